@@ -1,0 +1,291 @@
+package models
+
+import (
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+
+	"charm.land/catwalk/pkg/catwalk"
+	"charm.land/catwalk/pkg/embedded"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// catwalkModel returns the entry catwalk's embedded data lists for provider
+// and model id, failing the test when it is missing.
+func catwalkModel(t *testing.T, provider catwalk.InferenceProvider, id string) catwalk.Model {
+	t.Helper()
+	for _, p := range embedded.GetAll() {
+		if p.ID != provider {
+			continue
+		}
+		for _, m := range p.Models {
+			if m.ID == id {
+				return m
+			}
+		}
+	}
+	require.Failf(t, "model missing from catwalk", "%s/%s", provider, id)
+	return catwalk.Model{}
+}
+
+func TestLookupFirstParty(t *testing.T) {
+	tests := []struct {
+		name       string
+		provider   catwalk.InferenceProvider
+		id         string
+		window     int // well-known public number, as catwalk states it
+		maxTokens  int
+		catwalkRef string
+	}{
+		{"gemini-2.5-pro", catwalk.InferenceProviderGemini, "gemini-2.5-pro", 1_048_576, 50_000, "gemini-2.5-pro"},
+		{"models/gemini-2.5-pro", catwalk.InferenceProviderGemini, "gemini-2.5-pro", 1_048_576, 50_000, "gemini-2.5-pro"},
+		{"claude-sonnet-4-5-20250929", catwalk.InferenceProviderAnthropic, "claude-sonnet-4-5-20250929", 200_000, 64_000, "claude-sonnet-4-5-20250929"},
+		{"anthropic/claude-sonnet-4-5", catwalk.InferenceProviderAnthropic, "claude-sonnet-4-5-20250929", 200_000, 64_000, "claude-sonnet-4-5-20250929"},
+		{"gpt-4o", catwalk.InferenceProviderOpenAI, "gpt-4o", 128_000, 8_192, "gpt-4o"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			info, ok := Lookup(tt.name)
+			require.True(t, ok)
+			ref := catwalkModel(t, tt.provider, tt.catwalkRef)
+			assert.Equal(t, Info{
+				ID:               ref.ID,
+				Provider:         string(tt.provider),
+				ContextWindow:    int(ref.ContextWindow),
+				DefaultMaxTokens: int(ref.DefaultMaxTokens),
+			}, info)
+			assert.Equal(t, tt.id, info.ID)
+			assert.Equal(t, tt.window, info.ContextWindow)
+			assert.Equal(t, tt.maxTokens, info.DefaultMaxTokens)
+		})
+	}
+}
+
+func TestLookupVariants(t *testing.T) {
+	tests := []struct {
+		name     string
+		provider string
+		id       string
+	}{
+		// Case and white space.
+		{"GEMINI-2.5-PRO", "gemini", "gemini-2.5-pro"},
+		{"  Gemini-2.5-Pro\t\n", "gemini", "gemini-2.5-pro"},
+		{" models/Gemini-2.5-Pro ", "gemini", "gemini-2.5-pro"},
+		{"Claude-Sonnet-4-5", "anthropic", "claude-sonnet-4-5-20250929"},
+		{"GPT-4o", "openai", "gpt-4o"},
+		// Provider prefixes.
+		{"google/gemini-2.5-pro", "gemini", "gemini-2.5-pro"},
+		{"gemini/gemini-2.5-pro", "gemini", "gemini-2.5-pro"},
+		{"vertex_ai/gemini-2.5-pro", "gemini", "gemini-2.5-pro"},
+		{"projects/p/locations/us-central1/publishers/google/models/gemini-2.5-pro", "gemini", "gemini-2.5-pro"},
+		{"openai/gpt-4o", "openai", "gpt-4o"},
+		{"openrouter/openai/gpt-4o", "openai", "gpt-4o"},
+		{"anthropic/claude-sonnet-4.5", "anthropic", "claude-sonnet-4-5-20250929"},
+		{"some-router/claude-sonnet-4-5", "anthropic", "claude-sonnet-4-5-20250929"},
+		// Bedrock ids.
+		{"us.anthropic.claude-sonnet-4-5-20250929-v1:0", "bedrock", "us.anthropic.claude-sonnet-4-5-20250929-v1:0"},
+		{"anthropic.claude-sonnet-4-5-20250929-v1:0", "bedrock", "us.anthropic.claude-sonnet-4-5-20250929-v1:0"},
+		{"bedrock/eu.anthropic.claude-sonnet-4-5-20250929-v1:0", "bedrock", "us.anthropic.claude-sonnet-4-5-20250929-v1:0"},
+		// Date and version suffixes.
+		{"claude-sonnet-4-5@20250929", "anthropic", "claude-sonnet-4-5-20250929"},
+		{"claude-sonnet-4-5-20991231", "anthropic", "claude-sonnet-4-5-20250929"},
+		{"claude-sonnet-4-5-latest", "anthropic", "claude-sonnet-4-5-20250929"},
+		{"gpt-4o-2024-08-06", "openrouter", "openai/gpt-4o-2024-08-06"},
+		{"gpt-4o-2099-01-01", "openai", "gpt-4o"},
+		{"gpt-4.1-2025-04-14", "openai", "gpt-4.1"},
+		{"gemini-2.5-pro-001", "gemini", "gemini-2.5-pro"},
+		{"gemini-2.5-pro@latest", "gemini", "gemini-2.5-pro"},
+		// Other first parties.
+		{"grok-4.20", "xai", "grok-4.20"},
+		{"x-ai/grok-4.20", "xai", "grok-4.20"},
+		{"o3", "openai", "o3"},
+		{"deepseek/deepseek-v4-pro", "deepseek", "deepseek-v4-pro"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			info, ok := Lookup(tt.name)
+			require.True(t, ok)
+			assert.Equal(t, tt.provider, info.Provider)
+			assert.Equal(t, tt.id, info.ID)
+			assert.Positive(t, info.ContextWindow)
+		})
+	}
+}
+
+func TestLookupUnknown(t *testing.T) {
+	for _, name := range []string{
+		"",
+		"   ",
+		"models/",
+		"anthropic/",
+		"no-such-model",
+		"claude-sonnet-99",
+		"gpt-4o-mega",
+		"-latest",
+		"20250929",
+		"models/models/",
+	} {
+		t.Run(name, func(t *testing.T) {
+			info, ok := Lookup(name)
+			assert.False(t, ok)
+			assert.Zero(t, info)
+		})
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", ""},
+		{"  ", ""},
+		{"gemini-2.5-pro", "gemini-2-5-pro"},
+		{" Models/Gemini-2.5-Pro ", "gemini-2-5-pro"},
+		{"publishers/google/models/gemini-2.5-pro", "gemini-2-5-pro"},
+		{"anthropic/claude-sonnet-4-5", "claude-sonnet-4-5"},
+		{"openrouter/anthropic/claude-sonnet-4.5", "claude-sonnet-4-5"},
+		{"claude-sonnet-4-5@20250929", "claude-sonnet-4-5-20250929"},
+		{"us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5-20250929-v1:0"},
+		{"meta-llama/Llama-3.3-70B-Instruct", "meta-llama/llama-3-3-70b-instruct"},
+		{"gpt-4o-2024-08-06", "gpt-4o-2024-08-06"},
+		{"ÉCLAIR-1", "éclair-1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			assert.Equal(t, tt.want, Normalize(tt.in))
+		})
+	}
+}
+
+func TestStripSuffix(t *testing.T) {
+	tests := []struct {
+		in, want string
+		ok       bool
+	}{
+		{"claude-opus-4-20250514", "claude-opus-4", true},
+		{"gpt-4o-2024-08-06", "gpt-4o", true},
+		{"x-latest", "x", true},
+		{"claude-x-v1:0", "claude-x", true},
+		{"gemini-2-0-flash-001", "gemini-2-0-flash", true},
+		{"kimi-k2-instruct-0905", "kimi-k2-instruct", true},
+		{"gpt-4-1", "gpt-4-1", false},
+		{"grok-4-20", "grok-4-20", false},
+		{"deepseek-v3", "deepseek-v3", false},
+		{"123", "123", false},
+		{"-123", "-123", false},
+		{"-latest", "-latest", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, ok := stripSuffix([]byte(tt.in))
+			assert.Equal(t, tt.ok, ok)
+			assert.Equal(t, tt.want, string(got))
+		})
+	}
+}
+
+// TestConflictsDeterministic checks that shared ids resolve the same way
+// whatever the order of catwalk's data, and across repeated calls.
+func TestConflictsDeterministic(t *testing.T) {
+	// Each of these ids is listed by several catwalk providers.
+	names := []string{
+		"gemini-2.5-pro", "gpt-4o", "claude-sonnet-4-5", "claude-sonnet-4.5",
+		"gpt-4o-mini", "o3-pro", "glm-4.6", "minimax-m2.5", "kimi-k2.5",
+		"deepseek-v3.2", "claude-3-5-haiku", "gemini-2.0-flash", "grok-4",
+	}
+	want := make(map[string]Info, len(names))
+	for _, n := range names {
+		info, ok := Lookup(n)
+		require.True(t, ok, n)
+		want[n] = info
+	}
+
+	for range 200 {
+		for _, n := range names {
+			got, _ := Lookup(n)
+			require.Equal(t, want[n], got, n)
+		}
+	}
+
+	reference := index()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 5 {
+		providers := embedded.GetAll()
+		rng.Shuffle(len(providers), func(i, j int) { providers[i], providers[j] = providers[j], providers[i] })
+		for i := range providers {
+			ms := providers[i].Models
+			rng.Shuffle(len(ms), func(a, b int) { ms[a], ms[b] = ms[b], ms[a] })
+		}
+		require.Equal(t, reference, buildIndex(providers))
+	}
+
+	// Reversed input, too.
+	providers := embedded.GetAll()
+	slices.Reverse(providers)
+	require.Equal(t, reference, buildIndex(providers))
+}
+
+// TestConflictRules checks the tie-break rules on synthetic data.
+func TestConflictRules(t *testing.T) {
+	providers := []catwalk.Provider{
+		{ID: "zz-router", Models: []catwalk.Model{
+			{ID: "claude-x", ContextWindow: 1_000_000, DefaultMaxTokens: 1},
+			{ID: "acme-1", ContextWindow: 10, DefaultMaxTokens: 1},
+		}},
+		{ID: "aa-router", Models: []catwalk.Model{
+			{ID: "acme-1", ContextWindow: 20, DefaultMaxTokens: 1},
+			{ID: "acme-2", ContextWindow: 0, DefaultMaxTokens: 1},
+			{ID: "acme-3-20240101", ContextWindow: 30, DefaultMaxTokens: 1},
+			{ID: "acme-3-20250101", ContextWindow: 40, DefaultMaxTokens: 1},
+		}},
+		{ID: catwalk.InferenceProviderBedrock, Models: []catwalk.Model{
+			{ID: "us.anthropic.claude-x-20250101-v1:0", ContextWindow: 300, DefaultMaxTokens: 1},
+		}},
+		{ID: catwalk.InferenceProviderAnthropic, Models: []catwalk.Model{
+			{ID: "claude-x-20250101", ContextWindow: 200, DefaultMaxTokens: 1},
+		}},
+	}
+	idx := buildIndex(providers)
+
+	// First party beats an exact id from another provider.
+	assert.Equal(t, "anthropic", idx["claude-x"].Provider)
+	assert.Equal(t, "anthropic", idx["claude-x-20250101"].Provider)
+	// The Bedrock-specific id still resolves to Bedrock.
+	assert.Equal(t, "bedrock", idx["claude-x-20250101-v1:0"].Provider)
+	// No family preference: provider id order.
+	assert.Equal(t, Info{ID: "acme-1", Provider: "aa-router", ContextWindow: 20, DefaultMaxTokens: 1}, idx["acme-1"])
+	// Models without a context window are not indexed.
+	assert.NotContains(t, idx, "acme-2")
+	// Same provider, same derived key: the newest snapshot.
+	assert.Equal(t, "acme-3-20250101", idx["acme-3"].ID)
+}
+
+func TestLookupConcurrent(t *testing.T) {
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for range 100 {
+				info, ok := Lookup("models/gemini-2.5-pro")
+				assert.True(t, ok)
+				assert.Equal(t, "gemini", info.Provider)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func BenchmarkLookup(b *testing.B) {
+	names := []string{
+		"gemini-2.5-pro",
+		"models/gemini-2.5-pro",
+		"claude-sonnet-4-5-20250929",
+		"anthropic/claude-sonnet-4-5",
+		"gpt-4o",
+		"unknown-model-20250101",
+	}
+	Lookup("") // build the index outside the timed loop
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		Lookup(names[i%len(names)])
+	}
+}
