@@ -1,0 +1,606 @@
+package contextguard
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"hash"
+	"hash/fnv"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"google.golang.org/adk/model"
+	"google.golang.org/genai"
+)
+
+// ---------------------------------------------------------------------------
+// Token accounting (DESIGN §4)
+// ---------------------------------------------------------------------------
+
+const (
+	// maxCorrection caps the calibration factor real/estimate, so one odd
+	// turn cannot distort every later estimate (seed 001).
+	maxCorrection = 5.0
+)
+
+// tokenEstimator counts the tokens of the pieces of a request. It is the seam
+// the feature estimator replaces; implementations are safe for concurrent use.
+type tokenEstimator interface {
+	// content is the tokens of one message, framing included.
+	content(c *genai.Content) int
+	// text is the tokens of a plain string.
+	text(s string) int
+	// tools is the tokens of the tool declarations sent with every call.
+	tools(ts []*genai.Tool) int
+	// defaultFactor multiplies raw estimates when the provider has not yet
+	// reported a real count; it is sized to the estimator's p90 error.
+	defaultFactor() float64
+}
+
+// requestTokens is the estimate of everything a request sends: contents,
+// system instruction and tool declarations.
+func requestTokens(e tokenEstimator, req *model.LLMRequest) int {
+	if req == nil {
+		return 0
+	}
+	n := contentsTokens(e, req.Contents)
+	if req.Config != nil {
+		n += e.content(req.Config.SystemInstruction)
+		n += e.tools(req.Config.Tools)
+	}
+	return n
+}
+
+func contentsTokens(e tokenEstimator, cs []*genai.Content) int {
+	n := 0
+	for _, c := range cs {
+		n += e.content(c)
+	}
+	return n
+}
+
+// calibration turns raw estimates into calibrated counts (DESIGN §4): the
+// ratio between the provider's last real count and the guard's estimate of
+// that same request, clamped to [1, 5]; without a real count, the
+// estimator's default factor.
+type calibration struct {
+	factor float64
+	real   int // last real prompt tokens, 0 if unknown
+}
+
+func newCalibration(st guardState, e tokenEstimator) calibration {
+	if st.realTokens > 0 && st.lastEstimate > 0 {
+		f := float64(st.realTokens) / float64(st.lastEstimate)
+		return calibration{factor: math.Min(math.Max(f, 1.0), maxCorrection), real: st.realTokens}
+	}
+	return calibration{factor: e.defaultFactor()}
+}
+
+// scale is the calibrated size of a piece estimated at n raw tokens. It is
+// used for pieces (summaries, transcripts), where the last real count of the
+// whole request says nothing.
+func (c calibration) scale(n int) int { return int(math.Ceil(float64(n) * c.factor)) }
+
+// count is the calibrated size of a whole request estimated at n raw tokens:
+// never below the provider's last real count.
+func (c calibration) count(n int) int { return max(c.real, c.scale(n)) }
+
+// limits are the numbers one decision is made against.
+type limits struct {
+	window    int
+	buffer    int
+	threshold int
+}
+
+func newLimits(window int) limits {
+	b := bufferFor(window)
+	return limits{window: window, buffer: b, threshold: window - b}
+}
+
+// naiveEstimator is the per-part count of the seeds: every piece that is sent
+// (text, call names and arguments, responses, inline data, file references,
+// system prompt, tool schemas) at four bytes a token.
+type naiveEstimator struct{}
+
+func (naiveEstimator) defaultFactor() float64 { return 2.5 }
+
+func (naiveEstimator) text(s string) int { return (len(s) + 3) / 4 }
+
+func (e naiveEstimator) content(c *genai.Content) int {
+	if c == nil {
+		return 0
+	}
+	n := 4 // role and message framing
+	for _, p := range c.Parts {
+		n += e.part(p)
+	}
+	return n
+}
+
+func (e naiveEstimator) part(p *genai.Part) int {
+	if p == nil {
+		return 0
+	}
+	n := e.text(p.Text)
+	if fc := p.FunctionCall; fc != nil {
+		n += e.text(fc.Name) + jsonLen(fc.Args)/4 + 2
+	}
+	if fr := p.FunctionResponse; fr != nil {
+		n += e.text(fr.Name) + jsonLen(fr.Response)/4 + 2
+	}
+	if d := p.InlineData; d != nil {
+		n += e.text(d.MIMEType) + len(d.Data)/4
+	}
+	if f := p.FileData; f != nil {
+		n += e.text(f.FileURI) + e.text(f.MIMEType)
+	}
+	if x := p.ExecutableCode; x != nil {
+		n += e.text(x.Code)
+	}
+	if r := p.CodeExecutionResult; r != nil {
+		n += e.text(r.Output)
+	}
+	return n
+}
+
+func (e naiveEstimator) tools(ts []*genai.Tool) int {
+	n := 0
+	for _, t := range ts {
+		if t == nil {
+			continue
+		}
+		for _, d := range t.FunctionDeclarations {
+			if d == nil {
+				continue
+			}
+			n += e.text(d.Name) + e.text(d.Description) + 4
+			if d.ParametersJsonSchema != nil {
+				n += jsonLen(d.ParametersJsonSchema) / 4
+			}
+			if d.Parameters != nil {
+				n += schemaLen(d.Parameters) / 4
+			}
+		}
+	}
+	return n
+}
+
+// jsonLen is the length of v's compact JSON, computed by walking the value
+// (no marshalling, no fmt).
+func jsonLen(v any) int {
+	switch x := v.(type) {
+	case nil:
+		return 4
+	case string:
+		return len(x) + 2
+	case bool:
+		if x {
+			return 4
+		}
+		return 5
+	case float64:
+		return len(strconv.FormatFloat(x, 'g', -1, 64))
+	case int:
+		return len(strconv.Itoa(x))
+	case int64:
+		return len(strconv.FormatInt(x, 10))
+	case map[string]any:
+		n := 2
+		for k, val := range x {
+			n += len(k) + 4 + jsonLen(val)
+		}
+		return n
+	case []any:
+		n := 2
+		for _, val := range x {
+			n += jsonLen(val) + 1
+		}
+		return n
+	case []string:
+		n := 2
+		for _, s := range x {
+			n += len(s) + 3
+		}
+		return n
+	case []map[string]any:
+		n := 2
+		for _, m := range x {
+			n += jsonLen(m) + 1
+		}
+		return n
+	}
+	return 8
+}
+
+func schemaLen(s *genai.Schema) int {
+	if s == nil {
+		return 0
+	}
+	n := len(s.Type) + len(s.Description) + len(s.Format) + 16
+	for _, e := range s.Enum {
+		n += len(e) + 3
+	}
+	for _, r := range s.Required {
+		n += len(r) + 3
+	}
+	for k, p := range s.Properties {
+		n += len(k) + 4 + schemaLen(p)
+	}
+	n += schemaLen(s.Items)
+	for _, a := range s.AnyOf {
+		n += schemaLen(a)
+	}
+	return n
+}
+
+// ---------------------------------------------------------------------------
+// Fingerprints (DESIGN §6)
+// ---------------------------------------------------------------------------
+
+// fingerprint identifies a content across ADK's rebuilds of the request: the
+// same role and parts give the same value in every process, whatever the map
+// order and whether numbers came back from a database as float64.
+func fingerprint(c *genai.Content) string {
+	h := fnv.New64a()
+	fpContent(h, c)
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], h.Sum64())
+	return hex.EncodeToString(b[:])
+}
+
+func fpContent(h hash.Hash64, c *genai.Content) {
+	if c == nil {
+		fpStr(h, "<nil>")
+		return
+	}
+	fpStr(h, c.Role)
+	for _, p := range c.Parts {
+		if p == nil {
+			continue
+		}
+		fpStr(h, p.Text)
+		if p.Thought {
+			fpStr(h, "<thought>")
+		}
+		if fc := p.FunctionCall; fc != nil {
+			fpStr(h, "<call>")
+			fpStr(h, fc.Name)
+			fpValue(h, fc.Args)
+		}
+		if fr := p.FunctionResponse; fr != nil {
+			fpStr(h, "<response>")
+			fpStr(h, fr.Name)
+			fpValue(h, fr.Response)
+		}
+		if d := p.InlineData; d != nil {
+			fpStr(h, d.MIMEType)
+			_, _ = h.Write(d.Data)
+		}
+		if f := p.FileData; f != nil {
+			fpStr(h, f.FileURI)
+		}
+	}
+}
+
+func fpStr(h hash.Hash64, s string) {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(len(s)))
+	_, _ = h.Write(b[:])
+	_, _ = h.Write([]byte(s))
+}
+
+func fpValue(h hash.Hash64, v any) {
+	switch x := v.(type) {
+	case nil:
+		fpStr(h, "null")
+	case string:
+		fpStr(h, "s"+x)
+	case bool:
+		fpStr(h, strconv.FormatBool(x))
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		fpStr(h, "{")
+		for _, k := range keys {
+			fpStr(h, k)
+			fpValue(h, x[k])
+		}
+		fpStr(h, "}")
+	case []any:
+		fpStr(h, "[")
+		for _, e := range x {
+			fpValue(h, e)
+		}
+		fpStr(h, "]")
+	default:
+		if f, ok := asFloat(v); ok {
+			fpStr(h, strconv.FormatFloat(f, 'g', -1, 64))
+			return
+		}
+		fpStr(h, "?")
+	}
+}
+
+func asFloat(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case float32:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case uint:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	}
+	return 0, false
+}
+
+// ---------------------------------------------------------------------------
+// Summary injection and the watermark (DESIGN §6)
+// ---------------------------------------------------------------------------
+
+// syntheticContinuations are texts adapters append after the guard has run
+// (ADK's Gemini adapter does so when the last message is not the user's). A
+// request that already carries one, because it is being retried, must not
+// move the watermark.
+var syntheticContinuations = []string{
+	"Continue processing previous requests as instructed. Exit or provide a summary if no more outputs are needed.",
+	"Handle the requests as specified in the System Instruction.",
+}
+
+func isSynthetic(c *genai.Content) bool {
+	if c == nil || c.Role != genai.RoleUser || len(c.Parts) != 1 || c.Parts[0] == nil {
+		return false
+	}
+	for _, s := range syntheticContinuations {
+		if c.Parts[0].Text == s {
+			return true
+		}
+	}
+	return false
+}
+
+// coverableLen is how many leading contents a summary made now would cover:
+// all of them but a trailing synthetic continuation.
+func coverableLen(cs []*genai.Content) int {
+	n := len(cs)
+	for n > 0 && isSynthetic(cs[n-1]) {
+		n--
+	}
+	return n
+}
+
+// injection is the outcome of placing the stored summary into a request.
+type injection struct {
+	// cut is how many leading raw contents the summary replaced (0: none).
+	cut int
+	// injected reports whether the summary message was prepended.
+	injected bool
+	// reason says why no cut was made although a summary exists.
+	reason string
+}
+
+// locateWatermark finds where the stored summary ends in raw: at the stored
+// watermark when the fingerprint matches there, else at the matching content
+// nearest to it. Without a match nothing is cut (never blindly). State from
+// the earlier guard has no fingerprint; its watermark is trusted when it lies
+// within the contents.
+func locateWatermark(raw []*genai.Content, st guardState) (int, string) {
+	w := st.watermark
+	if w <= 0 {
+		return 0, "summary without watermark"
+	}
+	if st.fingerprint == "" {
+		if w > len(raw) {
+			return 0, "watermark beyond the contents"
+		}
+		return w, ""
+	}
+	if w <= len(raw) && fingerprint(raw[w-1]) == st.fingerprint {
+		return w, ""
+	}
+	best := -1
+	for i := range raw {
+		if fingerprint(raw[i]) != st.fingerprint {
+			continue
+		}
+		if best < 0 || abs(i+1-w) < abs(best-w) {
+			best = i + 1
+		}
+	}
+	if best < 0 {
+		if w > len(raw) {
+			return 0, "watermark beyond the contents and fingerprint not found"
+		}
+		return 0, "fingerprint mismatch"
+	}
+	return best, ""
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// pairSafeStart moves a cut at index start back until no function response in
+// cs[start:] answers a call that lies before start, so a request never holds a
+// response whose call is gone. Calls are matched by ID when both have one,
+// else by name.
+func pairSafeStart(cs []*genai.Content, start int) int {
+	for start > 0 && start < len(cs) {
+		moved := false
+		for i := start; i < len(cs) && !moved; i++ {
+			for _, p := range partsOf(cs[i]) {
+				fr := p.FunctionResponse
+				if fr == nil || callIndex(cs[start:i], fr) >= 0 {
+					continue
+				}
+				if j := callIndex(cs[:start], fr); j >= 0 {
+					start = j
+					moved = true
+					break
+				}
+			}
+		}
+		if !moved {
+			return start
+		}
+	}
+	return start
+}
+
+// callIndex is the index of the last content in cs that holds the call fr
+// answers, or -1.
+func callIndex(cs []*genai.Content, fr *genai.FunctionResponse) int {
+	for i := len(cs) - 1; i >= 0; i-- {
+		for _, p := range partsOf(cs[i]) {
+			fc := p.FunctionCall
+			if fc == nil {
+				continue
+			}
+			if fr.ID != "" && fc.ID != "" {
+				if fr.ID == fc.ID {
+					return i
+				}
+				continue
+			}
+			if fr.Name == fc.Name {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+func partsOf(c *genai.Content) []*genai.Part {
+	if c == nil {
+		return nil
+	}
+	return c.Parts
+}
+
+// ---------------------------------------------------------------------------
+// The summary message and the continuation (DESIGN §6)
+// ---------------------------------------------------------------------------
+
+const (
+	summaryHeader = "[Conversation summary: the earlier part of this conversation was compacted to fit the context window. It is reference material about work already done.]"
+	summaryFooter = "[End of summary]"
+	// continuationLead frames the user's request as reference, not a new task.
+	continuationLead = "[Continuation: the user's request at the time of compaction is quoted below for reference. Continue the current task from where it stopped; do not redo finished steps and do not ask the user to repeat anything.]"
+)
+
+// summaryContent builds the one user message that stands for the summarized
+// contents: header, summary and (when known) the continuation.
+func summaryContent(summary, userRequest string) *genai.Content {
+	var b strings.Builder
+	b.Grow(len(summaryHeader) + len(summary) + len(userRequest) + len(continuationLead) + 64)
+	b.WriteString(summaryHeader)
+	b.WriteString("\n\n")
+	b.WriteString(strings.TrimSpace(summary))
+	b.WriteString("\n\n")
+	b.WriteString(summaryFooter)
+	if userRequest != "" {
+		b.WriteString("\n\n")
+		b.WriteString(continuationLead)
+		b.WriteString("\n<user_request>\n")
+		b.WriteString(userRequest)
+		b.WriteString("\n</user_request>")
+	}
+	return &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: b.String()}}}
+}
+
+// contentText joins the text parts of c (thoughts excluded).
+func contentText(c *genai.Content) string {
+	if c == nil {
+		return ""
+	}
+	var parts []string
+	for _, p := range c.Parts {
+		if p != nil && p.Text != "" && !p.Thought {
+			parts = append(parts, p.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// latestUserText is the newest user-authored text: the content that started
+// the invocation when it has text, else the newest user message with text in
+// the contents (function responses are not user requests).
+func latestUserText(invocationUser *genai.Content, cs []*genai.Content) string {
+	if t := contentText(invocationUser); t != "" {
+		return t
+	}
+	for i := len(cs) - 1; i >= 0; i-- {
+		c := cs[i]
+		if c == nil || c.Role != genai.RoleUser || isSynthetic(c) {
+			continue
+		}
+		if t := contentText(c); t != "" {
+			return t
+		}
+	}
+	return ""
+}
+
+// truncateMiddle bounds s to about maxBytes, keeping its head and tail (the
+// facts an agent learned are often at either end) and saying what was cut.
+// It never splits a UTF-8 sequence.
+func truncateMiddle(s string, maxBytes int) string {
+	if maxBytes <= 0 {
+		return ""
+	}
+	if len(s) <= maxBytes {
+		return s
+	}
+	marker := "\n[... " + strconv.Itoa(len(s)-maxBytes) + " bytes omitted ...]\n"
+	keep := maxBytes - len(marker)
+	if keep < 16 {
+		return validPrefix(s, maxBytes)
+	}
+	head := validPrefix(s, keep*2/3)
+	tail := validSuffix(s, keep-len(head))
+	return head + marker + tail
+}
+
+func validPrefix(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func validSuffix(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	i := len(s) - n
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return s[i:]
+}
+
+// sanitizeUTF8 replaces invalid UTF-8 so templates and providers accept it.
+func sanitizeUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}

@@ -1,0 +1,390 @@
+// Package contextguard is an ADK-Go plugin that keeps every LLM request of an
+// agent inside its model's context window.
+//
+// Before each model call the guard counts the request's tokens (contents,
+// system instruction and tool declarations), calibrated by the provider's
+// real prompt-token count of the previous call. When the count reaches the
+// trigger (the window minus a buffer: 20k tokens for windows of 200k and
+// more, 20% below that) it summarizes the conversation with an LLM, or with
+// a deterministic fallback when the LLM fails, stores the summary in the ADK
+// session, and sends the model one message holding the summary and the
+// user's current request instead of the history. On later calls the summary
+// replaces the contents it covers, located by a watermark and a fingerprint,
+// so the compaction persists although ADK rebuilds the request from its
+// append-only event log every step. After each call the guard records the
+// provider's prompt-token count to calibrate the next estimate.
+//
+// Register it with a runner in a few lines:
+//
+//	guard := contextguard.New(nil) // nil: the default, catwalk-backed registry
+//	guard.Add("assistant", llm)    // the agent's name and the model that summarizes
+//	r, err := runner.New(runner.Config{
+//		AppName:        "app",
+//		Agent:          assistant,
+//		SessionService: session.InMemoryService(),
+//		PluginConfig:   guard.PluginConfig(),
+//	})
+//
+// Agents that were not added pass through untouched.
+package contextguard
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/model"
+	"google.golang.org/adk/plugin"
+	"google.golang.org/adk/runner"
+	"google.golang.org/genai"
+)
+
+// PluginName is the name the guard's plugin registers under.
+const PluginName = "contextguard"
+
+// ErrIrreducible is returned (wrapped) by the plugin when the part of a
+// request the guard cannot shrink (system instruction, tool declarations and
+// the user's current request) does not fit the context window by itself.
+var ErrIrreducible = errors.New("contextguard: the system instruction, tools and current request alone exceed the context window")
+
+// ContextGuard holds the per-agent configuration of the plugin. One guard
+// serves any number of sessions concurrently; Add may be called at any time,
+// also after the plugin was built.
+type ContextGuard struct {
+	registry ModelRegistry
+	log      *slog.Logger
+	hook     func(context.Context, CompactionEvent)
+	optErrs  []error
+
+	mu     sync.RWMutex
+	agents map[string]*agentConfig
+	errs   []error
+
+	sessions *sessionLocks
+}
+
+// New returns a guard that reads context windows from registry; a nil
+// registry means the default one (NewCrushRegistry). Options are validated
+// here; their errors are reported by Plugin and PluginConfig.
+func New(registry ModelRegistry, opts ...Option) *ContextGuard {
+	o := guardOptions{logger: slog.Default()}
+	for _, opt := range opts {
+		if opt == nil {
+			o.errs = append(o.errs, errors.New("contextguard: nil Option"))
+			continue
+		}
+		opt(&o)
+	}
+	if registry == nil {
+		registry = NewCrushRegistry(WithRegistryLogger(o.logger))
+	}
+	return &ContextGuard{
+		registry: registry,
+		log:      o.logger,
+		hook:     o.onCompaction,
+		optErrs:  o.errs,
+		agents:   make(map[string]*agentConfig),
+		sessions: newSessionLocks(defaultSessionLocks),
+	}
+}
+
+// Add guards the agent named agentName. llm is the model that writes the
+// summaries (the agent's own model or a cheaper one); it may be nil when
+// WithSummarizer is given. Adding a name again replaces its configuration.
+// Invalid options are recorded and reported by Plugin and PluginConfig; the
+// agent is then left unguarded.
+func (g *ContextGuard) Add(agentName string, llm model.LLM, opts ...AgentOption) {
+	cfg := newAgentConfig(agentName, llm, opts)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(cfg.errs) > 0 {
+		g.errs = append(g.errs, cfg.errs...)
+		return
+	}
+	if cfg.strategy == StrategySlidingWindow {
+		g.log.Warn(errSlidingWindowNotYet.Error(), "agent", agentName)
+	}
+	g.agents[agentName] = cfg
+}
+
+// Err returns every configuration error recorded so far, joined, or nil.
+func (g *ContextGuard) Err() error {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	all := append(append([]error(nil), g.optErrs...), g.errs...)
+	return errors.Join(all...)
+}
+
+// Plugin returns the guard as an ADK plugin, or every configuration error
+// recorded by New and Add, joined.
+func (g *ContextGuard) Plugin() (*plugin.Plugin, error) {
+	if err := g.Err(); err != nil {
+		return nil, err
+	}
+	return plugin.New(plugin.Config{
+		Name:                PluginName,
+		BeforeModelCallback: g.beforeModel,
+		AfterModelCallback:  g.afterModel,
+	})
+}
+
+// PluginConfig returns a runner.PluginConfig holding the guard's plugin. Like
+// Go's Must functions it panics when the configuration is invalid, so a
+// mistake stops the program at start-up rather than leaving agents unguarded.
+func (g *ContextGuard) PluginConfig() runner.PluginConfig {
+	p, err := g.Plugin()
+	if err != nil {
+		panic(err)
+	}
+	return runner.PluginConfig{Plugins: []*plugin.Plugin{p}}
+}
+
+func (g *ContextGuard) agent(name string) *agentConfig {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.agents[name]
+}
+
+// CompactionEvent describes one compaction, for the OnCompaction hook.
+type CompactionEvent struct {
+	// Agent and SessionID identify the conversation.
+	Agent     string
+	SessionID string
+	// Strategy is the strategy that compacted.
+	Strategy Strategy
+	// Reason says what triggered it, e.g. "tokens".
+	Reason string
+	// TokensBefore and TokensAfter are the guard's calibrated counts of the
+	// request before and after compaction.
+	TokensBefore int
+	TokensAfter  int
+	// Threshold and Window are the numbers the decision was made against.
+	Threshold int
+	Window    int
+	// ContentsSummarized is how many messages the new summary covers beyond
+	// the previous summary.
+	ContentsSummarized int
+	// SummarizerCalls is how many times the summarizer was asked.
+	SummarizerCalls int
+	// Fallback reports that the deterministic fallback summary was used, and
+	// FallbackReason why.
+	Fallback       bool
+	FallbackReason string
+	// Duration is the wall time the compaction took.
+	Duration time.Duration
+}
+
+// turn is everything one BeforeModelCallback decides with.
+type turn struct {
+	ctx    agent.CallbackContext
+	cfg    *agentConfig
+	req    *model.LLMRequest
+	raw    []*genai.Content // contents as ADK built them
+	prev   guardState
+	est    tokenEstimator
+	lim    limits
+	cal    calibration
+	inj    injection
+	log    *slog.Logger
+	before int // calibrated count before compaction
+	// sumWindow is the context window of the summarizer's model.
+	sumWindow int
+}
+
+// beforeModel is the plugin's BeforeModelCallback (DESIGN §3).
+func (g *ContextGuard) beforeModel(cctx agent.CallbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {
+	if cctx == nil || req == nil {
+		return nil, nil
+	}
+	cfg := g.agent(cctx.AgentName())
+	if cfg == nil {
+		return nil, nil
+	}
+	unlock := g.sessions.lock(sessionKey(cctx))
+	defer unlock()
+
+	st := cctx.State()
+	sio := stateIO{agent: cfg.name, log: g.log}
+	var prev guardState
+	if st != nil {
+		prev = sio.load(st)
+	}
+	t := &turn{
+		ctx:  cctx,
+		cfg:  cfg,
+		req:  req,
+		raw:  req.Contents,
+		prev: prev,
+		est:  estimatorFor(req.Model),
+		log:  g.log.With("agent", cfg.name, "session", cctx.SessionID()),
+	}
+	t.lim = newLimits(g.window(cfg, req.Model))
+	t.inj = injectSummary(t)
+	t.cal = newCalibration(prev, t.est)
+
+	next, err := g.decide(t)
+	if st != nil {
+		sio.save(st, prev, next)
+	}
+	return nil, err
+}
+
+// window is the agent's context window: WithMaxTokens, else the registry's.
+func (g *ContextGuard) window(cfg *agentConfig, modelName string) int {
+	if cfg.maxTokens > 0 {
+		return cfg.maxTokens
+	}
+	if w := g.registry.ContextWindow(modelName); w > 0 {
+		return w
+	}
+	return DefaultContextWindow
+}
+
+// injectSummary replaces the contents the stored summary covers by the
+// summary message (DESIGN §6). Without a match it cuts nothing.
+func injectSummary(t *turn) injection {
+	if t.prev.summary == "" {
+		return injection{}
+	}
+	w, reason := locateWatermark(t.raw, t.prev)
+	if w == 0 {
+		t.log.Warn("contextguard: stored summary not applied; sending the contents as they are",
+			"reason", reason, "watermark", t.prev.watermark, "contents", len(t.raw))
+		return injection{reason: reason}
+	}
+	start := pairSafeStart(t.raw, w)
+	out := make([]*genai.Content, 0, len(t.raw)-start+1)
+	out = append(out, summaryContent(t.prev.summary, t.prev.userRequest))
+	out = append(out, t.raw[start:]...)
+	t.req.Contents = out
+	return injection{cut: start, injected: true}
+}
+
+// decide compares the calibrated count with the trigger and compacts when it
+// is reached. It returns the state to persist.
+func (g *ContextGuard) decide(t *turn) (guardState, error) {
+	next := t.prev
+	est := requestTokens(t.est, t.req)
+	count := t.cal.count(est)
+	t.before = count
+
+	trigger := t.lim.threshold
+	if f := t.prev.floor; f > trigger && f < t.lim.window {
+		// The last compaction could not get below the threshold (the
+		// irreducible part is too large); compact again only once the
+		// conversation has grown by half the room that is left.
+		trigger = f + (t.lim.window-f)/2
+	}
+	if count <= trigger {
+		next.lastEstimate = est
+		return next, nil
+	}
+
+	t.log.Info("contextguard: trigger reached; compacting",
+		"tokens", count, "threshold", t.lim.threshold, "window", t.lim.window,
+		"strategy", t.cfg.strategy, "contents", len(t.raw))
+	return g.compactThreshold(t)
+}
+
+// afterModel is the plugin's AfterModelCallback: it records the provider's
+// prompt-token count of final responses (DESIGN §3 step 4).
+func (g *ContextGuard) afterModel(cctx agent.CallbackContext, resp *model.LLMResponse, respErr error) (*model.LLMResponse, error) {
+	if cctx == nil || resp == nil || respErr != nil || resp.Partial || resp.UsageMetadata == nil {
+		return nil, nil
+	}
+	n := int(resp.UsageMetadata.PromptTokenCount)
+	if n <= 0 {
+		return nil, nil
+	}
+	cfg := g.agent(cctx.AgentName())
+	if cfg == nil {
+		return nil, nil
+	}
+	st := cctx.State()
+	if st == nil {
+		return nil, nil
+	}
+	sio := stateIO{agent: cfg.name, log: g.log}
+	sio.set(st, keyRealTokens, nil, n)
+	return nil, nil
+}
+
+// ---------------------------------------------------------------------------
+// Per-session locks (DESIGN §10)
+// ---------------------------------------------------------------------------
+
+// defaultSessionLocks bounds the per-session lock table; the least recently
+// used idle entries are dropped beyond it.
+const defaultSessionLocks = 10_000
+
+// sessionLocks serialises the guard's work per session, so one session never
+// summarizes the same history twice at once while other sessions proceed.
+type sessionLocks struct {
+	mu    sync.Mutex
+	max   int
+	byKey map[string]*list.Element
+	order *list.List // front: most recently used
+}
+
+type sessionLock struct {
+	key   string
+	mu    sync.Mutex
+	users int // holders and waiters; an entry in use is never evicted
+}
+
+func newSessionLocks(n int) *sessionLocks {
+	return &sessionLocks{max: n, byKey: make(map[string]*list.Element), order: list.New()}
+}
+
+// lock locks the session's mutex and returns its unlock function.
+func (s *sessionLocks) lock(key string) func() {
+	s.mu.Lock()
+	el, ok := s.byKey[key]
+	if !ok {
+		el = s.order.PushFront(&sessionLock{key: key})
+		s.byKey[key] = el
+	} else {
+		s.order.MoveToFront(el)
+	}
+	l := el.Value.(*sessionLock)
+	l.users++
+	s.evictLocked()
+	s.mu.Unlock()
+
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		s.mu.Lock()
+		l.users--
+		s.evictLocked()
+		s.mu.Unlock()
+	}
+}
+
+func (s *sessionLocks) evictLocked() {
+	for e := s.order.Back(); e != nil && s.order.Len() > s.max; {
+		prev := e.Prev()
+		if l := e.Value.(*sessionLock); l.users == 0 {
+			s.order.Remove(e)
+			delete(s.byKey, l.key)
+		}
+		e = prev
+	}
+}
+
+func sessionKey(c agent.ReadonlyContext) string {
+	return c.AppName() + "\x00" + c.UserID() + "\x00" + c.SessionID()
+}
+
+// estimatorFor returns the token estimator for a model.
+func estimatorFor(string) tokenEstimator { return naiveEstimator{} }
+
+// errorf builds an error wrapping ErrIrreducible with details.
+func irreducibleError(need, window int) error {
+	return fmt.Errorf("%w: about %d tokens are needed, the window is %d", ErrIrreducible, need, window)
+}

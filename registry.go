@@ -1,0 +1,99 @@
+package contextguard
+
+import (
+	"log/slog"
+	"sync"
+
+	"github.com/adk-contextguard/contextguard/internal/models"
+)
+
+// ModelRegistry tells the guard how large a model's context window is.
+type ModelRegistry interface {
+	// ContextWindow is the model's context window in tokens; 0 or less
+	// means unknown (the guard then uses DefaultContextWindow).
+	ContextWindow(model string) int
+	// DefaultMaxTokens is the model's default output budget in tokens.
+	DefaultMaxTokens(model string) int
+}
+
+// RegistryOption configures NewCrushRegistry.
+type RegistryOption func(*crushRegistry)
+
+// WithRegistryLogger sets where the registry warns about unknown models
+// (default slog.Default()).
+func WithRegistryLogger(l *slog.Logger) RegistryOption {
+	return func(r *crushRegistry) {
+		if l != nil {
+			r.log = l
+		}
+	}
+}
+
+// WithDefaultWindow sets the window reported for unknown models (default
+// DefaultContextWindow). Values of 0 or less keep the default.
+func WithDefaultWindow(n int) RegistryOption {
+	return func(r *crushRegistry) {
+		if n > 0 {
+			r.defaultWindow = n
+		}
+	}
+}
+
+// NewCrushRegistry returns the default registry, backed by the model data
+// embedded in charm.land/catwalk (no network). Model IDs are normalised:
+// case, surrounding space, "models/" and provider prefixes such as
+// "anthropic/", and date or version suffixes such as "-20250929" are
+// ignored; when several providers list a model, the first-party provider's
+// entry wins. An unknown model gets DefaultContextWindow and one warning per
+// model name.
+func NewCrushRegistry(opts ...RegistryOption) ModelRegistry {
+	r := &crushRegistry{log: slog.Default(), defaultWindow: DefaultContextWindow}
+	for _, o := range opts {
+		if o != nil {
+			o(r)
+		}
+	}
+	return r
+}
+
+// defaultMaxOutputTokens is reported for unknown models.
+const defaultMaxOutputTokens = 8_192
+
+type crushRegistry struct {
+	log           *slog.Logger
+	defaultWindow int
+	warned        sync.Map // model name -> struct{}
+}
+
+func (r *crushRegistry) lookup(model string) (models.Info, bool) {
+	info, ok := models.Lookup(model)
+	if ok && info.ContextWindow > 0 {
+		return info, true
+	}
+	if _, seen := r.warned.LoadOrStore(model, struct{}{}); !seen {
+		r.log.Warn("contextguard: unknown model; assuming the default context window (set WithMaxTokens to override)",
+			"model", model, "window", r.defaultWindow)
+	}
+	return models.Info{}, false
+}
+
+// ContextWindow implements ModelRegistry.
+func (r *crushRegistry) ContextWindow(model string) int {
+	if info, ok := r.lookup(model); ok {
+		return info.ContextWindow
+	}
+	return r.defaultWindow
+}
+
+// DefaultMaxTokens implements ModelRegistry. Some catwalk entries report
+// the whole window as the output default; it is capped at a quarter of the
+// window.
+func (r *crushRegistry) DefaultMaxTokens(model string) int {
+	if info, ok := r.lookup(model); ok {
+		if info.DefaultMaxTokens <= 0 {
+			return min(defaultMaxOutputTokens, info.ContextWindow/4)
+		}
+		return min(info.DefaultMaxTokens, info.ContextWindow/4)
+	}
+	return defaultMaxOutputTokens
+}

@@ -1,0 +1,239 @@
+package contextguard
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"math"
+
+	"google.golang.org/adk/session"
+)
+
+// Session-state keys. The first five are the earlier guard's names, so its
+// sessions carry over; the agent name is appended to each.
+const (
+	stateKeyPrefix       = "__context_guard_"
+	keySummary           = stateKeyPrefix + "summary_"
+	keyWatermark         = stateKeyPrefix + "contents_at_compaction_"
+	keySummarizedAt      = stateKeyPrefix + "summarized_at_"
+	keyRealTokens        = stateKeyPrefix + "real_tokens_"
+	keyLastEstimate      = stateKeyPrefix + "last_heuristic_"
+	keyFingerprint       = stateKeyPrefix + "fingerprint_"
+	keyUserRequest       = stateKeyPrefix + "user_request_"
+	keyCompactions       = stateKeyPrefix + "compactions_"
+	keyIrreducibleFloor  = stateKeyPrefix + "irreducible_floor_"
+	todosKey             = "todos"
+	maxPlausibleTokenNum = 1 << 40 // anything above is treated as corrupt
+)
+
+// TodoItem is one entry of the agent's todo list (session key "todos"),
+// carried into every summary so the agent can restore it after compaction.
+type TodoItem struct {
+	Content    string `json:"content"`
+	Status     string `json:"status"`
+	ActiveForm string `json:"active_form"`
+}
+
+// guardState is the per-agent state the guard keeps in the ADK session.
+type guardState struct {
+	summary      string
+	userRequest  string
+	watermark    int
+	fingerprint  string
+	summarizedAt int
+	realTokens   int
+	lastEstimate int
+	compactions  int
+	floor        int
+}
+
+// stateIO reads and writes one agent's keys of a session state.
+type stateIO struct {
+	agent string
+	log   *slog.Logger
+}
+
+// load decodes the agent's state. Wrong types and impossible values are
+// logged and treated as absent; they never fail the call.
+func (s stateIO) load(st session.ReadonlyState) guardState {
+	var g guardState
+	if st == nil {
+		return g
+	}
+	g.summary = s.str(st, keySummary)
+	g.userRequest = s.str(st, keyUserRequest)
+	g.fingerprint = s.str(st, keyFingerprint)
+	g.watermark = s.num(st, keyWatermark)
+	g.summarizedAt = s.num(st, keySummarizedAt)
+	g.realTokens = s.num(st, keyRealTokens)
+	g.lastEstimate = s.num(st, keyLastEstimate)
+	g.compactions = s.num(st, keyCompactions)
+	g.floor = s.num(st, keyIrreducibleFloor)
+	return g
+}
+
+func (s stateIO) get(st session.ReadonlyState, key string) (any, bool) {
+	v, err := st.Get(key + s.agent)
+	if err != nil {
+		if !errors.Is(err, session.ErrStateKeyNotExist) {
+			s.log.Warn("contextguard: reading session state failed; treating key as absent",
+				"agent", s.agent, "key", key+s.agent, "error", err)
+		}
+		return nil, false
+	}
+	return v, v != nil
+}
+
+func (s stateIO) str(st session.ReadonlyState, key string) string {
+	v, ok := s.get(st, key)
+	if !ok {
+		return ""
+	}
+	str, isStr := v.(string)
+	if !isStr {
+		s.log.Warn("contextguard: session state has the wrong type; ignoring it",
+			"agent", s.agent, "key", key+s.agent, "type", typeName(v))
+		return ""
+	}
+	return str
+}
+
+func (s stateIO) num(st session.ReadonlyState, key string) int {
+	v, ok := s.get(st, key)
+	if !ok {
+		return 0
+	}
+	n, ok := decodeInt(v)
+	if !ok {
+		s.log.Warn("contextguard: session state is not a valid count; ignoring it",
+			"agent", s.agent, "key", key+s.agent, "type", typeName(v), "value", v)
+		return 0
+	}
+	return n
+}
+
+// decodeInt accepts the number types session services return (int and int64
+// in memory, float64 from JSON-backed databases, json.Number) and rejects
+// negative, fractional, non-finite and absurdly large values.
+func decodeInt(v any) (int, bool) {
+	var f float64
+	switch n := v.(type) {
+	case int:
+		f = float64(n)
+	case int32:
+		f = float64(n)
+	case int64:
+		f = float64(n)
+	case float32:
+		f = float64(n)
+	case float64:
+		f = n
+	case json.Number:
+		i, err := n.Int64()
+		if err != nil {
+			ff, ferr := n.Float64()
+			if ferr != nil {
+				return 0, false
+			}
+			f = ff
+		} else {
+			f = float64(i)
+		}
+	default:
+		return 0, false
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > maxPlausibleTokenNum || f != math.Trunc(f) {
+		return 0, false
+	}
+	return int(f), true
+}
+
+func typeName(v any) string {
+	if v == nil {
+		return "nil"
+	}
+	switch v.(type) {
+	case string:
+		return "string"
+	case float64:
+		return "float64"
+	case int:
+		return "int"
+	case bool:
+		return "bool"
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	}
+	return "other"
+}
+
+// set writes one key when its value changed, so a call that changes nothing
+// adds nothing to the event's state delta.
+func (s stateIO) set(st session.State, key string, old, val any) {
+	if old == val {
+		return
+	}
+	if err := st.Set(key+s.agent, val); err != nil {
+		s.log.Warn("contextguard: writing session state failed", "agent", s.agent, "key", key+s.agent, "error", err)
+	}
+}
+
+// save writes every field of next that differs from prev.
+func (s stateIO) save(st session.State, prev, next guardState) {
+	if st == nil {
+		return
+	}
+	s.set(st, keySummary, prev.summary, next.summary)
+	s.set(st, keyUserRequest, prev.userRequest, next.userRequest)
+	s.set(st, keyFingerprint, prev.fingerprint, next.fingerprint)
+	s.set(st, keyWatermark, prev.watermark, next.watermark)
+	s.set(st, keySummarizedAt, prev.summarizedAt, next.summarizedAt)
+	s.set(st, keyRealTokens, prev.realTokens, next.realTokens)
+	s.set(st, keyLastEstimate, prev.lastEstimate, next.lastEstimate)
+	s.set(st, keyCompactions, prev.compactions, next.compactions)
+	s.set(st, keyIrreducibleFloor, prev.floor, next.floor)
+}
+
+// loadTodos reads the todo list, accepting []TodoItem and the []any of maps a
+// JSON-backed session service returns. Malformed entries are skipped.
+func loadTodos(st session.ReadonlyState) []TodoItem {
+	if st == nil {
+		return nil
+	}
+	v, err := st.Get(todosKey)
+	if err != nil || v == nil {
+		return nil
+	}
+	switch t := v.(type) {
+	case []TodoItem:
+		return t
+	case []*TodoItem:
+		out := make([]TodoItem, 0, len(t))
+		for _, it := range t {
+			if it != nil {
+				out = append(out, *it)
+			}
+		}
+		return out
+	case []any:
+		out := make([]TodoItem, 0, len(t))
+		for _, it := range t {
+			switch m := it.(type) {
+			case map[string]any:
+				item := TodoItem{}
+				item.Content, _ = m["content"].(string)
+				item.Status, _ = m["status"].(string)
+				item.ActiveForm, _ = m["active_form"].(string)
+				if item.Content != "" {
+					out = append(out, item)
+				}
+			case TodoItem:
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	return nil
+}

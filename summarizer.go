@@ -1,0 +1,340 @@
+package contextguard
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"google.golang.org/adk/model"
+	"google.golang.org/genai"
+)
+
+// Summarizer turns a conversation into a summary the agent can resume from.
+// Implementations must honour ctx; the guard bounds each call with the
+// agent's summary timeout and falls back to a deterministic summary on any
+// error, empty or oversize output, or panic.
+type Summarizer interface {
+	Summarize(ctx context.Context, req SummaryRequest) (string, error)
+}
+
+// SummaryRequest is what the guard hands a Summarizer. Contents and
+// Transcript describe the same messages, already fitted to the summarizer's
+// window: Contents for custom summarizers, Transcript as the LLM summarizer
+// renders it.
+type SummaryRequest struct {
+	// Agent is the name of the agent whose conversation is summarized.
+	Agent string
+	// PreviousSummary is the summary of everything before Contents, or "".
+	PreviousSummary string
+	// Contents are the messages to summarize, oldest first.
+	Contents []*genai.Content
+	// Transcript is Contents rendered as text with bounded tool excerpts.
+	Transcript string
+	// UserRequest is the user's current request.
+	UserRequest string
+	// Todos is the session's todo list (state key "todos").
+	Todos []TodoItem
+	// MaxTokens is the length budget of the summary.
+	MaxTokens int
+	// Instructions are extra instructions appended to the prompt.
+	Instructions string
+}
+
+//go:embed prompts/summary_system.md
+var summarySystemText string
+
+//go:embed prompts/summary_user.md
+var summaryUserText string
+
+var (
+	summarySystemTmpl = template.Must(template.New("summary_system").Parse(summarySystemText))
+	summaryUserTmpl   = template.Must(template.New("summary_user").Parse(summaryUserText))
+)
+
+// LLMSummarizer is the default Summarizer: one call to any model.LLM with a
+// structured prompt (sections Current State, Key Information, Context &
+// Decisions, Exact Next Steps, and the todo list).
+type LLMSummarizer struct {
+	llm model.LLM
+}
+
+// NewLLMSummarizer returns a Summarizer that asks llm for the summary. llm may
+// be the agent's own model or a cheaper one.
+func NewLLMSummarizer(llm model.LLM) *LLMSummarizer { return &LLMSummarizer{llm: llm} }
+
+// Model is the model the summarizer calls.
+func (s *LLMSummarizer) Model() model.LLM { return s.llm }
+
+// Summarize asks the model for a summary and returns its text.
+func (s *LLMSummarizer) Summarize(ctx context.Context, req SummaryRequest) (string, error) {
+	if s == nil || s.llm == nil {
+		return "", errors.New("contextguard: LLMSummarizer has no model")
+	}
+	system, user, err := renderSummaryPrompt(req)
+	if err != nil {
+		return "", err
+	}
+	llmReq := &model.LLMRequest{
+		Model: s.llm.Name(),
+		Contents: []*genai.Content{
+			{Role: genai.RoleUser, Parts: []*genai.Part{{Text: user}}},
+		},
+		Config: &genai.GenerateContentConfig{
+			SystemInstruction: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: system}}},
+		},
+	}
+	if req.MaxTokens > 0 {
+		// Room above the asked length so a slightly long answer is not cut
+		// mid-sentence; the guard checks the length itself.
+		llmReq.Config.MaxOutputTokens = int32(min(req.MaxTokens*2, 1<<30))
+	}
+	var out strings.Builder
+	for resp, err := range s.llm.GenerateContent(ctx, llmReq, false) {
+		if err != nil {
+			return "", fmt.Errorf("contextguard: summarizer model %q: %w", s.llm.Name(), err)
+		}
+		if resp == nil || resp.Partial || resp.Content == nil {
+			continue
+		}
+		for _, p := range resp.Content.Parts {
+			if p != nil && !p.Thought {
+				out.WriteString(p.Text)
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("contextguard: summarizer model %q: %w", s.llm.Name(), err)
+	}
+	return out.String(), nil
+}
+
+// renderSummaryPrompt fills the embedded templates.
+func renderSummaryPrompt(req SummaryRequest) (system, user string, err error) {
+	var sb, ub bytes.Buffer
+	words := max(req.MaxTokens*3/4, 50)
+	if err := summarySystemTmpl.Execute(&sb, map[string]any{
+		"MaxWords":     words,
+		"HasTodos":     len(req.Todos) > 0,
+		"Instructions": req.Instructions,
+	}); err != nil {
+		return "", "", fmt.Errorf("contextguard: rendering summary prompt: %w", err)
+	}
+	if err := summaryUserTmpl.Execute(&ub, map[string]any{
+		"PreviousSummary": req.PreviousSummary,
+		"Transcript":      req.Transcript,
+		"Todos":           req.Todos,
+		"UserRequest":     req.UserRequest,
+	}); err != nil {
+		return "", "", fmt.Errorf("contextguard: rendering summary prompt: %w", err)
+	}
+	return sb.String(), ub.String(), nil
+}
+
+// ---------------------------------------------------------------------------
+// Transcript rendering (DESIGN §7)
+// ---------------------------------------------------------------------------
+
+// excerptLimits bound what one message may contribute to a transcript. Tool
+// results keep head and tail: the facts the agent learned live there.
+type excerptLimits struct {
+	text       int // bytes of user or model text
+	toolArgs   int // bytes of one call's arguments
+	toolResult int // bytes of one tool result
+}
+
+// limitsForBudget scales the excerpts to the transcript budget (in bytes), so
+// a small window gets short excerpts and a large one keeps more detail.
+func limitsForBudget(budgetBytes int) excerptLimits {
+	clamp := func(v, lo, hi int) int { return min(max(v, lo), hi) }
+	return excerptLimits{
+		text:       clamp(budgetBytes/4, 400, 16_000),
+		toolArgs:   clamp(budgetBytes/16, 200, 2_000),
+		toolResult: clamp(budgetBytes/8, 300, 6_000),
+	}
+}
+
+// renderContent renders one message as transcript lines.
+func renderContent(c *genai.Content, lim excerptLimits) string {
+	if c == nil {
+		return ""
+	}
+	role := c.Role
+	if role == "" {
+		role = "unknown"
+	}
+	var b strings.Builder
+	for _, p := range c.Parts {
+		if p == nil {
+			continue
+		}
+		switch {
+		case p.Thought:
+			// Thoughts are the model's scratchpad; the visible text carries
+			// what it decided.
+		case p.Text != "":
+			fmt.Fprintf(&b, "[%s]: %s\n", role, truncateMiddle(sanitizeUTF8(p.Text), lim.text))
+		case p.FunctionCall != nil:
+			fmt.Fprintf(&b, "[%s called tool %s] args: %s\n", role, p.FunctionCall.Name,
+				truncateMiddle(compactJSON(p.FunctionCall.Args), lim.toolArgs))
+		case p.FunctionResponse != nil:
+			fmt.Fprintf(&b, "[tool %s returned] %s\n", p.FunctionResponse.Name,
+				truncateMiddle(compactJSON(p.FunctionResponse.Response), lim.toolResult))
+		case p.InlineData != nil:
+			fmt.Fprintf(&b, "[%s attached %s, %d bytes]\n", role, p.InlineData.MIMEType, len(p.InlineData.Data))
+		case p.FileData != nil:
+			fmt.Fprintf(&b, "[%s attached file %s (%s)]\n", role, p.FileData.FileURI, p.FileData.MIMEType)
+		case p.ExecutableCode != nil:
+			fmt.Fprintf(&b, "[%s ran code]: %s\n", role, truncateMiddle(p.ExecutableCode.Code, lim.toolArgs))
+		case p.CodeExecutionResult != nil:
+			fmt.Fprintf(&b, "[code result]: %s\n", truncateMiddle(p.CodeExecutionResult.Output, lim.toolResult))
+		}
+	}
+	return b.String()
+}
+
+// compactJSON renders a tool payload for a transcript. Payloads that hold a
+// single string (the common {"output": "..."} or {"result": "..."}) render as
+// that string, so excerpts show text rather than escapes.
+func compactJSON(v any) string {
+	if m, ok := v.(map[string]any); ok && len(m) == 1 {
+		for _, val := range m {
+			if s, ok := val.(string); ok {
+				return sanitizeUTF8(s)
+			}
+		}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "<unencodable: " + err.Error() + ">"
+	}
+	return sanitizeUTF8(string(b))
+}
+
+// ---------------------------------------------------------------------------
+// Fallback summary (DESIGN §7)
+// ---------------------------------------------------------------------------
+
+// Shares of the fallback budget. Each section is bounded by its share, so a
+// long list of requests cannot push out the tools, the todos or the earlier
+// summary; what a section leaves unused goes to the user's requests.
+const (
+	fallbackShareTodos   = 0.15
+	fallbackShareTools   = 0.10
+	fallbackShareModel   = 0.10
+	fallbackSharePrev    = 0.30
+	fallbackRequestBytes = 600
+	fallbackModelBytes   = 1_200
+)
+
+// fallbackSummary is the deterministic summary used whenever the summarizer
+// fails: the previous summary, the user's requests (newest first), the last
+// model text, the tools called and the todo list, all within maxTokens as the
+// estimator counts them.
+func fallbackSummary(e tokenEstimator, cal calibration, prev string, cs []*genai.Content, todos []TodoItem, maxTokens int) string {
+	budget := max(maxTokens, 64)
+	tokens := func(s string) int { return cal.scale(e.text(s)) }
+	// fit bounds s to at most n tokens, cutting its middle.
+	fit := func(s string, n int) string {
+		if s == "" || tokens(s) <= n {
+			return s
+		}
+		for room := n * 3; room > 32; room = room * 2 / 3 {
+			if cut := truncateMiddle(s, room) + "\n"; tokens(cut) <= n {
+				return cut
+			}
+		}
+		return ""
+	}
+
+	var requests []string
+	var lastModel string
+	var calls []string
+	callCount := map[string]int{}
+	for _, c := range cs {
+		if c == nil {
+			continue
+		}
+		for _, p := range c.Parts {
+			if p != nil && p.FunctionCall != nil {
+				if callCount[p.FunctionCall.Name] == 0 {
+					calls = append(calls, p.FunctionCall.Name)
+				}
+				callCount[p.FunctionCall.Name]++
+			}
+		}
+		t := contentText(c)
+		if t == "" {
+			continue
+		}
+		switch {
+		case c.Role == genai.RoleUser && !isSynthetic(c):
+			requests = append(requests, t)
+		case c.Role == genai.RoleModel:
+			lastModel = t
+		}
+	}
+
+	head := "(Automatic summary: the summarizer was unavailable, so this lists the conversation's facts mechanically.)\n"
+	if tokens(head) > budget/3 {
+		head = "(automatic summary)\n"
+	}
+	left := budget - tokens(head)
+	share := func(f float64) int { return int(float64(budget) * f) }
+	section := func(title, body string, n int) string {
+		if body == "" || n <= 0 {
+			return ""
+		}
+		s := fit(title+body, n)
+		left -= tokens(s)
+		return s
+	}
+
+	var todoText, toolText string
+	if len(todos) > 0 {
+		var tb strings.Builder
+		for _, t := range todos {
+			fmt.Fprintf(&tb, "- [%s] %s\n", t.Status, t.Content)
+		}
+		todoText = tb.String()
+	}
+	if len(calls) > 0 {
+		var cb strings.Builder
+		for _, name := range calls {
+			cb.WriteString("- " + name + " x" + strconv.Itoa(callCount[name]) + "\n")
+		}
+		toolText = cb.String()
+	}
+	todoSec := section("\n## Todo List\n", todoText, share(fallbackShareTodos))
+	toolSec := section("\n## Tools called\n", toolText, share(fallbackShareTools))
+	modelSec := section("\n## Last assistant message\n", truncateMiddle(sanitizeUTF8(lastModel), fallbackModelBytes)+"\n", share(fallbackShareModel))
+	if lastModel == "" {
+		left += tokens(modelSec)
+		modelSec = ""
+	}
+	prevSec := section("\n## Earlier summary\n", sanitizeUTF8(prev), share(fallbackSharePrev))
+
+	var rb strings.Builder
+	if len(requests) > 0 {
+		title := "\n## User requests (newest first)\n"
+		if tokens(title) < left {
+			rb.WriteString(title)
+			left -= tokens(title)
+			for i := len(requests) - 1; i >= 0; i-- {
+				line := "- " + truncateMiddle(sanitizeUTF8(requests[i]), fallbackRequestBytes) + "\n"
+				n := tokens(line)
+				if n > left {
+					break
+				}
+				rb.WriteString(line)
+				left -= n
+			}
+		}
+	}
+	return head + prevSec + rb.String() + modelSec + toolSec + todoSec
+}
