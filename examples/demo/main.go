@@ -39,7 +39,9 @@ type podArgs struct {
 
 func run(ctx context.Context) error {
 	getPods, err := functiontool.New(functiontool.Config{Name: "kubectl_get_pods", Description: "List pods in a namespace."},
-		func(_ tool.Context, a podArgs) (map[string]any, error) { return map[string]any{"output": podTable(a.Namespace, 60)}, nil })
+		func(_ tool.Context, a podArgs) (map[string]any, error) {
+			return map[string]any{"output": podTable(a.Namespace, 60)}, nil
+		})
 	if err != nil {
 		return err
 	}
