@@ -1,0 +1,282 @@
+package contextguardtest
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/adk/model"
+	"google.golang.org/genai"
+)
+
+type faultKind int
+
+const (
+	faultNone faultKind = iota
+	faultError
+	faultEmpty
+	faultHuge
+	faultSlow
+	faultPanic
+)
+
+// Fault is a failure a [SummarizerModel] can be told to inject.
+type Fault struct {
+	kind  faultKind
+	delay time.Duration
+}
+
+// Faults a [SummarizerModel] can inject.
+var (
+	// FaultNone behaves normally.
+	FaultNone = Fault{}
+	// FaultError returns [ErrSummarizerFault].
+	FaultError = Fault{kind: faultError}
+	// FaultEmpty returns a response with no text.
+	FaultEmpty = Fault{kind: faultEmpty}
+	// FaultHuge returns a summary of [HugeSummarySize] characters.
+	FaultHuge = Fault{kind: faultHuge}
+	// FaultPanic panics inside GenerateContent.
+	FaultPanic = Fault{kind: faultPanic}
+)
+
+// FaultSlow waits d before answering normally; if the context ends first it
+// returns ctx.Err().
+func FaultSlow(d time.Duration) Fault { return Fault{kind: faultSlow, delay: d} }
+
+// String names the fault.
+func (f Fault) String() string {
+	switch f.kind {
+	case faultError:
+		return "error"
+	case faultEmpty:
+		return "empty"
+	case faultHuge:
+		return "huge"
+	case faultSlow:
+		return "slow(" + f.delay.String() + ")"
+	case faultPanic:
+		return "panic"
+	}
+	return "none"
+}
+
+// ErrSummarizerFault is the error [FaultError] returns.
+var ErrSummarizerFault = errors.New("contextguardtest: injected summarizer failure")
+
+// HugeSummarySize is the size of the summary [FaultHuge] returns.
+const HugeSummarySize = 200_000
+
+// DefaultSummarySize is the default size of a [SummarizerModel]'s summaries.
+const DefaultSummarySize = 1500
+
+// SummarizerConfig configures a [SummarizerModel].
+type SummarizerConfig struct {
+	// Name is the model name (default "scripted-summarizer").
+	Name string
+	// SummarySize is the size of the summaries in bytes (default
+	// [DefaultSummarySize]).
+	SummarySize int
+	// Markers is the pattern of the markers the summary digests (default
+	// [MarkerPattern]).
+	Markers *regexp.Regexp
+	// Counter measures the ground-truth tokens of each input (default
+	// SeedCounter(1)).
+	Counter Counter
+	// KeepText keeps the flattened input of each call in
+	// [SummarizerCall.Text] (off by default: inputs can be large).
+	KeepText bool
+}
+
+// SummarizerCall records one call to a [SummarizerModel].
+type SummarizerCall struct {
+	Tokens   int      // ground-truth tokens of the input request
+	Contents int      // number of contents in the input
+	Markers  []string // markers found in the input, in order of first appearance
+	Text     string   // flattened input ([FlattenText]), system instruction first; only with KeepText
+	Fault    Fault    // the fault injected, if any
+	Output   int      // size of the summary returned (0 on failure)
+}
+
+// SummarizerModel is a model.LLM to use as a guard's summarizer. It counts
+// and records its calls and answers with a deterministic summary of a
+// configured size that starts with a digest of the markers it saw in its
+// input ("Markers: MARK-… MARK-…"), newest kept when they do not all fit, so
+// tests can check that information flows through summaries. Faults can be
+// injected per call. It is safe for concurrent use.
+type SummarizerModel struct {
+	cfg SummarizerConfig
+
+	mu        sync.Mutex
+	calls     []SummarizerCall
+	faultAt   map[int]Fault
+	faultFrom int
+	fromFault Fault
+}
+
+var _ model.LLM = (*SummarizerModel)(nil)
+
+// NewSummarizerModel returns a summarizer configured by cfg.
+func NewSummarizerModel(cfg SummarizerConfig) *SummarizerModel {
+	if cfg.Name == "" {
+		cfg.Name = "scripted-summarizer"
+	}
+	if cfg.SummarySize <= 0 {
+		cfg.SummarySize = DefaultSummarySize
+	}
+	if cfg.Markers == nil {
+		cfg.Markers = MarkerPattern
+	}
+	if cfg.Counter == nil {
+		cfg.Counter = SeedCounter(1)
+	}
+	return &SummarizerModel{cfg: cfg, faultAt: map[int]Fault{}}
+}
+
+// Name returns the model name.
+func (s *SummarizerModel) Name() string { return s.cfg.Name }
+
+// InjectFault makes call number call (1-based) fail with f.
+func (s *SummarizerModel) InjectFault(call int, f Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faultAt[call] = f
+}
+
+// InjectFaultFrom makes every call from number call (1-based) on fail with
+// f, unless [SummarizerModel.InjectFault] set a fault for that call.
+func (s *SummarizerModel) InjectFaultFrom(call int, f Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faultFrom, s.fromFault = call, f
+}
+
+// Calls returns how many times the summarizer was called.
+func (s *SummarizerModel) Calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.calls)
+}
+
+// Records returns a copy of the record of every call.
+func (s *SummarizerModel) Records() []SummarizerCall {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
+}
+
+// GenerateContent records the call and answers with a summary (or the
+// injected fault).
+func (s *SummarizerModel) GenerateContent(ctx context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
+	return func(yield func(*model.LLMResponse, error) bool) {
+		var contents []*genai.Content
+		if req != nil {
+			if req.Config != nil && req.Config.SystemInstruction != nil {
+				contents = append(contents, req.Config.SystemInstruction)
+			}
+			contents = append(contents, req.Contents...)
+		}
+		text := FlattenText(contents)
+		rec := SummarizerCall{
+			Tokens:   s.cfg.Counter.CountRequest(req),
+			Contents: len(contents),
+			Markers:  uniqueMatches(s.cfg.Markers, text),
+		}
+		if s.cfg.KeepText {
+			rec.Text = text
+		}
+		s.mu.Lock()
+		n := len(s.calls) + 1
+		f, ok := s.faultAt[n]
+		if !ok && s.faultFrom > 0 && n >= s.faultFrom {
+			f = s.fromFault
+		}
+		rec.Fault = f
+		idx := len(s.calls)
+		s.calls = append(s.calls, rec)
+		s.mu.Unlock()
+
+		var summary string
+		switch f.kind {
+		case faultError:
+			yield(nil, ErrSummarizerFault)
+			return
+		case faultPanic:
+			panic("contextguardtest: injected summarizer panic")
+		case faultEmpty:
+			yield(&model.LLMResponse{Content: &genai.Content{Role: genai.RoleModel}, TurnComplete: true}, nil)
+			return
+		case faultSlow:
+			t := time.NewTimer(f.delay)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				yield(nil, ctx.Err())
+				return
+			case <-t.C:
+			}
+			summary = s.summary(rec.Markers, s.cfg.SummarySize, n)
+		case faultHuge:
+			summary = s.summary(rec.Markers, HugeSummarySize, n)
+		default:
+			if err := ctx.Err(); err != nil {
+				yield(nil, err)
+				return
+			}
+			summary = s.summary(rec.Markers, s.cfg.SummarySize, n)
+		}
+		s.mu.Lock()
+		s.calls[idx].Output = len(summary)
+		s.mu.Unlock()
+		yield(&model.LLMResponse{
+			Content:      &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{Text: summary}}},
+			TurnComplete: true,
+			FinishReason: genai.FinishReasonStop,
+		}, nil)
+	}
+}
+
+// summary builds a summary of size bytes: a header, the markers (newest kept
+// when they do not fit), then filler prose.
+func (s *SummarizerModel) summary(markers []string, size, call int) string {
+	var b strings.Builder
+	b.WriteString("## Current State\nSummary of the conversation so far.\nMarkers:")
+	budget := size - b.Len() - 2
+	keep := markers
+	for total := 0; len(keep) > 0; {
+		total = 0
+		for _, m := range keep {
+			total += len(m) + 1
+		}
+		if total <= budget {
+			break
+		}
+		keep = keep[1:]
+	}
+	for _, m := range keep {
+		b.WriteByte(' ')
+		b.WriteString(m)
+	}
+	b.WriteString("\n\n")
+	if rest := size - b.Len(); rest > 0 {
+		b.WriteString(Generate(KindProseEnglish, rest, int64(call)))
+	}
+	return b.String()
+}
+
+func uniqueMatches(re *regexp.Regexp, s string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range re.FindAllString(s, -1) {
+		if !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	return out
+}
