@@ -1,0 +1,409 @@
+// Command gen writes the generated part of the token corpus
+// (internal/tokens/testdata/corpus/*.gen.txt): JSON, YAML, tables, logs,
+// tool schemas and base64. Its output is deterministic: a fixed seed drives a
+// PCG generator, so re-running it reproduces the committed files byte for byte.
+//
+//	go run ./internal/tokenfit/gen [-out internal/tokens/testdata/corpus]
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+var words = strings.Fields(`the of and to in is that for it as with was on be by this are from at
+or an have not which but all they their can has more one will about been would other were when
+there what into some time only could these them than first may new also any after most where
+user order account service request response error timeout retry cache server client session
+payment invoice customer product price quantity shipping address status pending active failed
+deleted created updated region cluster node pod container image volume network policy secret
+config deployment replica backup snapshot queue message event stream topic partition offset
+window context token model prompt summary history tool function argument result value field
+schema table column index query filter limit page cursor total count average minimum maximum
+latency throughput memory storage bucket object file directory path permission role group team
+project release version build test coverage benchmark report metric alert dashboard trace span
+quick brown lazy small large green blue red yellow purple orange silver golden ancient modern
+river mountain forest ocean desert valley island harbor bridge castle garden market village
+morning evening winter summer autumn spring weather journey letter story music painting`)
+
+var names = strings.Fields(`alice bob carol dave erin frank grace heidi ivan judy mallory niaj olivia
+peggy rupert sybil trent victor walter yara zoe maria jose chen wei yuki kenji priya arjun fatima omar`)
+
+var cities = []string{"Berlin", "Madrid", "Tokyo", "São Paulo", "New York", "Nairobi", "Sydney",
+	"Toronto", "Mumbai", "Paris", "Zürich", "Seoul", "Cairo", "Lima", "Oslo", "Kraków"}
+
+type gen struct{ r *rand.Rand }
+
+func (g *gen) word() string            { return words[g.r.IntN(len(words))] }
+func (g *gen) name() string            { return names[g.r.IntN(len(names))] }
+func (g *gen) pick(s ...string) string { return s[g.r.IntN(len(s))] }
+
+func (g *gen) sentence(n int) string {
+	w := make([]string, n)
+	for i := range w {
+		w[i] = g.word()
+	}
+	s := strings.Join(w, " ")
+	return strings.ToUpper(s[:1]) + s[1:] + "."
+}
+
+func (g *gen) camel() string {
+	n := 1 + g.r.IntN(3)
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		w := g.word()
+		if i > 0 {
+			w = strings.ToUpper(w[:1]) + w[1:]
+		}
+		b.WriteString(w)
+	}
+	return b.String()
+}
+
+func (g *gen) snake() string {
+	n := 1 + g.r.IntN(3)
+	w := make([]string, n)
+	for i := range w {
+		w[i] = g.word()
+	}
+	return strings.Join(w, "_")
+}
+
+func (g *gen) uuid() string {
+	b := make([]byte, 16)
+	for i := range b {
+		b[i] = byte(g.r.UintN(256))
+	}
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+func (g *gen) hex(n int) string {
+	b := make([]byte, n/2)
+	for i := range b {
+		b[i] = byte(g.r.UintN(256))
+	}
+	return fmt.Sprintf("%x", b)
+}
+
+func (g *gen) timestamp() string {
+	return fmt.Sprintf("2025-%02d-%02dT%02d:%02d:%02d.%03dZ", 1+g.r.IntN(12), 1+g.r.IntN(28),
+		g.r.IntN(24), g.r.IntN(60), g.r.IntN(60), g.r.IntN(1000))
+}
+
+func (g *gen) email() string {
+	return g.name() + "." + g.word() + "@" + g.pick("example.com", "example.org", "mail.test", "corp.example")
+}
+
+func (g *gen) ip() string {
+	return fmt.Sprintf("10.%d.%d.%d", g.r.IntN(256), g.r.IntN(256), g.r.IntN(256))
+}
+
+// record builds a nested value resembling an API payload or tool result.
+func (g *gen) record(depth int) map[string]any {
+	m := map[string]any{}
+	n := 3 + g.r.IntN(6)
+	for i := 0; i < n; i++ {
+		var k string
+		if g.r.IntN(2) == 0 {
+			k = g.camel()
+		} else {
+			k = g.snake()
+		}
+		switch x := g.r.IntN(12); {
+		case x < 2:
+			m[k] = g.sentence(3 + g.r.IntN(12))
+		case x < 3:
+			m[k] = g.r.IntN(100000)
+		case x < 4:
+			m[k] = float64(g.r.IntN(1000000)) / 100
+		case x < 5:
+			m[k] = g.r.IntN(2) == 0
+		case x < 6:
+			m[k] = g.uuid()
+		case x < 7:
+			m[k] = g.timestamp()
+		case x < 8:
+			m[k] = g.email()
+		case x < 9 && depth < 3:
+			m[k] = g.record(depth + 1)
+		case x < 10 && depth < 3:
+			a := make([]any, 1+g.r.IntN(4))
+			for j := range a {
+				if g.r.IntN(2) == 0 {
+					a[j] = g.record(depth + 1)
+				} else {
+					a[j] = g.word()
+				}
+			}
+			m[k] = a
+		case x < 11:
+			m[k] = nil
+		default:
+			m[k] = g.pick(cities...)
+		}
+	}
+	return m
+}
+
+func (g *gen) jsonPretty(w *bytes.Buffer, size int) {
+	for w.Len() < size {
+		b, _ := json.MarshalIndent(g.record(0), "", g.pick("  ", "  ", "    ", "\t"))
+		w.Write(b)
+		w.WriteString("\n\n")
+	}
+}
+
+func (g *gen) jsonCompact(w *bytes.Buffer, size int) {
+	for w.Len() < size {
+		b, _ := json.Marshal(g.record(0))
+		w.Write(b)
+		w.WriteString("\n")
+	}
+}
+
+func (g *gen) yaml(w *bytes.Buffer, size int) {
+	for w.Len() < size {
+		app := g.word() + "-" + g.word()
+		switch g.r.IntN(2) {
+		case 0:
+			fmt.Fprintf(w, "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: %s\n  namespace: %s\n  labels:\n    app: %s\n    tier: %s\nspec:\n  replicas: %d\n  selector:\n    matchLabels:\n      app: %s\n  template:\n    metadata:\n      labels:\n        app: %s\n    spec:\n      containers:\n        - name: %s\n          image: registry.example.com/%s:%d.%d.%d\n          ports:\n            - containerPort: %d\n          resources:\n            limits:\n              cpu: %dm\n              memory: %dMi\n          env:\n",
+				app, g.word(), app, g.pick("frontend", "backend", "cache"), 1+g.r.IntN(5), app, app, app, app,
+				g.r.IntN(3), g.r.IntN(20), g.r.IntN(30), 8000+g.r.IntN(1000), 100*(1+g.r.IntN(20)), 64*(1+g.r.IntN(32)))
+			for i := 0; i < 1+g.r.IntN(5); i++ {
+				fmt.Fprintf(w, "            - name: %s\n              value: \"%s\"\n", strings.ToUpper(g.snake()), g.word())
+			}
+		default:
+			fmt.Fprintf(w, "name: %s\non:\n  push:\n    branches: [main, release/*]\njobs:\n  %s:\n    runs-on: ubuntu-latest\n    steps:\n", g.sentence(2), g.word())
+			for i := 0; i < 2+g.r.IntN(5); i++ {
+				fmt.Fprintf(w, "      - name: %s\n        run: %s %s --%s=%d\n", g.sentence(3), g.pick("go test", "make", "npm run", "./scripts/ci.sh"), g.word(), g.word(), g.r.IntN(100))
+			}
+			fmt.Fprintf(w, "    timeout-minutes: %d\n    # %s\n", 10+g.r.IntN(50), g.sentence(6))
+		}
+		w.WriteString("---\n")
+	}
+}
+
+func (g *gen) mdTable(w *bytes.Buffer, size int) {
+	for w.Len() < size {
+		cols := 3 + g.r.IntN(5)
+		fmt.Fprintf(w, "## %s\n\n%s\n\n|", g.sentence(3), g.sentence(10+g.r.IntN(10)))
+		kinds := make([]int, cols)
+		for c := 0; c < cols; c++ {
+			kinds[c] = g.r.IntN(5)
+			fmt.Fprintf(w, " %s |", upperFirst(g.word()))
+		}
+		w.WriteString("\n|")
+		for c := 0; c < cols; c++ {
+			w.WriteString(g.pick(" --- |", "---|", ":---|", "---:|", " :---: |"))
+		}
+		w.WriteString("\n")
+		for r := 0; r < 3+g.r.IntN(15); r++ {
+			w.WriteString("|")
+			for c := 0; c < cols; c++ {
+				var cell string
+				switch kinds[c] {
+				case 0:
+					cell = g.word() + " " + g.word()
+				case 1:
+					cell = fmt.Sprint(g.r.IntN(100000))
+				case 2:
+					cell = fmt.Sprintf("%.1f%%", g.r.Float64()*100)
+				case 3:
+					cell = "`" + g.camel() + "`"
+				default:
+					cell = g.pick("✅", "❌", "yes", "no", "**high**", "_low_", "n/a")
+				}
+				fmt.Fprintf(w, " %s |", cell)
+			}
+			w.WriteString("\n")
+		}
+		w.WriteString("\n")
+	}
+}
+
+func (g *gen) textTable(w *bytes.Buffer, size int) {
+	for w.Len() < size {
+		switch g.r.IntN(3) {
+		case 0:
+			fmt.Fprintf(w, "$ kubectl get pods -n %s -o wide\n%-40s %-7s %-18s %-9s %-5s %-15s %s\n", g.word(), "NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE")
+			for i := 0; i < 5+g.r.IntN(20); i++ {
+				name := g.word() + "-" + g.word() + "-" + g.hex(10)[:10] + "-" + g.hex(6)[:5]
+				fmt.Fprintf(w, "%-40s %-7s %-18s %-9d %-5s %-15s %s\n", name, fmt.Sprintf("%d/%d", g.r.IntN(3), 1+g.r.IntN(2)),
+					g.pick("Running", "Running", "Pending", "CrashLoopBackOff", "Completed", "ContainerCreating"), g.r.IntN(30),
+					fmt.Sprintf("%d%s", 1+g.r.IntN(59), g.pick("s", "m", "h", "d")), g.ip(), "node-"+g.hex(8))
+			}
+		case 1:
+			fmt.Fprintf(w, "$ ps aux\nUSER         PID %%CPU %%MEM    VSZ   RSS TTY      STAT START   TIME COMMAND\n")
+			for i := 0; i < 5+g.r.IntN(20); i++ {
+				fmt.Fprintf(w, "%-10s %6d %4.1f %4.1f %7d %6d %-8s %-4s %02d:%02d %6s /usr/bin/%s --%s=%s\n", g.name(), g.r.IntN(99999),
+					g.r.Float64()*100, g.r.Float64()*20, g.r.IntN(9999999), g.r.IntN(999999), g.pick("?", "pts/0", "pts/1"),
+					g.pick("Ss", "R+", "Sl", "S"), g.r.IntN(24), g.r.IntN(60), fmt.Sprintf("%d:%02d", g.r.IntN(100), g.r.IntN(60)), g.word(), g.word(), g.word())
+			}
+		default:
+			fmt.Fprintf(w, "$ docker ps\nCONTAINER ID   IMAGE                          COMMAND                  CREATED         STATUS         PORTS                    NAMES\n")
+			for i := 0; i < 3+g.r.IntN(12); i++ {
+				fmt.Fprintf(w, "%-14s %-30s %-24s %-15s %-14s %-24s %s_%s\n", g.hex(12), g.word()+"/"+g.word()+":"+fmt.Sprintf("%d.%d", g.r.IntN(9), g.r.IntN(30)),
+					fmt.Sprintf("\"%s …\"", g.pick("/docker-entrypoint", "python app.py", "node server.js")),
+					fmt.Sprintf("%d hours ago", 1+g.r.IntN(48)), fmt.Sprintf("Up %d minutes", 1+g.r.IntN(59)),
+					fmt.Sprintf("0.0.0.0:%d->%d/tcp", 1000+g.r.IntN(60000), 80+g.r.IntN(9000)), g.word(), g.name())
+			}
+		}
+		w.WriteString("\n")
+	}
+}
+
+func (g *gen) logs(w *bytes.Buffer, size int) {
+	for w.Len() < size {
+		ts := g.timestamp()
+		switch g.r.IntN(5) {
+		case 0:
+			fmt.Fprintf(w, "time=%s level=%s msg=%q service=%s request_id=%s duration=%dms status=%s\n", ts,
+				g.pick("INFO", "INFO", "WARN", "ERROR", "DEBUG"), g.sentence(3+g.r.IntN(6)), g.word(), g.uuid(), g.r.IntN(5000), g.pick("200", "201", "404", "500", "503"))
+		case 1:
+			fmt.Fprintf(w, "%s - - [%02d/Oct/2025:%02d:%02d:%02d +0000] \"%s /api/v%d/%s/%d?%s=%s HTTP/1.1\" %d %d \"-\" \"Mozilla/5.0 (X11; Linux x86_64) %s/%d.0\"\n",
+				g.ip(), 1+g.r.IntN(28), g.r.IntN(24), g.r.IntN(60), g.r.IntN(60), g.pick("GET", "POST", "PUT", "DELETE"), 1+g.r.IntN(3), g.word(), g.r.IntN(100000),
+				g.word(), g.word(), []int{200, 204, 301, 404, 500}[g.r.IntN(5)], g.r.IntN(50000), g.pick("Chrome", "Firefox"), 100+g.r.IntN(40))
+		case 2:
+			fmt.Fprintf(w, "%s %s[%d]: %s: %s (errno=%d)\n", ts[:19], g.word(), g.r.IntN(65535), g.pick("error", "warning", "notice"), g.sentence(4+g.r.IntN(8)), g.r.IntN(130))
+		case 3:
+			fmt.Fprintf(w, "%s ERROR %s failed: %s\npanic: runtime error: index out of range [%d] with length %d\n\ngoroutine %d [running]:\n", ts, g.camel(), g.sentence(5), g.r.IntN(10), g.r.IntN(10), g.r.IntN(500))
+			for i := 0; i < 2+g.r.IntN(5); i++ {
+				fmt.Fprintf(w, "example.com/%s/%s.(*%s).%s(0x%s, 0x%s)\n\t/home/build/src/%s/%s.go:%d +0x%x\n", g.word(), g.word(),
+					upperFirst(g.camel()), upperFirst(g.camel()), g.hex(10), g.hex(4), g.word(), g.snake(), 10+g.r.IntN(900), g.r.IntN(4096))
+			}
+		default:
+			fmt.Fprintf(w, "[%s] [%s] %s: %s user=%s ip=%s latency=%.3fs bytes=%d\n", ts, g.pick("worker-1", "worker-2", "scheduler"), g.pick("INFO", "WARN"),
+				g.sentence(4+g.r.IntN(6)), g.email(), g.ip(), g.r.Float64()*3, g.r.IntN(1<<20))
+		}
+	}
+}
+
+func (g *gen) schemaProp(depth int) map[string]any {
+	p := map[string]any{"description": g.sentence(4 + g.r.IntN(14))}
+	switch x := g.r.IntN(7); {
+	case x < 2:
+		p["type"] = "string"
+		if g.r.IntN(3) == 0 {
+			p["enum"] = []any{g.word(), g.word(), g.word()}
+		}
+	case x < 3:
+		p["type"] = "integer"
+		p["minimum"] = 0
+		p["maximum"] = []int{10, 100, 1000, 65535}[g.r.IntN(4)]
+	case x < 4:
+		p["type"] = "boolean"
+		p["default"] = false
+	case x < 5 && depth < 2:
+		p["type"] = "array"
+		p["items"] = g.schemaProp(depth + 1)
+	case x < 6 && depth < 2:
+		p["type"] = "object"
+		props := map[string]any{}
+		var req []any
+		for i := 0; i < 1+g.r.IntN(4); i++ {
+			k := g.snake()
+			props[k] = g.schemaProp(depth + 1)
+			if g.r.IntN(2) == 0 {
+				req = append(req, k)
+			}
+		}
+		p["properties"] = props
+		if req != nil {
+			p["required"] = req
+		}
+	default:
+		p["type"] = "string"
+		p["format"] = g.pick("date-time", "uri", "email", "uuid")
+	}
+	return p
+}
+
+func (g *gen) schemas(w *bytes.Buffer, size int) {
+	for w.Len() < size {
+		props := map[string]any{}
+		var req []any
+		for i := 0; i < 1+g.r.IntN(6); i++ {
+			k := g.snake()
+			props[k] = g.schemaProp(0)
+			if g.r.IntN(2) == 0 {
+				req = append(req, k)
+			}
+		}
+		params := map[string]any{"type": "object", "properties": props}
+		if req != nil {
+			params["required"] = req
+		}
+		decl := map[string]any{"name": g.snake(), "description": g.sentence(8 + g.r.IntN(25)), "parameters": params}
+		var b []byte
+		if g.r.IntN(2) == 0 {
+			b, _ = json.Marshal(decl)
+		} else {
+			b, _ = json.MarshalIndent(decl, "", "  ")
+		}
+		w.Write(b)
+		w.WriteString("\n")
+	}
+}
+
+func (g *gen) base64(w *bytes.Buffer, size int) {
+	for w.Len() < size {
+		raw := make([]byte, 100+g.r.IntN(3000))
+		for i := range raw {
+			raw[i] = byte(g.r.UintN(256))
+		}
+		enc := base64.StdEncoding.EncodeToString(raw)
+		switch g.r.IntN(3) {
+		case 0: // MIME-style wrapping at 76 columns
+			for len(enc) > 76 {
+				w.WriteString(enc[:76])
+				w.WriteString("\n")
+				enc = enc[76:]
+			}
+			w.WriteString(enc)
+			w.WriteString("\n\n")
+		case 1:
+			fmt.Fprintf(w, "{\"mime_type\":\"application/octet-stream\",\"data\":\"%s\"}\n", enc)
+		default:
+			w.WriteString(enc)
+			w.WriteString("\n")
+		}
+	}
+}
+
+func main() {
+	out := flag.String("out", "internal/tokens/testdata/corpus", "corpus directory")
+	flag.Parse()
+	type job struct {
+		file string
+		size int
+		fn   func(*gen, *bytes.Buffer, int)
+	}
+	jobs := []job{
+		{"json_pretty.gen.txt", 120_000, (*gen).jsonPretty},
+		{"json_compact.gen.txt", 120_000, (*gen).jsonCompact},
+		{"yaml.gen.txt", 120_000, (*gen).yaml},
+		{"md_table.gen.txt", 120_000, (*gen).mdTable},
+		{"text_table.gen.txt", 120_000, (*gen).textTable},
+		{"logs.gen.txt", 120_000, (*gen).logs},
+		{"tool_schema.gen.txt", 120_000, (*gen).schemas},
+		{"base64.gen.txt", 100_000, (*gen).base64},
+	}
+	for i, j := range jobs {
+		g := &gen{r: rand.New(rand.NewPCG(20250101, uint64(i)))}
+		var b bytes.Buffer
+		j.fn(g, &b, j.size)
+		if err := os.WriteFile(filepath.Join(*out, j.file), b.Bytes(), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+func upperFirst(s string) string { return strings.ToUpper(s[:1]) + s[1:] }

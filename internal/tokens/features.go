@@ -1,0 +1,538 @@
+package tokens
+
+// Feature indices. A text is reduced to a vector of counts of these
+// features in one pass over its bytes; the token estimate is the dot product
+// of that vector with a per-family weight vector fitted by internal/tokenfit.
+//
+// The features follow how byte-pair tokenizers pre-split text: letter runs
+// (split at camelCase boundaries), digit runs, punctuation runs, whitespace
+// runs, and script classes for non-ASCII text. Long random-looking runs of
+// [A-Za-z0-9+/] (base64) and hexadecimal runs are counted per byte instead of
+// as pieces, because tokenizers break them into short, nearly random tokens.
+const (
+	fWord1        = iota // letter pieces of 1–2 letters
+	fWord2               // letter pieces of 3–5 letters
+	fWord3               // letter pieces of 6–8 letters
+	fWord4               // letter pieces of 9–12 letters
+	fWord5               // letter pieces of 13+ letters
+	fWordExtra           // letters beyond the 12th in long pieces
+	fTitle               // pieces of the form Upper+lower ("Title")
+	fUpper               // ALLCAPS pieces of 2+ letters
+	fUpperLetters        // letters in ALLCAPS pieces
+	fGlued               // pieces that are not the first of their alphanumeric run
+	fGluedTitle          // Title pieces inside a run (the humps of camelCase)
+	fAccent              // Latin letters outside ASCII (é, ñ, ß, ...)
+	fAccentWord          // letter pieces containing such letters
+	fDigitRun            // runs of ASCII digits
+	fDigitGroup          // ceil(len/3) summed over digit runs
+	fDigit               // ASCII digits
+	fPunct               // ASCII punctuation bytes that differ from the byte before
+	fPunctRepeat         // ASCII punctuation bytes equal to the byte before ("----")
+	fPipe                // '|' bytes (table borders; rarely merged with neighbours)
+	fPunctRun            // runs of ASCII punctuation, except those counted by fPunctWord
+	fPunctWord           // single punctuation bytes directly followed by a letter
+	fSpaceDigit          // single spaces followed by a digit
+	fSpaceRun            // runs of 2+ spaces
+	fSpaceExtra          // spaces beyond the first in such runs
+	fNewlineRun          // runs of \r and \n not directly after punctuation
+	fNewlinePunct        // runs of \r and \n directly after ASCII punctuation
+	fNewlineExtra        // newlines beyond the first in a run
+	fTab                 // tab bytes
+	fTabRun              // runs of tabs
+	fHan                 // CJK ideographs
+	fHanRun              // runs of CJK ideographs not directly after kana
+	fHanRunKana          // runs of CJK ideographs directly after kana
+	fKana                // Hiragana and Katakana
+	fHangul              // Hangul syllables and jamo
+	fCJKPunct            // CJK symbols and punctuation, full-width forms
+	fOtherLetter         // letters of other scripts (Greek, Cyrillic, Arabic, Indic, ...)
+	fOtherRun            // runs of such letters
+	fUniPunct            // general punctuation U+2000–U+206F (quotes, dashes)
+	fSymbol              // any other non-ASCII rune (symbols, emoji, box drawing)
+	fBlob                // bytes in base64-like runs
+	fBlobRun             // base64-like runs
+	fHex                 // bytes in hexadecimal runs
+	fHexRun              // hexadecimal runs
+	fCtrl                // control bytes and invalid UTF-8
+	// NumFeatures is the length of a feature vector.
+	NumFeatures
+)
+
+// FeatureNames names the features, in index order. They are the keys of the
+// weights files.
+var FeatureNames = [NumFeatures]string{
+	"word1_2", "word3_5", "word6_8", "word9_12", "word13p", "word_extra",
+	"title", "upper", "upper_letters", "glued", "glued_title", "accent", "accent_word",
+	"digit_run", "digit_group3", "digit", "punct", "punct_repeat", "pipe", "punct_run", "punct_word",
+	"space_digit", "space_run", "space_extra", "newline_run", "newline_punct", "newline_extra",
+	"tab", "tab_run", "han", "han_run", "han_run_kana", "kana", "hangul", "cjk_punct", "other_letter",
+	"other_run", "uni_punct", "symbol", "blob", "blob_run", "hex", "hex_run", "ctrl",
+}
+
+// Byte flags of the ASCII class table.
+const (
+	bLower  = 1 << iota // a-z
+	bUpper              // A-Z
+	bDigit              // 0-9
+	bHexL               // 0-9 a-f
+	bHexU               // 0-9 A-F
+	bSlashP             // '/' or '+', allowed inside an alphanumeric run
+	bRun                // may continue an alphanumeric run
+)
+
+// Byte kinds for the outer loop.
+const (
+	kWord = iota
+	kSpace
+	kNewline
+	kTab
+	kPunct
+	kCtrl
+	kHigh
+)
+
+var (
+	byteFlags [256]uint8
+	byteKind  [256]uint8
+)
+
+func init() {
+	for i := 0; i < 256; i++ {
+		c := byte(i)
+		var f uint8
+		k := uint8(kPunct)
+		switch {
+		case c >= 'a' && c <= 'z':
+			f = bLower | bRun
+			if c <= 'f' {
+				f |= bHexL
+			}
+			k = kWord
+		case c >= 'A' && c <= 'Z':
+			f = bUpper | bRun
+			if c <= 'F' {
+				f |= bHexU
+			}
+			k = kWord
+		case c >= '0' && c <= '9':
+			f = bDigit | bHexL | bHexU | bRun
+			k = kWord
+		case c == '/' || c == '+':
+			f = bSlashP | bRun
+		case c == ' ':
+			k = kSpace
+		case c == '\n' || c == '\r':
+			k = kNewline
+		case c == '\t':
+			k = kTab
+		case c < 0x20 || c == 0x7f:
+			k = kCtrl
+		case c >= 0x80:
+			k = kHigh
+		}
+		byteFlags[i] = f
+		byteKind[i] = k
+	}
+}
+
+// text is the set of types the counter runs on.
+type text interface{ ~string | ~[]byte }
+
+// decodeRune decodes the UTF-8 sequence at s[i]. Invalid or truncated
+// sequences yield (-1, 1). It does not reject overlong forms or surrogates:
+// the result only steers an estimate.
+func decodeRune[T text](s T, i int) (rune, int) {
+	n := len(s)
+	c := s[i]
+	switch {
+	case c < 0x80:
+		return rune(c), 1
+	case c < 0xC2:
+		return -1, 1
+	case c < 0xE0:
+		if i+1 < n && s[i+1]&0xC0 == 0x80 {
+			return rune(c&0x1F)<<6 | rune(s[i+1]&0x3F), 2
+		}
+	case c < 0xF0:
+		if i+2 < n && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 {
+			return rune(c&0x0F)<<12 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F), 3
+		}
+	case c < 0xF5:
+		if i+3 < n && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 && s[i+3]&0xC0 == 0x80 {
+			return rune(c&0x07)<<18 | rune(s[i+1]&0x3F)<<12 | rune(s[i+2]&0x3F)<<6 | rune(s[i+3]&0x3F), 4
+		}
+	}
+	return -1, 1
+}
+
+// isLatinLetter reports whether r is a non-ASCII Latin letter or a combining
+// mark, which tokenizers keep inside words.
+func isLatinLetter(r rune) bool {
+	return (r >= 0xC0 && r <= 0x24F && r != 0xD7 && r != 0xF7) ||
+		(r >= 0x300 && r <= 0x36F) || (r >= 0x1E00 && r <= 0x1EFF)
+}
+
+// Script classes of non-ASCII runes that are not Latin letters.
+const (
+	sHan = iota
+	sKana
+	sHangul
+	sCJKPunct
+	sOther
+	sUniPunct
+	sSymbol
+)
+
+func scriptOf(r rune) int {
+	switch {
+	case r >= 0x4E00 && r <= 0x9FFF, r >= 0x3400 && r <= 0x4DBF,
+		r >= 0xF900 && r <= 0xFAFF, r >= 0x20000 && r <= 0x3FFFF:
+		return sHan
+	case r >= 0x3040 && r <= 0x30FF, r >= 0x31F0 && r <= 0x31FF, r >= 0xFF66 && r <= 0xFF9F:
+		return sKana
+	case r >= 0xAC00 && r <= 0xD7AF, r >= 0x1100 && r <= 0x11FF, r >= 0x3130 && r <= 0x318F:
+		return sHangul
+	case r >= 0x3000 && r <= 0x303F, r >= 0xFF00 && r <= 0xFF65:
+		return sCJKPunct
+	case r >= 0x370 && r <= 0x52F, r >= 0x530 && r <= 0x8FF, r >= 0x900 && r <= 0xDFF,
+		r >= 0xE00 && r <= 0xFFF, r >= 0x10A0 && r <= 0x10FF:
+		return sOther
+	case r >= 0x2000 && r <= 0x206F:
+		return sUniPunct
+	}
+	return sSymbol
+}
+
+// Features is a vector of feature counts.
+type Features [NumFeatures]int32
+
+// Count returns the feature counts of s. It is exported for the fit program.
+func Count(s string) Features {
+	var f Features
+	countFeatures(s, &f)
+	return f
+}
+
+// countFeatures adds the features of s to f in one pass.
+func countFeatures[T text](s T, f *Features) {
+	n := len(s)
+	i := 0
+	prevOther, prevHan, prevKana := false, false, false
+	for i < n {
+		c := s[i]
+		switch byteKind[c] {
+		case kWord:
+			i = wordRun(s, i, f)
+			prevOther, prevHan, prevKana = false, false, false
+			continue
+		case kSpace:
+			j := i + 1
+			for j < n && s[j] == ' ' {
+				j++
+			}
+			if j-i >= 2 {
+				f[fSpaceRun]++
+				f[fSpaceExtra] += int32(j - i - 1)
+			} else if j < n && byteFlags[s[j]]&bDigit != 0 {
+				f[fSpaceDigit]++
+			}
+			i = j
+		case kNewline:
+			j := i + 1
+			for j < n && (s[j] == '\n' || s[j] == '\r') {
+				j++
+			}
+			if i > 0 && byteKind[s[i-1]] == kPunct {
+				f[fNewlinePunct]++
+			} else {
+				f[fNewlineRun]++
+			}
+			f[fNewlineExtra] += int32(j - i - 1)
+			i = j
+		case kTab:
+			j := i + 1
+			for j < n && s[j] == '\t' {
+				j++
+			}
+			f[fTabRun]++
+			f[fTab] += int32(j - i)
+			i = j
+		case kPunct:
+			j := i + 1
+			rep := int32(0)
+			pipes := int32(0)
+			if c == '|' {
+				pipes++
+			}
+			for j < n && byteKind[s[j]] == kPunct {
+				if s[j] == s[j-1] {
+					rep++
+				}
+				if s[j] == '|' {
+					pipes++
+				}
+				j++
+			}
+			f[fPipe] += pipes
+			f[fPunct] += int32(j-i) - rep
+			f[fPunctRepeat] += rep
+			if j-i == 1 && j < n && byteFlags[s[j]]&(bLower|bUpper) != 0 {
+				f[fPunctWord]++
+			} else {
+				f[fPunctRun]++
+			}
+			i = j
+		case kCtrl:
+			f[fCtrl]++
+			i++
+		default: // kHigh
+			r, size := decodeRune(s, i)
+			if r < 0 {
+				f[fCtrl]++
+				i++
+				prevOther, prevHan, prevKana = false, false, false
+				continue
+			}
+			if isLatinLetter(r) {
+				i = wordRun(s, i, f)
+				prevOther, prevHan, prevKana = false, false, false
+				continue
+			}
+			other, han, kana := false, false, false
+			switch scriptOf(r) {
+			case sHan:
+				f[fHan]++
+				if prevKana {
+					f[fHanRunKana]++
+				} else if !prevHan {
+					f[fHanRun]++
+				}
+				han = true
+			case sKana:
+				f[fKana]++
+				kana = true
+			case sHangul:
+				f[fHangul]++
+			case sCJKPunct:
+				f[fCJKPunct]++
+			case sOther:
+				f[fOtherLetter]++
+				if !prevOther {
+					f[fOtherRun]++
+				}
+				other = true
+			case sUniPunct:
+				f[fUniPunct]++
+			default:
+				f[fSymbol]++
+			}
+			prevOther, prevHan, prevKana = other, han, kana
+			i += size
+			continue
+		}
+		prevOther, prevHan, prevKana = false, false, false
+	}
+}
+
+// wordRun consumes the alphanumeric run starting at s[i] (ASCII letters and
+// digits, non-ASCII Latin letters, and embedded '/' and '+'), adds its
+// features and returns the index after it.
+func wordRun[T text](s T, i int, f *Features) int {
+	n := len(s)
+	start := i
+	var acc uint8
+	hexL, hexU := uint8(bHexL), uint8(bHexU)
+	slashes := 0
+	latin := false
+	for i < n {
+		c := s[i]
+		if c < 0x80 {
+			fl := byteFlags[c]
+			if fl&bRun == 0 {
+				break
+			}
+			acc |= fl
+			hexL &= fl
+			hexU &= fl
+			if fl&bSlashP != 0 {
+				slashes++
+			}
+			i++
+			continue
+		}
+		r, size := decodeRune(s, i)
+		if r < 0 || !isLatinLetter(r) {
+			break
+		}
+		latin = true
+		i += size
+	}
+	// Trailing '/' and '+' are punctuation, not part of the run.
+	for i > start+1 && byteFlags[s[i-1]]&bSlashP != 0 {
+		i--
+		slashes--
+	}
+	length := i - start
+	if !latin && acc&bDigit != 0 && acc&(bLower|bUpper) != 0 {
+		if length >= 8 && slashes == 0 && (hexL != 0 || hexU != 0) {
+			f[fHex] += int32(length)
+			f[fHexRun]++
+			return i
+		}
+		if length >= 20 && acc&bLower != 0 && acc&bUpper != 0 && slashes*10 <= length &&
+			transitions(s, start, i)*3 >= length {
+			f[fBlob] += int32(length)
+			f[fBlobRun]++
+			return i
+		}
+	}
+	pieces(s, start, i, f)
+	return i
+}
+
+// transitions counts changes between lower, upper and digit classes in s[a:b].
+func transitions[T text](s T, a, b int) int {
+	t := 0
+	prev := byteFlags[s[a]] & (bLower | bUpper | bDigit)
+	for j := a + 1; j < b; j++ {
+		cur := byteFlags[s[j]] & (bLower | bUpper | bDigit)
+		if cur != prev {
+			t++
+		}
+		prev = cur
+	}
+	return t
+}
+
+// pieces splits the run s[a:b] into letter pieces (at camelCase and
+// letter/digit boundaries), digit runs and '/'/'+' punctuation.
+func pieces[T text](s T, a, b int, f *Features) {
+	i := a
+	first := true
+	for i < b {
+		c := s[i]
+		fl := byteFlags[c]
+		switch {
+		case fl&bDigit != 0:
+			j := i + 1
+			for j < b && byteFlags[s[j]]&bDigit != 0 {
+				j++
+			}
+			d := int32(j - i)
+			f[fDigitRun]++
+			f[fDigit] += d
+			f[fDigitGroup] += (d + 2) / 3
+			i = j
+		case fl&bSlashP != 0:
+			j := i + 1
+			for j < b && byteFlags[s[j]]&bSlashP != 0 {
+				j++
+			}
+			f[fPunct] += int32(j - i)
+			if j-i == 1 && j < b && byteFlags[s[j]]&(bLower|bUpper) != 0 {
+				f[fPunctWord]++
+			} else {
+				f[fPunctRun]++
+			}
+			i = j
+		default:
+			// Letter piece: Upper* lower* with the camelCase rule that in
+			// "HTTPServer" the last capital starts the next piece.
+			j := i
+			ups := 0
+			for j < b && byteFlags[s[j]]&bUpper != 0 {
+				j++
+				ups++
+			}
+			letters := ups
+			accents := int32(0)
+			if ups > 0 && j < b && isLowerAt(s, j, b) {
+				if ups > 1 {
+					// ALLCAPS piece before the Title piece.
+					addPiece(f, ups-1, 0, !first)
+					f[fUpper]++
+					f[fUpperLetters] += int32(ups - 1)
+					first = false
+					letters = 1
+				}
+				f[fTitle]++
+				if !first {
+					f[fGluedTitle]++
+				}
+			} else if ups > 1 {
+				addPiece(f, ups, 0, !first)
+				f[fUpper]++
+				f[fUpperLetters] += int32(ups)
+				first = false
+				i = j
+				continue
+			}
+			for j < b {
+				c := s[j]
+				if c < 0x80 {
+					if byteFlags[c]&bLower == 0 {
+						break
+					}
+					j++
+				} else {
+					_, size := decodeRune(s, j)
+					j += size
+					accents++
+				}
+				letters++
+			}
+			if letters == 0 {
+				// A lone byte that is none of the above; cannot happen for
+				// runs built by wordRun, but never loop forever.
+				j = i + 1
+				letters = 1
+			}
+			addPiece(f, letters, accents, !first)
+			i = j
+		}
+		first = false
+	}
+}
+
+// isLowerAt reports whether s[j] starts a lower-case ASCII letter or a
+// non-ASCII Latin letter (treated as lower case).
+func isLowerAt[T text](s T, j, b int) bool {
+	c := s[j]
+	if c < 0x80 {
+		return byteFlags[c]&bLower != 0
+	}
+	return j < b
+}
+
+func addPiece(f *Features, letters int, accents int32, glued bool) {
+	switch {
+	case letters <= 2:
+		f[fWord1]++
+	case letters <= 5:
+		f[fWord2]++
+	case letters <= 8:
+		f[fWord3]++
+	case letters <= 12:
+		f[fWord4]++
+	default:
+		f[fWord5]++
+		f[fWordExtra] += int32(letters - 12)
+	}
+	if glued {
+		f[fGlued]++
+	}
+	if accents > 0 {
+		f[fAccent] += accents
+		f[fAccentWord]++
+	}
+}
+
+// FeatureIndex returns the index of the named feature, or -1.
+func FeatureIndex(name string) int {
+	for i, n := range FeatureNames {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,278 @@
+package tokens
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+)
+
+// maxDepth bounds the recursion of the JSON writer; deeper values (or
+// cycles) are written as null.
+const maxDepth = 256
+
+// jsonWriter appends the compact JSON encoding of values to buf, byte for
+// byte as encoding/json.Marshal would for the common dynamic types (sorted
+// map keys, HTML-safe escaping, the same float formatting).
+type jsonWriter struct {
+	buf  []byte
+	keys []string // scratch stack for sorting map keys
+}
+
+var writerPool = sync.Pool{New: func() any { return &jsonWriter{buf: make([]byte, 0, 4096)} }}
+
+func getWriter() *jsonWriter { return writerPool.Get().(*jsonWriter) }
+
+func putWriter(w *jsonWriter) {
+	if cap(w.buf) > 1<<22 {
+		return // do not keep huge buffers alive
+	}
+	w.buf = w.buf[:0]
+	clear(w.keys)
+	w.keys = w.keys[:0]
+	writerPool.Put(w)
+}
+
+func (w *jsonWriter) value(v any, depth int) {
+	if depth > maxDepth {
+		w.buf = append(w.buf, "null"...)
+		return
+	}
+	switch x := v.(type) {
+	case nil:
+		w.buf = append(w.buf, "null"...)
+	case string:
+		w.str(x)
+	case bool:
+		w.buf = strconv.AppendBool(w.buf, x)
+	case float64:
+		w.float(x, 64)
+	case float32:
+		w.float(float64(x), 32)
+	case int:
+		w.buf = strconv.AppendInt(w.buf, int64(x), 10)
+	case int8:
+		w.buf = strconv.AppendInt(w.buf, int64(x), 10)
+	case int16:
+		w.buf = strconv.AppendInt(w.buf, int64(x), 10)
+	case int32:
+		w.buf = strconv.AppendInt(w.buf, int64(x), 10)
+	case int64:
+		w.buf = strconv.AppendInt(w.buf, x, 10)
+	case uint:
+		w.buf = strconv.AppendUint(w.buf, uint64(x), 10)
+	case uint8:
+		w.buf = strconv.AppendUint(w.buf, uint64(x), 10)
+	case uint16:
+		w.buf = strconv.AppendUint(w.buf, uint64(x), 10)
+	case uint32:
+		w.buf = strconv.AppendUint(w.buf, uint64(x), 10)
+	case uint64:
+		w.buf = strconv.AppendUint(w.buf, x, 10)
+	case json.Number:
+		if x == "" {
+			w.buf = append(w.buf, '0')
+		} else {
+			w.buf = append(w.buf, x...)
+		}
+	case json.RawMessage:
+		if len(x) == 0 {
+			w.buf = append(w.buf, "null"...)
+		} else {
+			w.buf = append(w.buf, x...)
+		}
+	case []byte:
+		if x == nil {
+			w.buf = append(w.buf, "null"...)
+			return
+		}
+		w.buf = append(w.buf, '"')
+		w.buf = base64.StdEncoding.AppendEncode(w.buf, x)
+		w.buf = append(w.buf, '"')
+	case map[string]any:
+		if x == nil {
+			w.buf = append(w.buf, "null"...)
+			return
+		}
+		w.object(x, depth)
+	case []any:
+		if x == nil {
+			w.buf = append(w.buf, "null"...)
+			return
+		}
+		w.buf = append(w.buf, '[')
+		for i, e := range x {
+			if i > 0 {
+				w.buf = append(w.buf, ',')
+			}
+			w.value(e, depth+1)
+		}
+		w.buf = append(w.buf, ']')
+	case []string:
+		if x == nil {
+			w.buf = append(w.buf, "null"...)
+			return
+		}
+		w.buf = append(w.buf, '[')
+		for i, e := range x {
+			if i > 0 {
+				w.buf = append(w.buf, ',')
+			}
+			w.str(e)
+		}
+		w.buf = append(w.buf, ']')
+	case []map[string]any:
+		if x == nil {
+			w.buf = append(w.buf, "null"...)
+			return
+		}
+		w.buf = append(w.buf, '[')
+		for i, e := range x {
+			if i > 0 {
+				w.buf = append(w.buf, ',')
+			}
+			w.value(e, depth+1)
+		}
+		w.buf = append(w.buf, ']')
+	case map[string]string:
+		if x == nil {
+			w.buf = append(w.buf, "null"...)
+			return
+		}
+		base := len(w.keys)
+		for k := range x {
+			w.keys = append(w.keys, k)
+		}
+		keys := w.keys[base:]
+		sortStrings(keys)
+		w.buf = append(w.buf, '{')
+		for i, k := range keys {
+			if i > 0 {
+				w.buf = append(w.buf, ',')
+			}
+			w.str(k)
+			w.buf = append(w.buf, ':')
+			w.str(x[k])
+		}
+		w.buf = append(w.buf, '}')
+		clear(w.keys[base:])
+		w.keys = w.keys[:base]
+	default:
+		// Other types (structs, typed maps and slices, pointers): fall back
+		// to encoding/json. Values it cannot encode count as null.
+		b, err := json.Marshal(x)
+		if err != nil {
+			w.buf = append(w.buf, "null"...)
+			return
+		}
+		w.buf = append(w.buf, b...)
+	}
+}
+
+func (w *jsonWriter) object(m map[string]any, depth int) {
+	base := len(w.keys)
+	for k := range m {
+		w.keys = append(w.keys, k)
+	}
+	sortStrings(w.keys[base:])
+	w.buf = append(w.buf, '{')
+	for i := base; i < len(w.keys); i++ {
+		if i > base {
+			w.buf = append(w.buf, ',')
+		}
+		k := w.keys[i]
+		w.str(k)
+		w.buf = append(w.buf, ':')
+		w.value(m[k], depth+1)
+	}
+	w.buf = append(w.buf, '}')
+	clear(w.keys[base:])
+	w.keys = w.keys[:base]
+}
+
+// float formats f like encoding/json: shortest representation, exponent
+// form outside [1e-6, 1e21), "e-07" cleaned to "e-7". NaN and infinities,
+// which encoding/json rejects, are written as null.
+func (w *jsonWriter) float(f float64, bits int) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		w.buf = append(w.buf, "null"...)
+		return
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 {
+		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
+			format = 'e'
+		}
+	}
+	w.buf = strconv.AppendFloat(w.buf, f, format, -1, bits)
+	if format == 'e' {
+		n := len(w.buf)
+		if n >= 4 && w.buf[n-4] == 'e' && w.buf[n-3] == '-' && w.buf[n-2] == '0' {
+			w.buf[n-2] = w.buf[n-1]
+			w.buf = w.buf[:n-1]
+		}
+	}
+}
+
+const hexDigits = "0123456789abcdef"
+
+// str writes s as a JSON string with encoding/json's escaping: ", \ and
+// control characters escaped, <, > and & as \u003c etc., U+2028 and U+2029
+// escaped, and invalid UTF-8 replaced by \ufffd.
+func (w *jsonWriter) str(s string) {
+	b := append(w.buf, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	w.buf = append(b, '"')
+}
+
+func sortStrings(s []string) { slices.Sort(s) }
