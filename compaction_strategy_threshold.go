@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/genai"
 )
 
@@ -30,9 +31,9 @@ const (
 // compactThreshold is the threshold strategy (DESIGN §5): summarize the
 // previous summary plus everything after the watermark, replace the request's
 // contents with one summary message, reset calibration and persist.
-func (g *ContextGuard) compactThreshold(t *turn) (guardState, error) {
+func (g *ContextGuard) compactThreshold(t *turn) (next guardState, err error) {
 	start := time.Now()
-	next := t.prev
+	next = t.prev
 	cov := coverableLen(t.raw)
 	first := 0
 	prevSummary := ""
@@ -76,8 +77,11 @@ func (g *ContextGuard) compactThreshold(t *turn) (guardState, error) {
 		UserRequest:     userReq,
 		Todos:           loadTodos(t.ctx.ReadonlyState()),
 		MaxTokens:       budget,
+		Instructions:    t.cfg.instructions,
 	}
 
+	var span trace.Span
+	t.spanCtx, span = g.tel.startCompaction(t.ctx, t.cfg.name, t.ctx.SessionID(), StrategyThreshold)
 	ev := CompactionEvent{
 		Agent:              t.cfg.name,
 		SessionID:          t.ctx.SessionID(),
@@ -152,6 +156,10 @@ func (g *ContextGuard) compactThreshold(t *turn) (guardState, error) {
 
 	ev.TokensAfter = newCount
 	ev.Duration = time.Since(start)
+	if newCount > t.lim.window {
+		err = irreducibleError(newCount, t.lim.window)
+	}
+	g.tel.endCompaction(t.spanCtx, span, ev, err)
 	t.log.Info("contextguard: compacted",
 		"tokens_before", ev.TokensBefore, "tokens_after", ev.TokensAfter,
 		"threshold", ev.Threshold, "window", ev.Window, "strategy", ev.Strategy,
@@ -160,10 +168,7 @@ func (g *ContextGuard) compactThreshold(t *turn) (guardState, error) {
 	if g.hook != nil {
 		g.hook(t.ctx, ev)
 	}
-	if newCount > t.lim.window {
-		return next, irreducibleError(newCount, t.lim.window)
-	}
-	return next, nil
+	return next, err
 }
 
 // summaryBudget is the length asked of a summary: about half the buffer
@@ -265,7 +270,13 @@ func (g *ContextGuard) summarize(t *turn, req SummaryRequest) (s string, err err
 			s, err = "", fmt.Errorf("summarizer panicked: %v", r)
 		}
 	}()
-	ctx, cancel := context.WithTimeout(t.ctx, t.cfg.summaryTimeout)
+	parent := context.Context(t.ctx)
+	if t.spanCtx != nil {
+		parent = t.spanCtx
+	}
+	ctx, cancel := context.WithTimeout(parent, t.cfg.summaryTimeout)
 	defer cancel()
+	began := time.Now()
+	defer func() { g.tel.summarizerCall(parent, t.cfg.name, time.Since(began)) }()
 	return t.cfg.summarizer.Summarize(ctx, req)
 }

@@ -34,9 +34,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/plugin"
@@ -59,13 +62,15 @@ type ContextGuard struct {
 	registry ModelRegistry
 	log      *slog.Logger
 	hook     func(context.Context, CompactionEvent)
+	tel      *telemetry
 	optErrs  []error
 
 	mu     sync.RWMutex
 	agents map[string]*agentConfig
 	errs   []error
 
-	sessions *sessionLocks
+	sessions      *sessionLocks
+	triggerWarned sync.Map // agent+window -> bool
 }
 
 // New returns a guard that reads context windows from registry; a nil
@@ -83,7 +88,13 @@ func New(registry ModelRegistry, opts ...Option) *ContextGuard {
 	if registry == nil {
 		registry = NewCrushRegistry(WithRegistryLogger(o.logger))
 	}
+	tel, err := newTelemetry(o.tracerProvider, o.meterProvider)
+	if err != nil {
+		o.errs = append(o.errs, fmt.Errorf("contextguard: creating OpenTelemetry instruments: %w", err))
+		tel, _ = newTelemetry(tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider())
+	}
 	return &ContextGuard{
+		tel:      tel,
 		registry: registry,
 		log:      o.logger,
 		hook:     o.onCompaction,
@@ -194,6 +205,8 @@ type turn struct {
 	before int // calibrated count before compaction
 	// sumWindow is the context window of the summarizer's model.
 	sumWindow int
+	// spanCtx carries the compaction span to the summarizer call.
+	spanCtx context.Context
 }
 
 // beforeModel is the plugin's BeforeModelCallback (DESIGN §3).
@@ -223,7 +236,7 @@ func (g *ContextGuard) beforeModel(cctx agent.CallbackContext, req *model.LLMReq
 		est:  estimatorFor(req.Model),
 		log:  g.log.With("agent", cfg.name, "session", cctx.SessionID()),
 	}
-	t.lim = newLimits(g.window(cfg, req.Model))
+	t.lim = g.limits(cfg, req.Model)
 	t.inj = injectSummary(t)
 	t.cal = newCalibration(prev, t.est)
 
@@ -243,6 +256,20 @@ func (g *ContextGuard) window(cfg *agentConfig, modelName string) int {
 		return w
 	}
 	return DefaultContextWindow
+}
+
+// limits applies the agent's trigger to its window, warning once per agent and
+// window when the configured trigger does not fit.
+func (g *ContextGuard) limits(cfg *agentConfig, modelName string) limits {
+	w := g.window(cfg, modelName)
+	l, ok := cfg.limitsFor(w)
+	if !ok {
+		if _, seen := g.triggerWarned.LoadOrStore(cfg.name+"\x00"+strconv.Itoa(w), true); !seen {
+			g.log.Warn("contextguard: the configured trigger does not fit the window; using the default trigger",
+				"agent", cfg.name, "window", w, "threshold", l.threshold)
+		}
+	}
+	return l
 }
 
 // injectSummary replaces the contents the stored summary covers by the

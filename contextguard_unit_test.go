@@ -516,6 +516,15 @@ func TestOptionValidation(t *testing.T) {
 		{"empty name", func(g *ContextGuard) { g.Add("", llm) }, nil, []string{"agent name is empty"}},
 		{"nil option", func(g *ContextGuard) { g.Add("a", llm, nil) }, nil, []string{"nil AgentOption"}},
 		{"nil logger", func(*ContextGuard) {}, []Option{WithLogger(nil)}, []string{"WithLogger"}},
+		{"zero trigger tokens", func(g *ContextGuard) { g.Add("a", llm, WithTriggerTokens(0)) }, nil, []string{"WithTriggerTokens(0): must be > 0"}},
+		{"trigger fraction of one", func(g *ContextGuard) { g.Add("a", llm, WithTriggerFraction(1)) }, nil, []string{"WithTriggerFraction(1): must be in (0, 1)"}},
+		{"NaN trigger fraction", func(g *ContextGuard) { g.Add("a", llm, WithTriggerFraction(math.NaN())) }, nil, []string{"WithTriggerFraction(NaN)"}},
+		{"negative reserve", func(g *ContextGuard) { g.Add("a", llm, WithReserve(-3)) }, nil, []string{"WithReserve(-3): must be > 0"}},
+		{"two triggers", func(g *ContextGuard) { g.Add("a", llm, WithReserve(1000), WithTriggerFraction(0.5)) }, nil, []string{"already set by a reserve option"}},
+		{"empty instructions", func(g *ContextGuard) { g.Add("a", llm, WithInstructions("")) }, nil, []string{"WithInstructions: text is empty"}},
+		{"nil tracer provider", func(*ContextGuard) {}, []Option{WithTracerProvider(nil)}, []string{"WithTracerProvider"}},
+		{"nil meter provider", func(*ContextGuard) {}, []Option{WithMeterProvider(nil)}, []string{"WithMeterProvider"}},
+		{"nil option", func(*ContextGuard) {}, []Option{nil}, []string{"nil Option"}},
 		{"nil hook", func(*ContextGuard) {}, []Option{WithOnCompaction(nil)}, []string{"WithOnCompaction"}},
 		{"all errors joined", func(g *ContextGuard) {
 			g.Add("a", llm, WithMaxTokens(-1))
@@ -598,4 +607,47 @@ func TestFallbackSummaryFitsBudget(t *testing.T) {
 	assert.Contains(t, s, "kubectl_get_pods x1")
 	assert.Contains(t, s, "[in_progress] check pods")
 	assert.Contains(t, s, "PREV")
+}
+
+func TestTriggerOptions(t *testing.T) {
+	tests := []struct {
+		name      string
+		opt       AgentOption
+		window    int
+		threshold int
+		ok        bool
+	}{
+		{"default small window", nil, 8_000, 6_400, true},
+		{"default large window", nil, 1_000_000, 980_000, true},
+		{"tokens", WithTriggerTokens(5_000), 8_000, 5_000, true},
+		{"tokens beyond the window fall back", WithTriggerTokens(9_000), 8_000, 6_400, false},
+		{"fraction", WithTriggerFraction(0.5), 8_000, 4_000, true},
+		{"reserve", WithReserve(3_000), 8_000, 5_000, true},
+		{"reserve larger than the window falls back", WithReserve(9_000), 8_000, 6_400, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var opts []AgentOption
+			if tt.opt != nil {
+				opts = append(opts, tt.opt)
+			}
+			cfg := newAgentConfig("a", fixedSummary("x"), opts)
+			require.Empty(t, cfg.errs)
+			l, ok := cfg.limitsFor(tt.window)
+			assert.Equal(t, tt.ok, ok)
+			assert.Equal(t, tt.threshold, l.threshold)
+			assert.Equal(t, tt.window-tt.threshold, l.buffer)
+		})
+	}
+}
+
+func TestTriggerOption_DrivesCompactionAndInstructionsReachPrompt(t *testing.T) {
+	sum := fixedSummary("S")
+	g, logs := newTestGuard(t, sum, WithMaxTokens(100_000), WithTriggerTokens(2_000), WithInstructions("Keep every TICKET-ID."))
+	ctx := newFakeCtx("a").withUser("go")
+	_, err := g.beforeModel(ctx, request(history(3, 1000)...))
+	require.NoError(t, err)
+	assert.Equal(t, 1, sum.Calls(), "2,000-token trigger reached in a 100k window")
+	assert.Contains(t, contentText(sum.last.Config.SystemInstruction), "Keep every TICKET-ID.")
+	assert.Contains(t, logs.String(), "threshold=2000")
 }

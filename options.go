@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/adk/model"
 )
 
@@ -48,9 +50,11 @@ const (
 type Option func(*guardOptions)
 
 type guardOptions struct {
-	logger       *slog.Logger
-	onCompaction func(context.Context, CompactionEvent)
-	errs         []error
+	logger         *slog.Logger
+	onCompaction   func(context.Context, CompactionEvent)
+	tracerProvider trace.TracerProvider
+	meterProvider  metric.MeterProvider
+	errs           []error
 }
 
 // WithLogger sets the logger the guard writes to. The default is
@@ -91,7 +95,75 @@ type agentConfig struct {
 	summarizer     Summarizer
 	summarizerLLM  model.LLM
 	summaryTimeout time.Duration
+	instructions   string
+	trigger        triggerSpec
 	errs           []error
+}
+
+// triggerSpec is how an agent's trigger was configured: the seeds' buffer
+// rule by default, or one of WithTriggerTokens, WithTriggerFraction,
+// WithReserve.
+type triggerSpec struct {
+	kind     string // "", "tokens", "fraction", "reserve"
+	tokens   int
+	fraction float64
+}
+
+func (c *agentConfig) setTrigger(t triggerSpec, name string) {
+	if c.trigger.kind != "" && c.trigger.kind != t.kind {
+		c.errs = append(c.errs, fmt.Errorf("%s: the trigger is already set by a %s option; use only one of WithTriggerTokens, WithTriggerFraction, WithReserve", name, c.trigger.kind))
+		return
+	}
+	c.trigger = t
+}
+
+// WithTriggerTokens compacts once the request reaches n tokens, whatever the
+// window. n must be positive; a value at or above the window is lowered to
+// the default trigger with a warning when the window is known.
+func WithTriggerTokens(n int) AgentOption {
+	return func(c *agentConfig) {
+		if n <= 0 {
+			c.errs = append(c.errs, fmt.Errorf("WithTriggerTokens(%d): must be > 0", n))
+			return
+		}
+		c.setTrigger(triggerSpec{kind: "tokens", tokens: n}, fmt.Sprintf("WithTriggerTokens(%d)", n))
+	}
+}
+
+// WithTriggerFraction compacts once the request reaches f of the window; f
+// must be in (0, 1), e.g. 0.8.
+func WithTriggerFraction(f float64) AgentOption {
+	return func(c *agentConfig) {
+		if !(f > 0 && f < 1) {
+			c.errs = append(c.errs, fmt.Errorf("WithTriggerFraction(%v): must be in (0, 1)", f))
+			return
+		}
+		c.setTrigger(triggerSpec{kind: "fraction", fraction: f}, fmt.Sprintf("WithTriggerFraction(%v)", f))
+	}
+}
+
+// WithReserve keeps n tokens free below the window (for the response and the
+// estimate's error): the trigger is window - n. n must be positive.
+func WithReserve(n int) AgentOption {
+	return func(c *agentConfig) {
+		if n <= 0 {
+			c.errs = append(c.errs, fmt.Errorf("WithReserve(%d): must be > 0", n))
+			return
+		}
+		c.setTrigger(triggerSpec{kind: "reserve", tokens: n}, fmt.Sprintf("WithReserve(%d)", n))
+	}
+}
+
+// WithInstructions appends text to the summary prompt, e.g. "Keep every
+// ticket number." An empty string is an error.
+func WithInstructions(text string) AgentOption {
+	return func(c *agentConfig) {
+		if text == "" {
+			c.errs = append(c.errs, errors.New("WithInstructions: text is empty"))
+			return
+		}
+		c.instructions = text
+	}
 }
 
 // WithSlidingWindow selects the sliding-window strategy, keeping at most
@@ -195,6 +267,28 @@ func newAgentConfig(name string, llm model.LLM, opts []AgentOption) *agentConfig
 		c.errs[i] = fmt.Errorf("contextguard: Add(%q): %w", name, err)
 	}
 	return c
+}
+
+// limitsFor returns the window, buffer and threshold of an agent for a
+// window, applying its trigger option. A trigger that leaves no room is
+// replaced by the default one and reported through ok=false.
+func (c *agentConfig) limitsFor(window int) (l limits, ok bool) {
+	def := newLimits(window)
+	var threshold int
+	switch c.trigger.kind {
+	case "tokens":
+		threshold = c.trigger.tokens
+	case "fraction":
+		threshold = int(float64(window) * c.trigger.fraction)
+	case "reserve":
+		threshold = window - c.trigger.tokens
+	default:
+		return def, true
+	}
+	if threshold <= 0 || threshold >= window {
+		return def, false
+	}
+	return limits{window: window, buffer: window - threshold, threshold: threshold}, true
 }
 
 // bufferFor returns the room kept free below the window: a fixed 20k for
