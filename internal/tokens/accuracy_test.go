@@ -1,0 +1,132 @@
+package tokens_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tiktoken-go/tokenizer"
+
+	"github.com/adk-contextguard/contextguard/internal/tokenfit/corpus"
+	"github.com/adk-contextguard/contextguard/internal/tokens"
+)
+
+type errStats struct{ n, med, p90, max float64 }
+
+func summarize(e []float64) errStats {
+	if len(e) == 0 {
+		return errStats{}
+	}
+	s := append([]float64(nil), e...)
+	sort.Float64s(s)
+	q := func(p float64) float64 { return s[int(math.Ceil(p*float64(len(s))))-1] }
+	return errStats{float64(len(s)), q(0.5), q(0.9), s[len(s)-1]}
+}
+
+// checkFamily prints per-type error tables for the estimator and len/4 on
+// the held-out chunks, and asserts the accuracy bounds.
+func checkFamily(t *testing.T, est *tokens.Estimator, chunks []corpus.Chunk, truth func(corpus.Chunk) int) {
+	t.Helper()
+	type pair struct{ est, quarter []float64 }
+	byType := map[string]*pair{}
+	all := &pair{}
+	for _, c := range chunks {
+		if !c.HeldOut {
+			continue
+		}
+		y := float64(truth(c))
+		e1 := math.Abs(float64(est.Text(c.Text))-y) / y
+		e2 := math.Abs(math.Ceil(float64(len(c.Text))/4)-y) / y
+		p := byType[c.Type]
+		if p == nil {
+			p = &pair{}
+			byType[c.Type] = p
+		}
+		p.est = append(p.est, e1)
+		p.quarter = append(p.quarter, e2)
+		all.est = append(all.est, e1)
+		all.quarter = append(all.quarter, e2)
+	}
+	types := make([]string, 0, len(byType))
+	for k := range byType {
+		types = append(types, k)
+	}
+	sort.Strings(types)
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%s, held-out chunks\n%-13s %4s | %-23s | %-23s\n", est.Family(), "type", "n",
+		"estimator med/p90/max", "len/4 med/p90/max")
+	row := func(name string, p *pair) {
+		a, q := summarize(p.est), summarize(p.quarter)
+		fmt.Fprintf(&b, "%-13s %4.0f | %5.1f%% %5.1f%% %6.1f%% | %5.1f%% %5.1f%% %6.1f%%\n", name, a.n,
+			100*a.med, 100*a.p90, 100*a.max, 100*q.med, 100*q.p90, 100*q.max)
+	}
+	for _, k := range types {
+		row(k, byType[k])
+	}
+	row("ALL", all)
+	t.Log(b.String())
+
+	overall := summarize(all.est)
+	require.GreaterOrEqual(t, overall.n, 150.0, "too few held-out chunks")
+	require.LessOrEqual(t, overall.med, 0.03, "overall median error")
+	require.LessOrEqual(t, overall.p90, 0.08, "overall p90 error")
+	require.GreaterOrEqual(t, len(types), 12, "content types")
+	for _, k := range types {
+		require.LessOrEqual(t, summarize(byType[k].est).med, 0.10, "median error of %s", k)
+	}
+}
+
+func TestEstimatorAccuracy(t *testing.T) {
+	chunks, err := corpus.Load("testdata/corpus")
+	require.NoError(t, err)
+	require.NotEmpty(t, chunks)
+
+	t.Run("o200k", func(t *testing.T) {
+		enc, err := tokenizer.Get(tokenizer.O200kBase)
+		require.NoError(t, err)
+		checkFamily(t, tokens.New(tokens.O200k), chunks, func(c corpus.Chunk) int {
+			n, err := enc.Count(c.Text)
+			require.NoError(t, err)
+			return n
+		})
+	})
+
+	t.Run("gemma3", func(t *testing.T) {
+		data, err := os.ReadFile("testdata/gemma3_counts.json")
+		if os.IsNotExist(err) {
+			t.Skip("no Gemma-3 reference counts")
+		}
+		require.NoError(t, err)
+		var gc struct {
+			Counts map[string]int `json:"counts"`
+		}
+		require.NoError(t, json.Unmarshal(data, &gc))
+		checkFamily(t, tokens.New(tokens.Gemma3), chunks, func(c corpus.Chunk) int {
+			n, ok := gc.Counts[c.Key()]
+			require.True(t, ok, "gemma3_counts.json lacks %s; re-run internal/tokenfit/gemma3/count.mjs", c.Key())
+			return n
+		})
+	})
+}
+
+// TestFitReportCurrent checks that the weights files were fitted on the
+// current corpus: every chunk has a Gemma-3 count.
+func TestFitReportCurrent(t *testing.T) {
+	chunks, err := corpus.Load("testdata/corpus")
+	require.NoError(t, err)
+	data, err := os.ReadFile("testdata/gemma3_counts.json")
+	require.NoError(t, err)
+	var gc struct {
+		Counts map[string]int `json:"counts"`
+	}
+	require.NoError(t, json.Unmarshal(data, &gc))
+	require.Len(t, gc.Counts, len(chunks))
+	report, err := os.ReadFile("testdata/fit_report.txt")
+	require.NoError(t, err)
+	require.Contains(t, string(report), fmt.Sprintf("Corpus: %d chunks", len(chunks)))
+}
