@@ -54,7 +54,7 @@ func (g *ContextGuard) compactThreshold(t *turn) (next guardState, err error) {
 	bare := t.cal.scale(fixed + t.est.content(summaryContent("", userReq)))
 	if bare > t.lim.window {
 		if t.prev.floor != bare {
-			t.log.Error("contextguard: the system instruction, tools and current request alone exceed the context window; nothing the guard can cut will make the request fit",
+			t.log().Error("contextguard: the system instruction, tools and current request alone exceed the context window; nothing the guard can cut will make the request fit",
 				"irreducible_tokens", bare, "window", t.lim.window, "threshold", t.lim.threshold)
 		}
 		next.floor = bare
@@ -107,18 +107,18 @@ func (g *ContextGuard) compactThreshold(t *turn) (next guardState, err error) {
 		case t.cal.scale(t.est.text(s)) > int(float64(sreq.MaxTokens)*oversizeTolerance):
 			reason = "summary of " + strconv.Itoa(t.cal.scale(t.est.text(s))) + " tokens exceeds its budget of " + strconv.Itoa(sreq.MaxTokens)
 			if attempt < t.cfg.maxAttempts {
-				t.log.Warn("contextguard: summary too long; asking again for a shorter one", "attempt", attempt, "reason", reason)
+				t.log().Warn("contextguard: summary too long; asking again for a shorter one", "attempt", attempt, "reason", reason)
 				sreq.MaxTokens = max(sreq.MaxTokens/2, minSummaryTokens/2)
 				continue
 			}
 		}
 		if reason != "" {
-			t.log.Warn("contextguard: summarizer failed; using the fallback summary", "reason", reason, "attempt", attempt)
+			t.log().Warn("contextguard: summarizer failed; using the fallback summary", "reason", reason, "attempt", attempt)
 			ev.Fallback, ev.FallbackReason = true, reason
 			s = fallbackSummary(t.est, t.cal, prevSummary, toSummarize, sreq.Todos, budget)
 		}
 		summary = s
-		t.req.Contents = []*genai.Content{summaryContent(summary, userReq)}
+		t.req.Contents = []*genai.Content{t.sess.summary.get(summary, userReq)}
 		newEst = requestTokens(t.est, t.req)
 		newCount = t.cal.scale(newEst)
 		if newCount <= t.lim.threshold || ev.Fallback || attempt >= t.cfg.maxAttempts {
@@ -136,7 +136,7 @@ func (g *ContextGuard) compactThreshold(t *turn) (next guardState, err error) {
 
 	if newCount > t.lim.threshold {
 		if t.prev.floor == 0 {
-			t.log.Warn("contextguard: the compacted request is still over the threshold; its irreducible part is too large, so the guard will not compact again until the conversation grows",
+			t.log().Warn("contextguard: the compacted request is still over the threshold; its irreducible part is too large, so the guard will not compact again until the conversation grows",
 				"tokens_after", newCount, "threshold", t.lim.threshold, "window", t.lim.window)
 		}
 		next.floor = newCount
@@ -148,7 +148,7 @@ func (g *ContextGuard) compactThreshold(t *turn) (next guardState, err error) {
 	next.summary = summary
 	next.userRequest = userReq
 	next.watermark = cov
-	next.fingerprint = fingerprint(t.raw[cov-1])
+	next.fingerprint = t.est.fingerprint(t.raw[cov-1])
 	next.summarizedAt = t.before
 	next.realTokens = 0
 	next.lastEstimate = newEst
@@ -160,7 +160,7 @@ func (g *ContextGuard) compactThreshold(t *turn) (next guardState, err error) {
 		err = irreducibleError(newCount, t.lim.window)
 	}
 	g.tel.endCompaction(t.spanCtx, span, ev, err)
-	t.log.Info("contextguard: compacted",
+	t.log().Info("contextguard: compacted",
 		"tokens_before", ev.TokensBefore, "tokens_after", ev.TokensAfter,
 		"threshold", ev.Threshold, "window", ev.Window, "strategy", ev.Strategy,
 		"summarizer_calls", ev.SummarizerCalls, "fallback", ev.Fallback,
@@ -266,7 +266,7 @@ func (t *turn) guardSummarizerWindow() int {
 func (g *ContextGuard) summarize(t *turn, req SummaryRequest) (s string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			t.log.Error("contextguard: summarizer panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			t.log().Error("contextguard: summarizer panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			s, err = "", fmt.Errorf("summarizer panicked: %v", r)
 		}
 	}()

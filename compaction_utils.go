@@ -396,7 +396,7 @@ type injection struct {
 // nearest to it. Without a match nothing is cut (never blindly). State from
 // the earlier guard has no fingerprint; its watermark is trusted when it lies
 // within the contents.
-func locateWatermark(raw []*genai.Content, st guardState) (int, string) {
+func locateWatermark(raw []*genai.Content, st guardState, fingerprint func(*genai.Content) string) (int, string) {
 	w := st.watermark
 	if w <= 0 {
 		return 0, "summary without watermark"

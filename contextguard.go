@@ -69,7 +69,7 @@ type ContextGuard struct {
 	agents map[string]*agentConfig
 	errs   []error
 
-	sessions      *sessionLocks
+	sessions      *sessionTable
 	triggerWarned sync.Map // agent+window -> bool
 }
 
@@ -100,7 +100,7 @@ func New(registry ModelRegistry, opts ...Option) *ContextGuard {
 		hook:     o.onCompaction,
 		optErrs:  o.errs,
 		agents:   make(map[string]*agentConfig),
-		sessions: newSessionLocks(defaultSessionLocks),
+		sessions: newSessionTable(defaultSessionEntries),
 	}
 }
 
@@ -197,12 +197,14 @@ type turn struct {
 	req    *model.LLMRequest
 	raw    []*genai.Content // contents as ADK built them
 	prev   guardState
-	est    tokenEstimator
+	est    cachedEstimator
+	sess   *sessionEntry
 	lim    limits
 	cal    calibration
 	inj    injection
-	log    *slog.Logger
-	before int // calibrated count before compaction
+	base   *slog.Logger
+	logger *slog.Logger // base with agent and session, built on first use
+	before int          // calibrated count before compaction
 	// sumWindow is the context window of the summarizer's model.
 	sumWindow int
 	// spanCtx carries the compaction span to the summarizer call.
@@ -218,8 +220,9 @@ func (g *ContextGuard) beforeModel(cctx agent.CallbackContext, req *model.LLMReq
 	if cfg == nil {
 		return nil, nil
 	}
-	unlock := g.sessions.lock(sessionKey(cctx))
-	defer unlock()
+	sess, release := g.sessions.acquire(sessionKey(cctx))
+	defer release()
+	sess.cache.begin()
 
 	st := cctx.State()
 	sio := stateIO{agent: cfg.name, log: g.log}
@@ -233,9 +236,10 @@ func (g *ContextGuard) beforeModel(cctx agent.CallbackContext, req *model.LLMReq
 		req:  req,
 		raw:  req.Contents,
 		prev: prev,
-		est:  estimatorFor(req.Model),
-		log:  g.log.With("agent", cfg.name, "session", cctx.SessionID()),
+		sess: sess,
+		base: g.log,
 	}
+	t.est = cachedEstimator{tokenEstimator: estimatorFor(req.Model), cache: sess.cache, salt: estimatorSalt(req.Model)}
 	t.lim = g.limits(cfg, req.Model)
 	t.inj = injectSummary(t)
 	t.cal = newCalibration(prev, t.est)
@@ -245,6 +249,15 @@ func (g *ContextGuard) beforeModel(cctx agent.CallbackContext, req *model.LLMReq
 		sio.save(st, prev, next)
 	}
 	return nil, err
+}
+
+// log returns the turn's logger, built only when something is logged so the
+// common path allocates nothing for it.
+func (t *turn) log() *slog.Logger {
+	if t.logger == nil {
+		t.logger = t.base.With("agent", t.cfg.name, "session", t.ctx.SessionID())
+	}
+	return t.logger
 }
 
 // window is the agent's context window: WithMaxTokens, else the registry's.
@@ -278,15 +291,15 @@ func injectSummary(t *turn) injection {
 	if t.prev.summary == "" {
 		return injection{}
 	}
-	w, reason := locateWatermark(t.raw, t.prev)
+	w, reason := locateWatermark(t.raw, t.prev, t.est.fingerprint)
 	if w == 0 {
-		t.log.Warn("contextguard: stored summary not applied; sending the contents as they are",
+		t.log().Warn("contextguard: stored summary not applied; sending the contents as they are",
 			"reason", reason, "watermark", t.prev.watermark, "contents", len(t.raw))
 		return injection{reason: reason}
 	}
 	start := pairSafeStart(t.raw, w)
 	out := make([]*genai.Content, 0, len(t.raw)-start+1)
-	out = append(out, summaryContent(t.prev.summary, t.prev.userRequest))
+	out = append(out, t.sess.summary.get(t.prev.summary, t.prev.userRequest))
 	out = append(out, t.raw[start:]...)
 	t.req.Contents = out
 	return injection{cut: start, injected: true}
@@ -312,7 +325,7 @@ func (g *ContextGuard) decide(t *turn) (guardState, error) {
 		return next, nil
 	}
 
-	t.log.Info("contextguard: trigger reached; compacting",
+	t.log().Info("contextguard: trigger reached; compacting",
 		"tokens", count, "threshold", t.lim.threshold, "window", t.lim.window,
 		"strategy", t.cfg.strategy, "contents", len(t.raw))
 	return g.compactThreshold(t)
@@ -342,65 +355,85 @@ func (g *ContextGuard) afterModel(cctx agent.CallbackContext, resp *model.LLMRes
 }
 
 // ---------------------------------------------------------------------------
-// Per-session locks (DESIGN §10)
+// Per-session entries (DESIGN §10)
 // ---------------------------------------------------------------------------
 
-// defaultSessionLocks bounds the per-session lock table; the least recently
+// defaultSessionEntries bounds the per-session table; the least recently
 // used idle entries are dropped beyond it.
-const defaultSessionLocks = 10_000
+const defaultSessionEntries = 10_000
 
-// sessionLocks serialises the guard's work per session, so one session never
-// summarizes the same history twice at once while other sessions proceed.
-type sessionLocks struct {
+// sessionTable holds what the guard keeps in memory per session: a mutex
+// that serialises the guard's work on the session (so it never summarizes
+// the same history twice at once while other sessions proceed), the
+// per-content count cache and the last summary message built.
+type sessionTable struct {
 	mu    sync.Mutex
 	max   int
 	byKey map[string]*list.Element
 	order *list.List // front: most recently used
 }
 
-type sessionLock struct {
+type sessionEntry struct {
 	key   string
 	mu    sync.Mutex
 	users int // holders and waiters; an entry in use is never evicted
+
+	// Guarded by mu.
+	cache   *countCache
+	summary summaryMemo
 }
 
-func newSessionLocks(n int) *sessionLocks {
-	return &sessionLocks{max: n, byKey: make(map[string]*list.Element), order: list.New()}
+// summaryMemo reuses the summary message across calls while the stored
+// summary is unchanged, so its text is neither rebuilt nor recounted.
+type summaryMemo struct {
+	summary, request string
+	msg              *genai.Content
 }
 
-// lock locks the session's mutex and returns its unlock function.
-func (s *sessionLocks) lock(key string) func() {
+func (m *summaryMemo) get(summary, request string) *genai.Content {
+	if m.msg == nil || m.summary != summary || m.request != request {
+		m.summary, m.request, m.msg = summary, request, summaryContent(summary, request)
+	}
+	return m.msg
+}
+
+func newSessionTable(n int) *sessionTable {
+	return &sessionTable{max: n, byKey: make(map[string]*list.Element), order: list.New()}
+}
+
+// acquire locks the session's entry and returns it with its release function.
+func (s *sessionTable) acquire(key string) (*sessionEntry, func()) {
 	s.mu.Lock()
 	el, ok := s.byKey[key]
 	if !ok {
-		el = s.order.PushFront(&sessionLock{key: key})
+		el = s.order.PushFront(&sessionEntry{key: key, cache: newCountCache()})
 		s.byKey[key] = el
 	} else {
 		s.order.MoveToFront(el)
 	}
-	l := el.Value.(*sessionLock)
-	l.users++
+	e := el.Value.(*sessionEntry)
+	e.users++
 	s.evictLocked()
 	s.mu.Unlock()
 
-	l.mu.Lock()
-	return func() {
-		l.mu.Unlock()
+	e.mu.Lock()
+	return e, func() {
+		e.mu.Unlock()
 		s.mu.Lock()
-		l.users--
+		e.users--
 		s.evictLocked()
 		s.mu.Unlock()
 	}
 }
 
-func (s *sessionLocks) evictLocked() {
-	for e := s.order.Back(); e != nil && s.order.Len() > s.max; {
-		prev := e.Prev()
-		if l := e.Value.(*sessionLock); l.users == 0 {
-			s.order.Remove(e)
-			delete(s.byKey, l.key)
+func (s *sessionTable) evictLocked() {
+	for el := s.order.Back(); el != nil && s.order.Len() > s.max; {
+		prev := el.Prev()
+		if e := el.Value.(*sessionEntry); e.users == 0 {
+			s.order.Remove(el)
+			delete(s.byKey, e.key)
 		}
-		e = prev
+		el = prev
 	}
 }
 
@@ -410,6 +443,9 @@ func sessionKey(c agent.ReadonlyContext) string {
 
 // estimatorFor returns the token estimator for a model.
 func estimatorFor(string) tokenEstimator { return naiveEstimator{} }
+
+// estimatorSalt separates cached counts of different estimators.
+func estimatorSalt(string) uint64 { return 0 }
 
 // errorf builds an error wrapping ErrIrreducible with details.
 func irreducibleError(need, window int) error {

@@ -358,7 +358,7 @@ func TestWatermark(t *testing.T) {
 			st := tt.st(tt.raw)
 			st.summary = "S"
 			req := request(tt.raw...)
-			tr := &turn{req: req, raw: req.Contents, prev: st, log: logs.logger()}
+			tr := newTestTurn(req, st, logs.logger())
 			inj := injectSummary(tr)
 			assert.Equal(t, tt.wantInj, inj.injected)
 			assert.Equal(t, tt.wantCut, inj.cut)

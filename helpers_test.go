@@ -204,3 +204,18 @@ func newTestGuard(t testing.TB, llm model.LLM, opts ...AgentOption) (*ContextGua
 	}
 	return g, logs
 }
+
+// newTestTurn builds a turn over req for calling the guard's steps directly.
+func newTestTurn(req *model.LLMRequest, st guardState, log *slog.Logger) *turn {
+	sess := &sessionEntry{cache: newCountCache()}
+	return &turn{
+		ctx:  newFakeCtx("a"),
+		cfg:  &agentConfig{name: "a"},
+		req:  req,
+		raw:  req.Contents,
+		prev: st,
+		sess: sess,
+		est:  cachedEstimator{tokenEstimator: naiveEstimator{}, cache: sess.cache},
+		base: log,
+	}
+}

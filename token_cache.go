@@ -1,0 +1,267 @@
+package contextguard
+
+import (
+	"math"
+	"unsafe"
+
+	"google.golang.org/genai"
+)
+
+// Incremental counting (DESIGN §4, issue 3). ADK rebuilds the request from
+// the append-only event log every step, deep-copying each content, so all
+// but the newest contents are the same as in the previous call. The copies
+// are new structs and maps, but their strings share the session events'
+// bytes. A content is therefore identified, without reading its bytes, by
+// the addresses and lengths of its strings plus its shape, numbers and map
+// keys; the cache entry keeps the content alive, so no address it names can
+// be reused for other bytes while the entry exists. Any change to a content
+// (a new string, an added key, another number) changes its key, so a stale
+// count is never served. Inline data is left out of the key: its count comes
+// from a header (images) or a length (other blobs) and is recomputed.
+
+// countCache holds the per-content counts of one session.
+type countCache struct {
+	entries map[uint64]*countEntry
+	gen     uint32
+	live    int // entries touched in the current generation
+}
+
+type countEntry struct {
+	pin    *genai.Content // keeps the strings named by the key alive
+	role   string
+	parts  int
+	tokens int
+	fp     string // fingerprint, computed on first use
+	gen    uint32
+}
+
+// maxCacheEntries bounds one session's cache; past it, entries not used by
+// the latest request are dropped.
+const maxCacheEntries = 4096
+
+func newCountCache() *countCache {
+	return &countCache{entries: make(map[uint64]*countEntry)}
+}
+
+// begin starts a new request: entries not touched since the previous
+// request are dropped once the cache holds more than twice what a request
+// uses, which bounds it by the size of the session's history.
+func (c *countCache) begin() {
+	if len(c.entries) > max(2*c.live, 64) || len(c.entries) > maxCacheEntries {
+		for k, e := range c.entries {
+			if e.gen != c.gen {
+				delete(c.entries, k)
+			}
+		}
+	}
+	c.gen++
+	c.live = 0
+}
+
+// entry returns the cache entry of x, counting it with e on a miss; nil when
+// x cannot be cached.
+func (c *countCache) entry(e tokenEstimator, salt uint64, x *genai.Content) *countEntry {
+	k, ok := contentKey(x)
+	if !ok {
+		return nil
+	}
+	k ^= salt
+	if ent, ok := c.entries[k]; ok && ent.role == x.Role && ent.parts == len(x.Parts) {
+		if ent.gen != c.gen {
+			ent.gen = c.gen
+			c.live++
+		}
+		return ent
+	}
+	ent := &countEntry{pin: x, role: x.Role, parts: len(x.Parts), tokens: e.content(x), gen: c.gen}
+	c.entries[k] = ent
+	c.live++
+	return ent
+}
+
+// cachedEstimator counts contents through a session's cache.
+type cachedEstimator struct {
+	tokenEstimator
+	cache *countCache
+	salt  uint64 // separates estimators sharing a session's cache
+}
+
+func (ce cachedEstimator) content(x *genai.Content) int {
+	if x == nil {
+		return 0
+	}
+	if ent := ce.cache.entry(ce.tokenEstimator, ce.salt, x); ent != nil {
+		return ent.tokens
+	}
+	return ce.tokenEstimator.content(x)
+}
+
+// fingerprint is the content's fingerprint, cached with its count.
+func (ce cachedEstimator) fingerprint(x *genai.Content) string {
+	if x == nil {
+		return fingerprint(x)
+	}
+	ent := ce.cache.entry(ce.tokenEstimator, ce.salt, x)
+	if ent == nil {
+		return fingerprint(x)
+	}
+	if ent.fp == "" {
+		ent.fp = fingerprint(x)
+	}
+	return ent.fp
+}
+
+// ---------------------------------------------------------------------------
+// Identity keys
+// ---------------------------------------------------------------------------
+
+// mix is the splitmix64 finalizer: a cheap, well-distributed 64-bit mixer.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+type keyer struct{ h uint64 }
+
+func (k *keyer) add(v uint64) { k.h = mix(k.h ^ v + 0x9e3779b97f4a7c15) }
+
+func (k *keyer) str(s string) {
+	k.add(uint64(uintptr(unsafe.Pointer(unsafe.StringData(s)))))
+	k.add(uint64(len(s)))
+}
+
+// contentKey is the identity key of c; ok is false when c holds values whose
+// changes the key cannot see, or inline data, and must not be cached.
+func contentKey(c *genai.Content) (uint64, bool) {
+	k := keyer{h: 0x5bd1e995}
+	k.str(c.Role)
+	for _, p := range c.Parts {
+		if p == nil {
+			k.add(1)
+			continue
+		}
+		k.add(2)
+		k.str(p.Text)
+		if p.Thought {
+			k.add(3)
+		}
+		if fc := p.FunctionCall; fc != nil {
+			k.add(4)
+			k.str(fc.ID)
+			k.str(fc.Name)
+			if !k.value(fc.Args) {
+				return 0, false
+			}
+		}
+		if fr := p.FunctionResponse; fr != nil {
+			k.add(5)
+			k.str(fr.ID)
+			k.str(fr.Name)
+			if !k.value(fr.Response) {
+				return 0, false
+			}
+		}
+		if p.InlineData != nil {
+			return 0, false
+		}
+		if f := p.FileData; f != nil {
+			k.add(6)
+			k.str(f.FileURI)
+			k.str(f.MIMEType)
+		}
+		if x := p.ExecutableCode; x != nil {
+			k.add(7)
+			k.str(x.Code)
+		}
+		if r := p.CodeExecutionResult; r != nil {
+			k.add(8)
+			k.str(r.Output)
+		}
+	}
+	return k.h, true
+}
+
+// value adds a map-valued payload to the key.
+func (k *keyer) value(m map[string]any) bool {
+	if m == nil {
+		k.add(9)
+		return true
+	}
+	vk, ok := valueKey(m, 0)
+	k.add(vk)
+	return ok
+}
+
+// maxKeyDepth bounds the walk of nested values; deeper contents are not
+// cached, which only costs a recount.
+const maxKeyDepth = 64
+
+// valueKey keys a JSON-like value by its shape, numbers, booleans and the
+// addresses of its strings. Map entries are combined order-independently.
+func valueKey(v any, depth int) (uint64, bool) {
+	if depth > maxKeyDepth {
+		return 0, false
+	}
+	k := keyer{h: uint64(depth) + 17}
+	switch x := v.(type) {
+	case nil:
+		k.add(10)
+	case string:
+		k.add(11)
+		k.str(x)
+	case bool:
+		if x {
+			k.add(12)
+		} else {
+			k.add(13)
+		}
+	case float64:
+		k.add(14)
+		k.add(math.Float64bits(x))
+	case int:
+		k.add(15)
+		k.add(uint64(x))
+	case int64:
+		k.add(15)
+		k.add(uint64(x))
+	case map[string]any:
+		k.add(16)
+		var sum uint64
+		for key, val := range x {
+			e := keyer{h: 23}
+			e.str(key)
+			vk, ok := valueKey(val, depth+1)
+			if !ok {
+				return 0, false
+			}
+			e.add(vk)
+			sum += e.h
+		}
+		k.add(sum)
+		k.add(uint64(len(x)))
+	case []any:
+		k.add(17)
+		for _, val := range x {
+			vk, ok := valueKey(val, depth+1)
+			if !ok {
+				return 0, false
+			}
+			k.add(vk)
+		}
+		k.add(uint64(len(x)))
+	case []string:
+		k.add(18)
+		for _, s := range x {
+			k.str(s)
+		}
+	default:
+		// Other types (structs, typed maps, byte slices) may change in ways
+		// the walk cannot see: the content is not cached at all.
+		return 0, false
+	}
+	return k.h, true
+}

@@ -1,0 +1,97 @@
+package contextguard
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/genai"
+)
+
+// countingEstimator counts how often contents are estimated.
+type countingEstimator struct {
+	naiveEstimator
+	calls *int
+}
+
+func (c countingEstimator) content(x *genai.Content) int {
+	*c.calls++
+	return c.naiveEstimator.content(x)
+}
+
+func TestCountCache_ReusesUnchangedContents(t *testing.T) {
+	calls := 0
+	cache := newCountCache()
+	ce := cachedEstimator{tokenEstimator: countingEstimator{calls: &calls}, cache: cache}
+	cs := history(10, 500)
+	cache.begin()
+	first := contentsTokens(ce, cs)
+	require.Equal(t, 20, calls)
+
+	// ADK deep-copies every content each step; the strings are shared.
+	copies := make([]*genai.Content, len(cs))
+	for i, c := range cs {
+		cp := *c
+		cp.Parts = []*genai.Part{{Text: c.Parts[0].Text}}
+		copies[i] = &cp
+	}
+	copies = append(copies, userMsg("new"))
+	cache.begin()
+	second := contentsTokens(ce, copies)
+	assert.Equal(t, 21, calls, "only the new content is counted")
+	assert.Equal(t, first+naiveEstimator{}.content(userMsg("new")), second)
+}
+
+func TestCountCache_ChangedContentIsRecounted(t *testing.T) {
+	calls := 0
+	cache := newCountCache()
+	ce := cachedEstimator{tokenEstimator: countingEstimator{calls: &calls}, cache: cache}
+	resp := respMsg("tool", map[string]any{"output": "short", "n": 1.0, "nested": map[string]any{"k": "v"}})
+	cs := []*genai.Content{userMsg("question"), resp}
+	cache.begin()
+	before := contentsTokens(ce, cs)
+
+	tests := []struct {
+		name   string
+		mutate func()
+	}{
+		{"text replaced in place at the same index", func() { cs[0].Parts[0].Text = strings.Repeat("much longer question ", 50) }},
+		{"payload string replaced", func() { resp.Parts[0].FunctionResponse.Response["output"] = strings.Repeat("x", 4000) }},
+		{"number changed", func() { resp.Parts[0].FunctionResponse.Response["n"] = 123456789.5 }},
+		{"nested key added", func() { resp.Parts[0].FunctionResponse.Response["nested"].(map[string]any)["k2"] = strings.Repeat("y", 800) }},
+		{"part appended", func() { cs[0].Parts = append(cs[0].Parts, &genai.Part{Text: strings.Repeat("z", 900)}) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.mutate()
+			n := calls
+			cache.begin()
+			got := contentsTokens(ce, cs)
+			assert.Greater(t, calls, n, "recounted")
+			assert.Equal(t, contentsTokens(naiveEstimator{}, cs), got, "and the count is the fresh one")
+			assert.NotEqual(t, before, got)
+			before = got
+		})
+	}
+}
+
+func TestCountCache_UncacheableValuesAndBound(t *testing.T) {
+	type custom struct{ A string }
+	c := respMsg("tool", map[string]any{"v": custom{A: "x"}})
+	_, ok := contentKey(c)
+	assert.False(t, ok, "values the key cannot see into are never cached")
+	img := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{InlineData: &genai.Blob{MIMEType: "image/png", Data: []byte{1, 2}}}}}
+	_, ok = contentKey(img)
+	assert.False(t, ok)
+
+	cache := newCountCache()
+	ce := cachedEstimator{tokenEstimator: naiveEstimator{}, cache: cache}
+	for round := range 50 {
+		cache.begin()
+		for i := range 10 {
+			ce.content(userMsg(strings.Repeat("a", round*10+i+1)))
+		}
+	}
+	assert.LessOrEqual(t, len(cache.entries), 64+20, "entries of earlier requests are dropped")
+}
