@@ -59,7 +59,9 @@ func TestCountCache_ChangedContentIsRecounted(t *testing.T) {
 		{"text replaced in place at the same index", func() { cs[0].Parts[0].Text = strings.Repeat("much longer question ", 50) }},
 		{"payload string replaced", func() { resp.Parts[0].FunctionResponse.Response["output"] = strings.Repeat("x", 4000) }},
 		{"number changed", func() { resp.Parts[0].FunctionResponse.Response["n"] = 123456789.5 }},
-		{"nested key added", func() { resp.Parts[0].FunctionResponse.Response["nested"].(map[string]any)["k2"] = strings.Repeat("y", 800) }},
+		{"nested key added", func() {
+			resp.Parts[0].FunctionResponse.Response["nested"].(map[string]any)["k2"] = strings.Repeat("y", 800)
+		}},
 		{"part appended", func() { cs[0].Parts = append(cs[0].Parts, &genai.Part{Text: strings.Repeat("z", 900)}) }},
 	}
 	for _, tt := range tests {
