@@ -441,11 +441,6 @@ func sessionKey(c agent.ReadonlyContext) string {
 	return c.AppName() + "\x00" + c.UserID() + "\x00" + c.SessionID()
 }
 
-// estimatorFor returns the token estimator for a model.
-func estimatorFor(string) tokenEstimator { return naiveEstimator{} }
-
-// estimatorSalt separates cached counts of different estimators.
-func estimatorSalt(string) uint64 { return 0 }
 
 // errorf builds an error wrapping ErrIrreducible with details.
 func irreducibleError(need, window int) error {

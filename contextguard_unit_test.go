@@ -111,7 +111,7 @@ func TestBufferFor(t *testing.T) {
 }
 
 func TestCalibration(t *testing.T) {
-	e := naiveEstimator{}
+	e := testEst
 	tests := []struct {
 		name       string
 		st         guardState
@@ -119,7 +119,7 @@ func TestCalibration(t *testing.T) {
 		wantFactor float64
 		wantCount  int
 	}{
-		{"no real count uses the default factor", guardState{}, 1000, 2.5, 2500},
+		{"no real count uses the default factor", guardState{}, 1000, defaultCorrection, 1100},
 		{"ratio", guardState{realTokens: 2000, lastEstimate: 1000}, 1500, 2.0, 3000},
 		{"floored at one", guardState{realTokens: 500, lastEstimate: 1000}, 1000, 1.0, 1000},
 		{"capped at five", guardState{realTokens: 10000, lastEstimate: 1000}, 1000, 5.0, 10000},
@@ -175,12 +175,22 @@ func TestFingerprint_StableAcrossRebuildsAndNumberTypes(t *testing.T) {
 	assert.NotPanics(t, func() { fingerprint(nil); fingerprint(&genai.Content{Parts: []*genai.Part{nil}}) })
 }
 
+// filler is size bytes of token-dense text (identifiers and numbers, about
+// 2.5 bytes a token), different for each seed.
+func filler(size, seed int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "id%d=%x ", (seed*7919+i*31)%997, (seed+1)*(i+3)*2654435761%65521)
+	}
+	return b.String()[:size]
+}
+
 // history builds n user/model exchanges, each about size bytes, with markers.
 func history(n, size int) []*genai.Content {
 	var cs []*genai.Content
 	for i := range n {
-		cs = append(cs, userMsg(fmt.Sprintf("OLD-U%d %s", i, strings.Repeat("question ", size/9))))
-		cs = append(cs, modelMsg(fmt.Sprintf("OLD-M%d %s", i, strings.Repeat("answer ", size/7))))
+		cs = append(cs, userMsg(fmt.Sprintf("OLD-U%d %s", i, filler(size, 2*i))))
+		cs = append(cs, modelMsg(fmt.Sprintf("OLD-M%d %s", i, filler(size, 2*i+1))))
 	}
 	return cs
 }
@@ -201,7 +211,7 @@ func TestBeforeModel_UnderThreshold(t *testing.T) {
 	assert.Nil(t, resp)
 	assert.Len(t, req.Contents, before)
 	assert.Zero(t, sum.Calls())
-	assert.Equal(t, requestTokens(naiveEstimator{}, req), ctx.getInt(keyLastEstimate))
+	assert.Equal(t, requestTokens(testEst, req), ctx.getInt(keyLastEstimate))
 }
 
 func TestBeforeModel_UnknownAgentAndNilInput(t *testing.T) {
@@ -249,7 +259,7 @@ func TestBeforeModel_CompactsAndPersists(t *testing.T) {
 	assert.Equal(t, len(raw), ctx.getInt(keyWatermark))
 	assert.Equal(t, fingerprint(raw[len(raw)-1]), ctx.getStr(keyFingerprint))
 	assert.Zero(t, ctx.getInt(keyRealTokens), "calibration reset")
-	assert.Equal(t, requestTokens(naiveEstimator{}, req), ctx.getInt(keyLastEstimate))
+	assert.Equal(t, requestTokens(testEst, req), ctx.getInt(keyLastEstimate))
 	assert.Equal(t, 1, ctx.getInt(keyCompactions))
 	assert.Positive(t, ctx.getInt(keySummarizedAt))
 
@@ -418,7 +428,7 @@ func TestSummarizerFaults(t *testing.T) {
 			assert.True(t, events[0].Fallback)
 			assert.Contains(t, events[0].FallbackReason, f.want)
 			assert.LessOrEqual(t, f.llm.Calls(), DefaultMaxCompactionAttempts)
-			tokens := newCalibration(guardState{}, naiveEstimator{}).count(requestTokens(naiveEstimator{}, req))
+			tokens := newCalibration(guardState{}, testEst).count(requestTokens(testEst, req))
 			assert.LessOrEqual(t, tokens, 8_000, "the request fits the window")
 			assert.LessOrEqual(t, tokens, newLimits(8_000).threshold, "and the threshold")
 			assert.Contains(t, requestText(req), "LATEST please fix the build")
@@ -450,7 +460,7 @@ func TestSystemPromptOverThreshold_NoCompactionLoop(t *testing.T) {
 	g, logs := newTestGuard(t, sum, WithMaxTokens(8_000))
 	ctx := newFakeCtx("a").withUser("hello")
 	// ~7,000 calibrated tokens: over the 6,400 threshold, under the window.
-	system := genai.NewContentFromText(strings.Repeat("x", 11_000), genai.RoleUser)
+	system := genai.NewContentFromText(filler(7_000, 99), genai.RoleUser)
 	var raw []*genai.Content
 	for step := range 30 {
 		raw = append(raw, userMsg(fmt.Sprintf("hello %d", step)), modelMsg("ok"))
@@ -593,7 +603,7 @@ func TestRegistry_UnknownModelWarnsOnce(t *testing.T) {
 }
 
 func TestFallbackSummaryFitsBudget(t *testing.T) {
-	e := naiveEstimator{}
+	e := testEst
 	cal := calibration{factor: 2.5}
 	cs := append(history(50, 2000), callMsg("kubectl_get_pods", nil), respMsg("kubectl_get_pods", map[string]any{"out": strings.Repeat("pod ", 5000)}))
 	todos := []TodoItem{{Content: "check pods", Status: "in_progress"}}

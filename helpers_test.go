@@ -158,6 +158,9 @@ func slowSummarizer(d time.Duration) *fakeLLM {
 
 var errBoom = errors.New("boom")
 
+// testEst is the estimator the guard uses for the tests' model name.
+var testEst = estimatorFor("gemini-2.5-flash")
+
 // requestText flattens everything a request sends as text.
 func requestText(req *model.LLMRequest) string {
 	var b strings.Builder
@@ -215,7 +218,7 @@ func newTestTurn(req *model.LLMRequest, st guardState, log *slog.Logger) *turn {
 		raw:  req.Contents,
 		prev: st,
 		sess: sess,
-		est:  cachedEstimator{tokenEstimator: naiveEstimator{}, cache: sess.cache},
+		est:  cachedEstimator{tokenEstimator: testEst, cache: sess.cache},
 		base: log,
 	}
 }

@@ -30,7 +30,7 @@ func TestObservability_SpanMetricsAndHook(t *testing.T) {
 
 	ctx := newFakeCtx("a").withUser("LATEST please fix the build")
 	raw := append(history(20, 300), userMsg("LATEST please fix the build"))
-	e := naiveEstimator{}
+	e := testEst
 	wantBefore := newCalibration(guardState{}, e).count(requestTokens(e, request(raw...)))
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)

@@ -11,19 +11,19 @@ import (
 
 // countingEstimator counts how often contents are estimated.
 type countingEstimator struct {
-	naiveEstimator
+	tokenEstimator
 	calls *int
 }
 
 func (c countingEstimator) content(x *genai.Content) int {
 	*c.calls++
-	return c.naiveEstimator.content(x)
+	return c.tokenEstimator.content(x)
 }
 
 func TestCountCache_ReusesUnchangedContents(t *testing.T) {
 	calls := 0
 	cache := newCountCache()
-	ce := cachedEstimator{tokenEstimator: countingEstimator{calls: &calls}, cache: cache}
+	ce := cachedEstimator{tokenEstimator: countingEstimator{tokenEstimator: testEst, calls: &calls}, cache: cache}
 	cs := history(10, 500)
 	cache.begin()
 	first := contentsTokens(ce, cs)
@@ -40,13 +40,13 @@ func TestCountCache_ReusesUnchangedContents(t *testing.T) {
 	cache.begin()
 	second := contentsTokens(ce, copies)
 	assert.Equal(t, 21, calls, "only the new content is counted")
-	assert.Equal(t, first+naiveEstimator{}.content(userMsg("new")), second)
+	assert.Equal(t, first+testEst.content(userMsg("new")), second)
 }
 
 func TestCountCache_ChangedContentIsRecounted(t *testing.T) {
 	calls := 0
 	cache := newCountCache()
-	ce := cachedEstimator{tokenEstimator: countingEstimator{calls: &calls}, cache: cache}
+	ce := cachedEstimator{tokenEstimator: countingEstimator{tokenEstimator: testEst, calls: &calls}, cache: cache}
 	resp := respMsg("tool", map[string]any{"output": "short", "n": 1.0, "nested": map[string]any{"k": "v"}})
 	cs := []*genai.Content{userMsg("question"), resp}
 	cache.begin()
@@ -71,7 +71,7 @@ func TestCountCache_ChangedContentIsRecounted(t *testing.T) {
 			cache.begin()
 			got := contentsTokens(ce, cs)
 			assert.Greater(t, calls, n, "recounted")
-			assert.Equal(t, contentsTokens(naiveEstimator{}, cs), got, "and the count is the fresh one")
+			assert.Equal(t, contentsTokens(testEst, cs), got, "and the count is the fresh one")
 			assert.NotEqual(t, before, got)
 			before = got
 		})
@@ -88,7 +88,7 @@ func TestCountCache_UncacheableValuesAndBound(t *testing.T) {
 	assert.False(t, ok)
 
 	cache := newCountCache()
-	ce := cachedEstimator{tokenEstimator: naiveEstimator{}, cache: cache}
+	ce := cachedEstimator{tokenEstimator: testEst, cache: cache}
 	for round := range 50 {
 		cache.begin()
 		for i := range 10 {
