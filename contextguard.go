@@ -441,7 +441,6 @@ func sessionKey(c agent.ReadonlyContext) string {
 	return c.AppName() + "\x00" + c.UserID() + "\x00" + c.SessionID()
 }
 
-
 // errorf builds an error wrapping ErrIrreducible with details.
 func irreducibleError(need, window int) error {
 	return fmt.Errorf("%w: about %d tokens are needed, the window is %d", ErrIrreducible, need, window)
