@@ -135,6 +135,28 @@ func (e *Estimator) Tools(tools []*genai.Tool) int {
 	return n
 }
 
+// Declaration estimates one function declaration as Tools counts it.
+func (e *Estimator) Declaration(d *genai.FunctionDeclaration) int {
+	if d == nil {
+		return 0
+	}
+	w := getWriter()
+	w.buf = w.buf[:0]
+	w.decl(d)
+	n := FunctionDeclOverhead + estimateText(&e.w, w.buf)
+	putWriter(w)
+	return n
+}
+
+// BuiltinTools estimates the built-in tools (everything but function
+// declarations) set on t, as Tools counts them.
+func (e *Estimator) BuiltinTools(t *genai.Tool) int {
+	if t == nil {
+		return 0
+	}
+	return BuiltinToolTokens * builtinTools(t)
+}
+
 func builtinTools(t *genai.Tool) int {
 	k := 0
 	for _, set := range []bool{t.Retrieval != nil, t.ComputerUse != nil, t.FileSearch != nil,
