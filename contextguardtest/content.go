@@ -448,7 +448,7 @@ func jsonDoc(r *rand.Rand, size int, pretty bool) string {
 		b.WriteString(sep)
 	}
 	b.WriteString(padOpen)
-	b.WriteString(prose(r, fill, wordsEN))
+	b.WriteString(strings.ReplaceAll(prose(r, fill, wordsEN), "\n", " "))
 	for n := b.Len() + len(padClose) + len(end); n < size; n++ { // prose may cut short of fill
 		b.WriteByte('.')
 	}

@@ -55,7 +55,8 @@ var ErrStepLimit = errors.New("contextguardtest: too many model calls in one tur
 //
 // Effective input: for the request of step k, effectiveInput(k) = tokens sent
 // at step k-1 + ground-truth tokens of the contents ADK appended since step
-// k-1 (raw(k)[len(raw(k-1)):]); for the first step it is the raw request. It
+// k-1 (raw(k)[len(raw(k-1)):], computed as raw(k) - raw(k-1) since counters
+// are additive); for the first step it is the raw request. It
 // is what the request would weigh had the guard done nothing new at step k.
 // A compaction step is a step during whose BeforeModel phase the summarizer
 // was called; it is non-shrinking if the request sent is not smaller than the
@@ -122,12 +123,13 @@ type driver struct {
 	summarizer *SummarizerModel
 	onRequest  func(int, *model.LLMRequest)
 
-	mu           sync.Mutex
-	pending      *pendingStep
-	prevRaw      int // number of raw contents at the previous step, -1 before the first
-	prevSent     int
-	latestMarker string
-	records      []RequestRecord
+	mu            sync.Mutex
+	pending       *pendingStep
+	prevRaw       int // number of raw contents at the previous step, -1 before the first
+	prevSent      int
+	prevRawTokens int
+	latestMarker  string
+	records       []RequestRecord
 }
 
 func (d *driver) summarizerCalls() int {
@@ -155,7 +157,7 @@ func (d *driver) observe(rec *RequestRecord, req *model.LLMRequest) {
 	d.mu.Lock()
 	p := d.pending
 	d.pending = nil
-	prevRaw, prevSent := d.prevRaw, d.prevSent
+	prevRaw, prevSent, prevRawTokens := d.prevRaw, d.prevSent, d.prevRawTokens
 	rec.LatestUser = d.latestMarker
 	d.mu.Unlock()
 
@@ -163,8 +165,10 @@ func (d *driver) observe(rec *RequestRecord, req *model.LLMRequest) {
 	if p != nil {
 		rec.RawTokens, rec.RawContents = p.rawTokens, len(p.raw)
 		rec.SummarizerCalls = d.summarizerCalls() - p.calls
-		if prevRaw >= 0 && prevRaw <= len(p.raw) {
-			rec.EffectiveInput = prevSent + CountContents(d.counter, p.raw[prevRaw:])
+		if prevRaw >= 0 {
+			// Counters are additive over contents, so raw(k) - raw(k-1) is
+			// the count of raw(k)[len(raw(k-1)):], without rounding drift.
+			rec.EffectiveInput = prevSent + p.rawTokens - prevRawTokens
 		} else {
 			rec.EffectiveInput = p.rawTokens
 		}
@@ -175,7 +179,7 @@ func (d *driver) observe(rec *RequestRecord, req *model.LLMRequest) {
 
 	d.mu.Lock()
 	if p != nil {
-		d.prevRaw, d.prevSent = len(p.raw), rec.Tokens
+		d.prevRaw, d.prevSent, d.prevRawTokens = len(p.raw), rec.Tokens, p.rawTokens
 	}
 	step := len(d.records)
 	d.records = append(d.records, *rec)

@@ -1,0 +1,138 @@
+package contextguardtest
+
+import (
+	"encoding/base64"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tiktoken-go/tokenizer"
+	"google.golang.org/adk/model"
+	"google.golang.org/genai"
+)
+
+func knownRequest() *model.LLMRequest {
+	return &model.LLMRequest{
+		Config: &genai.GenerateContentConfig{
+			SystemInstruction: genai.NewContentFromText("be brief", genai.RoleUser), // 8 bytes
+			Tools: []*genai.Tool{{FunctionDeclarations: []*genai.FunctionDeclaration{{
+				Name:                 "grep",                           // 4
+				Description:          "search",                         // 6
+				ParametersJsonSchema: map[string]any{"type": "object"}, // {"type":"object"} = 17
+			}}}},
+		},
+		Contents: []*genai.Content{
+			{Role: genai.RoleUser, Parts: []*genai.Part{{Text: "hello world"}}}, // 11
+			{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{
+				Name: "grep", Args: map[string]any{"q": "<a&b>"}, // 4 + {"q":"<a&b>"} = 13
+			}}}},
+			{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{
+				Name: "grep", Response: map[string]any{"n": 2}, // 4 + {"n":2} = 7
+			}}}},
+			{Role: genai.RoleUser, Parts: []*genai.Part{{InlineData: &genai.Blob{MIMEType: "application/pdf", Data: make([]byte, 30)}}}}, // 15 + 40
+		},
+	}
+}
+
+func TestSeedCounter_KnownRequest(t *testing.T) {
+	req := knownRequest()
+	// 5 contents (system + 4), 3 elements (declaration, call, response).
+	want := 8 + 4 + 6 + 17 + 11 + 4 + 13 + 4 + 7 + 15 + base64.StdEncoding.EncodedLen(30) +
+		5*SeedMessageOverheadBytes + 3*SeedElementOverheadBytes
+	require.Equal(t, want, SerializedBytes(req))
+
+	tests := []struct {
+		ratio float64
+		want  int
+	}{
+		{1, want / 4},
+		{2, int(float64(want) / 4 * 2)},
+		{2.5, int(float64(want) / 4 * 2.5)},
+		{0, want / 4}, // invalid ratio counts as 1
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, SeedCounter(tt.ratio).CountRequest(req), "ratio %v", tt.ratio)
+	}
+	assert.Zero(t, SeedCounter(2).CountRequest(nil))
+	assert.Zero(t, SeedCounter(2).CountRequest(&model.LLMRequest{Contents: []*genai.Content{nil, {Parts: []*genai.Part{nil}}}})-SeedMessageOverheadBytes*2/4)
+}
+
+func TestCounters_Additive(t *testing.T) {
+	req := knownRequest()
+	for _, c := range []Counter{SeedCounter(1), TokenizerCounter(1)} {
+		whole := c.CountRequest(req)
+		parts := c.CountRequest(&model.LLMRequest{Config: req.Config}) + CountContents(c, req.Contents[:2]) + CountContents(c, req.Contents[2:])
+		assert.InDelta(t, whole, parts, 2, "%v", c)
+	}
+}
+
+func TestTokenizerCounter_MatchesTiktoken(t *testing.T) {
+	codec, err := tokenizer.Get(tokenizer.O200kBase)
+	require.NoError(t, err)
+	for _, s := range []string{
+		"The quick brown fox jumps over the lazy dog.",
+		Generate(KindLogLines, 5000, 1),
+		Generate(KindProseChinese, 3000, 2),
+		Generate(KindCompactJSON, 4000, 3),
+	} {
+		want, err := codec.Count(s)
+		require.NoError(t, err)
+		assert.Equal(t, want, O200kCount(s))
+		assert.Equal(t, want, O200kCount(s), "cache hit path")
+	}
+
+	text := "The quick brown fox jumps over the lazy dog."
+	n, _ := codec.Count(text)
+	req := &model.LLMRequest{Contents: []*genai.Content{genai.NewContentFromText(text, genai.RoleUser)}}
+	assert.Equal(t, n+MessageOverheadTokens, TokenizerCounter(1).CountRequest(req))
+	assert.Equal(t, int(float64(n+MessageOverheadTokens)*1.2+0.5), TokenizerCounter(1.2).CountRequest(req))
+}
+
+func TestO200kCount_ChunkingIsExact(t *testing.T) {
+	codec, err := tokenizer.Get(tokenizer.O200kBase)
+	require.NoError(t, err)
+	for _, kind := range []Kind{KindLogLines, KindProseEnglish, KindGoCode, KindKubectlTable, KindPrettyJSON} {
+		s := Generate(kind, 3*chunkSize+123, 9)
+		want, err := codec.Count(s)
+		require.NoError(t, err)
+		assert.Equal(t, want, countChunked(s), "%s", kind)
+	}
+}
+
+func TestImageTokens(t *testing.T) {
+	tests := []struct{ w, h, want int }{
+		{100, 100, 85 + 170},
+		{1024, 1024, 85 + 170*4}, // scaled to 768x768: 2x2 tiles
+		{2048, 4096, 85 + 170*6}, // 1024x2048 -> 768x1536: 2x3 tiles
+		{0, 10, 85},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, ImageTokens(tt.w, tt.h), "%dx%d", tt.w, tt.h)
+	}
+	img := PNG(600, 400, 1)
+	assert.Equal(t, ImageTokens(600, 400), BlobTokens("image/png", img))
+	assert.Equal(t, BlobBaseTokens+25, BlobTokens("application/pdf", make([]byte, 100)))
+	assert.Equal(t, BlobBaseTokens+25, BlobTokens("image/png", make([]byte, 100)), "undecodable image")
+}
+
+func TestCounters_ConcurrentAndIdentityCache(t *testing.T) {
+	payload := map[string]any{"output": Generate(KindLogLines, 20000, 4)}
+	req := &model.LLMRequest{Contents: []*genai.Content{{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{Name: "x", Response: payload}}}}}}
+	c := TokenizerCounter(1)
+	first := c.CountRequest(req)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			assert.Equal(t, first, c.CountRequest(req))
+		}()
+	}
+	wg.Wait()
+	// An in-place edit of the payload is noticed despite the identity cache.
+	payload["output"] = "pruned"
+	assert.Less(t, c.CountRequest(req), first/10)
+	assert.True(t, strings.Contains(compactJSON(payload), "pruned"))
+}
