@@ -133,4 +133,3 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, open opener)) {
 		})
 	}
 }
-
