@@ -34,8 +34,10 @@ type tokenEstimator interface {
 	content(c *genai.Content) int
 	// text is the tokens of a plain string.
 	text(s string) int
-	// tools is the tokens of the tool declarations sent with every call.
-	tools(ts []*genai.Tool) int
+	// declaration is the tokens of one function declaration.
+	declaration(d *genai.FunctionDeclaration) int
+	// builtinTools is the tokens of the built-in tools set on t.
+	builtinTools(t *genai.Tool) int
 	// defaultFactor multiplies raw estimates when the provider has not yet
 	// reported a real count; it is sized to the estimator's p90 error.
 	defaultFactor() float64
@@ -50,7 +52,22 @@ func requestTokens(e tokenEstimator, req *model.LLMRequest) int {
 	n := contentsTokens(e, req.Contents)
 	if req.Config != nil {
 		n += e.content(req.Config.SystemInstruction)
-		n += e.tools(req.Config.Tools)
+		n += toolsTokens(e, req.Config.Tools)
+	}
+	return n
+}
+
+// toolsTokens is the estimate of the tool declarations sent with every call.
+func toolsTokens(e tokenEstimator, ts []*genai.Tool) int {
+	n := 0
+	for _, t := range ts {
+		if t == nil {
+			continue
+		}
+		n += e.builtinTools(t)
+		for _, d := range t.FunctionDeclarations {
+			n += e.declaration(d)
+		}
 	}
 	return n
 }
@@ -114,7 +131,10 @@ type featureEstimator struct{ e *tokens.Estimator }
 
 func (f featureEstimator) content(c *genai.Content) int { return f.e.Content(c) }
 func (f featureEstimator) text(s string) int            { return f.e.Text(s) }
-func (f featureEstimator) tools(ts []*genai.Tool) int   { return f.e.Tools(ts) }
+func (f featureEstimator) declaration(d *genai.FunctionDeclaration) int {
+	return f.e.Declaration(d)
+}
+func (f featureEstimator) builtinTools(t *genai.Tool) int { return f.e.BuiltinTools(t) }
 func (f featureEstimator) defaultFactor() float64       { return defaultCorrection }
 
 // estimatorFor returns the token estimator for a model name.

@@ -2,6 +2,7 @@ package contextguard
 
 import (
 	"math"
+	"reflect"
 	"unsafe"
 
 	"google.golang.org/genai"
@@ -22,8 +23,18 @@ import (
 // countCache holds the per-content counts of one session.
 type countCache struct {
 	entries map[uint64]*countEntry
+	decls   map[uint64]*declEntry
 	gen     uint32
 	live    int // entries touched in the current generation
+}
+
+// declEntry is the cached count of one tool declaration. Declarations are
+// rebuilt by ADK every step, but their strings and schema values are the
+// tool's own.
+type declEntry struct {
+	pin    *genai.FunctionDeclaration
+	tokens int
+	gen    uint32
 }
 
 type countEntry struct {
@@ -40,7 +51,7 @@ type countEntry struct {
 const maxCacheEntries = 4096
 
 func newCountCache() *countCache {
-	return &countCache{entries: make(map[uint64]*countEntry)}
+	return &countCache{entries: make(map[uint64]*countEntry), decls: make(map[uint64]*declEntry)}
 }
 
 // begin starts a new request: entries not touched since the previous
@@ -51,6 +62,13 @@ func (c *countCache) begin() {
 		for k, e := range c.entries {
 			if e.gen != c.gen {
 				delete(c.entries, k)
+			}
+		}
+	}
+	if len(c.decls) > maxCacheEntries/4 {
+		for k, e := range c.decls {
+			if e.gen != c.gen {
+				delete(c.decls, k)
 			}
 		}
 	}
@@ -94,6 +112,24 @@ func (ce cachedEstimator) content(x *genai.Content) int {
 		return ent.tokens
 	}
 	return ce.tokenEstimator.content(x)
+}
+
+func (ce cachedEstimator) declaration(d *genai.FunctionDeclaration) int {
+	if d == nil {
+		return 0
+	}
+	k, ok := declKey(d)
+	if !ok {
+		return ce.tokenEstimator.declaration(d)
+	}
+	k ^= ce.salt
+	if ent, hit := ce.cache.decls[k]; hit {
+		ent.gen = ce.cache.gen
+		return ent.tokens
+	}
+	ent := &declEntry{pin: d, tokens: ce.tokenEstimator.declaration(d), gen: ce.cache.gen}
+	ce.cache.decls[k] = ent
+	return ent.tokens
 }
 
 // fingerprint is the content's fingerprint, cached with its count.
@@ -180,6 +216,37 @@ func contentKey(c *genai.Content) (uint64, bool) {
 		if r := p.CodeExecutionResult; r != nil {
 			k.add(8)
 			k.str(r.Output)
+		}
+	}
+	return k.h, true
+}
+
+// declKey is the identity key of a function declaration: its strings by
+// address, and its schemas (*genai.Schema, *jsonschema.Schema, map[string]any
+// or any other pointer-shaped value) by address and, for maps, length. Tools
+// build their schemas once and do not change them afterwards, so walking a
+// schema on every call would only cost time; a schema edited in place after
+// registration keeps its old count until the cache drops it. ok is false for
+// schema values that are not pointer-shaped.
+func declKey(d *genai.FunctionDeclaration) (uint64, bool) {
+	k := keyer{h: 0x1f3d5b79}
+	k.str(d.Name)
+	k.str(d.Description)
+	k.add(uint64(uintptr(unsafe.Pointer(d.Parameters))))
+	k.add(uint64(uintptr(unsafe.Pointer(d.Response))))
+	for _, v := range [2]any{d.ParametersJsonSchema, d.ResponseJsonSchema} {
+		switch x := v.(type) {
+		case nil:
+			k.add(1)
+		case map[string]any:
+			k.add(uint64(reflect.ValueOf(x).Pointer()))
+			k.add(uint64(len(x)))
+		default:
+			rv := reflect.ValueOf(v)
+			if rv.Kind() != reflect.Pointer {
+				return 0, false
+			}
+			k.add(uint64(rv.Pointer()))
 		}
 	}
 	return k.h, true
