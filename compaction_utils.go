@@ -135,7 +135,7 @@ func (f featureEstimator) declaration(d *genai.FunctionDeclaration) int {
 	return f.e.Declaration(d)
 }
 func (f featureEstimator) builtinTools(t *genai.Tool) int { return f.e.BuiltinTools(t) }
-func (f featureEstimator) defaultFactor() float64       { return defaultCorrection }
+func (f featureEstimator) defaultFactor() float64         { return defaultCorrection }
 
 // estimatorFor returns the token estimator for a model name.
 func estimatorFor(model string) tokenEstimator {
