@@ -112,9 +112,9 @@ func (p *phasedCounter) CountRequest(req *model.LLMRequest) int {
 }
 
 type pendingStep struct {
-	raw       []*genai.Content
-	rawTokens int
-	calls     int
+	rawContents int
+	rawTokens   int
+	calls       int
 }
 
 // driver holds the observation state of one run.
@@ -144,7 +144,7 @@ func (d *driver) beforeModel(_ agent.CallbackContext, req *model.LLMRequest) (*m
 	if req == nil {
 		return nil, nil
 	}
-	p := &pendingStep{raw: slices.Clone(req.Contents), calls: d.summarizerCalls()}
+	p := &pendingStep{rawContents: len(req.Contents), calls: d.summarizerCalls()}
 	p.rawTokens = d.counter.CountRequest(req)
 	d.mu.Lock()
 	d.pending = p
@@ -163,7 +163,7 @@ func (d *driver) observe(rec *RequestRecord, req *model.LLMRequest) {
 
 	rec.RawTokens, rec.RawContents, rec.EffectiveInput = -1, -1, -1
 	if p != nil {
-		rec.RawTokens, rec.RawContents = p.rawTokens, len(p.raw)
+		rec.RawTokens, rec.RawContents = p.rawTokens, p.rawContents
 		rec.SummarizerCalls = d.summarizerCalls() - p.calls
 		if prevRaw >= 0 {
 			// Counters are additive over contents, so raw(k) - raw(k-1) is
@@ -179,7 +179,7 @@ func (d *driver) observe(rec *RequestRecord, req *model.LLMRequest) {
 
 	d.mu.Lock()
 	if p != nil {
-		d.prevRaw, d.prevSent, d.prevRawTokens = len(p.raw), rec.Tokens, p.rawTokens
+		d.prevRaw, d.prevSent, d.prevRawTokens = p.rawContents, rec.Tokens, p.rawTokens
 	}
 	step := len(d.records)
 	d.records = append(d.records, *rec)

@@ -3,6 +3,7 @@ package contextguardtest
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -97,6 +98,7 @@ func TestRun_NoGuardOverflows(t *testing.T) {
 }
 
 func TestRun_RoomyWindow(t *testing.T) {
+	t.Parallel()
 	sc := matrixRow(t, "Stress_1M_NormalConversation")
 	var hooked atomic.Int32
 	res, err := Run(context.Background(), sc, RunConfig{OnRequest: func(int, *model.LLMRequest) { hooked.Add(1) }})
@@ -113,7 +115,25 @@ func TestRun_RoomyWindow(t *testing.T) {
 		assert.Equal(t, rec.RawTokens, rec.Tokens, "no guard: sent == raw (step %d)", i)
 		assert.Equal(t, rec.RawTokens, rec.EffectiveInput, "no guard: effective == raw (step %d)", i)
 		assert.Equal(t, i/2, rec.Turn)
+		assert.Equal(t, "session-Stress_1M_NormalConversation", rec.SessionID)
 	}
+}
+
+func TestRun_Concurrent(t *testing.T) {
+	t.Parallel()
+	var wg sync.WaitGroup
+	for _, name := range []string{"Stress_8k_KubeAgent", "Brutal_4k_CodingAgent", "Stress_8k_InlineSmallImages", "Brutal_8k_ToolDefsAndInlineCombined"} {
+		sc := matrixRow(t, name)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := Run(context.Background(), sc, RunConfig{Counter: TokenizerCounter(1)})
+			assert.NoError(t, err)
+			assert.Equal(t, sc.Turns, res.Turns)
+			assert.Zero(t, res.PairViolations)
+		}()
+	}
+	wg.Wait()
 }
 
 func TestRun_MeasuresCompactions(t *testing.T) {

@@ -93,8 +93,9 @@ func TestTokenizerCounter_MatchesTiktoken(t *testing.T) {
 func TestO200kCount_ChunkingIsExact(t *testing.T) {
 	codec, err := tokenizer.Get(tokenizer.O200kBase)
 	require.NoError(t, err)
-	for _, kind := range []Kind{KindLogLines, KindProseEnglish, KindGoCode, KindKubectlTable, KindPrettyJSON} {
-		s := Generate(kind, 3*chunkSize+123, 9)
+	t.Parallel()
+	for _, kind := range []Kind{KindLogLines, KindProseEnglish} {
+		s := Generate(kind, chunkSize*3/2+123, 9)
 		want, err := codec.Count(s)
 		require.NoError(t, err)
 		assert.Equal(t, want, countChunked(s), "%s", kind)
@@ -111,8 +112,8 @@ func TestImageTokens(t *testing.T) {
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, ImageTokens(tt.w, tt.h), "%dx%d", tt.w, tt.h)
 	}
-	img := PNG(600, 400, 1)
-	assert.Equal(t, ImageTokens(600, 400), BlobTokens("image/png", img))
+	img := PNG(300, 200, 1)
+	assert.Equal(t, ImageTokens(300, 200), BlobTokens("image/png", img))
 	assert.Equal(t, BlobBaseTokens+25, BlobTokens("application/pdf", make([]byte, 100)))
 	assert.Equal(t, BlobBaseTokens+25, BlobTokens("image/png", make([]byte, 100)), "undecodable image")
 }
