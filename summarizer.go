@@ -181,7 +181,7 @@ func renderContent(c *genai.Content, lim excerptLimits) string {
 			fmt.Fprintf(&b, "[%s]: %s\n", role, truncateMiddle(sanitizeUTF8(p.Text), lim.text))
 		case p.FunctionCall != nil:
 			fmt.Fprintf(&b, "[%s called tool %s] args: %s\n", role, p.FunctionCall.Name,
-				truncateMiddle(compactJSON(p.FunctionCall.Args), lim.toolArgs))
+				truncateMiddle(marshalJSON(p.FunctionCall.Args), lim.toolArgs))
 		case p.FunctionResponse != nil:
 			fmt.Fprintf(&b, "[tool %s returned] %s\n", p.FunctionResponse.Name,
 				truncateMiddle(compactJSON(p.FunctionResponse.Response), lim.toolResult))
@@ -198,7 +198,7 @@ func renderContent(c *genai.Content, lim excerptLimits) string {
 	return b.String()
 }
 
-// compactJSON renders a tool payload for a transcript. Payloads that hold a
+// compactJSON renders a tool result for a transcript. Results that hold a
 // single string (the common {"output": "..."} or {"result": "..."}) render as
 // that string, so excerpts show text rather than escapes.
 func compactJSON(v any) string {
@@ -209,6 +209,11 @@ func compactJSON(v any) string {
 			}
 		}
 	}
+	return marshalJSON(v)
+}
+
+// marshalJSON renders v as compact JSON, or says why it cannot.
+func marshalJSON(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return "<unencodable: " + err.Error() + ">"
