@@ -104,6 +104,7 @@ type phasedCounter struct {
 	switched    atomic.Bool
 }
 
+// CountRequest counts with the early ratio until the switch, then the late one.
 func (p *phasedCounter) CountRequest(req *model.LLMRequest) int {
 	if p.switched.Load() {
 		return p.late.CountRequest(req)

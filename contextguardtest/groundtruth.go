@@ -329,10 +329,12 @@ func SerializedBytes(req *model.LLMRequest) int {
 	return b.n
 }
 
+// CountRequest implements [Counter].
 func (c seedCounter) CountRequest(req *model.LLMRequest) int {
 	return int(float64(SerializedBytes(req)) / 4 * c.ratio)
 }
 
+// String names the counter.
 func (c seedCounter) String() string { return fmt.Sprintf("SeedCounter(%.2f)", c.ratio) }
 
 // ---------------------------------------------------------------------------
@@ -463,12 +465,14 @@ func (t *tokenSink) frame(message bool) {
 	}
 }
 
+// CountRequest implements [Counter].
 func (c tokenizerCounter) CountRequest(req *model.LLMRequest) int {
 	var t tokenSink
 	walkRequest(req, &t)
 	return int(math.Round(float64(t.n) * c.factor))
 }
 
+// String names the counter.
 func (c tokenizerCounter) String() string { return fmt.Sprintf("TokenizerCounter(%.2f)", c.factor) }
 
 // BlobTokens returns what [TokenizerCounter] charges for one inline blob:
