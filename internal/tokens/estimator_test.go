@@ -344,3 +344,18 @@ func TestTextDoesNotAllocate(t *testing.T) {
 	assert.LessOrEqual(t, testing.AllocsPerRun(100, func() { e.Value(m) }), 1.0)
 }
 
+func FuzzText(f *testing.F) {
+	for _, s := range []string{"", "hello world", "HTTPServer2Go", "你好，世界", "\xff\xfe", "a/b+c==", "  \n\n\t|--|"} {
+		f.Add(s)
+	}
+	e := tokens.New(tokens.Gemma3)
+	f.Fuzz(func(t *testing.T, s string) {
+		n := e.Text(s)
+		if (s == "") != (n == 0) || n < 0 {
+			t.Fatalf("Text(%q) = %d", s, n)
+		}
+		if b := e.Bytes([]byte(s)); b != n {
+			t.Fatalf("Bytes(%q) = %d, Text = %d", s, b, n)
+		}
+	})
+}

@@ -220,23 +220,64 @@ func countFeatures[T text](s T, f *Features) {
 	prevOther, prevHan, prevKana := false, false, false
 	for i < n {
 		c := s[i]
-		switch byteKind[c] {
-		case kWord:
-			i = wordRun(s, i, f)
-			prevOther, prevHan, prevKana = false, false, false
-			continue
-		case kSpace:
+		k := byteKind[c]
+		if k == kSpace {
 			j := i + 1
-			for j < n && s[j] == ' ' {
-				j++
-			}
-			if j-i >= 2 {
+			if j < n && s[j] == ' ' {
+				for j < n && s[j] == ' ' {
+					j++
+				}
 				f[fSpaceRun]++
 				f[fSpaceExtra] += int32(j - i - 1)
 			} else if j < n && byteFlags[s[j]]&bDigit != 0 {
 				f[fSpaceDigit]++
 			}
+			prevOther, prevHan, prevKana = false, false, false
 			i = j
+			if i >= n {
+				break
+			}
+			// Most spaces precede a word: handle it without another
+			// round of the dispatch below.
+			c = s[i]
+			k = byteKind[c]
+		}
+		if k == kWord {
+			prevOther, prevHan, prevKana = false, false, false
+			// Fast path, inline: a plain ASCII word (lower case, or one
+			// capital then lower case) that the next byte cannot continue.
+			if fl := byteFlags[c]; fl&(bLower|bUpper) != 0 {
+				j := i + 1
+				for j < n && byteFlags[s[j]]&bLower != 0 {
+					j++
+				}
+				if j == n || byteFlags[s[j]]&bRun == 0 && s[j] < 0x80 {
+					letters := j - i
+					if fl&bUpper != 0 && letters > 1 {
+						f[fTitle]++
+					}
+					switch {
+					case letters <= 2:
+						f[fWord1]++
+					case letters <= 5:
+						f[fWord2]++
+					case letters <= 8:
+						f[fWord3]++
+					default:
+						addPiece(f, letters, 0, false)
+					}
+					i = j
+					continue
+				}
+			}
+			i = wordRun(s, i, f)
+			continue
+		}
+		switch k {
+		case kSpace:
+			// Unreachable: spaces are handled above and never follow
+			// themselves.
+			i++
 		case kNewline:
 			j := i + 1
 			for j < n && (s[j] == '\n' || s[j] == '\r') {
@@ -286,6 +327,20 @@ func countFeatures[T text](s T, f *Features) {
 			f[fCtrl]++
 			i++
 		default: // kHigh
+			// Fast path for Han ideographs (U+4E00–U+9FFF, lead bytes
+			// E4–E9), the bulk of Chinese and much of Japanese text.
+			if c >= 0xE4 && c <= 0xE9 && i+2 < n && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 &&
+				(c > 0xE4 || s[i+1] >= 0xB8) {
+				f[fHan]++
+				if prevKana {
+					f[fHanRunKana]++
+				} else if !prevHan {
+					f[fHanRun]++
+				}
+				prevOther, prevHan, prevKana = false, true, false
+				i += 3
+				continue
+			}
 			r, size := decodeRune(s, i)
 			if r < 0 {
 				f[fCtrl]++
