@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image/png"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/adk/model"
+	"google.golang.org/genai"
+)
+
+// runDemo runs the offline demo into a temporary directory.
+func runDemo(t *testing.T, turns int) (*report, string) {
+	t.Helper()
+	dir := t.TempDir()
+	var out bytes.Buffer
+	rep, err := run(context.Background(), config{
+		Turns:  turns,
+		Window: 16_000,
+		Out:    filepath.Join(dir, "out", "tokens.png"),
+		DB:     filepath.Join(dir, "sessions.db"),
+		Log:    io.Discard,
+	}, &out)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	if testing.Verbose() {
+		t.Log("\n" + out.String())
+	}
+	return rep, out.String()
+}
+
+func TestDemoSmoke(t *testing.T) {
+	rep, out := runDemo(t, 6)
+
+	if !rep.Scripted {
+		t.Fatal("the test must run the scripted model")
+	}
+	if rep.Compactions < 1 {
+		t.Errorf("compactions = %d, want at least 1\n%s", rep.Compactions, out)
+	}
+	if rep.Calls != len(rep.Steps) || rep.Calls == 0 {
+		t.Errorf("model calls = %d, steps recorded = %d", rep.Calls, len(rep.Steps))
+	}
+	for _, s := range rep.Steps {
+		if s.Sent > rep.Window || s.Real > rep.Window {
+			t.Errorf("step %d: %d tokens by o200k (model reported %d), over the %d window", s.Step, s.Sent, s.Real, rep.Window)
+		}
+	}
+	if rep.OverWindow != 0 {
+		t.Errorf("report counts %d requests over the window", rep.OverWindow)
+	}
+	if rep.MaxBuilt <= rep.Window {
+		t.Errorf("ADK built at most %d tokens: the run never needed the guard", rep.MaxBuilt)
+	}
+	if rep.SummarizerCalls != rep.summarizerOnSelf {
+		t.Errorf("compaction events report %d summarizer calls, the summarizer saw %d", rep.SummarizerCalls, rep.summarizerOnSelf)
+	}
+	if !strings.Contains(out, "COMPACTED") {
+		t.Errorf("no COMPACTED line in the output:\n%s", out)
+	}
+
+	f, err := os.Open(rep.Chart)
+	if err != nil {
+		t.Fatalf("chart: %v", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || info.Size() == 0 {
+		t.Fatalf("chart %s: size %v, err %v", rep.Chart, info.Size(), err)
+	}
+	cfg, err := png.DecodeConfig(f)
+	if err != nil {
+		t.Fatalf("chart is not a PNG: %v", err)
+	}
+	if cfg.Width == 0 || cfg.Height == 0 {
+		t.Errorf("chart is %dx%d", cfg.Width, cfg.Height)
+	}
+}
+
+// TestDemoFullStory plays all turns: the agent finishes every turn after
+// each compaction, and its closing summary still holds every finding.
+func TestDemoFullStory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays the whole story")
+	}
+	rep, out := runDemo(t, len(story))
+	if rep.Compactions < 3 {
+		t.Errorf("compactions = %d, want at least 3", rep.Compactions)
+	}
+	if rep.OverWindow != 0 {
+		t.Errorf("%d requests over the window", rep.OverWindow)
+	}
+	if rep.FindingsKept != rep.FindingsTotal {
+		t.Errorf("findings kept %d/%d\n%s", rep.FindingsKept, rep.FindingsTotal, out)
+	}
+	// One call per step plus one answer per turn: nothing redone, nothing
+	// skipped, although the history was replaced by summaries.
+	want := 0
+	for _, st := range story {
+		want += len(st.Steps) + 1
+	}
+	if rep.Calls != want {
+		t.Errorf("model calls = %d, want %d (a step was redone or skipped)\n%s", rep.Calls, want, out)
+	}
+	if strings.Contains(out, "does not match") {
+		t.Errorf("the scripted model lost its place:\n%s", out)
+	}
+}
+
+// TestScriptedModelResumes checks that the scripted model continues a turn
+// from a summary message, whatever the number of contents.
+func TestScriptedModelResumes(t *testing.T) {
+	const turn = 12 // two sequential steps
+	first := storyCommands(turn, 0)[0]
+	summary := "[Conversation summary: ...]\n\n## Context & Decisions\n- `$ " + first + "`\n\n[End of summary]\n\n<user_request>\n" + story[turn].User + "\n</user_request>"
+	req := &model.LLMRequest{Contents: []*genai.Content{genai.NewContentFromText(summary, genai.RoleUser)}}
+	got := respond(req)
+	var calls []string
+	for _, p := range got.Parts {
+		if p.FunctionCall != nil {
+			calls = append(calls, p.FunctionCall.Name)
+		}
+	}
+	if len(calls) != 1 || calls[0] != story[turn].Steps[1].Calls[0].Tool {
+		t.Fatalf("after a summary listing step 0, the model called %v; want step 1 (%s)", calls, story[turn].Steps[1].Calls[0].Tool)
+	}
+
+	// The same turn from the user's message alone starts at step 0.
+	req = &model.LLMRequest{Contents: []*genai.Content{genai.NewContentFromText(story[turn].User, genai.RoleUser)}}
+	got = respond(req)
+	if len(got.Parts) < 2 || got.Parts[1].FunctionCall == nil || got.Parts[1].FunctionCall.Name != story[turn].Steps[0].Calls[0].Tool {
+		t.Fatalf("from the user message the model answered %+v; want step 0", got.Parts)
+	}
+}
+
+// TestStoryCommandsUnique guards the scripted model's way of finding its
+// place: every command of the story is run by exactly one step.
+func TestStoryCommandsUnique(t *testing.T) {
+	seen := map[string]string{}
+	for ti, st := range story {
+		for si := range st.Steps {
+			for _, c := range storyCommands(ti, si) {
+				where := fmt.Sprintf("turn %d step %d", ti+1, si)
+				if prev, dup := seen[c]; dup {
+					t.Errorf("%q run by %s and %s", c, prev, where)
+				}
+				seen[c] = where
+			}
+		}
+	}
+}
