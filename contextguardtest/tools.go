@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"google.golang.org/adk/agent"
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/tool"
 	"google.golang.org/adk/tool/functiontool"
@@ -87,7 +88,7 @@ func DataTool(name, description string) (tool.Tool, error) {
 		description = "Fake " + name + " tool: returns generated output of the requested size and kind."
 	}
 	t, err := functiontool.New(functiontool.Config{Name: name, Description: description},
-		func(_ tool.Context, a ToolArgs) (ToolOutput, error) {
+		func(_ agent.ToolContext, a ToolArgs) (ToolOutput, error) {
 			if a.Size < 0 {
 				return ToolOutput{}, fmt.Errorf("%s: negative size %d", name, a.Size)
 			}
@@ -155,7 +156,7 @@ func (t *SchemaTool) Declaration() *genai.FunctionDeclaration { return t.decl }
 
 // ProcessRequest adds the tool and its declaration to req, as ADK's function
 // tools do.
-func (t *SchemaTool) ProcessRequest(_ tool.Context, req *model.LLMRequest) error {
+func (t *SchemaTool) ProcessRequest(_ agent.ToolContext, req *model.LLMRequest) error {
 	if req.Tools == nil {
 		req.Tools = map[string]any{}
 	}
@@ -177,7 +178,7 @@ func (t *SchemaTool) ProcessRequest(_ tool.Context, req *model.LLMRequest) error
 }
 
 // Run generates the output described by args (see [ToolArgs]).
-func (t *SchemaTool) Run(_ tool.Context, args any) (map[string]any, error) {
+func (t *SchemaTool) Run(_ agent.ToolContext, args any) (map[string]any, error) {
 	m, ok := args.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("contextguardtest: tool %q: unexpected args type %T", t.name, args)
