@@ -1,7 +1,7 @@
 # The two commands a newcomer needs: `make demo` and `make test`.
 GO ?= go
 
-.PHONY: all test vet race demo examples-test integration fmt-check
+.PHONY: all test vet race demo examples-test integration fmt-check lint
 
 all: test
 
@@ -33,3 +33,15 @@ integration:
 ## e.g. make demo DEMO_FLAGS="-turns 8 -out out/tokens.svg".
 demo:
 	cd examples && $(GO) run ./demo $(DEMO_FLAGS)
+
+## lint: staticcheck over the library and the nested modules (CI installs
+## STATICCHECK_VERSION with go install).
+STATICCHECK ?= staticcheck
+STATICCHECK_VERSION ?= v0.6.1
+lint:
+	$(STATICCHECK) ./...
+	cd examples && $(STATICCHECK) ./...
+	cd integration && $(STATICCHECK) ./...
+
+print-staticcheck-version:
+	@echo $(STATICCHECK_VERSION)
