@@ -10,7 +10,8 @@
 // internal/tokens/testdata/gemma3_counts.json (made by gemma3/count.mjs).
 //
 // The fit minimises the sum of squared relative errors over the fit split,
-// sum_i ((x_i·w − y_i)/y_i)², with w ≥ 0 (non-negative least squares by
+// sum_i t_i ((x_i·w − y_i)/y_i)², where t_i gives every content type the
+// same total weight, with w ≥ 0 (non-negative least squares by
 // cyclic coordinate descent on the normal equations) plus a weak ridge pull
 // toward prior weights, so that features absent from the corpus (Hangul, for
 // instance) keep a sensible value. Everything is deterministic: the same
@@ -160,19 +161,30 @@ func fit(samples []sample) []float64 {
 	const n = tokens.NumFeatures
 	var a [n][n]float64
 	var b [n]float64
+	// Each content type gets the same total weight, so that small types
+	// (CJK prose) count as much as large ones.
+	perType := map[string]float64{}
+	fitN := 0.0
+	for _, s := range samples {
+		if !s.c.HeldOut && s.y > 0 {
+			perType[s.c.Type]++
+			fitN++
+		}
+	}
 	for _, s := range samples {
 		if s.c.HeldOut || s.y == 0 {
 			continue
 		}
+		tw := math.Sqrt(fitN / float64(len(perType)) / perType[s.c.Type])
 		inv := 1 / s.y
 		for j := 0; j < n; j++ {
 			xj := float64(s.x[j]) * inv
 			if xj == 0 {
 				continue
 			}
-			b[j] += xj // x_j/y · y/y
+			b[j] += tw * xj // x_j/y · y/y
 			for k := 0; k < n; k++ {
-				a[j][k] += xj * float64(s.x[k]) * inv
+				a[j][k] += tw * xj * float64(s.x[k]) * inv
 			}
 		}
 	}

@@ -42,6 +42,7 @@ const (
 	fHan                 // CJK ideographs
 	fHanRun              // runs of CJK ideographs not directly after kana
 	fHanRunKana          // runs of CJK ideographs directly after kana
+	fHanHead             // the first four ideographs of every run (short runs tokenize worse)
 	fKana                // Hiragana and Katakana
 	fHangul              // Hangul syllables and jamo
 	fCJKPunct            // CJK symbols and punctuation, full-width forms
@@ -65,7 +66,7 @@ var FeatureNames = [NumFeatures]string{
 	"title", "upper", "upper_letters", "glued", "glued_title", "accent", "accent_word",
 	"digit_run", "digit_group3", "digit", "punct", "punct_repeat", "pipe", "punct_run", "punct_word",
 	"space_digit", "space_run", "space_extra", "newline_run", "newline_punct", "newline_extra",
-	"tab", "tab_run", "han", "han_run", "han_run_kana", "kana", "hangul", "cjk_punct", "other_letter",
+	"tab", "tab_run", "han", "han_run", "han_run_kana", "han_head", "kana", "hangul", "cjk_punct", "other_letter",
 	"other_run", "uni_punct", "symbol", "blob", "blob_run", "hex", "hex_run", "ctrl",
 }
 
@@ -218,6 +219,7 @@ func countFeatures[T text](s T, f *Features) {
 	n := len(s)
 	i := 0
 	prevOther, prevHan, prevKana := false, false, false
+	hanLen := 0 // length so far of the current run of ideographs
 	for i < n {
 		c := s[i]
 		k := byteKind[c]
@@ -332,11 +334,18 @@ func countFeatures[T text](s T, f *Features) {
 			if c >= 0xE4 && c <= 0xE9 && i+2 < n && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 &&
 				(c > 0xE4 || s[i+1] >= 0xB8) {
 				f[fHan]++
-				if prevKana {
-					f[fHanRunKana]++
-				} else if !prevHan {
-					f[fHanRun]++
+				if !prevHan {
+					hanLen = 0
+					if prevKana {
+						f[fHanRunKana]++
+					} else {
+						f[fHanRun]++
+					}
 				}
+				if hanLen < 4 {
+					f[fHanHead]++
+				}
+				hanLen++
 				prevOther, prevHan, prevKana = false, true, false
 				i += 3
 				continue
@@ -357,11 +366,18 @@ func countFeatures[T text](s T, f *Features) {
 			switch scriptOf(r) {
 			case sHan:
 				f[fHan]++
-				if prevKana {
-					f[fHanRunKana]++
-				} else if !prevHan {
-					f[fHanRun]++
+				if !prevHan {
+					hanLen = 0
+					if prevKana {
+						f[fHanRunKana]++
+					} else {
+						f[fHanRun]++
+					}
 				}
+				if hanLen < 4 {
+					f[fHanHead]++
+				}
+				hanLen++
 				han = true
 			case sKana:
 				f[fKana]++

@@ -87,8 +87,8 @@ func Split(file, text string) []Chunk {
 		state ^= state << 17
 		u := float64(state>>11) / float64(1<<53)
 		// Small files get smaller chunks, so that every file yields at least
-		// about two dozen of them.
-		hi := math.Min(MaxChunk, math.Max(4*MinChunk, float64(len(text))/12))
+		// about four dozen of them.
+		hi := math.Min(MaxChunk, math.Max(4*MinChunk, float64(len(text))/25))
 		size := int(math.Exp(math.Log(MinChunk) + u*(math.Log(hi)-math.Log(MinChunk))))
 		end := start + size
 		if end >= len(text) || len(text)-end < MinChunk/2 {
