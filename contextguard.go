@@ -138,9 +138,10 @@ func (g *ContextGuard) Plugin() (*plugin.Plugin, error) {
 		return nil, err
 	}
 	return plugin.New(plugin.Config{
-		Name:                PluginName,
-		BeforeModelCallback: g.beforeModel,
-		AfterModelCallback:  g.afterModel,
+		Name:                 PluginName,
+		BeforeModelCallback:  g.beforeModel,
+		AfterModelCallback:   g.afterModel,
+		OnModelErrorCallback: g.onModelError,
 	})
 }
 
@@ -229,6 +230,11 @@ func (g *ContextGuard) beforeModel(cctx agent.CallbackContext, req *model.LLMReq
 	var prev guardState
 	if st != nil {
 		prev = sio.load(st)
+	}
+	mem := sess.memory(cfg.name)
+	prev = g.recall(cctx, cfg, mem, st, sio, req, prev)
+	if st != nil {
+		defer mem.rememberCompaction(st, prev.compactions)
 	}
 	t := &turn{
 		ctx:  cctx,
@@ -381,6 +387,9 @@ type sessionEntry struct {
 	// Guarded by mu.
 	cache   *countCache
 	summary summaryMemo
+	// agents is the in-memory record of each agent of the session that
+	// survives a failed model call (recovery.go).
+	agents []*agentMemory
 }
 
 // summaryMemo reuses the summary message across calls while the stored

@@ -97,6 +97,7 @@ type agentConfig struct {
 	summaryTimeout time.Duration
 	instructions   string
 	trigger        triggerSpec
+	recoveryLLM    model.LLM
 	errs           []error
 }
 
@@ -234,6 +235,23 @@ func WithSummaryTimeout(d time.Duration) AgentOption {
 			return
 		}
 		c.summaryTimeout = d
+	}
+}
+
+// WithRecoveryModel sets the model that answers when the provider rejects a
+// request as too long (a context-overflow error, see AsContextOverflow): the
+// guard compacts the failed request to half the window, calibrated with the
+// provider's real count, sends it to llm and returns that response instead
+// of the error. Usually llm is the agent's own model. Without it, the
+// provider's error reaches the caller once and the session's next call
+// compacts first. A nil model is an error.
+func WithRecoveryModel(llm model.LLM) AgentOption {
+	return func(c *agentConfig) {
+		if llm == nil {
+			c.errs = append(c.errs, errors.New("WithRecoveryModel: model is nil"))
+			return
+		}
+		c.recoveryLLM = llm
 	}
 }
 

@@ -1,0 +1,452 @@
+package contextguard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/model"
+	"google.golang.org/adk/session"
+	"google.golang.org/genai"
+)
+
+// Reactive recovery (DESIGN §9) and the in-memory record that survives a
+// failed model call (DESIGN §8).
+//
+// State the guard writes in BeforeModelCallback rides on the model-response
+// event; when the model call fails, ADK drops it. The guard therefore keeps,
+// per session and agent, in the session table (an LRU of
+// defaultSessionEntries sessions; entries in use are never evicted):
+//
+//   - the state written by the latest compaction, until the session state
+//     shows it, so a summary already paid for is reused rather than paid
+//     again;
+//   - a provider overflow to act on: the next call compacts first,
+//     calibrated with the provider's real count;
+//   - for agents with a recovery model, the request last let through and the
+//     contents ADK built for it, so a rejected request can be compacted again
+//     from the original history.
+
+// ContextOverflow describes a provider's rejection of a request as longer
+// than the model's context window.
+type ContextOverflow struct {
+	// Provider is the shape the error matched: "gemini", "anthropic",
+	// "openai" or "generic".
+	Provider string
+	// Tokens is the request's size as the provider counted it, 0 when the
+	// error does not say.
+	Tokens int
+	// Limit is the model's limit as the provider stated it, 0 when the error
+	// does not say.
+	Limit int
+}
+
+// AsContextOverflow reports whether err is a provider's context-overflow
+// error, and what it says about the request's size and the model's limit.
+// It recognises Gemini ("The input token count (N) exceeds the maximum
+// number of tokens allowed (M)", HTTP 400 INVALID_ARGUMENT, also as a
+// genai.APIError), Anthropic ("prompt is too long: N tokens > M maximum",
+// "input length and max_tokens exceed context limit"), OpenAI-compatible
+// servers (context_length_exceeded, "maximum context length is M tokens ...
+// resulted in N tokens") and generic messages ("context length", "context
+// window", "too many tokens", "token limit", ...). Rate limits and quotas
+// (HTTP 429, "tokens per minute"), output-length errors, cancellation and
+// deadlines are not overflows.
+func AsContextOverflow(err error) (ContextOverflow, bool) {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return ContextOverflow{}, false
+	}
+	msg := err.Error()
+	var apiErr genai.APIError
+	var apiPtr *genai.APIError
+	switch {
+	case errors.As(err, &apiErr):
+	case errors.As(err, &apiPtr) && apiPtr != nil:
+		apiErr = *apiPtr
+	}
+	if apiErr.Code == 429 || strings.EqualFold(apiErr.Status, "RESOURCE_EXHAUSTED") {
+		return ContextOverflow{}, false
+	}
+	if apiErr.Message != "" && !strings.Contains(msg, apiErr.Message) {
+		msg += " " + apiErr.Message
+	}
+	return parseOverflow(msg)
+}
+
+// overflowPattern is one provider message shape; tokens and limit are the
+// indexes of the submatches holding the counts (0: not given).
+type overflowPattern struct {
+	provider      string
+	re            *regexp.Regexp
+	tokens, limit int
+}
+
+// num matches a count, possibly with thousands separators.
+const num = `([0-9][0-9,]*)`
+
+var overflowPatterns = []overflowPattern{
+	{"gemini", regexp.MustCompile(`input token count\s*\(?` + num + `\)?\s*exceeds the maximum number of tokens allowed\s*\(?` + num), 1, 2},
+	{"gemini", regexp.MustCompile(`exceeds the maximum number of tokens allowed`), 0, 0},
+	{"anthropic", regexp.MustCompile(`prompt is too long:?\s*` + num + `\s*tokens?\s*>\s*` + num), 1, 2},
+	{"anthropic", regexp.MustCompile("input length and `?max_tokens`? exceed context limit:?\\s*" + num + `\s*\+\s*` + num + `\s*>\s*` + num), 1, 3},
+	{"anthropic", regexp.MustCompile(`prompt is too long`), 0, 0},
+	// OpenAI and OpenAI-compatible servers (vLLM, xAI, Groq, ...). The
+	// count of the messages alone wins over the total with the completion.
+	{"openai", regexp.MustCompile(`\(` + num + ` in the messages`), 1, 0},
+	{"openai", regexp.MustCompile(`(?:resulted in|you requested|request contains|prompt contains|request has|input has)\s*` + num + `\s*(?:input\s*)?tokens`), 1, 0},
+	{"openai", regexp.MustCompile(`maximum (?:context|prompt) length is\s*` + num), 0, 1},
+	{"openai", regexp.MustCompile(`input \(` + num + ` tokens?\) is longer than the model's context length \(` + num), 1, 2},
+	{"openai", regexp.MustCompile(`context_length_exceeded|maximum context length`), 0, 0},
+}
+
+// genericOverflow are phrases that mark an overflow error of any provider.
+var genericOverflow = []string{
+	"context length", "context_length", "context window", "context size",
+	"too many tokens", "token limit", "tokens limit", "maximum context",
+	"input is too long", "prompt too long", "input too long",
+	"maximum prompt length", "too long for the model",
+}
+
+// notOverflow are phrases of errors that mention tokens but that compaction
+// cannot fix: rate limits, quotas and output lengths.
+var notOverflow = []string{
+	"rate limit", "rate_limit", "ratelimit", "quota", "tokens per min", "per minute",
+	"resource_exhausted", "too many requests",
+	"max_tokens is too large", "max_output_tokens", "maxoutputtokens", "completion tokens", "output token",
+}
+
+// parseOverflow classifies an error message (see AsContextOverflow).
+func parseOverflow(msg string) (ContextOverflow, bool) {
+	low := strings.ToLower(msg)
+	var out ContextOverflow
+	matched := false
+	for _, p := range overflowPatterns {
+		m := p.re.FindStringSubmatch(low)
+		if m == nil {
+			continue
+		}
+		if !matched {
+			out.Provider = p.provider
+			matched = true
+		}
+		if p.tokens > 0 && out.Tokens == 0 {
+			out.Tokens = parseCount(m[p.tokens])
+		}
+		if p.limit > 0 && out.Limit == 0 {
+			out.Limit = parseCount(m[p.limit])
+		}
+	}
+	if !matched {
+		for _, s := range genericOverflow {
+			if strings.Contains(low, s) {
+				out.Provider, matched = "generic", true
+				break
+			}
+		}
+		if !matched {
+			return ContextOverflow{}, false
+		}
+	}
+	// A specific input-size pattern wins over the exclusions (Anthropic's
+	// "input length and max_tokens exceed context limit" names max_tokens).
+	if out.Tokens == 0 {
+		for _, s := range notOverflow {
+			if strings.Contains(low, s) {
+				return ContextOverflow{}, false
+			}
+		}
+	}
+	return out, true
+}
+
+// parseCount reads a count with optional thousands separators; an
+// implausible value is 0 (unknown).
+func parseCount(s string) int {
+	s = strings.ReplaceAll(s, ",", "")
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 || n > maxPlausibleTokenNum {
+		return 0
+	}
+	return n
+}
+
+// ---------------------------------------------------------------------------
+// The in-memory record
+// ---------------------------------------------------------------------------
+
+// agentMemory is what the guard keeps in memory for one agent of one
+// session beside the session state. Guarded by the session entry's mutex.
+type agentMemory struct {
+	agent string
+	// compactionsKey is the state key of the agent's compaction counter.
+	compactionsKey string
+	// compacted is the state the latest compaction wrote, kept until the
+	// session state shows it.
+	compacted *guardState
+	// overflow is a provider overflow the next call acts on.
+	overflow *pendingOverflow
+	// sentReq is the request last let through and sentRaw the contents ADK
+	// built for it, before the guard rewrote them (recovery model only).
+	sentReq *model.LLMRequest
+	sentRaw []*genai.Content
+}
+
+// pendingOverflow is a provider overflow recorded for the next call.
+type pendingOverflow struct {
+	real     int // the provider's count of the rejected request, 0 if unknown
+	limit    int // the provider's limit, 0 if unknown
+	estimate int // the guard's raw estimate of the rejected request
+}
+
+// memory returns the record of agent in the session, creating it.
+func (e *sessionEntry) memory(agent string) *agentMemory {
+	for _, m := range e.agents {
+		if m.agent == agent {
+			return m
+		}
+	}
+	m := &agentMemory{agent: agent, compactionsKey: keyCompactions + agent}
+	e.agents = append(e.agents, m)
+	return m
+}
+
+// quietLog discards the warnings of state reads the guard already logged.
+var quietLog = slog.New(slog.DiscardHandler)
+
+// rememberCompaction records the state a compaction of this call wrote, so
+// that it survives a failed model call. before is the compaction counter the
+// call started from.
+func (m *agentMemory) rememberCompaction(st session.State, before int) {
+	v, err := st.Get(m.compactionsKey)
+	if err != nil {
+		return
+	}
+	if n, ok := decodeInt(v); !ok || n <= before {
+		return
+	}
+	s := stateIO{agent: m.agent, log: quietLog}.load(st)
+	m.compacted = &s
+}
+
+// recall applies, at the start of a call, what the in-memory record knows
+// and the session state does not: the summary of a compaction whose state
+// delta was lost with a failed model call (persisted again), and a provider
+// overflow, turned into the calibration signal that makes this call compact
+// first. It returns the state the call starts from.
+func (g *ContextGuard) recall(cctx agent.CallbackContext, cfg *agentConfig, m *agentMemory, st session.State, sio stateIO, req *model.LLMRequest, prev guardState) guardState {
+	if cfg.recoveryLLM != nil {
+		m.sentReq, m.sentRaw = req, req.Contents
+	}
+	if c := m.compacted; c != nil {
+		switch {
+		case c.compactions <= prev.compactions:
+			// The session state has it, or something newer.
+			m.compacted = nil
+		default:
+			if w, _ := locateWatermark(req.Contents, *c, fingerprint); w == 0 {
+				m.compacted = nil
+				break
+			}
+			g.log.Info("contextguard: the state of the last compaction was lost with a failed model call; reusing its summary",
+				"agent", cfg.name, "session", cctx.SessionID(), "compactions", c.compactions, "watermark", c.watermark)
+			if st != nil {
+				sio.save(st, prev, *c)
+			}
+			prev = *c
+		}
+	}
+	if ov := m.overflow; ov != nil {
+		m.overflow = nil
+		lim := g.limits(cfg, req.Model)
+		real := ov.real
+		if real <= 0 {
+			// The provider did not say: the request was over its limit.
+			limit := lim.window
+			if ov.limit > 0 && ov.limit < limit {
+				limit = ov.limit
+			}
+			real = limit + 1
+		}
+		if ov.limit > 0 && ov.limit < lim.threshold {
+			g.log.Warn("contextguard: the provider's limit is below the guard's threshold; set WithMaxTokens to the provider's limit",
+				"agent", cfg.name, "session", cctx.SessionID(), "limit", ov.limit, "window", lim.window, "threshold", lim.threshold)
+		}
+		prev.realTokens = max(real, lim.threshold+1)
+		switch {
+		case ov.estimate > 0:
+			prev.lastEstimate = ov.estimate
+		case prev.lastEstimate <= 0:
+			prev.lastEstimate = prev.realTokens
+		}
+		prev.floor = 0
+		g.log.Info("contextguard: the provider rejected the previous request as too long; compacting first",
+			"agent", cfg.name, "session", cctx.SessionID(), "real_tokens", ov.real, "limit", ov.limit, "estimate", ov.estimate)
+	}
+	return prev
+}
+
+// ---------------------------------------------------------------------------
+// OnModelErrorCallback
+// ---------------------------------------------------------------------------
+
+// onModelError is the plugin's OnModelErrorCallback (DESIGN §9). Errors that
+// are not context overflows, and agents that were not added, pass through
+// untouched. An overflow is compacted to half the window and answered by the
+// agent's recovery model when one is configured; otherwise it is recorded so
+// the session's next call compacts first, and the provider's error is
+// returned once.
+func (g *ContextGuard) onModelError(cctx agent.CallbackContext, req *model.LLMRequest, modelErr error) (*model.LLMResponse, error) {
+	if cctx == nil || modelErr == nil {
+		return nil, nil
+	}
+	cfg := g.agent(cctx.AgentName())
+	if cfg == nil {
+		return nil, nil
+	}
+	ov, ok := AsContextOverflow(modelErr)
+	if !ok {
+		return nil, nil
+	}
+	logger := g.log.With("agent", cfg.name, "session", cctx.SessionID())
+	logger.Warn("contextguard: the provider rejected the request as too long",
+		"provider", ov.Provider, "real_tokens", ov.Tokens, "limit", ov.Limit, "recovery_model", cfg.recoveryLLM != nil)
+
+	sess, release := g.sessions.acquire(sessionKey(cctx))
+	mem := sess.memory(cfg.name)
+	if cfg.recoveryLLM == nil || req == nil {
+		g.recordOverflow(sess, mem, req, ov)
+		release()
+		logger.Info("contextguard: no recovery model; returning the provider's error, the session's next call compacts first")
+		return nil, nil
+	}
+	creq, err := g.compactForRecovery(cctx, cfg, sess, mem, req, ov, logger)
+	if err != nil || creq == nil {
+		g.recordOverflow(sess, mem, req, ov)
+	}
+	release()
+	if err != nil {
+		logger.Error("contextguard: recovery impossible", "error", err)
+		return nil, fmt.Errorf("contextguard: recovering from a context overflow: %w; the provider said: %w", err, modelErr)
+	}
+	if creq == nil {
+		logger.Warn("contextguard: nothing left to compact; returning the provider's error")
+		return nil, nil
+	}
+
+	resp, err := callRecoveryModel(cctx, cfg.recoveryLLM, creq)
+	if err != nil {
+		sess, release = g.sessions.acquire(sessionKey(cctx))
+		mem = sess.memory(cfg.name)
+		// The compaction is remembered (mem.compacted) and reused by the
+		// next call; only a compacted request that is still too long makes
+		// that call compact again.
+		if again, ok := AsContextOverflow(err); ok {
+			g.recordOverflow(sess, mem, creq, again)
+		}
+		release()
+		logger.Error("contextguard: the recovery model failed; returning the provider's error",
+			"error", err)
+		return nil, nil
+	}
+	logger.Info("contextguard: recovered from a context overflow", "contents", len(creq.Contents))
+	return resp, nil
+}
+
+// recordOverflow records an overflow for the session's next call. The caller
+// holds the session entry.
+func (g *ContextGuard) recordOverflow(sess *sessionEntry, mem *agentMemory, req *model.LLMRequest, ov ContextOverflow) {
+	p := &pendingOverflow{real: ov.Tokens, limit: ov.Limit}
+	if req != nil {
+		sess.cache.begin()
+		est := cachedEstimator{tokenEstimator: estimatorFor(req.Model), cache: sess.cache, salt: estimatorSalt(req.Model)}
+		p.estimate = requestTokens(est, req)
+	}
+	mem.overflow = p
+}
+
+// compactForRecovery compacts the rejected request to half the window
+// (the provider's limit when it is smaller than the guard's), calibrated
+// with the provider's real count, and persists the compaction in the call's
+// state delta, which rides on the recovery response. It returns the request
+// to send, nil when nothing could be compacted. The caller holds the session
+// entry.
+func (g *ContextGuard) compactForRecovery(cctx agent.CallbackContext, cfg *agentConfig, sess *sessionEntry, mem *agentMemory, req *model.LLMRequest, ov ContextOverflow, logger *slog.Logger) (*model.LLMRequest, error) {
+	st := cctx.State()
+	sio := stateIO{agent: cfg.name, log: g.log}
+	var prev guardState
+	if st != nil {
+		prev = sio.load(st) // includes what this call's BeforeModelCallback wrote
+	}
+	raw := req.Contents
+	if mem.sentReq == req && mem.sentRaw != nil {
+		raw = mem.sentRaw
+	}
+	mem.sentReq, mem.sentRaw = nil, nil
+
+	sess.cache.begin()
+	est := cachedEstimator{tokenEstimator: estimatorFor(req.Model), cache: sess.cache, salt: estimatorSalt(req.Model)}
+	sent := max(requestTokens(est, req), 1)
+	creq := *req
+	creq.Contents = raw
+
+	lim := g.limits(cfg, req.Model)
+	window := lim.window
+	if ov.Limit > 0 && ov.Limit < window {
+		window = ov.Limit
+	}
+	real := ov.Tokens
+	if real <= 0 {
+		real = window + 1
+	}
+	t := &turn{ctx: cctx, cfg: cfg, req: &creq, raw: raw, prev: prev, est: est, sess: sess, base: g.log}
+	t.lim = limits{window: window, buffer: window - window/2, threshold: window / 2}
+	t.cal = newCalibration(guardState{realTokens: real, lastEstimate: sent}, est)
+	t.inj = injectSummary(t)
+	t.before = t.cal.count(requestTokens(est, t.req))
+	logger.Info("contextguard: compacting the rejected request to half the window",
+		"real_tokens", real, "estimate", sent, "correction", t.cal.factor, "target", t.lim.threshold, "window", window)
+
+	next, err := g.compactThreshold(t)
+	if st != nil {
+		sio.save(st, prev, next)
+	}
+	if next.compactions > prev.compactions {
+		c := next
+		mem.compacted = &c
+	}
+	if err != nil {
+		return nil, err
+	}
+	if next.compactions == prev.compactions {
+		return nil, nil
+	}
+	return t.req, nil
+}
+
+// callRecoveryModel sends req to llm and returns its final response. A panic
+// of the model is turned into an error.
+func callRecoveryModel(ctx context.Context, llm model.LLM, req *model.LLMRequest) (resp *model.LLMResponse, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			resp, err = nil, fmt.Errorf("contextguard: recovery model %q panicked: %v\n%s", llm.Name(), r, debug.Stack())
+		}
+	}()
+	for r, e := range llm.GenerateContent(ctx, req, false) {
+		if e != nil {
+			return nil, fmt.Errorf("contextguard: recovery model %q: %w", llm.Name(), e)
+		}
+		if r != nil && !r.Partial {
+			resp = r
+		}
+	}
+	if resp == nil {
+		return nil, fmt.Errorf("contextguard: recovery model %q returned no response", llm.Name())
+	}
+	return resp, nil
+}
