@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/adk/agent"
 	"google.golang.org/adk/tool"
 	"google.golang.org/adk/tool/functiontool"
 
@@ -30,7 +31,7 @@ func newTools() ([]tool.Tool, error) {
 	pods, err := functiontool.New(functiontool.Config{
 		Name:        "kubectl_get_pods",
 		Description: "List the pods of a namespace (kubectl get pods -o wide), optionally filtered by a label selector.",
-	}, func(_ tool.Context, a podsArgs) (toolResult, error) {
+	}, func(_ agent.ToolContext, a podsArgs) (toolResult, error) {
 		return result(a.command(), podTable(a)), nil
 	})
 	if err != nil {
@@ -39,7 +40,7 @@ func newTools() ([]tool.Tool, error) {
 	describe, err := functiontool.New(functiontool.Config{
 		Name:        "kubectl_describe",
 		Description: "Describe a pod or a node (kubectl describe): state, limits, conditions and recent events.",
-	}, func(_ tool.Context, a describeArgs) (toolResult, error) {
+	}, func(_ agent.ToolContext, a describeArgs) (toolResult, error) {
 		if strings.EqualFold(a.Kind, "node") {
 			return result(a.command(), describeNode(a.Name)), nil
 		}
@@ -51,7 +52,7 @@ func newTools() ([]tool.Tool, error) {
 	logs, err := functiontool.New(functiontool.Config{
 		Name:        "kubectl_logs",
 		Description: "Print the most recent log lines of a pod's container (kubectl logs --tail), or of its previous container.",
-	}, func(_ tool.Context, a logsArgs) (toolResult, error) {
+	}, func(_ agent.ToolContext, a logsArgs) (toolResult, error) {
 		return result(a.command(), podLogs(a)), nil
 	})
 	if err != nil {
@@ -60,7 +61,7 @@ func newTools() ([]tool.Tool, error) {
 	read, err := functiontool.New(functiontool.Config{
 		Name:        "read_file",
 		Description: "Read a file of the payments repository (Go code, Kubernetes manifests, docs).",
-	}, func(_ tool.Context, a fileArgs) (toolResult, error) {
+	}, func(_ agent.ToolContext, a fileArgs) (toolResult, error) {
 		return result(a.command(), fileContent(a.Path)), nil
 	})
 	if err != nil {
