@@ -245,7 +245,8 @@ func (g *ContextGuard) beforeModel(cctx agent.CallbackContext, req *model.LLMReq
 		sess: sess,
 		base: g.log,
 	}
-	t.est = cachedEstimator{tokenEstimator: estimatorFor(req.Model), cache: sess.cache, salt: estimatorSalt(req.Model)}
+	est, salt := cfg.estimator(req.Model)
+	t.est = cachedEstimator{tokenEstimator: est, cache: sess.cache, salt: salt}
 	t.lim = g.limits(cfg, req.Model)
 	t.inj = injectSummary(t)
 	t.cal = newCalibration(prev, t.est)

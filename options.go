@@ -96,6 +96,7 @@ type agentConfig struct {
 	summarizerLLM  model.LLM
 	summaryTimeout time.Duration
 	instructions   string
+	counter        TokenCounter
 	trigger        triggerSpec
 	recoveryLLM    model.LLM
 	errs           []error
