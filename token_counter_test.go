@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/adk-contextguard/contextguard/contextguardtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/adk-contextguard/contextguard/contextguardtest"
 )
 
 func TestWithTokenCounter_CountsWithTheUsersTokenizer(t *testing.T) {
