@@ -19,6 +19,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -29,6 +31,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/tiktoken-go/tokenizer"
 
@@ -72,7 +75,17 @@ type gemmaCounts struct {
 func main() {
 	dir := flag.String("dir", "internal/tokens", "the internal/tokens package directory")
 	manifest := flag.String("manifest", "", "write the chunk list (key, file, start, end) as JSON to this file and exit")
+	hanPairs := flag.Bool("hanpairs", false, "write hanpairs.bin (the Han pair table, from the o200k_base vocabulary) and exit")
 	flag.Parse()
+	if *hanPairs {
+		if err := os.WriteFile(filepath.Join(*dir, "hanpairs.bin"), hanPairTable(), 0o644); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	if cur, err := os.ReadFile(filepath.Join(*dir, "hanpairs.bin")); err != nil || !bytes.Equal(cur, hanPairTable()) {
+		log.Fatal("hanpairs.bin is missing or stale: run go run ./internal/tokenfit -hanpairs first")
+	}
 	chunks, err := corpus.Load(filepath.Join(*dir, "testdata", "corpus"))
 	if err != nil {
 		log.Fatal(err)
@@ -399,4 +412,40 @@ func writeManifest(path string, chunks []corpus.Chunk) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// hanPairTable builds the Han pair bit set of internal/tokens: every pair of
+// adjacent ideographs inside an o200k_base token made only of ideographs.
+func hanPairTable() []byte {
+	enc, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		log.Fatal(err)
+	}
+	bits := make([]uint64, tokens.HanPairBits/64)
+	for id := uint(0); id < 200019; id++ {
+		s, err := enc.Decode([]uint{id})
+		if err != nil {
+			continue
+		}
+		rs := []rune(s)
+		if len(rs) < 2 {
+			continue
+		}
+		han := true
+		for _, r := range rs {
+			han = han && unicode.Is(unicode.Han, r)
+		}
+		if !han {
+			continue
+		}
+		for i := 0; i+1 < len(rs); i++ {
+			h := tokens.HanPairHash(rs[i], rs[i+1])
+			bits[h>>6] |= 1 << (h & 63)
+		}
+	}
+	out := make([]byte, 8*len(bits))
+	for i, b := range bits {
+		binary.LittleEndian.PutUint64(out[8*i:], b)
+	}
+	return out
 }

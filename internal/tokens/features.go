@@ -20,6 +20,7 @@ const (
 	fUpper               // ALLCAPS pieces of 2+ letters
 	fUpperLetters        // letters in ALLCAPS pieces
 	fGlued               // pieces that are not the first of their alphanumeric run
+	fDigitWord           // letter pieces of 1–2 letters directly after a digit (counted instead of word1_2)
 	fGluedTitle          // Title pieces inside a run (the humps of camelCase)
 	fAccent              // Latin letters outside ASCII (é, ñ, ß, ...)
 	fAccentWord          // letter pieces containing such letters
@@ -43,6 +44,7 @@ const (
 	fHanRun              // runs of CJK ideographs not directly after kana
 	fHanRunKana          // runs of CJK ideographs directly after kana
 	fHanHead             // the first four ideographs of every run (short runs tokenize worse)
+	fHanSolo             // ideographs that do not complete a pair found in the Han pair table
 	fKana                // Hiragana and Katakana
 	fHangul              // Hangul syllables and jamo
 	fCJKPunct            // CJK symbols and punctuation, full-width forms
@@ -63,10 +65,10 @@ const (
 // weights files.
 var FeatureNames = [NumFeatures]string{
 	"word1_2", "word3_5", "word6_8", "word9_12", "word13p", "word_extra",
-	"title", "upper", "upper_letters", "glued", "glued_title", "accent", "accent_word",
+	"title", "upper", "upper_letters", "glued", "digit_word", "glued_title", "accent", "accent_word",
 	"digit_run", "digit_group3", "digit", "punct", "punct_repeat", "pipe", "punct_run", "punct_word",
 	"space_digit", "space_run", "space_extra", "newline_run", "newline_punct", "newline_extra",
-	"tab", "tab_run", "han", "han_run", "han_run_kana", "han_head", "kana", "hangul", "cjk_punct", "other_letter",
+	"tab", "tab_run", "han", "han_run", "han_run_kana", "han_head", "han_solo", "kana", "hangul", "cjk_punct", "other_letter",
 	"other_run", "uni_punct", "symbol", "blob", "blob_run", "hex", "hex_run", "ctrl",
 }
 
@@ -220,6 +222,10 @@ func countFeatures[T text](s T, f *Features) {
 	i := 0
 	prevOther, prevHan, prevKana := false, false, false
 	hanLen := 0 // length so far of the current run of ideographs
+	// The previous ideograph, and whether it may still pair with the next
+	// one (it is not the second of a pair already counted).
+	var hanPrev rune
+	hanOpen := false
 	for i < n {
 		c := s[i]
 		k := byteKind[c]
@@ -333,6 +339,7 @@ func countFeatures[T text](s T, f *Features) {
 			// E4–E9), the bulk of Chinese and much of Japanese text.
 			if c >= 0xE4 && c <= 0xE9 && i+2 < n && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 &&
 				(c > 0xE4 || s[i+1] >= 0xB8) {
+				r := rune(c&0x0F)<<12 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F)
 				f[fHan]++
 				if !prevHan {
 					hanLen = 0
@@ -341,11 +348,19 @@ func countFeatures[T text](s T, f *Features) {
 					} else {
 						f[fHanRun]++
 					}
+				} else if hanOpen && isHanPair(hanPrev, r) {
+					hanOpen = false
+					hanPrev = r
+					hanLen++
+					i += 3
+					continue
 				}
+				f[fHanSolo]++
 				if hanLen < 4 {
 					f[fHanHead]++
 				}
 				hanLen++
+				hanOpen, hanPrev = true, r
 				prevOther, prevHan, prevKana = false, true, false
 				i += 3
 				continue
@@ -368,15 +383,23 @@ func countFeatures[T text](s T, f *Features) {
 				f[fHan]++
 				if !prevHan {
 					hanLen = 0
+					hanOpen = false
 					if prevKana {
 						f[fHanRunKana]++
 					} else {
 						f[fHanRun]++
 					}
 				}
-				if hanLen < 4 {
-					f[fHanHead]++
+				if hanOpen && isHanPair(hanPrev, r) {
+					hanOpen = false
+				} else {
+					f[fHanSolo]++
+					if hanLen < 4 {
+						f[fHanHead]++
+					}
+					hanOpen = true
 				}
+				hanPrev = r
 				hanLen++
 				han = true
 			case sKana:
@@ -558,7 +581,13 @@ func pieces[T text](s T, a, b int, f *Features) {
 				j = i + 1
 				letters = 1
 			}
-			addPiece(f, letters, accents, !first)
+			if letters <= 2 && i > a && byteFlags[s[i-1]]&bDigit != 0 {
+				// "79b1", "6d13": short letter pieces inside hex-like ids.
+				f[fDigitWord]++
+				f[fGlued]++
+			} else {
+				addPiece(f, letters, accents, !first)
+			}
 			i = j
 		}
 		first = false

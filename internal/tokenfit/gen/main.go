@@ -395,6 +395,13 @@ func main() {
 		{"logs.gen.txt", 120_000, (*gen).logs},
 		{"tool_schema.gen.txt", 120_000, (*gen).schemas},
 		{"base64.gen.txt", 100_000, (*gen).base64},
+		{"ids.gen.txt", 90_000, (*gen).ids},
+		{"logs.formats.gen.txt", 90_000, (*gen).logFormats},
+		{"metrics.gen.txt", 90_000, (*gen).metrics},
+		{"text_table.sql.gen.txt", 90_000, (*gen).sqlTables},
+		{"text_table.describe.gen.txt", 70_000, (*gen).describe},
+		{"dev_output.gen.txt", 90_000, (*gen).devOutput},
+		{"cjk_data.gen.txt", 60_000, (*gen).cjkData},
 	}
 	for i, j := range jobs {
 		g := &gen{r: rand.New(rand.NewPCG(20250101, uint64(i)))}
