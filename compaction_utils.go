@@ -357,6 +357,9 @@ func pairSafeStart(cs []*genai.Content, start int) int {
 		moved := false
 		for i := start; i < len(cs) && !moved; i++ {
 			for _, p := range partsOf(cs[i]) {
+				if p == nil {
+					continue
+				}
 				fr := p.FunctionResponse
 				if fr == nil || callIndex(cs[start:i], fr) >= 0 {
 					continue
@@ -380,6 +383,9 @@ func pairSafeStart(cs []*genai.Content, start int) int {
 func callIndex(cs []*genai.Content, fr *genai.FunctionResponse) int {
 	for i := len(cs) - 1; i >= 0; i-- {
 		for _, p := range partsOf(cs[i]) {
+			if p == nil {
+				continue
+			}
 			fc := p.FunctionCall
 			if fc == nil {
 				continue
