@@ -31,138 +31,215 @@ const (
 // compactThreshold is the threshold strategy (DESIGN §5): summarize the
 // previous summary plus everything after the watermark, replace the request's
 // contents with one summary message, reset calibration and persist.
-func (g *ContextGuard) compactThreshold(t *turn) (next guardState, err error) {
-	start := time.Now()
-	next = t.prev
-	cov := coverableLen(t.raw)
-	first := 0
-	prevSummary := ""
-	if t.inj.injected {
-		first = t.inj.cut
-		prevSummary = t.prev.summary
+func (g *ContextGuard) compactThreshold(t *turn) (guardState, error) {
+	c, next, err := g.beginCompaction(t, StrategyThreshold, "tokens")
+	if c == nil {
+		return next, err
 	}
-	if first > cov {
-		first = cov
-	}
-	toSummarize := t.raw[first:cov]
+	return g.finishCompaction(t, c, g.fullSummary(t, c))
+}
 
-	userReq := boundedUserRequest(t)
+// compaction is one compaction in progress: what both strategies share.
+type compaction struct {
+	start time.Time
+	// first and cov bound the contents a summary made now may cover:
+	// t.raw[first:cov] (first is the injected summary's cut).
+	first, cov int
+	// prevSummary is the stored summary when it was injected, else "".
+	prevSummary string
+	userReq     string
+	todos       []TodoItem
+	// bare is the calibrated size of the request with an empty summary and
+	// no contents; budget is the length asked of a summary.
+	bare, budget int
+	// callsLeft is how many more times the summarizer may be asked.
+	callsLeft int
+	ev        CompactionEvent
+	span      trace.Span
+}
+
+// outcome is what a strategy made of a compaction.
+type outcome struct {
+	summary string
+	// watermark is how many leading raw contents the summary covers.
+	watermark int
+	// newEst and newCount are the raw and calibrated size of the request
+	// as rewritten.
+	newEst, newCount int
+}
+
+// beginCompaction does what every compaction starts with: it finds what may
+// be summarized and the irreducible part of the request, and opens the span.
+// A nil compaction means there is nothing to compact, or that nothing can
+// help (err then wraps ErrIrreducible); next and err are then the result.
+func (g *ContextGuard) beginCompaction(t *turn, strategy Strategy, reason string) (c *compaction, next guardState, err error) {
+	c = &compaction{start: time.Now(), cov: coverableLen(t.raw)}
+	next = t.prev
+	if t.inj.injected {
+		c.first = t.inj.cut
+		c.prevSummary = t.prev.summary
+	}
+	c.first = min(c.first, c.cov)
+
+	c.userReq = boundedUserRequest(t)
 
 	// The part no summary can shrink: system instruction, tools and the
 	// message that carries the continuation.
 	fixed := requestTokens(t.est, t.req) - contentsTokens(t.est, t.req.Contents)
-	bare := t.cal.scale(fixed + t.est.content(summaryContent("", userReq)))
-	if bare > t.lim.window {
-		if t.prev.floor != bare {
+	c.bare = t.cal.scale(fixed + t.est.content(summaryContent("", c.userReq)))
+	if c.bare > t.lim.window {
+		if t.prev.floor != c.bare {
 			t.log().Error("contextguard: the system instruction, tools and current request alone exceed the context window; nothing the guard can cut will make the request fit",
-				"irreducible_tokens", bare, "window", t.lim.window, "threshold", t.lim.threshold)
+				"irreducible_tokens", c.bare, "window", t.lim.window, "threshold", t.lim.threshold)
 		}
-		next.floor = bare
+		next.floor = c.bare
 		next.lastEstimate = requestTokens(t.est, t.req)
-		return next, irreducibleError(bare, t.lim.window)
+		return nil, next, irreducibleError(c.bare, t.lim.window)
 	}
-	if len(toSummarize) == 0 && prevSummary == "" {
+	if c.cov == c.first && c.prevSummary == "" {
 		next.lastEstimate = requestTokens(t.est, t.req)
-		return next, nil
+		return nil, next, nil
 	}
 
-	budget := summaryBudget(t.lim, bare)
+	c.budget = summaryBudget(t.lim, c.bare)
 	t.sumWindow = g.summarizerWindow(t)
-	fitted, transcript, prevForSummarizer := fitForSummarizer(t, prevSummary, toSummarize, budget)
+	c.todos = loadTodos(t.ctx.ReadonlyState())
+	c.callsLeft = t.cfg.maxAttempts
+
+	t.spanCtx, c.span = g.tel.startCompaction(t.ctx, t.cfg.name, t.ctx.SessionID(), strategy)
+	c.ev = CompactionEvent{
+		Agent:        t.cfg.name,
+		SessionID:    t.ctx.SessionID(),
+		Strategy:     strategy,
+		Reason:       reason,
+		TokensBefore: t.before,
+		Threshold:    t.lim.threshold,
+		Window:       t.lim.window,
+	}
+	return c, next, nil
+}
+
+// fullSummary summarizes everything the compaction may cover and makes the
+// summary message the request's only content (the threshold behaviour).
+func (g *ContextGuard) fullSummary(t *turn, c *compaction) outcome {
+	span := t.raw[c.first:c.cov]
+	o := g.summarizeSpan(t, c, span, true, func(summary string) {
+		t.req.Contents = []*genai.Content{t.sess.summary.get(summary, c.userReq)}
+	})
+	o.watermark = max(c.cov, 1)
+	return o
+}
+
+// summarizeSpan asks the summarizer for a summary of the previous summary
+// plus span, calls build with it to rewrite the request, and counts the
+// result. A summary over its budget is asked for again, shorter, while
+// attempts remain; any other failure (error, empty text, deadline, panic),
+// an oversize summary on the last attempt, or attempts already spent take
+// the deterministic fallback summary, and once the fallback was used the
+// summarizer is not asked again during this compaction. With shorter set, a
+// request still over the threshold asks for a shorter summary when that can
+// help.
+func (g *ContextGuard) summarizeSpan(t *turn, c *compaction, span []*genai.Content, shorter bool, build func(summary string)) outcome {
+	fitted, transcript, prevForSummarizer := fitForSummarizer(t, c.prevSummary, span, c.budget)
 	sreq := SummaryRequest{
 		Agent:           t.cfg.name,
 		PreviousSummary: prevForSummarizer,
 		Contents:        fitted,
 		Transcript:      transcript,
-		UserRequest:     userReq,
-		Todos:           loadTodos(t.ctx.ReadonlyState()),
-		MaxTokens:       budget,
+		UserRequest:     c.userReq,
+		Todos:           c.todos,
+		MaxTokens:       c.budget,
 		Instructions:    t.cfg.instructions,
 	}
+	c.ev.ContentsSummarized = len(span)
 
-	var span trace.Span
-	t.spanCtx, span = g.tel.startCompaction(t.ctx, t.cfg.name, t.ctx.SessionID(), StrategyThreshold)
-	ev := CompactionEvent{
-		Agent:              t.cfg.name,
-		SessionID:          t.ctx.SessionID(),
-		Strategy:           StrategyThreshold,
-		Reason:             "tokens",
-		TokensBefore:       t.before,
-		Threshold:          t.lim.threshold,
-		Window:             t.lim.window,
-		ContentsSummarized: len(toSummarize),
-	}
-
-	var summary string
-	var newEst, newCount int
-	for attempt := 1; ; attempt++ {
-		s, err := g.summarize(t, sreq)
-		ev.SummarizerCalls++
+	var o outcome
+	for {
+		var s string
 		reason := ""
 		switch {
-		case err != nil:
-			reason = err.Error()
-		case strings.TrimSpace(s) == "":
-			reason = "empty summary"
-		case t.cal.scale(t.est.text(s)) > int(float64(sreq.MaxTokens)*oversizeTolerance):
-			reason = "summary of " + strconv.Itoa(t.cal.scale(t.est.text(s))) + " tokens exceeds its budget of " + strconv.Itoa(sreq.MaxTokens)
-			if attempt < t.cfg.maxAttempts {
-				t.log().Warn("contextguard: summary too long; asking again for a shorter one", "attempt", attempt, "reason", reason)
-				sreq.MaxTokens = max(sreq.MaxTokens/2, minSummaryTokens/2)
-				continue
+		case c.ev.Fallback:
+			// The summarizer already failed during this compaction.
+		case c.callsLeft <= 0:
+			reason = "summarizer attempts spent"
+		default:
+			var err error
+			s, err = g.summarize(t, sreq)
+			c.ev.SummarizerCalls++
+			c.callsLeft--
+			switch {
+			case err != nil:
+				reason = err.Error()
+			case strings.TrimSpace(s) == "":
+				reason = "empty summary"
+			case t.cal.scale(t.est.text(s)) > int(float64(sreq.MaxTokens)*oversizeTolerance):
+				reason = "summary of " + strconv.Itoa(t.cal.scale(t.est.text(s))) + " tokens exceeds its budget of " + strconv.Itoa(sreq.MaxTokens)
+				if c.callsLeft > 0 {
+					t.log().Warn("contextguard: summary too long; asking again for a shorter one", "attempt", c.ev.SummarizerCalls, "reason", reason)
+					sreq.MaxTokens = max(sreq.MaxTokens/2, minSummaryTokens/2)
+					continue
+				}
 			}
 		}
 		if reason != "" {
-			t.log().Warn("contextguard: summarizer failed; using the fallback summary", "reason", reason, "attempt", attempt)
-			ev.Fallback, ev.FallbackReason = true, reason
-			s = fallbackSummary(t.est, t.cal, prevSummary, toSummarize, sreq.Todos, budget)
+			t.log().Warn("contextguard: summarizer failed; using the fallback summary", "reason", reason, "attempt", c.ev.SummarizerCalls)
+			c.ev.Fallback, c.ev.FallbackReason = true, reason
 		}
-		summary = s
-		t.req.Contents = []*genai.Content{t.sess.summary.get(summary, userReq)}
-		newEst = requestTokens(t.est, t.req)
-		newCount = t.cal.scale(newEst)
-		if newCount <= t.lim.threshold || ev.Fallback || attempt >= t.cfg.maxAttempts {
-			break
+		if c.ev.Fallback {
+			s = fallbackSummary(t.est, t.cal, c.prevSummary, span, sreq.Todos, c.budget)
+		}
+		o.summary = s
+		build(s)
+		o.newEst = requestTokens(t.est, t.req)
+		o.newCount = t.cal.scale(o.newEst)
+		if o.newCount <= t.lim.threshold || c.ev.Fallback || c.callsLeft <= 0 || !shorter {
+			return o
 		}
 		// The summary fits its budget but the request is still over the
 		// threshold: ask for a shorter one only if that can help.
-		excess := newCount - t.lim.threshold
-		have := t.cal.scale(t.est.text(summary))
+		excess := o.newCount - t.lim.threshold
+		have := t.cal.scale(t.est.text(s))
 		if have-excess < minSummaryTokens/2 {
-			break
+			return o
 		}
 		sreq.MaxTokens = have - excess
 	}
+}
 
-	if newCount > t.lim.threshold {
+// finishCompaction records the outcome: the irreducible floor, the state to
+// persist, the event, the span, the log line and the hook.
+func (g *ContextGuard) finishCompaction(t *turn, c *compaction, o outcome) (next guardState, err error) {
+	next = t.prev
+	if o.newCount > t.lim.threshold {
 		if t.prev.floor == 0 {
 			t.log().Warn("contextguard: the compacted request is still over the threshold; its irreducible part is too large, so the guard will not compact again until the conversation grows",
-				"tokens_after", newCount, "threshold", t.lim.threshold, "window", t.lim.window)
+				"tokens_after", o.newCount, "threshold", t.lim.threshold, "window", t.lim.window)
 		}
-		next.floor = newCount
+		next.floor = o.newCount
 	} else {
 		next.floor = 0
 	}
 
-	cov = max(cov, 1)
-	next.summary = summary
-	next.userRequest = userReq
-	next.watermark = cov
-	next.fingerprint = t.est.fingerprint(t.raw[cov-1])
+	next.summary = o.summary
+	next.userRequest = c.userReq
+	next.watermark = o.watermark
+	next.fingerprint = t.est.fingerprint(t.raw[o.watermark-1])
 	next.summarizedAt = t.before
 	next.realTokens = 0
-	next.lastEstimate = newEst
+	next.lastEstimate = o.newEst
 	next.compactions = t.prev.compactions + 1
 
-	ev.TokensAfter = newCount
-	ev.Duration = time.Since(start)
-	if newCount > t.lim.window {
-		err = irreducibleError(newCount, t.lim.window)
+	ev := c.ev
+	ev.TokensAfter = o.newCount
+	ev.Duration = time.Since(c.start)
+	if o.newCount > t.lim.window {
+		err = irreducibleError(o.newCount, t.lim.window)
 	}
-	g.tel.endCompaction(t.spanCtx, span, ev, err)
+	g.tel.endCompaction(t.spanCtx, c.span, ev, err)
 	t.log().Info("contextguard: compacted",
 		"tokens_before", ev.TokensBefore, "tokens_after", ev.TokensAfter,
 		"threshold", ev.Threshold, "window", ev.Window, "strategy", ev.Strategy,
+		"reason", ev.Reason, "kept_contents", len(t.req.Contents)-1,
 		"summarizer_calls", ev.SummarizerCalls, "fallback", ev.Fallback,
 		"duration", ev.Duration)
 	if g.hook != nil {
