@@ -400,7 +400,7 @@ func (g *gen) devOutput(w *bytes.Buffer, size int) {
 				fmt.Fprintf(w, "commit %s\nAuthor: %s <%s>\nDate:   %s\n\n    %s\n\n", g.hex(40), upperFirst(g.name()), g.email(), g.when(), g.sentence(4+g.r.IntN(8)))
 			}
 		default:
-			fmt.Fprintf(w, "diff --git a/%[1]s b/%[1]s\nindex %s..%s 100644\n--- a/%[1]s\n+++ b/%[1]s\n@@ -%d,%d +%d,%d @@\n", path(), g.hex(8)[:7], g.hex(8)[:7], g.r.IntN(500), 3+g.r.IntN(9), g.r.IntN(500), 3+g.r.IntN(9))
+			fmt.Fprintf(w, "diff --git a/%[1]s b/%[1]s\nindex %[2]s..%[3]s 100644\n--- a/%[1]s\n+++ b/%[1]s\n@@ -%[4]d,%[5]d +%[6]d,%[7]d @@\n", path(), g.hex(8)[:7], g.hex(8)[:7], g.r.IntN(500), 3+g.r.IntN(9), g.r.IntN(500), 3+g.r.IntN(9))
 			for k := 0; k < 3+g.r.IntN(8); k++ {
 				fmt.Fprintf(w, "%s\t%s := %s(%s)\n", g.pick(" ", "+", "-"), g.camel(), g.camel(), g.number())
 			}
