@@ -1,7 +1,190 @@
 package contextguard
 
-import "errors"
+import (
+	"slices"
 
-// errSlidingWindowNotYet is returned by the sliding-window strategy until it
-// is implemented; the guard then compacts with the threshold strategy.
-var errSlidingWindowNotYet = errors.New("contextguard: the sliding-window strategy is not implemented yet; using the threshold strategy")
+	"google.golang.org/genai"
+)
+
+// slidingTailShare is the share of the room under the trigger (what the
+// irreducible part and the summary's budget leave) that the turns kept
+// verbatim may take. Half leaves as much room again for the conversation to
+// grow before the token trigger fires again, so a compaction is not paid for
+// on every step.
+const slidingTailShare = 0.5
+
+// keepTurns is how many of the newest turns a sliding-window compaction
+// keeps verbatim at most: half of maxTurns, rounded up. The next
+// turn-triggered compaction then comes maxTurns/2 turns later, so each
+// summarizer call is amortized over several turns while the model always sees
+// at least half its turn budget verbatim.
+func keepTurns(maxTurns int) int { return max((maxTurns+1)/2, 1) }
+
+// isTurnStart reports whether c starts a turn: a user message with text
+// that is neither a function response nor an adapter's synthetic
+// continuation.
+func isTurnStart(c *genai.Content) bool {
+	if c == nil || c.Role != genai.RoleUser || isSynthetic(c) {
+		return false
+	}
+	text := false
+	for _, p := range c.Parts {
+		if p == nil {
+			continue
+		}
+		if p.FunctionResponse != nil {
+			return false
+		}
+		if p.Text != "" && !p.Thought {
+			text = true
+		}
+	}
+	return text
+}
+
+// turnsIn counts the turns in cs.
+func turnsIn(cs []*genai.Content) int {
+	n := 0
+	for _, c := range cs {
+		if isTurnStart(c) {
+			n++
+		}
+	}
+	return n
+}
+
+// turnsSinceCompaction counts the turns after the injected summary's cut
+// (all of them when no summary was injected).
+func turnsSinceCompaction(t *turn) int {
+	from := 0
+	if t.inj.injected {
+		from = min(t.inj.cut, len(t.raw))
+	}
+	return turnsIn(t.raw[from:])
+}
+
+// compactSlidingWindow is the sliding-window strategy (DESIGN §5): keep the
+// newest turns verbatim behind a pair-safe split, summarize the previous
+// summary plus the contents from the watermark up to the split, and set the
+// watermark to the split. If the request is still over the threshold, fewer
+// turns are kept on each retry, down to the newest one; when even that does
+// not fit, everything is summarized as the threshold strategy does. Any
+// summarizer fault takes the deterministic fallback summary, never the raw
+// history.
+func (g *ContextGuard) compactSlidingWindow(t *turn, reason string) (guardState, error) {
+	c, next, err := g.beginCompaction(t, StrategySlidingWindow, reason)
+	if c == nil {
+		return next, err
+	}
+	for _, split := range slidingSplits(t, c, reason) {
+		tail := t.raw[split:]
+		o := g.summarizeSpan(t, c, t.raw[c.first:split], false, func(summary string) {
+			cs := make([]*genai.Content, 0, len(tail)+1)
+			cs = append(cs, t.sess.summary.get(summary, c.userReq))
+			cs = append(cs, tail...)
+			t.req.Contents = pruneToolResults(t, cs)
+		})
+		if o.newCount <= t.lim.threshold {
+			o.watermark = split
+			return g.finishCompaction(t, c, o)
+		}
+		t.log().Info("contextguard: the kept turns do not fit beside the summary; keeping fewer",
+			"tokens_after", o.newCount, "threshold", t.lim.threshold, "kept_contents", len(tail))
+	}
+	return g.finishCompaction(t, c, g.fullSummary(t, c))
+}
+
+// slidingSplits returns the split points a sliding-window compaction tries,
+// in order: the start of the newest keepTurns turns, then of fewer and fewer,
+// down to the newest turn, each moved back as far as pair safety requires,
+// and only those whose kept contents fit their share of the room under the
+// trigger (the newest turn alone may take all the room when the compaction
+// was triggered by turns rather than tokens). Every split leaves something to
+// summarize after the previous watermark. An empty result means only a full
+// summary can help.
+func slidingSplits(t *turn, c *compaction, reason string) []int {
+	var starts []int
+	for i := c.first; i < c.cov; i++ {
+		if isTurnStart(t.raw[i]) {
+			starts = append(starts, i)
+		}
+	}
+	room := t.lim.threshold - c.bare - c.budget
+	share := int(float64(room) * slidingTailShare)
+
+	var splits []int
+	tail, counted := 0, len(t.raw) // raw tokens of t.raw[counted:]
+	for k := 1; k <= min(keepTurns(t.cfg.maxTurns), len(starts)); k++ {
+		split := pairSafeSplit(t.raw, starts[len(starts)-k])
+		if split <= c.first {
+			break // nothing left to summarize, with this many turns or more
+		}
+		if len(splits) > 0 && split >= splits[len(splits)-1] {
+			continue // pair safety made it the same split as fewer turns
+		}
+		for counted > split {
+			counted--
+			tail += t.est.content(t.raw[counted])
+		}
+		n := t.cal.scale(tail)
+		if n > share && (k > 1 || reason != "turns" || n > room) {
+			break // more turns only weigh more
+		}
+		splits = append(splits, split)
+	}
+	slices.Reverse(splits)
+	return splits
+}
+
+// pairSafeSplit moves a split back until no function response in cs[split:]
+// answers a call made before split, so the kept contents never start with,
+// or hold, a response whose call was summarized away (and the summarized
+// contents never hold a call whose response is kept). Responses are matched
+// to the calls of the kept contents as contextguardtest.CheckPairs does: by
+// ID when both have one, else by name, in order.
+func pairSafeSplit(cs []*genai.Content, split int) int {
+	for split > 0 && split < len(cs) {
+		j := orphanedCall(cs, split)
+		if j < 0 {
+			return split
+		}
+		split = j
+	}
+	return split
+}
+
+// orphanedCall returns the index, before split, of the content holding the
+// call that the first unmatched function response of cs[split:] answers, or
+// -1 when every response there is answered from cs[split:] (responses whose
+// call is nowhere cannot be helped by moving the split and are ignored).
+func orphanedCall(cs []*genai.Content, split int) int {
+	type call struct{ id, name string }
+	var pending []call
+	for i := split; i < len(cs); i++ {
+		for _, p := range partsOf(cs[i]) {
+			if p == nil || p.FunctionResponse == nil {
+				continue
+			}
+			fr := p.FunctionResponse
+			k := slices.IndexFunc(pending, func(c call) bool {
+				if fr.ID != "" && c.id != "" {
+					return fr.ID == c.id
+				}
+				return fr.Name == c.name
+			})
+			if k >= 0 {
+				pending = slices.Delete(pending, k, k+1)
+				continue
+			}
+			if j := callIndex(cs[:split], fr); j >= 0 {
+				return j
+			}
+		}
+		for _, p := range partsOf(cs[i]) {
+			if p != nil && p.FunctionCall != nil {
+				pending = append(pending, call{id: p.FunctionCall.ID, name: p.FunctionCall.Name})
+			}
+		}
+	}
+	return -1
+}

@@ -117,9 +117,6 @@ func (g *ContextGuard) Add(agentName string, llm model.LLM, opts ...AgentOption)
 		g.errs = append(g.errs, cfg.errs...)
 		return
 	}
-	if cfg.strategy == StrategySlidingWindow {
-		g.log.Warn(errSlidingWindowNotYet.Error(), "agent", agentName)
-	}
 	g.agents[agentName] = cfg
 }
 
@@ -313,7 +310,10 @@ func injectSummary(t *turn) injection {
 }
 
 // decide compares the calibrated count with the trigger and compacts when it
-// is reached. It returns the state to persist.
+// is reached, or, for the sliding-window strategy, when more turns than its
+// budget were added since the last compaction. With tool-result pruning the
+// request is pruned first and counted as pruned, so the summarizer runs only
+// when pruning was not enough. It returns the state to persist.
 func (g *ContextGuard) decide(t *turn) (guardState, error) {
 	next := t.prev
 	est := requestTokens(t.est, t.req)
@@ -325,16 +325,31 @@ func (g *ContextGuard) decide(t *turn) (guardState, error) {
 		// The last compaction could not get below the threshold (the
 		// irreducible part is too large); compact again only once the
 		// conversation has grown by half the room that is left.
+	t.req.Contents = pruneToolResults(t, t.req.Contents)
 		trigger = f + (t.lim.window-f)/2
 	}
-	if count <= trigger {
+	sliding := t.cfg.strategy == StrategySlidingWindow
+	reason := ""
+	turns := 0
+	switch {
+	case count > trigger:
+		reason = "tokens"
+	case sliding:
+		if turns = turnsSinceCompaction(t); turns > t.cfg.maxTurns {
+			reason = "turns"
+		}
+	}
+	if reason == "" {
 		next.lastEstimate = est
 		return next, nil
 	}
 
 	t.log().Info("contextguard: trigger reached; compacting",
-		"tokens", count, "threshold", t.lim.threshold, "window", t.lim.window,
-		"strategy", t.cfg.strategy, "contents", len(t.raw))
+		"reason", reason, "tokens", count, "threshold", t.lim.threshold, "window", t.lim.window,
+		"strategy", t.cfg.strategy, "contents", len(t.raw), "turns", turns)
+	if sliding {
+		return g.compactSlidingWindow(t, reason)
+	}
 	return g.compactThreshold(t)
 }
 

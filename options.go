@@ -33,6 +33,12 @@ const (
 	DefaultMaxCompactionAttempts = 3
 	// DefaultSlidingWindowTurns is the turn budget used by WithSlidingWindow(0).
 	DefaultSlidingWindowTurns = 20
+	// DefaultPruneKeepSteps is how many of the newest tool steps
+	// WithToolResultPruning(0) leaves intact: the result the model is acting
+	// on and the two before it, enough for a read -> edit -> test chain to
+	// see its own outputs; older results have usually been digested into the
+	// model's own messages already.
+	DefaultPruneKeepSteps = 3
 	// DefaultSummaryTimeout bounds one summarizer call; on expiry the
 	// deterministic fallback summary is used.
 	DefaultSummaryTimeout = 2 * time.Minute
@@ -90,6 +96,7 @@ type agentConfig struct {
 	name           string
 	strategy       Strategy
 	maxTurns       int
+	pruneKeep      int // newest tool steps kept intact; 0: no pruning
 	maxTokens      int
 	maxAttempts    int
 	summarizer     Summarizer
@@ -168,8 +175,15 @@ func WithInstructions(text string) AgentOption {
 	}
 }
 
-// WithSlidingWindow selects the sliding-window strategy, keeping at most
-// maxTurns turns since the last compaction. Zero means
+// WithSlidingWindow selects the sliding-window strategy. A turn is a user
+// message with text (function responses are not turns). The guard compacts
+// when more than maxTurns turns were added since the last compaction, or when
+// the request reaches the token trigger, whichever comes first. It then keeps
+// the newest turns verbatim (half of maxTurns, rounded up, fewer when they
+// would take more than half the room under the trigger), summarizes the
+// previous summary plus the turns before them, and never separates a
+// function call from its response. When even the newest turn does not fit,
+// it summarizes everything, as the threshold strategy does. Zero means
 // DefaultSlidingWindowTurns (as in the earlier guard); a negative value is an
 // error.
 func WithSlidingWindow(maxTurns int) AgentOption {
@@ -181,6 +195,31 @@ func WithSlidingWindow(maxTurns int) AgentOption {
 			c.strategy, c.maxTurns = StrategySlidingWindow, DefaultSlidingWindowTurns
 		default:
 			c.strategy, c.maxTurns = StrategySlidingWindow, maxTurns
+		}
+	}
+}
+
+// WithToolResultPruning replaces the payloads of function responses older
+// than the newest keepSteps tool steps (a tool step is one message of
+// function responses; parallel calls answer in one) with a short placeholder
+// naming the tool and the size removed, before the request is counted, so a
+// request can shrink without a summarizer call; the summarizer runs only if
+// the request is still over the trigger. It works with either strategy. The
+// stored session is untouched: pruning is applied to every request
+// deterministically, so the same history always gives the same request.
+// Small results, user text and the newest keepSteps steps are never pruned,
+// and pruning advances only in batches worth at least 5% of the trigger, so
+// the provider's prompt cache is invalidated rarely. Zero means
+// DefaultPruneKeepSteps; a negative value is an error.
+func WithToolResultPruning(keepSteps int) AgentOption {
+	return func(c *agentConfig) {
+		switch {
+		case keepSteps < 0:
+			c.errs = append(c.errs, fmt.Errorf("WithToolResultPruning(%d): keepSteps must be >= 0 (0 means the default %d)", keepSteps, DefaultPruneKeepSteps))
+		case keepSteps == 0:
+			c.pruneKeep = DefaultPruneKeepSteps
+		default:
+			c.pruneKeep = keepSteps
 		}
 	}
 }

@@ -44,6 +44,9 @@ type countEntry struct {
 	tokens int
 	fp     string // fingerprint, computed on first use
 	gen    uint32
+	// pruned is the content's tool-result-pruned copy, built on first use
+	// (WithToolResultPruning).
+	pruned *prunedContent
 }
 
 // maxCacheEntries bounds one session's cache; past it, entries not used by
