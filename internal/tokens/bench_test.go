@@ -48,9 +48,12 @@ func BenchmarkEstimateText(b *testing.B) {
 		b.Run(typ, func(b *testing.B) {
 			b.SetBytes(int64(len(s)))
 			b.ReportAllocs()
+			cpu, n := processCPU(), 0
 			for b.Loop() {
 				e.Text(s)
+				n++
 			}
+			reportCPU(b, cpu, n, int64(len(s)))
 		})
 	}
 }
@@ -69,9 +72,12 @@ func BenchmarkEstimateValue(b *testing.B) {
 	e := tokens.New(tokens.O200k)
 	v := toolResult()
 	b.ReportAllocs()
+	cpu, n := processCPU(), 0
 	for b.Loop() {
 		e.Value(v)
+		n++
 	}
+	reportCPU(b, cpu, n, 0)
 }
 
 func BenchmarkEstimateContent(b *testing.B) {
@@ -84,9 +90,12 @@ func BenchmarkEstimateContent(b *testing.B) {
 		{Text: texts["code_go"][:2000]},
 	}}
 	b.ReportAllocs()
+	cpu, n := processCPU(), 0
 	for b.Loop() {
 		e.Content(c)
+		n++
 	}
+	reportCPU(b, cpu, n, 0)
 }
 
 func BenchmarkEstimateImagePart(b *testing.B) {

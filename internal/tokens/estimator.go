@@ -184,6 +184,12 @@ func estimateText[T text](w *[NumFeatures]float64, s T) int {
 	}
 	var f Features
 	countFeatures(s, &f)
+	return estimate(w, &f)
+}
+
+// estimate is the token estimate of a non-empty text with features f: the
+// weighted sum, rounded, and at least 1.
+func estimate(w *[NumFeatures]float64, f *Features) int {
 	x := 0.0
 	for i, c := range f {
 		x += w[i] * float64(c)
@@ -202,9 +208,17 @@ func estimateText[T text](w *[NumFeatures]float64, s T) int {
 // fall back to json.Marshal. The encoding goes into a pooled buffer, so the
 // common case does not allocate.
 func (e *Estimator) Value(v any) int {
+	f := valueFeatures(v)
+	return estimate(&e.w, &f)
+}
+
+// valueFeatures returns the features of the compact JSON encoding of v,
+// which is never empty.
+func valueFeatures(v any) Features {
 	w := getWriter()
 	w.value(v, 0)
-	n := estimateText(&e.w, w.buf)
+	var f Features
+	countFeatures(w.buf, &f)
 	putWriter(w)
-	return n
+	return f
 }

@@ -1,0 +1,566 @@
+package tokens
+
+// This file freezes the feature counter as it was when the weights were
+// fitted (commit 007d782): the optimized counter in features.go must give
+// identical counts on every input. Do not edit it to follow features.go.
+
+// Byte flags of the ASCII class table.
+const (
+	bLowerRef  = 1 << iota // a-z
+	bUpperRef              // A-Z
+	bDigitRef              // 0-9
+	bHexLRef               // 0-9 a-f
+	bHexURef               // 0-9 A-F
+	bSlashPRef             // '/' or '+', allowed inside an alphanumeric run
+	bRunRef                // may continue an alphanumeric run
+)
+
+// Byte kinds for the outer loop.
+const (
+	kWordRef = iota
+	kSpaceRef
+	kNewlineRef
+	kTabRef
+	kPunctRef
+	kCtrlRef
+	kHighRef
+)
+
+var (
+	byteFlagsRef [256]uint8
+	byteKindRef  [256]uint8
+)
+
+func init() {
+	initRefTables()
+}
+
+func initRefTables() {
+	for i := 0; i < 256; i++ {
+		c := byte(i)
+		var f uint8
+		k := uint8(kPunctRef)
+		switch {
+		case c >= 'a' && c <= 'z':
+			f = bLowerRef | bRunRef
+			if c <= 'f' {
+				f |= bHexLRef
+			}
+			k = kWordRef
+		case c >= 'A' && c <= 'Z':
+			f = bUpperRef | bRunRef
+			if c <= 'F' {
+				f |= bHexURef
+			}
+			k = kWordRef
+		case c >= '0' && c <= '9':
+			f = bDigitRef | bHexLRef | bHexURef | bRunRef
+			k = kWordRef
+		case c == '/' || c == '+':
+			f = bSlashPRef | bRunRef
+		case c == ' ':
+			k = kSpaceRef
+		case c == '\n' || c == '\r':
+			k = kNewlineRef
+		case c == '\t':
+			k = kTabRef
+		case c < 0x20 || c == 0x7f:
+			k = kCtrlRef
+		case c >= 0x80:
+			k = kHighRef
+		}
+		byteFlagsRef[i] = f
+		byteKindRef[i] = k
+	}
+}
+
+// text is the set of types the counter runs on.
+type textRef interface{ ~string | ~[]byte }
+
+// decodeRuneRef decodes the UTF-8 sequence at s[i]. Invalid or truncated
+// sequences yield (-1, 1). It does not reject overlong forms or surrogates:
+// the result only steers an estimate.
+func decodeRuneRef[T textRef](s T, i int) (rune, int) {
+	n := len(s)
+	c := s[i]
+	switch {
+	case c < 0x80:
+		return rune(c), 1
+	case c < 0xC2:
+		return -1, 1
+	case c < 0xE0:
+		if i+1 < n && s[i+1]&0xC0 == 0x80 {
+			return rune(c&0x1F)<<6 | rune(s[i+1]&0x3F), 2
+		}
+	case c < 0xF0:
+		if i+2 < n && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 {
+			return rune(c&0x0F)<<12 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F), 3
+		}
+	case c < 0xF5:
+		if i+3 < n && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 && s[i+3]&0xC0 == 0x80 {
+			return rune(c&0x07)<<18 | rune(s[i+1]&0x3F)<<12 | rune(s[i+2]&0x3F)<<6 | rune(s[i+3]&0x3F), 4
+		}
+	}
+	return -1, 1
+}
+
+// isLatinLetterRef reports whether r is a non-ASCII Latin letter or a combining
+// mark, which tokenizers keep inside words.
+func isLatinLetterRef(r rune) bool {
+	return (r >= 0xC0 && r <= 0x24F && r != 0xD7 && r != 0xF7) ||
+		(r >= 0x300 && r <= 0x36F) || (r >= 0x1E00 && r <= 0x1EFF)
+}
+
+// Script classes of non-ASCII runes that are not Latin letters.
+const (
+	sHanRef = iota
+	sKanaRef
+	sHangulRef
+	sCJKPunctRef
+	sOtherRef
+	sUniPunctRef
+	sSymbolRef
+)
+
+func scriptOfRef(r rune) int {
+	switch {
+	case r >= 0x4E00 && r <= 0x9FFF, r >= 0x3400 && r <= 0x4DBF,
+		r >= 0xF900 && r <= 0xFAFF, r >= 0x20000 && r <= 0x3FFFF:
+		return sHanRef
+	case r >= 0x3040 && r <= 0x30FF, r >= 0x31F0 && r <= 0x31FF, r >= 0xFF66 && r <= 0xFF9F:
+		return sKanaRef
+	case r >= 0xAC00 && r <= 0xD7AF, r >= 0x1100 && r <= 0x11FF, r >= 0x3130 && r <= 0x318F:
+		return sHangulRef
+	case r >= 0x3000 && r <= 0x303F, r >= 0xFF00 && r <= 0xFF65:
+		return sCJKPunctRef
+	case r >= 0x370 && r <= 0x52F, r >= 0x530 && r <= 0x8FF, r >= 0x900 && r <= 0xDFF,
+		r >= 0xE00 && r <= 0xFFF, r >= 0x10A0 && r <= 0x10FF:
+		return sOtherRef
+	case r >= 0x2000 && r <= 0x206F:
+		return sUniPunctRef
+	}
+	return sSymbolRef
+}
+
+// countFeaturesRef adds the features of s to f in one pass.
+func countFeaturesRef[T textRef](s T, f *Features) {
+	n := len(s)
+	i := 0
+	prevOther, prevHan, prevKana := false, false, false
+	hanLen := 0 // length so far of the current run of ideographs
+	// The previous ideograph, and whether it may still pair with the next
+	// one (it is not the second of a pair already counted).
+	var hanPrev rune
+	hanOpen := false
+	for i < n {
+		c := s[i]
+		k := byteKindRef[c]
+		if k == kSpaceRef {
+			j := i + 1
+			if j < n && s[j] == ' ' {
+				for j < n && s[j] == ' ' {
+					j++
+				}
+				f[fSpaceRun]++
+				f[fSpaceExtra] += int32(j - i - 1)
+			} else if j < n && byteFlagsRef[s[j]]&bDigitRef != 0 {
+				f[fSpaceDigit]++
+			}
+			prevOther, prevHan, prevKana = false, false, false
+			i = j
+			if i >= n {
+				break
+			}
+			// Most spaces precede a word: handle it without another
+			// round of the dispatch below.
+			c = s[i]
+			k = byteKindRef[c]
+		}
+		if k == kWordRef {
+			prevOther, prevHan, prevKana = false, false, false
+			// Fast path, inline: a plain ASCII word (lower case, or one
+			// capital then lower case) that the next byte cannot continue.
+			if fl := byteFlagsRef[c]; fl&(bLowerRef|bUpperRef) != 0 {
+				j := i + 1
+				for j < n && byteFlagsRef[s[j]]&bLowerRef != 0 {
+					j++
+				}
+				if j == n || byteFlagsRef[s[j]]&bRunRef == 0 && s[j] < 0x80 {
+					letters := j - i
+					if fl&bUpperRef != 0 && letters > 1 {
+						f[fTitle]++
+					}
+					switch {
+					case letters <= 2:
+						f[fWord1]++
+					case letters <= 5:
+						f[fWord2]++
+					case letters <= 8:
+						f[fWord3]++
+					default:
+						addPieceRef(f, letters, 0, false)
+					}
+					i = j
+					continue
+				}
+			}
+			i = wordRunRef(s, i, f)
+			continue
+		}
+		switch k {
+		case kSpaceRef:
+			// Unreachable: spaces are handled above and never follow
+			// themselves.
+			i++
+		case kNewlineRef:
+			j := i + 1
+			for j < n && (s[j] == '\n' || s[j] == '\r') {
+				j++
+			}
+			if i > 0 && byteKindRef[s[i-1]] == kPunctRef {
+				f[fNewlinePunct]++
+			} else {
+				f[fNewlineRun]++
+			}
+			f[fNewlineExtra] += int32(j - i - 1)
+			i = j
+		case kTabRef:
+			j := i + 1
+			for j < n && s[j] == '\t' {
+				j++
+			}
+			f[fTabRun]++
+			f[fTab] += int32(j - i)
+			i = j
+		case kPunctRef:
+			j := i + 1
+			rep := int32(0)
+			pipes := int32(0)
+			if c == '|' {
+				pipes++
+			}
+			for j < n && byteKindRef[s[j]] == kPunctRef {
+				if s[j] == s[j-1] {
+					rep++
+				}
+				if s[j] == '|' {
+					pipes++
+				}
+				j++
+			}
+			f[fPipe] += pipes
+			f[fPunct] += int32(j-i) - rep
+			f[fPunctRepeat] += rep
+			if j-i == 1 && j < n && byteFlagsRef[s[j]]&(bLowerRef|bUpperRef) != 0 {
+				f[fPunctWord]++
+			} else {
+				f[fPunctRun]++
+			}
+			i = j
+		case kCtrlRef:
+			f[fCtrl]++
+			i++
+		default: // kHighRef
+			// Fast path for Han ideographs (U+4E00–U+9FFF, lead bytes
+			// E4–E9), the bulk of Chinese and much of Japanese text.
+			if c >= 0xE4 && c <= 0xE9 && i+2 < n && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 &&
+				(c > 0xE4 || s[i+1] >= 0xB8) {
+				r := rune(c&0x0F)<<12 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F)
+				f[fHan]++
+				if !prevHan {
+					hanLen = 0
+					if prevKana {
+						f[fHanRunKana]++
+					} else {
+						f[fHanRun]++
+					}
+				} else if hanOpen && isHanPairRef(hanPrev, r) {
+					hanOpen = false
+					hanPrev = r
+					hanLen++
+					i += 3
+					continue
+				}
+				f[fHanSolo]++
+				if hanLen < 4 {
+					f[fHanHead]++
+				}
+				hanLen++
+				hanOpen, hanPrev = true, r
+				prevOther, prevHan, prevKana = false, true, false
+				i += 3
+				continue
+			}
+			r, size := decodeRuneRef(s, i)
+			if r < 0 {
+				f[fCtrl]++
+				i++
+				prevOther, prevHan, prevKana = false, false, false
+				continue
+			}
+			if isLatinLetterRef(r) {
+				i = wordRunRef(s, i, f)
+				prevOther, prevHan, prevKana = false, false, false
+				continue
+			}
+			other, han, kana := false, false, false
+			switch scriptOfRef(r) {
+			case sHanRef:
+				f[fHan]++
+				if !prevHan {
+					hanLen = 0
+					hanOpen = false
+					if prevKana {
+						f[fHanRunKana]++
+					} else {
+						f[fHanRun]++
+					}
+				}
+				if hanOpen && isHanPairRef(hanPrev, r) {
+					hanOpen = false
+				} else {
+					f[fHanSolo]++
+					if hanLen < 4 {
+						f[fHanHead]++
+					}
+					hanOpen = true
+				}
+				hanPrev = r
+				hanLen++
+				han = true
+			case sKanaRef:
+				f[fKana]++
+				kana = true
+			case sHangulRef:
+				f[fHangul]++
+			case sCJKPunctRef:
+				f[fCJKPunct]++
+			case sOtherRef:
+				f[fOtherLetter]++
+				if !prevOther {
+					f[fOtherRun]++
+				}
+				other = true
+			case sUniPunctRef:
+				f[fUniPunct]++
+			default:
+				f[fSymbol]++
+			}
+			prevOther, prevHan, prevKana = other, han, kana
+			i += size
+			continue
+		}
+		prevOther, prevHan, prevKana = false, false, false
+	}
+}
+
+// wordRunRef consumes the alphanumeric run starting at s[i] (ASCII letters and
+// digits, non-ASCII Latin letters, and embedded '/' and '+'), adds its
+// features and returns the index after it.
+func wordRunRef[T textRef](s T, i int, f *Features) int {
+	n := len(s)
+	start := i
+	var acc uint8
+	hexL, hexU := uint8(bHexLRef), uint8(bHexURef)
+	slashes := 0
+	latin := false
+	for i < n {
+		c := s[i]
+		if c < 0x80 {
+			fl := byteFlagsRef[c]
+			if fl&bRunRef == 0 {
+				break
+			}
+			acc |= fl
+			hexL &= fl
+			hexU &= fl
+			if fl&bSlashPRef != 0 {
+				slashes++
+			}
+			i++
+			continue
+		}
+		r, size := decodeRuneRef(s, i)
+		if r < 0 || !isLatinLetterRef(r) {
+			break
+		}
+		latin = true
+		i += size
+	}
+	// Trailing '/' and '+' are punctuation, not part of the run.
+	for i > start+1 && byteFlagsRef[s[i-1]]&bSlashPRef != 0 {
+		i--
+		slashes--
+	}
+	length := i - start
+	if !latin && acc&bDigitRef != 0 && acc&(bLowerRef|bUpperRef) != 0 {
+		if length >= 8 && slashes == 0 && (hexL != 0 || hexU != 0) {
+			f[fHex] += int32(length)
+			f[fHexRun]++
+			return i
+		}
+		if length >= 20 && acc&bLowerRef != 0 && acc&bUpperRef != 0 && slashes*10 <= length &&
+			transitionsRef(s, start, i)*3 >= length {
+			f[fBlob] += int32(length)
+			f[fBlobRun]++
+			return i
+		}
+	}
+	piecesRef(s, start, i, f)
+	return i
+}
+
+// transitionsRef counts changes between lower, upper and digit classes in s[a:b].
+func transitionsRef[T textRef](s T, a, b int) int {
+	t := 0
+	prev := byteFlagsRef[s[a]] & (bLowerRef | bUpperRef | bDigitRef)
+	for j := a + 1; j < b; j++ {
+		cur := byteFlagsRef[s[j]] & (bLowerRef | bUpperRef | bDigitRef)
+		if cur != prev {
+			t++
+		}
+		prev = cur
+	}
+	return t
+}
+
+// piecesRef splits the run s[a:b] into letter piecesRef (at camelCase and
+// letter/digit boundaries), digit runs and '/'/'+' punctuation.
+func piecesRef[T textRef](s T, a, b int, f *Features) {
+	i := a
+	first := true
+	for i < b {
+		c := s[i]
+		fl := byteFlagsRef[c]
+		switch {
+		case fl&bDigitRef != 0:
+			j := i + 1
+			for j < b && byteFlagsRef[s[j]]&bDigitRef != 0 {
+				j++
+			}
+			d := int32(j - i)
+			f[fDigitRun]++
+			f[fDigit] += d
+			f[fDigitGroup] += (d + 2) / 3
+			i = j
+		case fl&bSlashPRef != 0:
+			j := i + 1
+			for j < b && byteFlagsRef[s[j]]&bSlashPRef != 0 {
+				j++
+			}
+			f[fPunct] += int32(j - i)
+			if j-i == 1 && j < b && byteFlagsRef[s[j]]&(bLowerRef|bUpperRef) != 0 {
+				f[fPunctWord]++
+			} else {
+				f[fPunctRun]++
+			}
+			i = j
+		default:
+			// Letter piece: Upper* lower* with the camelCase rule that in
+			// "HTTPServer" the last capital starts the next piece.
+			j := i
+			ups := 0
+			for j < b && byteFlagsRef[s[j]]&bUpperRef != 0 {
+				j++
+				ups++
+			}
+			letters := ups
+			accents := int32(0)
+			if ups > 0 && j < b && isLowerAtRef(s, j, b) {
+				if ups > 1 {
+					// ALLCAPS piece before the Title piece.
+					addPieceRef(f, ups-1, 0, !first)
+					f[fUpper]++
+					f[fUpperLetters] += int32(ups - 1)
+					first = false
+					letters = 1
+				}
+				f[fTitle]++
+				if !first {
+					f[fGluedTitle]++
+				}
+			} else if ups > 1 {
+				addPieceRef(f, ups, 0, !first)
+				f[fUpper]++
+				f[fUpperLetters] += int32(ups)
+				first = false
+				i = j
+				continue
+			}
+			for j < b {
+				c := s[j]
+				if c < 0x80 {
+					if byteFlagsRef[c]&bLowerRef == 0 {
+						break
+					}
+					j++
+				} else {
+					_, size := decodeRuneRef(s, j)
+					j += size
+					accents++
+				}
+				letters++
+			}
+			if letters == 0 {
+				// A lone byte that is none of the above; cannot happen for
+				// runs built by wordRunRef, but never loop forever.
+				j = i + 1
+				letters = 1
+			}
+			if letters <= 2 && i > a && byteFlagsRef[s[i-1]]&bDigitRef != 0 {
+				// "79b1", "6d13": short letter piecesRef inside hex-like ids.
+				f[fDigitWord]++
+				f[fGlued]++
+			} else {
+				addPieceRef(f, letters, accents, !first)
+			}
+			i = j
+		}
+		first = false
+	}
+}
+
+// isLowerAtRef reports whether s[j] starts a lower-case ASCII letter or a
+// non-ASCII Latin letter (treated as lower case).
+func isLowerAtRef[T textRef](s T, j, b int) bool {
+	c := s[j]
+	if c < 0x80 {
+		return byteFlagsRef[c]&bLowerRef != 0
+	}
+	return j < b
+}
+
+func addPieceRef(f *Features, letters int, accents int32, glued bool) {
+	switch {
+	case letters <= 2:
+		f[fWord1]++
+	case letters <= 5:
+		f[fWord2]++
+	case letters <= 8:
+		f[fWord3]++
+	case letters <= 12:
+		f[fWord4]++
+	default:
+		f[fWord5]++
+		f[fWordExtra] += int32(letters - 12)
+	}
+	if glued {
+		f[fGlued]++
+	}
+	if accents > 0 {
+		f[fAccent] += accents
+		f[fAccentWord]++
+	}
+}
+
+func isHanPairRef(a, b rune) bool {
+	h := ((uint32(a)*0x9E3779B1 + uint32(b)) * 0x85EBCA77) >> (32 - 17)
+	return hanPairs[h>>6]&(1<<(h&63)) != 0
+}
+
+// countRef is the frozen reference of Count.
+func countRef(s string) Features {
+	var f Features
+	countFeaturesRef(s, &f)
+	return f
+}
