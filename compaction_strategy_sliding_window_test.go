@@ -1,0 +1,692 @@
+package contextguard
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/model"
+	"google.golang.org/adk/plugin"
+	"google.golang.org/adk/runner"
+	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/contextguardtest"
+)
+
+// ---------------------------------------------------------------------------
+// Through a real runner
+// ---------------------------------------------------------------------------
+
+// swPlan is a 40-turn mix of text-only turns, single calls, parallel calls
+// and sequential chains; every user message, call and tool result carries a
+// marker. unit is the size of one tool result in bytes.
+func swPlan(unit int) func(turn int) contextguardtest.TurnPlan {
+	return func(turn int) contextguardtest.TurnPlan {
+		size := func(i int) int { return unit/2 + (turn*131+i*71)%unit }
+		p := contextguardtest.TurnPlan{UserTextSize: 300, ResponseSize: 200}
+		switch turn % 4 {
+		case 1:
+			p.Steps = contextguardtest.Parallel(contextguardtest.Call("kubectl_logs", size(0)))
+		case 2:
+			p.Steps = contextguardtest.Parallel(contextguardtest.Call("http_get", size(0)), contextguardtest.Call("sql_query", size(1)))
+		case 3:
+			p.Steps = contextguardtest.Sequential(contextguardtest.Call("read_file", size(0)), contextguardtest.Call("grep", size(1)))
+		}
+		return p
+	}
+}
+
+// swRun is what a sliding-window run through the kit's driver recorded.
+type swRun struct {
+	res      *contextguardtest.Result
+	sum      *contextguardtest.SummarizerModel
+	events   []CompactionEvent
+	raw      [][]string         // markers of the contents ADK built, per step
+	requests []*model.LLMRequest // what the model received, per step
+	logs     *logBuffer
+}
+
+// runSliding plays sc through a real runner with a guard configured by opts
+// for the driver's agent. The summarizer model is named after a model the
+// registry knows (a 1M window), so its input is never trimmed to fit and
+// every summarized marker reaches it. A plugin installed before the guard
+// records the markers of the contents ADK built at each step.
+func runSliding(t *testing.T, sc contextguardtest.Scenario, sum *contextguardtest.SummarizerModel, opts ...AgentOption) *swRun {
+	t.Helper()
+	run := &swRun{sum: sum, logs: &logBuffer{}}
+	var mu sync.Mutex
+	g := New(NewCrushRegistry(WithRegistryLogger(run.logs.logger())), WithLogger(run.logs.logger()),
+		WithOnCompaction(func(_ context.Context, e CompactionEvent) {
+			mu.Lock()
+			defer mu.Unlock()
+			run.events = append(run.events, e)
+		}))
+	g.Add("assistant", sum, append([]AgentOption{WithMaxTokens(sc.Window)}, opts...)...)
+	guard, err := g.Plugin()
+	require.NoError(t, err)
+	rawObserver, err := plugin.New(plugin.Config{
+		Name: "raw-markers",
+		BeforeModelCallback: func(_ agent.CallbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {
+			ms := contextguardtest.MarkerPattern.FindAllString(contextguardtest.FlattenText(req.Contents), -1)
+			mu.Lock()
+			defer mu.Unlock()
+			run.raw = append(run.raw, ms)
+			return nil, nil
+		},
+	})
+	require.NoError(t, err)
+
+	res, err := contextguardtest.Run(context.Background(), sc, contextguardtest.RunConfig{
+		Counter:    contextguardtest.TokenizerCounter(1.0),
+		Plugins:    runner.PluginConfig{Plugins: []*plugin.Plugin{rawObserver, guard}},
+		Summarizer: sum,
+		OnRequest: func(_ int, req *model.LLMRequest) {
+			cp := *req
+			cp.Contents = slices.Clone(req.Contents)
+			mu.Lock()
+			defer mu.Unlock()
+			run.requests = append(run.requests, &cp)
+		},
+	})
+	require.NoError(t, err)
+	run.res = res
+	t.Log(res)
+	return run
+}
+
+// assertHealthy checks what every run must show: no overflow, no error, pair
+// safety and the user's latest message in every request (the driver runs
+// contextguardtest.CheckPairs on every request it receives), and at most one
+// summary message, first, with at most one continuation.
+func (r *swRun) assertHealthy(t *testing.T) {
+	t.Helper()
+	res := r.res
+	assert.Zero(t, res.OverflowsRejected, "overflows")
+	assert.Zero(t, res.OverflowsSurfaced)
+	assert.LessOrEqual(t, res.MaxRealTokens, res.Window)
+	assert.Empty(t, res.Errors)
+	assert.Zero(t, res.PairViolations, "pair violations")
+	assert.Zero(t, res.MissingLatestUser, "requests without the latest user message")
+	assert.Zero(t, res.NonShrinkingCompactions, "compactions that did not shrink the request")
+	require.Len(t, r.requests, res.Steps)
+	for i, req := range r.requests {
+		flat := contextguardtest.FlattenText(req.Contents)
+		assert.LessOrEqual(t, strings.Count(flat, summaryHeader), 1, "request %d holds two summaries", i)
+		assert.LessOrEqual(t, strings.Count(flat, continuationLead), 1, "request %d holds two continuations", i)
+		for j, c := range req.Contents {
+			if j > 0 {
+				assert.False(t, strings.HasPrefix(contentText(c), summaryHeader), "request %d: summary message at position %d", i, j)
+			}
+		}
+	}
+}
+
+// conversationMarkers returns the markers of the <conversation> section of a
+// summarizer input (the transcript of the contents summarized now), and the
+// number of <previous_summary> sections.
+func conversationMarkers(text string) (markers []string, prevSections int) {
+	prevSections = strings.Count(text, "<previous_summary>")
+	if i := strings.Index(text, "<conversation>"); i >= 0 {
+		text = text[i:]
+		if j := strings.Index(text, "</conversation>"); j >= 0 {
+			text = text[:j]
+		}
+		markers = contextguardtest.MarkerPattern.FindAllString(text, -1)
+	}
+	return markers, prevSections
+}
+
+// TestSlidingWindow_40Turns_ThroughRunner plays 40 tool-heavy turns through a
+// real runner with WithSlidingWindow(6) in a 200k window (compactions
+// triggered by turns) and a 12k window (by tokens, and by turns). At every
+// step each marker ADK put in the request is still in the request sent, or
+// was in a summarizer input before it; never in neither. The k-th summarizer
+// input holds nothing from before the (k-1)-th watermark except through the
+// previous summary, which it holds once.
+func TestSlidingWindow_40Turns_ThroughRunner(t *testing.T) {
+	tests := []struct {
+		name        string
+		window      int
+		unit        int
+		wantReasons []string
+	}{
+		{"200k_turns", 200_000, 3_000, []string{"turns"}},
+		{"12k_tokens_and_turns", 12_000, 4_000, []string{"tokens", "turns"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{
+				Name: "gemini-2.5-flash", Counter: contextguardtest.TokenizerCounter(1.0), KeepText: true,
+			})
+			run := runSliding(t, contextguardtest.Scenario{
+				Name: "Sliding40_" + tt.name, Window: tt.window, Turns: 40, Plan: swPlan(tt.unit), Seed: int64(tt.window),
+			}, sum, WithSlidingWindow(6))
+			run.assertHealthy(t)
+			res := run.res
+
+			// Compactions happened, for the expected reasons, and kept a
+			// verbatim tail.
+			require.NotEmpty(t, run.events)
+			reasons := map[string]bool{}
+			for _, e := range run.events {
+				reasons[e.Reason] = true
+				assert.Equal(t, StrategySlidingWindow, e.Strategy)
+				assert.False(t, e.Fallback, e.FallbackReason)
+			}
+			for _, r := range tt.wantReasons {
+				assert.True(t, reasons[r], "no compaction triggered by %s: %v", r, reasons)
+			}
+			assert.Equal(t, sum.Calls(), res.SummarizerCalls)
+			t.Logf("%d compactions, %d summarizer calls, reasons %v", len(run.events), sum.Calls(), reasons)
+
+			// Never in neither.
+			require.Len(t, run.raw, res.Steps)
+			calls := sum.Records()
+			summarized := map[string]bool{}
+			seen := 0
+			kept := 0
+			for i, rec := range res.Requests {
+				for ; seen < sumCallsBefore(res.Requests, i); seen++ {
+					for _, m := range calls[seen].Markers {
+						summarized[m] = true
+					}
+				}
+				inRequest := map[string]bool{}
+				for _, m := range rec.Markers {
+					inRequest[m] = true
+				}
+				for _, m := range run.raw[i] {
+					if !inRequest[m] && !summarized[m] {
+						t.Errorf("step %d: marker %s is neither in the request nor in any summarizer input", i, m)
+					}
+				}
+				if strings.HasPrefix(contentText(run.requests[i].Contents[0]), summaryHeader) && len(run.requests[i].Contents) > 1 {
+					kept++
+				}
+			}
+			assert.Positive(t, kept, "no request kept verbatim contents beside the summary")
+
+			// The k-th input: only new contents in its transcript (spans are
+			// disjoint, so nothing before the previous watermark comes back),
+			// the previous summary once.
+			before := map[string]int{}
+			for k, c := range calls {
+				ms, prev := conversationMarkers(c.Text)
+				require.NotEmpty(t, ms, "summarizer call %d has an empty transcript", k)
+				for _, m := range ms {
+					if j, ok := before[m]; ok {
+						t.Errorf("summarizer call %d re-summarizes %s, summarized by call %d", k, m, j)
+					}
+				}
+				for _, m := range ms {
+					before[m] = k
+				}
+				if k == 0 {
+					assert.Zero(t, prev, "no previous summary at the first compaction")
+				} else {
+					assert.Equal(t, 1, prev, "summarizer call %d: the previous summary exactly once", k)
+				}
+			}
+		})
+	}
+}
+
+// TestSlidingWindow_SummarizerFaults_ThroughRunner makes every summarizer
+// call fail (error, empty, oversize, deadline, panic): the fallback summary
+// is used, every request fits, the latest user message is present and pairs
+// are intact.
+func TestSlidingWindow_SummarizerFaults_ThroughRunner(t *testing.T) {
+	faults := []struct {
+		fault contextguardtest.Fault
+		opts  []AgentOption
+		want  string
+	}{
+		{contextguardtest.FaultError, nil, "injected summarizer failure"},
+		{contextguardtest.FaultEmpty, nil, "empty summary"},
+		{contextguardtest.FaultHuge, nil, "exceeds its budget"},
+		{contextguardtest.FaultSlow(time.Minute), []AgentOption{WithSummaryTimeout(30 * time.Millisecond)}, "deadline exceeded"},
+		{contextguardtest.FaultPanic, nil, "summarizer panicked"},
+	}
+	for _, f := range faults {
+		t.Run(f.fault.String(), func(t *testing.T) {
+			sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{Name: "gemini-2.5-flash"})
+			sum.InjectFaultFrom(1, f.fault)
+			run := runSliding(t, contextguardtest.Scenario{
+				Name: "SlidingFaults_" + f.fault.String(), Window: 12_000, Turns: 16, Plan: swPlan(2_000), Seed: 7,
+			}, sum, append([]AgentOption{WithSlidingWindow(6)}, f.opts...)...)
+			run.assertHealthy(t)
+			require.NotEmpty(t, run.events)
+			for _, e := range run.events {
+				assert.True(t, e.Fallback, "compaction without fallback")
+				assert.Contains(t, e.FallbackReason, f.want)
+				assert.LessOrEqual(t, e.SummarizerCalls, DefaultMaxCompactionAttempts)
+			}
+			assert.Contains(t, run.logs.String(), "using the fallback summary")
+			last := run.requests[len(run.requests)-1]
+			assert.Contains(t, contentText(last.Contents[0]), "(Automatic summary", "the fallback summary is sent")
+		})
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Unit tests: split, watermark, tail shrinking, continuation
+// ---------------------------------------------------------------------------
+
+// swTurn is one turn of a synthetic history: a user message, a tool call and
+// its response, and the model's answer, each with its own marker.
+func swTurn(i, size int) []*genai.Content {
+	return []*genai.Content{
+		userMsg(fmt.Sprintf("U%d-MARK %s", i, filler(size, 10*i))),
+		callMsg("kubectl_logs", map[string]any{"pod": fmt.Sprintf("C%d-MARK", i)}),
+		respMsg("kubectl_logs", map[string]any{"output": fmt.Sprintf("R%d-MARK %s", i, filler(size, 10*i+1))}),
+		modelMsg(fmt.Sprintf("M%d-MARK %s", i, filler(size/2, 10*i+2))),
+	}
+}
+
+func swHistory(from, to, size int) []*genai.Content {
+	var cs []*genai.Content
+	for i := from; i < to; i++ {
+		cs = append(cs, swTurn(i, size)...)
+	}
+	return cs
+}
+
+var swMarker = regexp.MustCompile(`[UCRM]\d+-MARK`)
+
+// swMarkers lists the distinct synthetic markers in s.
+func swMarkers(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range swMarker.FindAllString(s, -1) {
+		out[m] = true
+	}
+	return out
+}
+
+// recordingSummarizer records every SummaryRequest and answers with reply.
+type recordingSummarizer struct {
+	mu    sync.Mutex
+	reqs  []SummaryRequest
+	reply func(n int, req SummaryRequest) (string, error)
+}
+
+func (r *recordingSummarizer) Summarize(_ context.Context, req SummaryRequest) (string, error) {
+	r.mu.Lock()
+	r.reqs = append(r.reqs, req)
+	n := len(r.reqs)
+	r.mu.Unlock()
+	return r.reply(n, req)
+}
+
+func (r *recordingSummarizer) requests() []SummaryRequest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.reqs)
+}
+
+// contentsMarkers lists the synthetic markers of contents.
+func contentsMarkers(cs []*genai.Content) map[string]bool {
+	return swMarkers(contextguardtest.FlattenText(cs))
+}
+
+func TestSlidingWindow_SplitAndWatermark(t *testing.T) {
+	rs := &recordingSummarizer{reply: func(n int, _ SummaryRequest) (string, error) {
+		return fmt.Sprintf("SUMMARY-%d", n), nil
+	}}
+	g, _ := newTestGuard(t, nil, WithSummarizer(rs), WithSlidingWindow(4), WithMaxTokens(200_000))
+	ctx := newFakeCtx("a")
+
+	// Four turns: under the budget of 4, nothing happens.
+	raw := swHistory(0, 4, 200)
+	ctx.withUser(contentText(raw[12]))
+	req := request(raw...)
+	_, err := g.beforeModel(ctx, req)
+	require.NoError(t, err)
+	assert.Empty(t, rs.requests())
+	assert.Len(t, req.Contents, len(raw))
+
+	// A fifth turn starts: 5 > 4 turns, compaction keeps the newest
+	// keepTurns(4) = 2 turns verbatim.
+	raw = append(raw, userMsg("U4-MARK what now?"))
+	ctx.withUser("U4-MARK what now?")
+	req = request(raw...)
+	_, err = g.beforeModel(ctx, req)
+	require.NoError(t, err)
+	require.Len(t, rs.requests(), 1)
+	split := 12 // turn 3 starts at 12; turn 4 at 16
+	assert.Equal(t, split, ctx.getInt(keyWatermark), "watermark = the split point, not the length")
+	assert.Equal(t, fingerprint(raw[split-1]), ctx.getStr(keyFingerprint))
+	require.Len(t, req.Contents, 1+len(raw)-split)
+	assert.Contains(t, contentText(req.Contents[0]), "SUMMARY-1")
+	for i, c := range raw[split:] {
+		assert.Same(t, c, req.Contents[1+i], "kept contents are sent verbatim")
+	}
+	in := contentsMarkers(rs.requests()[0].Contents)
+	assert.Equal(t, contentsMarkers(raw[:split]), in, "the summarizer sees exactly the contents before the split")
+
+	// The next steps: the model calls a tool, a sixth turn arrives. The
+	// summary replaces [0, split) and the kept tail survives (the earlier
+	// guard set the watermark to the length and lost it).
+	raw = append(raw, callMsg("kubectl_logs", map[string]any{"pod": "C4-MARK"}),
+		respMsg("kubectl_logs", map[string]any{"output": "R4-MARK ok"}), modelMsg("M4-MARK done"))
+	raw = append(raw, swHistory(5, 7, 200)...)
+	ctx.withUser(contentText(raw[len(raw)-4]))
+	req = request(raw...)
+	_, err = g.beforeModel(ctx, req)
+	require.NoError(t, err)
+	require.Len(t, rs.requests(), 1, "4 turns since the watermark: no compaction")
+	require.Len(t, req.Contents, 1+len(raw)-split)
+	assert.Equal(t, contentsMarkers(raw[split:]), contentsMarkers(req.Contents[1:]), "the kept tail and everything after it")
+
+	// Turn 7 starts: 5 turns since the watermark. The second summarizer input
+	// holds the previous summary once and only the contents from the
+	// watermark up to the new split, nothing from before the watermark.
+	raw = append(raw, userMsg("U7-MARK and then?"))
+	ctx.withUser("U7-MARK and then?")
+	req = request(raw...)
+	_, err = g.beforeModel(ctx, req)
+	require.NoError(t, err)
+	reqs := rs.requests()
+	require.Len(t, reqs, 2)
+	split2 := ctx.getInt(keyWatermark)
+	assert.Equal(t, len(raw)-1-4, split2, "turn 6 and the new request kept")
+	assert.Equal(t, "SUMMARY-1", reqs[1].PreviousSummary)
+	assert.Equal(t, contentsMarkers(raw[split:split2]), contentsMarkers(reqs[1].Contents))
+	for m := range contentsMarkers(raw[:split]) {
+		assert.NotContains(t, reqs[1].Transcript, m, "content before the previous watermark re-summarized")
+	}
+	assert.NotContains(t, reqs[1].Transcript, "SUMMARY-1", "the previous summary is not rendered as a message")
+	assert.Equal(t, 1, strings.Count(requestText(req), summaryHeader))
+	assert.Equal(t, 1, strings.Count(requestText(req), continuationLead))
+	assert.Contains(t, requestText(req), "U7-MARK")
+}
+
+func TestSlidingWindow_Reasons(t *testing.T) {
+	tests := []struct {
+		name       string
+		opts       []AgentOption
+		raw        []*genai.Content
+		wantReason string
+	}{
+		{"under both triggers", []AgentOption{WithSlidingWindow(10), WithMaxTokens(200_000)}, swHistory(0, 10, 100), ""},
+		{"turns", []AgentOption{WithSlidingWindow(10), WithMaxTokens(200_000)}, swHistory(0, 11, 100), "turns"},
+		{"tokens before turns", []AgentOption{WithSlidingWindow(10), WithMaxTokens(8_000)}, swHistory(0, 6, 1_200), "tokens"},
+		{"function responses are not turns", []AgentOption{WithSlidingWindow(2), WithMaxTokens(200_000)},
+			append(swHistory(0, 2, 100), swHistory(2, 4, 100)[1:3]...), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var events []CompactionEvent
+			g := New(nil, WithLogger(quietTestLogger()), WithOnCompaction(func(_ context.Context, e CompactionEvent) { events = append(events, e) }))
+			g.Add("a", fixedSummary("S"), tt.opts...)
+			require.NoError(t, g.Err())
+			ctx := newFakeCtx("a")
+			req := request(tt.raw...)
+			_, err := g.beforeModel(ctx, req)
+			require.NoError(t, err)
+			if tt.wantReason == "" {
+				assert.Empty(t, events)
+				return
+			}
+			require.Len(t, events, 1)
+			assert.Equal(t, tt.wantReason, events[0].Reason)
+			assert.Equal(t, StrategySlidingWindow, events[0].Strategy)
+			assert.NoError(t, contextguardtest.CheckPairs(req.Contents))
+			assert.LessOrEqual(t, events[0].TokensAfter, events[0].Threshold)
+		})
+	}
+}
+
+func quietTestLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// fillerOf returns filler text whose calibrated count (at the default
+// factor) is as close to target tokens as possible without exceeding it.
+func fillerOf(target, seed int) string {
+	cal := newCalibration(guardState{}, testEst)
+	lo, hi := 1, target*8
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if cal.scale(testEst.text(filler(mid, seed))) <= target {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return filler(lo, seed)
+}
+
+// TestSlidingWindow_TailShrinks sets up the narrow case where the first
+// summary, long but within its length tolerance, does not fit beside the
+// kept turns: the next attempt keeps one turn fewer and summarizes one more,
+// and the request still holds one summary and one continuation.
+func TestSlidingWindow_TailShrinks(t *testing.T) {
+	const window = 100_000 // threshold 80k, buffer 20k, summary budget 10k
+	lim := newLimits(window)
+	cal := newCalibration(guardState{}, testEst)
+	user := "U4-MARK go on"
+
+	// A system prompt that leaves 3k tokens of room beside a full summary
+	// budget; the kept turns may take half of it.
+	system := genai.NewContentFromText(fillerOf(66_800, 5), genai.RoleUser)
+	probe := request(userMsg(user))
+	probe.Config.SystemInstruction = system
+	bare := cal.scale(requestTokens(testEst, probe) - contentsTokens(testEst, probe.Contents) + testEst.content(summaryContent("", user)))
+	budget := summaryBudget(lim, bare)
+	room := lim.threshold - bare - budget
+	share := int(float64(room) * slidingTailShare)
+
+	// Four turns and the new request: keepTurns(4) = 2 turns are kept, the
+	// newest full turn and the new request, about 80% of their share.
+	var raw []*genai.Content
+	for size := 50; ; size += 10 {
+		raw = append(swHistory(0, 4, size), userMsg(user))
+		if cal.scale(contentsTokens(testEst, raw[12:])) >= share*8/10 {
+			break
+		}
+	}
+	tail2 := cal.scale(contentsTokens(testEst, raw[12:]))
+	long := fillerOf(int(float64(budget)*(oversizeTolerance-0.01)), 77)
+	predicted := bare + cal.scale(testEst.text(long)) + tail2
+	t.Logf("bare %d, budget %d, room %d, share %d, kept %d, predicted %d, threshold %d", bare, budget, room, share, tail2, predicted, lim.threshold)
+	require.Equal(t, 10_000, budget, "test setup")
+	require.LessOrEqual(t, tail2, share, "test setup: two turns must fit their share")
+	require.Greater(t, predicted, lim.threshold+200, "test setup: the long summary must not fit beside two turns")
+
+	rs := &recordingSummarizer{reply: func(n int, _ SummaryRequest) (string, error) {
+		if n == 1 {
+			return long, nil
+		}
+		return "SHORT-SUMMARY", nil
+	}}
+	var events []CompactionEvent
+	logs := &logBuffer{}
+	g := New(NewCrushRegistry(WithRegistryLogger(logs.logger())), WithLogger(logs.logger()),
+		WithOnCompaction(func(_ context.Context, e CompactionEvent) { events = append(events, e) }))
+	g.Add("a", nil, WithSummarizer(rs), WithSlidingWindow(4), WithMaxTokens(window))
+	require.NoError(t, g.Err())
+	ctx := newFakeCtx("a").withUser(user)
+	req := request(raw...)
+	req.Config.SystemInstruction = system
+	_, err := g.beforeModel(ctx, req)
+	require.NoError(t, err)
+
+	reqs := rs.requests()
+	require.Len(t, reqs, 2, "a second summary keeping fewer turns")
+	require.Len(t, events, 1)
+	assert.Equal(t, "turns", events[0].Reason)
+	assert.Equal(t, 2, events[0].SummarizerCalls)
+	assert.False(t, events[0].Fallback)
+	assert.Contains(t, logs.String(), "keeping fewer")
+	assert.Len(t, reqs[0].Contents, 12, "first attempt: turns 0-2")
+	assert.Len(t, reqs[1].Contents, 16, "retry: turns 0-3")
+	w := ctx.getInt(keyWatermark)
+	assert.Equal(t, len(raw)-1, w, "only the newest turn (the new request) kept")
+	assert.Equal(t, fingerprint(raw[w-1]), ctx.getStr(keyFingerprint))
+	text := requestText(req)
+	assert.Equal(t, 1, strings.Count(text, summaryHeader))
+	assert.Equal(t, 1, strings.Count(text, continuationLead), "one continuation after a retry")
+	assert.Contains(t, text, "SHORT-SUMMARY")
+	assert.NotContains(t, text, long[:100])
+	assert.LessOrEqual(t, events[0].TokensAfter, lim.threshold)
+}
+
+// TestSlidingWindow_FullSummaryWhenNewestTurnTooLarge: when even the newest
+// turn does not fit its share, everything is summarized (threshold
+// behaviour): one message, watermark at the end.
+func TestSlidingWindow_FullSummaryWhenNewestTurnTooLarge(t *testing.T) {
+	sum := fixedSummary("FULL")
+	g, _ := newTestGuard(t, sum, WithSlidingWindow(6), WithMaxTokens(8_000))
+	ctx := newFakeCtx("a").withUser("U9-MARK look at this")
+	raw := append(swHistory(0, 3, 200), userMsg("U9-MARK look at this"),
+		callMsg("kubectl_logs", nil), respMsg("kubectl_logs", map[string]any{"output": filler(14_000, 3)}))
+	req := request(raw...)
+	_, err := g.beforeModel(ctx, req)
+	require.NoError(t, err)
+	assert.Equal(t, 1, sum.Calls())
+	require.Len(t, req.Contents, 1)
+	assert.Contains(t, contentText(req.Contents[0]), "FULL")
+	assert.Contains(t, contentText(req.Contents[0]), "U9-MARK", "the continuation quotes the request")
+	assert.Equal(t, len(raw), ctx.getInt(keyWatermark))
+}
+
+func TestSlidingWindow_NothingToSummarizeAfterWatermark(t *testing.T) {
+	// One huge turn right after the watermark: no split leaves anything to
+	// summarize before the newest turn, so the full summary is taken.
+	sum := fixedSummary("S2")
+	g, _ := newTestGuard(t, sum, WithSlidingWindow(3), WithMaxTokens(8_000))
+	ctx := newFakeCtx("a").withUser("U1-MARK next")
+	base := swHistory(0, 1, 100)
+	ctx.set(keySummary, "S1")
+	ctx.set(keyWatermark, len(base))
+	ctx.set(keyFingerprint, fingerprint(base[len(base)-1]))
+	raw := append(base, userMsg("U1-MARK next"), callMsg("kubectl_logs", nil),
+		respMsg("kubectl_logs", map[string]any{"output": filler(20_000, 4)}))
+	req := request(raw...)
+	_, err := g.beforeModel(ctx, req)
+	require.NoError(t, err)
+	require.Equal(t, 1, sum.Calls())
+	assert.Contains(t, sum.lastInput(), "S1", "previous summary passed on")
+	assert.NotContains(t, sum.lastInput(), "U0-MARK", "nothing before the watermark")
+	assert.Len(t, req.Contents, 1)
+	assert.Equal(t, len(raw), ctx.getInt(keyWatermark))
+}
+
+func TestSlidingWindow_FaultsUseFallback(t *testing.T) {
+	faults := []struct {
+		name string
+		llm  *fakeLLM
+		opts []AgentOption
+		want string
+	}{
+		{"error", failingSummarizer(errBoom), nil, "boom"},
+		{"empty", fixedSummary("  "), nil, "empty summary"},
+		{"oversize", fixedSummary(strings.Repeat("very long summary ", 200_000/18)), nil, "exceeds its budget"},
+		{"deadline", slowSummarizer(time.Minute), []AgentOption{WithSummaryTimeout(20 * time.Millisecond)}, "deadline exceeded"},
+		{"panic", &fakeLLM{name: "s", reply: func(context.Context, *model.LLMRequest) (string, error) { panic("bug") }}, nil, "summarizer panicked"},
+	}
+	for _, f := range faults {
+		t.Run(f.name, func(t *testing.T) {
+			var events []CompactionEvent
+			g := New(nil, WithLogger(quietTestLogger()), WithOnCompaction(func(_ context.Context, e CompactionEvent) { events = append(events, e) }))
+			g.Add("a", f.llm, append([]AgentOption{WithSlidingWindow(4), WithMaxTokens(8_000)}, f.opts...)...)
+			require.NoError(t, g.Err())
+			ctx := newFakeCtx("a").withUser("U9-MARK latest")
+			raw := append(swHistory(0, 6, 300), userMsg("U9-MARK latest"))
+			req := request(raw...)
+			_, err := g.beforeModel(ctx, req)
+			require.NoError(t, err)
+			require.Len(t, events, 1)
+			assert.True(t, events[0].Fallback)
+			assert.Contains(t, events[0].FallbackReason, f.want)
+			assert.LessOrEqual(t, f.llm.Calls(), DefaultMaxCompactionAttempts)
+			assert.LessOrEqual(t, newCalibration(guardState{}, testEst).count(requestTokens(testEst, req)), newLimits(8_000).threshold)
+			assert.Contains(t, requestText(req), "U9-MARK latest")
+			assert.NoError(t, contextguardtest.CheckPairs(req.Contents))
+			assert.Equal(t, 1, strings.Count(requestText(req), continuationLead))
+			assert.NotContains(t, requestText(req), "R0-MARK", "the raw history is never passed through")
+		})
+	}
+}
+
+func TestPairSafeSplit(t *testing.T) {
+	call := func(ids ...string) *genai.Content {
+		c := &genai.Content{Role: genai.RoleModel}
+		for _, id := range ids {
+			name, callID, _ := strings.Cut(id, "#")
+			c.Parts = append(c.Parts, &genai.Part{FunctionCall: &genai.FunctionCall{Name: name, ID: callID}})
+		}
+		return c
+	}
+	resp := func(ids ...string) *genai.Content {
+		c := &genai.Content{Role: genai.RoleUser}
+		for _, id := range ids {
+			name, callID, _ := strings.Cut(id, "#")
+			c.Parts = append(c.Parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{Name: name, ID: callID}})
+		}
+		return c
+	}
+	tests := []struct {
+		name  string
+		cs    []*genai.Content
+		split int
+		want  int
+		// odd marks histories ADK does not produce (a late response), which
+		// the kit's checker rejects whatever the split.
+		odd bool
+	}{
+		{"at a turn start", []*genai.Content{userMsg("a"), call("x"), resp("x"), modelMsg("m"), userMsg("b")}, 4, 4, false},
+		{"between call and response", []*genai.Content{userMsg("a"), call("x"), resp("x"), modelMsg("m")}, 2, 1, false},
+		{"parallel calls", []*genai.Content{userMsg("a"), call("x", "y"), resp("y", "x"), modelMsg("m")}, 2, 1, false},
+		{"by id", []*genai.Content{userMsg("a"), call("x#1", "x#2"), resp("x#2", "x#1")}, 2, 1, false},
+		{"same name answered twice: by name in order", []*genai.Content{
+			userMsg("a"), call("x"), modelMsg("m"), call("x"), resp("x"), resp("x"),
+		}, 3, 1, true},
+		{"chain of steps", []*genai.Content{userMsg("a"), call("x"), resp("x"), call("y"), resp("y"), modelMsg("m")}, 4, 3, false},
+		{"orphan with no call anywhere is left alone", []*genai.Content{userMsg("a"), resp("z"), modelMsg("m")}, 1, 1, true},
+		{"start", []*genai.Content{call("x"), resp("x")}, 0, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := pairSafeSplit(tt.cs, tt.split)
+			assert.Equal(t, tt.want, got)
+			if got > 0 && got < len(tt.cs) && !tt.odd {
+				kept := append([]*genai.Content{userMsg("summary")}, tt.cs[got:]...)
+				assert.NoError(t, contextguardtest.CheckPairs(kept), "the kept contents pass the kit's checker")
+			}
+		})
+	}
+}
+
+// TestCheckPairs_CatchesBrokenSplits shows that the kit's checker, which the
+// driver runs on every request of every multi-turn test, catches what a bad
+// split produces; contextguardtest's TestCheckPairs covers its full table.
+func TestCheckPairs_CatchesBrokenSplits(t *testing.T) {
+	cs := []*genai.Content{userMsg("a"), callMsg("x", nil), respMsg("x", nil), modelMsg("m")}
+	orphanedResponse := append([]*genai.Content{userMsg("summary")}, cs[2:]...)
+	assert.ErrorContains(t, contextguardtest.CheckPairs(orphanedResponse), "has no preceding call")
+	unansweredCall := []*genai.Content{userMsg("summary"), callMsg("x", nil), userMsg("next")}
+	assert.ErrorContains(t, contextguardtest.CheckPairs(unansweredCall), "not answered")
+	assert.NoError(t, contextguardtest.CheckPairs(append([]*genai.Content{userMsg("summary")}, cs[pairSafeSplit(cs, 2):]...)))
+}
+
+func TestKeepTurnsAndTurnCount(t *testing.T) {
+	for maxTurns, want := range map[int]int{1: 1, 2: 1, 3: 2, 6: 3, 20: 10} {
+		assert.Equal(t, want, keepTurns(maxTurns), "maxTurns %d", maxTurns)
+	}
+	cs := []*genai.Content{
+		userMsg("a"), callMsg("x", nil), respMsg("x", nil), modelMsg("m"),
+		userMsg(syntheticContinuations[0]),
+		{Role: genai.RoleUser, Parts: []*genai.Part{{Text: "thinking", Thought: true}}},
+		{Role: genai.RoleUser, Parts: []*genai.Part{nil, {Text: "b"}}},
+		nil,
+	}
+	assert.Equal(t, 2, turnsIn(cs))
+}
