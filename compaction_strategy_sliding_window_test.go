@@ -50,7 +50,7 @@ type swRun struct {
 	res      *contextguardtest.Result
 	sum      *contextguardtest.SummarizerModel
 	events   []CompactionEvent
-	raw      [][]string         // markers of the contents ADK built, per step
+	raw      [][]string          // markers of the contents ADK built, per step
 	requests []*model.LLMRequest // what the model received, per step
 	logs     *logBuffer
 }
