@@ -475,6 +475,25 @@ func latestUserText(invocationUser *genai.Content, cs []*genai.Content) string {
 	return ""
 }
 
+// latestUserIndex is the index of the newest user message with text in cs
+// (the content latestUserText falls back to), or -1.
+func latestUserIndex(cs []*genai.Content) int {
+	for i := len(cs) - 1; i >= 0; i-- {
+		if c := cs[i]; c != nil && c.Role == genai.RoleUser && !isSynthetic(c) && contentText(c) != "" {
+			return i
+		}
+	}
+	return -1
+}
+
+// quotesRequest reports whether a stored continuation quotes the user message
+// c: the start of its text (which a bounded continuation always keeps)
+// appears in it.
+func quotesRequest(stored string, c *genai.Content) bool {
+	head := strings.TrimSpace(validPrefix(sanitizeUTF8(contentText(c)), 16))
+	return head == "" || strings.Contains(stored, head)
+}
+
 // truncateMiddle bounds s to about maxBytes, keeping its head and tail (the
 // facts an agent learned are often at either end) and saying what was cut.
 // It never splits a UTF-8 sequence.

@@ -302,8 +302,17 @@ func injectSummary(t *turn) injection {
 		return injection{reason: reason}
 	}
 	start := pairSafeStart(t.raw, w)
+	request := t.prev.userRequest
+	if u := latestUserIndex(t.raw); u >= 0 && u < start && !quotesRequest(request, t.raw[u]) {
+		// The summary covers the user's latest message but its continuation
+		// does not quote it (state of the earlier guard, or stale or corrupt
+		// state): quote the message, so it is never dropped.
+		t.log().Debug("contextguard: the stored continuation does not quote the user's latest message; quoting it",
+			"watermark", w, "message", u)
+		request = truncateMiddle(sanitizeUTF8(contentText(t.raw[u])), max(t.lim.threshold/continuationShare*2, 256))
+	}
 	out := make([]*genai.Content, 0, len(t.raw)-start+1)
-	out = append(out, t.sess.summary.get(t.prev.summary, t.prev.userRequest))
+	out = append(out, t.sess.summary.get(t.prev.summary, request))
 	out = append(out, t.raw[start:]...)
 	t.req.Contents = out
 	return injection{cut: start, injected: true}

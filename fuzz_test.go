@@ -281,8 +281,7 @@ var fuzzModels = []string{"gemini-2.5-flash", "gpt-4o", "claude-sonnet-4-5", "ac
 // latestUserHead is the start of the user's latest request, which must
 // appear in every request the guard lets through.
 func latestUserHead(user *genai.Content, raw []*genai.Content) string {
-	u := strings.TrimSpace(sanitizeUTF8(latestUserText(user, raw)))
-	return strings.TrimSpace(validPrefix(u, 24))
+	return strings.TrimSpace(validPrefix(sanitizeUTF8(latestUserText(user, raw)), 16))
 }
 
 // requestTexts joins every text a request's contents carry.
@@ -305,8 +304,11 @@ func FuzzBeforeModel(f *testing.F) {
 	f.Add([]byte("\x03\x10\x00\x05\x07\x00\x22hello\x01\x02"), "please fix the build; the pods crash")
 	f.Add([]byte(strings.Repeat("\x00\x07\x01\x90", 64)), strings.Repeat("log line 42 ERROR timeout\n", 40))
 	f.Fuzz(func(t *testing.T, data []byte, text string) {
-		r := &fuzzReader{data: data, pool: text}
-		raw := r.contents()
+		// The conversation is drawn from the first half of the input, the
+		// state and configuration from the second, so both vary.
+		half := len(data) / 2
+		raw := (&fuzzReader{data: data[:half], pool: text}).contents()
+		r := &fuzzReader{data: data[half:], pool: text}
 		modelName := fuzzModels[r.intn(len(fuzzModels))]
 
 		sumText := r.str(2000)
