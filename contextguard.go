@@ -212,11 +212,17 @@ type turn struct {
 // beforeModel is the plugin's BeforeModelCallback (DESIGN §3).
 func (g *ContextGuard) beforeModel(cctx agent.CallbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {
 	if cctx == nil || req == nil {
+		if req == nil {
+			g.log.Warn("contextguard: BeforeModelCallback called without a request; nothing to guard")
+		}
 		return nil, nil
 	}
 	cfg := g.agent(cctx.AgentName())
 	if cfg == nil {
 		return nil, nil
+	}
+	if len(req.Contents) == 0 {
+		g.log.Debug("contextguard: the request has no contents", "agent", cfg.name, "session", cctx.SessionID())
 	}
 	sess, release := g.sessions.acquire(sessionKey(cctx))
 	defer release()
