@@ -1,0 +1,1018 @@
+package contextguard
+
+// The stress matrix (DESIGN §13): every scenario of seed 001 by its name, in
+// two ground truths, through a real runner with the guard installed, plus
+// scenarios for each bug of the earlier guard and a deliberately broken
+// guard that proves the assertions can fail.
+//
+// The 91 TestStress_* / TestBrutal_* functions are generated into
+// compaction_strategy_multiturn_gen_test.go from contextguardtest.SeedMatrix;
+// TestMatrixCoversSeedRows checks that they match the matrix exactly.
+//
+// `make stress` runs the matrix without -race and prints a table of every
+// run (CONTEXTGUARD_STRESS_TABLE=1, printed by TestMain).
+
+//go:generate go run ./internal/matrixgen -o compaction_strategy_multiturn_gen_test.go
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/model"
+	"google.golang.org/adk/plugin"
+	"google.golang.org/adk/runner"
+	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/contextguardtest"
+)
+
+// stressTableEnv makes TestMain print the table of matrix runs.
+const stressTableEnv = "CONTEXTGUARD_STRESS_TABLE"
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if os.Getenv(stressTableEnv) != "" {
+		stressRuns.print(os.Stdout)
+	}
+	os.Exit(code)
+}
+
+// quietLogger discards the guard's logs in the matrix.
+var quietLogger = slog.New(slog.DiscardHandler)
+
+// ---------------------------------------------------------------------------
+// Ground truths
+// ---------------------------------------------------------------------------
+
+// matrixMode is one ground truth the matrix is played against.
+type matrixMode struct {
+	name string
+	// counter returns the ground truth for a scenario; nil means the kit's
+	// default, SeedCounter(TokenRatio) switching to LateTokenRatio from
+	// UsageFromTurn.
+	counter func(contextguardtest.Scenario) contextguardtest.Counter
+}
+
+var (
+	// modeSeed is the seeds' definition: serialized bytes/4 x the row's ratio.
+	modeSeed = matrixMode{name: "seed"}
+	// modeTokenizer is exact o200k x 1.2 (a Claude-like provider factor).
+	modeTokenizer = tokenizerMode("tokenizer", 1.2)
+	// modeTokenizerGPT is exact o200k x 1.0 (a GPT-like provider).
+	modeTokenizerGPT = tokenizerMode("tokenizer_1.0", 1.0)
+)
+
+func tokenizerMode(name string, factor float64) matrixMode {
+	return matrixMode{name: name, counter: func(contextguardtest.Scenario) contextguardtest.Counter {
+		return contextguardtest.TokenizerCounter(factor)
+	}}
+}
+
+// groundTruth is the counter of mode for sc, resolved (for the summarizer's
+// records and the probe).
+func (m matrixMode) groundTruth(sc contextguardtest.Scenario) contextguardtest.Counter {
+	if m.counter != nil {
+		return m.counter(sc)
+	}
+	return contextguardtest.SeedCounter(sc.TokenRatio)
+}
+
+// ---------------------------------------------------------------------------
+// The seed rows
+// ---------------------------------------------------------------------------
+
+var seedRows = sync.OnceValue(func() map[string]contextguardtest.Scenario {
+	rows := map[string]contextguardtest.Scenario{}
+	for _, sc := range contextguardtest.SeedMatrix() {
+		rows[sc.FullName()] = sc
+	}
+	return rows
+})
+
+// seedRow returns the matrix row named fullName (e.g.
+// "Stress_200k_NormalConversation").
+func seedRow(t testing.TB, fullName string) contextguardtest.Scenario {
+	t.Helper()
+	sc, ok := seedRows()[fullName]
+	if !ok {
+		t.Fatalf("no row %q in contextguardtest.SeedMatrix()", fullName)
+	}
+	return sc
+}
+
+// runSeedRow is the body of every generated TestStress_* / TestBrutal_*
+// function: the row in seed mode and in tokenizer mode, in parallel.
+func runSeedRow(t *testing.T, fullName string) {
+	t.Parallel()
+	sc := seedRow(t, fullName)
+	for _, mode := range []matrixMode{modeSeed, modeTokenizer} {
+		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel()
+			out := runScenario(t, sc, scenarioRun{mode: mode, record: true})
+			assert.Empty(t, out.violations(), out.res.String())
+		})
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Running a scenario
+// ---------------------------------------------------------------------------
+
+// scenarioRun says how to play a scenario.
+type scenarioRun struct {
+	mode matrixMode
+	// guard selects the guard under test: guardOn (default), guardOff (no
+	// plugin at all) or guardBlind (window set absurdly high).
+	guard guardKind
+	// agentOpts are extra options for the guarded agent.
+	agentOpts []AgentOption
+	// fault, when set, is injected into every summarizer call from call
+	// faultFrom (default 1) on.
+	fault     *contextguardtest.Fault
+	faultFrom int
+	// rawMarkers makes the probe record the markers of every raw request.
+	rawMarkers bool
+	// record adds the run to the stress table.
+	record bool
+}
+
+type guardKind int
+
+const (
+	guardOn guardKind = iota
+	guardOff
+	guardBlind
+)
+
+// blindWindow is the window of a guard that never triggers.
+const blindWindow = 10_000_000
+
+// scenarioOutcome is what a run produced.
+type scenarioOutcome struct {
+	sc    contextguardtest.Scenario
+	mode  matrixMode
+	res   *contextguardtest.Result
+	sum   *contextguardtest.SummarizerModel
+	probe *probe
+	// minSummarizerCalls is the least number of summarizer calls expected
+	// (the kit's estimate in seed mode).
+	minSummarizerCalls int
+}
+
+// runScenario plays sc through a real runner with a fresh guard.
+func runScenario(t *testing.T, sc contextguardtest.Scenario, run scenarioRun) *scenarioOutcome {
+	t.Helper()
+	truth := run.mode.groundTruth(sc)
+	// The summarizer's own counter stays the kit's cheap default: its
+	// records' token counts are not asserted, and counting every transcript
+	// exactly would dominate the tokenizer-mode runs.
+	sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{})
+	if run.fault != nil {
+		sum.InjectFaultFrom(max(run.faultFrom, 1), *run.fault)
+	}
+	pr := &probe{counter: truth, rawMarkers: run.rawMarkers, irreducible: map[int]int{}}
+	pp, err := plugin.New(plugin.Config{Name: "matrix-probe", BeforeModelCallback: pr.beforeModel})
+	require.NoError(t, err)
+
+	cfg := contextguardtest.RunConfig{Summarizer: sum}
+	if run.mode.counter != nil {
+		cfg.Counter = run.mode.counter(sc)
+	}
+	if run.guard != guardOff {
+		g := New(NewCrushRegistry(WithRegistryLogger(quietLogger)), WithLogger(quietLogger))
+		window := sc.Window
+		if run.guard == guardBlind {
+			window = blindWindow
+		}
+		g.Add("assistant", sum, append([]AgentOption{WithMaxTokens(window)}, run.agentOpts...)...)
+		guard := g.PluginConfig()
+		cfg.Plugins = runner.PluginConfig{Plugins: append([]*plugin.Plugin{pp}, guard.Plugins...)}
+	} else {
+		cfg.Plugins = runner.PluginConfig{Plugins: []*plugin.Plugin{pp}}
+	}
+
+	start := time.Now()
+	res, err := contextguardtest.Run(context.Background(), sc, cfg)
+	require.NoError(t, err, "scenario %s could not be run", sc.FullName())
+	end := time.Now()
+	t.Log(res.String())
+	out := &scenarioOutcome{sc: sc, mode: run.mode, res: res, sum: sum, probe: pr}
+	if run.mode.counter == nil {
+		out.minSummarizerCalls = sc.MinSummarizerCalls
+	}
+	if run.record {
+		stressRuns.add(stressRun{scenario: sc.FullName(), mode: run.mode.name, res: res, start: start, end: end, failed: len(out.violations()) > 0})
+	}
+	return out
+}
+
+// probe is a plugin installed just before the guard. It sees every request
+// as ADK built it and measures, per user turn, the ground truth of the part
+// no guard can shrink (system instruction, tool declarations and the user's
+// message), so an ErrIrreducible can be judged against the truth.
+type probe struct {
+	counter    contextguardtest.Counter
+	rawMarkers bool
+
+	mu          sync.Mutex
+	fixedKnown  bool
+	fixed       int         // ground truth of system instruction and tools
+	irreducible map[int]int // user turn -> ground truth of fixed part + user message
+	raw         [][]string  // markers of every raw request, with rawMarkers
+	calls       int         // requests seen
+}
+
+var turnTagRE = regexp.MustCompile(`^\[turn (\d+)\]`)
+
+func (p *probe) beforeModel(_ agent.CallbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {
+	if req == nil {
+		return nil, nil
+	}
+	var markers []string
+	if p.rawMarkers {
+		markers = contextguardtest.MarkerPattern.FindAllString(contextguardtest.FlattenText(req.Contents), -1)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls++
+	if p.rawMarkers {
+		p.raw = append(p.raw, markers)
+	}
+	if !p.fixedKnown {
+		fixed := &model.LLMRequest{}
+		if req.Config != nil {
+			fixed.Config = &genai.GenerateContentConfig{SystemInstruction: req.Config.SystemInstruction, Tools: req.Config.Tools}
+		}
+		p.fixed = p.counter.CountRequest(fixed)
+		p.fixedKnown = true
+	}
+	// The first step of a turn ends with the user's message.
+	if n := len(req.Contents); n > 0 {
+		if c := req.Contents[n-1]; c != nil && c.Role == genai.RoleUser && len(c.Parts) > 0 && c.Parts[0] != nil {
+			if m := turnTagRE.FindStringSubmatch(c.Parts[0].Text); m != nil {
+				turn, _ := strconv.Atoi(m[1])
+				if _, ok := p.irreducible[turn]; !ok {
+					p.irreducible[turn] = p.fixed + contextguardtest.CountContents(p.counter, []*genai.Content{c})
+				}
+			}
+		}
+	}
+	return nil, nil
+}
+
+// fixedTokens returns the ground truth of the system instruction and tools.
+func (p *probe) fixedTokens() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.fixed
+}
+
+// summarizerCallsUpTo is the number of summarizer calls made before request
+// i reached the model.
+func summarizerCallsUpTo(recs []contextguardtest.RequestRecord, i int) int {
+	n := 0
+	for _, r := range recs[:i+1] {
+		n += r.SummarizerCalls
+	}
+	return n
+}
+
+// irreducibleAt returns the ground truth of the irreducible part of turn.
+func (p *probe) irreducibleAt(turn int) (int, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n, ok := p.irreducible[turn]
+	return n, ok
+}
+
+// errorTurn extracts the turn of an error recorded by contextguardtest.Run
+// ("turn N: ...").
+func errorTurn(err error) (int, bool) {
+	var turn int
+	if _, scanErr := fmt.Sscanf(err.Error(), "turn %d:", &turn); scanErr != nil {
+		return 0, false
+	}
+	return turn, true
+}
+
+// ---------------------------------------------------------------------------
+// What every scenario must satisfy
+// ---------------------------------------------------------------------------
+
+// violations lists every property of DESIGN §13 the run broke; empty means
+// the scenario passed. The matrix asserts it is empty; the broken-guard test
+// asserts it is not.
+func (o *scenarioOutcome) violations() []string {
+	res := o.res
+	var v []string
+	add := func(format string, args ...any) { v = append(v, fmt.Sprintf(format, args...)) }
+
+	if res.OverflowsSurfaced > 0 {
+		add("%d overflow(s) surfaced to the caller (rejected %d, recovered %d, max real %d of %d)",
+			res.OverflowsSurfaced, res.OverflowsRejected, res.OverflowsRecovered, res.MaxRealTokens, res.Window)
+	}
+	if res.NonShrinkingCompactions > 0 {
+		add("%d compaction(s) did not shrink the request (compaction loop)", res.NonShrinkingCompactions)
+	}
+	if res.MissingLatestUser > 0 {
+		add("%d request(s) without the user's latest message", res.MissingLatestUser)
+	}
+	if res.PairViolations > 0 {
+		for _, rec := range res.Requests {
+			if rec.PairError != nil {
+				add("%d request(s) break call/response pairs, first at request %d: %v", res.PairViolations, rec.Index, rec.PairError)
+				break
+			}
+		}
+	}
+	if o.sum.Calls() != res.SummarizerCalls {
+		add("summarizer calls: result says %d, the summarizer counted %d", res.SummarizerCalls, o.sum.Calls())
+	}
+	if res.SummarizerCalls < o.minSummarizerCalls {
+		add("summarizer called %d time(s), the matrix expects at least %d", res.SummarizerCalls, o.minSummarizerCalls)
+	}
+
+	irreducible := 0
+	for _, err := range res.Errors {
+		switch {
+		case contextguardtest.IsOverflowError(err):
+			// Counted above.
+		case errors.Is(err, ErrIrreducible):
+			irreducible++
+			turn, ok := errorTurn(err)
+			truth, known := o.probe.irreducibleAt(turn)
+			if !ok || !known {
+				add("ErrIrreducible at an unknown turn: %v", err)
+			} else if truth <= res.Window {
+				add("ErrIrreducible although system instruction, tools and user message are %d tokens, within the window of %d: %v", truth, res.Window, err)
+			}
+		default:
+			add("unexpected error: %v", err)
+		}
+	}
+	if irreducible > 0 && res.OverflowsRejected > 0 {
+		add("a clear-error scenario sent %d request(s) over the window (max real %d of %d)", res.OverflowsRejected, res.MaxRealTokens, res.Window)
+	}
+	return v
+}
+
+// violationsMatching returns the violations that contain substr.
+func violationsMatching(vs []string, substr string) []string {
+	var out []string
+	for _, v := range vs {
+		if strings.Contains(v, substr) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// ---------------------------------------------------------------------------
+// The stress table (make stress)
+// ---------------------------------------------------------------------------
+
+type stressRun struct {
+	scenario, mode string
+	res            *contextguardtest.Result
+	start, end     time.Time
+	failed         bool
+}
+
+type stressCollector struct {
+	mu   sync.Mutex
+	runs []stressRun
+}
+
+var stressRuns = &stressCollector{}
+
+func (c *stressCollector) add(r stressRun) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r.res = &contextguardtest.Result{ // keep the aggregates, drop the records
+		Scenario: r.res.Scenario, Window: r.res.Window, Turns: r.res.Turns, Steps: r.res.Steps,
+		SummarizerCalls: r.res.SummarizerCalls, CompactionSteps: r.res.CompactionSteps,
+		NonShrinkingCompactions: r.res.NonShrinkingCompactions,
+		MaxRealTokens:           r.res.MaxRealTokens, MaxUtilization: r.res.MaxUtilization,
+		MeanUtilizationAtTrigger: r.res.MeanUtilizationAtTrigger,
+		OverflowsRejected:        r.res.OverflowsRejected, OverflowsSurfaced: r.res.OverflowsSurfaced,
+		OverflowsRecovered: r.res.OverflowsRecovered, Duration: r.res.Duration,
+	}
+	c.runs = append(c.runs, r)
+}
+
+// print writes the table of runs, the matrix's wall time and the five
+// slowest runs.
+func (c *stressCollector) print(w io.Writer) {
+	c.mu.Lock()
+	runs := slices.Clone(c.runs)
+	c.mu.Unlock()
+	if len(runs) == 0 {
+		fmt.Fprintln(w, "stress: no matrix runs recorded")
+		return
+	}
+	slices.SortFunc(runs, func(a, b stressRun) int {
+		if n := strings.Compare(a.scenario, b.scenario); n != 0 {
+			return n
+		}
+		return strings.Compare(a.mode, b.mode)
+	})
+	fmt.Fprintf(w, "\n%-52s %-9s %6s %5s %17s %7s %6s %9s %9s %s\n",
+		"scenario", "mode", "steps", "summ", "max real/window", "util%", "trig%", "surf/rec", "time", "")
+	first, last := runs[0].start, runs[0].end
+	var failed, surfaced, recovered int
+	for _, r := range runs {
+		res := r.res
+		mark := ""
+		if r.failed {
+			mark = "FAIL"
+			failed++
+		}
+		surfaced += res.OverflowsSurfaced
+		recovered += res.OverflowsRecovered
+		fmt.Fprintf(w, "%-52s %-9s %6d %5d %8d/%-8d %6.1f%% %5.1f%% %4d/%-4d %9s %s\n",
+			res.Scenario, r.mode, res.Steps, res.SummarizerCalls, res.MaxRealTokens, res.Window,
+			100*res.MaxUtilization, 100*res.MeanUtilizationAtTrigger,
+			res.OverflowsSurfaced, res.OverflowsRecovered, r.end.Sub(r.start).Round(time.Millisecond), mark)
+		if r.start.Before(first) {
+			first = r.start
+		}
+		if r.end.After(last) {
+			last = r.end
+		}
+	}
+	fmt.Fprintf(w, "\n%d runs, %d failed, overflows surfaced %d, recovered %d; matrix wall time %s\n",
+		len(runs), failed, surfaced, recovered, last.Sub(first).Round(time.Millisecond))
+	slices.SortFunc(runs, func(a, b stressRun) int { return cmp.Compare(b.end.Sub(b.start), a.end.Sub(a.start)) })
+	fmt.Fprintln(w, "slowest:")
+	for _, r := range runs[:min(5, len(runs))] {
+		fmt.Fprintf(w, "  %-52s %-9s %s\n", r.scenario, r.mode, r.end.Sub(r.start).Round(time.Millisecond))
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Coverage of the seed matrix
+// ---------------------------------------------------------------------------
+
+// TestMatrixCoversSeedRows parses the package's test files and checks that
+// the TestStress_* / TestBrutal_* functions are exactly the rows of
+// contextguardtest.SeedMatrix(), each running its own row.
+func TestMatrixCoversSeedRows(t *testing.T) {
+	want := map[string]bool{}
+	stress, brutal := 0, 0
+	for _, sc := range contextguardtest.SeedMatrix() {
+		require.False(t, want["Test"+sc.FullName()], "duplicate row %s", sc.FullName())
+		want["Test"+sc.FullName()] = true
+		switch sc.Prefix {
+		case "Stress":
+			stress++
+		case "Brutal":
+			brutal++
+		}
+	}
+	assert.Equal(t, 42, stress, "Stress rows in the seed matrix")
+	assert.Equal(t, 49, brutal, "Brutal rows in the seed matrix")
+
+	files, err := filepath.Glob("*_test.go")
+	require.NoError(t, err)
+	fset := token.NewFileSet()
+	got := map[string]bool{}
+	for _, name := range files {
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		require.NoError(t, err)
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || !(strings.HasPrefix(fn.Name.Name, "TestStress_") || strings.HasPrefix(fn.Name.Name, "TestBrutal_")) {
+				continue
+			}
+			require.False(t, got[fn.Name.Name], "%s declared twice", fn.Name.Name)
+			got[fn.Name.Name] = true
+			assert.Equal(t, strings.TrimPrefix(fn.Name.Name, "Test"), runSeedRowArg(fn), "%s (%s) must be exactly runSeedRow(t, its own row name)", fn.Name.Name, fset.Position(fn.Pos()))
+		}
+	}
+	assert.Equal(t, sortedKeys(want), sortedKeys(got), "test functions and seed rows differ; run go generate")
+}
+
+// runSeedRowArg returns the row name a test function passes to runSeedRow,
+// or "" when its body is anything else.
+func runSeedRowArg(fn *ast.FuncDecl) string {
+	if fn.Body == nil || len(fn.Body.List) != 1 {
+		return ""
+	}
+	st, ok := fn.Body.List[0].(*ast.ExprStmt)
+	if !ok {
+		return ""
+	}
+	call, ok := st.X.(*ast.CallExpr)
+	if !ok || len(call.Args) != 2 {
+		return ""
+	}
+	if id, ok := call.Fun.(*ast.Ident); !ok || id.Name != "runSeedRow" {
+		return ""
+	}
+	lit, ok := call.Args[1].(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return ""
+	}
+	s, err := strconv.Unquote(lit.Value)
+	if err != nil {
+		return ""
+	}
+	return s
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// TestMatrix_TokenizerFactor1 plays a few rows against exact o200k counts
+// with a provider factor of 1.0 (a GPT-like provider), beside the matrix's
+// 1.2.
+func TestMatrix_TokenizerFactor1(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{
+		"Stress_4k_WithSmallTools",
+		"Stress_8k_NoUsageMetadata",
+		"Stress_8k_CodingAgent",
+		"Stress_8k_HeavyToolDefinitions",
+		"Brutal_8k_ToolResponseBiggerThanWindow",
+		"Brutal_4k_SequentialEscalatingSizes",
+		"Stress_200k_ToolHeavy",
+		"Brutal_200k_ToolDefinitionsDominateWindow",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			out := runScenario(t, seedRow(t, name), scenarioRun{mode: modeTokenizerGPT})
+			assert.Empty(t, out.violations(), out.res.String())
+		})
+	}
+}
+
+// ---------------------------------------------------------------------------
+// The deliberately broken guard
+// ---------------------------------------------------------------------------
+
+// TestMatrix_BrokenGuardIsDetected plays a few small-window rows with no
+// guard and with a guard whose window is absurdly large, and checks that the
+// very assertions the matrix makes fail: the suite can detect a guard that
+// does not work.
+func TestMatrix_BrokenGuardIsDetected(t *testing.T) {
+	t.Parallel()
+	rows := []string{
+		"Stress_4k_NormalConversation",
+		"Stress_8k_LongRunning_40Turns",
+		"Stress_8k_RepeatedCompactions",
+		"Brutal_8k_EveryTurnExceedsWindow",
+		"Brutal_4k_PureToolStorm",
+	}
+	for _, kind := range []struct {
+		name  string
+		guard guardKind
+	}{{"no_guard", guardOff}, {"window_10M", guardBlind}} {
+		for _, name := range rows {
+			t.Run(kind.name+"/"+name, func(t *testing.T) {
+				t.Parallel()
+				out := runScenario(t, seedRow(t, name), scenarioRun{mode: modeSeed, guard: kind.guard})
+				vs := out.violations()
+				assert.Positive(t, out.res.OverflowsSurfaced, "a broken guard must surface overflows: %s", out.res)
+				assert.NotEmpty(t, violationsMatching(vs, "surfaced to the caller"), "the matrix's assertions must fail: %v", vs)
+				if kind.guard == guardOff {
+					assert.Zero(t, out.res.SummarizerCalls, "nothing summarizes without a guard")
+				}
+			})
+		}
+	}
+}
+
+// ---------------------------------------------------------------------------
+// The bugs of the earlier guard (DESIGN §4–§6, seed 001)
+// ---------------------------------------------------------------------------
+
+// bugScenario is a scenario outside the seed matrix.
+func bugScenario(name string, window, turns int, ratio float64, plan func(int) contextguardtest.TurnPlan) contextguardtest.Scenario {
+	sc := contextguardtest.Scenario{Prefix: "Bug", Name: name, Window: window, Turns: turns, TokenRatio: ratio, Plan: plan}
+	sc.Seed = int64(len(name))*7919 + int64(window) + int64(turns)
+	return sc
+}
+
+// eachTurn gives every turn the same plan.
+func eachTurn(p contextguardtest.TurnPlan) func(int) contextguardtest.TurnPlan {
+	return func(int) contextguardtest.TurnPlan { return p }
+}
+
+// bothModes runs fn as a parallel subtest per ground truth.
+func bothModes(t *testing.T, fn func(t *testing.T, mode matrixMode)) {
+	for _, mode := range []matrixMode{modeSeed, modeTokenizer} {
+		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, mode)
+		})
+	}
+}
+
+// compactionSteps returns the indexes of the compaction steps of res.
+func compactionSteps(res *contextguardtest.Result) []int {
+	var idx []int
+	for i, rec := range res.Requests {
+		if rec.Compaction {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+// assertCompactionsSpaced checks that a compaction gets the conversation far
+// enough below the trigger that the next one needs real growth: between two
+// compaction steps the raw conversation grew by at least minGrowth
+// ground-truth tokens. A summary injected without stripping the contents it
+// covers, or a calibration that survives the compaction, compacts on every
+// step instead.
+func assertCompactionsSpaced(t *testing.T, res *contextguardtest.Result, minGrowth int) {
+	t.Helper()
+	steps := compactionSteps(res)
+	for k := 1; k < len(steps); k++ {
+		a, b := res.Requests[steps[k-1]], res.Requests[steps[k]]
+		assert.GreaterOrEqual(t, b.RawTokens-a.RawTokens, minGrowth,
+			"compactions at requests %d and %d only %d tokens of growth apart (%s)", steps[k-1], steps[k], b.RawTokens-a.RawTokens, res)
+	}
+}
+
+// TestMatrixBug_SummaryReplacesCoveredContents is the earlier guard's
+// production bug: the summary was prepended without stripping the events it
+// covers, so every later request was larger than the raw one and compacted
+// again, every turn. After a compaction each request must be smaller than
+// what ADK built, carry no more than the effective input (summary plus what
+// was appended since), and compactions must be spaced by real growth.
+func TestMatrixBug_SummaryReplacesCoveredContents(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"Brutal_8k_150Turns", "Stress_8k_RepeatedCompactions", "Stress_200k_RepeatedCompactions"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			sc := seedRow(t, name)
+			bothModes(t, func(t *testing.T, mode matrixMode) {
+				out := runScenario(t, sc, scenarioRun{mode: mode})
+				res := out.res
+				assert.Empty(t, out.violations(), res.String())
+				steps := compactionSteps(res)
+				require.NotEmpty(t, steps, "the scenario must compact: %s", res)
+				for i := steps[0]; i < len(res.Requests); i++ {
+					rec := res.Requests[i]
+					assert.Less(t, rec.Contents, rec.RawContents, "request %d after the first compaction carries every raw content", i)
+					assert.Less(t, rec.Tokens, rec.RawTokens, "request %d after the first compaction is not smaller than the raw one", i)
+					if !rec.Compaction {
+						assert.LessOrEqual(t, rec.Tokens, rec.EffectiveInput+sc.Window/50,
+							"request %d sent more than the previous request plus what was appended since", i)
+					}
+				}
+				assertCompactionsSpaced(t, res, sc.Window/4)
+			})
+		})
+	}
+}
+
+// TestMatrixBug_NothingLostAtTheWatermark is the watermark bug: a watermark
+// set past what the summary covers silently drops contents. Every marker of
+// a raw request (user messages, tool calls, tool results) must be in the
+// request sent or in the input of a summarizer call made up to that step;
+// sequential tool chains compact in the middle of a turn.
+func TestMatrixBug_NothingLostAtTheWatermark(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"Stress_8k_CodingAgent", "Brutal_8k_SequentialToolChain", "Brutal_4k_KubeAgent", "Stress_200k_KubeAgent"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			sc := seedRow(t, name)
+			bothModes(t, func(t *testing.T, mode matrixMode) {
+				out := runScenario(t, sc, scenarioRun{mode: mode, rawMarkers: true})
+				res := out.res
+				assert.Empty(t, out.violations(), res.String())
+				require.NotZero(t, res.CompactionSteps, "the scenario must compact: %s", res)
+				out.probe.mu.Lock()
+				raw := slices.Clone(out.probe.raw)
+				out.probe.mu.Unlock()
+				require.Len(t, raw, len(res.Requests), "one raw request per model request")
+				calls := out.sum.Records()
+				summarized := map[string]bool{}
+				seen := 0
+				lost := 0
+				for i, rec := range res.Requests {
+					for upto := summarizerCallsUpTo(res.Requests, i); seen < upto && seen < len(calls); seen++ {
+						for _, m := range calls[seen].Markers {
+							summarized[m] = true
+						}
+					}
+					for _, m := range raw[i] {
+						if !rec.HasMarker(m) && !summarized[m] {
+							lost++
+							if lost <= 3 {
+								t.Errorf("request %d (turn %d step %d): %s is neither sent nor summarized", i, rec.Turn, rec.Step, m)
+							}
+						}
+					}
+				}
+				assert.Zero(t, lost, "markers lost")
+			})
+		})
+	}
+}
+
+// TestMatrixBug_CalibrationResetAfterCompaction is the loop of the earlier
+// guard: a correction factor (or real count) from before a compaction kept
+// the compacted request over the trigger, so it compacted on every step. At
+// high token ratios the correction is large; compactions must still be
+// spaced by real growth and shrink the request.
+func TestMatrixBug_CalibrationResetAfterCompaction(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"Stress_8k_HighTokenRatio", "Brutal_8k_JSON_Heavy_ToolResponses", "Brutal_200k_TokenRatio_5x", "Stress_8k_LongRunning_40Turns"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			sc := seedRow(t, name)
+			bothModes(t, func(t *testing.T, mode matrixMode) {
+				out := runScenario(t, sc, scenarioRun{mode: mode})
+				res := out.res
+				assert.Empty(t, out.violations(), res.String())
+				steps := compactionSteps(res)
+				for k := 1; k < len(steps); k++ {
+					assert.Greater(t, steps[k]-steps[k-1], 1, "compactions on consecutive requests %d and %d", steps[k-1], steps[k])
+				}
+				// The largest single addition in these rows is a tool result
+				// or a message well under a quarter of the window.
+				assertCompactionsSpaced(t, res, sc.Window/5)
+			})
+		})
+	}
+}
+
+// TestMatrixBug_SummarizerFailureNeverPassesThrough is the earlier guard's
+// pass-through: when the summarizer failed, the bloated request went to the
+// provider. With every summarizer call failing (error, empty, oversize,
+// panic, timeout), the fallback summary must keep every request inside the
+// window: nothing may even be rejected.
+func TestMatrixBug_SummarizerFailureNeverPassesThrough(t *testing.T) {
+	t.Parallel()
+	faults := []contextguardtest.Fault{
+		contextguardtest.FaultError,
+		contextguardtest.FaultEmpty,
+		contextguardtest.FaultHuge,
+		contextguardtest.FaultPanic,
+		contextguardtest.FaultSlow(time.Minute),
+	}
+	rows := []string{"Brutal_8k_ToolResponseBiggerThanWindow", "Stress_8k_RepeatedCompactions", "Brutal_4k_EveryTurnExceedsWindow", "Stress_200k_ToolHeavy"}
+	for _, fault := range faults {
+		for _, name := range rows {
+			t.Run(fault.String()+"/"+name, func(t *testing.T) {
+				t.Parallel()
+				sc := seedRow(t, name)
+				bothModes(t, func(t *testing.T, mode matrixMode) {
+					f := fault
+					out := runScenario(t, sc, scenarioRun{
+						mode: mode, fault: &f,
+						agentOpts: []AgentOption{WithSummaryTimeout(50 * time.Millisecond)},
+					})
+					res := out.res
+					assert.Empty(t, out.violations(), res.String())
+					assert.Positive(t, res.SummarizerCalls, "the summarizer was never tried")
+					for _, c := range out.sum.Records() {
+						assert.Equal(t, f, c.Fault)
+					}
+					assert.Zero(t, res.OverflowsRejected, "a request over the window was sent after a summarizer failure")
+					assert.LessOrEqual(t, res.MaxRealTokens, sc.Window)
+				})
+			})
+		}
+	}
+}
+
+// TestMatrixBug_BufferAt200k is the earlier guard's boundary bug: a window
+// of exactly 200k got the 20% buffer (threshold 160k) instead of the fixed
+// 20k one (threshold 180k). Small steps let the conversation approach the
+// trigger closely: every compaction must happen above 170k real tokens, and
+// none above the window.
+func TestMatrixBug_BufferAt200k(t *testing.T) {
+	t.Parallel()
+	sc := bugScenario("BufferAt200k", contextguardtest.Window200k, 50, 2.0, eachTurn(contextguardtest.TurnPlan{
+		UserTextSize: 300, ResponseSize: 300,
+		Steps: contextguardtest.Parallel(contextguardtest.Call("kubectl_logs", 8_000)),
+	}))
+	bothModes(t, func(t *testing.T, mode matrixMode) {
+		out := runScenario(t, sc, scenarioRun{mode: mode})
+		res := out.res
+		assert.Empty(t, out.violations(), res.String())
+		require.NotEmpty(t, res.UtilizationAtTrigger, "the scenario must compact: %s", res)
+		for i, u := range res.UtilizationAtTrigger {
+			assert.Greater(t, u, 0.85, "compaction %d triggered at %.1f%% of the window: the 200k buffer is not 20k", i, 100*u)
+		}
+		assert.Greater(t, res.MaxRealTokens, 170_000, "the conversation never got past 170k: the threshold is below 180k")
+	})
+}
+
+// TestMatrixBug_ToolDefinitionsAndInlineDataCounted is the earlier guard's
+// production overflow: tool declarations and inline data were not counted,
+// so the trigger was never reached. Without usage metadata (no calibration
+// to hide the gap), the guard's own count must keep every request inside
+// the window when declarations take half of it, and with images every turn.
+// The ground truth is exact o200k (images by their dimensions).
+func TestMatrixBug_ToolDefinitionsAndInlineDataCounted(t *testing.T) {
+	t.Parallel()
+	mcp := func(defs, size int) func(int) contextguardtest.TurnPlan {
+		return func(turn int) contextguardtest.TurnPlan {
+			return contextguardtest.TurnPlan{UserTextSize: 200, ResponseSize: 300, Steps: contextguardtest.Parallel(
+				contextguardtest.ToolCall{Name: contextguardtest.MCPToolName(turn % defs), Size: size, Kind: contextguardtest.KindPrettyJSON})}
+		}
+	}
+	defs8k := bugScenario("ToolDefinitions_8k", contextguardtest.Window8k, 20, 1, mcp(12, 1_200))
+	defs8k.ToolDefs, defs8k.ToolDefSchemaSize = 12, 1_000
+	defs200k := bugScenario("ToolDefinitions_200k", contextguardtest.Window200k, 25, 1, mcp(60, 12_000))
+	defs200k.ToolDefs, defs200k.ToolDefSchemaSize = 60, 5_000
+	images8k := bugScenario("InlineImages_8k", contextguardtest.Window8k, 20, 1, eachTurn(contextguardtest.TurnPlan{UserTextSize: 200, ResponseSize: 300, Images: []int{30_000}}))
+	// ADK deep-copies inline data byte by byte on every step: keep it small.
+	images200k := bugScenario("InlineImages_200k", contextguardtest.Window200k, 15, 1, eachTurn(contextguardtest.TurnPlan{UserTextSize: 300, ResponseSize: 500, Images: []int{100_000}, Steps: contextguardtest.Parallel(contextguardtest.Call("read_file", 60_000))}))
+	for _, sc := range []contextguardtest.Scenario{defs8k, defs200k, images8k, images200k} {
+		sc.NoUsageMetadata = true
+		for _, mode := range []matrixMode{modeTokenizerGPT, modeTokenizer} {
+			t.Run(sc.Name+"/"+mode.name, func(t *testing.T) {
+				t.Parallel()
+				out := runScenario(t, sc, scenarioRun{mode: mode})
+				res := out.res
+				assert.Empty(t, out.violations(), res.String())
+				assert.Positive(t, res.SummarizerCalls, "the scenario must compact: %s", res)
+				assert.Zero(t, res.OverflowsRejected, "the guard's count missed part of the request")
+				if sc.ToolDefs > 0 {
+					assert.Greater(t, out.probe.fixedTokens(), sc.Window/3, "tool declarations must weigh a large part of the window")
+				}
+			})
+		}
+	}
+}
+
+// bytesForTokens returns the size of a payload of kind whose ground truth
+// under mode is about tokens.
+func bytesForTokens(mode matrixMode, sc contextguardtest.Scenario, kind contextguardtest.Kind, tokens int) int {
+	if mode.counter == nil {
+		return int(float64(tokens) * 4 / sc.TokenRatio)
+	}
+	const sample = 256 << 10
+	text := contextguardtest.Generate(kind, sample, 1)
+	n := contextguardtest.CountContents(mode.groundTruth(sc), []*genai.Content{{Role: genai.RoleUser, Parts: []*genai.Part{{Text: text}}}})
+	return int(float64(tokens) * float64(sample) / float64(n))
+}
+
+// TestMatrix_ToolResultFiveTimesTheWindow: one tool result five times the
+// window, in 4k, 8k and 200k windows.
+func TestMatrix_ToolResultFiveTimesTheWindow(t *testing.T) {
+	t.Parallel()
+	for _, window := range []int{contextguardtest.Window4k, contextguardtest.Window8k, contextguardtest.Window200k} {
+		t.Run(strconv.Itoa(window/1000)+"k", func(t *testing.T) {
+			t.Parallel()
+			bothModes(t, func(t *testing.T, mode matrixMode) {
+				sc := bugScenario("ToolResult5x_"+strconv.Itoa(window/1000)+"k", window, 4, 2.0, nil)
+				size := bytesForTokens(mode, sc, contextguardtest.KindLogLines, 5*window)
+				sc.Plan = func(turn int) contextguardtest.TurnPlan {
+					p := contextguardtest.TurnPlan{UserTextSize: 200, ResponseSize: 300}
+					if turn == 1 {
+						p.Steps = contextguardtest.Parallel(contextguardtest.Call("kubectl_logs", size))
+					}
+					return p
+				}
+				out := runScenario(t, sc, scenarioRun{mode: mode})
+				res := out.res
+				assert.Empty(t, out.violations(), res.String())
+				maxRaw := 0
+				for _, rec := range res.Requests {
+					maxRaw = max(maxRaw, rec.RawTokens)
+				}
+				assert.GreaterOrEqual(t, maxRaw, 5*window*9/10, "the tool result must be about five times the window")
+				assert.Positive(t, res.SummarizerCalls)
+			})
+		})
+	}
+}
+
+// TestMatrix_1MWindowWith100kToolResults: a 1M window filled by tool results
+// of 100k tokens each.
+func TestMatrix_1MWindowWith100kToolResults(t *testing.T) {
+	t.Parallel()
+	bothModes(t, func(t *testing.T, mode matrixMode) {
+		sc := bugScenario("1M_100kToolResults", contextguardtest.Window1M, 22, 2.0, nil)
+		size := bytesForTokens(mode, sc, contextguardtest.KindCompactJSON, 100_000)
+		sc.Plan = eachTurn(contextguardtest.TurnPlan{UserTextSize: 300, ResponseSize: 500, Steps: contextguardtest.Parallel(contextguardtest.Call("http_get", size))})
+		out := runScenario(t, sc, scenarioRun{mode: mode})
+		res := out.res
+		assert.Empty(t, out.violations(), res.String())
+		assert.GreaterOrEqual(t, res.CompactionSteps, 2, "2.2M tokens through a 1M window need two compactions")
+		assert.Greater(t, res.MaxRealTokens, 800_000, "the window is used")
+	})
+}
+
+// TestMatrix_SystemPromptLargerThanWindow: a system prompt larger than the
+// window is a clear error: every turn fails with ErrIrreducible and no
+// request is sent. The prompt is three windows of ground truth, so that even
+// in seed mode (where the truth is about twice what a tokenizer counts) the
+// guard's uncalibrated count of it is over the window.
+func TestMatrix_SystemPromptLargerThanWindow(t *testing.T) {
+	t.Parallel()
+	bothModes(t, func(t *testing.T, mode matrixMode) {
+		sc := bugScenario("SystemPromptLargerThanWindow", contextguardtest.Window8k, 4, 2.0, nil)
+		sc.SystemPromptSize = bytesForTokens(mode, sc, contextguardtest.KindProseEnglish, 3*sc.Window)
+		out := runScenario(t, sc, scenarioRun{mode: mode})
+		res := out.res
+		assert.Empty(t, out.violations(), res.String())
+		require.Len(t, res.Errors, sc.Turns, "every turn must fail")
+		for _, err := range res.Errors {
+			assert.ErrorIs(t, err, ErrIrreducible)
+		}
+		assert.Zero(t, res.Steps, "no request may be sent")
+		assert.Zero(t, res.SummarizerCalls, "no summary is paid for a request that cannot fit")
+	})
+}
+
+// TestMatrix_UserMessageLargerThanWindow: one user message larger than the
+// window, in the middle of a conversation. The guard may quote it cut in
+// the summary's continuation or refuse it with ErrIrreducible; it may not
+// send it, and the conversation goes on afterwards.
+func TestMatrix_UserMessageLargerThanWindow(t *testing.T) {
+	t.Parallel()
+	for _, window := range []int{contextguardtest.Window8k, contextguardtest.Window200k} {
+		t.Run(strconv.Itoa(window/1000)+"k", func(t *testing.T) {
+			t.Parallel()
+			bothModes(t, func(t *testing.T, mode matrixMode) {
+				sc := bugScenario("UserMessageLargerThanWindow_"+strconv.Itoa(window/1000)+"k", window, 5, 2.0, nil)
+				size := bytesForTokens(mode, sc, contextguardtest.KindProseEnglish, 3*window/2)
+				sc.Plan = func(turn int) contextguardtest.TurnPlan {
+					p := contextguardtest.TurnPlan{UserTextSize: 300, ResponseSize: 300, Steps: contextguardtest.Parallel(contextguardtest.Call("grep", 1_000))}
+					if turn == 2 {
+						p.UserTextSize = size
+					}
+					return p
+				}
+				out := runScenario(t, sc, scenarioRun{mode: mode})
+				res := out.res
+				assert.Empty(t, out.violations(), res.String())
+				truth, ok := out.probe.irreducibleAt(2)
+				require.True(t, ok)
+				assert.Greater(t, truth, window, "the user message must exceed the window")
+				assert.Zero(t, res.OverflowsRejected)
+				for _, err := range res.Errors {
+					turn, _ := errorTurn(err)
+					assert.Equal(t, 2, turn, "only the oversized turn may fail: %v", err)
+				}
+				last := res.Requests[len(res.Requests)-1]
+				assert.Equal(t, sc.Turns-1, last.Turn, "the conversation goes on after the oversized message")
+			})
+		})
+	}
+}
+
+// TestKnownLimitation_WithRecoveryModel plays the seeds' known limitation
+// (no usage metadata, ratio 3.0 beyond any default factor) with the guard's
+// reactive recovery given a recovery model: a second scripted model playing
+// the same scenario, as the agent's own model would. The provider's
+// rejection must be recovered, not surfaced, and the recovered requests
+// must fit and keep call/response pairs.
+func TestKnownLimitation_WithRecoveryModel(t *testing.T) {
+	t.Parallel()
+	sc := seedRow(t, "Brutal_8k_NoUsageMetadata_BeyondDefault")
+	recovery := contextguardtest.NewScriptedModel(contextguardtest.ScriptConfig{
+		Window:        sc.Window,
+		Counter:       contextguardtest.SeedCounter(sc.TokenRatio),
+		Plan:          sc.TurnPlan,
+		NoUsage:       sc.NoUsageMetadata,
+		UsageFromTurn: sc.UsageFromTurn,
+		ErrorStyle:    sc.ErrorStyle,
+		Seed:          sc.Seed,
+	})
+	out := runScenario(t, sc, scenarioRun{mode: modeSeed, agentOpts: []AgentOption{WithRecoveryModel(recovery)}})
+	res := out.res
+	recs := recovery.Requests()
+	t.Logf("recovery model: %d request(s), %d rejected", len(recs), recovery.Rejected())
+	assert.Empty(t, out.violations(), res.String())
+	for _, rec := range recs {
+		assert.LessOrEqual(t, rec.Tokens, sc.Window, "recovered request %d", rec.Index)
+		assert.NoError(t, rec.PairError, "recovered request %d", rec.Index)
+	}
+	if res.OverflowsRejected > 0 {
+		assert.NotEmpty(t, recs, "rejections were recovered without the recovery model")
+	}
+}
