@@ -13,6 +13,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/plugin"
@@ -164,6 +167,7 @@ func TestSlidingWindow_40Turns_ThroughRunner(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{
 				Name: "gemini-2.5-flash", Counter: contextguardtest.TokenizerCounter(1.0), KeepText: true,
 			})
@@ -258,6 +262,7 @@ func TestSlidingWindow_SummarizerFaults_ThroughRunner(t *testing.T) {
 	}
 	for _, f := range faults {
 		t.Run(f.fault.String(), func(t *testing.T) {
+			t.Parallel()
 			sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{Name: "gemini-2.5-flash"})
 			sum.InjectFaultFrom(1, f.fault)
 			run := runSliding(t, contextguardtest.Scenario{
@@ -689,4 +694,40 @@ func TestKeepTurnsAndTurnCount(t *testing.T) {
 		nil,
 	}
 	assert.Equal(t, 2, turnsIn(cs))
+}
+
+// TestSlidingWindow_Observability: a sliding-window compaction reports
+// through the same hook, span and log line as the threshold strategy, with
+// its strategy and reason.
+func TestSlidingWindow_Observability(t *testing.T) {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	var events []CompactionEvent
+	logs := &logBuffer{}
+	g := New(NewCrushRegistry(WithRegistryLogger(logs.logger())), WithLogger(logs.logger()), WithTracerProvider(tp),
+		WithOnCompaction(func(_ context.Context, e CompactionEvent) { events = append(events, e) }))
+	g.Add("a", fixedSummary("S"), WithSlidingWindow(2), WithMaxTokens(200_000))
+	require.NoError(t, g.Err())
+	raw := swHistory(0, 3, 100)
+	_, err := g.beforeModel(newFakeCtx("a"), request(raw...))
+	require.NoError(t, err)
+
+	require.Len(t, events, 1)
+	ev := events[0]
+	assert.Equal(t, StrategySlidingWindow, ev.Strategy)
+	assert.Equal(t, "turns", ev.Reason)
+	assert.Equal(t, 8, ev.ContentsSummarized, "turns 0 and 1; keepTurns(2) = 1 kept")
+	assert.Equal(t, 1, ev.SummarizerCalls)
+	assert.Less(t, ev.TokensAfter, ev.TokensBefore)
+	ended := spans.Ended()
+	require.Len(t, ended, 1)
+	attrs := map[attribute.Key]attribute.Value{}
+	for _, kv := range ended[0].Attributes() {
+		attrs[kv.Key] = kv.Value
+	}
+	assert.Equal(t, "sliding_window", attrs["contextguard.strategy"].AsString())
+	assert.Equal(t, "turns", attrs["contextguard.reason"].AsString())
+	assert.Contains(t, logs.String(), "strategy=sliding_window")
+	assert.Contains(t, logs.String(), "reason=turns")
+	assert.NotContains(t, logs.String(), "not implemented", "the stub's warning is gone")
 }

@@ -205,6 +205,7 @@ func TestPruning_StressScenarios(t *testing.T) {
 	}
 	for _, name := range []string{"Stress_200k_ToolHeavy", "Stress_200k_KubeAgent", "Stress_200k_CodingAgent"} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			sc, ok := rows[name]
 			require.True(t, ok, "%s is not in the seed matrix", name)
 			play := func(opts ...AgentOption) *contextguardtest.Result {
