@@ -1,5 +1,7 @@
 package tokens
 
+import "math/bits"
+
 // Feature indices. A text is reduced to a vector of counts of these
 // features in one pass over its bytes; the token estimate is the dot product
 // of that vector with a per-family weight vector fitted by internal/tokenfit.
@@ -81,6 +83,7 @@ const (
 	bHexU               // 0-9 A-F
 	bSlashP             // '/' or '+', allowed inside an alphanumeric run
 	bRun                // may continue an alphanumeric run
+	bEnd                // ASCII byte that ends an alphanumeric run
 )
 
 // Byte kinds for the outer loop.
@@ -133,6 +136,9 @@ func init() {
 		case c >= 0x80:
 			k = kHigh
 		}
+		if c < 0x80 && f&bRun == 0 {
+			f |= bEnd
+		}
 		byteFlags[i] = f
 		byteKind[i] = k
 	}
@@ -140,6 +146,45 @@ func init() {
 
 // text is the set of types the counter runs on.
 type text interface{ ~string | ~[]byte }
+
+// SWAR constants: the low and the high bit of every byte of a word.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// load64 returns s[i:i+8] as a little-endian word; the compiler turns it
+// into a single load.
+func load64[T text](s T, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// lowerMask returns a word with the high bit set in each byte of x that is
+// a lower-case ASCII letter. Clearing the high bits first keeps the sums
+// from carrying into the next byte.
+func lowerMask(x uint64) uint64 {
+	y := x &^ msb
+	return (y + (0x80-'a')*lsb) &^ (y + (0x7f-'z')*lsb) &^ x & msb
+}
+
+// digitMask returns a word with the high bit set in each byte of x that is
+// an ASCII digit.
+func digitMask(x uint64) uint64 {
+	y := x &^ msb
+	return (y + (0x80-'0')*lsb) &^ (y + (0x7f-'9')*lsb) &^ x & msb
+}
+
+// rangeMask returns a word with the high bit set in each byte of x that is
+// in [lo, hi]. All bytes of x must be ASCII.
+func rangeMask(x uint64, lo, hi byte) uint64 {
+	return (x + uint64(0x80-lo)*lsb) &^ (x + uint64(0x7f-hi)*lsb) & msb
+}
+
+// shortWord maps the length of a letter piece of up to 8 letters to its
+// feature.
+var shortWord = [9]uint8{fWord1, fWord1, fWord1, fWord2, fWord2, fWord2, fWord3, fWord3, fWord3}
 
 // decodeRune decodes the UTF-8 sequence at s[i]. Invalid or truncated
 // sequences yield (-1, 1). It does not reject overlong forms or surrogates:
@@ -255,30 +300,78 @@ func countFeatures[T text](s T, f *Features) {
 			// Fast path, inline: a plain ASCII word (lower case, or one
 			// capital then lower case) that the next byte cannot continue.
 			if fl := byteFlags[c]; fl&(bLower|bUpper) != 0 {
+				// Eight bytes at a time, so that the end of a word costs no
+				// mispredicted loop exit; inline, as a call would spill the loop
+				// state.
 				j := i + 1
-				for j < n && byteFlags[s[j]]&bLower != 0 {
-					j++
+				for {
+					if j+8 > n {
+						for j < n && byteFlags[s[j]]&bLower != 0 {
+							j++
+						}
+						break
+					}
+					if m := lowerMask(load64(s, j)); m != msb {
+						j += bits.TrailingZeros64(^m&msb) >> 3
+						break
+					}
+					j += 8
 				}
-				if j == n || byteFlags[s[j]]&bRun == 0 && s[j] < 0x80 {
+				if j == n || byteFlags[s[j]]&bEnd != 0 {
 					letters := j - i
 					if fl&bUpper != 0 && letters > 1 {
 						f[fTitle]++
 					}
-					switch {
-					case letters <= 2:
-						f[fWord1]++
-					case letters <= 5:
-						f[fWord2]++
-					case letters <= 8:
-						f[fWord3]++
-					default:
+					if letters <= 8 {
+						f[shortWord[letters]]++
+					} else {
 						addPiece(f, letters, 0, false)
 					}
 					i = j
 					continue
 				}
 			}
+			if c <= '9' {
+				// Fast path: a run of digits alone.
+				j := i + 1
+				for {
+					if j+8 > n {
+						for j < n && byteFlags[s[j]]&bDigit != 0 {
+							j++
+						}
+						break
+					}
+					if m := digitMask(load64(s, j)); m != msb {
+						j += bits.TrailingZeros64(^m&msb) >> 3
+						break
+					}
+					j += 8
+				}
+				if j == n || byteFlags[s[j]]&bEnd != 0 {
+					d := int32(j - i)
+					f[fDigitRun]++
+					f[fDigit] += d
+					f[fDigitGroup] += (d + 2) / 3
+					i = j
+					continue
+				}
+			}
 			i = wordRun(s, i, f)
+			continue
+		}
+		if k == kPunct && (i+1 == n || byteKind[s[i+1]] != kPunct) {
+			// Fast path: a single punctuation byte.
+			f[fPunct]++
+			if c == '|' {
+				f[fPipe]++
+			}
+			if i+1 < n && byteFlags[s[i+1]]&(bLower|bUpper) != 0 {
+				f[fPunctWord]++
+			} else {
+				f[fPunctRun]++
+			}
+			prevOther, prevHan, prevKana = false, false, false
+			i++
 			continue
 		}
 		switch k {
@@ -438,6 +531,34 @@ func wordRun[T text](s T, i int, f *Features) int {
 	hexL, hexU := uint8(bHexL), uint8(bHexU)
 	slashes := 0
 	latin := false
+	// Eight ASCII letters and digits at a time; '/', '+', non-ASCII bytes
+	// and the end of the run are left to the byte loop.
+	for i+8 <= n {
+		x := load64(s, i)
+		if x&msb != 0 {
+			break
+		}
+		lo, up, dg := rangeMask(x, 'a', 'z'), rangeMask(x, 'A', 'Z'), rangeMask(x, '0', '9')
+		if lo|up|dg != msb {
+			break
+		}
+		if lo != 0 {
+			acc |= bLower
+		}
+		if up != 0 {
+			acc |= bUpper
+		}
+		if dg != 0 {
+			acc |= bDigit
+		}
+		if dg|rangeMask(x, 'a', 'f') != msb {
+			hexL = 0
+		}
+		if dg|rangeMask(x, 'A', 'F') != msb {
+			hexU = 0
+		}
+		i += 8
+	}
 	for i < n {
 		c := s[i]
 		if c < 0x80 {
@@ -562,17 +683,29 @@ func pieces[T text](s T, a, b int, f *Features) {
 				continue
 			}
 			for j < b {
-				c := s[j]
-				if c < 0x80 {
-					if byteFlags[c]&bLower == 0 {
+				// The lower-case letters, eight at a time.
+				e := j
+				for {
+					if e+8 > b {
+						for e < b && byteFlags[s[e]]&bLower != 0 {
+							e++
+						}
 						break
 					}
-					j++
-				} else {
-					_, size := decodeRune(s, j)
-					j += size
-					accents++
+					if m := lowerMask(load64(s, e)); m != msb {
+						e += bits.TrailingZeros64(^m&msb) >> 3
+						break
+					}
+					e += 8
 				}
+				letters += e - j
+				j = e
+				if j == b || s[j] < 0x80 {
+					break
+				}
+				_, size := decodeRune(s, j)
+				j += size
+				accents++
 				letters++
 			}
 			if letters == 0 {
