@@ -1,7 +1,7 @@
 # The two commands a newcomer needs: `make demo` and `make test`.
 GO ?= go
 
-.PHONY: all test vet race demo examples-test integration fmt-check lint
+.PHONY: all test vet race demo examples-test integration fmt-check stress lint
 
 all: test
 
@@ -45,3 +45,25 @@ lint:
 
 print-staticcheck-version:
 	@echo $(STATICCHECK_VERSION)
+
+.PHONY: fuzz
+
+## fuzz: run every fuzz target of the module for FUZZTIME each (default
+## 30s), one after the other (go test -fuzz takes one target at a time),
+## e.g. make fuzz FUZZTIME=10m. Seeds live in testdata/fuzz/<FuzzName>/.
+FUZZTIME ?= 30s
+fuzz:
+	@set -e; for pkg in $$($(GO) list -f '{{.Dir}}|{{.ImportPath}}' ./...); do \
+		dir=$${pkg%%|*}; \
+		for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | cut -d' ' -f2); do \
+			echo "== fuzz $$f in $${pkg#*|} for $(FUZZTIME)"; \
+			$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $${pkg#*|}; \
+		done; \
+	done
+
+## stress: the stress matrix (every TestStress_* / TestBrutal_* row, seed and
+## tokenizer modes) without -race, then a table of every run, the matrix's
+## wall time and its five slowest runs (printed by TestMain). It runs in
+## local directory mode so the table reaches the terminal.
+stress:
+	CONTEXTGUARD_STRESS_TABLE=1 $(GO) test -count=1 -timeout 20m -run '^Test(Stress|Brutal)_'
