@@ -98,6 +98,13 @@ func (g *ContextGuard) beginCompaction(t *turn, strategy Strategy, reason string
 	}
 	if c.cov == c.first && c.prevSummary == "" {
 		next.lastEstimate = requestTokens(t.est, t.req)
+		if n := t.cal.scale(next.lastEstimate); n > t.lim.window {
+			// Only adapter continuations, which a summary may not cover:
+			// say so rather than send a request known not to fit.
+			t.log().Error("contextguard: the request exceeds the context window and holds nothing the guard can summarize",
+				"tokens", n, "window", t.lim.window)
+			return nil, next, irreducibleError(n, t.lim.window)
+		}
 		return nil, next, nil
 	}
 

@@ -8,7 +8,9 @@ import (
 	"errors"
 	"hash/crc32"
 	"image/png"
+	"log/slog"
 	"math"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -276,6 +278,15 @@ var fuzzRegistry = sync.OnceValue(func() ModelRegistry {
 	return NewCrushRegistry(WithRegistryLogger(quietLog))
 })
 
+// fuzzLogger discards the guard's logs, unless CONTEXTGUARD_FUZZ_LOG is set
+// (to read what the guard did with a failing input).
+func fuzzLogger() *slog.Logger {
+	if os.Getenv("CONTEXTGUARD_FUZZ_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return quietLog
+}
+
 var fuzzModels = []string{"gemini-2.5-flash", "gpt-4o", "claude-sonnet-4-5", "acme-unknown-llm", ""}
 
 // latestUserHead is the start of the user's latest request, which must
@@ -334,7 +345,7 @@ func FuzzBeforeModel(f *testing.F) {
 		case 1:
 			opts = append(opts, WithRecoveryModel(sum))
 		}
-		g := New(fuzzRegistry(), WithLogger(quietLog))
+		g := New(fuzzRegistry(), WithLogger(fuzzLogger()))
 		g.Add("a", sum, opts...)
 		if err := g.Err(); err != nil {
 			t.Fatal(err)
