@@ -43,7 +43,8 @@ func BenchmarkEstimateText(b *testing.B) {
 	e := tokens.New(tokens.O200k)
 	texts := benchCorpus(b)
 	for _, typ := range []string{"mixed", "prose_en", "prose_es", "zh", "ja", "code_go", "json_pretty",
-		"json_compact", "yaml", "md_table", "text_table", "logs", "tool_schema", "base64"} {
+		"json_compact", "yaml", "md_table", "text_table", "logs", "tool_schema", "base64",
+		"prose_fr", "cjk_data", "dev_output", "ids", "metrics"} {
 		s := texts[typ]
 		b.Run(typ, func(b *testing.B) {
 			b.SetBytes(int64(len(s)))

@@ -140,3 +140,22 @@ func TestValueFeaturesMatchReference(t *testing.T) {
 		require.Equal(t, countRef(string(want)), valueFeatures(v), "%s", want)
 	}
 }
+
+func TestValueStringsMatchMarshal(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	check := func(s string) {
+		want, err := json.Marshal(s)
+		require.NoError(t, err)
+		w := getWriter()
+		w.str(s)
+		require.Equal(t, string(want), string(w.buf), "%q", s)
+		putWriter(w)
+		require.Equal(t, countRef(string(want)), valueFeatures(s), "%q", s)
+	}
+	for range 20_000 {
+		check(randomText(r))
+	}
+	for c := range 256 {
+		check(strings.Repeat("abcdefgh", c%3) + string(rune(c)) + "ijklmnopq" + string([]byte{byte(c)}) + "rstuvwxyz")
+	}
+}

@@ -227,6 +227,20 @@ func (w *jsonWriter) str(s string) {
 	b := append(w.buf, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Skip eight bytes at a time while none needs escaping.
+		for i+8 <= len(s) {
+			// jsonPlain, inlined.
+			x := load64(s, i)
+			m := (x + (0x80-0x20)*lsb) &^ x & nonZero(x^'"'*lsb) & nonZero(x^'\\'*lsb) &
+				nonZero(x^'<'*lsb) & nonZero(x^'>'*lsb) & nonZero(x^'&'*lsb)
+			if m != msb {
+				break
+			}
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
@@ -274,5 +288,8 @@ func (w *jsonWriter) str(s string) {
 	b = append(b, s[start:]...)
 	w.buf = append(b, '"')
 }
+
+// nonZero returns a word with the high bit set in each non-zero byte of y.
+func nonZero(y uint64) uint64 { return ((y&^msb)+(0x7f*lsb) | y) & msb }
 
 func sortStrings(s []string) { slices.Sort(s) }
