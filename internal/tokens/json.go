@@ -290,6 +290,6 @@ func (w *jsonWriter) str(s string) {
 }
 
 // nonZero returns a word with the high bit set in each non-zero byte of y.
-func nonZero(y uint64) uint64 { return ((y&^msb)+(0x7f*lsb) | y) & msb }
+func nonZero(y uint64) uint64 { return ((y &^ msb) + (0x7f * lsb) | y) & msb }
 
 func sortStrings(s []string) { slices.Sort(s) }
