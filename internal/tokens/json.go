@@ -229,11 +229,14 @@ func (w *jsonWriter) str(s string) {
 	for i := 0; i < len(s); {
 		// Skip eight bytes at a time while none needs escaping.
 		for i+8 <= len(s) {
-			// jsonPlain, inlined.
+			// Any byte below 0x20 or above 0x7f, or equal to '\\', '"' or
+			// '&' (0x22 | 4 == 0x26), '<' or '>' (0x3c | 2 == 0x3e)? The
+			// zero-byte tests are exact as a whole, which is all we need.
 			x := load64(s, i)
-			m := (x + (0x80-0x20)*lsb) &^ x & nonZero(x^'"'*lsb) & nonZero(x^'\\'*lsb) &
-				nonZero(x^'<'*lsb) & nonZero(x^'>'*lsb) & nonZero(x^'&'*lsb)
-			if m != msb {
+			v1 := x ^ '\\'*lsb
+			v2 := (x | 0x04*lsb) ^ '&'*lsb
+			v3 := (x | 0x02*lsb) ^ '>'*lsb
+			if ((x-0x20*lsb)&^x|(v1-lsb)&^v1|(v2-lsb)&^v2|(v3-lsb)&^v3|x)&msb != 0 {
 				break
 			}
 			i += 8
@@ -288,8 +291,5 @@ func (w *jsonWriter) str(s string) {
 	b = append(b, s[start:]...)
 	w.buf = append(b, '"')
 }
-
-// nonZero returns a word with the high bit set in each non-zero byte of y.
-func nonZero(y uint64) uint64 { return ((y &^ msb) + (0x7f * lsb) | y) & msb }
 
 func sortStrings(s []string) { slices.Sort(s) }
