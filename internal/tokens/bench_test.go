@@ -1,6 +1,7 @@
 package tokens_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/contextguardtest"
 	"github.com/adk-contextguard/contextguard/internal/tokens"
 )
 
@@ -105,5 +107,28 @@ func BenchmarkEstimateImagePart(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		e.Part(p)
+	}
+}
+
+// BenchmarkEstimateValueKinds is Value on tool results of 40 KB of each
+// generated content kind, as the guard sees them; MB/s is of the JSON.
+func BenchmarkEstimateValueKinds(b *testing.B) {
+	e := tokens.New(tokens.Gemma3)
+	for _, kind := range contextguardtest.Kinds() {
+		v := map[string]any{"output": contextguardtest.Generate(kind, 40_000, 1)}
+		data, err := json.Marshal(v)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(string(kind), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			cpu, n := processCPU(), 0
+			for b.Loop() {
+				e.Value(v)
+				n++
+			}
+			reportCPU(b, cpu, n, int64(len(data)))
+		})
 	}
 }

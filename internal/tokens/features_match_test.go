@@ -159,3 +159,32 @@ func TestValueStringsMatchMarshal(t *testing.T) {
 		check(strings.Repeat("abcdefgh", c%3) + string(rune(c)) + "ijklmnopq" + string([]byte{byte(c)}) + "rstuvwxyz")
 	}
 }
+
+func TestStrMatchesMarshalAllShortSequences(t *testing.T) {
+	// Every one- and two-byte string and every three-byte string with a
+	// lead byte of E0-EF, inside plain text.
+	var buf []byte
+	check := func(b []byte) {
+		s := "ab" + string(b) + "cd"
+		want, err := json.Marshal(s)
+		require.NoError(t, err)
+		w := getWriter()
+		w.str(s)
+		if string(want) != string(w.buf) {
+			t.Fatalf("str(%q) = %s, json.Marshal = %s", s, w.buf, want)
+		}
+		putWriter(w)
+	}
+	for a := range 256 {
+		check([]byte{byte(a)})
+		for b := range 256 {
+			buf = append(buf[:0], byte(a), byte(b))
+			check(buf)
+			if a >= 0xE0 && a <= 0xEF {
+				for _, c := range []byte{0x00, 0x41, 0x7F, 0x80, 0xA8, 0xA9, 0xBF, 0xC0, 0xFF} {
+					check([]byte{byte(a), byte(b), c})
+				}
+			}
+		}
+	}
+}

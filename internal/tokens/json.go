@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"sync"
@@ -227,8 +228,9 @@ func (w *jsonWriter) str(s string) {
 	b := append(w.buf, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		// Skip eight bytes at a time while none needs escaping.
-		for i+8 <= len(s) {
+		// Skip eight bytes at a time while none needs escaping, then to
+		// the first that may. Non-ASCII text goes rune by rune below.
+		for i+8 <= len(s) && s[i] < utf8.RuneSelf {
 			// Any byte below 0x20 or above 0x7f, or equal to '\\', '"' or
 			// '&' (0x22 | 4 == 0x26), '<' or '>' (0x3c | 2 == 0x3e)? The
 			// zero-byte tests are exact as a whole, which is all we need.
@@ -236,7 +238,10 @@ func (w *jsonWriter) str(s string) {
 			v1 := x ^ '\\'*lsb
 			v2 := (x | 0x04*lsb) ^ '&'*lsb
 			v3 := (x | 0x02*lsb) ^ '>'*lsb
-			if ((x-0x20*lsb)&^x|(v1-lsb)&^v1|(v2-lsb)&^v2|(v3-lsb)&^v3|x)&msb != 0 {
+			// The lowest flagged byte is always a true one: false
+			// positives only come from borrows out of a true one below.
+			if m := ((x-0x20*lsb)&^x | (v1-lsb)&^v1 | (v2-lsb)&^v2 | (v3-lsb)&^v3 | x) & msb; m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
 				break
 			}
 			i += 8
@@ -270,6 +275,30 @@ func (w *jsonWriter) str(s string) {
 			i++
 			start = i
 			continue
+		}
+		// Valid two- and three-byte sequences other than U+2028 and U+2029
+		// are copied as they are; the rest is decoded.
+		if c >= 0xC2 && c <= 0xDF && i+1 < len(s) && s[i+1]&0xC0 == 0x80 {
+			i += 2
+			continue
+		}
+		if c&0xF0 == 0xE0 && i+2 < len(s) && s[i+2]&0xC0 == 0x80 {
+			lo, hi := byte(0x80), byte(0xBF)
+			switch c {
+			case 0xE0:
+				lo = 0xA0
+			case 0xED:
+				hi = 0x9F
+			case 0xE2:
+				hi = 0xBF
+				if s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9) {
+					hi = 0 // U+2028 or U+2029: decoded and escaped below
+				}
+			}
+			if c1 := s[i+1]; c1 >= lo && c1 <= hi {
+				i += 3
+				continue
+			}
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
