@@ -456,6 +456,41 @@ func countFeatures[T text](s T, f *Features) {
 				hanOpen, hanPrev = true, r
 				prevOther, prevHan, prevKana = false, true, false
 				i += 3
+				// The rest of the run of such ideographs, without the
+				// dispatch.
+				for i+2 < n {
+					c := s[i]
+					if c < 0xE4 || c > 0xE9 || s[i+1]&0xC0 != 0x80 || s[i+2]&0xC0 != 0x80 ||
+						c == 0xE4 && s[i+1] < 0xB8 {
+						break
+					}
+					r := rune(c&0x0F)<<12 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F)
+					f[fHan]++
+					if hanOpen && isHanPair(hanPrev, r) {
+						hanOpen = false
+					} else {
+						f[fHanSolo]++
+						if hanLen < 4 {
+							f[fHanHead]++
+						}
+						hanOpen = true
+					}
+					hanPrev = r
+					hanLen++
+					i += 3
+				}
+				continue
+			}
+			if c == 0xE3 && i+2 < n && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 && s[i+1] <= 0x83 {
+				// Fast path for U+3000–U+30FF: CJK punctuation and kana.
+				i += 3
+				if s[i-2] == 0x80 {
+					f[fCJKPunct]++
+					prevOther, prevHan, prevKana = false, false, false
+				} else {
+					f[fKana]++
+					prevOther, prevHan, prevKana = false, false, true
+				}
 				continue
 			}
 			r, size := decodeRune(s, i)
