@@ -610,6 +610,15 @@ func wordRun[T text](s T, i int, f *Features) int {
 			i++
 			continue
 		}
+		if c >= 0xC2 && c <= 0xDF && i+1 < n && s[i+1]&0xC0 == 0x80 {
+			// Two-byte sequence (most accented letters), inline.
+			if !isLatinLetter(rune(c&0x1F)<<6 | rune(s[i+1]&0x3F)) {
+				break
+			}
+			latin = true
+			i += 2
+			continue
+		}
 		r, size := decodeRune(s, i)
 		if r < 0 || !isLatinLetter(r) {
 			break
@@ -738,8 +747,12 @@ func pieces[T text](s T, a, b int, f *Features) {
 				if j == b || s[j] < 0x80 {
 					break
 				}
-				_, size := decodeRune(s, j)
-				j += size
+				// A Latin letter: wordRun let in only valid two- and
+				// three-byte sequences.
+				j += 2
+				if s[j-2] >= 0xE0 {
+					j++
+				}
 				accents++
 				letters++
 			}
