@@ -331,6 +331,7 @@ func injectSummary(t *turn) injection {
 // when pruning was not enough. It returns the state to persist.
 func (g *ContextGuard) decide(t *turn) (guardState, error) {
 	next := t.prev
+	t.req.Contents = pruneToolResults(t, t.req.Contents)
 	est := requestTokens(t.est, t.req)
 	count := t.cal.count(est)
 	t.before = count
@@ -340,7 +341,6 @@ func (g *ContextGuard) decide(t *turn) (guardState, error) {
 		// The last compaction could not get below the threshold (the
 		// irreducible part is too large); compact again only once the
 		// conversation has grown by half the room that is left.
-	t.req.Contents = pruneToolResults(t, t.req.Contents)
 		trigger = f + (t.lim.window-f)/2
 	}
 	sliding := t.cfg.strategy == StrategySlidingWindow
