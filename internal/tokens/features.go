@@ -330,6 +330,67 @@ func countFeatures[T text](s T, f *Features) {
 					i = j
 					continue
 				}
+				// Two more cases that wordRun and pieces would count the
+				// same way, done inline: a second, Title piece ("getValue",
+				// and "nThe" after an escaped newline in JSON), and a short
+				// run of digits ("v2", "n2024").
+				tf := byteFlags[s[j]]
+				if tf&bUpper != 0 && j+1 < n && byteFlags[s[j+1]]&bLower != 0 && (fl&bLower != 0 || j-i > 1) {
+					k := j + 2
+					for {
+						if k+8 > n {
+							for k < n && byteFlags[s[k]]&bLower != 0 {
+								k++
+							}
+							break
+						}
+						if m := lowerMask(load64(s, k)); m != msb {
+							k += bits.TrailingZeros64(^m&msb) >> 3
+							break
+						}
+						k += 8
+					}
+					if k == n || byteFlags[s[k]]&bEnd != 0 {
+						letters := j - i
+						if fl&bUpper != 0 {
+							f[fTitle]++
+						}
+						if letters <= 8 {
+							f[shortWord[letters]]++
+						} else {
+							addPiece(f, letters, 0, false)
+						}
+						f[fTitle]++
+						f[fGluedTitle]++
+						f[fGlued]++
+						if letters := k - j; letters <= 8 {
+							f[shortWord[letters]]++
+						} else {
+							addPiece(f, letters, 0, false)
+						}
+						i = k
+						continue
+					}
+				} else if tf&bDigit != 0 {
+					k := j + 1
+					for k < n && byteFlags[s[k]]&bDigit != 0 {
+						k++
+					}
+					if k-i < 8 && (k == n || byteFlags[s[k]]&bEnd != 0) {
+						// Shorter than any hex or base64 run.
+						letters := j - i
+						if fl&bUpper != 0 && letters > 1 {
+							f[fTitle]++
+						}
+						f[shortWord[letters]]++
+						d := int32(k - j)
+						f[fDigitRun]++
+						f[fDigit] += d
+						f[fDigitGroup] += (d + 2) / 3
+						i = k
+						continue
+					}
+				}
 			}
 			if c <= '9' {
 				// Fast path: a run of digits alone.
