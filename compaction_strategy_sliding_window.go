@@ -53,14 +53,37 @@ func turnsIn(cs []*genai.Content) int {
 	return n
 }
 
-// turnsSinceCompaction counts the turns after the injected summary's cut
-// (all of them when no summary was injected).
-func turnsSinceCompaction(t *turn) int {
+// slidingMinSpanTokens is the least a turn-triggered compaction must have to
+// summarize (calibrated tokens, before the newest turns it keeps): a summary
+// is rarely much shorter than this, so summarizing less would not shrink the
+// request, and waiting a few more short turns costs nothing.
+const slidingMinSpanTokens = 2 * minSummaryTokens
+
+// slidingTurnsDue counts the turns after the injected summary's cut (all of
+// them when no summary was injected) and reports whether a turn-triggered
+// compaction is due: more than maxTurns turns, and at least
+// slidingMinSpanTokens to summarize before the newest keepTurns.
+func slidingTurnsDue(t *turn) (turns int, due bool) {
 	from := 0
 	if t.inj.injected {
 		from = min(t.inj.cut, len(t.raw))
 	}
-	return turnsIn(t.raw[from:])
+	cov := max(coverableLen(t.raw), from)
+	var starts []int
+	for i := from; i < cov; i++ {
+		if isTurnStart(t.raw[i]) {
+			starts = append(starts, i)
+		}
+	}
+	turns = len(starts)
+	if turns <= t.cfg.maxTurns {
+		return turns, false
+	}
+	split := pairSafeSplit(t.raw, starts[len(starts)-keepTurns(t.cfg.maxTurns)])
+	if split <= from {
+		return turns, false
+	}
+	return turns, t.cal.scale(contentsTokens(t.est, t.raw[from:split])) >= slidingMinSpanTokens
 }
 
 // compactSlidingWindow is the sliding-window strategy (DESIGN §5): keep the

@@ -423,6 +423,8 @@ func TestSlidingWindow_Reasons(t *testing.T) {
 	}{
 		{"under both triggers", []AgentOption{WithSlidingWindow(10), WithMaxTokens(200_000)}, swHistory(0, 10, 100), ""},
 		{"turns", []AgentOption{WithSlidingWindow(10), WithMaxTokens(200_000)}, swHistory(0, 11, 100), "turns"},
+		{"turns too short to be worth a summary", []AgentOption{WithSlidingWindow(10), WithMaxTokens(200_000)}, swHistory(0, 11, 5), ""},
+		{"short turns, once they weigh enough", []AgentOption{WithSlidingWindow(10), WithMaxTokens(200_000)}, swHistory(0, 40, 5), "turns"},
 		{"tokens before turns", []AgentOption{WithSlidingWindow(10), WithMaxTokens(8_000)}, swHistory(0, 6, 1_200), "tokens"},
 		{"function responses are not turns", []AgentOption{WithSlidingWindow(2), WithMaxTokens(200_000)},
 			append(swHistory(0, 2, 100), swHistory(2, 4, 100)[1:3]...), ""},

@@ -350,7 +350,8 @@ func (g *ContextGuard) decide(t *turn) (guardState, error) {
 	case count > trigger:
 		reason = "tokens"
 	case sliding:
-		if turns = turnsSinceCompaction(t); turns > t.cfg.maxTurns {
+		var due bool
+		if turns, due = slidingTurnsDue(t); due {
 			reason = "turns"
 		}
 	}
