@@ -183,9 +183,11 @@ func WithInstructions(text string) AgentOption {
 // would take more than half the room under the trigger), summarizes the
 // previous summary plus the turns before them, and never separates a
 // function call from its response. When even the newest turn does not fit,
-// it summarizes everything, as the threshold strategy does. Zero means
-// DefaultSlidingWindowTurns (as in the earlier guard); a negative value is an
-// error.
+// it summarizes everything, as the threshold strategy does. A compaction
+// triggered by turns waits until what it would summarize weighs at least 512
+// tokens, so a few short turns never cost a summary longer than them. Zero
+// means DefaultSlidingWindowTurns (as in the earlier guard); a negative value
+// is an error.
 func WithSlidingWindow(maxTurns int) AgentOption {
 	return func(c *agentConfig) {
 		switch {
