@@ -459,8 +459,14 @@ func TestSystemPromptOverThreshold_NoCompactionLoop(t *testing.T) {
 	sum := fixedSummary("S")
 	g, logs := newTestGuard(t, sum, WithMaxTokens(8_000))
 	ctx := newFakeCtx("a").withUser("hello")
-	// ~7,000 calibrated tokens: over the 6,400 threshold, under the window.
-	system := genai.NewContentFromText(filler(7_000, 99), genai.RoleUser)
+	// A system prompt of about 6,800 calibrated tokens: over the 6,400
+	// threshold, under the window; sized by the estimator so a refit of its
+	// weights does not move it across either line.
+	size := 4_000
+	for float64(testEst.text(filler(size, 99)))*defaultCorrection < 6_800 {
+		size += 100
+	}
+	system := genai.NewContentFromText(filler(size, 99), genai.RoleUser)
 	var raw []*genai.Content
 	for step := range 30 {
 		raw = append(raw, userMsg(fmt.Sprintf("hello %d", step)), modelMsg("ok"))
