@@ -83,7 +83,13 @@ func slidingTurnsDue(t *turn) (turns int, due bool) {
 	if split <= from {
 		return turns, false
 	}
-	return turns, t.cal.scale(contentsTokens(t.est, t.raw[from:split])) >= slidingMinSpanTokens
+	// Weigh the span as it is sent (pruned, when pruning is on): the request
+	// holds t.raw[from:] as its last contents.
+	span := t.raw[from:split]
+	if off := len(t.req.Contents) - (len(t.raw) - from); off >= 0 {
+		span = t.req.Contents[off : off+split-from]
+	}
+	return turns, t.cal.scale(contentsTokens(t.est, span)) >= slidingMinSpanTokens
 }
 
 // compactSlidingWindow is the sliding-window strategy (DESIGN §5): keep the

@@ -209,9 +209,10 @@ func WithSlidingWindow(maxTurns int) AgentOption {
 // the request is still over the trigger. It works with either strategy. The
 // stored session is untouched: pruning is applied to every request
 // deterministically, so the same history always gives the same request.
-// Small results, user text and the newest keepSteps steps are never pruned,
-// and pruning advances only in batches worth at least 5% of the trigger, so
-// the provider's prompt cache is invalidated rarely. Zero means
+// Results under 200 tokens, user text and the newest keepSteps steps are
+// never pruned, and pruning advances keepSteps steps at a time, so the
+// request (and the provider's prompt cache) changes once every keepSteps
+// steps; a compaction never brings pruned results back. Zero means
 // DefaultPruneKeepSteps; a negative value is an error.
 func WithToolResultPruning(keepSteps int) AgentOption {
 	return func(c *agentConfig) {

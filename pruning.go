@@ -16,17 +16,11 @@ import (
 
 const (
 	// pruneMinResultTokens is the smallest payload (estimated tokens) that is
-	// ever pruned. The placeholder itself costs about 25 tokens; a smaller
-	// result is usually one crisp fact (a status, a count, an ID) that the
-	// model is better off keeping, and replacing it would save little.
+	// ever pruned, so each replacement gains at least about 175 tokens (the
+	// placeholder costs about 25). A smaller result is usually one crisp
+	// fact (a status, a count, an ID) that the model is better off keeping,
+	// and replacing it would save little.
 	pruneMinResultTokens = 200
-	// pruneBatchShare is the least gain, as a share of the trigger, that
-	// makes pruning advance. Each newly pruned result changes the request
-	// from that point on and so costs the provider's prompt cache for
-	// everything after it; advancing in batches of 5% of the trigger bounds
-	// that to one cache miss per 5% of growth, while pruning still acts about
-	// twenty batches before the trigger is reached.
-	pruneBatchShare = 0.05
 	// prunedKey is the key of the placeholder payload.
 	prunedKey = "pruned"
 )
@@ -41,64 +35,61 @@ type prunedContent struct {
 	gain int
 }
 
-// pruneToolResults returns cs with the payloads of function responses older
-// than the newest t.cfg.pruneKeep tool steps replaced by placeholders, or cs
-// itself when pruning is off or would gain too little. Only the payloads of
-// response parts change: the parts, their IDs and names, every other part
-// and every user text stay, so pair structure is kept. Pruning advances in
-// batches: the results pruned are the oldest candidates up to the one whose
-// cumulative gain first reaches the highest whole multiple of the batch size
-// the candidates reach. Candidates only accumulate as the conversation
-// grows, so a result once pruned stays pruned and the request changes only
-// when another batch is reached (a compaction starts over from its kept
-// contents).
+// pruneToolResults returns cs with the payloads of old function responses
+// replaced by placeholders, or cs itself when pruning is off or prunes
+// nothing. Only the payloads of response parts change: the parts, their IDs
+// and names, every other part and every user text stay, so pair structure is
+// kept.
+//
+// Which results are old is decided on the history ADK built (t.raw), which
+// only ever grows: its tool steps are numbered from the first, and with K =
+// t.cfg.pruneKeep, steps 1..F are pruned where F = floor((N-K)/K)*K for N
+// steps. The newest K steps are thus never pruned, and pruning advances K
+// steps at a time, so the request (and the provider's prompt cache) changes
+// once every K steps rather than on every step. A step's fate depends only
+// on its number and N, so the same history always gives the same request,
+// a result once pruned stays pruned, and a compaction does not bring pruned
+// results back. cs must end with the newest steps of t.raw, as every request
+// the guard builds does.
 func pruneToolResults(t *turn, cs []*genai.Content) []*genai.Content {
 	keep := t.cfg.pruneKeep
 	if keep <= 0 {
 		return cs
 	}
-	boundary := -1 // contents before it are older than the newest keep steps
-	for i, steps := len(cs)-1, 0; i >= 0; i-- {
-		if hasFunctionResponse(cs[i]) {
-			if steps++; steps == keep {
-				boundary = i
-				break
-			}
+	n := 0
+	for _, c := range t.raw {
+		if hasFunctionResponse(c) {
+			n++
 		}
 	}
-	if boundary <= 0 {
+	frontier := (n - keep) / keep * keep
+	if frontier <= 0 {
 		return cs
 	}
-
-	type candidate struct {
-		at int
-		p  *prunedContent
+	m := 0
+	for _, c := range cs {
+		if hasFunctionResponse(c) {
+			m++
+		}
 	}
-	var cands []candidate
-	total := 0
-	for i := range boundary {
-		if !hasFunctionResponse(cs[i]) {
+	var out []*genai.Content
+	step := n - m // the number of the step before cs's first
+	for i, c := range cs {
+		if !hasFunctionResponse(c) {
 			continue
 		}
-		if p := prunedFor(t.est, cs[i]); p.content != nil {
-			cands = append(cands, candidate{i, p})
-			total += p.gain
-		}
-	}
-	// Raw estimates and a batch fixed by the configuration, so the outcome
-	// does not move with the calibration factor.
-	batch := max(int(float64(t.lim.threshold)*pruneBatchShare), pruneMinResultTokens)
-	target := total / batch * batch
-	if target == 0 {
-		return cs
-	}
-	out := slices.Clone(cs)
-	sum := 0
-	for _, c := range cands {
-		out[c.at] = c.p.content
-		if sum += c.p.gain; sum >= target {
+		if step++; step > frontier {
 			break
 		}
+		if p := prunedFor(t.est, c); p.content != nil {
+			if out == nil {
+				out = slices.Clone(cs)
+			}
+			out[i] = p.content
+		}
+	}
+	if out == nil {
+		return cs
 	}
 	return out
 }

@@ -55,10 +55,11 @@ func TestPruneToolResults(t *testing.T) {
 	require.Len(t, out, len(raw))
 	require.NoError(t, contextguardtest.CheckPairs(out), "pair structure kept")
 	// Steps are the response contents at 2, 6, 10, 14, 18, 22 and the small
-	// one at 25; the newest two (22, 25) are kept.
+	// one at 25: 7 steps, K = 2, so steps 1-4 (floor((7-2)/2)*2) are pruned;
+	// 18 waits for the next batch and the newest two (22, 25) are kept.
 	for i, c := range raw {
 		switch {
-		case i == 2 || i == 6 || i == 10 || i == 14 || i == 18:
+		case i == 2 || i == 6 || i == 10 || i == 14:
 			require.NotSame(t, c, out[i], "content %d pruned", i)
 			fr := out[i].Parts[0].FunctionResponse
 			assert.Equal(t, "kubectl_logs", fr.Name)
@@ -73,6 +74,7 @@ func TestPruneToolResults(t *testing.T) {
 		}
 	}
 	assert.Contains(t, contextguardtest.FlattenText(out), "R5-MARK", "the newest steps keep their payloads")
+	assert.Contains(t, contextguardtest.FlattenText(out), "R4-MARK", "pruning advances K steps at a time")
 	assert.NotContains(t, contextguardtest.FlattenText(out), "R0-MARK")
 	assert.Contains(t, contextguardtest.FlattenText(out), "U0-MARK", "user text is never pruned")
 	assert.Equal(t, "kubectl_logs output of 1 bytes removed to save context; ask again if needed", placeholderText("kubectl_logs", 1))
@@ -105,7 +107,7 @@ func TestPruneToolResults_ParallelAndSmallParts(t *testing.T) {
 		{FunctionCall: &genai.FunctionCall{ID: "c2", Name: "grep"}},
 	}}
 	raw := append([]*genai.Content{userMsg("go"), call, parallel, modelMsg("ok")}, pruneHistory(2, 100)...)
-	out := pruneToolResults(pruneTestTurn(raw, 2, 20_000, nil), raw) // batch: 800 tokens
+	out := pruneToolResults(pruneTestTurn(raw, 1, 200_000, nil), raw) // 3 steps, K = 1: steps 1-2
 	require.NoError(t, contextguardtest.CheckPairs(out))
 	p := out[2]
 	require.NotSame(t, parallel, p)
@@ -116,23 +118,25 @@ func TestPruneToolResults_ParallelAndSmallParts(t *testing.T) {
 	assert.Same(t, parallel.Parts[2], p.Parts[2], "user text is kept")
 }
 
-// TestPruneToolResults_Batches: pruning waits for a batch of 5% of the
-// trigger, then only advances a batch at a time; once pruned, a result stays
-// pruned as the conversation grows.
+// TestPruneToolResults_Batches: pruning advances K steps at a time, never
+// touches the newest K steps, and a result once pruned stays pruned as the
+// conversation grows.
 func TestPruneToolResults_Batches(t *testing.T) {
-	const window = 200_000 // batch: 5% of the 180k trigger = 9k tokens
+	const keep = 3
 	cache := newCountCache()
-	batch := int(float64(newLimits(window).threshold) * pruneBatchShare)
-	var raw []*genai.Content
-	var prev []*genai.Content
+	var raw, prev []*genai.Content
 	changes := 0
 	for i := range 40 {
-		raw = append(raw, pruneTurn(i, 2_000)...) // about 800 tokens a result
-		out := pruneToolResults(pruneTestTurn(raw, 3, window, cache), raw)
-		gain := contentsTokens(testEst, raw) - contentsTokens(testEst, out)
-		if gain > 0 {
-			assert.GreaterOrEqual(t, gain, batch, "turn %d: pruning below one batch", i)
+		raw = append(raw, pruneTurn(i, 2_000)...)
+		out := pruneToolResults(pruneTestTurn(raw, keep, 200_000, cache), raw)
+		pruned := 0
+		for j := range raw {
+			if out[j] != raw[j] {
+				pruned++
+				assert.Less(t, j, len(raw)-4*keep, "turn %d: content %d is among the newest %d steps", i, j, keep)
+			}
 		}
+		assert.Equal(t, max((i+1-keep)/keep*keep, 0), pruned, "turn %d", i)
 		changed := false
 		for j := range prev {
 			if prev[j] != raw[j] {
@@ -146,24 +150,39 @@ func TestPruneToolResults_Batches(t *testing.T) {
 		}
 		prev = out
 	}
-	steps := 40 - 3
-	t.Logf("the request prefix changed %d times over %d prunable steps", changes, steps)
-	assert.Positive(t, changes)
-	assert.Less(t, changes, steps/5, "pruning advances in batches, not every step")
+	t.Logf("the request prefix changed %d times in 40 steps", changes)
+	assert.Equal(t, (40-keep)/keep, changes, "once every K steps")
+}
+
+// TestPruneToolResults_StableAcrossCompaction: the contents a compaction
+// keeps are pruned exactly as before it, so a compaction never brings pruned
+// results back.
+func TestPruneToolResults_StableAcrossCompaction(t *testing.T) {
+	raw := pruneHistory(12, 3_000)
+	tr := pruneTestTurn(raw, 3, 200_000, nil)
+	before := pruneToolResults(tr, raw)
+	for _, split := range []int{4, 20, 36} {
+		cs := append([]*genai.Content{summaryContent("S", "u")}, raw[split:]...)
+		after := pruneToolResults(tr, cs)
+		for i, c := range after[1:] {
+			assert.Same(t, before[split+i], c, "split %d: content %d", split, split+i)
+		}
+	}
 }
 
 func TestPruning_AvoidsTheSummarizer(t *testing.T) {
 	sum := fixedSummary("S")
 	g, _ := newTestGuard(t, sum, WithMaxTokens(32_000), WithToolResultPruning(0))
 	ctx := newFakeCtx("a").withUser("U9-MARK latest")
-	raw := append(pruneHistory(8, 8_000), userMsg("U9-MARK latest")) // ~30k tokens unpruned
+	raw := append(pruneHistory(14, 5_000), userMsg("U9-MARK latest"))
 	require.Greater(t, newCalibration(guardState{}, testEst).count(requestTokens(testEst, request(raw...))), newLimits(32_000).threshold, "test setup: over the trigger unpruned")
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
 	assert.Zero(t, sum.Calls(), "pruning alone brought the request under the trigger")
 	assert.Len(t, req.Contents, len(raw))
-	assert.Equal(t, DefaultPruneKeepSteps, strings.Count(contextguardtest.FlattenText(req.Contents), "-MARK id"), "the newest steps keep their payloads")
+	unpruned := 14 - (14-DefaultPruneKeepSteps)/DefaultPruneKeepSteps*DefaultPruneKeepSteps
+	assert.Equal(t, unpruned, strings.Count(contextguardtest.FlattenText(req.Contents), "-MARK id"), "the newest steps keep their payloads")
 	assert.Contains(t, contextguardtest.FlattenText(req.Contents), "removed to save context")
 	assert.NoError(t, contextguardtest.CheckPairs(req.Contents))
 	assert.Equal(t, requestTokens(testEst, req), ctx.getInt(keyLastEstimate), "calibration learns the pruned request")
