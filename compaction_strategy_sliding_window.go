@@ -53,16 +53,23 @@ func turnsIn(cs []*genai.Content) int {
 	return n
 }
 
-// slidingMinSpanTokens is the least a turn-triggered compaction must have to
-// summarize (calibrated tokens, before the newest turns it keeps): a summary
-// is rarely much shorter than this, so summarizing less would not shrink the
-// request, and waiting a few more short turns costs nothing.
-const slidingMinSpanTokens = 2 * minSummaryTokens
+// A turn-triggered compaction waits until what it would summarize (before
+// the newest turns it keeps, calibrated tokens, as sent) weighs at least
+// the length it asks of the summary, about half the buffer, bounded to
+// [slidingMinSpanFloor, slidingMinSpanCap], plus the summary message's own
+// header and continuation when there is no summary yet. Summarizing less
+// could make the request grow; waiting a few more short turns costs
+// nothing. The cap keeps the turn budget in charge in large windows, where
+// half the buffer is 10k tokens.
+const (
+	slidingMinSpanFloor = 2 * minSummaryTokens
+	slidingMinSpanCap   = 2_048
+)
 
 // slidingTurnsDue counts the turns after the injected summary's cut (all of
 // them when no summary was injected) and reports whether a turn-triggered
-// compaction is due: more than maxTurns turns, and at least
-// slidingMinSpanTokens to summarize before the newest keepTurns.
+// compaction is due: more than maxTurns turns, and enough to summarize
+// before the newest keepTurns (see slidingMinSpanFloor).
 func slidingTurnsDue(t *turn) (turns int, due bool) {
 	from := 0
 	if t.inj.injected {
@@ -89,7 +96,12 @@ func slidingTurnsDue(t *turn) (turns int, due bool) {
 	if off := len(t.req.Contents) - (len(t.raw) - from); off >= 0 {
 		span = t.req.Contents[off : off+split-from]
 	}
-	return turns, t.cal.scale(contentsTokens(t.est, span)) >= slidingMinSpanTokens
+	need := min(max(t.lim.buffer/2, slidingMinSpanFloor), slidingMinSpanCap)
+	if !t.inj.injected {
+		// The first summary message also adds its header and continuation.
+		need += t.cal.scale(t.est.tokenEstimator.content(summaryContent("", boundedUserRequest(t))))
+	}
+	return turns, t.cal.scale(contentsTokens(t.est, span)) >= need
 }
 
 // compactSlidingWindow is the sliding-window strategy (DESIGN §5): keep the

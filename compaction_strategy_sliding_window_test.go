@@ -350,7 +350,7 @@ func TestSlidingWindow_SplitAndWatermark(t *testing.T) {
 	ctx := newFakeCtx("a")
 
 	// Four turns: under the budget of 4, nothing happens.
-	raw := swHistory(0, 4, 200)
+	raw := swHistory(0, 4, 1_000)
 	ctx.withUser(contentText(raw[12]))
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
@@ -382,7 +382,7 @@ func TestSlidingWindow_SplitAndWatermark(t *testing.T) {
 	// guard set the watermark to the length and lost it).
 	raw = append(raw, callMsg("kubectl_logs", map[string]any{"pod": "C4-MARK"}),
 		respMsg("kubectl_logs", map[string]any{"output": "R4-MARK ok"}), modelMsg("M4-MARK done"))
-	raw = append(raw, swHistory(5, 7, 200)...)
+	raw = append(raw, swHistory(5, 7, 1_000)...)
 	ctx.withUser(contentText(raw[len(raw)-4]))
 	req = request(raw...)
 	_, err = g.beforeModel(ctx, req)
@@ -422,9 +422,9 @@ func TestSlidingWindow_Reasons(t *testing.T) {
 		wantReason string
 	}{
 		{"under both triggers", []AgentOption{WithSlidingWindow(10), WithMaxTokens(200_000)}, swHistory(0, 10, 100), ""},
-		{"turns", []AgentOption{WithSlidingWindow(10), WithMaxTokens(200_000)}, swHistory(0, 11, 100), "turns"},
+		{"turns", []AgentOption{WithSlidingWindow(10), WithMaxTokens(200_000)}, swHistory(0, 11, 600), "turns"},
 		{"turns too short to be worth a summary", []AgentOption{WithSlidingWindow(10), WithMaxTokens(200_000)}, swHistory(0, 11, 5), ""},
-		{"short turns, once they weigh enough", []AgentOption{WithSlidingWindow(10), WithMaxTokens(200_000)}, swHistory(0, 40, 5), "turns"},
+		{"short turns, once they weigh enough", []AgentOption{WithSlidingWindow(10), WithMaxTokens(200_000)}, swHistory(0, 80, 5), "turns"},
 		{"tokens before turns", []AgentOption{WithSlidingWindow(10), WithMaxTokens(8_000)}, swHistory(0, 6, 1_200), "tokens"},
 		{"function responses are not turns", []AgentOption{WithSlidingWindow(2), WithMaxTokens(200_000)},
 			append(swHistory(0, 2, 100), swHistory(2, 4, 100)[1:3]...), ""},
@@ -710,7 +710,7 @@ func TestSlidingWindow_Observability(t *testing.T) {
 		WithOnCompaction(func(_ context.Context, e CompactionEvent) { events = append(events, e) }))
 	g.Add("a", fixedSummary("S"), WithSlidingWindow(2), WithMaxTokens(200_000))
 	require.NoError(t, g.Err())
-	raw := swHistory(0, 3, 100)
+	raw := swHistory(0, 3, 2_000)
 	_, err := g.beforeModel(newFakeCtx("a"), request(raw...))
 	require.NoError(t, err)
 

@@ -184,10 +184,11 @@ func WithInstructions(text string) AgentOption {
 // previous summary plus the turns before them, and never separates a
 // function call from its response. When even the newest turn does not fit,
 // it summarizes everything, as the threshold strategy does. A compaction
-// triggered by turns waits until what it would summarize weighs at least 512
-// tokens, so a few short turns never cost a summary longer than them. Zero
-// means DefaultSlidingWindowTurns (as in the earlier guard); a negative value
-// is an error.
+// triggered by turns waits until what it would summarize weighs at least the
+// summary it asks for (half the buffer, between 512 and 2,048 tokens), so a
+// few short turns never cost a summary longer than them. Zero means
+// DefaultSlidingWindowTurns (as in the earlier guard); a negative value is an
+// error.
 func WithSlidingWindow(maxTurns int) AgentOption {
 	return func(c *agentConfig) {
 		switch {
