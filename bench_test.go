@@ -131,10 +131,14 @@ func BenchmarkBeforeModel(b *testing.B) {
 		})
 
 		b.Run("cold/"+size.name, func(b *testing.B) {
+			// A new guard each time: the first call of a session in a fresh
+			// process, with nothing cached.
 			b.ReportAllocs()
-			for i := range b.N {
+			for range b.N {
+				b.StopTimer()
+				g, _ := newTestGuard(b, fixedSummary("unused"), WithMaxTokens(size.tokens*10))
 				ctx := newFakeCtx("a")
-				ctx.sessionID = fmt.Sprintf("cold-%d", i)
+				b.StartTimer()
 				if _, err := g.beforeModel(ctx, base); err != nil {
 					b.Fatal(err)
 				}
