@@ -13,7 +13,9 @@ import (
 )
 
 const (
-	// minSummaryTokens is the smallest summary budget ever asked for.
+	// minSummaryTokens is the smallest summary worth asking for: below it,
+	// the guard sends the current request without a summary instead
+	// (trimToCurrentRequest).
 	minSummaryTokens = 256
 	// summarizerInputShare is the share of the summarizer's window its input
 	// may take; the rest is its prompt and its answer (seed 001: 80%).
@@ -85,9 +87,13 @@ func (g *ContextGuard) beginCompaction(t *turn, strategy Strategy, reason string
 
 	// The part no summary can shrink: system instruction, tools and the
 	// message that carries the continuation.
+	// It is refused only when it exceeds the window by more than the
+	// estimate's error margin: the smallest request the guard can make is
+	// worth sending while it may fit; the provider is the last judge, and an
+	// overflow it reports is recovered.
 	fixed := requestTokens(t.est, t.req) - contentsTokens(t.est, t.req.Contents)
 	c.bare = t.cal.scale(fixed + t.est.content(summaryContent("", c.userReq)))
-	if c.bare > t.lim.window {
+	if c.bare > t.lim.hardLimit() {
 		if t.prev.floor != c.bare {
 			t.log().Error("contextguard: the system instruction, tools and current request alone exceed the context window; nothing the guard can cut will make the request fit",
 				"irreducible_tokens", c.bare, "window", t.lim.window, "threshold", t.lim.threshold)
@@ -109,6 +115,10 @@ func (g *ContextGuard) beginCompaction(t *turn, strategy Strategy, reason string
 	}
 
 	c.budget = summaryBudget(t.lim, c.bare)
+	if c.budget < minSummaryTokens {
+		next, err = trimToCurrentRequest(t, next)
+		return nil, next, err
+	}
 	t.sumWindow = g.summarizerWindow(t)
 	c.todos = loadTodos(t.ctx.ReadonlyState())
 	c.callsLeft = t.cfg.maxAttempts
@@ -124,6 +134,37 @@ func (g *ContextGuard) beginCompaction(t *turn, strategy Strategy, reason string
 		Window:       t.lim.window,
 	}
 	return c, next, nil
+}
+
+// trimToCurrentRequest handles a request whose irreducible part leaves no
+// room for a summary worth asking for (the system instruction and tools
+// nearly fill the window): it sends the newest contents from the user's
+// current request on, verbatim and pair-safe, which is the smallest request
+// that still carries the task; no summary is paid for or stored, and the
+// next call over the trigger trims again. It is logged once per session.
+func trimToCurrentRequest(t *turn, next guardState) (guardState, error) {
+	start := len(t.raw) - 1
+	for i := len(t.raw) - 1; i >= 0; i-- {
+		if c := t.raw[i]; c != nil && c.Role == genai.RoleUser && !isSynthetic(c) && contentText(c) != "" {
+			start = i
+			break
+		}
+	}
+	start = pairSafeStart(t.raw, max(start, 0))
+	t.req.Contents = t.raw[start:]
+	est := requestTokens(t.est, t.req)
+	if mem := t.sess.memory(t.cfg.name); !mem.trimWarned {
+		mem.trimWarned = true
+		t.log().Warn("contextguard: the system instruction and tools leave no room for a summary; sending only the newest contents from the user's current request on",
+			"tokens_after", t.cal.scale(est), "threshold", t.lim.threshold, "window", t.lim.window, "kept_contents", len(t.req.Contents))
+	}
+	next.floor = 0
+	next.realTokens = 0
+	next.lastEstimate = est
+	if n := t.cal.scale(est); n > t.lim.hardLimit() {
+		return next, irreducibleError(n, t.lim.window)
+	}
+	return next, nil
 }
 
 // fullSummary summarizes everything the compaction may cover and makes the
@@ -239,7 +280,7 @@ func (g *ContextGuard) finishCompaction(t *turn, c *compaction, o outcome) (next
 	ev := c.ev
 	ev.TokensAfter = o.newCount
 	ev.Duration = time.Since(c.start)
-	if o.newCount > t.lim.window {
+	if o.newCount > t.lim.hardLimit() {
 		err = irreducibleError(o.newCount, t.lim.window)
 	}
 	g.tel.endCompaction(t.spanCtx, c.span, ev, err)
@@ -257,13 +298,17 @@ func (g *ContextGuard) finishCompaction(t *turn, c *compaction, o outcome) (next
 
 // summaryBudget is the length asked of a summary: about half the buffer
 // (DESIGN §7), less when the irreducible part leaves less room under the
-// threshold, never below minSummaryTokens.
+// threshold, or, when the threshold leaves less than minSummaryTokens, what
+// the window leaves (possibly too little to be worth a summary).
 func summaryBudget(lim limits, bare int) int {
 	b := lim.buffer / 2
 	if room := (lim.threshold - bare) * 8 / 10; room < b {
 		b = room
 	}
-	return max(b, minSummaryTokens)
+	if b >= minSummaryTokens {
+		return b
+	}
+	return max(min(minSummaryTokens, (lim.window-bare)*8/10), 0)
 }
 
 // boundedUserRequest is the user's current request, bounded so that a

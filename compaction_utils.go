@@ -113,6 +113,17 @@ type limits struct {
 	threshold int
 }
 
+// irreducibleMargin is how far past the window the smallest request the
+// guard can make may be estimated and still be sent: the estimator's p90
+// error. Within it the request may well fit, and the provider decides;
+// beyond it the guard refuses with ErrIrreducible rather than send a request
+// known not to fit.
+const irreducibleMargin = 0.10
+
+// hardLimit is the calibrated size past which the smallest request is
+// refused.
+func (l limits) hardLimit() int { return l.window + int(float64(l.window)*irreducibleMargin) }
+
 func newLimits(window int) limits {
 	b := bufferFor(window)
 	return limits{window: window, buffer: b, threshold: window - b}

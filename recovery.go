@@ -195,6 +195,9 @@ type agentMemory struct {
 	// built for it, before the guard rewrote them (recovery model only).
 	sentReq *model.LLMRequest
 	sentRaw []*genai.Content
+	// trimWarned records that trimming to the current request was logged
+	// (compaction_strategy_threshold.go), so it is said once per session.
+	trimWarned bool
 }
 
 // pendingOverflow is a provider overflow recorded for the next call.

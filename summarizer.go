@@ -242,8 +242,11 @@ const (
 // model text, the tools called and the todo list, all within maxTokens as the
 // estimator counts them.
 func fallbackSummary(e tokenEstimator, cal calibration, prev string, cs []*genai.Content, todos []TodoItem, maxTokens int) string {
-	budget := max(maxTokens, 64)
+	budget := maxTokens
 	tokens := func(s string) int { return cal.scale(e.text(s)) }
+	if budget < 16 {
+		return "" // no room: the summary message carries the continuation alone
+	}
 	// fit bounds s to at most n tokens, cutting its middle.
 	fit := func(s string, n int) string {
 		if s == "" || tokens(s) <= n {
