@@ -103,7 +103,6 @@ func (c *compactionLog) Events() []compaction {
 // database handle, a guard, an agent and a runner.
 type replica struct {
 	name   string
-	db     *dbHandle
 	guard  *contextguard.ContextGuard
 	runner *runner.Runner
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"google.golang.org/adk/agent"
 	"google.golang.org/adk/tool"
 	"google.golang.org/adk/tool/functiontool"
 	"google.golang.org/genai"
@@ -168,7 +169,7 @@ func newFetchTool(outputBytes int) (tool.Tool, error) {
 	t, err := functiontool.New(functiontool.Config{
 		Name:        toolName,
 		Description: "Returns the log records of one part of a batch, e.g. query \"t007-s01\".",
-	}, func(_ tool.Context, a fetchArgs) (fetchResult, error) {
+	}, func(_ agent.ToolContext, a fetchArgs) (fetchResult, error) {
 		return fetchResult{Output: toolOutput(a.Query, outputBytes)}, nil
 	})
 	if err != nil {
