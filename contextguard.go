@@ -252,6 +252,7 @@ func (g *ContextGuard) beforeModel(cctx agent.CallbackContext, req *model.LLMReq
 	t.est = cachedEstimator{tokenEstimator: est, cache: sess.cache, salt: salt}
 	t.lim = g.limits(cfg, req.Model)
 	t.inj = injectSummary(t)
+	t.est.prefetch(t.req.Contents)
 	t.cal = newCalibration(prev, t.est)
 
 	next, err := g.decide(t)

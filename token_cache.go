@@ -3,6 +3,9 @@ package contextguard
 import (
 	"math"
 	"reflect"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"google.golang.org/genai"
@@ -133,6 +136,72 @@ func (ce cachedEstimator) declaration(d *genai.FunctionDeclaration) int {
 	ent := &declEntry{pin: d, tokens: ce.tokenEstimator.declaration(d), gen: ce.cache.gen}
 	ce.cache.decls[k] = ent
 	return ent.tokens
+}
+
+// parallelMinMisses is the number of uncounted contents from which a
+// request's first count is spread over the CPUs: below it, starting
+// goroutines costs about what it saves.
+const parallelMinMisses = 16
+
+// prefetch counts, in parallel, the contents of cs the cache has not seen,
+// when most of them are new (the first call of a session in this process:
+// after a restart, or on a replica that has not served it yet). In steady
+// state, when one content is new per call, it costs a length check.
+// Counting is a pure function of a content and estimators are safe for
+// concurrent use, so the counts are the ones content would compute.
+func (ce cachedEstimator) prefetch(cs []*genai.Content) {
+	if len(cs) < parallelMinMisses || len(ce.cache.entries) >= len(cs)/2 {
+		return
+	}
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	if workers < 2 {
+		return
+	}
+	type miss struct {
+		key uint64
+		x   *genai.Content
+		n   int
+	}
+	var misses []miss
+	for _, x := range cs {
+		if x == nil {
+			continue
+		}
+		k, ok := contentKey(x)
+		if !ok {
+			continue
+		}
+		k ^= ce.salt
+		if _, hit := ce.cache.entries[k]; !hit {
+			misses = append(misses, miss{key: k, x: x})
+		}
+	}
+	if len(misses) < parallelMinMisses {
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(misses) {
+					return
+				}
+				misses[i].n = ce.tokenEstimator.content(misses[i].x)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, m := range misses {
+		if _, hit := ce.cache.entries[m.key]; hit {
+			continue // the same content twice in one request
+		}
+		ce.cache.entries[m.key] = &countEntry{pin: m.x, role: m.x.Role, parts: len(m.x.Parts), tokens: m.n, gen: ce.cache.gen}
+		ce.cache.live++
+	}
 }
 
 // fingerprint is the content's fingerprint, cached with its count.

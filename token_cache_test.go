@@ -2,6 +2,7 @@ package contextguard
 
 import (
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -96,4 +97,38 @@ func TestCountCache_UncacheableValuesAndBound(t *testing.T) {
 		}
 	}
 	assert.LessOrEqual(t, len(cache.entries), 64+20, "entries of earlier requests are dropped")
+}
+
+// TestCountCache_PrefetchMatchesSequentialCounts: the parallel first count
+// of a cold session gives exactly the counts of counting one by one, fills
+// the cache, and does nothing in steady state.
+func TestCountCache_PrefetchMatchesSequentialCounts(t *testing.T) {
+	cs := history(40, 700)
+	cs = append(cs, cs[3], nil, respMsg("tool", map[string]any{"output": filler(5000, 7)}))
+
+	var calls atomic.Int64
+	cold := newCountCache()
+	ce := cachedEstimator{tokenEstimator: atomicCountingEstimator{tokenEstimator: testEst, calls: &calls}, cache: cold}
+	cold.begin()
+	ce.prefetch(cs)
+	require.GreaterOrEqual(t, len(cold.entries), 80, "the misses were counted ahead")
+	afterPrefetch := calls.Load()
+	got := contentsTokens(ce, cs)
+	assert.Equal(t, afterPrefetch, calls.Load(), "every content was served from the prefetched cache")
+	assert.Equal(t, contentsTokens(testEst, cs), got, "parallel counts equal sequential ones")
+
+	cold.begin()
+	ce.prefetch(append(cs, userMsg("one more")))
+	assert.Equal(t, afterPrefetch, calls.Load(), "a warm cache is not prefetched")
+}
+
+// atomicCountingEstimator counts content calls from any goroutine.
+type atomicCountingEstimator struct {
+	tokenEstimator
+	calls *atomic.Int64
+}
+
+func (c atomicCountingEstimator) content(x *genai.Content) int {
+	c.calls.Add(1)
+	return c.tokenEstimator.content(x)
 }
