@@ -9,18 +9,70 @@ import (
 	"strconv"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
+
+	"google.golang.org/genai"
 )
 
-// maxDepth bounds the recursion of the JSON writer; deeper values (or
-// cycles) are written as null.
-const maxDepth = 256
+// Limits of the JSON writer. The values it walks come from tools, users and
+// session state, so nothing about their depth, size or shape is trusted.
+const (
+	// maxDepth bounds the recursion of the schema writer (tool schemas are
+	// the developer's, not the user's); deeper schemas are written as null.
+	// Values are walked with an explicit stack and have no depth limit.
+	maxDepth = 256
+	// trackDepth is the nesting depth from which the value walk remembers
+	// the containers on its path, to find cycles. Shallower containers are
+	// not tracked, which keeps the common case free of map operations: a
+	// cycle always nests past this depth, where it is found.
+	trackDepth = 64
+	// maxValueBytes bounds the JSON written for one value. Shared
+	// sub-values can make the encoding of a small value exponentially long;
+	// past this size (about 4M tokens, above every model's window) the walk
+	// stops and the value counts as what it has written, which is already
+	// more than any request can hold.
+	maxValueBytes = 16 << 20
+)
 
 // jsonWriter appends the compact JSON encoding of values to buf, byte for
 // byte as encoding/json.Marshal would for the common dynamic types (sorted
 // map keys, HTML-safe escaping, the same float formatting).
 type jsonWriter struct {
-	buf  []byte
-	keys []string // scratch stack for sorting map keys
+	buf   []byte
+	keys  []string    // scratch stack for sorting map keys
+	stack []jsonFrame // containers being written, innermost last
+	// path holds the tracked containers of stack, to find cycles.
+	path map[containerID]struct{}
+	// schemas are the *genai.Schema being written, outermost first.
+	schemas []*genai.Schema
+	// safe is set while a value with a cycle is rewritten, every container
+	// tracked and each reference back to one on the path written as null.
+	safe bool
+}
+
+// containerID identifies a map or slice by its data pointer and length.
+type containerID struct {
+	p uintptr
+	n int
+}
+
+// Kinds of jsonFrame.
+const (
+	frameObject   = iota // map[string]any; keys sorted in keys[keys:]
+	frameArray           // []any
+	frameMapArray        // []map[string]any
+)
+
+// jsonFrame is a container being written.
+type jsonFrame struct {
+	kind    uint8
+	tracked bool // id is in path
+	m       map[string]any
+	a       []any
+	am      []map[string]any
+	keys    int // start of the object's sorted keys in jsonWriter.keys
+	i, n    int // next element, element count
+	id      containerID
 }
 
 var writerPool = sync.Pool{New: func() any { return &jsonWriter{buf: make([]byte, 0, 4096)} }}
@@ -28,20 +80,180 @@ var writerPool = sync.Pool{New: func() any { return &jsonWriter{buf: make([]byte
 func getWriter() *jsonWriter { return writerPool.Get().(*jsonWriter) }
 
 func putWriter(w *jsonWriter) {
-	if cap(w.buf) > 1<<22 {
+	if cap(w.buf) > 1<<22 || cap(w.stack) > 1<<12 {
 		return // do not keep huge buffers alive
 	}
 	w.buf = w.buf[:0]
 	clear(w.keys)
 	w.keys = w.keys[:0]
+	clear(w.stack)
+	w.stack = w.stack[:0]
+	clear(w.path)
+	clear(w.schemas)
+	w.schemas = w.schemas[:0]
+	w.safe = false
 	writerPool.Put(w)
 }
 
+// value writes v, which sits depth containers deep, as compact JSON. The
+// walk keeps its own stack, so nesting of any depth is written in full.
+// encoding/json rejects a value with a cycle; here the value is written
+// again with each reference back to a container on its path as null, so it
+// counts as what a provider would be sent if the cycle were cut.
 func (w *jsonWriter) value(v any, depth int) {
-	if depth > maxDepth {
-		w.buf = append(w.buf, "null"...)
+	start := len(w.buf)
+	if !w.walk(v, depth) {
 		return
 	}
+	w.buf = w.buf[:start]
+	w.safe = true
+	w.walk(v, depth)
+	w.safe = false
+}
+
+// walk writes v; it stops and reports true on finding a cycle, unless safe.
+func (w *jsonWriter) walk(v any, depth int) (cycle bool) {
+	limit := len(w.buf) + maxValueBytes
+	base := len(w.stack)
+	defer w.unwind(base)
+	if w.open(v, depth) {
+		return true
+	}
+	for len(w.stack) > base {
+		f := &w.stack[len(w.stack)-1]
+		if f.i == f.n {
+			w.close()
+			continue
+		}
+		if len(w.buf) > limit {
+			return false // counted as written so far; see maxValueBytes
+		}
+		if f.i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		var child any
+		switch f.kind {
+		case frameObject:
+			k := w.keys[f.keys+f.i]
+			w.str(k)
+			w.buf = append(w.buf, ':')
+			child = f.m[k]
+		case frameArray:
+			child = f.a[f.i]
+		default:
+			child = f.am[f.i]
+		}
+		f.i++ // before open, which may move the stack
+		if w.open(child, depth+len(w.stack)-base) {
+			return true
+		}
+	}
+	return false
+}
+
+// open writes a scalar or leaf value, or writes the opening bracket of a
+// container and pushes it. It reports a cycle found outside safe mode; in
+// safe mode the repeated container is written as null.
+func (w *jsonWriter) open(v any, depth int) (cycle bool) {
+	f := jsonFrame{}
+	switch x := v.(type) {
+	case map[string]any:
+		if x == nil {
+			w.buf = append(w.buf, "null"...)
+			return false
+		}
+		f = jsonFrame{kind: frameObject, m: x, n: len(x), id: containerID{p: mapPointer(x)}}
+	case []any:
+		if x == nil {
+			w.buf = append(w.buf, "null"...)
+			return false
+		}
+		f = jsonFrame{kind: frameArray, a: x, n: len(x)}
+		if len(x) > 0 {
+			f.id = containerID{p: uintptr(unsafe.Pointer(&x[0])), n: len(x)}
+		}
+	case []map[string]any:
+		if x == nil {
+			w.buf = append(w.buf, "null"...)
+			return false
+		}
+		f = jsonFrame{kind: frameMapArray, am: x, n: len(x)}
+		if len(x) > 0 {
+			f.id = containerID{p: uintptr(unsafe.Pointer(&x[0])), n: len(x)}
+		}
+	default:
+		w.leaf(v)
+		return false
+	}
+	if f.n > 0 && (w.safe || depth >= trackDepth) {
+		if _, seen := w.path[f.id]; seen {
+			if !w.safe {
+				return true
+			}
+			w.buf = append(w.buf, "null"...)
+			return false
+		}
+		if w.path == nil {
+			w.path = make(map[containerID]struct{})
+		}
+		w.path[f.id] = struct{}{}
+		f.tracked = true
+	}
+	if f.kind == frameObject {
+		f.keys = len(w.keys)
+		for k := range f.m {
+			w.keys = append(w.keys, k)
+		}
+		sortStrings(w.keys[f.keys:])
+		w.buf = append(w.buf, '{')
+	} else {
+		w.buf = append(w.buf, '[')
+	}
+	w.stack = append(w.stack, f)
+	return false
+}
+
+// close writes the closing bracket of the innermost container and pops it.
+func (w *jsonWriter) close() {
+	f := &w.stack[len(w.stack)-1]
+	if f.kind == frameObject {
+		w.buf = append(w.buf, '}')
+	} else {
+		w.buf = append(w.buf, ']')
+	}
+	w.pop()
+}
+
+// pop drops the innermost container, releasing its keys and its place on
+// the path.
+func (w *jsonWriter) pop() {
+	f := &w.stack[len(w.stack)-1]
+	if f.kind == frameObject {
+		clear(w.keys[f.keys:])
+		w.keys = w.keys[:f.keys]
+	}
+	if f.tracked {
+		delete(w.path, f.id)
+	}
+	*f = jsonFrame{}
+	w.stack = w.stack[:len(w.stack)-1]
+}
+
+// unwind pops the containers a stopped walk left above base.
+func (w *jsonWriter) unwind(base int) {
+	for len(w.stack) > base {
+		w.pop()
+	}
+}
+
+// mapPointer is the address of a map's header, its identity.
+func mapPointer(m map[string]any) uintptr {
+	return uintptr(*(*unsafe.Pointer)(unsafe.Pointer(&m)))
+}
+
+// leaf writes a value that is not a map[string]any, []any or
+// []map[string]any.
+func (w *jsonWriter) leaf(v any) {
 	switch x := v.(type) {
 	case nil:
 		w.buf = append(w.buf, "null"...)
@@ -93,25 +305,6 @@ func (w *jsonWriter) value(v any, depth int) {
 		w.buf = append(w.buf, '"')
 		w.buf = base64.StdEncoding.AppendEncode(w.buf, x)
 		w.buf = append(w.buf, '"')
-	case map[string]any:
-		if x == nil {
-			w.buf = append(w.buf, "null"...)
-			return
-		}
-		w.object(x, depth)
-	case []any:
-		if x == nil {
-			w.buf = append(w.buf, "null"...)
-			return
-		}
-		w.buf = append(w.buf, '[')
-		for i, e := range x {
-			if i > 0 {
-				w.buf = append(w.buf, ',')
-			}
-			w.value(e, depth+1)
-		}
-		w.buf = append(w.buf, ']')
 	case []string:
 		if x == nil {
 			w.buf = append(w.buf, "null"...)
@@ -123,19 +316,6 @@ func (w *jsonWriter) value(v any, depth int) {
 				w.buf = append(w.buf, ',')
 			}
 			w.str(e)
-		}
-		w.buf = append(w.buf, ']')
-	case []map[string]any:
-		if x == nil {
-			w.buf = append(w.buf, "null"...)
-			return
-		}
-		w.buf = append(w.buf, '[')
-		for i, e := range x {
-			if i > 0 {
-				w.buf = append(w.buf, ',')
-			}
-			w.value(e, depth+1)
 		}
 		w.buf = append(w.buf, ']')
 	case map[string]string:
@@ -163,7 +343,8 @@ func (w *jsonWriter) value(v any, depth int) {
 		w.keys = w.keys[:base]
 	default:
 		// Other types (structs, typed maps and slices, pointers): fall back
-		// to encoding/json. Values it cannot encode count as null.
+		// to encoding/json, which finds their cycles itself. Values it
+		// cannot encode count as null.
 		b, err := json.Marshal(x)
 		if err != nil {
 			w.buf = append(w.buf, "null"...)
@@ -171,27 +352,6 @@ func (w *jsonWriter) value(v any, depth int) {
 		}
 		w.buf = append(w.buf, b...)
 	}
-}
-
-func (w *jsonWriter) object(m map[string]any, depth int) {
-	base := len(w.keys)
-	for k := range m {
-		w.keys = append(w.keys, k)
-	}
-	sortStrings(w.keys[base:])
-	w.buf = append(w.buf, '{')
-	for i := base; i < len(w.keys); i++ {
-		if i > base {
-			w.buf = append(w.buf, ',')
-		}
-		k := w.keys[i]
-		w.str(k)
-		w.buf = append(w.buf, ':')
-		w.value(m[k], depth+1)
-	}
-	w.buf = append(w.buf, '}')
-	clear(w.keys[base:])
-	w.keys = w.keys[:base]
 }
 
 // float formats f like encoding/json: shortest representation, exponent

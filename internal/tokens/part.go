@@ -1,6 +1,10 @@
 package tokens
 
-import "google.golang.org/genai"
+import (
+	"slices"
+
+	"google.golang.org/genai"
+)
 
 // Fixed costs that cannot be fitted from text. They are estimates of the
 // structure a provider wraps around an item; small next to the content.
@@ -197,12 +201,20 @@ func (w *jsonWriter) decl(d *genai.FunctionDeclaration) {
 	w.buf = append(w.buf, '}')
 }
 
-// schema writes a genai.Schema as compact JSON Schema.
+// schema writes a genai.Schema as compact JSON Schema. A schema that refers
+// back to one it is nested in is written as null there (encoding/json would
+// reject it), as is one nested deeper than maxDepth or past maxValueBytes of
+// output, so a malformed schema cannot make the walk run without end.
 func (w *jsonWriter) schema(s *genai.Schema, depth int) {
-	if s == nil || depth > maxDepth {
+	if s == nil || depth > maxDepth || len(w.buf) > maxValueBytes || slices.Contains(w.schemas, s) {
 		w.buf = append(w.buf, "null"...)
 		return
 	}
+	w.schemas = append(w.schemas, s)
+	defer func() {
+		w.schemas[len(w.schemas)-1] = nil
+		w.schemas = w.schemas[:len(w.schemas)-1]
+	}()
 	w.buf = append(w.buf, '{')
 	first := true
 	field := func(name string) {

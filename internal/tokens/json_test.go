@@ -1,0 +1,190 @@
+package tokens
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tiktoken-go/tokenizer"
+	"google.golang.org/genai"
+)
+
+// walkTimeout is how long a walk over a hostile value may take before the
+// test calls it a hang. The values below are small: a bounded walk over
+// them takes milliseconds.
+const walkTimeout = 20 * time.Second
+
+// within runs f and fails the test if it does not return in time (an
+// unbounded walk would otherwise hang the whole test binary).
+func within(t *testing.T, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	select {
+	case <-done:
+	case <-time.After(walkTimeout):
+		t.Fatal("walk did not finish: unbounded on this value")
+	}
+}
+
+// writeJSON is the writer's encoding of v.
+func writeJSON(v any) string {
+	w := getWriter()
+	defer putWriter(w)
+	w.value(v, 0)
+	return string(w.buf)
+}
+
+// nested is a value depth objects deep, {"node":{"node":…"leaf"}}, as a
+// recursive tool result (a parse tree, a linked list) might look.
+func nested(depth int) map[string]any {
+	var inner any = "leaf"
+	for range depth - 1 {
+		inner = map[string]any{"node": inner}
+	}
+	return map[string]any{"node": inner}
+}
+
+func o200kCount(t *testing.T, s string) int {
+	t.Helper()
+	enc, err := tokenizer.Get(tokenizer.O200kBase)
+	require.NoError(t, err)
+	ids, _, err := enc.Encode(s)
+	require.NoError(t, err)
+	return len(ids)
+}
+
+// TestValue_DeepNestingIsCountedInFull: a tool result nested 10,000 deep
+// is written byte for byte as json.Marshal writes it and estimated within
+// 15% of its real o200k count (~25k). Before, the writer stopped at depth
+// 256 and the value counted as about 1k.
+func TestValue_DeepNestingIsCountedInFull(t *testing.T) {
+	const depth = 10_000
+	v := nested(depth)
+	want, err := json.Marshal(v)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), writeJSON(v), "the encoding is complete")
+
+	real := o200kCount(t, string(want))
+	require.InDelta(t, 25_000, real, 2_000, "the scenario is a ~25k-token value")
+	e := New(O200k)
+	for _, tc := range []struct {
+		name string
+		part *genai.Part
+	}{
+		{"function response", &genai.Part{FunctionResponse: &genai.FunctionResponse{Name: "walk", Response: v}}},
+		{"function call args", &genai.Part{FunctionCall: &genai.FunctionCall{Name: "walk", Args: v}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := e.Part(tc.part)
+			assert.GreaterOrEqual(t, float64(got), 0.85*float64(real), "estimate %d for %d real tokens", got, real)
+		})
+	}
+}
+
+// cyclicValues are self-referencing maps and slices as a buggy tool or a
+// state value could hold: a direct self-reference, two references to self
+// (which doubles the walk at every level), a slice holding itself, and two
+// maps holding each other.
+func cyclicValues() map[string]map[string]any {
+	self := map[string]any{"name": "self"}
+	self["me"] = self
+
+	twice := map[string]any{"payload": strings.Repeat("log line ", 200)}
+	twice["left"] = twice
+	twice["right"] = twice
+
+	list := make([]any, 2)
+	list[0] = "head"
+	list[1] = list
+	inList := map[string]any{"items": list}
+
+	a := map[string]any{"name": "a"}
+	b := map[string]any{"name": "b", "a": a}
+	a["b"] = b
+	a["b2"] = b
+
+	viaMapArray := map[string]any{"k": "v"}
+	viaMapArray["rows"] = []map[string]any{viaMapArray, {"x": 1}}
+
+	return map[string]map[string]any{
+		"self-reference":           self,
+		"two references to itself": twice,
+		"slice holding itself":     inList,
+		"maps holding each other":  a,
+		"map array holding parent": viaMapArray,
+	}
+}
+
+// TestValue_CyclesAreWrittenOnceWithTheBackReferenceAsNull: encoding/json
+// rejects a cyclic value; the estimator writes it with each reference back
+// to an enclosing container as null, never recursing without end, and
+// counts at least the value's non-cyclic content.
+func TestValue_CyclesAreWrittenOnceWithTheBackReferenceAsNull(t *testing.T) {
+	for name, v := range cyclicValues() {
+		t.Run(name, func(t *testing.T) {
+			_, err := json.Marshal(v)
+			require.Error(t, err, "encoding/json sees a cycle")
+			var out string
+			within(t, func() { out = writeJSON(v) })
+			assert.True(t, json.Valid([]byte(out)), "valid JSON: %.200s", out)
+			assert.Equal(t, out, writeJSON(v), "the same on every call")
+			var n int
+			within(t, func() { n = New(O200k).Value(v) })
+			assert.GreaterOrEqual(t, n, New(O200k).Text(out)-1)
+		})
+	}
+	t.Run("exact output", func(t *testing.T) {
+		self := map[string]any{"name": "self"}
+		self["me"] = self
+		assert.Equal(t, `{"me":null,"name":"self"}`, writeJSON(self))
+		twice := map[string]any{"p": 1}
+		twice["l"] = twice
+		twice["r"] = twice
+		assert.Equal(t, `{"l":null,"p":1,"r":null}`, writeJSON(twice))
+	})
+	t.Run("shared but acyclic values are written in full", func(t *testing.T) {
+		shared := map[string]any{"k": "v"}
+		v := map[string]any{"a": shared, "b": []any{shared, shared}}
+		want, err := json.Marshal(v)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), writeJSON(v))
+	})
+}
+
+// TestValue_SharedSubvaluesAreBounded: a value whose shared sub-values make
+// its encoding 2^60 times longer than its size is walked up to
+// maxValueBytes and counted as more than any window holds, instead of
+// walking for ever.
+func TestValue_SharedSubvaluesAreBounded(t *testing.T) {
+	var v any = "0123456789abcdef"
+	for range 60 {
+		v = map[string]any{"l": v, "r": v}
+	}
+	var n int
+	within(t, func() { n = New(O200k).Value(v) })
+	assert.Greater(t, n, 2_000_000, "counted as too large for any window")
+}
+
+// TestSchema_CyclesAndFanOutAreBounded: a tool schema that refers back to
+// itself from two properties is written with the back references as null.
+func TestSchema_CyclesAndFanOutAreBounded(t *testing.T) {
+	node := &genai.Schema{Type: genai.TypeObject, Description: "a tree node"}
+	node.Properties = map[string]*genai.Schema{"left": node, "right": node}
+	node.Items = node
+	d := &genai.FunctionDeclaration{Name: "tree", Parameters: node}
+	var n int
+	within(t, func() { n = New(O200k).Declaration(d) })
+	assert.Positive(t, n)
+
+	w := getWriter()
+	defer putWriter(w)
+	w.decl(d)
+	assert.Equal(t, `{"name":"tree","parameters":{"type":"object","description":"a tree node","items":null,"properties":{"left":null,"right":null}}}`, string(w.buf))
+}
