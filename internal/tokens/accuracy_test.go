@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -124,8 +125,26 @@ func TestFitReportCurrent(t *testing.T) {
 		Counts map[string]int `json:"counts"`
 	}
 	require.NoError(t, json.Unmarshal(data, &gc))
+	chunks = append(chunks, loadTraces(t)...)
 	require.Len(t, gc.Counts, len(chunks))
 	report, err := os.ReadFile("testdata/fit_report.txt")
 	require.NoError(t, err)
 	require.Contains(t, string(report), fmt.Sprintf("Corpus: %d chunks", len(chunks)))
+}
+
+// tracesDir is corpus.TracesDir seen from this package's directory.
+var tracesDir = filepath.Join("..", "..", corpus.TracesDir)
+
+// loadTraces returns the chunks of the real agent conversations. Without
+// them the test fails in CI (CI always has them) and is skipped elsewhere.
+func loadTraces(t *testing.T) []corpus.Chunk {
+	t.Helper()
+	chunks, err := corpus.LoadTraces(tracesDir)
+	if err != nil || len(chunks) == 0 {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the agent traces are missing from %s (%v): CI must provide ../shared/agent-traces", corpus.TracesDir, err)
+		}
+		t.Skipf("no agent traces in %s (%v)", corpus.TracesDir, err)
+	}
+	return chunks
 }

@@ -59,6 +59,13 @@ const (
 	fHex                 // bytes in hexadecimal runs
 	fHexRun              // hexadecimal runs
 	fCtrl                // control bytes and invalid UTF-8
+	fHanRare             // ideographs of CJK Extension B and beyond (U+20000–U+3FFFF)
+	fAstral              // other runes outside the BMP that are not emoji (math alphanumerics, historic scripts)
+	fPrivate             // private-use runes (U+E000–U+F8FF, planes 15 and 16)
+	fCombining           // combining marks
+	fBoxTokens           // box-drawing and block runs, costed per run with the o200k run table
+	fPunctLong           // ASCII punctuation runs of one byte (longPunct+ long), costed with the o200k run table
+	fPunctAlt            // bytes of alternating two-byte punctuation patterns ("-=-=", "._._"), in long ones
 	// NumFeatures is the length of a feature vector.
 	NumFeatures
 )
@@ -72,6 +79,7 @@ var FeatureNames = [NumFeatures]string{
 	"space_digit", "space_run", "space_extra", "newline_run", "newline_punct", "newline_extra",
 	"tab", "tab_run", "han", "han_run", "han_run_kana", "han_head", "han_solo", "kana", "hangul", "cjk_punct", "other_letter",
 	"other_run", "uni_punct", "symbol", "blob", "blob_run", "hex", "hex_run", "ctrl",
+	"han_rare", "astral", "private", "combining", "box_tokens", "punct_long", "punct_alt",
 }
 
 // Byte flags of the ASCII class table.
@@ -217,8 +225,14 @@ func decodeRune[T text](s T, i int) (rune, int) {
 // mark, which tokenizers keep inside words.
 func isLatinLetter(r rune) bool {
 	return (r >= 0xC0 && r <= 0x24F && r != 0xD7 && r != 0xF7) ||
-		(r >= 0x300 && r <= 0x36F) || (r >= 0x1E00 && r <= 0x1EFF)
+		(r >= combiningFirst && r <= combiningLast) || (r >= 0x1E00 && r <= 0x1EFF)
 }
+
+// The combining diacritical marks (U+0300–U+036F), kept inside words.
+const (
+	combiningFirst = 0x300
+	combiningLast  = 0x36F
+)
 
 // Script classes of non-ASCII runes that are not Latin letters.
 const (
@@ -229,12 +243,16 @@ const (
 	sOther
 	sUniPunct
 	sSymbol
+	sHanRare
+	sAstral
+	sPrivate
+	sCombining
+	sBox
 )
 
 func scriptOf(r rune) int {
 	switch {
-	case r >= 0x4E00 && r <= 0x9FFF, r >= 0x3400 && r <= 0x4DBF,
-		r >= 0xF900 && r <= 0xFAFF, r >= 0x20000 && r <= 0x3FFFF:
+	case r >= 0x4E00 && r <= 0x9FFF, r >= 0x3400 && r <= 0x4DBF, r >= 0xF900 && r <= 0xFAFF:
 		return sHan
 	case r >= 0x3040 && r <= 0x30FF, r >= 0x31F0 && r <= 0x31FF, r >= 0xFF66 && r <= 0xFF9F:
 		return sKana
@@ -247,8 +265,80 @@ func scriptOf(r rune) int {
 		return sOther
 	case r >= 0x2000 && r <= 0x206F:
 		return sUniPunct
+	case r >= boxFirst && r <= boxLast:
+		return sBox
+	case r >= 0x1AB0 && r <= 0x1AFF, r >= 0x1DC0 && r <= 0x1DFF, r >= 0x20D0 && r <= 0x20FF,
+		r >= 0xFE20 && r <= 0xFE2F:
+		return sCombining
+	case r >= 0xE000 && r <= 0xF8FF, r >= 0xF0000 && r <= 0x10FFFF:
+		return sPrivate
+	case r >= 0x20000 && r <= 0x3FFFF:
+		return sHanRare
+	case r >= 0x10000 && (r < 0x1F000 || r > 0x1FAFF):
+		// Emoji (U+1F000–U+1FAFF) have tokens of their own; the rest of
+		// the astral planes is mostly split into bytes.
+		return sAstral
 	}
 	return sSymbol
+}
+
+// Box-drawing (U+2500–U+257F) and block elements (U+2580–U+259F).
+const (
+	boxFirst = 0x2500
+	boxLast  = 0x259F
+)
+
+// longPunct is the length from which a run of one ASCII punctuation byte
+// ("=====", "-----") is costed with punctRunLen instead of byte counts:
+// tokenizers hold long runs of common rule characters in one token, and of
+// rare ones in short tokens, which no per-byte weight can describe.
+const longPunct = 4
+
+// longAlt is the number of bytes repeating the byte two before (and not the
+// one before) from which a punctuation run counts them as fPunctAlt instead
+// of fPunct: "-=-=-=", "._._._" and "<><><>" are rules and art, tokenized as
+// repeated pairs, while short ones ("->", "();") are code.
+const longAlt = 4
+
+// punctRunLen holds, for each ASCII punctuation byte c, the longest run of c
+// of a power-of-two length such that the runs of c of 1, 2, 4, ... up to it
+// are all single o200k_base tokens (byte-pair merges build long runs by
+// doubling). boxRunLen holds the same for the runes U+2500–U+259F, 0 meaning
+// that the rune alone is not a token (it costs two, and runs of it do not
+// merge). Written by go run ./internal/tokenfit
+// -runtables, which the fit checks.
+var (
+	punctRunLen = [128]uint8{
+		'!': 16, '"': 4, '#': 64, '$': 4, '%': 32, '&': 2, '\'': 4, '(': 4, ')': 4, '*': 64, '+': 32,
+		',': 4, '-': 64, '.': 64, '/': 64, ':': 16, ';': 16, '<': 8, '=': 64, '>': 8, '?': 8,
+		'@': 8, '[': 2, '\\': 4, ']': 2, '^': 8, '_': 64, '`': 2, '{': 2, '|': 4, '}': 2, '~': 32,
+	}
+	boxRunLen = [boxLast - boxFirst + 1]uint8{
+		0x00: 16, 0x01: 8, 0x02: 1, 0x03: 1, 0x1C: 1, 0x23: 1, 0x50: 8, 0x51: 1, 0x57: 1, 0x5D: 1,
+		0x80: 1, 0x84: 2, 0x88: 4, 0x8B: 1, 0x91: 1, 0x92: 1, 0x93: 1,
+	}
+)
+
+// PunctRunLen returns the entry of the run table for the ASCII punctuation
+// byte or box-drawing rune r, and whether r has one. It is exported for the
+// fit program, which checks the tables against the vocabulary.
+func PunctRunLen(r rune) (int, bool) {
+	switch {
+	case r < 0x80 && byteKind[r] == kPunct:
+		return int(punctRunLen[r]), true
+	case r >= boxFirst && r <= boxLast:
+		return int(boxRunLen[r-boxFirst]), true
+	}
+	return 0, false
+}
+
+// runTokens is the cost of a run of n copies of a character whose run table
+// entry is l: whole tokens of l copies, and the rest in power-of-two pieces.
+func runTokens(n, l int32) int32 {
+	if l == 0 {
+		return 2 * n
+	}
+	return n/l + int32(bits.OnesCount32(uint32(n%l)))
 }
 
 // Features is a vector of feature counts.
@@ -467,17 +557,40 @@ func countFeatures[T text](s T, f *Features) {
 			if c == '|' {
 				pipes++
 			}
+			// same counts the bytes equal to the one before in the
+			// current run of one byte; long runs are costed by the table.
+			same, long, alt := int32(0), int32(0), int32(0)
 			for j < n && byteKind[s[j]] == kPunct {
 				if s[j] == s[j-1] {
 					rep++
+					same++
+				} else {
+					if j-i >= 2 && s[j] == s[j-2] {
+						alt++
+					}
+					if same >= longPunct-1 {
+						rep -= same
+						long += same + 1
+						f[fPunctLong] += runTokens(same+1, int32(punctRunLen[s[j-1]]))
+					}
+					same = 0
 				}
 				if s[j] == '|' {
 					pipes++
 				}
 				j++
 			}
+			if same >= longPunct-1 {
+				rep -= same
+				long += same + 1
+				f[fPunctLong] += runTokens(same+1, int32(punctRunLen[s[j-1]]))
+			}
+			if alt < longAlt {
+				alt = 0
+			}
+			f[fPunctAlt] += alt
 			f[fPipe] += pipes
-			f[fPunct] += int32(j-i) - rep
+			f[fPunct] += int32(j-i) - rep - long - alt
 			f[fPunctRepeat] += rep
 			if j-i == 1 && j < n && byteFlags[s[j]]&(bLower|bUpper) != 0 {
 				f[fPunctWord]++
@@ -606,6 +719,22 @@ func countFeatures[T text](s T, f *Features) {
 				other = true
 			case sUniPunct:
 				f[fUniPunct]++
+			case sHanRare:
+				f[fHanRare]++
+			case sAstral:
+				f[fAstral]++
+			case sPrivate:
+				f[fPrivate]++
+			case sCombining:
+				f[fCombining]++
+			case sBox:
+				// A run of the same rune (three bytes).
+				j := i + 3
+				for j+2 < n && s[j] == c && s[j+1] == s[i+1] && s[j+2] == s[i+2] {
+					j += 3
+				}
+				f[fBoxTokens] += runTokens(int32(j-i)/3, int32(boxRunLen[r-boxFirst]))
+				size = j - i
 			default:
 				f[fSymbol]++
 			}
@@ -673,8 +802,12 @@ func wordRun[T text](s T, i int, f *Features) int {
 		}
 		if c >= 0xC2 && c <= 0xDF && i+1 < n && s[i+1]&0xC0 == 0x80 {
 			// Two-byte sequence (most accented letters), inline.
-			if !isLatinLetter(rune(c&0x1F)<<6 | rune(s[i+1]&0x3F)) {
+			r := rune(c&0x1F)<<6 | rune(s[i+1]&0x3F)
+			if !isLatinLetter(r) {
 				break
+			}
+			if r >= combiningFirst && r <= combiningLast {
+				f[fCombining]++
 			}
 			latin = true
 			i += 2
@@ -683,6 +816,9 @@ func wordRun[T text](s T, i int, f *Features) int {
 		r, size := decodeRune(s, i)
 		if r < 0 || !isLatinLetter(r) {
 			break
+		}
+		if r >= combiningFirst && r <= combiningLast {
+			f[fCombining]++ // an overlong form
 		}
 		latin = true
 		i += size

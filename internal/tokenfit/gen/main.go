@@ -402,6 +402,7 @@ func main() {
 		{"text_table.describe.gen.txt", 70_000, (*gen).describe},
 		{"dev_output.gen.txt", 90_000, (*gen).devOutput},
 		{"cjk_data.gen.txt", 60_000, (*gen).cjkData},
+		{"unusual.gen.txt", 80_000, (*gen).unusual},
 	}
 	for i, j := range jobs {
 		g := &gen{r: rand.New(rand.NewPCG(20250101, uint64(i)))}
