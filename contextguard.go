@@ -226,7 +226,6 @@ func (g *ContextGuard) beforeModel(cctx agent.CallbackContext, req *model.LLMReq
 	}
 	sess, release := g.sessions.acquire(sessionKey(cctx))
 	defer release()
-	sess.cache.begin()
 
 	st := cctx.State()
 	sio := stateIO{agent: cfg.name, log: g.log}
@@ -248,8 +247,7 @@ func (g *ContextGuard) beforeModel(cctx agent.CallbackContext, req *model.LLMReq
 		sess: sess,
 		base: g.log,
 	}
-	est, salt := cfg.estimator(req.Model)
-	t.est = cachedEstimator{tokenEstimator: est, cache: sess.cache, salt: salt}
+	t.est = sess.estimator(cfg, req.Model)
 	t.lim = g.limits(cfg, req.Model)
 	t.inj = injectSummary(t)
 	t.est.prefetch(t.req.Contents)
@@ -477,6 +475,17 @@ func (s *sessionTable) evictLocked() {
 		}
 		el = prev
 	}
+}
+
+// estimator is the one place a turn's estimator is built, for
+// BeforeModelCallback and the overflow path alike: the agent's (its
+// WithTokenCounter, else the built-in estimator of the model's family),
+// counting through the session's cache. It starts a new pass over the cache.
+// The caller owns the entry.
+func (e *sessionEntry) estimator(cfg *agentConfig, modelName string) cachedEstimator {
+	e.cache.begin()
+	est, salt := cfg.estimator(modelName)
+	return cachedEstimator{tokenEstimator: est, cache: e.cache, salt: salt}
 }
 
 func sessionKey(c agent.ReadonlyContext) string {

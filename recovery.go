@@ -323,14 +323,14 @@ func (g *ContextGuard) onModelError(cctx agent.CallbackContext, req *model.LLMRe
 	sess, release := g.sessions.acquire(sessionKey(cctx))
 	mem := sess.memory(cfg.name)
 	if cfg.recoveryLLM == nil || req == nil {
-		g.recordOverflow(sess, mem, req, ov)
+		g.recordOverflow(sess, cfg, mem, req, ov)
 		release()
 		logger.Info("contextguard: no recovery model; returning the provider's error, the session's next call compacts first")
 		return nil, nil
 	}
 	creq, err := g.compactForRecovery(cctx, cfg, sess, mem, req, ov, logger)
 	if err != nil || creq == nil {
-		g.recordOverflow(sess, mem, req, ov)
+		g.recordOverflow(sess, cfg, mem, req, ov)
 	}
 	release()
 	if err != nil {
@@ -350,7 +350,7 @@ func (g *ContextGuard) onModelError(cctx agent.CallbackContext, req *model.LLMRe
 		// next call; only a compacted request that is still too long makes
 		// that call compact again.
 		if again, ok := AsContextOverflow(err); ok {
-			g.recordOverflow(sess, mem, creq, again)
+			g.recordOverflow(sess, cfg, mem, creq, again)
 		}
 		release()
 		logger.Error("contextguard: the recovery model failed; returning the provider's error",
@@ -363,12 +363,10 @@ func (g *ContextGuard) onModelError(cctx agent.CallbackContext, req *model.LLMRe
 
 // recordOverflow records an overflow for the session's next call. The caller
 // holds the session entry.
-func (g *ContextGuard) recordOverflow(sess *sessionEntry, mem *agentMemory, req *model.LLMRequest, ov ContextOverflow) {
+func (g *ContextGuard) recordOverflow(sess *sessionEntry, cfg *agentConfig, mem *agentMemory, req *model.LLMRequest, ov ContextOverflow) {
 	p := &pendingOverflow{real: ov.Tokens, limit: ov.Limit}
 	if req != nil {
-		sess.cache.begin()
-		est := cachedEstimator{tokenEstimator: estimatorFor(req.Model), cache: sess.cache, salt: estimatorSalt(req.Model)}
-		p.estimate = requestTokens(est, req)
+		p.estimate = requestTokens(sess.estimator(cfg, req.Model), req)
 	}
 	mem.overflow = p
 }
@@ -392,8 +390,7 @@ func (g *ContextGuard) compactForRecovery(cctx agent.CallbackContext, cfg *agent
 	}
 	mem.sentReq, mem.sentRaw = nil, nil
 
-	sess.cache.begin()
-	est := cachedEstimator{tokenEstimator: estimatorFor(req.Model), cache: sess.cache, salt: estimatorSalt(req.Model)}
+	est := sess.estimator(cfg, req.Model)
 	sent := max(requestTokens(est, req), 1)
 	creq := *req
 	creq.Contents = raw
