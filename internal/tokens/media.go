@@ -72,12 +72,56 @@ var (
 		audioPerSecond: 32, videoPerSecond: 263}
 )
 
+// maxMediaTokens caps the count of one media item. Sizes come from headers
+// anyone can write (a PNG may claim 2^31 x 2^31 pixels, a WAV header four
+// billion seconds), so every formula saturates here instead of overflowing
+// to a negative or small count. It is far above any model's window, and
+// small enough that summing millions of such counts cannot overflow.
+const maxMediaTokens = 1 << 30
+
+// satMul is a*b for non-negative a and b, saturated at maxMediaTokens.
+func satMul(a, b int) int {
+	if a <= 0 || b <= 0 {
+		return 0
+	}
+	if a > maxMediaTokens/b {
+		return maxMediaTokens
+	}
+	return min(a*b, maxMediaTokens)
+}
+
+// satAdd is a+b for non-negative a and b, saturated at maxMediaTokens.
+func satAdd(a, b int) int {
+	a, b = min(max(a, 0), maxMediaTokens), min(max(b, 0), maxMediaTokens)
+	return min(a+b, maxMediaTokens)
+}
+
+// satCeil is ceil(f) as a count in [0, maxMediaTokens]; NaN is 0.
+func satCeil(f float64) int {
+	switch {
+	case !(f > 0):
+		return 0
+	case f >= maxMediaTokens:
+		return maxMediaTokens
+	}
+	return int(math.Ceil(f))
+}
+
+// ceilDiv is ceil(a/b) for non-negative a and positive b, without the
+// overflow of (a+b-1)/b.
+func ceilDiv(a, b int) int {
+	q := a / b
+	if a%b != 0 {
+		q++
+	}
+	return q
+}
+
 func geminiImage(w, h int) int {
 	if w <= 384 && h <= 384 {
 		return 258
 	}
-	tiles := ((w + 767) / 768) * ((h + 767) / 768)
-	return 258 * tiles
+	return satMul(258, satMul(ceilDiv(w, 768), ceilDiv(h, 768)))
 }
 
 func openAIImage(w, h int) int {
@@ -90,17 +134,18 @@ func openAIImage(w, h int) int {
 		s := 768 / short
 		fw, fh = fw*s, fh*s
 	}
-	tiles := math.Ceil(fw/512) * math.Ceil(fh/512)
-	return 85 + 170*int(tiles)
+	tiles := satMul(satCeil(fw/512), satCeil(fh/512))
+	return satAdd(85, satMul(170, max(tiles, 1)))
 }
 
 func claudeImage(w, h int) int {
 	fw, fh := float64(w), float64(h)
 	if long := math.Max(fw, fh); long > 1568 {
+		// Scaled down, a very thin image keeps at least one pixel per side.
 		s := 1568 / long
-		fw, fh = math.Round(fw*s), math.Round(fh*s)
+		fw, fh = math.Max(math.Round(fw*s), 1), math.Max(math.Round(fh*s), 1)
 	}
-	return int(math.Min(math.Ceil(fw*fh/750), 1600))
+	return min(satCeil(fw*fh/750), 1600)
 }
 
 // Image returns the family's token cost of an image of the given pixel
@@ -130,15 +175,15 @@ func (e *Estimator) Blob(mimeType string, data []byte) int {
 		}
 		return e.media.undecodableImage
 	case sub == "pdf":
-		return e.media.pdfPage * pdfPages(data)
+		return satMul(e.media.pdfPage, pdfPages(data))
 	case kind == "audio":
 		sec := float64(len(data)) / AudioBytesPerSecond
 		if s, ok := wavSeconds(data); ok {
 			sec = s
 		}
-		return int(math.Ceil(sec*e.media.audioPerSecond)) + 1
+		return satAdd(satCeil(sec*e.media.audioPerSecond), 1)
 	case kind == "video":
-		return int(math.Ceil(float64(len(data))/VideoBytesPerSecond*e.media.videoPerSecond)) + 1
+		return satAdd(satCeil(float64(len(data))/VideoBytesPerSecond*e.media.videoPerSecond), 1)
 	case isTextMIME(kind, sub):
 		return e.Bytes(data)
 	case len(data) == 0:
@@ -203,6 +248,9 @@ func isTextMIME(kind, sub string) bool {
 	return strings.HasSuffix(sub, "+json") || strings.HasSuffix(sub, "+xml")
 }
 
+// pngSignature starts every PNG file; the IHDR chunk with the size follows.
+const pngSignature = "\x89PNG\r\n\x1a\n"
+
 // imageSize reads an image's dimensions from its header.
 func imageSize(data []byte) (w, h int, ok bool) {
 	if len(data) < 12 {
@@ -210,6 +258,16 @@ func imageSize(data []byte) (w, h int, ok bool) {
 	}
 	if string(data[0:4]) == "RIFF" && string(data[8:12]) == "WEBP" {
 		return webpSize(data)
+	}
+	if len(data) >= 24 && string(data[0:8]) == pngSignature && string(data[12:16]) == "IHDR" {
+		// Read here rather than by image/png, which rejects sizes whose
+		// pixel count overflows: such an image counts as huge, not as an
+		// undecodable one.
+		w, h := binary.BigEndian.Uint32(data[16:20]), binary.BigEndian.Uint32(data[20:24])
+		if w == 0 || h == 0 || w > math.MaxInt32 || h > math.MaxInt32 {
+			return 0, 0, false
+		}
+		return int(w), int(h), true
 	}
 	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
 	if err != nil || cfg.Width <= 0 || cfg.Height <= 0 {
