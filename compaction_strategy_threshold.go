@@ -2,8 +2,8 @@ package contextguard
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -255,7 +255,7 @@ func (g *ContextGuard) summarizeSpan(t *turn, c *compaction, span []*genai.Conte
 }
 
 // finishCompaction records the outcome: the irreducible floor, the state to
-// persist, the event, the span, the log line and the hook.
+// persist, the event (for the hook), the span and the log line.
 func (g *ContextGuard) finishCompaction(t *turn, c *compaction, o outcome) (next guardState, err error) {
 	next = t.prev
 	if o.newCount > t.lim.threshold {
@@ -290,9 +290,8 @@ func (g *ContextGuard) finishCompaction(t *turn, c *compaction, o outcome) (next
 		"reason", ev.Reason, "kept_contents", len(t.req.Contents)-1,
 		"summarizer_calls", ev.SummarizerCalls, "fallback", ev.Fallback,
 		"duration", ev.Duration)
-	if g.hook != nil {
-		g.hook(t.ctx, ev)
-	}
+	// The hook runs once the session is released (fireHook).
+	t.event = &ev
 	return next, err
 }
 
@@ -390,15 +389,14 @@ func (t *turn) guardSummarizerWindow() int {
 	return t.lim.window
 }
 
-// summarize calls the agent's summarizer with the summary timeout, turning a
-// panic into an error (logged with its stack) so the agent survives it.
-func (g *ContextGuard) summarize(t *turn, req SummaryRequest) (s string, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			t.log().Error("contextguard: summarizer panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			s, err = "", fmt.Errorf("summarizer panicked: %v", r)
-		}
-	}()
+// summarize calls the agent's summarizer, bounded by the summary timeout
+// even when the summarizer ignores its context (callBounded): on expiry the
+// guard stops waiting and the caller takes the fallback summary. The
+// session's mutex is released meanwhile (park), and the summarizer's context
+// is marked, so that a call it makes back into the guard for this session
+// gets ErrReentrant rather than deadlocking. A panic is turned into an error
+// (logged with its stack) so the agent survives it.
+func (g *ContextGuard) summarize(t *turn, req SummaryRequest) (string, error) {
 	parent := context.Context(t.ctx)
 	if t.spanCtx != nil {
 		parent = t.spanCtx
@@ -406,6 +404,19 @@ func (g *ContextGuard) summarize(t *turn, req SummaryRequest) (s string, err err
 	ctx, cancel := context.WithTimeout(parent, t.cfg.summaryTimeout)
 	defer cancel()
 	began := time.Now()
-	defer func() { g.tel.summarizerCall(parent, t.cfg.name, time.Since(began)) }()
-	return t.cfg.summarizer.Summarize(ctx, req)
+	sum := t.cfg.summarizer // the goroutine must not capture t: it would escape
+	s, err := callBounded(t.sess.park(ctx), func(ctx context.Context) (string, error) {
+		return sum.Summarize(ctx, req)
+	})
+	t.sess.unpark()
+	g.tel.summarizerCall(parent, t.cfg.name, time.Since(began))
+	if err != nil && ctx.Err() != nil && parent.Err() == nil {
+		err = fmt.Errorf("no summary within the summary timeout of %v: %w", t.cfg.summaryTimeout, err)
+	}
+	var p *panicError
+	if errors.As(err, &p) {
+		t.log().Error("contextguard: summarizer panicked", "panic", fmt.Sprint(p.value), "stack", string(p.stack))
+		return "", fmt.Errorf("summarizer panicked: %v", p.value)
+	}
+	return s, err
 }

@@ -34,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"time"
@@ -54,6 +55,16 @@ const PluginName = "contextguard"
 // request the guard cannot shrink (system instruction, tool declarations and
 // the user's current request) does not fit the context window by itself.
 var ErrIrreducible = errors.New("contextguard: the system instruction, tools and current request alone exceed the context window")
+
+// ErrReentrant is returned (wrapped, with the session and agent) by the
+// plugin's BeforeModelCallback and OnModelErrorCallback when the call comes
+// from the summarizer of a compaction of the same session, that is when its
+// context descends from the context the guard gave Summarize. Such a call
+// would need the history that is being summarized, and the compaction waits
+// for the summarizer, so it cannot be served; the summarizer should answer
+// without it. Calls for other sessions, AfterModelCallback, and calls from
+// the OnCompaction hook or a recovery model are served as usual.
+var ErrReentrant = errors.New("contextguard: re-entrant call from the summarizer of the session's own compaction")
 
 // ContextGuard holds the per-agent configuration of the plugin. One guard
 // serves any number of sessions concurrently; Add may be called at any time,
@@ -207,6 +218,8 @@ type turn struct {
 	sumWindow int
 	// spanCtx carries the compaction span to the summarizer call.
 	spanCtx context.Context
+	// event is the compaction this turn made, for the OnCompaction hook.
+	event *CompactionEvent
 }
 
 // beforeModel is the plugin's BeforeModelCallback (DESIGN §3).
@@ -224,8 +237,20 @@ func (g *ContextGuard) beforeModel(cctx agent.CallbackContext, req *model.LLMReq
 	if len(req.Contents) == 0 {
 		g.log.Debug("contextguard: the request has no contents", "agent", cfg.name, "session", cctx.SessionID())
 	}
-	sess, release := g.sessions.acquire(sessionKey(cctx))
-	defer release()
+	ev, err := g.guardRequest(cctx, cfg, req)
+	g.fireHook(cctx, ev)
+	return nil, err
+}
+
+// guardRequest does the work of BeforeModelCallback while it owns the
+// session (see sessionTable), and returns the compaction it made, if any,
+// for the hook, which runs once the session is released.
+func (g *ContextGuard) guardRequest(cctx agent.CallbackContext, cfg *agentConfig, req *model.LLMRequest) (*CompactionEvent, error) {
+	sess, err := g.sessions.acquire(cctx, sessionKey(cctx))
+	if err != nil {
+		return nil, sessionError(cctx, cfg.name, err)
+	}
+	defer g.sessions.release(sess)
 
 	st := cctx.State()
 	sio := stateIO{agent: cfg.name, log: g.log}
@@ -257,7 +282,16 @@ func (g *ContextGuard) beforeModel(cctx agent.CallbackContext, req *model.LLMReq
 	if st != nil {
 		sio.save(st, prev, next)
 	}
-	return nil, err
+	return t.event, err
+}
+
+// fireHook calls the OnCompaction hook with ev, when there is both. It is
+// called after the session was released, so a hook that calls back into the
+// guard for the same session is served.
+func (g *ContextGuard) fireHook(ctx context.Context, ev *CompactionEvent) {
+	if ev != nil && g.hook != nil {
+		g.hook(ctx, *ev)
+	}
 }
 
 // log returns the turn's logger, built only when something is logged so the
@@ -399,10 +433,33 @@ func (g *ContextGuard) afterModel(cctx agent.CallbackContext, resp *model.LLMRes
 // used idle entries are dropped beyond it.
 const defaultSessionEntries = 10_000
 
-// sessionTable holds what the guard keeps in memory per session: a mutex
-// that serialises the guard's work on the session (so it never summarizes
-// the same history twice at once while other sessions proceed), the
-// per-content count cache and the last summary message built.
+// sessionTable holds what the guard keeps in memory per session: the
+// per-content count cache, the last summary message built and the record of
+// each agent (recovery.go), and the ownership that serialises the guard's
+// work on a session, so it never summarizes the same history twice at once
+// while other sessions proceed.
+//
+// Ownership and user code. A call owns a session from acquire to release.
+// The entry's mutex is held while the guard itself works, never while user
+// code runs:
+//
+//   - a Summarizer runs with the mutex released and the session marked busy
+//     (park, unpark): the call still owns the session, so a concurrent call
+//     for it waits, in acquire, until the owner releases it, and gives up
+//     when its own context is done; the wait never holds a mutex;
+//   - a call whose context descends from the summarizer's (the summarizer,
+//     or an agent it runs, calling back into the guard for the session it
+//     summarizes) would wait for itself: acquire recognises it by the mark
+//     the summarizer's context carries (withReentry) and returns
+//     ErrReentrant at once;
+//   - the OnCompaction hook and a recovery model run after release, so they
+//     may call the guard for the same session.
+//
+// A summarizer that calls back with a context that does not descend from
+// its own waits like any concurrent call, until the summary timeout makes
+// the owner stop waiting for the summarizer (callBounded) and finish with
+// the fallback summary. The TokenCounter and the ModelRegistry run with the
+// mutex held: they answer synchronously and must not call the guard.
 type sessionTable struct {
 	mu    sync.Mutex
 	max   int
@@ -413,14 +470,25 @@ type sessionTable struct {
 type sessionEntry struct {
 	key   string
 	mu    sync.Mutex
-	users int // holders and waiters; an entry in use is never evicted
+	users int // owners and waiters; an entry in use is never evicted
 
 	// Guarded by mu.
+	//
+	// busy is set while the owner runs user code with mu released (park),
+	// and cleared, its done channel closed, when the owner releases the
+	// session.
+	busy    *busyMark
 	cache   *countCache
 	summary summaryMemo
 	// agents is the in-memory record of each agent of the session that
 	// survives a failed model call (recovery.go).
 	agents []*agentMemory
+}
+
+// busyMark marks a session whose owner runs user code with the entry's
+// mutex released.
+type busyMark struct {
+	done chan struct{} // closed when the owner releases the session
 }
 
 // summaryMemo reuses the summary message across calls while the stored
@@ -441,8 +509,12 @@ func newSessionTable(n int) *sessionTable {
 	return &sessionTable{max: n, byKey: make(map[string]*list.Element), order: list.New()}
 }
 
-// acquire locks the session's entry and returns it with its release function.
-func (s *sessionTable) acquire(key string) (*sessionEntry, func()) {
+// acquire makes the caller the owner of the session's entry, with its mutex
+// held; the caller must call release. While another call owns the session
+// and runs user code, acquire waits for it to release the session; it
+// returns ctx's error if ctx is done first, and ErrReentrant (unwrapped) at
+// once if ctx descends from that owner's summarizer context.
+func (s *sessionTable) acquire(ctx context.Context, key string) (*sessionEntry, error) {
 	s.mu.Lock()
 	el, ok := s.byKey[key]
 	if !ok {
@@ -456,14 +528,37 @@ func (s *sessionTable) acquire(key string) (*sessionEntry, func()) {
 	s.evictLocked()
 	s.mu.Unlock()
 
-	e.mu.Lock()
-	return e, func() {
+	for {
+		e.mu.Lock()
+		b := e.busy
+		if b == nil {
+			return e, nil
+		}
 		e.mu.Unlock()
-		s.mu.Lock()
-		e.users--
-		s.evictLocked()
-		s.mu.Unlock()
+		if err := b.wait(ctx); err != nil {
+			s.leave(e)
+			return nil, err
+		}
 	}
+}
+
+// release ends the caller's ownership of e: it clears the busy mark, waking
+// the calls waiting for the session, and unlocks e.
+func (s *sessionTable) release(e *sessionEntry) {
+	if b := e.busy; b != nil {
+		e.busy = nil
+		close(b.done)
+	}
+	e.mu.Unlock()
+	s.leave(e)
+}
+
+// leave drops a user of e, evicting idle entries past the table's bound.
+func (s *sessionTable) leave(e *sessionEntry) {
+	s.mu.Lock()
+	e.users--
+	s.evictLocked()
+	s.mu.Unlock()
 }
 
 func (s *sessionTable) evictLocked() {
@@ -477,6 +572,76 @@ func (s *sessionTable) evictLocked() {
 	}
 }
 
+// park releases the mutex of an entry the caller owns so that user code can
+// run, marking the entry busy: the caller stays its owner, and other calls
+// wait for it in acquire. It returns ctx marked as coming from this owner's
+// user code (withReentry), for the user code to run under. unpark takes the
+// mutex back; the mark stays until release.
+func (e *sessionEntry) park(ctx context.Context) context.Context {
+	if e.busy == nil {
+		e.busy = &busyMark{done: make(chan struct{})}
+	}
+	b := e.busy
+	e.mu.Unlock()
+	return withReentry(ctx, b)
+}
+
+// unpark takes back the mutex park released.
+func (e *sessionEntry) unpark() { e.mu.Lock() }
+
+// wait waits until the owner that set b releases the session. A call from
+// that owner's own user code cannot be served (ErrReentrant); a call whose
+// ctx is done gives up with ctx's error.
+func (b *busyMark) wait(ctx context.Context) error {
+	if isReentrant(ctx, b) {
+		return ErrReentrant
+	}
+	select {
+	case <-b.done:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// reentryKey is the context key of the busy marks of the sessions whose
+// user code a context comes from.
+type reentryKey struct{}
+
+// reentry is one mark in a context's chain: a summarizer's context may
+// itself descend from another session's summarizer.
+type reentry struct {
+	mark   *busyMark
+	parent *reentry
+}
+
+// withReentry returns ctx marked as coming from the user code run under b.
+func withReentry(ctx context.Context, b *busyMark) context.Context {
+	parent, _ := ctx.Value(reentryKey{}).(*reentry)
+	return context.WithValue(ctx, reentryKey{}, &reentry{mark: b, parent: parent})
+}
+
+// isReentrant reports whether ctx comes from the user code run under b.
+func isReentrant(ctx context.Context, b *busyMark) bool {
+	r, _ := ctx.Value(reentryKey{}).(*reentry)
+	for ; r != nil; r = r.parent {
+		if r.mark == b {
+			return true
+		}
+	}
+	return false
+}
+
+// sessionError says which session and agent a call that acquire refused was
+// for.
+func sessionError(c agent.ReadonlyContext, agentName string, err error) error {
+	if errors.Is(err, ErrReentrant) {
+		return fmt.Errorf("%w: session %q, agent %q: the call comes from the summarizer compacting this session; answer without calling the guard for it",
+			err, c.SessionID(), agentName)
+	}
+	return fmt.Errorf("contextguard: session %q, agent %q: waiting for the session's compaction: %w", c.SessionID(), agentName, err)
+}
+
 // estimator is the one place a turn's estimator is built, for
 // BeforeModelCallback and the overflow path alike: the agent's (its
 // WithTokenCounter, else the built-in estimator of the model's family),
@@ -486,6 +651,50 @@ func (e *sessionEntry) estimator(cfg *agentConfig, modelName string) cachedEstim
 	e.cache.begin()
 	est, salt := cfg.estimator(modelName)
 	return cachedEstimator{tokenEstimator: est, cache: e.cache, salt: salt}
+}
+
+// panicError is a panic of user code run by callBounded.
+type panicError struct {
+	value any
+	stack []byte
+}
+
+func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.value) }
+
+// callBounded runs f(ctx) on its own goroutine and returns its result, or
+// stops waiting when ctx is done first, so that user code that ignores its
+// context (a model stuck on the network) cannot hold the agent past ctx's
+// deadline. An abandoned call keeps running until f returns; its result goes
+// to a buffered channel, so its goroutine then exits, and a late panic is
+// recovered and dropped. A panic of f is returned as a *panicError.
+func callBounded[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		defer func() {
+			if p := recover(); p != nil {
+				r = result{err: &panicError{value: p, stack: debug.Stack()}}
+			}
+			done <- r
+		}()
+		r.v, r.err = f(ctx)
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		select {
+		case r := <-done: // it returned too: its answer wins
+			return r.v, r.err
+		default:
+		}
+		var zero T
+		return zero, fmt.Errorf("stopped waiting for it: %w", context.Cause(ctx))
+	}
 }
 
 func sessionKey(c agent.ReadonlyContext) string {

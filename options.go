@@ -76,7 +76,9 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithOnCompaction registers a hook called after every compaction, on the
-// goroutine of the model call, with what was done. A nil hook is an error.
+// goroutine of the model call, with what was done. It runs once the guard
+// has released the session, so it may call back into the guard, also for
+// the same session. A nil hook is an error.
 func WithOnCompaction(fn func(context.Context, CompactionEvent)) Option {
 	return func(o *guardOptions) {
 		if fn == nil {
@@ -270,8 +272,11 @@ func WithSummarizer(s Summarizer) AgentOption {
 	}
 }
 
-// WithSummaryTimeout bounds each summarizer call. When it expires the
-// deterministic fallback summary is used. It must be positive.
+// WithSummaryTimeout bounds each summarizer call, the default LLM
+// summarizer's and a custom one's alike. When it expires the guard stops
+// waiting, even for a summarizer or model that ignores its context (the
+// abandoned call is left to return on its own), and the deterministic
+// fallback summary is used. It must be positive.
 func WithSummaryTimeout(d time.Duration) AgentOption {
 	return func(c *agentConfig) {
 		if d <= 0 {

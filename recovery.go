@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
-	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -320,45 +319,72 @@ func (g *ContextGuard) onModelError(cctx agent.CallbackContext, req *model.LLMRe
 	logger.Warn("contextguard: the provider rejected the request as too long",
 		"provider", ov.Provider, "real_tokens", ov.Tokens, "limit", ov.Limit, "recovery_model", cfg.recoveryLLM != nil)
 
-	sess, release := g.sessions.acquire(sessionKey(cctx))
-	mem := sess.memory(cfg.name)
-	if cfg.recoveryLLM == nil || req == nil {
-		g.recordOverflow(sess, cfg, mem, req, ov)
-		release()
-		logger.Info("contextguard: no recovery model; returning the provider's error, the session's next call compacts first")
-		return nil, nil
-	}
-	creq, err := g.compactForRecovery(cctx, cfg, sess, mem, req, ov, logger)
-	if err != nil || creq == nil {
-		g.recordOverflow(sess, cfg, mem, req, ov)
-	}
-	release()
-	if err != nil {
+	creq, ev, err := g.handleOverflow(cctx, cfg, req, ov, logger)
+	g.fireHook(cctx, ev)
+	switch {
+	case err != nil:
 		logger.Error("contextguard: recovery impossible", "error", err)
 		return nil, fmt.Errorf("contextguard: recovering from a context overflow: %w; the provider said: %w", err, modelErr)
-	}
-	if creq == nil {
+	case cfg.recoveryLLM == nil || req == nil:
+		logger.Info("contextguard: no recovery model; returning the provider's error, the session's next call compacts first")
+		return nil, nil
+	case creq == nil:
 		logger.Warn("contextguard: nothing left to compact; returning the provider's error")
 		return nil, nil
 	}
 
+	// The recovery model runs with the session released: it may call the
+	// guard for the same session.
 	resp, err := callRecoveryModel(cctx, cfg.recoveryLLM, creq)
 	if err != nil {
-		sess, release = g.sessions.acquire(sessionKey(cctx))
-		mem = sess.memory(cfg.name)
 		// The compaction is remembered (mem.compacted) and reused by the
 		// next call; only a compacted request that is still too long makes
 		// that call compact again.
 		if again, ok := AsContextOverflow(err); ok {
-			g.recordOverflow(sess, cfg, mem, creq, again)
+			g.rememberOverflow(cctx, cfg, creq, again, logger)
 		}
-		release()
 		logger.Error("contextguard: the recovery model failed; returning the provider's error",
 			"error", err)
 		return nil, nil
 	}
 	logger.Info("contextguard: recovered from a context overflow", "contents", len(creq.Contents))
 	return resp, nil
+}
+
+// handleOverflow does the work of OnModelErrorCallback while it owns the
+// session: without a recovery model it records the overflow for the next
+// call; with one it compacts the rejected request and returns the request to
+// send (nil when nothing could be compacted, and the overflow is then
+// recorded). It returns the compaction made, if any, for the hook, which
+// runs once the session is released.
+func (g *ContextGuard) handleOverflow(cctx agent.CallbackContext, cfg *agentConfig, req *model.LLMRequest, ov ContextOverflow, logger *slog.Logger) (*model.LLMRequest, *CompactionEvent, error) {
+	sess, err := g.sessions.acquire(cctx, sessionKey(cctx))
+	if err != nil {
+		return nil, nil, sessionError(cctx, cfg.name, err)
+	}
+	defer g.sessions.release(sess)
+	mem := sess.memory(cfg.name)
+	if cfg.recoveryLLM == nil || req == nil {
+		g.recordOverflow(sess, cfg, mem, req, ov)
+		return nil, nil, nil
+	}
+	creq, ev, err := g.compactForRecovery(cctx, cfg, sess, mem, req, ov, logger)
+	if err != nil || creq == nil {
+		g.recordOverflow(sess, cfg, mem, req, ov)
+	}
+	return creq, ev, err
+}
+
+// rememberOverflow records, for the session's next call, that the recovery
+// model rejected the compacted request too.
+func (g *ContextGuard) rememberOverflow(cctx agent.CallbackContext, cfg *agentConfig, req *model.LLMRequest, ov ContextOverflow, logger *slog.Logger) {
+	sess, err := g.sessions.acquire(cctx, sessionKey(cctx))
+	if err != nil {
+		logger.Warn("contextguard: the recovery model's overflow is not recorded", "error", sessionError(cctx, cfg.name, err))
+		return
+	}
+	defer g.sessions.release(sess)
+	g.recordOverflow(sess, cfg, sess.memory(cfg.name), req, ov)
 }
 
 // recordOverflow records an overflow for the session's next call. The caller
@@ -375,9 +401,9 @@ func (g *ContextGuard) recordOverflow(sess *sessionEntry, cfg *agentConfig, mem 
 // (the provider's limit when it is smaller than the guard's), calibrated
 // with the provider's real count, and persists the compaction in the call's
 // state delta, which rides on the recovery response. It returns the request
-// to send, nil when nothing could be compacted. The caller holds the session
-// entry.
-func (g *ContextGuard) compactForRecovery(cctx agent.CallbackContext, cfg *agentConfig, sess *sessionEntry, mem *agentMemory, req *model.LLMRequest, ov ContextOverflow, logger *slog.Logger) (*model.LLMRequest, error) {
+// to send, nil when nothing could be compacted, and the compaction's event
+// for the hook. The caller owns the session entry.
+func (g *ContextGuard) compactForRecovery(cctx agent.CallbackContext, cfg *agentConfig, sess *sessionEntry, mem *agentMemory, req *model.LLMRequest, ov ContextOverflow, logger *slog.Logger) (*model.LLMRequest, *CompactionEvent, error) {
 	st := cctx.State()
 	sio := stateIO{agent: cfg.name, log: g.log}
 	var prev guardState
@@ -421,32 +447,44 @@ func (g *ContextGuard) compactForRecovery(cctx agent.CallbackContext, cfg *agent
 		mem.compacted = &c
 	}
 	if err != nil {
-		return nil, err
+		return nil, t.event, err
 	}
 	if next.compactions == prev.compactions {
-		return nil, nil
+		return nil, t.event, nil
 	}
-	return t.req, nil
+	return t.req, t.event, nil
 }
 
-// callRecoveryModel sends req to llm and returns its final response. A panic
-// of the model is turned into an error.
-func callRecoveryModel(ctx context.Context, llm model.LLM, req *model.LLMRequest) (resp *model.LLMResponse, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			resp, err = nil, fmt.Errorf("contextguard: recovery model %q panicked: %v\n%s", llm.Name(), r, debug.Stack())
-		}
-	}()
+// callRecoveryModel sends req to llm and returns its final response. The
+// wait is bounded by ctx even when the model ignores it (callBounded): once
+// the call's context is done the guard stops waiting and returns an error.
+// A panic of the model is turned into an error.
+func callRecoveryModel(ctx context.Context, llm model.LLM, req *model.LLMRequest) (*model.LLMResponse, error) {
+	resp, err := callBounded(ctx, func(ctx context.Context) (*model.LLMResponse, error) {
+		return finalResponse(ctx, llm, req)
+	})
+	var p *panicError
+	switch {
+	case errors.As(err, &p):
+		return nil, fmt.Errorf("contextguard: recovery model %q panicked: %v\n%s", llm.Name(), p.value, p.stack)
+	case err != nil:
+		return nil, fmt.Errorf("contextguard: recovery model %q: %w", llm.Name(), err)
+	}
+	return resp, nil
+}
+
+// finalResponse sends req to llm and returns its last non-partial response.
+func finalResponse(ctx context.Context, llm model.LLM, req *model.LLMRequest) (resp *model.LLMResponse, err error) {
 	for r, e := range llm.GenerateContent(ctx, req, false) {
 		if e != nil {
-			return nil, fmt.Errorf("contextguard: recovery model %q: %w", llm.Name(), e)
+			return nil, e
 		}
 		if r != nil && !r.Partial {
 			resp = r
 		}
 	}
 	if resp == nil {
-		return nil, fmt.Errorf("contextguard: recovery model %q returned no response", llm.Name())
+		return nil, errors.New("returned no response")
 	}
 	return resp, nil
 }

@@ -16,9 +16,13 @@ import (
 )
 
 // Summarizer turns a conversation into a summary the agent can resume from.
-// Implementations must honour ctx; the guard bounds each call with the
-// agent's summary timeout and falls back to a deterministic summary on any
-// error, empty or oversize output, or panic.
+// Implementations should honour ctx; the guard bounds each call with the
+// agent's summary timeout (it stops waiting when the timeout expires, even
+// if Summarize has not returned) and falls back to a deterministic summary
+// on any error, empty or oversize output, timeout or panic. Summarize runs
+// without the guard's session lock, but a call it makes back into the guard
+// for the session it summarizes, with ctx or a context derived from it,
+// cannot be served and gets ErrReentrant.
 type Summarizer interface {
 	Summarize(ctx context.Context, req SummaryRequest) (string, error)
 }
