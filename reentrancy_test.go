@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -261,4 +262,40 @@ func TestConcurrency_CallWaitsForTheSessionsCompaction(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, stuck.calls.Load(), "the session was summarized once")
 	assert.Contains(t, contentText(req2.Contents[0]), "late answer", "the waiting call sent the compaction's summary")
+}
+
+// TestReentrancy_SummarizerCallsBackWithAnUnrelatedContext: a summarizer
+// that calls back into the guard for its own session with a context that
+// does not descend from the one it was given cannot be recognised; its call
+// waits like any concurrent one, until the summary timeout makes the guard
+// stop waiting for the summarizer and finish the compaction with the
+// fallback summary. The call is then served, and nothing deadlocks.
+func TestReentrancy_SummarizerCallsBackWithAnUnrelatedContext(t *testing.T) {
+	var events []CompactionEvent
+	g := New(nil, WithLogger((&logBuffer{}).logger()),
+		WithOnCompaction(func(_ context.Context, e CompactionEvent) { events = append(events, e) }))
+	outer := newFakeCtx("a").withUser(latestRequest)
+	var cb callbackSet
+	inner := request(overThreshold()...)
+	sum := &callbackSummarizer{answer: "TOO-LATE", call: func(context.Context) error {
+		_, err := cb.before(sameSession(outer, context.Background()), inner)
+		return err
+	}}
+	g.Add("a", nil, WithMaxTokens(8_000), WithSummarizer(sum), WithSummaryTimeout(50*time.Millisecond))
+	cb = pluginCallbacks(t, g)
+
+	var err error
+	if !finishes(t, "the outer BeforeModelCallback", func() { _, err = cb.before(outer, request(overThreshold()...)) }) {
+		return
+	}
+	require.NoError(t, err)
+	require.Len(t, events, 1)
+	assert.True(t, events[0].Fallback, "the guard stopped waiting for the summarizer")
+	assert.Contains(t, events[0].FallbackReason, "summary timeout")
+
+	// The summarizer's own call is served once the compaction is done.
+	require.Eventually(t, func() bool { return len(sum.results()) == 1 }, hangBound, time.Millisecond)
+	require.NoError(t, sum.results()[0])
+	assert.Contains(t, contentText(inner.Contents[0]), "Automatic summary", "it sent the compaction's fallback summary")
+	assert.Equal(t, 1, outer.getInt(keyCompactions), "and did not compact again")
 }
