@@ -49,7 +49,9 @@ var prior = map[string]float64{
 	"hex": 0.6, "ctrl": 1,
 	// Runes that byte-pair vocabularies mostly lack: split into two to four
 	// byte tokens.
-	"han_rare": 3.5, "astral": 2.5, "private": 2, "combining": 1,
+	"han_rare": 3.5, "astral": 2.5, "combining": 1,
+	// Counted in bytes.
+	"private": 1,
 	// Already in tokens (the run tables give the o200k cost).
 	"box_tokens": 1, "punct_long": 1, "punct_alt": 0.5,
 }

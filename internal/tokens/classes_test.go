@@ -190,14 +190,6 @@ func (g *classGen) gen(class string) string {
 var generatedClasses = []string{"rare_cjk", "math_alnum", "combining", "emoji_zwj", "private_use",
 	"punct_runs", "box_drawing", "dunder_ident"}
 
-// classesPending are the classes still outside the bounds after the fit,
-// with the last measured estimate/o200k ratio. Remove entries as they are
-// fixed; the test must then pass for them.
-var classesPending = map[string]string{
-	"combining":   "estimate/o200k 0.78-0.79 (was 0.68-0.69 before the combining feature)",
-	"private_use": "estimate/o200k 0.69-0.70 (was 0.51 before the private-use feature)",
-}
-
 // TestEstimatorGeneratedClasses checks, for each class of unusual text, that
 // the O200k estimate of 1k+ character texts is within the bounds above of
 // the exact o200k_base count.
@@ -207,9 +199,6 @@ func TestEstimatorGeneratedClasses(t *testing.T) {
 	est := tokens.New(tokens.O200k)
 	for _, class := range generatedClasses {
 		t.Run(class, func(t *testing.T) {
-			if reason, ok := classesPending[class]; ok {
-				t.Skipf("not yet within bounds: %s", reason)
-			}
 			for seed := uint64(1); seed <= 3; seed++ {
 				g := &classGen{r: rand.New(rand.NewPCG(seed, 0xc1a55))}
 				s := g.gen(class)

@@ -61,8 +61,8 @@ const (
 	fCtrl                // control bytes and invalid UTF-8
 	fHanRare             // ideographs of CJK Extension B and beyond (U+20000–U+3FFFF)
 	fAstral              // other runes outside the BMP that are not emoji (math alphanumerics, historic scripts)
-	fPrivate             // private-use runes (U+E000–U+F8FF, planes 15 and 16)
-	fCombining           // combining marks
+	fPrivate             // UTF-8 bytes of private-use runes (U+E000–U+F8FF, planes 15 and 16)
+	fCombining           // byte tokens of combining marks (see markTokens)
 	fBoxTokens           // box-drawing and block runs, costed per run with the o200k run table
 	fPunctLong           // ASCII punctuation runs of one byte (longPunct+ long), costed with the o200k run table
 	fPunctAlt            // bytes of alternating two-byte punctuation patterns ("-=-=", "._._"), in long ones
@@ -221,18 +221,31 @@ func decodeRune[T text](s T, i int) (rune, int) {
 	return -1, 1
 }
 
-// isLatinLetter reports whether r is a non-ASCII Latin letter or a combining
-// mark, which tokenizers keep inside words.
+// isLatinLetter reports whether r is a non-ASCII Latin letter.
 func isLatinLetter(r rune) bool {
-	return (r >= 0xC0 && r <= 0x24F && r != 0xD7 && r != 0xF7) ||
-		(r >= combiningFirst && r <= combiningLast) || (r >= 0x1E00 && r <= 0x1EFF)
+	return (r >= 0xC0 && r <= 0x24F && r != 0xD7 && r != 0xF7) || (r >= 0x1E00 && r <= 0x1EFF)
 }
 
-// The combining diacritical marks (U+0300–U+036F), kept inside words.
+// The combining diacritical marks (U+0300–U+036F). Tokenizers keep marks
+// inside words, but byte-pair vocabularies hold a dozen of them at most:
+// the others are split into their bytes, and the letter after a mark starts
+// a new token. So a mark ends a letter piece, and is costed apart.
 const (
 	combiningFirst = 0x300
 	combiningLast  = 0x36F
 )
+
+// markTokens is the o200k_base cost of a combining mark alone: the marks of
+// U+1AB0–U+1AFF and U+1DC0–U+1DFF are three byte tokens each (61 of 64 and
+// 30 of 31 in the vocabulary); those of U+0300–U+036F, U+20D0–U+20FF and
+// U+FE20–U+FE2F two (their lead bytes pair up; 12 of the 112 basic marks are
+// one token, not worth a table).
+func markTokens(r rune) int32 {
+	if r >= 0x1AB0 && r <= 0x1DFF {
+		return 3
+	}
+	return 2
+}
 
 // Script classes of non-ASCII runes that are not Latin letters.
 const (
@@ -267,8 +280,8 @@ func scriptOf(r rune) int {
 		return sUniPunct
 	case r >= boxFirst && r <= boxLast:
 		return sBox
-	case r >= 0x1AB0 && r <= 0x1AFF, r >= 0x1DC0 && r <= 0x1DFF, r >= 0x20D0 && r <= 0x20FF,
-		r >= 0xFE20 && r <= 0xFE2F:
+	case r >= combiningFirst && r <= combiningLast, r >= 0x1AB0 && r <= 0x1AFF, r >= 0x1DC0 && r <= 0x1DFF,
+		r >= 0x20D0 && r <= 0x20FF, r >= 0xFE20 && r <= 0xFE2F:
 		return sCombining
 	case r >= 0xE000 && r <= 0xF8FF, r >= 0xF0000 && r <= 0x10FFFF:
 		return sPrivate
@@ -724,9 +737,11 @@ func countFeatures[T text](s T, f *Features) {
 			case sAstral:
 				f[fAstral]++
 			case sPrivate:
-				f[fPrivate]++
+				// Split into bytes: 3 tokens in the BMP area (2.9 on
+				// average in o200k_base), 4 in planes 15 and 16.
+				f[fPrivate] += int32(size)
 			case sCombining:
-				f[fCombining]++
+				f[fCombining] += markTokens(r)
 			case sBox:
 				// A run of the same rune (three bytes).
 				j := i + 3
@@ -806,9 +821,6 @@ func wordRun[T text](s T, i int, f *Features) int {
 			if !isLatinLetter(r) {
 				break
 			}
-			if r >= combiningFirst && r <= combiningLast {
-				f[fCombining]++
-			}
 			latin = true
 			i += 2
 			continue
@@ -816,9 +828,6 @@ func wordRun[T text](s T, i int, f *Features) int {
 		r, size := decodeRune(s, i)
 		if r < 0 || !isLatinLetter(r) {
 			break
-		}
-		if r >= combiningFirst && r <= combiningLast {
-			f[fCombining]++ // an overlong form
 		}
 		latin = true
 		i += size

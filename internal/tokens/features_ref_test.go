@@ -2,9 +2,10 @@ package tokens
 
 // This file is the reference of the feature counter: a plain version of
 // features.go, which must give identical counts on every input. It was frozen
-// at commit 007d782 and extended once with the classes of unusual text (rare
+// at commit 007d782 and extended twice: with the classes of unusual text (rare
 // CJK, astral, private-use, combining, box-drawing and long punctuation
-// runs). Do not edit it to follow features.go.
+// runs), then with private-use runes costed by their bytes and combining
+// marks costed apart from the letters. Do not edit it to follow features.go.
 
 // Byte flags of the ASCII class table.
 const (
@@ -106,11 +107,9 @@ func decodeRuneRef[T textRef](s T, i int) (rune, int) {
 	return -1, 1
 }
 
-// isLatinLetterRef reports whether r is a non-ASCII Latin letter or a combining
-// mark, which tokenizers keep inside words.
+// isLatinLetterRef reports whether r is a non-ASCII Latin letter.
 func isLatinLetterRef(r rune) bool {
-	return (r >= 0xC0 && r <= 0x24F && r != 0xD7 && r != 0xF7) ||
-		(r >= 0x300 && r <= 0x36F) || (r >= 0x1E00 && r <= 0x1EFF)
+	return (r >= 0xC0 && r <= 0x24F && r != 0xD7 && r != 0xF7) || (r >= 0x1E00 && r <= 0x1EFF)
 }
 
 // Script classes of non-ASCII runes that are not Latin letters.
@@ -148,7 +147,7 @@ func scriptOfRef(r rune) int {
 		return sUniPunctRef
 	case r >= 0x2500 && r <= 0x259F:
 		return sBoxRef
-	case r >= 0x1AB0 && r <= 0x1AFF, r >= 0x1DC0 && r <= 0x1DFF, r >= 0x20D0 && r <= 0x20FF, r >= 0xFE20 && r <= 0xFE2F:
+	case r >= 0x300 && r <= 0x36F, r >= 0x1AB0 && r <= 0x1AFF, r >= 0x1DC0 && r <= 0x1DFF, r >= 0x20D0 && r <= 0x20FF, r >= 0xFE20 && r <= 0xFE2F:
 		return sCombiningRef
 	case r >= 0xE000 && r <= 0xF8FF, r >= 0xF0000 && r <= 0x10FFFF:
 		return sPrivateRef
@@ -388,9 +387,13 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 			case sAstralRef:
 				f[fAstral]++
 			case sPrivateRef:
-				f[fPrivate]++
+				f[fPrivate] += int32(size)
 			case sCombiningRef:
-				f[fCombining]++
+				if r >= 0x1AB0 && r <= 0x1AFF || r >= 0x1DC0 && r <= 0x1DFF {
+					f[fCombining] += 3
+				} else {
+					f[fCombining] += 2
+				}
 			case sBoxRef:
 				m := 1
 				for {
@@ -444,9 +447,6 @@ func wordRunRef[T textRef](s T, i int, f *Features) int {
 		r, size := decodeRuneRef(s, i)
 		if r < 0 || !isLatinLetterRef(r) {
 			break
-		}
-		if r >= 0x300 && r <= 0x36F {
-			f[fCombining]++
 		}
 		latin = true
 		i += size
