@@ -1,12 +1,7 @@
 package contextguard
 
 import (
-	"encoding/binary"
-	"encoding/hex"
-	"hash"
-	"hash/fnv"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -157,117 +152,6 @@ func estimatorFor(model string) tokenEstimator {
 // share a session's cache.
 func estimatorSalt(model string) uint64 {
 	return mix(uint64(tokens.FamilyForModel(model)) + 1)
-}
-
-// ---------------------------------------------------------------------------
-// Fingerprints (DESIGN §6)
-// ---------------------------------------------------------------------------
-
-// fingerprint identifies a content across ADK's rebuilds of the request: the
-// same role and parts give the same value in every process, whatever the map
-// order and whether numbers came back from a database as float64.
-func fingerprint(c *genai.Content) string {
-	h := fnv.New64a()
-	fpContent(h, c)
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], h.Sum64())
-	return hex.EncodeToString(b[:])
-}
-
-func fpContent(h hash.Hash64, c *genai.Content) {
-	if c == nil {
-		fpStr(h, "<nil>")
-		return
-	}
-	fpStr(h, c.Role)
-	for _, p := range c.Parts {
-		if p == nil {
-			continue
-		}
-		fpStr(h, p.Text)
-		if p.Thought {
-			fpStr(h, "<thought>")
-		}
-		if fc := p.FunctionCall; fc != nil {
-			fpStr(h, "<call>")
-			fpStr(h, fc.Name)
-			fpValue(h, fc.Args)
-		}
-		if fr := p.FunctionResponse; fr != nil {
-			fpStr(h, "<response>")
-			fpStr(h, fr.Name)
-			fpValue(h, fr.Response)
-		}
-		if d := p.InlineData; d != nil {
-			fpStr(h, d.MIMEType)
-			_, _ = h.Write(d.Data)
-		}
-		if f := p.FileData; f != nil {
-			fpStr(h, f.FileURI)
-		}
-	}
-}
-
-func fpStr(h hash.Hash64, s string) {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], uint64(len(s)))
-	_, _ = h.Write(b[:])
-	_, _ = h.Write([]byte(s))
-}
-
-func fpValue(h hash.Hash64, v any) {
-	switch x := v.(type) {
-	case nil:
-		fpStr(h, "null")
-	case string:
-		fpStr(h, "s"+x)
-	case bool:
-		fpStr(h, strconv.FormatBool(x))
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		fpStr(h, "{")
-		for _, k := range keys {
-			fpStr(h, k)
-			fpValue(h, x[k])
-		}
-		fpStr(h, "}")
-	case []any:
-		fpStr(h, "[")
-		for _, e := range x {
-			fpValue(h, e)
-		}
-		fpStr(h, "]")
-	default:
-		if f, ok := asFloat(v); ok {
-			fpStr(h, strconv.FormatFloat(f, 'g', -1, 64))
-			return
-		}
-		fpStr(h, "?")
-	}
-}
-
-func asFloat(v any) (float64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return n, true
-	case float32:
-		return float64(n), true
-	case int:
-		return float64(n), true
-	case int32:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case uint:
-		return float64(n), true
-	case uint64:
-		return float64(n), true
-	}
-	return 0, false
 }
 
 // ---------------------------------------------------------------------------

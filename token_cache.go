@@ -20,8 +20,10 @@ import (
 // keys; the cache entry keeps the content alive, so no address it names can
 // be reused for other bytes while the entry exists. Any change to a content
 // (a new string, an added key, another number) changes its key, so a stale
-// count is never served. Inline data is left out of the key: its count comes
-// from a header (images) or a length (other blobs) and is recomputed.
+// count is never served. Inline data (of the part or of a function
+// response's parts) is keyed by the address and length of its bytes, which
+// the pinned entry keeps alive; the key and the fingerprint come from the one
+// walk of content_identity.go.
 
 // countCache holds the per-content counts of one session.
 type countCache struct {
@@ -242,55 +244,16 @@ func (k *keyer) str(s string) {
 	k.add(uint64(len(s)))
 }
 
-// contentKey is the identity key of c; ok is false when c holds values whose
-// changes the key cannot see, or inline data, and must not be cached.
+// contentKey is the identity key of c, from the walk the fingerprint makes
+// too (walkContent): strings and byte slices by address and length, shape,
+// numbers and map keys by value. ok is false when c holds values whose
+// changes the key cannot see, and must not be cached.
 func contentKey(c *genai.Content) (uint64, bool) {
-	k := keyer{h: 0x5bd1e995}
-	k.str(c.Role)
-	for _, p := range c.Parts {
-		if p == nil {
-			k.add(1)
-			continue
-		}
-		k.add(2)
-		k.str(p.Text)
-		if p.Thought {
-			k.add(3)
-		}
-		if fc := p.FunctionCall; fc != nil {
-			k.add(4)
-			k.str(fc.ID)
-			k.str(fc.Name)
-			if !k.value(fc.Args) {
-				return 0, false
-			}
-		}
-		if fr := p.FunctionResponse; fr != nil {
-			k.add(5)
-			k.str(fr.ID)
-			k.str(fr.Name)
-			if !k.value(fr.Response) {
-				return 0, false
-			}
-		}
-		if p.InlineData != nil {
-			return 0, false
-		}
-		if f := p.FileData; f != nil {
-			k.add(6)
-			k.str(f.FileURI)
-			k.str(f.MIMEType)
-		}
-		if x := p.ExecutableCode; x != nil {
-			k.add(7)
-			k.str(x.Code)
-		}
-		if r := p.CodeExecutionResult; r != nil {
-			k.add(8)
-			k.str(r.Output)
-		}
+	s := identity{k: keyer{h: 0x5bd1e995}}
+	if !walkContent(c, &s) {
+		return 0, false
 	}
-	return k.h, true
+	return s.k.h, true
 }
 
 // declKey is the identity key of a function declaration: its strings by
@@ -330,19 +293,31 @@ func (k *keyer) value(m map[string]any) bool {
 		k.add(9)
 		return true
 	}
-	vk, ok := valueKey(m, 0)
+	budget := maxKeyNodes
+	vk, ok := valueKey(m, 0, &budget)
 	k.add(vk)
 	return ok
 }
 
-// maxKeyDepth bounds the walk of nested values; deeper contents are not
-// cached, which only costs a recount.
-const maxKeyDepth = 64
+// Bounds of the key's walk of a value. Past either, the content is not
+// cached, which only costs a recount. They also bound the walk of a value
+// with a cycle (its depth is unbounded) or with shared sub-values (its
+// expansion can be exponential in its size): the walk stops at the first
+// bound it meets.
+const (
+	// maxKeyDepth bounds the nesting walked.
+	maxKeyDepth = 64
+	// maxKeyNodes bounds the values walked for one payload, far above what
+	// tool results hold.
+	maxKeyNodes = 1 << 20
+)
 
 // valueKey keys a JSON-like value by its shape, numbers, booleans and the
 // addresses of its strings. Map entries are combined order-independently.
-func valueKey(v any, depth int) (uint64, bool) {
-	if depth > maxKeyDepth {
+// budget is the number of values the walk may still visit.
+func valueKey(v any, depth int, budget *int) (uint64, bool) {
+	*budget--
+	if depth > maxKeyDepth || *budget < 0 {
 		return 0, false
 	}
 	k := keyer{h: uint64(depth) + 17}
@@ -373,7 +348,7 @@ func valueKey(v any, depth int) (uint64, bool) {
 		for key, val := range x {
 			e := keyer{h: 23}
 			e.str(key)
-			vk, ok := valueKey(val, depth+1)
+			vk, ok := valueKey(val, depth+1, budget)
 			if !ok {
 				return 0, false
 			}
@@ -385,7 +360,7 @@ func valueKey(v any, depth int) (uint64, bool) {
 	case []any:
 		k.add(17)
 		for _, val := range x {
-			vk, ok := valueKey(val, depth+1)
+			vk, ok := valueKey(val, depth+1, budget)
 			if !ok {
 				return 0, false
 			}
@@ -397,6 +372,7 @@ func valueKey(v any, depth int) (uint64, bool) {
 		for _, s := range x {
 			k.str(s)
 		}
+		k.add(uint64(len(x)))
 	default:
 		// Other types (structs, typed maps, byte slices) may change in ways
 		// the walk cannot see: the content is not cached at all.
