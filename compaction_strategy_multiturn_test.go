@@ -185,6 +185,9 @@ type scenarioRun struct {
 	rawMarkers bool
 	// record adds the run to the stress table.
 	record bool
+	// reportUsage replaces the model's prompt-token counts
+	// (contextguardtest.RunConfig.ReportUsage).
+	reportUsage func(index, tokens int) int
 }
 
 type guardKind int
@@ -223,7 +226,7 @@ func runScenario(t *testing.T, sc contextguardtest.Scenario, run scenarioRun) *s
 	pp, err := plugin.New(plugin.Config{Name: "matrix-probe", BeforeModelCallback: pr.beforeModel})
 	require.NoError(t, err)
 
-	cfg := contextguardtest.RunConfig{Summarizer: sum}
+	cfg := contextguardtest.RunConfig{Summarizer: sum, ReportUsage: run.reportUsage}
 	if run.mode.counter != nil {
 		cfg.Counter = run.mode.counter(sc)
 	}

@@ -91,20 +91,23 @@ func (g *ContextGuard) beginCompaction(t *turn, strategy Strategy, reason string
 	// estimate's error margin: the smallest request the guard can make is
 	// worth sending while it may fit; the provider is the last judge, and an
 	// overflow it reports is recovered.
+	// The refusal is decided on the raw estimate plus its margin, never on
+	// a calibration factor (calibration.go).
 	fixed := requestTokens(t.est, t.req) - contentsTokens(t.est, t.req.Contents)
-	c.bare = t.cal.scale(fixed + t.est.content(summaryContent("", c.userReq)))
-	if c.bare > t.lim.hardLimit() {
+	rawBare := satAdd(fixed, t.est.content(summaryContent("", c.userReq)))
+	c.bare = t.cal.scale(rawBare)
+	if n := t.irreducibleSize(rawBare); n > t.lim.hardLimit() {
 		if t.prev.floor != c.bare {
 			t.log().Error("contextguard: the system instruction, tools and current request alone exceed the context window; nothing the guard can cut will make the request fit",
 				"irreducible_tokens", c.bare, "window", t.lim.window, "threshold", t.lim.threshold)
 		}
 		next.floor = c.bare
 		next.lastEstimate = requestTokens(t.est, t.req)
-		return nil, next, irreducibleError(c.bare, t.lim.window)
+		return nil, next, irreducibleError(n, t.lim.window)
 	}
 	if c.cov == c.first && c.prevSummary == "" {
 		next.lastEstimate = requestTokens(t.est, t.req)
-		if n := t.cal.scale(next.lastEstimate); n > t.lim.window {
+		if n := t.irreducibleSize(next.lastEstimate); n > t.lim.hardLimit() {
 			// Only adapter continuations, which a summary may not cover:
 			// say so rather than send a request known not to fit.
 			t.log().Error("contextguard: the request exceeds the context window and holds nothing the guard can summarize",
@@ -161,7 +164,7 @@ func trimToCurrentRequest(t *turn, next guardState) (guardState, error) {
 	next.floor = 0
 	next.realTokens = 0
 	next.lastEstimate = est
-	if n := t.cal.scale(est); n > t.lim.hardLimit() {
+	if n := t.irreducibleSize(est); n > t.lim.hardLimit() {
 		return next, irreducibleError(n, t.lim.window)
 	}
 	return next, nil
@@ -280,8 +283,8 @@ func (g *ContextGuard) finishCompaction(t *turn, c *compaction, o outcome) (next
 	ev := c.ev
 	ev.TokensAfter = o.newCount
 	ev.Duration = time.Since(c.start)
-	if o.newCount > t.lim.hardLimit() {
-		err = irreducibleError(o.newCount, t.lim.window)
+	if n := t.irreducibleSize(o.newEst); n > t.lim.hardLimit() {
+		err = irreducibleError(n, t.lim.window)
 	}
 	g.tel.endCompaction(t.spanCtx, c.span, ev, err)
 	t.log().Info("contextguard: compacted",

@@ -1,7 +1,6 @@
 package contextguard
 
 import (
-	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -15,12 +14,6 @@ import (
 // ---------------------------------------------------------------------------
 // Token accounting (DESIGN §4)
 // ---------------------------------------------------------------------------
-
-const (
-	// maxCorrection caps the calibration factor real/estimate, so one odd
-	// turn cannot distort every later estimate (seed 001).
-	maxCorrection = 5.0
-)
 
 // tokenEstimator counts the tokens of the pieces of a request. It is the seam
 // the feature estimator replaces; implementations are safe for concurrent use.
@@ -46,8 +39,8 @@ func requestTokens(e tokenEstimator, req *model.LLMRequest) int {
 	}
 	n := contentsTokens(e, req.Contents)
 	if req.Config != nil {
-		n += e.content(req.Config.SystemInstruction)
-		n += toolsTokens(e, req.Config.Tools)
+		n = satAdd(n, e.content(req.Config.SystemInstruction))
+		n = satAdd(n, toolsTokens(e, req.Config.Tools))
 	}
 	return n
 }
@@ -59,9 +52,9 @@ func toolsTokens(e tokenEstimator, ts []*genai.Tool) int {
 		if t == nil {
 			continue
 		}
-		n += e.builtinTools(t)
+		n = satAdd(n, e.builtinTools(t))
 		for _, d := range t.FunctionDeclarations {
-			n += e.declaration(d)
+			n = satAdd(n, e.declaration(d))
 		}
 	}
 	return n
@@ -70,65 +63,10 @@ func toolsTokens(e tokenEstimator, ts []*genai.Tool) int {
 func contentsTokens(e tokenEstimator, cs []*genai.Content) int {
 	n := 0
 	for _, c := range cs {
-		n += e.content(c)
+		n = satAdd(n, e.content(c))
 	}
 	return n
 }
-
-// calibration turns raw estimates into calibrated counts (DESIGN §4): the
-// ratio between the provider's last real count and the guard's estimate of
-// that same request, clamped to [1, 5]; without a real count, the
-// estimator's default factor.
-type calibration struct {
-	factor float64
-	real   int // last real prompt tokens, 0 if unknown
-}
-
-func newCalibration(st guardState, e tokenEstimator) calibration {
-	if st.realTokens > 0 && st.lastEstimate > 0 {
-		f := float64(st.realTokens) / float64(st.lastEstimate)
-		return calibration{factor: math.Min(math.Max(f, 1.0), maxCorrection), real: st.realTokens}
-	}
-	return calibration{factor: e.defaultFactor()}
-}
-
-// scale is the calibrated size of a piece estimated at n raw tokens. It is
-// used for pieces (summaries, transcripts), where the last real count of the
-// whole request says nothing.
-func (c calibration) scale(n int) int { return int(math.Ceil(float64(n) * c.factor)) }
-
-// count is the calibrated size of a whole request estimated at n raw tokens:
-// never below the provider's last real count.
-func (c calibration) count(n int) int { return max(c.real, c.scale(n)) }
-
-// limits are the numbers one decision is made against.
-type limits struct {
-	window    int
-	buffer    int
-	threshold int
-}
-
-// irreducibleMargin is how far past the window the smallest request the
-// guard can make may be estimated and still be sent: the estimator's p90
-// error. Within it the request may well fit, and the provider decides;
-// beyond it the guard refuses with ErrIrreducible rather than send a request
-// known not to fit.
-const irreducibleMargin = 0.10
-
-// hardLimit is the calibrated size past which the smallest request is
-// refused.
-func (l limits) hardLimit() int { return l.window + int(float64(l.window)*irreducibleMargin) }
-
-func newLimits(window int) limits {
-	b := bufferFor(window)
-	return limits{window: window, buffer: b, threshold: window - b}
-}
-
-// defaultCorrection multiplies estimates while the provider has reported no
-// real count yet. It is sized to the feature estimator's held-out p90 error
-// (6.6% against o200k, 7.2% against Gemma-3; see
-// internal/tokens/testdata/fit_report.txt), rounded up.
-const defaultCorrection = 1.10
 
 // featureEstimator is the single-pass feature estimator of internal/tokens
 // for one tokenizer family (o200k for GPT and o-series, Gemma-3 for Gemini,

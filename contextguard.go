@@ -82,6 +82,7 @@ type ContextGuard struct {
 
 	sessions      *sessionTable
 	triggerWarned sync.Map // agent+window -> bool
+	reportWarned  sync.Map // agent -> bool: an unbelievable provider count was logged
 }
 
 // New returns a guard that reads context windows from registry; a nil
@@ -220,6 +221,20 @@ type turn struct {
 	spanCtx context.Context
 	// event is the compaction this turn made, for the OnCompaction hook.
 	event *CompactionEvent
+	// rejected marks recovery from the provider's rejection of this very
+	// request: its calibration comes from the provider's own count of it.
+	rejected bool
+}
+
+// irreducibleSize is the size of a request (raw estimate n) that decides
+// ErrIrreducible: the raw estimate, never scaled by a calibration factor
+// (calibration.go), except when the provider itself rejected this request
+// and said how large it was.
+func (t *turn) irreducibleSize(n int) int {
+	if t.rejected {
+		return t.cal.scale(n)
+	}
+	return n
 }
 
 // beforeModel is the plugin's BeforeModelCallback (DESIGN §3).
@@ -279,6 +294,7 @@ func (g *ContextGuard) guardRequest(cctx agent.CallbackContext, cfg *agentConfig
 	t.cal = newCalibration(prev, t.est)
 
 	next, err := g.decide(t)
+	next.window = t.lim.window
 	if st != nil {
 		sio.save(st, prev, next)
 	}
@@ -403,25 +419,23 @@ func (g *ContextGuard) decide(t *turn) (guardState, error) {
 }
 
 // afterModel is the plugin's AfterModelCallback: it records the provider's
-// prompt-token count of final responses (DESIGN §3 step 4).
+// prompt-token count of final responses, when it is believable for the
+// request the guard let through (calibration.go).
 func (g *ContextGuard) afterModel(cctx agent.CallbackContext, resp *model.LLMResponse, respErr error) (*model.LLMResponse, error) {
 	if cctx == nil || resp == nil || respErr != nil || resp.Partial || resp.UsageMetadata == nil {
 		return nil, nil
 	}
 	n := int(resp.UsageMetadata.PromptTokenCount)
-	if n <= 0 {
-		return nil, nil
+	if n == 0 {
+		return nil, nil // the adapter does not count
 	}
 	cfg := g.agent(cctx.AgentName())
 	if cfg == nil {
 		return nil, nil
 	}
-	st := cctx.State()
-	if st == nil {
-		return nil, nil
+	if st := cctx.State(); st != nil {
+		g.recordReport(cctx, cfg, st, n)
 	}
-	sio := stateIO{agent: cfg.name, log: g.log}
-	sio.set(st, keyRealTokens, nil, n)
 	return nil, nil
 }
 

@@ -430,7 +430,7 @@ func (g *ContextGuard) compactForRecovery(cctx agent.CallbackContext, cfg *agent
 	if real <= 0 {
 		real = window + 1
 	}
-	t := &turn{ctx: cctx, cfg: cfg, req: &creq, raw: raw, prev: prev, est: est, sess: sess, base: g.log}
+	t := &turn{ctx: cctx, cfg: cfg, req: &creq, raw: raw, prev: prev, est: est, sess: sess, base: g.log, rejected: true}
 	t.lim = limits{window: window, buffer: window - window/2, threshold: window / 2}
 	t.cal = newCalibration(guardState{realTokens: real, lastEstimate: sent}, est)
 	t.inj = injectSummary(t)

@@ -22,6 +22,9 @@ const (
 	keyUserRequest       = stateKeyPrefix + "user_request_"
 	keyCompactions       = stateKeyPrefix + "compactions_"
 	keyIrreducibleFloor  = stateKeyPrefix + "irreducible_floor_"
+	keyProviderRatio     = stateKeyPrefix + "provider_ratio_"
+	keySuspectRatio      = stateKeyPrefix + "suspect_ratio_"
+	keyWindow            = stateKeyPrefix + "window_"
 	todosKey             = "todos"
 	maxPlausibleTokenNum = 1 << 40 // anything above is treated as corrupt
 )
@@ -45,6 +48,14 @@ type guardState struct {
 	lastEstimate int
 	compactions  int
 	floor        int
+	// providerRatio is the ratio of the provider's believed counts to the
+	// guard's estimates, per mille (calibration.go); it survives compaction.
+	providerRatio int
+	// suspectRatio is a report's ratio that jumped from providerRatio and
+	// waits for the next report to confirm it, per mille.
+	suspectRatio int
+	// window is the context window the last request was judged against.
+	window int
 }
 
 // stateIO reads and writes one agent's keys of a session state.
@@ -69,6 +80,9 @@ func (s stateIO) load(st session.ReadonlyState) guardState {
 	g.lastEstimate = s.num(st, keyLastEstimate)
 	g.compactions = s.num(st, keyCompactions)
 	g.floor = s.num(st, keyIrreducibleFloor)
+	g.providerRatio = s.num(st, keyProviderRatio)
+	g.suspectRatio = s.num(st, keySuspectRatio)
+	g.window = s.num(st, keyWindow)
 	return g
 }
 
@@ -194,6 +208,9 @@ func (s stateIO) save(st session.State, prev, next guardState) {
 	s.set(st, keyLastEstimate, prev.lastEstimate, next.lastEstimate)
 	s.set(st, keyCompactions, prev.compactions, next.compactions)
 	s.set(st, keyIrreducibleFloor, prev.floor, next.floor)
+	s.set(st, keyProviderRatio, prev.providerRatio, next.providerRatio)
+	s.set(st, keySuspectRatio, prev.suspectRatio, next.suspectRatio)
+	s.set(st, keyWindow, prev.window, next.window)
 }
 
 // loadTodos reads the todo list, accepting []TodoItem and the []any of maps a

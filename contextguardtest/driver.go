@@ -45,6 +45,10 @@ type RunConfig struct {
 	// (default: 4 x the plan's steps + 8), so a looping guard cannot hang a
 	// run; the turn gets [ErrStepLimit].
 	MaxStepsPerTurn int
+	// ReportUsage, if set, replaces the prompt-token count the model reports
+	// for a request (see [ScriptConfig.ReportUsage]), to play a provider or
+	// adapter whose usage metadata is wrong.
+	ReportUsage func(index, tokens int) int
 }
 
 // ErrStepLimit is recorded in Result.Errors when a turn exceeded
@@ -300,6 +304,7 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) (*Result, error) {
 		ErrorStyle:      sc.ErrorStyle,
 		ProviderCallIDs: sc.ProviderCallIDs,
 		Seed:            sc.Seed,
+		ReportUsage:     cfg.ReportUsage,
 	})
 	m.observe = d.observe
 

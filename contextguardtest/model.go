@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"iter"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -161,6 +162,12 @@ type ScriptConfig struct {
 	StreamChunks int
 	// Seed makes tool arguments and texts deterministic.
 	Seed int64
+	// ReportUsage, if set, is the PromptTokenCount reported for the request
+	// at index (its position in the model's log) whose ground truth is
+	// tokens, in place of tokens: a provider or adapter whose counts are
+	// wrong (zero, negative, cumulative, far too high or low). Results
+	// outside int32 saturate.
+	ReportUsage func(index, tokens int) int
 }
 
 // RequestRecord describes one request a [ScriptedModel] received. The
@@ -384,6 +391,11 @@ func (m *ScriptedModel) GenerateContent(ctx context.Context, req *model.LLMReque
 
 		m.mu.Lock()
 		rec.Index = len(m.requests)
+		reported := tokens
+		if report && m.cfg.ReportUsage != nil {
+			reported = m.cfg.ReportUsage(rec.Index, tokens)
+			rec.UsageReported = reported
+		}
 		if rejected {
 			m.rejected++
 		} else {
@@ -422,7 +434,7 @@ func (m *ScriptedModel) GenerateContent(ctx context.Context, req *model.LLMReque
 		if report {
 			out := m.cfg.Counter.CountRequest(&model.LLMRequest{Contents: []*genai.Content{resp.Content}})
 			resp.UsageMetadata = &genai.GenerateContentResponseUsageMetadata{
-				PromptTokenCount:     int32(min(tokens, 1<<31-1)),
+				PromptTokenCount:     int32(min(max(reported, math.MinInt32), math.MaxInt32)),
 				CandidatesTokenCount: int32(min(out, 1<<31-1)),
 				TotalTokenCount:      int32(min(tokens+out, 1<<31-1)),
 			}

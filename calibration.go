@@ -1,0 +1,165 @@
+package contextguard
+
+import (
+	"log/slog"
+	"math"
+	"strconv"
+
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/session"
+)
+
+// Calibration (ARCHITECTURE.md, "Counting"): the guard's raw estimate is
+// scaled by what the provider reported for earlier requests of the session.
+// Reports are checked before they are believed: a prompt-token count that is
+// absurd for the request the guard let through (zero, negative, beyond the
+// window, far from the estimate, or a sudden jump from the session's usual
+// ratio, as cumulative counts produce) is not recorded, so one bad report
+// cannot poison a session.
+
+const (
+	// maxCorrection caps the calibration factor real/estimate, so one odd
+	// turn cannot distort every later estimate. It is also the largest
+	// ratio of a report to the estimate that is believed at all.
+	maxCorrection = 5.0
+	// minPlausibleRatio is the smallest ratio of a report to the guard's
+	// estimate that is believed: the estimator is never off by 5x low on a
+	// whole request (its worst content kind is within 12% at p90), so a
+	// report below a fifth of the estimate is a broken adapter.
+	minPlausibleRatio = 1 / maxCorrection
+	// maxRatioJump is how far (as a factor, up or down) one report's ratio
+	// may move from the session's learned ratio and still be believed at
+	// once. A larger jump is believed only when the next report confirms it:
+	// a real change of content (a blob-heavy tool result) persists, an
+	// adapter's glitch or running total does not.
+	maxRatioJump = 1.5
+	// ratioConfirmTolerance is how close a second report's ratio must be to
+	// a suspect one to confirm it.
+	ratioConfirmTolerance = 0.10
+	// ratioScale stores ratios in session state as integers (per mille),
+	// since state numbers decode as integers.
+	ratioScale = 1000
+)
+
+// defaultCorrection multiplies estimates while the provider has reported no
+// real count yet. It is sized to the feature estimator's held-out p90 error
+// (see internal/tokens/testdata/fit_report.txt), rounded up.
+const defaultCorrection = 1.10
+
+// calibration turns raw estimates into calibrated counts: the ratio between
+// the provider's last real count and the guard's estimate of that same
+// request, clamped to [1, maxCorrection]; without a real count, the larger
+// of the estimator's default factor and the ratio the session learned from
+// earlier reports.
+type calibration struct {
+	factor float64
+	real   int // last real prompt tokens, 0 if unknown
+}
+
+func newCalibration(st guardState, e tokenEstimator) calibration {
+	if st.realTokens > 0 && st.lastEstimate > 0 {
+		f := float64(st.realTokens) / float64(st.lastEstimate)
+		return calibration{factor: clampFactor(f), real: st.realTokens}
+	}
+	f := e.defaultFactor()
+	if st.providerRatio > 0 {
+		f = max(f, clampFactor(float64(st.providerRatio)/ratioScale))
+	}
+	return calibration{factor: f}
+}
+
+func clampFactor(f float64) float64 { return math.Min(math.Max(f, 1.0), maxCorrection) }
+
+// scale is the calibrated size of a piece estimated at n raw tokens. It is
+// used for pieces (summaries, transcripts), where the last real count of the
+// whole request says nothing.
+func (c calibration) scale(n int) int { return scaleSat(n, c.factor) }
+
+// count is the calibrated size of a whole request estimated at n raw tokens:
+// never below the provider's last real count.
+func (c calibration) count(n int) int { return max(c.real, c.scale(n)) }
+
+// report is one prompt-token count a provider returned for a request the
+// guard let through, with what the guard knew of that request.
+type report struct {
+	real     int // the provider's count
+	estimate int // the guard's raw estimate of the request, 0 if unknown
+	// hardLimit is the largest request the guard may have sent; 0 if
+	// unknown.
+	hardLimit int
+	// learned is the session's ratio from earlier believed reports, per
+	// mille; 0 if none.
+	learned int
+	// suspect is an earlier report's ratio that jumped and waits for
+	// confirmation, per mille; 0 if none.
+	suspect int
+}
+
+// judge says whether a report is believed, and if not, why. A believed
+// report's ratio (per mille) is returned for the session to learn; a
+// rejected one that only jumped is returned as the new suspect ratio.
+func (r report) judge() (ratio int, trusted bool, reason string) {
+	switch {
+	case r.real <= 0:
+		return 0, false, "the count is not positive"
+	case r.hardLimit > 0 && r.real > r.hardLimit:
+		return 0, false, "the count exceeds the window, which a call that succeeded cannot have sent"
+	case r.estimate <= 0:
+		return 0, true, ""
+	}
+	f := float64(r.real) / float64(r.estimate)
+	ratio = int(math.Round(min(f, maxCorrection*2) * ratioScale))
+	switch {
+	case f > maxCorrection:
+		return 0, false, "the count is over " + strconv.Itoa(int(maxCorrection)) + "x the guard's estimate"
+	case f < minPlausibleRatio:
+		return 0, false, "the count is under a fifth of the guard's estimate"
+	case r.learned <= 0 || within(f, float64(r.learned)/ratioScale, maxRatioJump):
+		return ratio, true, ""
+	case r.suspect > 0 && math.Abs(f/(float64(r.suspect)/ratioScale)-1) <= ratioConfirmTolerance:
+		return ratio, true, ""
+	}
+	return ratio, false, "the count's ratio to the estimate jumped from the session's usual ratio; waiting for the next count to confirm it"
+}
+
+// within reports whether a and b differ by at most a factor of f.
+func within(a, b, f float64) bool { return a <= b*f && b <= a*f }
+
+// recordReport records the provider's prompt-token count of the request the
+// guard let through in this call, if it is believed; otherwise it clears the
+// call's count, so the next call calibrates with the session's learned
+// ratio, and says why (a warning the first time for the agent, debug
+// after, so a broken adapter does not flood the log).
+func (g *ContextGuard) recordReport(cctx agent.CallbackContext, cfg *agentConfig, st session.State, real int) {
+	sio := stateIO{agent: cfg.name, log: g.log}
+	prev := guardState{
+		providerRatio: sio.num(st, keyProviderRatio),
+		suspectRatio:  sio.num(st, keySuspectRatio),
+		window:        sio.num(st, keyWindow),
+	}
+	rep := report{real: real, estimate: sio.num(st, keyLastEstimate), learned: prev.providerRatio, suspect: prev.suspectRatio}
+	if prev.window > 0 {
+		rep.hardLimit = newLimits(prev.window).hardLimit()
+	}
+	ratio, trusted, reason := rep.judge()
+	next := prev
+	next.suspectRatio = 0
+	if !trusted {
+		next.suspectRatio = ratio
+		level := slog.LevelDebug
+		if _, seen := g.reportWarned.LoadOrStore(cfg.name, true); !seen {
+			level = slog.LevelWarn
+		}
+		g.log.Log(cctx, level, "contextguard: the provider's prompt-token count is not believable; not calibrating with it",
+			"agent", cfg.name, "session", cctx.SessionID(), "real_tokens", real, "estimate", rep.estimate,
+			"window", prev.window, "reason", reason)
+		sio.set(st, keyRealTokens, nil, 0)
+	} else {
+		sio.set(st, keyRealTokens, nil, real)
+		if ratio > 0 {
+			next.providerRatio = ratio
+		}
+	}
+	sio.set(st, keyProviderRatio, prev.providerRatio, next.providerRatio)
+	sio.set(st, keySuspectRatio, prev.suspectRatio, next.suspectRatio)
+}

@@ -1,0 +1,172 @@
+package contextguard
+
+import (
+	"math"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/adk/model"
+	"google.golang.org/genai"
+)
+
+// TestReportJudge: which provider counts are believed, for a request the
+// guard estimated at 10,000 tokens in a 128k window.
+func TestReportJudge(t *testing.T) {
+	const est = 10_000
+	hard := newLimits(128_000).hardLimit()
+	tests := []struct {
+		name      string
+		real      int
+		learned   int // per mille
+		suspect   int // per mille
+		trusted   bool
+		newSusp   bool // the ratio is kept to be confirmed
+		wantRatio int
+	}{
+		{"plausible first count", 11_000, 0, 0, true, false, 1100},
+		{"zero", 0, 1000, 0, false, false, 0},
+		{"negative", -5, 1000, 0, false, false, 0},
+		{"2^31-1", math.MaxInt32, 1000, 0, false, false, 0},
+		{"beyond the window", hard + 1, 0, 0, false, false, 0},
+		{"100x too low", est / 100, 1000, 0, false, false, 0},
+		{"100x too low, first count", est / 100, 0, 0, false, false, 0},
+		{"5x too high, first count", est * 11 / 2, 0, 0, false, false, 0},
+		{"5x too high after 1.0", est * 5, 1000, 0, false, true, 5000},
+		{"jump confirmed by the next count", est * 2, 1000, 2050, true, false, 2000},
+		{"jump not confirmed", est * 2, 1000, 3000, false, true, 2000},
+		{"small drift believed", est * 13 / 10, 1000, 0, true, false, 1300},
+		{"cumulative: second call doubles the ratio", est * 2, 1000, 0, false, true, 2000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ratio, trusted, reason := report{real: tt.real, estimate: est, hardLimit: hard, learned: tt.learned, suspect: tt.suspect}.judge()
+			assert.Equal(t, tt.trusted, trusted, "reason: %q", reason)
+			if trusted {
+				assert.Empty(t, reason)
+				assert.Equal(t, tt.wantRatio, ratio)
+				return
+			}
+			assert.NotEmpty(t, reason)
+			if tt.newSusp {
+				assert.Equal(t, tt.wantRatio, ratio, "the jumped ratio waits for confirmation")
+			}
+		})
+	}
+}
+
+// TestAfterModel_UnbelievableCountNotRecorded: an absurd count clears the
+// call's real count (so the next call calibrates with what the session
+// learned), is logged once per agent, and does not move the learned ratio.
+func TestAfterModel_UnbelievableCountNotRecorded(t *testing.T) {
+	g, logs := newTestGuard(t, fixedSummary("x"))
+	ctx := newFakeCtx("a")
+	ctx.set(keyLastEstimate, 1000)
+	ctx.set(keyWindow, 8000)
+	respond := func(n int32) {
+		_, err := g.afterModel(ctx, &model.LLMResponse{UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: n}}, nil)
+		require.NoError(t, err)
+	}
+
+	respond(1100)
+	assert.Equal(t, 1100, ctx.getInt(keyRealTokens))
+	assert.Equal(t, 1100, ctx.getInt(keyProviderRatio))
+
+	for _, n := range []int32{math.MaxInt32, -7, 10} {
+		respond(n)
+		assert.Zero(t, ctx.getInt(keyRealTokens), "count %d", n)
+		assert.Equal(t, 1100, ctx.getInt(keyProviderRatio), "count %d", n)
+	}
+	assert.Equal(t, 1, strings.Count(logs.String(), "level=WARN msg=\"contextguard: the provider's prompt-token count is not believable"), "one warning per agent, not per count: %s", logs)
+}
+
+// TestNewCalibration_LearnedRatio: without a count for the last request
+// (after a compaction, or a count that was not believed) the session's
+// learned ratio still calibrates, bounded to [1, maxCorrection].
+func TestNewCalibration_LearnedRatio(t *testing.T) {
+	e := estimatorFor("gpt-4o")
+	tests := []struct {
+		name string
+		st   guardState
+		want float64
+	}{
+		{"nothing learned", guardState{}, defaultCorrection},
+		{"learned above the default", guardState{providerRatio: 1500}, 1.5},
+		{"learned below the default", guardState{providerRatio: 900}, defaultCorrection},
+		{"learned beyond the cap", guardState{providerRatio: 9000}, maxCorrection},
+		{"the last count wins", guardState{realTokens: 1200, lastEstimate: 1000, providerRatio: 1500}, 1.2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.InDelta(t, tt.want, newCalibration(tt.st, e).factor, 1e-9)
+		})
+	}
+}
+
+// TestPoisonedCounts plays a 30-turn tool-heavy session through a real
+// runner against an exact o200k ground truth while the model reports wrong
+// prompt-token counts. Whatever it reports, the session keeps getting
+// answers (no ErrIrreducible, no other error) and no request exceeds the
+// window by the ground truth. Before counts were judged, one count of
+// 2^31-1 made every later call of a session whose system prompt or tools
+// fill a fifth of the window fail with ErrIrreducible (the calibration
+// factor inflated the irreducible part).
+func TestPoisonedCounts(t *testing.T) {
+	t.Parallel()
+	rows := []string{"Stress_8k_KubeAgent", "Stress_8k_LargeSystemPrompt", "Stress_8k_HeavyToolDefinitions"}
+	cumulative := func() func(int, int) int {
+		var mu sync.Mutex
+		sum := 0
+		return func(_, tokens int) int {
+			mu.Lock()
+			defer mu.Unlock()
+			sum += tokens
+			return sum
+		}
+	}
+	tests := []struct {
+		name   string
+		report func(index, tokens int) int
+	}{
+		{"zero", func(int, int) int { return 0 }},
+		{"negative", func(int, int) int { return -1 }},
+		{"2^31-1 always", func(int, int) int { return math.MaxInt32 }},
+		{"2^31-1 once", func(i, n int) int {
+			if i == 3 {
+				return math.MaxInt32
+			}
+			return n
+		}},
+		{"100x too low", func(_, n int) int { return n / 100 }},
+		{"5x too high once", func(i, n int) int {
+			if i == 5 {
+				return 5 * n
+			}
+			return n
+		}},
+		{"5x too high always", func(_, n int) int { return 5 * n }},
+		{"cumulative", cumulative()},
+		{"huge and zero alternating", func(i, n int) int {
+			if i%2 == 0 {
+				return math.MaxInt32
+			}
+			return 0
+		}},
+	}
+	for _, row := range rows {
+		for _, tt := range tests {
+			t.Run(row+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
+				sc := seedRow(t, row)
+				out := runScenario(t, sc, scenarioRun{mode: modeTokenizerGPT, reportUsage: tt.report})
+				res := out.res
+				assert.Empty(t, res.Errors, "every turn is answered: %s", res)
+				assert.Zero(t, res.OverflowsRejected, "no request over the window: %s", res)
+				assert.Equal(t, sc.Turns, res.Turns)
+				assert.LessOrEqual(t, res.MaxRealTokens, sc.Window)
+			})
+		}
+	}
+}
