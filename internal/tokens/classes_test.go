@@ -86,31 +86,50 @@ func (g *classGen) gen(class string) string {
 			b.WriteString(g.pick(" ", " ", ". "))
 		})
 	case "emoji_zwj":
-		// Emoji ZWJ sequences (families, professions, flags of skin tone),
-		// with variation selectors, separated by spaces and short words.
+		// Emoji sequences as chat reactions and profile lines carry them:
+		// families and couples whose members each have a skin tone,
+		// professions with skin tone and gender, regional-indicator and
+		// subdivision (tag sequence) flags, and keycaps.
 		people := []rune{0x1F468, 0x1F469, 0x1F9D1, 0x1F466, 0x1F467}
-		objects := []rune{0x1F4BB, 0x1F52C, 0x1F680, 0x1F373, 0x1F3A8, 0x2695, 0x2708, 0x1F692}
+		objects := []string{"\U0001F4BB", "\U0001F52C", "\U0001F680", "\U0001F373", "\U0001F3A8", "\u2695\uFE0F",
+			"\u2708\uFE0F", "\U0001F692", "\u2696\uFE0F", "\U0001F9AF", "\U0001F9BC"}
+		tone := func(b *strings.Builder) { b.WriteRune(0x1F3FB + rune(g.r.IntN(5))) }
 		return g.fill(func(b *strings.Builder) {
 			for i, n := 0, 1+g.r.IntN(4); i < n; i++ {
-				switch g.r.IntN(3) {
-				case 0: // family
+				switch g.r.IntN(6) {
+				case 0: // family, each member with a skin tone
 					for j, m := 0, 2+g.r.IntN(3); j < m; j++ {
 						if j > 0 {
 							b.WriteRune(0x200D)
 						}
 						b.WriteRune(people[g.r.IntN(len(people))])
+						tone(b)
 					}
-				case 1: // profession with skin tone
+				case 1: // couple with heart or kiss, or holding hands
 					b.WriteRune(people[g.r.IntN(3)])
-					b.WriteRune(0x1F3FB + rune(g.r.IntN(5)))
+					tone(b)
+					b.WriteString(g.pick("\u200D\u2764\uFE0F\u200D", "\u200D\u2764\uFE0F\u200D\U0001F48B\u200D", "\u200D\U0001F91D\u200D"))
+					b.WriteRune(people[g.r.IntN(3)])
+					tone(b)
+				case 2: // profession with skin tone, sometimes gendered
+					b.WriteRune(people[g.r.IntN(3)])
+					tone(b)
 					b.WriteRune(0x200D)
-					o := objects[g.r.IntN(len(objects))]
-					b.WriteRune(o)
-					if o < 0x10000 {
-						b.WriteRune(0xFE0F)
+					b.WriteString(objects[g.r.IntN(len(objects))])
+				case 3: // country flags: pairs of regional indicators
+					for j, m := 0, 1+g.r.IntN(3); j < m; j++ {
+						b.WriteRune(0x1F1E6 + rune(g.r.IntN(26)))
+						b.WriteRune(0x1F1E6 + rune(g.r.IntN(26)))
 					}
-				default: // rainbow flag, heart on fire
-					b.WriteString(g.pick("\U0001F3F3\uFE0F\u200D\U0001F308", "\u2764\uFE0F\u200D\U0001F525", "\U0001F43B\u200D\u2744\uFE0F"))
+				case 4: // subdivision flags: black flag, tag letters, cancel tag
+					b.WriteRune(0x1F3F4)
+					for _, c := range g.pick("gbeng", "gbsct", "gbwls", "usca", "ustx") {
+						b.WriteRune(0xE0000 + c)
+					}
+					b.WriteRune(0xE007F)
+				default: // keycaps and gendered gestures
+					b.WriteString(g.pick("1\uFE0F\u20E3", "#\uFE0F\u20E3", "\U0001F64B\U0001F3FD\u200D\u2640\uFE0F",
+						"\U0001F937\U0001F3FB\u200D\u2642\uFE0F", "\U0001F3F3\uFE0F\u200D\U0001F308"))
 				}
 			}
 			b.WriteString(g.pick(" ", " ", " ok ", "\n"))
@@ -166,20 +185,35 @@ func (g *classGen) gen(class string) string {
 			}
 		})
 	case "dunder_ident":
-		// Python dunders and identifiers and paths with double underscores.
+		// Paths and identifiers with double underscores, as tools print
+		// them: find and git status listings of Python caches and Jest
+		// snapshot directories, Python dunders and name-mangled attributes,
+		// Django lookups, C reserved names and a__b__c names generated from
+		// nested keys.
 		return g.fill(func(b *strings.Builder) {
 			w := func() string {
-				return g.pick("init", "main", "name", "dict", "class", "module", "pycache", "all", "slots", "repr", "call", "enter", "exit")
+				return g.pick("init", "main", "models", "views", "utils", "config", "conftest", "settings", "urls",
+					"serializers", "test_api", "test_models", "admin", "apps", "tasks", "signals")
 			}
-			switch g.r.IntN(4) {
-			case 0:
-				fmt.Fprintf(b, "src/%s/__%s__.py:%d: self.__%s__ = __%s__\n", g.pick("pkg", "app", "lib"), w(), 1+g.r.IntN(400), w(), w())
-			case 1:
-				fmt.Fprintf(b, "build/__%s__/%s__%s__%s.cpython-311.pyc\n", w(), w(), w(), w())
-			case 2:
-				fmt.Fprintf(b, "%s__%s__%s = MODEL__%s__%s\n", w(), w(), w(), strings.ToUpper(w()), strings.ToUpper(w()))
+			dir := func() string {
+				return g.pick("src/app", "app/core", "lib/utils", "tests", "tests/unit", "pkg/api/v1", "scripts", "migrations")
+			}
+			switch g.r.IntN(8) {
+			case 0, 1, 2: // find . -name '*.pyc', git status of an unignored cache
+				fmt.Fprintf(b, "%s%s/__pycache__/%s.cpython-3%d%s.pyc\n", g.pick("./", "\t", "?? "), dir(), g.pick("__init__", w(), w()),
+					8+g.r.IntN(5), g.pick("", "", ".opt-1", ".opt-2"))
+			case 3:
+				fmt.Fprintf(b, "src/components/__tests__/__snapshots__/%s.test.tsx.snap\n", g.pick("Button", "NavBar", "UserCard", "Modal", "DataTable"))
+			case 4:
+				fmt.Fprintf(b, "Order.objects.filter(%s__%s__%s=%d)\n", g.pick("author", "user", "item"), g.pick("profile", "config", "status"),
+					g.pick("icontains", "gte", "in", "isnull", "startswith"), g.r.IntN(100))
+			case 5:
+				fmt.Fprintf(b, "int __%s_%s(void *__p) __attribute__((__%s__));\n", g.pick("builtin", "cxa", "sync", "atomic"), w(),
+					g.pick("packed", "noreturn", "unused", "aligned"))
+			case 6:
+				fmt.Fprintf(b, "self._%s__%s = %s__%s__%s\n", g.pick("Order", "User", "Model"), w(), w(), w(), w())
 			default:
-				fmt.Fprintf(b, "if __name__ == \"__main__\": %s.__%s__(__%s__)\n", w(), w(), w())
+				fmt.Fprintf(b, "if __name__ == \"__main__\": %s.__%s__(__%s__)\n", w(), g.pick("init", "call", "enter"), g.pick("file", "doc", "all"))
 			}
 		})
 	}

@@ -61,7 +61,7 @@ const (
 	fCtrl                // control bytes and invalid UTF-8
 	fHanRare             // ideographs of CJK Extension B and beyond (U+20000–U+3FFFF)
 	fAstral              // other runes outside the BMP that are not emoji (math alphanumerics, historic scripts)
-	fPrivate             // UTF-8 bytes of private-use runes (U+E000–U+F8FF, planes 15 and 16)
+	fPrivate             // UTF-8 bytes of private-use runes (U+E000–U+F8FF, planes 15 and 16) and of plane 14
 	fCombining           // byte tokens of combining marks (see markTokens)
 	fBoxTokens           // box-drawing and block runs, costed per run with the o200k run table
 	fPunctLong           // ASCII punctuation runs of one byte (longPunct+ long), costed with the o200k run table
@@ -283,7 +283,9 @@ func scriptOf(r rune) int {
 	case r >= combiningFirst && r <= combiningLast, r >= 0x1AB0 && r <= 0x1AFF, r >= 0x1DC0 && r <= 0x1DFF,
 		r >= 0x20D0 && r <= 0x20FF, r >= 0xFE20 && r <= 0xFE2F:
 		return sCombining
-	case r >= 0xE000 && r <= 0xF8FF, r >= 0xF0000 && r <= 0x10FFFF:
+	case r >= 0xE000 && r <= 0xF8FF, r >= 0xE0000 && r <= 0x10FFFF:
+		// Private use, and the tags and variation selectors of plane 14
+		// (subdivision flags are tag sequences): split into bytes.
 		return sPrivate
 	case r >= 0x20000 && r <= 0x3FFFF:
 		return sHanRare

@@ -149,7 +149,7 @@ func scriptOfRef(r rune) int {
 		return sBoxRef
 	case r >= 0x300 && r <= 0x36F, r >= 0x1AB0 && r <= 0x1AFF, r >= 0x1DC0 && r <= 0x1DFF, r >= 0x20D0 && r <= 0x20FF, r >= 0xFE20 && r <= 0xFE2F:
 		return sCombiningRef
-	case r >= 0xE000 && r <= 0xF8FF, r >= 0xF0000 && r <= 0x10FFFF:
+	case r >= 0xE000 && r <= 0xF8FF, r >= 0xE0000 && r <= 0x10FFFF:
 		return sPrivateRef
 	case r >= 0x10000 && r < 0x1F000, r > 0x1FAFF:
 		return sAstralRef
