@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -13,6 +12,8 @@ import (
 
 	"google.golang.org/adk/model"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/internal/tokens"
 )
 
 // Summarizer turns a conversation into a summary the agent can resume from.
@@ -216,13 +217,11 @@ func compactJSON(v any) string {
 	return marshalJSON(v)
 }
 
-// marshalJSON renders v as compact JSON, or says why it cannot.
+// marshalJSON renders v as compact JSON, as json.Marshal would, for values
+// of any depth and without failing: a tool result that refers to itself is
+// rendered with the reference as null (see tokens.AppendJSON).
 func marshalJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "<unencodable: " + err.Error() + ">"
-	}
-	return sanitizeUTF8(string(b))
+	return sanitizeUTF8(string(tokens.AppendJSON(nil, v)))
 }
 
 // ---------------------------------------------------------------------------

@@ -95,6 +95,20 @@ func putWriter(w *jsonWriter) {
 	writerPool.Put(w)
 }
 
+// AppendJSON appends the compact JSON encoding of v to dst: the bytes
+// encoding/json.Marshal writes, for a value of any depth. Where Marshal
+// fails, it still writes the value: a reference back to a container the
+// value is nested in (a cycle) as null, a number JSON cannot hold (NaN, ±Inf)
+// or a typed value Marshal rejects as null. Its output is bounded: a value
+// whose shared sub-values expand past maxValueBytes is cut there.
+func AppendJSON(dst []byte, v any) []byte {
+	w := getWriter()
+	w.value(v, 0)
+	dst = append(dst, w.buf...)
+	putWriter(w)
+	return dst
+}
+
 // value writes v, which sits depth containers deep, as compact JSON. The
 // walk keeps its own stack, so nesting of any depth is written in full.
 // encoding/json rejects a value with a cycle; here the value is written

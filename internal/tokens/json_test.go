@@ -188,3 +188,21 @@ func TestSchema_CyclesAndFanOutAreBounded(t *testing.T) {
 	w.decl(d)
 	assert.Equal(t, `{"name":"tree","parameters":{"type":"object","description":"a tree node","items":null,"properties":{"left":null,"right":null}}}`, string(w.buf))
 }
+
+// TestAppendJSON_MatchesMarshal: AppendJSON is json.Marshal's output for the
+// values it can encode, appended to what dst holds.
+func TestAppendJSON_MatchesMarshal(t *testing.T) {
+	type row struct {
+		Name string `json:"name"`
+	}
+	values := []any{
+		nil, "a<b>&\u2028", 1.5, map[string]any{"z": 1, "a": []any{true, nil, "x"}},
+		[]map[string]any{{"k": "v"}, nil}, []string{"x"}, map[string]string{"b": "1", "a": "2"},
+		row{Name: "typed"}, []byte("bytes"), json.Number("12"), nested(300),
+	}
+	for _, v := range values {
+		want, err := json.Marshal(v)
+		require.NoError(t, err)
+		assert.Equal(t, "prefix:"+string(want), string(AppendJSON([]byte("prefix:"), v)))
+	}
+}
