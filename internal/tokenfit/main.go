@@ -54,6 +54,8 @@ var prior = map[string]float64{
 	"private": 1,
 	// Already in tokens (the run tables give the o200k cost).
 	"box_tokens": 1, "punct_long": 1, "punct_alt": 0.5,
+	// A split ideograph or kana costs a byte token more than a whole one.
+	"cjk_split": 1, "kana_solo": 0.5,
 }
 
 // minTokens is the least exact count of a text whose error is reported:
@@ -86,7 +88,7 @@ type gemmaCounts struct {
 func main() {
 	dir := flag.String("dir", "internal/tokens", "the internal/tokens package directory")
 	manifest := flag.String("manifest", "", "write the chunk list (key, file, start, end) as JSON to this file and exit")
-	hanPairs := flag.Bool("hanpairs", false, "write hanpairs.bin (the Han pair table, from the o200k_base vocabulary) and exit")
+	hanPairs := flag.Bool("hanpairs", false, "write hanpairs.bin (the CJK pair and split tables, from the o200k_base vocabulary) and exit")
 	real := flag.Bool("real", false, "run real tools (go, git, ls, find, grep, tree, ps, df) and rewrite the corpus files real_*.out.txt first")
 	flag.Parse()
 	if *real {
@@ -458,14 +460,22 @@ func writeManifest(path string, chunks []corpus.Chunk) {
 	}
 }
 
-// hanPairTable builds the Han pair bit set of internal/tokens: every pair of
-// adjacent ideographs inside an o200k_base token made only of ideographs.
+// hanPairTable builds the CJK tables of internal/tokens (hanpairs.bin; see
+// hanpairs.go there) from the o200k_base vocabulary: the Han pair bit set
+// (every pair of adjacent ideographs inside a token made only of
+// ideographs), the Han and kana split bit sets (runes that are not a token
+// alone) and the kana pair bit set (every pair of adjacent kana inside a
+// token made only of kana).
 func hanPairTable() []byte {
 	enc, err := tokenizer.Get(tokenizer.O200kBase)
 	if err != nil {
 		log.Fatal(err)
 	}
-	bits := make([]uint64, tokens.HanPairBits/64)
+	pairs := make([]uint64, tokens.HanPairBits/64)
+	kanaN := tokens.KanaLast - tokens.KanaFirst + 1
+	kanaPairs := make([]uint64, kanaN*kanaN/64)
+	set := func(t []uint64, i uint32) { t[i>>6] |= 1 << (i & 63) }
+	isKana := func(r rune) bool { return r >= tokens.KanaFirst && r <= tokens.KanaLast }
 	for id := uint(0); id < 200019; id++ {
 		s, err := enc.Decode([]uint{id})
 		if err != nil {
@@ -475,21 +485,37 @@ func hanPairTable() []byte {
 		if len(rs) < 2 {
 			continue
 		}
-		han := true
+		han, kana := true, true
 		for _, r := range rs {
 			han = han && unicode.Is(unicode.Han, r)
-		}
-		if !han {
-			continue
+			kana = kana && isKana(r)
 		}
 		for i := 0; i+1 < len(rs); i++ {
-			h := tokens.HanPairHash(rs[i], rs[i+1])
-			bits[h>>6] |= 1 << (h & 63)
+			if han {
+				set(pairs, tokens.HanPairHash(rs[i], rs[i+1]))
+			}
+			if kana {
+				set(kanaPairs, tokens.KanaPairIndex(rs[i], rs[i+1]))
+			}
 		}
 	}
-	out := make([]byte, 8*len(bits))
-	for i, b := range bits {
-		binary.LittleEndian.PutUint64(out[8*i:], b)
+	split := func(first, last rune) []uint64 {
+		t := make([]uint64, (last-first+1)/64)
+		for r := first; r <= last; r++ {
+			if n, err := enc.Count(string(r)); err != nil || n > 1 {
+				set(t, uint32(r-first))
+			}
+		}
+		return t
+	}
+	var out []byte
+	for _, t := range [][]uint64{pairs, split(tokens.HanSplitFirst, tokens.HanSplitLast), split(tokens.KanaFirst, tokens.KanaLast), kanaPairs} {
+		for _, w := range t {
+			out = binary.LittleEndian.AppendUint64(out, w)
+		}
+	}
+	if len(out) != tokens.HanTablesSize {
+		log.Fatalf("CJK tables: %d bytes, want %d", len(out), tokens.HanTablesSize)
 	}
 	return out
 }

@@ -66,6 +66,8 @@ const (
 	fBoxTokens           // box-drawing and block runs, costed per run with the o200k run table
 	fPunctLong           // ASCII punctuation runs of one byte (longPunct+ long), costed with the o200k run table
 	fPunctAlt            // bytes of alternating two-byte punctuation patterns ("-=-=", "._._"), in long ones
+	fCJKSplit            // ideographs and kana that are not a token alone (the split tables of hanpairs.go)
+	fKanaSolo            // kana that do not complete a pair found in the kana pair table
 	// NumFeatures is the length of a feature vector.
 	NumFeatures
 )
@@ -80,6 +82,7 @@ var FeatureNames = [NumFeatures]string{
 	"tab", "tab_run", "han", "han_run", "han_run_kana", "han_head", "han_solo", "kana", "hangul", "cjk_punct", "other_letter",
 	"other_run", "uni_punct", "symbol", "blob", "blob_run", "hex", "hex_run", "ctrl",
 	"han_rare", "astral", "private", "combining", "box_tokens", "punct_long", "punct_alt",
+	"cjk_split", "kana_solo",
 }
 
 // Byte flags of the ASCII class table.
@@ -376,6 +379,9 @@ func countFeatures[T text](s T, f *Features) {
 	// one (it is not the second of a pair already counted).
 	var hanPrev rune
 	hanOpen := false
+	// The same for kana, with the kana pair table.
+	var kanaPrev rune
+	kanaOpen := false
 	for i < n {
 		c := s[i]
 		k := byteKind[c]
@@ -623,6 +629,7 @@ func countFeatures[T text](s T, f *Features) {
 				(c > 0xE4 || s[i+1] >= 0xB8) {
 				r := rune(c&0x0F)<<12 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F)
 				f[fHan]++
+				f[fCJKSplit] += hanSplitBit(r)
 				if !prevHan {
 					hanLen = 0
 					if prevKana {
@@ -655,6 +662,7 @@ func countFeatures[T text](s T, f *Features) {
 					}
 					r := rune(c&0x0F)<<12 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F)
 					f[fHan]++
+					f[fCJKSplit] += hanSplitBit(r)
 					if hanOpen && isHanPair(hanPrev, r) {
 						hanOpen = false
 					} else {
@@ -676,10 +684,19 @@ func countFeatures[T text](s T, f *Features) {
 				if s[i-2] == 0x80 {
 					f[fCJKPunct]++
 					prevOther, prevHan, prevKana = false, false, false
-				} else {
-					f[fKana]++
-					prevOther, prevHan, prevKana = false, false, true
+					continue
 				}
+				r := 0x3000 | rune(s[i-2]&0x3F)<<6 | rune(s[i-1]&0x3F)
+				f[fKana]++
+				f[fCJKSplit] += kanaSplitBit(r)
+				if prevKana && kanaOpen && isKanaPair(kanaPrev, r) {
+					kanaOpen = false
+				} else {
+					f[fKanaSolo]++
+					kanaOpen = true
+				}
+				kanaPrev = r
+				prevOther, prevHan, prevKana = false, false, true
 				continue
 			}
 			r, size := decodeRune(s, i)
@@ -698,6 +715,9 @@ func countFeatures[T text](s T, f *Features) {
 			switch scriptOf(r) {
 			case sHan:
 				f[fHan]++
+				if r >= HanSplitFirst && r <= HanSplitLast {
+					f[fCJKSplit] += hanSplitBit(r)
+				}
 				if !prevHan {
 					hanLen = 0
 					hanOpen = false
@@ -720,7 +740,11 @@ func countFeatures[T text](s T, f *Features) {
 				hanLen++
 				han = true
 			case sKana:
+				// Only kana outside U+3040–U+30FF, or truncated, reach
+				// here: none is in the pair table.
 				f[fKana]++
+				f[fKanaSolo]++
+				kanaOpen = false
 				kana = true
 			case sHangul:
 				f[fHangul]++

@@ -2,10 +2,11 @@ package tokens
 
 // This file is the reference of the feature counter: a plain version of
 // features.go, which must give identical counts on every input. It was frozen
-// at commit 007d782 and extended twice: with the classes of unusual text (rare
-// CJK, astral, private-use, combining, box-drawing and long punctuation
-// runs), then with private-use runes costed by their bytes and combining
-// marks costed apart from the letters. Do not edit it to follow features.go.
+// at commit 007d782 and extended three times: with the classes of unusual
+// text (rare CJK, astral, private-use, combining, box-drawing and long
+// punctuation runs); with private-use runes costed by their bytes and
+// combining marks costed apart from the letters; with the CJK split and kana
+// pair tables. Do not edit it to follow features.go.
 
 // Byte flags of the ASCII class table.
 const (
@@ -167,6 +168,8 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 	// one (it is not the second of a pair already counted).
 	var hanPrev rune
 	hanOpen := false
+	var kanaPrev rune
+	kanaOpen := false
 	for i < n {
 		c := s[i]
 		k := byteKindRef[c]
@@ -306,6 +309,7 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 				(c > 0xE4 || s[i+1] >= 0xB8) {
 				r := rune(c&0x0F)<<12 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F)
 				f[fHan]++
+				f[fCJKSplit] += splitBitRef(r)
 				if !prevHan {
 					hanLen = 0
 					if prevKana {
@@ -346,6 +350,7 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 			switch scriptOfRef(r) {
 			case sHanRef:
 				f[fHan]++
+				f[fCJKSplit] += splitBitRef(r)
 				if !prevHan {
 					hanLen = 0
 					hanOpen = false
@@ -369,6 +374,14 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 				han = true
 			case sKanaRef:
 				f[fKana]++
+				f[fCJKSplit] += splitBitRef(r)
+				if r >= 0x3040 && r <= 0x30FF && prevKana && kanaOpen && isKanaPairRef(kanaPrev, r) {
+					kanaOpen = false
+				} else {
+					f[fKanaSolo]++
+					kanaOpen = r >= 0x3040 && r <= 0x30FF
+				}
+				kanaPrev = r
 				kana = true
 			case sHangulRef:
 				f[fHangul]++
@@ -615,6 +628,26 @@ func addPieceRef(f *Features, letters int, accents int32, glued bool) {
 		f[fAccent] += accents
 		f[fAccentWord]++
 	}
+}
+
+// splitBitRef is 1 if the ideograph or kana r is in a split table.
+func splitBitRef(r rune) int32 {
+	var t []uint64
+	var i uint32
+	switch {
+	case r >= 0x3400 && r <= 0x9FFF:
+		t, i = hanSplit[:], uint32(r-0x3400)
+	case r >= 0x3040 && r <= 0x30FF:
+		t, i = kanaSplit[:], uint32(r-0x3040)
+	default:
+		return 0
+	}
+	return int32(t[i/64] >> (i % 64) & 1)
+}
+
+func isKanaPairRef(a, b rune) bool {
+	i := uint32(a-0x3040)*192 + uint32(b-0x3040)
+	return kanaPairs[i/64]&(1<<(i%64)) != 0
 }
 
 func isHanPairRef(a, b rune) bool {
