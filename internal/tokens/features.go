@@ -68,6 +68,7 @@ const (
 	fPunctAlt            // bytes of alternating two-byte punctuation patterns ("-=-=", "._._"), in long ones
 	fCJKSplit            // ideographs and kana that are not a token alone (the split tables of hanpairs.go)
 	fKanaSolo            // kana that do not complete a pair found in the kana pair table
+	fElision             // apostrophes of elisions ("l'homme", "qu'il"), not of English contractions
 	// NumFeatures is the length of a feature vector.
 	NumFeatures
 )
@@ -82,7 +83,7 @@ var FeatureNames = [NumFeatures]string{
 	"tab", "tab_run", "han", "han_run", "han_run_kana", "han_head", "han_solo", "kana", "hangul", "cjk_punct", "other_letter",
 	"other_run", "uni_punct", "symbol", "blob", "blob_run", "hex", "hex_run", "ctrl",
 	"han_rare", "astral", "private", "combining", "box_tokens", "punct_long", "punct_alt",
-	"cjk_split", "kana_solo",
+	"cjk_split", "kana_solo", "elision",
 }
 
 // Byte flags of the ASCII class table.
@@ -539,6 +540,9 @@ func countFeatures[T text](s T, f *Features) {
 			}
 			if i+1 < n && byteFlags[s[i+1]]&(bLower|bUpper) != 0 {
 				f[fPunctWord]++
+				if c == '\'' && isElision(s, i) {
+					f[fElision]++
+				}
 			} else {
 				f[fPunctRun]++
 			}
@@ -785,6 +789,30 @@ func countFeatures[T text](s T, f *Features) {
 		}
 		prevOther, prevHan, prevKana = false, false, false
 	}
+}
+
+// isElision reports whether the apostrophe at s[i], followed by a letter,
+// elides a vowel as French and Italian do ("l'homme", "d'une", "qu'il",
+// "c'est"): it follows a piece of one or two ASCII letters and is not an
+// English contraction ("I'm", "I've", "I'll", "I'd"). Byte-pair vocabularies
+// learnt mostly from English split the words of such languages into more
+// pieces than English words of the same length; elisions are the cheapest
+// sign of them.
+func isElision[T text](s T, i int) bool {
+	if i == 0 || byteFlags[s[i-1]]&(bLower|bUpper) == 0 ||
+		i >= 3 && byteFlags[s[i-2]]&(bLower|bUpper) != 0 && byteFlags[s[i-3]]&(bLower|bUpper) != 0 {
+		return false
+	}
+	// The letters after the apostrophe.
+	j := i + 1
+	for j < len(s) && j-i <= 3 && byteFlags[s[j]]&(bLower|bUpper) != 0 {
+		j++
+	}
+	switch string(s[i+1 : j]) {
+	case "s", "t", "m", "d", "re", "ve", "ll", "S", "T", "M", "D", "RE", "VE", "LL":
+		return false
+	}
+	return true
 }
 
 // wordRun consumes the alphanumeric run starting at s[i] (ASCII letters and

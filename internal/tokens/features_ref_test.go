@@ -1,5 +1,7 @@
 package tokens
 
+import "strings"
+
 // This file is the reference of the feature counter: a plain version of
 // features.go, which must give identical counts on every input. It was frozen
 // at commit 007d782 and extended three times: with the classes of unusual
@@ -295,6 +297,9 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 			f[fPunctRepeat] += rep
 			if j-i == 1 && j < n && byteFlagsRef[s[j]]&(bLowerRef|bUpperRef) != 0 {
 				f[fPunctWord]++
+				if c == '\'' && isElisionRef(string(s), i) {
+					f[fElision]++
+				}
 			} else {
 				f[fPunctRun]++
 			}
@@ -628,6 +633,25 @@ func addPieceRef(f *Features, letters int, accents int32, glued bool) {
 		f[fAccent] += accents
 		f[fAccentWord]++
 	}
+}
+
+// isElisionRef reports whether the apostrophe at s[i], between letters,
+// follows one or two letters and is not an English contraction.
+func isElisionRef(s string, i int) bool {
+	isLetter := func(k int) bool { return k >= 0 && k < len(s) && byteFlagsRef[s[k]]&(bLowerRef|bUpperRef) != 0 }
+	if !isLetter(i-1) || isLetter(i-2) && isLetter(i-3) {
+		return false
+	}
+	j := i + 1
+	for isLetter(j) {
+		j++
+	}
+	switch strings.ToLower(s[i+1 : j]) {
+	case "s", "t", "m", "d", "re", "ve", "ll":
+		// Only the exact English spellings: "l'RE" is not one.
+		return s[i+1:j] != strings.ToLower(s[i+1:j]) && s[i+1:j] != strings.ToUpper(s[i+1:j])
+	}
+	return true
 }
 
 // splitBitRef is 1 if the ideograph or kana r is in a split table.
