@@ -55,7 +55,7 @@ var prior = map[string]float64{
 	// Already in tokens (the run tables give the o200k cost).
 	"box_tokens": 1, "punct_long": 1, "punct_alt": 0.5,
 	// A split ideograph or kana costs a byte token more than a whole one.
-	"cjk_split": 1, "kana_solo": 0.5, "elision": 0.5,
+	"cjk_split": 1, "kana_solo": 0.5, "elision": 0.5, "tab_punct": 0.5,
 }
 
 // minTokens is the least exact count of a text whose error is reported:

@@ -69,6 +69,7 @@ const (
 	fCJKSplit            // ideographs and kana that are not a token alone (the split tables of hanpairs.go)
 	fKanaSolo            // kana that do not complete a pair found in the kana pair table
 	fElision             // apostrophes of elisions ("l'homme", "qu'il"), not of English contractions
+	fTabPunct            // runs of tabs followed by ASCII punctuation (the last tab cannot join a word)
 	// NumFeatures is the length of a feature vector.
 	NumFeatures
 )
@@ -83,7 +84,7 @@ var FeatureNames = [NumFeatures]string{
 	"tab", "tab_run", "han", "han_run", "han_run_kana", "han_head", "han_solo", "kana", "hangul", "cjk_punct", "other_letter",
 	"other_run", "uni_punct", "symbol", "blob", "blob_run", "hex", "hex_run", "ctrl",
 	"han_rare", "astral", "private", "combining", "box_tokens", "punct_long", "punct_alt",
-	"cjk_split", "kana_solo", "elision",
+	"cjk_split", "kana_solo", "elision", "tab_punct",
 }
 
 // Byte flags of the ASCII class table.
@@ -574,6 +575,11 @@ func countFeatures[T text](s T, f *Features) {
 			}
 			f[fTabRun]++
 			f[fTab] += int32(j - i)
+			if j < n && byteKind[s[j]] == kPunct {
+				// Tab-indented JSON ("\t\t\"key\""): o200k_base lets one
+				// tab or space lead a word, not punctuation.
+				f[fTabPunct]++
+			}
 			i = j
 		case kPunct:
 			j := i + 1

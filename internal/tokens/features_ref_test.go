@@ -8,7 +8,7 @@ import "strings"
 // text (rare CJK, astral, private-use, combining, box-drawing and long
 // punctuation runs); with private-use runes costed by their bytes and
 // combining marks costed apart from the letters; with the CJK split and kana
-// pair tables. Do not edit it to follow features.go.
+// pair tables, elisions and tabs before punctuation. Do not edit it to follow features.go.
 
 // Byte flags of the ASCII class table.
 const (
@@ -251,6 +251,9 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 			}
 			f[fTabRun]++
 			f[fTab] += int32(j - i)
+			if j < n && byteKindRef[s[j]] == kPunctRef {
+				f[fTabPunct]++
+			}
 			i = j
 		case kPunctRef:
 			j := i + 1
