@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/tiktoken-go/tokenizer"
 	"google.golang.org/adk/model"
@@ -175,102 +176,137 @@ func walkTool(t *genai.Tool, s sink) {
 
 // ---------------------------------------------------------------------------
 // JSON serialization with an identity cache.
+//
+// ADK rebuilds every request from the session's events, deep-copying each
+// content: the maps of call arguments and responses are new at every step,
+// but their strings share the events' bytes. A payload is therefore keyed
+// by its shape, its numbers and the addresses and lengths of its strings,
+// which a walk reads without touching the strings' bytes; the cache entry
+// keeps the payload alive, so no address it names is reused for other
+// bytes while the entry exists. Serializing the whole history at every step
+// was most of the stress matrix's time.
 
 // jsonCacheLimit bounds the bytes held by the serialization cache; when it is
 // exceeded the cache starts over.
 const jsonCacheLimit = 256 << 20
 
+// maxIdentityDepth bounds the identity walk; deeper (or cyclic) payloads are
+// serialized every time, which only costs time.
+const maxIdentityDepth = 64
+
 type jsonEntry struct {
-	keep any    // keeps the keyed map/pointer alive so its address is not reused
-	fp   uint64 // shallow fingerprint, catches in-place edits of top-level values
+	keep any // keeps the keyed value, and the strings it names, alive
 	s    string
 }
 
 var jsonCache = struct {
 	sync.Mutex
-	m     map[uintptr]jsonEntry
+	m     map[uint64]jsonEntry
 	bytes int
-}{m: map[uintptr]jsonEntry{}}
+}{m: map[uint64]jsonEntry{}}
 
 var hashSeed = maphash.MakeSeed()
 
 // compactJSON returns v as the compact JSON a provider would receive (no
-// HTML escaping). Maps and pointers are cached by identity.
+// HTML escaping). JSON-like payloads are cached by identity (see above),
+// other pointers by address.
 func compactJSON(v any) string {
 	if v == nil {
 		return "null"
 	}
-	rv := reflect.ValueOf(v)
-	var key uintptr
-	var fp uint64
-	switch rv.Kind() {
-	case reflect.Map:
-		if rv.IsNil() {
-			return "null"
-		}
-		key = rv.Pointer()
-		fp = shallowFingerprint(v)
-	case reflect.Pointer:
-		if rv.IsNil() {
-			return "null"
-		}
-		key = rv.Pointer()
+	key, ok := payloadIdentity(v)
+	if !ok {
+		return marshalCompact(v)
 	}
-	if key != 0 {
-		jsonCache.Lock()
-		e, ok := jsonCache.m[key]
-		jsonCache.Unlock()
-		if ok && e.fp == fp && sameKind(e.keep, v) {
-			return e.s
-		}
+	jsonCache.Lock()
+	e, hit := jsonCache.m[key]
+	jsonCache.Unlock()
+	if hit {
+		return e.s
 	}
 	s := marshalCompact(v)
-	if key != 0 {
-		jsonCache.Lock()
-		if jsonCache.bytes+len(s) > jsonCacheLimit {
-			jsonCache.m = map[uintptr]jsonEntry{}
-			jsonCache.bytes = 0
-		}
-		jsonCache.m[key] = jsonEntry{keep: v, fp: fp, s: s}
-		jsonCache.bytes += len(s)
-		jsonCache.Unlock()
+	jsonCache.Lock()
+	if jsonCache.bytes+len(s) > jsonCacheLimit {
+		jsonCache.m = map[uint64]jsonEntry{}
+		jsonCache.bytes = 0
 	}
+	jsonCache.m[key] = jsonEntry{keep: v, s: s}
+	jsonCache.bytes += len(s)
+	jsonCache.Unlock()
 	return s
 }
 
-func sameKind(a, b any) bool { return reflect.TypeOf(a) == reflect.TypeOf(b) }
-
-// shallowFingerprint hashes the keys and the shape of the top-level values of
-// a map[string]any, so an in-place replacement of a value is noticed.
-func shallowFingerprint(v any) uint64 {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return uint64(reflect.ValueOf(v).Len())
+// payloadIdentity keys v; ok is false for values it cannot key.
+func payloadIdentity(v any) (uint64, bool) {
+	switch v.(type) {
+	case map[string]any, []any:
+		return identityWalk(v, 0)
 	}
-	var sum uint64 = uint64(len(m))
-	for k, val := range m {
-		h := maphash.String(hashSeed, k)
-		switch x := val.(type) {
-		case string:
-			h ^= stringFingerprint(x) * 31
-		case map[string]any:
-			h ^= uint64(len(x))*131 + 7
-		case []any:
-			h ^= uint64(len(x))*137 + 11
-		default:
-			h ^= maphash.String(hashSeed, fmt.Sprintf("%T:%v", val, val))
-		}
-		sum += h // order-independent
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return 0, false
 	}
-	return sum
+	// Pointers (tool schemas) are built once by their tool and not changed.
+	return mixID(uint64(rv.Pointer()) ^ uint64(maphash.String(hashSeed, rv.Type().String()))), true
 }
 
-func stringFingerprint(s string) uint64 {
-	const edge = 64
-	if len(s) <= 2*edge {
-		return maphash.String(hashSeed, s)
+// mixID is the splitmix64 finalizer.
+func mixID(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+func strID(s string) uint64 {
+	return mixID(uint64(uintptr(unsafe.Pointer(unsafe.StringData(s))))*31 + uint64(len(s)))
+}
+
+// identityWalk keys a JSON-like value; map entries are combined
+// order-independently.
+func identityWalk(v any, depth int) (uint64, bool) {
+	if depth > maxIdentityDepth {
+		return 0, false
 	}
-	return maphash.String(hashSeed, s[:edge]) ^ maphash.String(hashSeed, s[len(s)-edge:])*3 ^ uint64(len(s))
+	switch x := v.(type) {
+	case nil:
+		return 1, true
+	case string:
+		return mixID(2 ^ strID(x)), true
+	case bool:
+		if x {
+			return 3, true
+		}
+		return 4, true
+	case float64:
+		return mixID(5 ^ math.Float64bits(x)), true
+	case int:
+		return mixID(6 ^ uint64(x)), true
+	case int64:
+		return mixID(7 ^ uint64(x)), true
+	case map[string]any:
+		sum := uint64(len(x))
+		for k, val := range x {
+			h, ok := identityWalk(val, depth+1)
+			if !ok {
+				return 0, false
+			}
+			sum += mixID(strID(k) ^ h*0x9e3779b97f4a7c15)
+		}
+		return mixID(8 ^ sum), true
+	case []any:
+		h := uint64(9) ^ uint64(len(x))
+		for _, val := range x {
+			e, ok := identityWalk(val, depth+1)
+			if !ok {
+				return 0, false
+			}
+			h = mixID(h ^ e)
+		}
+		return h, true
+	}
+	return 0, false
 }
 
 func marshalCompact(v any) string {
@@ -278,9 +314,10 @@ func marshalCompact(v any) string {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		// Unserializable values are sent by no provider; count their Go
-		// representation so they still cost something.
-		return fmt.Sprintf("%v", v)
+		// Unserializable values (a cycle, a channel) are sent by no
+		// provider; count the error so they still cost something, without
+		// walking them again.
+		return fmt.Sprintf("<unserializable %T: %v>", v, err)
 	}
 	return strings.TrimSuffix(buf.String(), "\n")
 }

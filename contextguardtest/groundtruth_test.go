@@ -137,3 +137,42 @@ func TestCounters_ConcurrentAndIdentityCache(t *testing.T) {
 	assert.Less(t, c.CountRequest(req), first/10)
 	assert.True(t, strings.Contains(compactJSON(payload), "pruned"))
 }
+
+// TestCompactJSON_IdentityCache: ADK deep-copies every payload at every
+// step, so the cache keys a payload by its shape, numbers and string
+// addresses; a copy is served from the cache, and any edit (a new string, a
+// changed number, an added key, a nested change) is serialized afresh.
+func TestCompactJSON_IdentityCache(t *testing.T) {
+	base := func() map[string]any {
+		return map[string]any{"output": strings.Repeat("line\n", 100), "code": 1.0, "items": []any{"a", map[string]any{"k": true}}}
+	}
+	orig := base()
+	want := marshalCompact(orig)
+	require.Equal(t, want, compactJSON(orig))
+
+	deepCopy := func(m map[string]any) map[string]any {
+		items := m["items"].([]any)
+		return map[string]any{"output": m["output"], "code": m["code"], "items": []any{items[0], map[string]any{"k": items[1].(map[string]any)["k"]}}}
+	}
+	cp := deepCopy(orig)
+	key1, ok1 := payloadIdentity(orig)
+	key2, ok2 := payloadIdentity(cp)
+	require.True(t, ok1 && ok2)
+	assert.Equal(t, key1, key2, "a deep copy sharing the strings has the same identity")
+	assert.Equal(t, want, compactJSON(cp))
+
+	edits := map[string]func(m map[string]any){
+		"new string":   func(m map[string]any) { m["output"] = strings.Repeat("line\n", 99) + "done\n" },
+		"number":       func(m map[string]any) { m["code"] = 2.0 },
+		"added key":    func(m map[string]any) { m["extra"] = nil },
+		"nested value": func(m map[string]any) { m["items"].([]any)[1].(map[string]any)["k"] = false },
+	}
+	for name, edit := range edits {
+		t.Run(name, func(t *testing.T) {
+			m := deepCopy(orig)
+			edit(m)
+			assert.Equal(t, marshalCompact(m), compactJSON(m))
+			assert.NotEqual(t, want, compactJSON(m))
+		})
+	}
+}
