@@ -32,6 +32,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/tiktoken-go/tokenizer"
 
@@ -56,6 +57,8 @@ var prior = map[string]float64{
 	"box_tokens": 1, "punct_long": 1, "punct_alt": 0.5,
 	// A split ideograph or kana costs a byte token more than a whole one.
 	"cjk_split": 1, "kana_solo": 0.5, "elision": 0.5, "tab_punct": 0.5,
+	// A word without its leading space may split once more.
+	"newline_word": 0.3,
 }
 
 // minTokens is the least exact count of a text whose error is reported:
@@ -400,6 +403,20 @@ func table(w io.Writer, samples []sample, wt []float64) {
 	a := summarize(all[0])
 	fmt.Fprintf(w, "item 5 figures: median %.1f%% (at most 3%%), p90 %.1f%% (at most 8%%), worst kind p90 %.1f%% (%s; at most 12%%)\n",
 		100*a.med, 100*a.p90, 100*worstP90, worst)
+	if typ := os.Getenv("TOKENFIT_WORST"); typ != "" {
+		// Diagnostics: the held-out texts of one type, worst first.
+		var rows []sample
+		for _, s := range samples {
+			if s.c.HeldOut && s.y >= minTokens && s.c.Type == typ {
+				rows = append(rows, s)
+			}
+		}
+		rel := func(s sample) float64 { return (estimate(wt, s.x) - s.y) / s.y }
+		sort.Slice(rows, func(i, j int) bool { return math.Abs(rel(rows[i])) > math.Abs(rel(rows[j])) })
+		for _, s := range rows {
+			fmt.Fprintf(os.Stderr, "%+6.1f%% %5.0f %s %q\n", 100*rel(s), s.y, s.c.Key(), head(s.c.Text, 100))
+		}
+	}
 	if os.Getenv("TOKENFIT_BIAS") != "" {
 		bias := map[string][]float64{}
 		for _, s := range samples {
@@ -518,4 +535,15 @@ func hanPairTable() []byte {
 		log.Fatalf("CJK tables: %d bytes, want %d", len(out), tokens.HanTablesSize)
 	}
 	return out
+}
+
+// head returns the first n bytes of s, or fewer at a rune boundary.
+func head(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -70,6 +70,7 @@ const (
 	fKanaSolo            // kana that do not complete a pair found in the kana pair table
 	fElision             // apostrophes of elisions ("l'homme", "qu'il"), not of English contractions
 	fTabPunct            // runs of tabs followed by ASCII punctuation (the last tab cannot join a word)
+	fNewlineWord         // runs of \r and \n followed directly by a lower-case ASCII letter or a rune of U+00C0–U+00FF (hard-wrapped prose)
 	// NumFeatures is the length of a feature vector.
 	NumFeatures
 )
@@ -84,7 +85,7 @@ var FeatureNames = [NumFeatures]string{
 	"tab", "tab_run", "han", "han_run", "han_run_kana", "han_head", "han_solo", "kana", "hangul", "cjk_punct", "other_letter",
 	"other_run", "uni_punct", "symbol", "blob", "blob_run", "hex", "hex_run", "ctrl",
 	"han_rare", "astral", "private", "combining", "box_tokens", "punct_long", "punct_alt",
-	"cjk_split", "kana_solo", "elision", "tab_punct",
+	"cjk_split", "kana_solo", "elision", "tab_punct", "newline_word",
 }
 
 // Byte flags of the ASCII class table.
@@ -567,6 +568,13 @@ func countFeatures[T text](s T, f *Features) {
 				f[fNewlineRun]++
 			}
 			f[fNewlineExtra] += int32(j - i - 1)
+			if j < n && (byteFlags[s[j]]&bLower != 0 || s[j] == 0xC3 && j+1 < n && s[j+1]&0xC0 == 0x80) {
+				// A line wrapped inside a sentence: the word after the
+				// newline has no leading space, and byte-pair vocabularies
+				// hold fewer words in that form (French "\nsavoir" is
+				// "s"+"avoir", " savoir" one token).
+				f[fNewlineWord]++
+			}
 			i = j
 		case kTab:
 			j := i + 1

@@ -1,6 +1,9 @@
 package tokens
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // This file is the reference of the feature counter: a plain version of
 // features.go, which must give identical counts on every input. It was frozen
@@ -8,7 +11,8 @@ import "strings"
 // text (rare CJK, astral, private-use, combining, box-drawing and long
 // punctuation runs); with private-use runes costed by their bytes and
 // combining marks costed apart from the letters; with the CJK split and kana
-// pair tables, elisions and tabs before punctuation. Do not edit it to follow features.go.
+// pair tables, elisions and tabs before punctuation; with words after
+// newlines. Do not edit it to follow features.go.
 
 // Byte flags of the ASCII class table.
 const (
@@ -243,6 +247,11 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 				f[fNewlineRun]++
 			}
 			f[fNewlineExtra] += int32(j - i - 1)
+			if j < n {
+				if r, _ := utf8.DecodeRuneInString(string(s[j:])); r >= 'a' && r <= 'z' || r >= 0xC0 && r <= 0xFF {
+					f[fNewlineWord]++
+				}
+			}
 			i = j
 		case kTabRef:
 			j := i + 1
