@@ -41,6 +41,48 @@ const (
 	ratioScale = 1000
 )
 
+// overflowStep is how much an overflow error that states no count raises the
+// session's learned ratio: the provider counted the rejected request above
+// its limit, so the ratio the guard judged it with was too low, by an
+// unknown amount. A quarter more, from at least the estimator's default
+// factor, takes a session from the default 1.10 to 1.375 in one overflow:
+// enough, with the trigger's buffer of a fifth of the window, for a
+// provider counting up to 1.7x the estimate never to overflow again, while
+// a provider counting close to the estimate loses no more than a quarter of
+// its room. Further overflows raise it again, up to maxCorrection.
+const overflowStep = 1.25
+
+// learnFromOverflow returns the provider ratio (per mille) a session learns
+// when the provider rejects as too long a request the guard estimated at
+// estimate raw tokens. learned is the ratio the session had learned before,
+// per mille (0: none), and defaultFactor the estimator's factor without a
+// count. An error that states the request's count (real > 0) calibrates the
+// session as a usage report would: the ratio is real/estimate, when it is
+// believable (within [minPlausibleRatio, maxCorrection]). An error that
+// states no count, or an unbelievable one, raises the ratio the request was
+// judged with by overflowStep, and at least to what the request must have
+// weighed, just over limit (the provider's or the guard's window). The
+// result is bounded by maxCorrection; without an estimate, learned is
+// returned unchanged.
+func learnFromOverflow(learned int, defaultFactor float64, real, limit, estimate int) int {
+	if estimate <= 0 {
+		return learned
+	}
+	if real > 0 {
+		if f := float64(real) / float64(estimate); f >= minPlausibleRatio && f <= maxCorrection {
+			return ratioPerMille(f)
+		}
+	}
+	f := max(defaultFactor, float64(learned)/ratioScale) * overflowStep
+	if limit > 0 {
+		f = max(f, float64(satAdd(limit, 1))/float64(estimate))
+	}
+	return ratioPerMille(min(f, maxCorrection))
+}
+
+// ratioPerMille stores a ratio in session state's integer form.
+func ratioPerMille(f float64) int { return int(math.Round(f * ratioScale)) }
+
 // defaultCorrection multiplies estimates while the provider has reported no
 // real count yet. It is sized to the feature estimator's held-out p90 error
 // (see internal/tokens/testdata/fit_report.txt), rounded up.

@@ -170,3 +170,34 @@ func TestPoisonedCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestLearnFromOverflow: the provider ratio a session learns when the
+// provider rejects a request the guard estimated at 10,000 tokens, in a
+// window of 12,000.
+func TestLearnFromOverflow(t *testing.T) {
+	const est, limit = 10_000, 12_000
+	tests := []struct {
+		name    string
+		learned int
+		real    int
+		want    int
+	}{
+		{"a stated count calibrates the session", 0, 15_000, 1_500},
+		{"a stated count replaces an earlier ratio", 1_800, 15_000, 1_500},
+		{"no count: a step up from the default factor, at least just over the limit", 0, 0, 1_375},
+		{"no count: a step up from the learned ratio", 1_400, 0, 1_750},
+		{"no count: bounded by maxCorrection", 4_500, 0, 5_000},
+		{"an unbelievable count is no count", 0, 90_000, 1_375},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, learnFromOverflow(tt.learned, defaultCorrection, tt.real, limit, est))
+		})
+	}
+	t.Run("the limit raises more than the step", func(t *testing.T) {
+		assert.Equal(t, 2_000, learnFromOverflow(0, defaultCorrection, 0, 19_999, est))
+	})
+	t.Run("no estimate: nothing learned", func(t *testing.T) {
+		assert.Equal(t, 1_200, learnFromOverflow(1_200, defaultCorrection, 15_000, limit, 0))
+	})
+}

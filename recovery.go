@@ -204,6 +204,9 @@ type pendingOverflow struct {
 	real     int // the provider's count of the rejected request, 0 if unknown
 	limit    int // the provider's limit, 0 if unknown
 	estimate int // the guard's raw estimate of the rejected request
+	// ratio is the provider ratio the session learns from the overflow
+	// (learnFromOverflow), per mille; 0 if nothing was learned.
+	ratio int
 }
 
 // memory returns the record of agent in the session, creating it.
@@ -266,14 +269,23 @@ func (g *ContextGuard) recall(cctx agent.CallbackContext, cfg *agentConfig, m *a
 	if ov := m.overflow; ov != nil {
 		m.overflow = nil
 		lim := g.limits(cfg, req.Model)
+		if ov.ratio > 0 && ov.ratio != prev.providerRatio {
+			// What the overflow taught survives the compaction it causes:
+			// written here, since the failed call's state delta was lost.
+			if st != nil {
+				sio.set(st, keyProviderRatio, prev.providerRatio, ov.ratio)
+			}
+			prev.providerRatio = ov.ratio
+		}
 		real := ov.real
 		if real <= 0 {
-			// The provider did not say: the request was over its limit.
+			// The provider did not say: the request was over its limit, and
+			// at least as large as the ratio learned from it says.
 			limit := lim.window
 			if ov.limit > 0 && ov.limit < limit {
 				limit = ov.limit
 			}
-			real = limit + 1
+			real = max(satAdd(limit, 1), scaleSat(ov.estimate, float64(ov.ratio)/ratioScale))
 		}
 		if ov.limit > 0 && ov.limit < lim.threshold {
 			g.log.Warn("contextguard: the provider's limit is below the guard's threshold; set WithMaxTokens to the provider's limit",
@@ -288,7 +300,8 @@ func (g *ContextGuard) recall(cctx agent.CallbackContext, cfg *agentConfig, m *a
 		}
 		prev.floor = 0
 		g.log.Info("contextguard: the provider rejected the previous request as too long; compacting first",
-			"agent", cfg.name, "session", cctx.SessionID(), "real_tokens", ov.real, "limit", ov.limit, "estimate", ov.estimate)
+			"agent", cfg.name, "session", cctx.SessionID(), "real_tokens", ov.real, "limit", ov.limit, "estimate", ov.estimate,
+			"provider_ratio", float64(prev.providerRatio)/ratioScale)
 	}
 	return prev
 }
@@ -365,12 +378,15 @@ func (g *ContextGuard) handleOverflow(cctx agent.CallbackContext, cfg *agentConf
 	defer g.sessions.release(sess)
 	mem := sess.memory(cfg.name)
 	if cfg.recoveryLLM == nil || req == nil {
-		g.recordOverflow(sess, cfg, mem, req, ov)
+		g.recordOverflow(cctx, sess, cfg, mem, req, ov)
 		return nil, nil, nil
 	}
+	learned := g.learnedRatio(cctx, cfg)
 	creq, ev, err := g.compactForRecovery(cctx, cfg, sess, mem, req, ov, logger)
 	if err != nil || creq == nil {
-		g.recordOverflow(sess, cfg, mem, req, ov)
+		// The provider's error is returned, and the state this call wrote
+		// is lost with it: learn from the original ratio again.
+		g.recordOverflowFrom(sess, cfg, mem, req, ov, learned)
 	}
 	return creq, ev, err
 }
@@ -384,17 +400,45 @@ func (g *ContextGuard) rememberOverflow(cctx agent.CallbackContext, cfg *agentCo
 		return
 	}
 	defer g.sessions.release(sess)
-	g.recordOverflow(sess, cfg, sess.memory(cfg.name), req, ov)
+	g.recordOverflow(cctx, sess, cfg, sess.memory(cfg.name), req, ov)
 }
 
-// recordOverflow records an overflow for the session's next call. The caller
-// holds the session entry.
-func (g *ContextGuard) recordOverflow(sess *sessionEntry, cfg *agentConfig, mem *agentMemory, req *model.LLMRequest, ov ContextOverflow) {
+// learnedRatio is the provider ratio the session has learned so far, per
+// mille, as this call sees it (0: none).
+func (g *ContextGuard) learnedRatio(cctx agent.CallbackContext, cfg *agentConfig) int {
+	st := cctx.State()
+	if st == nil {
+		return 0
+	}
+	return stateIO{agent: cfg.name, log: quietLog}.num(st, keyProviderRatio)
+}
+
+// recordOverflow records an overflow for the session's next call, with the
+// provider ratio the session learns from it. The caller holds the session
+// entry.
+func (g *ContextGuard) recordOverflow(cctx agent.CallbackContext, sess *sessionEntry, cfg *agentConfig, mem *agentMemory, req *model.LLMRequest, ov ContextOverflow) {
+	g.recordOverflowFrom(sess, cfg, mem, req, ov, g.learnedRatio(cctx, cfg))
+}
+
+// recordOverflowFrom is recordOverflow from the learned ratio given.
+func (g *ContextGuard) recordOverflowFrom(sess *sessionEntry, cfg *agentConfig, mem *agentMemory, req *model.LLMRequest, ov ContextOverflow, learned int) {
 	p := &pendingOverflow{real: ov.Tokens, limit: ov.Limit}
 	if req != nil {
-		p.estimate = requestTokens(sess.estimator(cfg, req.Model), req)
+		est := sess.estimator(cfg, req.Model)
+		p.estimate = requestTokens(est, req)
+		p.ratio = learnFromOverflow(learned, est.defaultFactor(), ov.Tokens, g.overflowLimit(cfg, req.Model, ov), p.estimate)
 	}
 	mem.overflow = p
+}
+
+// overflowLimit is the limit a rejected request was over: the provider's,
+// when it states one below the guard's window, else the window.
+func (g *ContextGuard) overflowLimit(cfg *agentConfig, modelName string, ov ContextOverflow) int {
+	w := g.window(cfg, modelName)
+	if ov.Limit > 0 && ov.Limit < w {
+		return ov.Limit
+	}
+	return w
 }
 
 // compactForRecovery compacts the rejected request to half the window
@@ -426,11 +470,15 @@ func (g *ContextGuard) compactForRecovery(cctx agent.CallbackContext, cfg *agent
 	if ov.Limit > 0 && ov.Limit < window {
 		window = ov.Limit
 	}
+	// The session learns the provider's ratio from the rejection; it rides
+	// on the recovery response with the compaction.
+	learned := prev
+	learned.providerRatio = learnFromOverflow(prev.providerRatio, est.defaultFactor(), ov.Tokens, window, sent)
 	real := ov.Tokens
 	if real <= 0 {
-		real = window + 1
+		real = max(satAdd(window, 1), scaleSat(sent, float64(learned.providerRatio)/ratioScale))
 	}
-	t := &turn{ctx: cctx, cfg: cfg, req: &creq, raw: raw, prev: prev, est: est, sess: sess, base: g.log, rejected: true}
+	t := &turn{ctx: cctx, cfg: cfg, req: &creq, raw: raw, prev: learned, est: est, sess: sess, base: g.log, rejected: true}
 	t.lim = limits{window: window, buffer: window - window/2, threshold: window / 2}
 	t.cal = newCalibration(guardState{realTokens: real, lastEstimate: sent}, est)
 	t.inj = injectSummary(t)

@@ -67,6 +67,10 @@ const (
 	ErrorAnthropic
 	// ErrorOpenAI returns OpenAI's context_length_exceeded error.
 	ErrorOpenAI
+	// ErrorGeneric returns an error that names the context window but
+	// states neither the request's size nor the limit, as some gateways
+	// and OpenAI-compatible servers do.
+	ErrorGeneric
 )
 
 // String returns the provider name.
@@ -76,6 +80,8 @@ func (s ErrorStyle) String() string {
 		return "anthropic"
 	case ErrorOpenAI:
 		return "openai"
+	case ErrorGeneric:
+		return "generic"
 	default:
 		return "gemini"
 	}
@@ -105,10 +111,16 @@ func (e *OverflowError) Error() string {
 		return fmt.Sprintf(`POST "https://api.anthropic.com/v1/messages": 400 Bad Request {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: %d tokens > %d maximum"}}`, e.Tokens, e.Limit)
 	case ErrorOpenAI:
 		return fmt.Sprintf(`POST "https://api.openai.com/v1/chat/completions": 400 Bad Request {"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, e.Limit, e.Tokens)
+	case ErrorGeneric:
+		return genericOverflowMessage
 	default:
 		return e.apiError().Error()
 	}
 }
+
+// genericOverflowMessage is the message of [ErrorGeneric] errors: no count,
+// no limit.
+const genericOverflowMessage = "400 Bad Request: the request is too long for the model's context window"
 
 // Unwrap returns the genai.APIError for Gemini-style errors, nil otherwise.
 func (e *OverflowError) Unwrap() error {
@@ -132,7 +144,8 @@ func IsOverflowError(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "exceeds the maximum number of tokens allowed") ||
 		strings.Contains(msg, "prompt is too long") ||
-		strings.Contains(msg, "context_length_exceeded")
+		strings.Contains(msg, "context_length_exceeded") ||
+		strings.Contains(msg, genericOverflowMessage)
 }
 
 // ScriptConfig configures a [ScriptedModel].
