@@ -288,7 +288,7 @@ func (g *ContextGuard) guardRequest(cctx agent.CallbackContext, cfg *agentConfig
 		base: g.log,
 	}
 	t.est = sess.estimator(cfg, req.Model)
-	t.lim = g.limits(cfg, req.Model)
+	t.lim = g.requestLimits(cfg, req)
 	t.inj = injectSummary(t)
 	t.est.prefetch(t.req.Contents)
 	t.cal = newCalibration(prev, t.est)
@@ -344,6 +344,34 @@ func (g *ContextGuard) limits(cfg *agentConfig, modelName string) limits {
 	return l
 }
 
+// requestLimits is limits for one request: when the request sets
+// MaxOutputTokens, the trigger keeps room for the output
+// (limits.withOutput), with a warning once per agent, window and output
+// limit when that room would leave the prompt too little of the window.
+func (g *ContextGuard) requestLimits(cfg *agentConfig, req *model.LLMRequest) limits {
+	l := g.limits(cfg, req.Model)
+	out := maxOutputTokens(req)
+	if out == 0 {
+		return l
+	}
+	lo, ok := l.withOutput(out)
+	if !ok {
+		if _, seen := g.triggerWarned.LoadOrStore("output\x00"+cfg.name+"\x00"+strconv.Itoa(l.window)+"\x00"+strconv.Itoa(out), true); !seen {
+			g.log.Warn("contextguard: the request's MaxOutputTokens leaves too little of the window for the prompt; not keeping room for the output",
+				"agent", cfg.name, "window", l.window, "max_output_tokens", out, "threshold", l.threshold)
+		}
+	}
+	return lo
+}
+
+// maxOutputTokens is the request's MaxOutputTokens, 0 when it sets none.
+func maxOutputTokens(req *model.LLMRequest) int {
+	if req == nil || req.Config == nil || req.Config.MaxOutputTokens <= 0 {
+		return 0
+	}
+	return int(req.Config.MaxOutputTokens)
+}
+
 // injectSummary replaces the contents the stored summary covers by the
 // summary message (DESIGN §6). Without a match it cuts nothing.
 func injectSummary(t *turn) injection {
@@ -386,11 +414,12 @@ func (g *ContextGuard) decide(t *turn) (guardState, error) {
 	t.before = count
 
 	trigger := t.lim.threshold
-	if f := t.prev.floor; f > trigger && f < t.lim.window {
+	if f, room := t.prev.floor, t.lim.room(); f > trigger && f < room {
 		// The last compaction could not get below the threshold (the
 		// irreducible part is too large); compact again only once the
-		// conversation has grown by half the room that is left.
-		trigger = f + (t.lim.window-f)/2
+		// conversation has grown by half the room that is left (the window
+		// less the room kept for the output).
+		trigger = f + (room-f)/2
 	}
 	sliding := t.cfg.strategy == StrategySlidingWindow
 	reason := ""

@@ -268,7 +268,7 @@ func (g *ContextGuard) recall(cctx agent.CallbackContext, cfg *agentConfig, m *a
 	}
 	if ov := m.overflow; ov != nil {
 		m.overflow = nil
-		lim := g.limits(cfg, req.Model)
+		lim := g.requestLimits(cfg, req)
 		if ov.ratio > 0 && ov.ratio != prev.providerRatio {
 			// What the overflow taught survives the compaction it causes:
 			// written here, since the failed call's state delta was lost.
@@ -465,7 +465,7 @@ func (g *ContextGuard) compactForRecovery(cctx agent.CallbackContext, cfg *agent
 	creq := *req
 	creq.Contents = raw
 
-	lim := g.limits(cfg, req.Model)
+	lim := g.requestLimits(cfg, req)
 	window := lim.window
 	if ov.Limit > 0 && ov.Limit < window {
 		window = ov.Limit
@@ -480,6 +480,9 @@ func (g *ContextGuard) compactForRecovery(cctx agent.CallbackContext, cfg *agent
 	}
 	t := &turn{ctx: cctx, cfg: cfg, req: &creq, raw: raw, prev: learned, est: est, sess: sess, base: g.log, rejected: true}
 	t.lim = limits{window: window, buffer: window - window/2, threshold: window / 2}
+	if lo, ok := t.lim.withOutput(lim.output); ok {
+		t.lim = lo
+	}
 	t.cal = newCalibration(guardState{realTokens: real, lastEstimate: sent}, est)
 	t.inj = injectSummary(t)
 	t.before = t.cal.count(requestTokens(est, t.req))
