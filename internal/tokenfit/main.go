@@ -59,6 +59,8 @@ var prior = map[string]float64{
 	"cjk_split": 1, "kana_solo": 0.5, "elision": 0.5, "tab_punct": 0.5,
 	// A word without its leading space may split once more.
 	"newline_word": 0.3,
+	// "_word" is often one token with its underscore.
+	"snake": 0.2,
 }
 
 // minTokens is the least exact count of a text whose error is reported:
@@ -407,14 +409,14 @@ func table(w io.Writer, samples []sample, wt []float64) {
 		// Diagnostics: the held-out texts of one type, worst first.
 		var rows []sample
 		for _, s := range samples {
-			if s.c.HeldOut && s.y >= minTokens && s.c.Type == typ {
+			if s.c.HeldOut && s.y >= minTokens && (s.c.Type == typ || typ == "*") {
 				rows = append(rows, s)
 			}
 		}
 		rel := func(s sample) float64 { return (estimate(wt, s.x) - s.y) / s.y }
 		sort.Slice(rows, func(i, j int) bool { return math.Abs(rel(rows[i])) > math.Abs(rel(rows[j])) })
 		for _, s := range rows {
-			fmt.Fprintf(os.Stderr, "%+6.1f%% %5.0f %s %q\n", 100*rel(s), s.y, s.c.Key(), head(s.c.Text, 100))
+			fmt.Fprintf(os.Stderr, "%+6.1f%% %5.0f %s %s %q\n", 100*rel(s), s.y, s.c.Type, s.c.Key(), head(s.c.Text, 100))
 		}
 	}
 	if os.Getenv("TOKENFIT_BIAS") != "" {

@@ -55,10 +55,10 @@ const (
 // are "family/kind" or "family/ALL-median" and "family/ALL-p90". Remove
 // entries as the fit reaches the item-5 bounds.
 var accuracyShortfalls = map[string]float64{
-	"o200k/ALL-median": 0.033, // 3.3%: the agent traces (median 3.2–4.3% per kind) hold it up
-	"o200k/ALL-p90":    0.090, // 8.8%
+	"o200k/ALL-median": 0.031, // 3.03% (1 token in 33)
+	"o200k/ALL-p90":    0.085, // 8.3%: the agent traces (p90 up to 11% per kind)
 	"o200k/prose_fr":   0.140, // 13.5%: Candide's old vocabulary under, modern text over
-	"gemma3/prose_fr":  0.125, // 12.2%
+	"gemma3/prose_fr":  0.130, // 12.5%
 }
 
 // atMost asserts v <= bound, or v <= the shortfall bound of key, which it

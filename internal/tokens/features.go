@@ -70,6 +70,7 @@ const (
 	fKanaSolo            // kana that do not complete a pair found in the kana pair table
 	fElision             // apostrophes of elisions ("l'homme", "qu'il"), not of English contractions
 	fTabPunct            // runs of tabs followed by ASCII punctuation (the last tab cannot join a word)
+	fSnake               // single '_' between a letter or digit and a letter (snake_case), counted instead of punct and punct_word
 	fNewlineWord         // runs of \r and \n followed directly by a lower-case ASCII letter or a rune of U+00C0–U+00FF (hard-wrapped prose)
 	// NumFeatures is the length of a feature vector.
 	NumFeatures
@@ -85,7 +86,7 @@ var FeatureNames = [NumFeatures]string{
 	"tab", "tab_run", "han", "han_run", "han_run_kana", "han_head", "han_solo", "kana", "hangul", "cjk_punct", "other_letter",
 	"other_run", "uni_punct", "symbol", "blob", "blob_run", "hex", "hex_run", "ctrl",
 	"han_rare", "astral", "private", "combining", "box_tokens", "punct_long", "punct_alt",
-	"cjk_split", "kana_solo", "elision", "tab_punct", "newline_word",
+	"cjk_split", "kana_solo", "elision", "tab_punct", "snake", "newline_word",
 }
 
 // Byte flags of the ASCII class table.
@@ -536,6 +537,15 @@ func countFeatures[T text](s T, f *Features) {
 		}
 		if k == kPunct && (i+1 == n || byteKind[s[i+1]] != kPunct) {
 			// Fast path: a single punctuation byte.
+			if c == '_' && i > 0 && i+1 < n && byteFlags[s[i-1]]&(bLower|bUpper|bDigit) != 0 &&
+				byteFlags[s[i+1]]&(bLower|bUpper) != 0 {
+				// A snake_case joint: byte-pair vocabularies hold "_word"
+				// pieces, so the underscore mostly joins the next word.
+				f[fSnake]++
+				prevOther, prevHan, prevKana = false, false, false
+				i++
+				continue
+			}
 			f[fPunct]++
 			if c == '|' {
 				f[fPipe]++

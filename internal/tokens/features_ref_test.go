@@ -12,7 +12,7 @@ import (
 // punctuation runs); with private-use runes costed by their bytes and
 // combining marks costed apart from the letters; with the CJK split and kana
 // pair tables, elisions and tabs before punctuation; with words after
-// newlines. Do not edit it to follow features.go.
+// newlines and snake_case joints. Do not edit it to follow features.go.
 
 // Byte flags of the ASCII class table.
 const (
@@ -265,6 +265,12 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 			}
 			i = j
 		case kPunctRef:
+			if c == '_' && i > 0 && i+1 < n && byteFlagsRef[s[i-1]]&(bLowerRef|bUpperRef|bDigitRef) != 0 &&
+				byteFlagsRef[s[i+1]]&(bLowerRef|bUpperRef) != 0 {
+				f[fSnake]++
+				i++
+				continue
+			}
 			j := i + 1
 			rep := int32(0)
 			pipes := int32(0)
