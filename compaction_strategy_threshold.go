@@ -25,9 +25,6 @@ const (
 	// oversizeTolerance is how far past its budget a summary may run before
 	// it counts as oversize.
 	oversizeTolerance = 1.25
-	// continuationShare bounds the quoted user request to this share of the
-	// threshold, so a request larger than the window still leaves room.
-	continuationShare = 8
 )
 
 // compactThreshold is the threshold strategy (DESIGN §5): summarize the
@@ -313,23 +310,13 @@ func summaryBudget(lim limits, bare int) int {
 	return max(min(minSummaryTokens, (lim.window-bare)*8/10), 0)
 }
 
-// boundedUserRequest is the user's current request, bounded so that a
-// request larger than the window still leaves room for the summary.
+// boundedUserRequest is the continuation's text: the user's current request
+// (currentRequest), its attachments named, quoted in full when it fits its
+// bound (continuationBound) and by head and tail beyond it, so that a request
+// larger than the window still leaves room for the summary.
 func boundedUserRequest(t *turn) string {
-	s := sanitizeUTF8(latestUserText(t.ctx.UserContent(), t.raw))
-	maxTokens := max(t.lim.threshold/continuationShare, 64)
-	if t.cal.scale(t.est.text(s)) <= maxTokens {
-		return s
-	}
-	bytes := maxTokens * 3
-	for bytes > 64 {
-		cut := truncateMiddle(s, bytes)
-		if t.cal.scale(t.est.text(cut)) <= maxTokens {
-			return cut
-		}
-		bytes = bytes * 3 / 4
-	}
-	return truncateMiddle(s, 64)
+	c, _ := currentRequest(t.ctx.UserContent(), t.raw)
+	return boundContinuation(t, continuationText(c))
 }
 
 // summarizerWindow is the window of the model that writes the summary: the

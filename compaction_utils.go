@@ -1,6 +1,8 @@
 package contextguard
 
 import (
+	"bytes"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -256,23 +258,44 @@ const (
 )
 
 // summaryContent builds the one user message that stands for the summarized
-// contents: header, summary and (when known) the continuation.
-func summaryContent(summary, userRequest string) *genai.Content {
+// contents: header, summary and (when known) the continuation, which quotes
+// the user's request and carries its attachments (inline data, file
+// references) as parts after the text, so the model sees them as the user
+// sent them and their tokens are counted with the message. Nil attachments
+// are skipped.
+func summaryContent(summary, userRequest string, attachments ...*genai.Part) *genai.Content {
 	var b strings.Builder
-	b.Grow(len(summaryHeader) + len(summary) + len(userRequest) + len(continuationLead) + 64)
+	b.Grow(len(summaryHeader) + len(summary) + len(userRequest) + len(continuationLead) + len(attachmentsNote) + 64)
 	b.WriteString(summaryHeader)
 	b.WriteString("\n\n")
 	b.WriteString(strings.TrimSpace(summary))
 	b.WriteString("\n\n")
 	b.WriteString(summaryFooter)
-	if userRequest != "" {
+	n := 0
+	for _, p := range attachments {
+		if p != nil {
+			n++
+		}
+	}
+	if userRequest != "" || n > 0 {
 		b.WriteString("\n\n")
 		b.WriteString(continuationLead)
 		b.WriteString("\n<user_request>\n")
 		b.WriteString(userRequest)
 		b.WriteString("\n</user_request>")
+		if n > 0 {
+			b.WriteString("\n")
+			b.WriteString(attachmentsNote)
+		}
 	}
-	return &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: b.String()}}}
+	parts := make([]*genai.Part, 1, 1+n)
+	parts[0] = &genai.Part{Text: b.String()}
+	for _, p := range attachments {
+		if p != nil {
+			parts = append(parts, p)
+		}
+	}
+	return &genai.Content{Role: genai.RoleUser, Parts: parts}
 }
 
 // contentText joins the text parts of c (thoughts excluded).
@@ -289,42 +312,307 @@ func contentText(c *genai.Content) string {
 	return strings.Join(parts, "\n")
 }
 
-// latestUserText is the newest user-authored text: the content that started
-// the invocation when it has text, else the newest user message with text in
-// the contents (function responses are not user requests).
-func latestUserText(invocationUser *genai.Content, cs []*genai.Content) string {
-	if t := contentText(invocationUser); t != "" {
-		return t
+// ---------------------------------------------------------------------------
+// The user's current request (DESIGN §6)
+// ---------------------------------------------------------------------------
+
+// foreignContextLead is the first part ADK gives the user-role message that
+// shows another agent's events to the current one (ConvertForeignEvent in
+// ADK's contents processor): after a transfer, the coordinator's words and
+// tool calls reach the sub-agent as such messages. They are context, never
+// the user's request.
+const foreignContextLead = "For context:"
+
+// attachmentsNote follows the quote when the summary message carries the
+// request's attachments, so the model knows whose they are.
+const attachmentsNote = "[The attachments of the user's request follow.]"
+
+// isForeignContext reports whether c is ADK's rendering of another agent's
+// event ("For context: [agent] said: ...").
+func isForeignContext(c *genai.Content) bool {
+	if c == nil || c.Role != genai.RoleUser {
+		return false
 	}
-	for i := len(cs) - 1; i >= 0; i-- {
-		c := cs[i]
-		if c == nil || c.Role != genai.RoleUser || isSynthetic(c) {
+	for _, p := range c.Parts {
+		if p != nil {
+			return p.Text == foreignContextLead
+		}
+	}
+	return false
+}
+
+// isAttachment reports whether p is media the user sent: inline data or a
+// file reference.
+func isAttachment(p *genai.Part) bool {
+	return p != nil && !p.Thought && (p.InlineData != nil || p.FileData != nil)
+}
+
+// isUserRequest reports whether c is a message the user wrote: a user-role
+// content (or one without a role: the invocation's content may lack it) with
+// text or attachments, that is neither an adapter's synthetic continuation,
+// nor another agent's "For context:" message, nor a tool result.
+func isUserRequest(c *genai.Content) bool {
+	if c == nil || (c.Role != genai.RoleUser && c.Role != "") || isSynthetic(c) || isForeignContext(c) {
+		return false
+	}
+	quotable := false
+	for _, p := range c.Parts {
+		if p == nil {
 			continue
 		}
-		if t := contentText(c); t != "" {
-			return t
+		if p.FunctionResponse != nil {
+			return false
 		}
+		if (p.Text != "" && !p.Thought) || isAttachment(p) {
+			quotable = true
+		}
+	}
+	return quotable
+}
+
+// currentRequest is the one place that decides which content is the user's
+// current request, the message a compaction must never lose: the content
+// that started the invocation (agent.CallbackContext.UserContent) when it is
+// a request the user wrote, else the newest content of cs the user wrote
+// (isUserRequest: never another agent's "For context:" message, a synthetic
+// continuation or a tool result). A request of images or files alone is the
+// request; it is never passed over for an older text. index is where the
+// request lies in cs (the newest equal content for the invocation's), or -1
+// when cs does not hold it; c is nil when there is no request at all.
+func currentRequest(invocationUser *genai.Content, cs []*genai.Content) (c *genai.Content, index int) {
+	if isUserRequest(invocationUser) {
+		for i := len(cs) - 1; i >= 0; i-- {
+			if sameRequest(cs[i], invocationUser) {
+				return cs[i], i
+			}
+		}
+		return invocationUser, -1
+	}
+	for i := len(cs) - 1; i >= 0; i-- {
+		if isUserRequest(cs[i]) {
+			return cs[i], i
+		}
+	}
+	return nil, -1
+}
+
+// sameRequest reports whether the content c holds the same request as u:
+// ADK rebuilds the contents from its event log as copies, without empty
+// parts, so they are compared by value, empty parts skipped, cheapest fields
+// first.
+func sameRequest(c, u *genai.Content) bool {
+	if c == u {
+		return true
+	}
+	if c == nil || u == nil || c.Role != genai.RoleUser {
+		return false
+	}
+	i, j := 0, 0
+	for {
+		for i < len(c.Parts) && blankPart(c.Parts[i]) {
+			i++
+		}
+		for j < len(u.Parts) && blankPart(u.Parts[j]) {
+			j++
+		}
+		if i == len(c.Parts) || j == len(u.Parts) {
+			return i == len(c.Parts) && j == len(u.Parts)
+		}
+		p, q := c.Parts[i], u.Parts[j]
+		if p.Text != q.Text || p.Thought != q.Thought || p.FunctionResponse != nil || q.FunctionResponse != nil ||
+			!sameAttachment(p, q) {
+			return false
+		}
+		i++
+		j++
+	}
+}
+
+// blankPart reports whether p is nil or empty, a part ADK drops when it
+// builds the contents.
+func blankPart(p *genai.Part) bool {
+	return p == nil || reflect.ValueOf(*p).IsZero()
+}
+
+// latestUserText is the text of the user's current request (currentRequest),
+// "" when it has none.
+func latestUserText(invocationUser *genai.Content, cs []*genai.Content) string {
+	c, _ := currentRequest(invocationUser, cs)
+	return contentText(c)
+}
+
+// requestAttachments returns the attachments of the request c, in order, as
+// new parts that share the media (never copied: an image may be megabytes)
+// but none of the part's other fields; nil when there are none.
+func requestAttachments(c *genai.Content) []*genai.Part {
+	var out []*genai.Part
+	for _, p := range partsOf(c) {
+		if isAttachment(p) {
+			out = append(out, &genai.Part{
+				InlineData:      p.InlineData,
+				FileData:        p.FileData,
+				VideoMetadata:   p.VideoMetadata,
+				MediaResolution: p.MediaResolution,
+			})
+		}
+	}
+	return out
+}
+
+// sameAttachment reports whether two parts carry the same media (both none
+// included).
+func sameAttachment(p, q *genai.Part) bool {
+	if p == q {
+		return true
+	}
+	if p == nil || q == nil {
+		return false
+	}
+	a, b := p.InlineData, q.InlineData
+	if (a == nil) != (b == nil) || (a != nil && a != b && (a.MIMEType != b.MIMEType || a.DisplayName != b.DisplayName || !bytes.Equal(a.Data, b.Data))) {
+		return false
+	}
+	f, g := p.FileData, q.FileData
+	if (f == nil) != (g == nil) || (f != nil && *f != *g) {
+		return false
+	}
+	return reflect.DeepEqual(p.VideoMetadata, q.VideoMetadata) && reflect.DeepEqual(p.MediaResolution, q.MediaResolution)
+}
+
+// attachmentLine names one attachment in the quoted request, so the quote
+// says what was attached even where the media itself is not sent with it.
+func attachmentLine(p *genai.Part) string {
+	switch {
+	case p == nil:
+		return ""
+	case p.InlineData != nil:
+		return "[attachment: " + p.InlineData.MIMEType + ", " + strconv.Itoa(len(p.InlineData.Data)) + " bytes]"
+	case p.FileData != nil:
+		return "[attachment: file " + p.FileData.FileURI + " (" + p.FileData.MIMEType + ")]"
 	}
 	return ""
 }
 
-// latestUserIndex is the index of the newest user message with text in cs
-// (the content latestUserText falls back to), or -1.
-func latestUserIndex(cs []*genai.Content) int {
-	for i := len(cs) - 1; i >= 0; i-- {
-		if c := cs[i]; c != nil && c.Role == genai.RoleUser && !isSynthetic(c) && contentText(c) != "" {
-			return i
+// continuationText is the request c as the continuation quotes it: its text,
+// then one line naming each attachment.
+func continuationText(c *genai.Content) string {
+	text := contentText(c)
+	var b strings.Builder
+	b.WriteString(text)
+	for _, p := range partsOf(c) {
+		if isAttachment(p) {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(attachmentLine(p))
 		}
 	}
-	return -1
+	return sanitizeUTF8(b.String())
 }
 
-// quotesRequest reports whether a stored continuation quotes the user message
-// c: the start of its text (which a bounded continuation always keeps)
-// appears in it.
+// requestHeadBytes is how much of a request's text must appear in a stored
+// continuation for it to count as quoting the request: a bounded
+// continuation always keeps at least this much of the head.
+const requestHeadBytes = 16
+
+// quotesRequest reports whether a stored continuation quotes the user
+// message c: the start of its text appears in it, or, for a message of
+// attachments alone, the line naming its first attachment.
 func quotesRequest(stored string, c *genai.Content) bool {
-	head := strings.TrimSpace(validPrefix(sanitizeUTF8(contentText(c)), 16))
+	head := strings.TrimSpace(validPrefix(sanitizeUTF8(contentText(c)), requestHeadBytes))
+	if head == "" {
+		for _, p := range partsOf(c) {
+			if isAttachment(p) {
+				head = sanitizeUTF8(attachmentLine(p))
+				break
+			}
+		}
+	}
 	return head == "" || strings.Contains(stored, head)
+}
+
+// Bounds of the quoted request.
+const (
+	// continuationShare: the quoted request's text may take up to
+	// 1/continuationShare of the room the system instruction and tools leave
+	// under the threshold, and is quoted in full within it. The other half
+	// is the summary's and the newest contents'; a larger request keeps its
+	// head and tail.
+	continuationShare = 2
+	// minContinuationTokens is the least a request is quoted with, however
+	// full the window: its head and tail still say what the task is.
+	minContinuationTokens = 64
+	// minContinuationBytes is the smallest cut truncateMiddle is asked for.
+	minContinuationBytes = 64
+	// bytesPerTokenGuess sizes the first cut of a long request; the cut is
+	// then shrunk until it counts within the bound.
+	bytesPerTokenGuess = 3
+)
+
+// continuationBound is the most tokens (calibrated) the quoted request may
+// take in t's request: 1/continuationShare of the room under the threshold
+// that the system instruction and tools leave.
+func continuationBound(t *turn) int {
+	cal := t.cal
+	if cal.factor <= 0 {
+		// Before the turn is calibrated (the summary is injected first).
+		cal = calibration{factor: t.est.defaultFactor()}
+	}
+	fixed := 0
+	if t.req != nil && t.req.Config != nil {
+		fixed = satAdd(t.est.content(t.req.Config.SystemInstruction), toolsTokens(t.est, t.req.Config.Tools))
+	}
+	return max((t.lim.threshold-cal.scale(fixed))/continuationShare, minContinuationTokens)
+}
+
+// boundContinuation quotes s in full when it fits continuationBound, else
+// keeps its head and tail (truncateMiddle) cut to fit.
+func boundContinuation(t *turn, s string) string {
+	maxTokens := continuationBound(t)
+	cal := t.cal
+	if cal.factor <= 0 {
+		cal = calibration{factor: t.est.defaultFactor()}
+	}
+	if cal.scale(t.est.text(s)) <= maxTokens {
+		return s
+	}
+	n := min(maxTokens*bytesPerTokenGuess, len(s))
+	for n > minContinuationBytes {
+		cut := truncateMiddle(s, n)
+		if cal.scale(t.est.text(cut)) <= maxTokens {
+			return cut
+		}
+		n = n * 3 / 4
+	}
+	return truncateMiddle(s, minContinuationBytes)
+}
+
+// summaryMessage is the summary message for summary and the quoted request,
+// carrying the attachments of cur (the user's current request, when the
+// summary stands for it; nil otherwise). It is memoized per session while
+// the summary, the quote and the attachments are unchanged, so the steady
+// state neither rebuilds nor recounts it.
+func summaryMessage(t *turn, summary, request string, cur *genai.Content) *genai.Content {
+	atts := requestAttachments(cur)
+	m := &t.sess.summary
+	if m.msg == nil || m.summary != summary || m.request != request || !carries(m.msg, atts) {
+		m.summary, m.request, m.msg = summary, request, summaryContent(summary, request, atts...)
+	}
+	return m.msg
+}
+
+// carries reports whether the summary message msg carries exactly the
+// attachments atts after its text.
+func carries(msg *genai.Content, atts []*genai.Part) bool {
+	if len(msg.Parts) != 1+len(atts) {
+		return false
+	}
+	for i, p := range atts {
+		if !sameAttachment(msg.Parts[1+i], p) {
+			return false
+		}
+	}
+	return true
 }
 
 // truncateMiddle bounds s to about maxBytes, keeping its head and tail (the

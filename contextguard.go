@@ -373,7 +373,11 @@ func maxOutputTokens(req *model.LLMRequest) int {
 }
 
 // injectSummary replaces the contents the stored summary covers by the
-// summary message (DESIGN §6). Without a match it cuts nothing.
+// summary message (DESIGN §6). Without a match it cuts nothing. When the
+// summary covers the user's current request (currentRequest), the message
+// carries the request's attachments, and quotes the request itself if the
+// stored continuation does not (state of the earlier guard, or stale or
+// corrupt state), so the request is never dropped.
 func injectSummary(t *turn) injection {
 	if t.prev.summary == "" {
 		return injection{}
@@ -386,16 +390,17 @@ func injectSummary(t *turn) injection {
 	}
 	start := pairSafeStart(t.raw, w)
 	request := t.prev.userRequest
-	if u := latestUserIndex(t.raw); u >= 0 && u < start && !quotesRequest(request, t.raw[u]) {
-		// The summary covers the user's latest message but its continuation
-		// does not quote it (state of the earlier guard, or stale or corrupt
-		// state): quote the message, so it is never dropped.
+	cur, u := currentRequest(t.ctx.UserContent(), t.raw)
+	if u >= start {
+		cur = nil // sent verbatim after the summary
+	}
+	if cur != nil && !quotesRequest(request, cur) {
 		t.log().Debug("contextguard: the stored continuation does not quote the user's latest message; quoting it",
 			"watermark", w, "message", u)
-		request = truncateMiddle(sanitizeUTF8(contentText(t.raw[u])), max(t.lim.threshold/continuationShare*2, 256))
+		request = boundContinuation(t, continuationText(cur))
 	}
 	out := make([]*genai.Content, 0, len(t.raw)-start+1)
-	out = append(out, t.sess.summary.get(t.prev.summary, request))
+	out = append(out, summaryMessage(t, t.prev.summary, request, cur))
 	out = append(out, t.raw[start:]...)
 	t.req.Contents = out
 	return injection{cut: start, injected: true}
