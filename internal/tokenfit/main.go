@@ -61,6 +61,8 @@ var prior = map[string]float64{
 	"newline_word": 0.3,
 	// "_word" is often one token with its underscore.
 	"snake": 0.2,
+	// The contraction is part of its word's token, or one more.
+	"contraction": 0.3,
 }
 
 // minTokens is the least exact count of a text whose error is reported:

@@ -71,6 +71,7 @@ const (
 	fElision             // apostrophes of elisions ("l'homme", "qu'il"), not of English contractions
 	fTabPunct            // runs of tabs followed by ASCII punctuation (the last tab cannot join a word)
 	fSnake               // single '_' between a letter or digit and a letter (snake_case), counted instead of punct and punct_word
+	fContraction         // English contractions ("'s", "'t", "'re", ...) after a letter, counted instead of punct and a piece
 	fNewlineWord         // runs of \r and \n followed directly by a lower-case ASCII letter or a rune of U+00C0–U+00FF (hard-wrapped prose)
 	// NumFeatures is the length of a feature vector.
 	NumFeatures
@@ -86,7 +87,7 @@ var FeatureNames = [NumFeatures]string{
 	"tab", "tab_run", "han", "han_run", "han_run_kana", "han_head", "han_solo", "kana", "hangul", "cjk_punct", "other_letter",
 	"other_run", "uni_punct", "symbol", "blob", "blob_run", "hex", "hex_run", "ctrl",
 	"han_rare", "astral", "private", "combining", "box_tokens", "punct_long", "punct_alt",
-	"cjk_split", "kana_solo", "elision", "tab_punct", "snake", "newline_word",
+	"cjk_split", "kana_solo", "elision", "tab_punct", "snake", "contraction", "newline_word",
 }
 
 // Byte flags of the ASCII class table.
@@ -546,6 +547,16 @@ func countFeatures[T text](s T, f *Features) {
 				i++
 				continue
 			}
+			if c == '\'' && i > 0 && byteFlags[s[i-1]]&(bLower|bUpper) != 0 {
+				if m := contractionLen(s, i+1); m > 0 {
+					// "Let's", "don't", "we're": o200k_base's pre-split
+					// keeps the contraction with its word.
+					f[fContraction]++
+					prevOther, prevHan, prevKana = false, false, false
+					i += 1 + m
+					continue
+				}
+			}
 			f[fPunct]++
 			if c == '|' {
 				f[fPipe]++
@@ -837,6 +848,33 @@ func isElision[T text](s T, i int) bool {
 		return false
 	}
 	return true
+}
+
+// contractionLen returns the length of the English contraction suffix
+// ("s", "t", "m", "d", "re", "ve", "ll", in any case) that starts at s[j]
+// after an apostrophe and ends before a byte that is not an ASCII letter nor
+// a non-ASCII byte, or 0.
+func contractionLen[T text](s T, j int) int {
+	e := j
+	for e < len(s) && e-j < 3 && byteFlags[s[e]]&(bLower|bUpper) != 0 {
+		e++
+	}
+	if e < len(s) && (s[e] >= 0x80 || byteFlags[s[e]]&(bLower|bUpper) != 0) {
+		return 0
+	}
+	switch e - j {
+	case 1:
+		switch s[j] | 0x20 {
+		case 's', 't', 'm', 'd':
+			return 1
+		}
+	case 2:
+		a, b := s[j]|0x20, s[j+1]|0x20
+		if a == 'r' && b == 'e' || a == 'v' && b == 'e' || a == 'l' && b == 'l' {
+			return 2
+		}
+	}
+	return 0
 }
 
 // wordRun consumes the alphanumeric run starting at s[i] (ASCII letters and

@@ -12,7 +12,7 @@ import (
 // punctuation runs); with private-use runes costed by their bytes and
 // combining marks costed apart from the letters; with the CJK split and kana
 // pair tables, elisions and tabs before punctuation; with words after
-// newlines and snake_case joints. Do not edit it to follow features.go.
+// newlines, snake_case joints and English contractions. Do not edit it to follow features.go.
 
 // Byte flags of the ASCII class table.
 const (
@@ -265,6 +265,20 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 			}
 			i = j
 		case kPunctRef:
+			if c == '\'' && i > 0 && byteFlagsRef[s[i-1]]&(bLowerRef|bUpperRef) != 0 {
+				e := i + 1
+				for e < n && byteFlagsRef[s[e]]&(bLowerRef|bUpperRef) != 0 {
+					e++
+				}
+				if e == n || s[e] < 0x80 {
+					switch strings.ToLower(string(s[i+1 : e])) {
+					case "s", "t", "m", "d", "re", "ve", "ll":
+						f[fContraction]++
+						i = e
+						continue
+					}
+				}
+			}
 			if c == '_' && i > 0 && i+1 < n && byteFlagsRef[s[i-1]]&(bLowerRef|bUpperRef|bDigitRef) != 0 &&
 				byteFlagsRef[s[i+1]]&(bLowerRef|bUpperRef) != 0 {
 				f[fSnake]++
