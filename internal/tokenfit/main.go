@@ -63,6 +63,7 @@ var prior = map[string]float64{
 	"snake": 0.2,
 	// The contraction is part of its word's token, or one more.
 	"contraction": 0.3,
+	"accent_rare": 0.3,
 }
 
 // minTokens is the least exact count of a text whose error is reported:

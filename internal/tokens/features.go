@@ -72,6 +72,7 @@ const (
 	fTabPunct            // runs of tabs followed by ASCII punctuation (the last tab cannot join a word)
 	fSnake               // single '_' between a letter or digit and a letter (snake_case), counted instead of punct and punct_word
 	fContraction         // English contractions ("'s", "'t", "'re", ...) after a letter, counted instead of punct and a piece
+	fAccentRare          // non-ASCII Latin letters other than é, è, à and É (rarer inside vocabulary words)
 	fNewlineWord         // runs of \r and \n followed directly by a lower-case ASCII letter or a rune of U+00C0–U+00FF (hard-wrapped prose)
 	// NumFeatures is the length of a feature vector.
 	NumFeatures
@@ -87,7 +88,7 @@ var FeatureNames = [NumFeatures]string{
 	"tab", "tab_run", "han", "han_run", "han_run_kana", "han_head", "han_solo", "kana", "hangul", "cjk_punct", "other_letter",
 	"other_run", "uni_punct", "symbol", "blob", "blob_run", "hex", "hex_run", "ctrl",
 	"han_rare", "astral", "private", "combining", "box_tokens", "punct_long", "punct_alt",
-	"cjk_split", "kana_solo", "elision", "tab_punct", "snake", "contraction", "newline_word",
+	"cjk_split", "kana_solo", "elision", "tab_punct", "snake", "contraction", "accent_rare", "newline_word",
 }
 
 // Byte flags of the ASCII class table.
@@ -1071,6 +1072,9 @@ func pieces[T text](s T, a, b int, f *Features) {
 				}
 				// A Latin letter: wordRun let in only valid two- and
 				// three-byte sequences.
+				if s[j] != 0xC3 || s[j+1] != 0xA9 && s[j+1] != 0xA8 && s[j+1] != 0xA0 && s[j+1] != 0x89 {
+					f[fAccentRare]++
+				}
 				j += 2
 				if s[j-2] >= 0xE0 {
 					j++

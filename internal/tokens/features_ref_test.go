@@ -609,9 +609,12 @@ func piecesRef[T textRef](s T, a, b int, f *Features) {
 					}
 					j++
 				} else {
-					_, size := decodeRuneRef(s, j)
+					r, size := decodeRuneRef(s, j)
 					j += size
 					accents++
+					if r != 'é' && r != 'è' && r != 'à' && r != 'É' {
+						f[fAccentRare]++
+					}
 				}
 				letters++
 			}
