@@ -432,6 +432,10 @@ func (g *ContextGuard) decide(t *turn) (guardState, error) {
 	switch {
 	case count > trigger:
 		reason = "tokens"
+	case t.prev.compactNext != 0:
+		// The previous response stopped at the output limit near the
+		// window (cutAtOutputLimit).
+		reason = "output_limit"
 	case sliding:
 		var due bool
 		if turns, due = slidingTurnsDue(t); due {
@@ -442,6 +446,7 @@ func (g *ContextGuard) decide(t *turn) (guardState, error) {
 		next.lastEstimate = est
 		return next, nil
 	}
+	t.prev.compactNext = 0 // one compaction answers it, whatever its outcome
 
 	t.log().Info("contextguard: trigger reached; compacting",
 		"reason", reason, "tokens", count, "threshold", t.lim.threshold, "window", t.lim.window,
@@ -454,21 +459,34 @@ func (g *ContextGuard) decide(t *turn) (guardState, error) {
 
 // afterModel is the plugin's AfterModelCallback: it records the provider's
 // prompt-token count of final responses, when it is believable for the
-// request the guard let through (calibration.go).
+// request the guard let through (calibration.go), and handles a response
+// that stopped at the output limit near the window (recovery.go,
+// cutAtOutputLimit).
 func (g *ContextGuard) afterModel(cctx agent.CallbackContext, resp *model.LLMResponse, respErr error) (*model.LLMResponse, error) {
-	if cctx == nil || resp == nil || respErr != nil || resp.Partial || resp.UsageMetadata == nil {
+	if cctx == nil || resp == nil || respErr != nil || resp.Partial {
 		return nil, nil
 	}
-	n := int(resp.UsageMetadata.PromptTokenCount)
-	if n == 0 {
-		return nil, nil // the adapter does not count
+	n := 0 // 0: the adapter does not count
+	if resp.UsageMetadata != nil {
+		n = int(resp.UsageMetadata.PromptTokenCount)
+	}
+	cut := resp.FinishReason == genai.FinishReasonMaxTokens
+	if n == 0 && !cut {
+		return nil, nil
 	}
 	cfg := g.agent(cctx.AgentName())
 	if cfg == nil {
 		return nil, nil
 	}
-	if st := cctx.State(); st != nil {
+	st := cctx.State()
+	if st == nil {
+		return nil, nil
+	}
+	if n != 0 {
 		g.recordReport(cctx, cfg, st, n)
+	}
+	if cut {
+		return g.cutAtOutputLimit(cctx, cfg, st, resp), nil
 	}
 	return nil, nil
 }

@@ -25,6 +25,7 @@ const (
 	keyProviderRatio     = stateKeyPrefix + "provider_ratio_"
 	keySuspectRatio      = stateKeyPrefix + "suspect_ratio_"
 	keyWindow            = stateKeyPrefix + "window_"
+	keyCompactNext       = stateKeyPrefix + "compact_next_"
 	todosKey             = "todos"
 	maxPlausibleTokenNum = 1 << 40 // anything above is treated as corrupt
 )
@@ -56,6 +57,10 @@ type guardState struct {
 	suspectRatio int
 	// window is the context window the last request was judged against.
 	window int
+	// compactNext is 1 when the next call compacts first, whatever its
+	// count: a response near the window stopped at the output limit
+	// (afterModel).
+	compactNext int
 }
 
 // stateIO reads and writes one agent's keys of a session state.
@@ -83,6 +88,7 @@ func (s stateIO) load(st session.ReadonlyState) guardState {
 	g.providerRatio = s.num(st, keyProviderRatio)
 	g.suspectRatio = s.num(st, keySuspectRatio)
 	g.window = s.num(st, keyWindow)
+	g.compactNext = s.num(st, keyCompactNext)
 	return g
 }
 
@@ -211,6 +217,7 @@ func (s stateIO) save(st session.State, prev, next guardState) {
 	s.set(st, keyProviderRatio, prev.providerRatio, next.providerRatio)
 	s.set(st, keySuspectRatio, prev.suspectRatio, next.suspectRatio)
 	s.set(st, keyWindow, prev.window, next.window)
+	s.set(st, keyCompactNext, prev.compactNext, next.compactNext)
 }
 
 // loadTodos reads the todo list, accepting []TodoItem and the []any of maps a

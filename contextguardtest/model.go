@@ -181,6 +181,14 @@ type ScriptConfig struct {
 	// wrong (zero, negative, cumulative, far too high or low). Results
 	// outside int32 saturate.
 	ReportUsage func(index, tokens int) int
+	// CutAtOutputLimit, if set and true for a request's record (its
+	// Index, SessionID, Turn, Step and Tokens are filled), makes the
+	// response stop at the output-token limit: it carries the planned
+	// content (a step's function calls, as if their arguments were cut
+	// short) with FinishReason MAX_TOKENS, and reports the request's
+	// MaxOutputTokens, when set, as its output tokens. It is called with
+	// the model's lock held and must not call the model.
+	CutAtOutputLimit func(rec RequestRecord) bool
 }
 
 // RequestRecord describes one request a [ScriptedModel] received. The
@@ -200,6 +208,7 @@ type RequestRecord struct {
 	Rejected      bool     // the model returned an overflow error
 	UsageReported int      // PromptTokenCount reported (0 if none)
 	Streamed      bool     // the request asked for streaming
+	CutOff        bool     // the response stopped at the output limit (see ScriptConfig.CutAtOutputLimit)
 
 	// Filled by the driver.
 	RawTokens       int  // ground truth of the request ADK built, before any plugin
@@ -404,6 +413,7 @@ func (m *ScriptedModel) GenerateContent(ctx context.Context, req *model.LLMReque
 
 		m.mu.Lock()
 		rec.Index = len(m.requests)
+		rec.CutOff = !rejected && m.cfg.CutAtOutputLimit != nil && m.cfg.CutAtOutputLimit(rec)
 		reported := tokens
 		if report && m.cfg.ReportUsage != nil {
 			reported = m.cfg.ReportUsage(rec.Index, tokens)
@@ -444,8 +454,14 @@ func (m *ScriptedModel) GenerateContent(ctx context.Context, req *model.LLMReque
 			text = m.finalText(turn, plan)
 			resp.Content.Parts = []*genai.Part{{Text: text}}
 		}
+		if rec.CutOff {
+			resp.FinishReason = genai.FinishReasonMaxTokens
+		}
 		if report {
 			out := m.cfg.Counter.CountRequest(&model.LLMRequest{Contents: []*genai.Content{resp.Content}})
+			if rec.CutOff && req.Config != nil && req.Config.MaxOutputTokens > 0 {
+				out = int(req.Config.MaxOutputTokens)
+			}
 			resp.UsageMetadata = &genai.GenerateContentResponseUsageMetadata{
 				PromptTokenCount:     int32(min(max(reported, math.MinInt32), math.MaxInt32)),
 				CandidatesTokenCount: int32(min(out, 1<<31-1)),
