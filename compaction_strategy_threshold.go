@@ -315,8 +315,7 @@ func summaryBudget(lim limits, bare int) int {
 // bound (continuationBound) and by head and tail beyond it, so that a request
 // larger than the window still leaves room for the summary.
 func boundedUserRequest(t *turn) string {
-	c, _ := currentRequest(t.ctx.UserContent(), t.raw)
-	return boundContinuation(t, continuationText(c))
+	return boundContinuation(t, continuationText(coveredRequest(t, len(t.raw))))
 }
 
 // summarizerWindow is the window of the model that writes the summary: the

@@ -434,6 +434,23 @@ func blankPart(p *genai.Part) bool {
 	return p == nil || reflect.ValueOf(*p).IsZero()
 }
 
+// coveredRequest is the user's current request when a summary cutting the
+// contents at cut stands for it: the request lies before cut, or nowhere in
+// the contents. It is nil when the request is sent verbatim after the cut,
+// or there is none. A summary message built for cut carries its attachments
+// (summaryMessage).
+func coveredRequest(t *turn, cut int) *genai.Content {
+	var user *genai.Content
+	if t.ctx != nil {
+		user = t.ctx.UserContent()
+	}
+	c, i := currentRequest(user, t.raw)
+	if i >= cut {
+		return nil
+	}
+	return c
+}
+
 // latestUserText is the text of the user's current request (currentRequest),
 // "" when it has none.
 func latestUserText(invocationUser *genai.Content, cs []*genai.Content) string {

@@ -390,13 +390,10 @@ func injectSummary(t *turn) injection {
 	}
 	start := pairSafeStart(t.raw, w)
 	request := t.prev.userRequest
-	cur, u := currentRequest(t.ctx.UserContent(), t.raw)
-	if u >= start {
-		cur = nil // sent verbatim after the summary
-	}
+	cur := coveredRequest(t, start)
 	if cur != nil && !quotesRequest(request, cur) {
 		t.log().Debug("contextguard: the stored continuation does not quote the user's latest message; quoting it",
-			"watermark", w, "message", u)
+			"watermark", w)
 		request = boundContinuation(t, continuationText(cur))
 	}
 	out := make([]*genai.Content, 0, len(t.raw)-start+1)

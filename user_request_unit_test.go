@@ -179,3 +179,26 @@ func TestContinuationBound_HalfTheRoomAfterSystemAndTools(t *testing.T) {
 		})
 	}
 }
+
+func TestCoveredRequest(t *testing.T) {
+	current := userMsg("REQUEST fix the build")
+	raw := []*genai.Content{userMsg("OLDER"), modelMsg("done"), userMsg("REQUEST fix the build"), callMsg("f", nil), respMsg("f", nil)}
+	tests := []struct {
+		name       string
+		invocation *genai.Content
+		cut        int
+		want       bool
+	}{
+		{name: "the summary covers the request", invocation: current, cut: 4, want: true},
+		{name: "the request is kept verbatim after the cut", invocation: current, cut: 2, want: false},
+		{name: "the request is nowhere in the contents", invocation: userMsg("NEW request"), cut: 1, want: true},
+		{name: "no invocation content: found in the contents", cut: 3, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := newTestTurn(request(raw...), guardState{}, quietTestLogger())
+			tr.ctx.(*fakeCtx).user = tt.invocation
+			assert.Equal(t, tt.want, coveredRequest(tr, tt.cut) != nil)
+		})
+	}
+}
