@@ -60,7 +60,7 @@ var prior = map[string]float64{
 	// A word without its leading space may split once more.
 	"newline_word": 0.3,
 	// "_word" is often one token with its underscore.
-	"snake": 0.2,
+	"snake": 0.2, "snake_upper": 0.5,
 	// The contraction is part of its word's token, or one more.
 	"contraction": 0.3,
 	"accent_rare": 0.3,

@@ -71,6 +71,7 @@ const (
 	fElision             // apostrophes of elisions ("l'homme", "qu'il"), not of English contractions
 	fTabPunct            // runs of tabs followed by ASCII punctuation (the last tab cannot join a word)
 	fSnake               // single '_' between a letter or digit and a letter (snake_case), counted instead of punct and punct_word
+	fSnakeUpper          // snake_case joints before an upper-case letter (counted by snake too)
 	fContraction         // English contractions ("'s", "'t", "'re", ...) after a letter, counted instead of punct and a piece
 	fAccentRare          // non-ASCII Latin letters other than é, è, à and É (rarer inside vocabulary words)
 	fNewlineWord         // runs of \r and \n followed directly by a lower-case ASCII letter or a rune of U+00C0–U+00FF (hard-wrapped prose)
@@ -88,7 +89,7 @@ var FeatureNames = [NumFeatures]string{
 	"tab", "tab_run", "han", "han_run", "han_run_kana", "han_head", "han_solo", "kana", "hangul", "cjk_punct", "other_letter",
 	"other_run", "uni_punct", "symbol", "blob", "blob_run", "hex", "hex_run", "ctrl",
 	"han_rare", "astral", "private", "combining", "box_tokens", "punct_long", "punct_alt",
-	"cjk_split", "kana_solo", "elision", "tab_punct", "snake", "contraction", "accent_rare", "newline_word",
+	"cjk_split", "kana_solo", "elision", "tab_punct", "snake", "snake_upper", "contraction", "accent_rare", "newline_word",
 }
 
 // Byte flags of the ASCII class table.
@@ -544,6 +545,10 @@ func countFeatures[T text](s T, f *Features) {
 				// A snake_case joint: byte-pair vocabularies hold "_word"
 				// pieces, so the underscore mostly joins the next word.
 				f[fSnake]++
+				if byteFlags[s[i+1]]&bUpper != 0 {
+					// "_Dataset", "_RESPONSE": fewer such pieces.
+					f[fSnakeUpper]++
+				}
 				prevOther, prevHan, prevKana = false, false, false
 				i++
 				continue

@@ -282,6 +282,9 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 			if c == '_' && i > 0 && i+1 < n && byteFlagsRef[s[i-1]]&(bLowerRef|bUpperRef|bDigitRef) != 0 &&
 				byteFlagsRef[s[i+1]]&(bLowerRef|bUpperRef) != 0 {
 				f[fSnake]++
+				if s[i+1] >= 'A' && s[i+1] <= 'Z' {
+					f[fSnakeUpper]++
+				}
 				i++
 				continue
 			}
