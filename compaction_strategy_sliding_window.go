@@ -86,6 +86,11 @@ func slidingTurnsDue(t *turn) (turns int, due bool) {
 	if turns <= t.cfg.maxTurns {
 		return turns, false
 	}
+	if f := t.prev.floor; f > 0 && t.before <= f {
+		// The last compaction did not shrink the request (or could not get
+		// it under the threshold): wait until the request outgrows it.
+		return turns, false
+	}
 	split := pairSafeSplit(t.raw, starts[len(starts)-keepTurns(t.cfg.maxTurns)])
 	if split <= from {
 		return turns, false
@@ -119,7 +124,7 @@ func (g *ContextGuard) compactSlidingWindow(t *turn, reason string) (guardState,
 	}
 	for _, split := range slidingSplits(t, c, reason) {
 		tail := t.raw[split:]
-		o := g.summarizeSpan(t, c, t.raw[c.first:split], false, func(summary string) {
+		o := g.summarizeSpan(t, c, split, false, func(summary string) {
 			cs := make([]*genai.Content, 0, len(tail)+1)
 			cs = append(cs, t.sess.summary.get(summary, c.userReq))
 			cs = append(cs, tail...)

@@ -473,16 +473,19 @@ func fillerOf(target, seed int) string {
 // TestSlidingWindow_TailShrinks sets up the narrow case where the first
 // summary, long but within its length tolerance, does not fit beside the
 // kept turns: the next attempt keeps one turn fewer and summarizes one more,
-// and the request still holds one summary and one continuation.
+// and the request still holds one summary and one continuation. Since the
+// summary asked is bounded by half of what it replaces, a turn-triggered
+// compaction always fits; this takes a token-triggered one, with a system
+// prompt that leaves little room under the threshold.
 func TestSlidingWindow_TailShrinks(t *testing.T) {
-	const window = 100_000 // threshold 80k, buffer 20k, summary budget 10k
+	const window = 100_000 // threshold 80k, buffer 20k
 	lim := newLimits(window)
 	cal := newCalibration(guardState{}, testEst)
 	user := "U4-MARK go on"
 
-	// A system prompt that leaves 3k tokens of room beside a full summary
-	// budget; the kept turns may take half of it.
-	system := genai.NewContentFromText(fillerOf(66_800, 5), genai.RoleUser)
+	// A system prompt that leaves about 11k tokens under the threshold:
+	// 8.8k for the summary, the kept turns may take half the rest.
+	system := genai.NewContentFromText(fillerOf(68_800, 5), genai.RoleUser)
 	probe := request(userMsg(user))
 	probe.Config.SystemInstruction = system
 	bare := cal.scale(requestTokens(testEst, probe) - contentsTokens(testEst, probe.Contents) + testEst.content(summaryContent("", user)))
@@ -490,26 +493,33 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	room := lim.threshold - bare - budget
 	share := int(float64(room) * slidingTailShare)
 
-	// Four turns and the new request: keepTurns(4) = 2 turns are kept, the
-	// newest full turn and the new request, about 80% of their share.
+	// Three large turns to summarize (at least twice the budget, so the
+	// full budget is asked), then a fourth turn and the new request, which
+	// keepTurns(4) = 2 keeps: about 80% of their share.
 	var raw []*genai.Content
 	for size := 50; ; size += 10 {
-		raw = append(swHistory(0, 4, size), userMsg(user))
-		if cal.scale(contentsTokens(testEst, raw[12:])) >= share*8/10 {
+		raw = append(swHistory(3, 4, size), userMsg(user))
+		if cal.scale(contentsTokens(testEst, raw)) >= share*8/10 {
 			break
 		}
 	}
-	tail2 := cal.scale(contentsTokens(testEst, raw[12:]))
-	long := fillerOf(int(float64(budget)*(oversizeTolerance-0.01)), 77)
-	predicted := bare + cal.scale(testEst.text(long)) + tail2
+	tail2 := cal.scale(contentsTokens(testEst, raw))
+	for size := 2_000; ; size += 500 {
+		head := swHistory(0, 3, size)
+		if cal.scale(contentsTokens(testEst, head)) >= 2*budget+2_000 {
+			raw = append(head, raw...)
+			break
+		}
+	}
+	long := func(asked int) string { return fillerOf(int(float64(asked)*(oversizeTolerance-0.01)), 77) }
+	predicted := bare + cal.scale(testEst.text(long(budget))) + tail2
 	t.Logf("bare %d, budget %d, room %d, share %d, kept %d, predicted %d, threshold %d", bare, budget, room, share, tail2, predicted, lim.threshold)
-	require.Equal(t, 10_000, budget, "test setup")
 	require.LessOrEqual(t, tail2, share, "test setup: two turns must fit their share")
 	require.Greater(t, predicted, lim.threshold+200, "test setup: the long summary must not fit beside two turns")
 
-	rs := &recordingSummarizer{reply: func(n int, _ SummaryRequest) (string, error) {
+	rs := &recordingSummarizer{reply: func(n int, req SummaryRequest) (string, error) {
 		if n == 1 {
-			return long, nil
+			return long(req.MaxTokens), nil
 		}
 		return "SHORT-SUMMARY", nil
 	}}
@@ -528,7 +538,8 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	reqs := rs.requests()
 	require.Len(t, reqs, 2, "a second summary keeping fewer turns")
 	require.Len(t, events, 1)
-	assert.Equal(t, "turns", events[0].Reason)
+	assert.Equal(t, "tokens", events[0].Reason)
+	assert.Equal(t, budget, reqs[0].MaxTokens, "the span is large enough for the full budget")
 	assert.Equal(t, 2, events[0].SummarizerCalls)
 	assert.False(t, events[0].Fallback)
 	assert.Contains(t, logs.String(), "keeping fewer")
@@ -541,7 +552,7 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(text, summaryHeader))
 	assert.Equal(t, 1, strings.Count(text, continuationLead), "one continuation after a retry")
 	assert.Contains(t, text, "SHORT-SUMMARY")
-	assert.NotContains(t, text, long[:100])
+	assert.NotContains(t, text, long(budget)[:100])
 	assert.LessOrEqual(t, events[0].TokensAfter, lim.threshold)
 }
 

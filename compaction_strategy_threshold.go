@@ -51,10 +51,43 @@ type compaction struct {
 	// bare is the calibrated size of the request with an empty summary and
 	// no contents; budget is the length asked of a summary.
 	bare, budget int
-	// callsLeft is how many more times the summarizer may be asked.
+	// callsLeft is how many more times the summarizer may be asked for the
+	// summary that goes into the request (the pieces of a rolling summary
+	// are not counted: each is needed once).
 	callsLeft int
 	ev        CompactionEvent
 	span      trace.Span
+	// orig and origEst are the request's contents before compaction (the
+	// stored summary injected, pruned) and its raw estimate: a compaction
+	// whose result is not smaller is not applied.
+	orig    []*genai.Content
+	origEst int
+	// input is the room of one summarizer call: what its window leaves for
+	// the previous summary and the transcript (see summarizerInput).
+	input summarizerInput
+	// rendered caches the transcript lines of t.raw[first+i] and their
+	// calibrated size, so each content is rendered and counted once per
+	// compaction, however many spans and pieces it is part of.
+	rendered []renderedContent
+	// rolled are the pieces already summarized into a rolling summary, in
+	// order: the pieces of a longer span start with the same ones.
+	rolled []rolledPiece
+}
+
+// renderedContent is one content as transcript lines, with its calibrated
+// size; ok reports that it was rendered.
+type renderedContent struct {
+	text   string
+	tokens int
+	ok     bool
+}
+
+// rolledPiece is a piece of a span too large for one summarizer input,
+// already summarized: summary covers the previous summary and
+// t.raw[first:end].
+type rolledPiece struct {
+	end     int
+	summary string
 }
 
 // outcome is what a strategy made of a compaction.
@@ -72,7 +105,8 @@ type outcome struct {
 // A nil compaction means there is nothing to compact, or that nothing can
 // help (err then wraps ErrIrreducible); next and err are then the result.
 func (g *ContextGuard) beginCompaction(t *turn, strategy Strategy, reason string) (c *compaction, next guardState, err error) {
-	c = &compaction{start: time.Now(), cov: coverableLen(t.raw)}
+	c = &compaction{start: time.Now(), cov: coverableLen(t.raw), orig: t.req.Contents}
+	c.origEst = requestTokens(t.est, t.req)
 	next = t.prev
 	if t.inj.injected {
 		c.first = t.inj.cut
@@ -120,6 +154,8 @@ func (g *ContextGuard) beginCompaction(t *turn, strategy Strategy, reason string
 		return nil, next, err
 	}
 	t.sumWindow = g.summarizerWindow(t)
+	c.input = newSummarizerInput(t, c.prevSummary, c.budget)
+	c.rendered = make([]renderedContent, c.cov-c.first)
 	c.todos = loadTodos(t.ctx.ReadonlyState())
 	c.callsLeft = t.cfg.maxAttempts
 
@@ -170,36 +206,70 @@ func trimToCurrentRequest(t *turn, next guardState) (guardState, error) {
 // fullSummary summarizes everything the compaction may cover and makes the
 // summary message the request's only content (the threshold behaviour).
 func (g *ContextGuard) fullSummary(t *turn, c *compaction) outcome {
-	span := t.raw[c.first:c.cov]
-	o := g.summarizeSpan(t, c, span, true, func(summary string) {
+	o := g.summarizeSpan(t, c, c.cov, true, func(summary string) {
 		t.req.Contents = []*genai.Content{t.sess.summary.get(summary, c.userReq)}
 	})
 	o.watermark = max(c.cov, 1)
 	return o
 }
 
+// summaryFreshShare is the share of what a compaction frees beyond the
+// previous summary (the summarized contents, less the summary message's own
+// header and continuation) that the new summary may take on top of the
+// previous summary's length. The other half is what the request shrinks by
+// at least, when the summarizer keeps to the length asked; without this
+// bound a turn-triggered sliding-window compaction asks for half the buffer
+// (3,200 tokens at 32k) for a span that can weigh 2,048, and the request
+// grows.
+const summaryFreshShare = 0.5
+
+// spanBudget is the length asked of the summary of t.raw[c.first:end]: the
+// compaction's budget (summaryBudget), bounded by what replacing that span
+// frees (summaryFreshShare), never below minSummaryTokens/2. build is how
+// the strategy rewrites the request; it is called with an empty summary to
+// weigh the summary message's own header and continuation.
+func spanBudget(t *turn, c *compaction, build func(summary string)) int {
+	build("")
+	freed := t.cal.scale(c.origEst - requestTokens(t.est, t.req))
+	prev := t.cal.scale(t.est.text(c.prevSummary))
+	b := prev + int(float64(max(freed-prev, 0))*summaryFreshShare)
+	return min(c.budget, max(b, minSummaryTokens/2))
+}
+
 // summarizeSpan asks the summarizer for a summary of the previous summary
-// plus span, calls build with it to rewrite the request, and counts the
-// result. A summary over its budget is asked for again, shorter, while
-// attempts remain; any other failure (error, empty text, deadline, panic),
-// an oversize summary on the last attempt, or attempts already spent take
-// the deterministic fallback summary, and once the fallback was used the
-// summarizer is not asked again during this compaction. With shorter set, a
-// request still over the threshold asks for a shorter summary when that can
-// help.
-func (g *ContextGuard) summarizeSpan(t *turn, c *compaction, span []*genai.Content, shorter bool, build func(summary string)) outcome {
-	fitted, transcript, prevForSummarizer := fitForSummarizer(t, c.prevSummary, span, c.budget)
-	sreq := SummaryRequest{
-		Agent:           t.cfg.name,
-		PreviousSummary: prevForSummarizer,
-		Contents:        fitted,
-		Transcript:      transcript,
-		UserRequest:     c.userReq,
-		Todos:           c.todos,
-		MaxTokens:       c.budget,
-		Instructions:    t.cfg.instructions,
-	}
+// plus t.raw[c.first:end], calls build with it to rewrite the request, and
+// counts the result.
+//
+// Every content of the span reaches a summarizer input: when the span does
+// not fit one (summarizerInput), it is summarized in pieces, oldest first,
+// each piece's summary folded into the next piece's input (rollUp); only the
+// last piece's summary goes into the request.
+//
+// A summary is accepted whatever its length when the request it makes fits
+// under the threshold. When the request does not fit, a shorter summary is
+// asked for, while attempts remain, if the summary ran past the length asked
+// (oversizeTolerance) or, with shorter set, if a shorter one can make the
+// request fit; a summary past its length that leaves the request over the
+// threshold once attempts are spent takes the deterministic fallback
+// summary, as does any other failure (error, empty text, deadline, panic).
+// Once the fallback was used the summarizer is not asked again during this
+// compaction.
+func (g *ContextGuard) summarizeSpan(t *turn, c *compaction, end int, shorter bool, build func(summary string)) outcome {
+	span := t.raw[c.first:end]
 	c.ev.ContentsSummarized = len(span)
+	budget := spanBudget(t, c, build)
+	sreq := SummaryRequest{
+		Agent:        t.cfg.name,
+		UserRequest:  c.userReq,
+		Todos:        c.todos,
+		MaxTokens:    min(budget, c.input.answer),
+		Instructions: t.cfg.instructions,
+	}
+	if !c.ev.Fallback {
+		var from int
+		sreq.PreviousSummary, sreq.Transcript, from = g.rollUp(t, c, sreq, end)
+		sreq.Contents = t.raw[from:end]
+	}
 
 	var o outcome
 	for {
@@ -220,13 +290,6 @@ func (g *ContextGuard) summarizeSpan(t *turn, c *compaction, span []*genai.Conte
 				reason = err.Error()
 			case strings.TrimSpace(s) == "":
 				reason = "empty summary"
-			case t.cal.scale(t.est.text(s)) > int(float64(sreq.MaxTokens)*oversizeTolerance):
-				reason = "summary of " + strconv.Itoa(t.cal.scale(t.est.text(s))) + " tokens exceeds its budget of " + strconv.Itoa(sreq.MaxTokens)
-				if c.callsLeft > 0 {
-					t.log().Warn("contextguard: summary too long; asking again for a shorter one", "attempt", c.ev.SummarizerCalls, "reason", reason)
-					sreq.MaxTokens = max(sreq.MaxTokens/2, minSummaryTokens/2)
-					continue
-				}
 			}
 		}
 		if reason != "" {
@@ -234,29 +297,106 @@ func (g *ContextGuard) summarizeSpan(t *turn, c *compaction, span []*genai.Conte
 			c.ev.Fallback, c.ev.FallbackReason = true, reason
 		}
 		if c.ev.Fallback {
-			s = fallbackSummary(t.est, t.cal, c.prevSummary, span, sreq.Todos, c.budget)
+			s = fallbackSummary(t.est, t.cal, c.prevSummary, span, c.todos, budget)
 		}
 		o.summary = s
 		build(s)
 		o.newEst = requestTokens(t.est, t.req)
 		o.newCount = t.cal.scale(o.newEst)
-		if o.newCount <= t.lim.threshold || c.ev.Fallback || c.callsLeft <= 0 || !shorter {
+		if o.newCount <= t.lim.threshold || c.ev.Fallback {
 			return o
 		}
-		// The summary fits its budget but the request is still over the
-		// threshold: ask for a shorter one only if that can help.
-		excess := o.newCount - t.lim.threshold
+		// The request does not fit under the threshold. The longest
+		// summary that would let it fit is target; a summary longer than
+		// it was asked to be is asked again for at most half as much.
 		have := t.cal.scale(t.est.text(s))
-		if have-excess < minSummaryTokens/2 {
+		target := have - (o.newCount - t.lim.threshold)
+		over := have > int(float64(sreq.MaxTokens)*oversizeTolerance)
+		if over {
+			target = min(target, sreq.MaxTokens/2)
+		}
+		canHelp := c.callsLeft > 0 && target >= minSummaryTokens/2
+		switch {
+		case over && canHelp:
+			t.log().Warn("contextguard: summary too long for the request to fit; asking again for a shorter one",
+				"attempt", c.ev.SummarizerCalls, "summary_tokens", have, "asked", sreq.MaxTokens, "tokens_after", o.newCount, "threshold", t.lim.threshold)
+		case over:
+			reason = "summary of " + strconv.Itoa(have) + " tokens exceeds its budget of " + strconv.Itoa(sreq.MaxTokens) +
+				" and the request would not fit under the threshold"
+			t.log().Warn("contextguard: summarizer failed; using the fallback summary", "reason", reason, "attempt", c.ev.SummarizerCalls)
+			c.ev.Fallback, c.ev.FallbackReason = true, reason
+			continue
+		case shorter && canHelp:
+			// The summary kept to its length but the request is still
+			// over the threshold: a shorter one can make it fit.
+		default:
 			return o
 		}
-		sreq.MaxTokens = have - excess
+		sreq.MaxTokens = target
+	}
+}
+
+// rollUp prepares the input of the summarizer call whose summary goes into
+// the request: it returns the summary that call folds in, the transcript it
+// summarizes, and where in t.raw that transcript starts. When the previous
+// summary and t.raw[c.first:end] do not fit one summarizer input, the span
+// is cut into pieces, oldest first, each as large as the input leaves room
+// for beside the summary so far (nextPiece), and every piece but the last is
+// summarized with that summary folded in (a rolling summary), at the
+// longest length the summarizer is asked for: no content is left out. Pieces summarized for a
+// shorter span during this compaction are reused (the pieces of a span do
+// not depend on where it ends, but for its last). A summarizer failure sets
+// the compaction's fallback and the result is then unused.
+func (g *ContextGuard) rollUp(t *turn, c *compaction, sreq SummaryRequest, end int) (prev, transcript string, from int) {
+	prev, from = c.prevSummary, c.first
+	reused := 0
+	for _, p := range c.rolled {
+		if p.end >= end {
+			break
+		}
+		prev, from = p.summary, p.end
+		reused++
+	}
+	c.rolled = c.rolled[:reused]
+	sreq.MaxTokens = c.input.answer
+	for {
+		pieceEnd, text, shown := nextPiece(t, c, prev, from, end)
+		if pieceEnd >= end {
+			return shown, text, from
+		}
+		sreq.PreviousSummary, sreq.Transcript, sreq.Contents = shown, text, t.raw[from:pieceEnd]
+		s, err := g.summarize(t, sreq)
+		c.ev.SummarizerCalls++
+		c.ev.RollingCalls++
+		reason := ""
+		switch {
+		case err != nil:
+			reason = err.Error()
+		case strings.TrimSpace(s) == "":
+			reason = "empty summary"
+		}
+		if reason != "" {
+			t.log().Warn("contextguard: summarizer failed; using the fallback summary", "reason", reason,
+				"attempt", c.ev.SummarizerCalls, "rolling_piece", len(c.rolled)+1)
+			c.ev.Fallback, c.ev.FallbackReason = true, reason
+			return "", "", from
+		}
+		t.log().Debug("contextguard: the span does not fit one summarizer input; summarized a piece of it",
+			"piece", len(c.rolled)+1, "contents", pieceEnd-from, "remaining_contents", end-pieceEnd)
+		c.rolled = append(c.rolled, rolledPiece{end: pieceEnd, summary: s})
+		prev, from = s, pieceEnd
 	}
 }
 
 // finishCompaction records the outcome: the irreducible floor, the state to
 // persist, the event (for the hook), the span and the log line.
+//
+// A compaction whose request is not smaller than the request before it is
+// not applied (discardCompaction).
 func (g *ContextGuard) finishCompaction(t *turn, c *compaction, o outcome) (next guardState, err error) {
+	if o.newEst >= c.origEst {
+		return g.discardCompaction(t, c, o)
+	}
 	next = t.prev
 	if o.newCount > t.lim.threshold {
 		if t.prev.floor == 0 {
@@ -288,9 +428,43 @@ func (g *ContextGuard) finishCompaction(t *turn, c *compaction, o outcome) (next
 		"tokens_before", ev.TokensBefore, "tokens_after", ev.TokensAfter,
 		"threshold", ev.Threshold, "window", ev.Window, "strategy", ev.Strategy,
 		"reason", ev.Reason, "kept_contents", len(t.req.Contents)-1,
-		"summarizer_calls", ev.SummarizerCalls, "fallback", ev.Fallback,
-		"duration", ev.Duration)
+		"summarizer_calls", ev.SummarizerCalls, "rolling_calls", ev.RollingCalls,
+		"fallback", ev.Fallback, "duration", ev.Duration)
 	// The hook runs once the session is released (fireHook).
+	t.event = &ev
+	return next, err
+}
+
+// discardCompaction handles a compaction whose request came out no smaller
+// than the request before it (a summary about as long as what it replaces):
+// applying it would only make the request grow, so the request is sent as it
+// was, nothing is stored, and the size it came out at is kept as the floor,
+// so the guard compacts again only once the request has grown past it (the
+// token trigger then waits for half the room left, see decide; the turn
+// trigger for the request to outgrow the floor, see slidingTurnsDue). It is
+// logged once until a compaction is applied.
+func (g *ContextGuard) discardCompaction(t *turn, c *compaction, o outcome) (guardState, error) {
+	t.req.Contents = c.orig
+	next := t.prev
+	next.lastEstimate = c.origEst
+	next.floor = max(o.newCount, t.before)
+	if t.prev.floor == 0 {
+		msg := "contextguard: the compacted request is not smaller than the request; sending the request as it is and compacting again once it has grown"
+		if o.newCount > t.lim.threshold {
+			msg = "contextguard: the request is still over the threshold and compacting does not make it smaller; its irreducible part is too large, so the guard sends it as it is and will not compact again until the conversation grows"
+		}
+		t.log().Warn(msg, "tokens_before", t.before, "tokens_compacted", o.newCount, "threshold", t.lim.threshold,
+			"strategy", c.ev.Strategy, "reason", c.ev.Reason, "summarizer_calls", c.ev.SummarizerCalls)
+	}
+	ev := c.ev
+	ev.Discarded = true
+	ev.TokensAfter = t.before
+	ev.Duration = time.Since(c.start)
+	var err error
+	if n := t.irreducibleSize(c.origEst); n > t.lim.hardLimit() {
+		err = irreducibleError(n, t.lim.window)
+	}
+	g.tel.endCompaction(t.spanCtx, c.span, ev, err)
 	t.event = &ev
 	return next, err
 }
@@ -329,44 +503,104 @@ func (g *ContextGuard) summarizerWindow(t *turn) int {
 	return t.lim.window
 }
 
-// fitForSummarizer renders the contents newest first until the summarizer's
-// input budget is spent (O(n): each content is rendered and counted once);
-// older contents are dropped and a note says how many. The previous summary
-// is kept, bounded to half the budget.
-func fitForSummarizer(t *turn, prev string, cs []*genai.Content, summaryTokens int) ([]*genai.Content, string, string) {
-	budget := int(float64(t.guardSummarizerWindow())*summarizerInputShare) - summaryTokens - promptOverheadTokens
-	budget = max(budget, 512)
-	if p := t.cal.scale(t.est.text(prev)); p > budget/2 {
-		prev = truncateMiddle(prev, budget*3/2)
-	}
-	remaining := budget - t.cal.scale(t.est.text(prev))
-	lim := limitsForBudget(remaining * 3)
+// summarizerInput is the room of one summarizer call, in calibrated tokens:
+// answer is the longest summary it is asked for (the compaction's budget,
+// at most summarizerAnswerShare of its window); budget is what its window
+// leaves for the previous summary and the transcript (summarizerInputShare
+// of it, or less when the room reserved for the answer needs more, less the
+// prompt's own text), of which the previous summary may take half; lim bounds the excerpts of the transcript, scaled
+// to what the compaction's previous summary leaves.
+type summarizerInput struct {
+	answer int
+	budget int
+	lim    excerptLimits
+}
 
-	rendered := make([]string, len(cs))
-	first := len(cs)
-	for i := len(cs) - 1; i >= 0; i-- {
-		r := renderContent(cs[i], lim)
-		n := t.cal.scale(t.est.text(r))
-		if n > remaining {
-			if i == len(cs)-1 {
-				// The newest message always goes in, cut to what fits.
-				rendered[i] = truncateMiddle(r, max(remaining*3, 200))
-				first = i
-			}
+const (
+	// minSummarizerInput is the smallest input budget assumed, so a tiny
+	// summarizer window still gets readable excerpts.
+	minSummarizerInput = 512
+	// summarizerAnswerShare bounds the summary asked of a summarizer whose
+	// window is small beside the agent's (a 12,800-token summary cannot be
+	// asked of an 8k model): it keeps most of its window for its input, so
+	// a rolling summary needs few pieces. The agent's own model is never
+	// bound by it (half the buffer is at most a tenth of the window).
+	summarizerAnswerShare = 0.25
+)
+
+// newSummarizerInput is the room of one call to the turn's summarizer.
+func newSummarizerInput(t *turn, prev string, summaryTokens int) summarizerInput {
+	w := t.guardSummarizerWindow()
+	answer := max(min(summaryTokens, int(float64(w)*summarizerAnswerShare)), minSummaryTokens/2)
+	// The answer's room is what the call reserves for it (MaxOutputTokens,
+	// twice the length asked), which some providers count against the
+	// window; the input share keeps the estimate's margin.
+	budget := min(int(float64(w)*summarizerInputShare), w-2*answer) - promptOverheadTokens
+	in := summarizerInput{answer: answer, budget: max(budget, minSummarizerInput)}
+	remaining := in.budget - t.cal.scale(t.est.text(in.boundPrev(t, prev)))
+	in.lim = limitsForBudget(remaining * 3)
+	return in
+}
+
+// boundPrev bounds a previous summary to about half the input, cutting its
+// middle.
+func (in summarizerInput) boundPrev(t *turn, prev string) string {
+	if t.cal.scale(t.est.text(prev)) > in.budget/2 {
+		return truncateMiddle(prev, in.budget*3/2)
+	}
+	return prev
+}
+
+// render returns the transcript lines of t.raw[i] and their calibrated size,
+// rendering each content once per compaction.
+func (c *compaction) render(t *turn, i int) renderedContent {
+	r := &c.rendered[i-c.first]
+	if !r.ok {
+		r.text = renderContent(t.raw[i], c.input.lim)
+		r.tokens = t.cal.scale(t.est.text(r.text))
+		r.ok = true
+	}
+	return *r
+}
+
+// nextPiece is the next summarizer input of a span, from t.raw[from] on,
+// after the summary so far (prev): the contents, oldest first, that fit
+// beside prev, up to end. It returns the end of the piece, its transcript,
+// and prev as shown to the summarizer (bounded to half the input). A content
+// larger than the whole room is the only content of its piece, cut to a
+// head and tail excerpt that fits, and the transcript says so: nothing is
+// left out silently.
+func nextPiece(t *turn, c *compaction, prev string, from, end int) (pieceEnd int, transcript, shown string) {
+	shown = c.input.boundPrev(t, prev)
+	room := c.input.budget - t.cal.scale(t.est.text(shown))
+	var b strings.Builder
+	i := from
+	for ; i < end; i++ {
+		r := c.render(t, i)
+		if r.tokens > room {
 			break
 		}
-		rendered[i] = r
-		remaining -= n
-		first = i
+		b.WriteString(r.text)
+		room -= r.tokens
 	}
-	var b strings.Builder
-	if first > 0 {
-		fmt.Fprintf(&b, "[%d earlier messages omitted: they did not fit the summarizer's window]\n", first)
+	if i > from || from >= end {
+		return i, b.String(), shown
 	}
-	for _, r := range rendered[first:] {
-		b.WriteString(r)
+	r := c.render(t, from)
+	note := fmt.Sprintf("[message %d of this conversation is larger than the summarizer's window: only its head and tail are shown]\n", from+1)
+	return from + 1, note + excerptToFit(t, r.text, room-t.cal.scale(t.est.text(note))), shown
+}
+
+// excerptToFit cuts s to a head and tail excerpt of at most about n
+// calibrated tokens (minExcerptBytes at least, so something of it shows).
+func excerptToFit(t *turn, s string, n int) string {
+	const minExcerptBytes = 200
+	for bytes := max(n*3, minExcerptBytes); ; bytes = bytes * 3 / 4 {
+		cut := truncateMiddle(s, max(bytes, minExcerptBytes))
+		if bytes <= minExcerptBytes || t.cal.scale(t.est.text(cut)) <= n {
+			return cut
+		}
 	}
-	return cs[first:], b.String(), prev
 }
 
 // guardSummarizerWindow is the summarizer's window for this turn (see

@@ -192,6 +192,15 @@ type CompactionEvent struct {
 	ContentsSummarized int
 	// SummarizerCalls is how many times the summarizer was asked.
 	SummarizerCalls int
+	// RollingCalls is how many of those calls summarized an earlier piece
+	// of a conversation too large for one summarizer input (a rolling
+	// summary: each piece's summary is folded into the next piece's input,
+	// so no message is left out).
+	RollingCalls int
+	// Discarded reports that the compacted request was not smaller than the
+	// request before compaction, so it was not applied: the request was sent
+	// as it was and nothing was stored.
+	Discarded bool
 	// Fallback reports that the deterministic fallback summary was used, and
 	// FallbackReason why.
 	Fallback       bool

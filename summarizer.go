@@ -241,9 +241,10 @@ const (
 )
 
 // fallbackSummary is the deterministic summary used whenever the summarizer
-// fails: the previous summary, the user's requests (newest first), the last
-// model text, the tools called and the todo list, all within maxTokens as the
-// estimator counts them.
+// fails: the previous summary, the user's requests (newest first, with a
+// count of those there is no room for), the last model text, the tools
+// called (every call counted) and the todo list, all within maxTokens as the
+// estimator counts them. It reads every content of cs.
 func fallbackSummary(e tokenEstimator, cal calibration, prev string, cs []*genai.Content, todos []TodoItem, maxTokens int) string {
 	budget := maxTokens
 	tokens := func(s string) int { return cal.scale(e.text(s)) }
@@ -333,17 +334,27 @@ func fallbackSummary(e tokenEstimator, cal calibration, prev string, cs []*genai
 	var rb strings.Builder
 	if len(requests) > 0 {
 		title := "\n## User requests (newest first)\n"
+		// The requests that do not fit are counted, never dropped silently;
+		// room for that line is kept while more than one remains.
+		unlisted := func(n int) string { return "- (" + strconv.Itoa(n) + " earlier requests not listed: no room)\n" }
 		if tokens(title) < left {
 			rb.WriteString(title)
 			left -= tokens(title)
-			for i := len(requests) - 1; i >= 0; i-- {
+			i := len(requests) - 1
+			for ; i >= 0; i-- {
 				line := "- " + truncateMiddle(sanitizeUTF8(requests[i]), fallbackRequestBytes) + "\n"
 				n := tokens(line)
+				if i > 0 {
+					n += tokens(unlisted(i))
+				}
 				if n > left {
 					break
 				}
 				rb.WriteString(line)
-				left -= n
+				left -= tokens(line)
+			}
+			if note := unlisted(i + 1); i >= 0 && tokens(note) <= left {
+				rb.WriteString(note)
 			}
 		}
 	}

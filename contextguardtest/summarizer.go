@@ -6,6 +6,7 @@ import (
 	"iter"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -91,10 +92,19 @@ type SummarizerConfig struct {
 	// KeepText keeps the flattened input of each call in
 	// [SummarizerCall.Text] (off by default: inputs can be large).
 	KeepText bool
+	// FillBudget makes every summary as long as the length the guard asks
+	// for, in tokens of Counter, instead of SummarySize bytes: a summarizer
+	// that writes what it is asked for, to check that a compaction never
+	// makes the request bigger. The length asked is read from the prompt
+	// ("under N words", N words taken as N*4/3 tokens), else from the
+	// request's MaxOutputTokens (twice the length asked); SummarySize is
+	// used when neither is there.
+	FillBudget bool
 }
 
 // SummarizerCall records one call to a [SummarizerModel].
 type SummarizerCall struct {
+	Asked    int      // length asked, in tokens, as FillBudget reads it (0 if not stated)
 	Tokens   int      // ground-truth tokens of the input request
 	Contents int      // number of contents in the input
 	Markers  []string // markers found in the input, in order of first appearance
@@ -174,6 +184,14 @@ func (s *SummarizerModel) Records() []SummarizerCall {
 // injected fault).
 func (s *SummarizerModel) GenerateContent(ctx context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
 	return func(yield func(*model.LLMResponse, error) bool) {
+		// The call is counted before its input is measured, so a caller
+		// that stops waiting (a summary timeout) while the input of a large
+		// request is still being counted sees it counted at once, not
+		// during a later step.
+		s.mu.Lock()
+		idx := len(s.calls)
+		s.calls = append(s.calls, SummarizerCall{})
+		s.mu.Unlock()
 		var contents []*genai.Content
 		if req != nil {
 			if req.Config != nil && req.Config.SystemInstruction != nil {
@@ -183,6 +201,7 @@ func (s *SummarizerModel) GenerateContent(ctx context.Context, req *model.LLMReq
 		}
 		text := FlattenText(contents)
 		rec := SummarizerCall{
+			Asked:    askedTokens(req),
 			Tokens:   s.cfg.Counter.CountRequest(req),
 			Contents: len(contents),
 			Markers:  uniqueMatches(s.cfg.Markers, text),
@@ -191,14 +210,13 @@ func (s *SummarizerModel) GenerateContent(ctx context.Context, req *model.LLMReq
 			rec.Text = text
 		}
 		s.mu.Lock()
-		n := len(s.calls) + 1
+		n := idx + 1
 		f, ok := s.faultAt[n]
 		if !ok && s.faultFrom > 0 && n >= s.faultFrom {
 			f = s.fromFault
 		}
 		rec.Fault = f
-		idx := len(s.calls)
-		s.calls = append(s.calls, rec)
+		s.calls[idx] = rec
 		s.mu.Unlock()
 
 		var summary string
@@ -220,7 +238,7 @@ func (s *SummarizerModel) GenerateContent(ctx context.Context, req *model.LLMReq
 				return
 			case <-t.C:
 			}
-			summary = s.summary(rec.Markers, s.cfg.SummarySize, n)
+			summary = s.answer(rec, n)
 		case faultHuge:
 			summary = s.summary(rec.Markers, HugeSummarySize, n)
 		default:
@@ -228,7 +246,7 @@ func (s *SummarizerModel) GenerateContent(ctx context.Context, req *model.LLMReq
 				yield(nil, err)
 				return
 			}
-			summary = s.summary(rec.Markers, s.cfg.SummarySize, n)
+			summary = s.answer(rec, n)
 		}
 		s.mu.Lock()
 		s.calls[idx].Output = len(summary)
@@ -239,6 +257,62 @@ func (s *SummarizerModel) GenerateContent(ctx context.Context, req *model.LLMReq
 			FinishReason: genai.FinishReasonStop,
 		}, nil)
 	}
+}
+
+// askedWords finds the length a guard's summary prompt asks for.
+var askedWords = regexp.MustCompile(`under (\d+) words`)
+
+// askedTokens is the length req asks of its summary, in tokens: the
+// prompt's "under N words" (N*4/3 tokens), else half its MaxOutputTokens,
+// else 0.
+func askedTokens(req *model.LLMRequest) int {
+	if req == nil {
+		return 0
+	}
+	if req.Config != nil && req.Config.SystemInstruction != nil {
+		if m := askedWords.FindStringSubmatch(FlattenText([]*genai.Content{req.Config.SystemInstruction})); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
+				return n * 4 / 3
+			}
+		}
+	}
+	if req.Config != nil && req.Config.MaxOutputTokens > 0 {
+		return int(req.Config.MaxOutputTokens) / 2
+	}
+	return 0
+}
+
+// answer is the summary of a call that succeeds: SummarySize bytes, or with
+// FillBudget as many tokens as the call asked for.
+func (s *SummarizerModel) answer(rec SummarizerCall, call int) string {
+	if !s.cfg.FillBudget || rec.Asked <= 0 {
+		return s.summary(rec.Markers, s.cfg.SummarySize, call)
+	}
+	return s.summaryOfTokens(rec.Markers, rec.Asked, call)
+}
+
+// fillSteps bounds the size corrections summaryOfTokens makes: the ratio of
+// bytes to tokens of the prose varies little, so two corrections land within
+// a few tokens.
+const fillSteps = 3
+
+// summaryOfTokens builds a summary of about n tokens of the Counter.
+func (s *SummarizerModel) summaryOfTokens(markers []string, n, call int) string {
+	count := func(text string) int {
+		return CountContents(s.cfg.Counter, []*genai.Content{{Role: genai.RoleModel, Parts: []*genai.Part{{Text: text}}}}) -
+			CountContents(s.cfg.Counter, []*genai.Content{{Role: genai.RoleModel, Parts: []*genai.Part{{Text: ""}}}})
+	}
+	size := n * 4 // prose runs at about 4 bytes a token
+	out := s.summary(markers, size, call)
+	for range fillSteps {
+		got := count(out)
+		if got <= 0 || got == n {
+			break
+		}
+		size = max(size*n/got, 1)
+		out = s.summary(markers, size, call)
+	}
+	return out
 }
 
 // summary builds a summary of size bytes: a header, the markers (newest kept
