@@ -61,6 +61,8 @@ var prior = map[string]float64{
 	"newline_word": 0.3,
 	// "_word" is often one token with its underscore.
 	"snake": 0.2, "snake_upper": 0.5,
+	// A French verb ending split from its stem.
+	"verb_end": 0.5,
 	// The contraction is part of its word's token, or one more.
 	"contraction": 0.3,
 	"accent_rare": 0.3,

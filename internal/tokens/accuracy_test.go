@@ -49,24 +49,11 @@ const (
 	accuracyMinKinds = 25
 )
 
-// accuracyShortfalls are the figures that do not yet meet the bounds above,
-// with the bound they are held to meanwhile (the measured value, rounded up),
-// so that they cannot get worse unseen. Each is reported by the test. Keys
-// are "family/kind" or "family/ALL-median" and "family/ALL-p90". Remove
-// entries as the fit reaches the item-5 bounds.
-var accuracyShortfalls = map[string]float64{
-	"o200k/prose_fr": 0.125, // 12.4%: Candide's old vocabulary under, modern text over
-}
-
-// atMost asserts v <= bound, or v <= the shortfall bound of key, which it
-// reports.
+// atMost asserts v <= bound, the item-5 bound of the figure key
+// ("family/kind", "family/ALL-median" or "family/ALL-p90").
 func atMost(t *testing.T, key string, v, bound float64) {
 	t.Helper()
-	if held, ok := accuracyShortfalls[key]; ok {
-		t.Logf("SHORTFALL %s: %.2f%% against the item-5 bound %.0f%% (held to %.1f%% meanwhile)", key, 100*v, 100*bound, 100*held)
-		bound = held
-	}
-	assert.LessOrEqual(t, v, bound, "%s error", key)
+	assert.LessOrEqual(t, v, bound, "%s error %.2f%% exceeds the item-5 bound %.0f%%", key, 100*v, 100*bound)
 }
 
 // checkFamily prints per-type error tables for the estimator and len/4 on

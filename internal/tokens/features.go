@@ -72,6 +72,7 @@ const (
 	fTabPunct            // runs of tabs followed by ASCII punctuation (the last tab cannot join a word)
 	fSnake               // single '_' between a letter or digit and a letter (snake_case), counted instead of punct and punct_word
 	fSnakeUpper          // snake_case joints before an upper-case letter (counted by snake too)
+	fVerbEnd             // letter pieces ending in "ait", "aient" or "èrent" after another letter (French verb endings)
 	fContraction         // English contractions ("'s", "'t", "'re", ...) after a letter, counted instead of punct and a piece
 	fAccentRare          // non-ASCII Latin letters other than é, è, à and É (rarer inside vocabulary words)
 	fNewlineWord         // runs of \r and \n followed directly by a lower-case ASCII letter or a rune of U+00C0–U+00FF (hard-wrapped prose)
@@ -89,7 +90,7 @@ var FeatureNames = [NumFeatures]string{
 	"tab", "tab_run", "han", "han_run", "han_run_kana", "han_head", "han_solo", "kana", "hangul", "cjk_punct", "other_letter",
 	"other_run", "uni_punct", "symbol", "blob", "blob_run", "hex", "hex_run", "ctrl",
 	"han_rare", "astral", "private", "combining", "box_tokens", "punct_long", "punct_alt",
-	"cjk_split", "kana_solo", "elision", "tab_punct", "snake", "snake_upper", "contraction", "accent_rare", "newline_word",
+	"cjk_split", "kana_solo", "elision", "tab_punct", "snake", "snake_upper", "verb_end", "contraction", "accent_rare", "newline_word",
 }
 
 // Byte flags of the ASCII class table.
@@ -445,6 +446,9 @@ func countFeatures[T text](s T, f *Features) {
 					} else {
 						addPiece(f, letters, 0, false)
 					}
+					if s[j-1] == 't' {
+						f[fVerbEnd] += verbEnd(s, i, j)
+					}
 					i = j
 					continue
 				}
@@ -486,6 +490,7 @@ func countFeatures[T text](s T, f *Features) {
 						} else {
 							addPiece(f, letters, 0, false)
 						}
+						f[fVerbEnd] += verbEnd(s, i, j) + verbEnd(s, j, k)
 						i = k
 						continue
 					}
@@ -501,6 +506,7 @@ func countFeatures[T text](s T, f *Features) {
 							f[fTitle]++
 						}
 						f[shortWord[letters]]++
+						f[fVerbEnd] += verbEnd(s, i, j)
 						d := int32(k - j)
 						f[fDigitRun]++
 						f[fDigit] += d
@@ -856,6 +862,27 @@ func isElision[T text](s T, i int) bool {
 	return true
 }
 
+// verbEnd returns 1 if the letter piece s[a:b] ends in "ait", "aient" or
+// "èrent" after at least one more letter, else 0. These are endings of French
+// verbs (the imperfect and the past historic of narrative prose), which
+// vocabularies learnt mostly from English split off their stems
+// ("raisonn"+"ait", "souffl"+"èrent") unless the verb is very common.
+func verbEnd[T text](s T, a, b int) int32 {
+	n := b - a
+	if n < 4 || s[b-1] != 't' {
+		return 0
+	}
+	if s[b-2] == 'i' && s[b-3] == 'a' {
+		return 1
+	}
+	if n >= 6 && s[b-2] == 'n' && s[b-3] == 'e' {
+		if s[b-4] == 'i' && s[b-5] == 'a' || n >= 7 && s[b-4] == 'r' && s[b-5] == 0xA8 && s[b-6] == 0xC3 {
+			return 1
+		}
+	}
+	return 0
+}
+
 // contractionLen returns the length of the English contraction suffix
 // ("s", "t", "m", "d", "re", "ve", "ll", in any case) that starts at s[j]
 // after an apostrophe and ends before a byte that is not an ASCII letter nor
@@ -1099,6 +1126,7 @@ func pieces[T text](s T, a, b int, f *Features) {
 				f[fGlued]++
 			} else {
 				addPiece(f, letters, accents, !first)
+				f[fVerbEnd] += verbEnd(s, i, j)
 			}
 			i = j
 		}

@@ -12,7 +12,8 @@ import (
 // punctuation runs); with private-use runes costed by their bytes and
 // combining marks costed apart from the letters; with the CJK split and kana
 // pair tables, elisions and tabs before punctuation; with words after
-// newlines, snake_case joints and English contractions. Do not edit it to follow features.go.
+// newlines, snake_case joints, English contractions and French verb
+// endings. Do not edit it to follow features.go.
 
 // Byte flags of the ASCII class table.
 const (
@@ -224,6 +225,7 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 					default:
 						addPieceRef(f, letters, 0, false)
 					}
+					f[fVerbEnd] += verbEndRef(string(s[i:j]))
 					i = j
 					continue
 				}
@@ -633,11 +635,23 @@ func piecesRef[T textRef](s T, a, b int, f *Features) {
 				f[fGlued]++
 			} else {
 				addPieceRef(f, letters, accents, !first)
+				f[fVerbEnd] += verbEndRef(string(s[i:j]))
 			}
 			i = j
 		}
 		first = false
 	}
+}
+
+// verbEndRef returns 1 if piece ends in a French verb ending after at least
+// one more letter.
+func verbEndRef(piece string) int32 {
+	for _, end := range []string{"ait", "aient", "èrent"} {
+		if strings.HasSuffix(piece, end) && len(piece) > len(end) {
+			return 1
+		}
+	}
+	return 0
 }
 
 // isLowerAtRef reports whether s[j] starts a lower-case ASCII letter or a
