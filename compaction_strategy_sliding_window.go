@@ -20,26 +20,12 @@ const slidingTailShare = 0.5
 // at least half its turn budget verbatim.
 func keepTurns(maxTurns int) int { return max((maxTurns+1)/2, 1) }
 
-// isTurnStart reports whether c starts a turn: a user message with text
-// that is neither a function response nor an adapter's synthetic
-// continuation.
+// isTurnStart reports whether c starts a turn: a request the user wrote
+// (isUserRequest: text or attachments; never a function response, an
+// adapter's synthetic continuation or another agent's "For context:"
+// message).
 func isTurnStart(c *genai.Content) bool {
-	if c == nil || c.Role != genai.RoleUser || isSynthetic(c) {
-		return false
-	}
-	text := false
-	for _, p := range c.Parts {
-		if p == nil {
-			continue
-		}
-		if p.FunctionResponse != nil {
-			return false
-		}
-		if p.Text != "" && !p.Thought {
-			text = true
-		}
-	}
-	return text
+	return c != nil && c.Role == genai.RoleUser && isUserRequest(c)
 }
 
 // turnsIn counts the turns in cs.
@@ -104,7 +90,8 @@ func slidingTurnsDue(t *turn) (turns int, due bool) {
 	need := min(max(t.lim.buffer/2, slidingMinSpanFloor), slidingMinSpanCap)
 	if !t.inj.injected {
 		// The first summary message also adds its header and continuation.
-		need += t.cal.scale(t.est.tokenEstimator.content(summaryContent("", boundedUserRequest(t))))
+		atts := requestAttachments(coveredRequest(t, split))
+		need += t.cal.scale(t.est.tokenEstimator.content(summaryContent("", boundedUserRequest(t), atts...)))
 	}
 	return turns, t.cal.scale(contentsTokens(t.est, span)) >= need
 }
@@ -126,7 +113,7 @@ func (g *ContextGuard) compactSlidingWindow(t *turn, reason string) (guardState,
 		tail := t.raw[split:]
 		o := g.summarizeSpan(t, c, split, false, func(summary string) {
 			cs := make([]*genai.Content, 0, len(tail)+1)
-			cs = append(cs, t.sess.summary.get(summary, c.userReq))
+			cs = append(cs, summaryMessage(t, summary, c.userReq, coveredRequest(t, split)))
 			cs = append(cs, tail...)
 			t.req.Contents = pruneToolResults(t, cs)
 		})

@@ -125,7 +125,7 @@ func (g *ContextGuard) beginCompaction(t *turn, strategy Strategy, reason string
 	// The refusal is decided on the raw estimate plus its margin, never on
 	// a calibration factor (calibration.go).
 	fixed := requestTokens(t.est, t.req) - contentsTokens(t.est, t.req.Contents)
-	rawBare := satAdd(fixed, t.est.content(summaryContent("", c.userReq)))
+	rawBare := satAdd(fixed, t.est.content(summaryContent("", c.userReq, requestAttachments(coveredRequest(t, c.cov))...)))
 	c.bare = t.cal.scale(rawBare)
 	if n := t.irreducibleSize(rawBare); n > t.lim.hardLimit() {
 		if t.prev.floor != c.bare {
@@ -179,12 +179,9 @@ func (g *ContextGuard) beginCompaction(t *turn, strategy Strategy, reason string
 // that still carries the task; no summary is paid for or stored, and the
 // next call over the trigger trims again. It is logged once per session.
 func trimToCurrentRequest(t *turn, next guardState) (guardState, error) {
-	start := len(t.raw) - 1
-	for i := len(t.raw) - 1; i >= 0; i-- {
-		if c := t.raw[i]; c != nil && c.Role == genai.RoleUser && !isSynthetic(c) && contentText(c) != "" {
-			start = i
-			break
-		}
+	_, start := currentRequest(t.ctx.UserContent(), t.raw)
+	if start < 0 {
+		start = len(t.raw) - 1
 	}
 	start = pairSafeStart(t.raw, max(start, 0))
 	t.req.Contents = t.raw[start:]
@@ -207,7 +204,7 @@ func trimToCurrentRequest(t *turn, next guardState) (guardState, error) {
 // summary message the request's only content (the threshold behaviour).
 func (g *ContextGuard) fullSummary(t *turn, c *compaction) outcome {
 	o := g.summarizeSpan(t, c, c.cov, true, func(summary string) {
-		t.req.Contents = []*genai.Content{t.sess.summary.get(summary, c.userReq)}
+		t.req.Contents = []*genai.Content{summaryMessage(t, summary, c.userReq, coveredRequest(t, c.cov))}
 	})
 	o.watermark = max(c.cov, 1)
 	return o

