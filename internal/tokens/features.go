@@ -72,7 +72,7 @@ const (
 	fTabPunct            // runs of tabs followed by ASCII punctuation (the last tab cannot join a word)
 	fSnake               // single '_' between a letter or digit and a letter (snake_case), counted instead of punct and punct_word
 	fSnakeUpper          // snake_case joints before an upper-case letter (counted by snake too)
-	fVerbEnd             // letter pieces ending in "ait", "aient" or "èrent" after another letter (French verb endings)
+	fVerbEnd             // French verb endings ("ait", "aient", "èrent" ending a word; see verbEnds), in text with accented letters
 	fContraction         // English contractions ("'s", "'t", "'re", ...) after a letter, counted instead of punct and a piece
 	fAccentRare          // non-ASCII Latin letters other than é, è, à and É (rarer inside vocabulary words)
 	fNewlineWord         // runs of \r and \n followed directly by a lower-case ASCII letter or a rune of U+00C0–U+00FF (hard-wrapped prose)
@@ -379,6 +379,8 @@ func Count(s string) Features {
 
 // countFeatures adds the features of s to f in one pass.
 func countFeatures[T text](s T, f *Features) {
+	// Accented letters before the call, to see whether s has any.
+	accents := f[fAccent]
 	n := len(s)
 	i := 0
 	prevOther, prevHan, prevKana := false, false, false
@@ -446,9 +448,6 @@ func countFeatures[T text](s T, f *Features) {
 					} else {
 						addPiece(f, letters, 0, false)
 					}
-					if s[j-1] == 't' {
-						f[fVerbEnd] += verbEnd(s, i, j)
-					}
 					i = j
 					continue
 				}
@@ -490,7 +489,6 @@ func countFeatures[T text](s T, f *Features) {
 						} else {
 							addPiece(f, letters, 0, false)
 						}
-						f[fVerbEnd] += verbEnd(s, i, j) + verbEnd(s, j, k)
 						i = k
 						continue
 					}
@@ -506,7 +504,6 @@ func countFeatures[T text](s T, f *Features) {
 							f[fTitle]++
 						}
 						f[shortWord[letters]]++
-						f[fVerbEnd] += verbEnd(s, i, j)
 						d := int32(k - j)
 						f[fDigitRun]++
 						f[fDigit] += d
@@ -836,6 +833,12 @@ func countFeatures[T text](s T, f *Features) {
 		}
 		prevOther, prevHan, prevKana = false, false, false
 	}
+	if f[fAccent] != accents {
+		// French verb endings are a sign of French only in text with
+		// accented letters ("wait" and "portrait" are English), and
+		// looking for them only there costs English text nothing.
+		f[fVerbEnd] += verbEnds(s)
+	}
 }
 
 // isElision reports whether the apostrophe at s[i], followed by a letter,
@@ -862,23 +865,53 @@ func isElision[T text](s T, i int) bool {
 	return true
 }
 
-// verbEnd returns 1 if the letter piece s[a:b] ends in "ait", "aient" or
-// "èrent" after at least one more letter, else 0. These are endings of French
-// verbs (the imperfect and the past historic of narrative prose), which
-// vocabularies learnt mostly from English split off their stems
-// ("raisonn"+"ait", "souffl"+"èrent") unless the verb is very common.
-func verbEnd[T text](s T, a, b int) int32 {
-	n := b - a
-	if n < 4 || s[b-1] != 't' {
+// verbEnds counts the French verb endings of s: "ait", "aient" and "èrent"
+// after a letter (an ASCII letter or any non-ASCII byte) and before the end
+// of s or an ASCII byte that is not a letter or digit. These are endings of
+// the imperfect and the past historic of narrative prose, which vocabularies
+// learnt mostly from English split off their stems ("raisonn"+"ait",
+// "souffl"+"èrent") unless the verb is very common. It looks for the 't'
+// eight bytes at a time.
+func verbEnds[T text](s T) int32 {
+	const tt = 't' * lsb
+	var c int32
+	n := len(s)
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		y := load64(s, i) ^ tt
+		// High bits of the zero bytes of y, and maybe of bytes after one
+		// (the borrow): verbEndAt checks each.
+		for m := (y - lsb) &^ y & msb; m != 0; m &= m - 1 {
+			c += verbEndAt(s, i+bits.TrailingZeros64(m)>>3)
+		}
+	}
+	for ; i < n; i++ {
+		c += verbEndAt(s, i)
+	}
+	return c
+}
+
+// verbEndAt returns 1 if s[p] is the 't' of a verb ending (see verbEnds).
+func verbEndAt[T text](s T, p int) int32 {
+	if s[p] != 't' || p+1 < len(s) && s[p+1] < 0x80 && byteFlags[s[p+1]]&(bLower|bUpper|bDigit) != 0 {
 		return 0
 	}
-	if s[b-2] == 'i' && s[b-3] == 'a' {
-		return 1
+	letter := func(c byte) bool { return c >= 0x80 || byteFlags[c]&(bLower|bUpper) != 0 }
+	switch {
+	case p >= 3 && s[p-1] == 'i' && s[p-2] == 'a':
+		return b2i(letter(s[p-3]))
+	case p >= 5 && s[p-1] == 'n' && s[p-2] == 'e' && s[p-3] == 'i' && s[p-4] == 'a':
+		return b2i(letter(s[p-5]))
+	case p >= 6 && s[p-1] == 'n' && s[p-2] == 'e' && s[p-3] == 'r' && s[p-4] == 0xA8 && s[p-5] == 0xC3:
+		return b2i(letter(s[p-6]))
 	}
-	if n >= 6 && s[b-2] == 'n' && s[b-3] == 'e' {
-		if s[b-4] == 'i' && s[b-5] == 'a' || n >= 7 && s[b-4] == 'r' && s[b-5] == 0xA8 && s[b-6] == 0xC3 {
-			return 1
-		}
+	return 0
+}
+
+// b2i returns 1 for true and 0 for false.
+func b2i(b bool) int32 {
+	if b {
+		return 1
 	}
 	return 0
 }
@@ -1126,7 +1159,6 @@ func pieces[T text](s T, a, b int, f *Features) {
 				f[fGlued]++
 			} else {
 				addPiece(f, letters, accents, !first)
-				f[fVerbEnd] += verbEnd(s, i, j)
 			}
 			i = j
 		}

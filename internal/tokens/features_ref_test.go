@@ -167,6 +167,7 @@ func scriptOfRef(r rune) int {
 
 // countFeaturesRef adds the features of s to f in one pass.
 func countFeaturesRef[T textRef](s T, f *Features) {
+	accents := f[fAccent]
 	n := len(s)
 	i := 0
 	prevOther, prevHan, prevKana := false, false, false
@@ -225,7 +226,6 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 					default:
 						addPieceRef(f, letters, 0, false)
 					}
-					f[fVerbEnd] += verbEndRef(string(s[i:j]))
 					i = j
 					continue
 				}
@@ -471,6 +471,7 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 		}
 		prevOther, prevHan, prevKana = false, false, false
 	}
+	f[fVerbEnd] += verbEndsRef(string(s), f[fAccent] != accents)
 }
 
 // wordRunRef consumes the alphanumeric run starting at s[i] (ASCII letters and
@@ -635,7 +636,6 @@ func piecesRef[T textRef](s T, a, b int, f *Features) {
 				f[fGlued]++
 			} else {
 				addPieceRef(f, letters, accents, !first)
-				f[fVerbEnd] += verbEndRef(string(s[i:j]))
 			}
 			i = j
 		}
@@ -643,15 +643,26 @@ func piecesRef[T textRef](s T, a, b int, f *Features) {
 	}
 }
 
-// verbEndRef returns 1 if piece ends in a French verb ending after at least
-// one more letter.
-func verbEndRef(piece string) int32 {
-	for _, end := range []string{"ait", "aient", "èrent"} {
-		if strings.HasSuffix(piece, end) && len(piece) > len(end) {
-			return 1
+// verbEndsRef counts the French verb endings of s, if s has accented
+// letters: "ait", "aient" and "èrent" after a letter (ASCII or any non-ASCII
+// byte) and before the end or an ASCII byte that is not a letter or digit.
+func verbEndsRef(s string, accented bool) int32 {
+	if !accented {
+		return 0
+	}
+	isLetter := func(c byte) bool { return c >= 0x80 || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+	n := int32(0)
+	for p := 0; p < len(s); p++ {
+		if p+1 < len(s) && s[p+1] < 0x80 && (isLetter(s[p+1]) || s[p+1] >= '0' && s[p+1] <= '9') {
+			continue
+		}
+		for _, end := range []string{"ait", "aient", "èrent"} {
+			if b := p + 1 - len(end); b >= 1 && s[b:p+1] == end && isLetter(s[b-1]) {
+				n++
+			}
 		}
 	}
-	return 0
+	return n
 }
 
 // isLowerAtRef reports whether s[j] starts a lower-case ASCII letter or a
