@@ -72,7 +72,7 @@ const (
 	fTabPunct            // runs of tabs followed by ASCII punctuation (the last tab cannot join a word)
 	fSnake               // single '_' between a letter or digit and a letter (snake_case), counted instead of punct and punct_word
 	fSnakeUpper          // snake_case joints before an upper-case letter (counted by snake too)
-	fVerbEnd             // French verb endings ("ait", "aient", "èrent" ending a word; see verbEnds), in text with accented letters
+	fVerbEnd             // French verb endings ("ait", "aient", "èrent" ending a word; see verbEnds), in text dense with accented letters
 	fContraction         // English contractions ("'s", "'t", "'re", ...) after a letter, counted instead of punct and a piece
 	fAccentRare          // non-ASCII Latin letters other than é, è, à and É (rarer inside vocabulary words)
 	fNewlineWord         // runs of \r and \n followed directly by a lower-case ASCII letter or a rune of U+00C0–U+00FF (hard-wrapped prose)
@@ -833,10 +833,10 @@ func countFeatures[T text](s T, f *Features) {
 		}
 		prevOther, prevHan, prevKana = false, false, false
 	}
-	if f[fAccent] != accents {
-		// French verb endings are a sign of French only in text with
-		// accented letters ("wait" and "portrait" are English), and
-		// looking for them only there costs English text nothing.
+	if int(f[fAccent]-accents)*verbEndAccentBytes >= n && n > 0 {
+		// French verb endings are a sign of French only in text dense
+		// with accented letters ("wait" and "portrait" are English), and
+		// looking for them only there costs other text nothing.
 		f[fVerbEnd] += verbEnds(s)
 	}
 }
@@ -864,6 +864,11 @@ func isElision[T text](s T, i int) bool {
 	}
 	return true
 }
+
+// verbEndAccentBytes is the most bytes per accented letter of a text whose
+// French verb endings are counted: French prose has one accented letter in
+// 15 to 25 bytes, English text that quotes a French name or two far fewer.
+const verbEndAccentBytes = 64
 
 // verbEnds counts the French verb endings of s: "ait", "aient" and "èrent"
 // after a letter (an ASCII letter or any non-ASCII byte) and before the end

@@ -471,7 +471,7 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 		}
 		prevOther, prevHan, prevKana = false, false, false
 	}
-	f[fVerbEnd] += verbEndsRef(string(s), f[fAccent] != accents)
+	f[fVerbEnd] += verbEndsRef(string(s), len(s) > 0 && int(f[fAccent]-accents)*64 >= len(s))
 }
 
 // wordRunRef consumes the alphanumeric run starting at s[i] (ASCII letters and
@@ -643,8 +643,8 @@ func piecesRef[T textRef](s T, a, b int, f *Features) {
 	}
 }
 
-// verbEndsRef counts the French verb endings of s, if s has accented
-// letters: "ait", "aient" and "èrent" after a letter (ASCII or any non-ASCII
+// verbEndsRef counts the French verb endings of s, if s has an accented
+// letter in 64 bytes or more: "ait", "aient" and "èrent" after a letter (ASCII or any non-ASCII
 // byte) and before the end or an ASCII byte that is not a letter or digit.
 func verbEndsRef(s string, accented bool) int32 {
 	if !accented {
