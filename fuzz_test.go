@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -32,6 +33,8 @@ type fuzzReader struct {
 	// pool is text that strings are cut from, so the fuzzer's string
 	// mutations reach message texts.
 	pool string
+	// spent counts the nodes built against fuzzNodeBudget.
+	spent int
 }
 
 func (r *fuzzReader) byte() byte {
@@ -84,12 +87,14 @@ func (r *fuzzReader) name() string {
 }
 
 // value builds a JSON-ish value: the types decoded JSON holds, plus the
-// typed values Go tools return, NaN and infinities, and deep nesting.
+// typed values Go tools return, NaN and infinities, deep nesting (up to
+// 12,000 levels), values that contain themselves and shared sub-values.
 func (r *fuzzReader) value(depth int) any {
+	r.spent++
 	if depth > 6 {
 		return r.str(8)
 	}
-	switch r.intn(16) {
+	switch r.intn(20) {
 	case 0:
 		return nil
 	case 1:
@@ -129,6 +134,12 @@ func (r *fuzzReader) value(depth int) any {
 			v = []any{map[string]any{"k": v}}
 		}
 		return v
+	case 15, 16:
+		return r.cyclic(depth)
+	case 17:
+		return r.shared(depth)
+	case 18:
+		return r.deep()
 	default:
 		return struct {
 			A int
@@ -139,8 +150,16 @@ func (r *fuzzReader) value(depth int) any {
 
 // args returns a map for function-call arguments and responses.
 func (r *fuzzReader) args() map[string]any {
-	if r.intn(8) == 0 {
+	switch r.intn(12) {
+	case 0:
 		return nil
+	case 1:
+		// The map itself is part of a cycle.
+		if m, ok := r.cyclic(1).(map[string]any); ok {
+			return m
+		}
+	case 2:
+		return map[string]any{r.str(4): r.deep()}
 	}
 	m := map[string]any{}
 	for range r.intn(4) {
@@ -149,30 +168,40 @@ func (r *fuzzReader) args() map[string]any {
 	return m
 }
 
-// part returns one part of any kind, sometimes nil or empty.
+// part returns one part of any kind, sometimes nil or empty: every
+// genai.Part field is drawn, by a case of its own or by the reflection
+// filler, which sets any field genai defines.
 func (r *fuzzReader) part() *genai.Part {
-	switch r.intn(10) {
+	switch r.intn(16) {
 	case 0:
 		return nil
 	case 1:
 		return &genai.Part{}
 	case 2:
-		return &genai.Part{Text: r.str(200), Thought: true}
+		return &genai.Part{Text: r.str(200), Thought: true, ThoughtSignature: []byte(r.str(32))}
 	case 3:
-		return &genai.Part{FunctionCall: &genai.FunctionCall{Name: r.name(), ID: r.str(2), Args: r.args()}}
+		return r.decorate(&genai.Part{FunctionCall: r.call(r.name(), r.str(2))}, true)
 	case 4:
-		return &genai.Part{FunctionResponse: &genai.FunctionResponse{Name: r.name(), ID: r.str(2), Response: r.args()}}
+		return r.decorate(&genai.Part{FunctionResponse: r.response(r.name(), r.str(2))}, true)
 	case 5:
-		mime := []string{"image/png", "application/pdf", "text/plain", "", "audio/wav"}[r.intn(5)]
-		data := []byte(r.str(64))
-		if mime == "image/png" && r.bool() {
-			data = pngHeader(uint32(r.u64()), uint32(r.u64()))
-		}
-		return &genai.Part{InlineData: &genai.Blob{MIMEType: mime, Data: data}}
+		mime, data := r.media()
+		return r.decorate(&genai.Part{InlineData: &genai.Blob{MIMEType: mime, Data: data, DisplayName: r.str(10)}}, true)
 	case 6:
-		return &genai.Part{FileData: &genai.FileData{FileURI: r.str(30), MIMEType: r.str(10)}}
+		return r.decorate(&genai.Part{FileData: &genai.FileData{FileURI: r.str(30), MIMEType: fuzzMIMEs[r.intn(len(fuzzMIMEs))], DisplayName: r.str(10)}}, true)
+	case 7:
+		if r.bool() {
+			return r.decorate(&genai.Part{ExecutableCode: &genai.ExecutableCode{Code: r.str(300), Language: genai.LanguagePython, ID: r.str(2)}}, true)
+		}
+		return r.decorate(&genai.Part{CodeExecutionResult: &genai.CodeExecutionResult{Output: r.str(300), Outcome: genai.OutcomeOK, ID: r.str(2)}}, true)
+	case 8:
+		if r.bool() {
+			return r.decorate(&genai.Part{ToolCall: &genai.ToolCall{ID: r.str(2), ToolType: genai.ToolTypeGoogleSearchWeb, Args: r.args()}}, true)
+		}
+		return r.decorate(&genai.Part{ToolResponse: &genai.ToolResponse{ID: r.str(2), ToolType: genai.ToolTypeURLContext, Response: r.args()}}, true)
+	case 9, 10:
+		return r.anyPart()
 	default:
-		return &genai.Part{Text: r.str(400)}
+		return r.decorate(&genai.Part{Text: r.str(400)}, true)
 	}
 }
 
@@ -218,8 +247,8 @@ func (r *fuzzReader) contents() []*genai.Content {
 				if withIDs {
 					id = string(rune('a' + i))
 				}
-				call.Parts = append(call.Parts, &genai.Part{FunctionCall: &genai.FunctionCall{Name: name, ID: id, Args: r.args()}})
-				resp.Parts = append(resp.Parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{Name: name, ID: id, Response: r.args()}})
+				call.Parts = append(call.Parts, r.decorate(&genai.Part{FunctionCall: r.call(name, id)}, false))
+				resp.Parts = append(resp.Parts, r.decorate(&genai.Part{FunctionResponse: r.response(name, id)}, false))
 			}
 			cs = append(cs, call)
 			if r.intn(6) > 0 {
@@ -338,7 +367,7 @@ func FuzzBeforeModel(f *testing.F) {
 				return sumText, nil
 			}
 		}}
-		opts := []AgentOption{WithMaxTokens(200 + r.intn(30_000))}
+		opts := []AgentOption{WithMaxTokens(r.window())}
 		switch r.intn(4) {
 		case 0:
 			opts = append(opts, WithTriggerFraction(0.05+float64(r.intn(90))/100))
@@ -383,7 +412,12 @@ func FuzzBeforeModel(f *testing.F) {
 			}
 		}
 		if r.bool() {
-			_ = ctx.state.Set(todosKey, r.value(0))
+			_ = ctx.state.Set(todosKey, r.todos())
+		}
+		if r.intn(4) == 0 {
+			// Values of other tools' keys, which the guard must not walk
+			// into trouble either.
+			_ = ctx.state.Set("app:"+r.str(6), r.value(0))
 		}
 
 		req := &model.LLMRequest{Model: modelName, Contents: append([]*genai.Content(nil), raw...)}
@@ -422,21 +456,44 @@ func FuzzBeforeModel(f *testing.F) {
 		_, err := g.beforeModel(ctx, req)
 		check("first call", raw, req, err)
 
-		// A model error, maybe an overflow, then the next call.
-		msgs := []error{
-			&contextguardtest.OverflowError{Style: contextguardtest.ErrorStyle(r.intn(3)), Tokens: r.intn(100_000), Limit: r.intn(100_000)},
-			errors.New(r.str(200)),
-			genai.APIError{Code: 400 + r.intn(200), Message: r.str(120)},
-		}
-		_, _ = g.onModelError(ctx, req, msgs[r.intn(len(msgs))])
+		// Then steps of the session: the provider's answer with its usage
+		// (a plausible count, none, zero, negative, the largest int32, an
+		// absurd ratio or a running total) or a model error, maybe an
+		// overflow; then the next call, with more contents.
+		reported := 0
+		for step := range 1 + r.intn(3) {
+			if err == nil && r.intn(4) > 0 {
+				est := requestTokens(estimatorFor(modelName), req)
+				resp := &model.LLMResponse{UsageMetadata: r.usage(est, reported), Partial: r.intn(8) == 0}
+				if u := resp.UsageMetadata; u != nil && u.PromptTokenCount > 0 {
+					reported += int(u.PromptTokenCount)
+				}
+				if _, aerr := g.afterModel(ctx, resp, nil); aerr != nil {
+					t.Fatalf("step %d: afterModel: %v", step, aerr)
+				}
+				st := stateIO{agent: "a", log: quietLog}.load(ctx.state)
+				for _, n := range []int{st.watermark, st.summarizedAt, st.realTokens, st.lastEstimate, st.compactions, st.floor, st.providerRatio, st.suspectRatio, st.window} {
+					if n < 0 {
+						t.Fatalf("step %d: a negative count in state after a report of %+v: %+v", step, *resp.UsageMetadata, st)
+					}
+				}
+			} else {
+				msgs := []error{
+					&contextguardtest.OverflowError{Style: contextguardtest.ErrorStyle(r.intn(3)), Tokens: r.intn(100_000), Limit: r.intn(100_000)},
+					errors.New(r.str(200)),
+					genai.APIError{Code: 400 + r.intn(200), Message: r.str(120)},
+				}
+				_, _ = g.onModelError(ctx, req, msgs[r.intn(len(msgs))])
+			}
 
-		raw2 := append(append([]*genai.Content(nil), raw...), r.contents()...)
-		req2 := &model.LLMRequest{Model: modelName, Contents: append([]*genai.Content(nil), raw2...), Config: req.Config}
-		if r.bool() {
-			ctx.state = newMapState() // the first call's delta was lost
+			raw = append(append([]*genai.Content(nil), raw...), r.contents()...)
+			req = &model.LLMRequest{Model: modelName, Contents: append([]*genai.Content(nil), raw...), Config: req.Config}
+			if r.intn(8) == 0 {
+				ctx.state = newMapState() // the last call's delta was lost
+			}
+			_, err = g.beforeModel(ctx, req)
+			check("call "+strconv.Itoa(step+2), raw, req, err)
 		}
-		_, err = g.beforeModel(ctx, req2)
-		check("second call", raw2, req2, err)
 	})
 }
 
@@ -575,25 +632,7 @@ func FuzzStateDecoding(f *testing.F) {
 			}
 		}
 
-		var todos any
-		switch r.intn(5) {
-		case 0:
-			todos = []TodoItem{{Content: r.str(20), Status: r.str(5)}}
-		case 1:
-			todos = []*TodoItem{nil, {Content: r.str(20)}}
-		case 2:
-			list := make([]any, r.intn(6))
-			for i := range list {
-				if r.bool() {
-					list[i] = map[string]any{"content": r.value(1), "status": r.value(1), "active_form": r.value(1)}
-				} else {
-					list[i] = r.value(1)
-				}
-			}
-			todos = list
-		default:
-			todos = r.value(0)
-		}
+		todos := r.todos()
 		_ = st.Set(todosKey, todos)
 		items := loadTodos(st)
 		if _, decoded := todos.([]any); decoded {
