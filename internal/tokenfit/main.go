@@ -3,6 +3,7 @@
 //
 //	go run ./internal/tokenfit            # fit, write weights and report
 //	go run ./internal/tokenfit -manifest chunks.json   # chunk list for gemma3/count.mjs
+//	TOKENFIT_WORST=prose_fr go run ./internal/tokenfit # also list that type's held-out texts, worst first ("*": all)
 //
 // Inputs: the corpus in internal/tokens/testdata/corpus (split into chunks by
 // internal/tokenfit/corpus), exact o200k_base counts from
@@ -65,6 +66,7 @@ var prior = map[string]float64{
 	"verb_end": 0.5,
 	// The contraction is part of its word's token, or one more.
 	"contraction": 0.3,
+	// Circumflexes, cedillas and the like split words more than é, è, à.
 	"accent_rare": 0.3,
 }
 

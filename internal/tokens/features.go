@@ -878,15 +878,18 @@ const verbEndAccentBytes = 64
 // "souffl"+"èrent") unless the verb is very common. It looks for the 't'
 // eight bytes at a time.
 func verbEnds[T text](s T) int32 {
-	const tt = 't' * lsb
 	var c int32
 	n := len(s)
-	i := 0
-	for ; i+8 <= n; i += 8 {
-		y := load64(s, i) ^ tt
-		// High bits of the zero bytes of y, and maybe of bytes after one
-		// (the borrow): verbEndAt checks each.
-		for m := (y - lsb) &^ y & msb; m != 0; m &= m - 1 {
+	i := 3
+	for ; i+9 <= n; i += 8 {
+		// Bytes i..i+7 as x0, and the bytes one to three before and one
+		// after in the same lanes.
+		x0, x1, x2, x3, xn := load64(s, i), load64(s, i-1), load64(s, i-2), load64(s, i-3), load64(s, i+1)
+		// A 't' after "ai" or after "ien"/"ren", not before a lower-case
+		// letter; verbEndAt checks every candidate.
+		m := byteEq(x0, 't') &^ lowerMask(xn) &
+			(byteEq(x1, 'i')&byteEq(x2, 'a') | byteEq(x1, 'n')&byteEq(x2, 'e')&(byteEq(x3, 'i')|byteEq(x3, 'r')))
+		for ; m != 0; m &= m - 1 {
 			c += verbEndAt(s, i+bits.TrailingZeros64(m)>>3)
 		}
 	}
@@ -894,6 +897,13 @@ func verbEnds[T text](s T) int32 {
 		c += verbEndAt(s, i)
 	}
 	return c
+}
+
+// byteEq returns a word with the high bit set in each byte of x equal to b,
+// and maybe in bytes after one (a borrow): a filter, not an exact test.
+func byteEq(x uint64, b byte) uint64 {
+	y := x ^ uint64(b)*lsb
+	return (y - lsb) &^ y & msb
 }
 
 // verbEndAt returns 1 if s[p] is the 't' of a verb ending (see verbEnds).
