@@ -3,7 +3,6 @@ package contextguard
 import (
 	"log/slog"
 	"math"
-	"strconv"
 
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/session"
@@ -15,12 +14,18 @@ import (
 // absurd for the request the guard let through (zero, negative, beyond the
 // window, far from the estimate, or a sudden jump from the session's usual
 // ratio, as cumulative counts produce) is not recorded, so one bad report
-// cannot poison a session.
+// cannot poison a session. A count within the window that is only high is
+// believed on its own (without history nothing tells a heavy tokenizer from
+// a wrong count, and believing it only makes the guard compact early); a
+// jump from the session's learned ratio waits for confirmation.
 
 const (
 	// maxCorrection caps the calibration factor real/estimate, so one odd
-	// turn cannot distort every later estimate. It is also the largest
-	// ratio of a report to the estimate that is believed at all.
+	// turn cannot distort every later estimate. A report above it is still
+	// believed when it is within the window: a provider that charges
+	// images or documents by their encoded size reports 10-20x the
+	// estimate of an image-heavy request, and count = max(real, ...) keeps
+	// that real count as the request's floor.
 	maxCorrection = 5.0
 	// minPlausibleRatio is the smallest ratio of a report to the guard's
 	// estimate that is believed: the estimator is never off by 5x low on a
@@ -152,8 +157,6 @@ func (r report) judge() (ratio int, trusted bool, reason string) {
 	f := float64(r.real) / float64(r.estimate)
 	ratio = int(math.Round(min(f, maxCorrection*2) * ratioScale))
 	switch {
-	case f > maxCorrection:
-		return 0, false, "the count is over " + strconv.Itoa(int(maxCorrection)) + "x the guard's estimate"
 	case f < minPlausibleRatio:
 		return 0, false, "the count is under a fifth of the guard's estimate"
 	case r.learned <= 0 || within(f, float64(r.learned)/ratioScale, maxRatioJump):

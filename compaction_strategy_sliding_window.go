@@ -96,7 +96,7 @@ func slidingTurnsDue(t *turn) (turns int, due bool) {
 	return turns, t.cal.scale(contentsTokens(t.est, span)) >= need
 }
 
-// compactSlidingWindow is the sliding-window strategy (DESIGN §5): keep the
+// compactSlidingWindow is the sliding-window strategy (ARCHITECTURE.md, Strategies): keep the
 // newest turns verbatim behind a pair-safe split, summarize the previous
 // summary plus the contents from the watermark up to the split, and set the
 // watermark to the split. If the request is still over the threshold, fewer

@@ -18,7 +18,7 @@ const (
 	// (trimToCurrentRequest).
 	minSummaryTokens = 256
 	// summarizerInputShare is the share of the summarizer's window its input
-	// may take; the rest is its prompt and its answer (seed 001: 80%).
+	// may take; the rest is its prompt and its answer (the earlier guard's 80%, ARCHITECTURE.md, Origins).
 	summarizerInputShare = 0.80
 	// promptOverheadTokens is a bound on the summary prompt's own text.
 	promptOverheadTokens = 700
@@ -27,7 +27,7 @@ const (
 	oversizeTolerance = 1.25
 )
 
-// compactThreshold is the threshold strategy (DESIGN §5): summarize the
+// compactThreshold is the threshold strategy (ARCHITECTURE.md, Strategies): summarize the
 // previous summary plus everything after the watermark, replace the request's
 // contents with one summary message, reset calibration and persist.
 func (g *ContextGuard) compactThreshold(t *turn) (guardState, error) {
@@ -391,7 +391,11 @@ func (g *ContextGuard) rollUp(t *turn, c *compaction, sreq SummaryRequest, end i
 // A compaction whose request is not smaller than the request before it is
 // not applied (discardCompaction).
 func (g *ContextGuard) finishCompaction(t *turn, c *compaction, o outcome) (next guardState, err error) {
-	if o.newEst >= c.origEst {
+	// Compared in the calibrated measure, with the provider's count of the
+	// request before as its floor (t.before): a provider that charges
+	// attachments far above their estimate has said how large the request
+	// really was.
+	if o.newCount >= t.before {
 		return g.discardCompaction(t, c, o)
 	}
 	next = t.prev
@@ -467,7 +471,7 @@ func (g *ContextGuard) discardCompaction(t *turn, c *compaction, o outcome) (gua
 }
 
 // summaryBudget is the length asked of a summary: about half the buffer
-// (DESIGN §7), less when the irreducible part leaves less room under the
+// (ARCHITECTURE.md, The summarizer), less when the irreducible part leaves less room under the
 // threshold, or, when the threshold leaves less than minSummaryTokens, what
 // the window leaves (possibly too little to be worth a summary).
 func summaryBudget(lim limits, bare int) int {

@@ -14,7 +14,7 @@ import (
 )
 
 // ---------------------------------------------------------------------------
-// Token accounting (DESIGN §4)
+// Token accounting (ARCHITECTURE.md, Counting)
 // ---------------------------------------------------------------------------
 
 // tokenEstimator counts the tokens of the pieces of a request. It is the seam
@@ -95,7 +95,7 @@ func estimatorSalt(model string) uint64 {
 }
 
 // ---------------------------------------------------------------------------
-// Summary injection and the watermark (DESIGN §6)
+// Summary injection and the watermark (ARCHITECTURE.md, Summary injection and the watermark)
 // ---------------------------------------------------------------------------
 
 // syntheticContinuations are texts adapters append after the guard has run
@@ -247,7 +247,7 @@ func partsOf(c *genai.Content) []*genai.Part {
 }
 
 // ---------------------------------------------------------------------------
-// The summary message and the continuation (DESIGN §6)
+// The summary message and the continuation (ARCHITECTURE.md, Summary injection and the watermark)
 // ---------------------------------------------------------------------------
 
 const (
@@ -263,6 +263,12 @@ const (
 // references) as parts after the text, so the model sees them as the user
 // sent them and their tokens are counted with the message. Nil attachments
 // are skipped.
+// isSummaryMessage reports whether c is a summary message the guard made.
+func isSummaryMessage(c *genai.Content) bool {
+	return c != nil && c.Role == genai.RoleUser && len(c.Parts) > 0 && c.Parts[0] != nil &&
+		strings.HasPrefix(c.Parts[0].Text, summaryHeader)
+}
+
 func summaryContent(summary, userRequest string, attachments ...*genai.Part) *genai.Content {
 	var b strings.Builder
 	b.Grow(len(summaryHeader) + len(summary) + len(userRequest) + len(continuationLead) + len(attachmentsNote) + 64)
@@ -313,7 +319,7 @@ func contentText(c *genai.Content) string {
 }
 
 // ---------------------------------------------------------------------------
-// The user's current request (DESIGN §6)
+// The user's current request (ARCHITECTURE.md, Summary injection and the watermark)
 // ---------------------------------------------------------------------------
 
 // foreignContextLead is the first part ADK gives the user-role message that

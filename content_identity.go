@@ -13,7 +13,7 @@ import (
 )
 
 // ---------------------------------------------------------------------------
-// Content identity (DESIGN §4, §6)
+// Content identity (ARCHITECTURE.md, Counting)
 // ---------------------------------------------------------------------------
 
 // A content has two identities: the count cache's key, which names strings
@@ -327,7 +327,7 @@ func walkPart(p *genai.Part, s *identity) bool {
 }
 
 // ---------------------------------------------------------------------------
-// Fingerprints (DESIGN §6)
+// Fingerprints (ARCHITECTURE.md, Summary injection and the watermark)
 // ---------------------------------------------------------------------------
 
 // fingerprint identifies a content across ADK's rebuilds of the request: the

@@ -246,7 +246,7 @@ func (t *turn) irreducibleSize(n int) int {
 	return n
 }
 
-// beforeModel is the plugin's BeforeModelCallback (DESIGN §3).
+// beforeModel is the plugin's BeforeModelCallback (ARCHITECTURE.md, One model call).
 func (g *ContextGuard) beforeModel(cctx agent.CallbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {
 	if cctx == nil || req == nil {
 		if req == nil {
@@ -382,7 +382,7 @@ func maxOutputTokens(req *model.LLMRequest) int {
 }
 
 // injectSummary replaces the contents the stored summary covers by the
-// summary message (DESIGN §6). Without a match it cuts nothing. When the
+// summary message (ARCHITECTURE.md, Summary injection and the watermark). Without a match it cuts nothing. When the
 // summary covers the user's current request (currentRequest), the message
 // carries the request's attachments, and quotes the request itself if the
 // stored continuation does not (state of the earlier guard, or stale or
@@ -498,7 +498,7 @@ func (g *ContextGuard) afterModel(cctx agent.CallbackContext, resp *model.LLMRes
 }
 
 // ---------------------------------------------------------------------------
-// Per-session entries (DESIGN §10)
+// Per-session entries (ARCHITECTURE.md, Concurrency)
 // ---------------------------------------------------------------------------
 
 // defaultSessionEntries bounds the per-session table; the least recently

@@ -101,7 +101,7 @@ func TestBufferFor(t *testing.T) {
 		{8_000, 1_600},
 		{128_000, 25_600},
 		{199_999, 39_999},
-		{200_000, 20_000}, // boundary inclusive (seed 001 fix)
+		{200_000, 20_000}, // boundary inclusive (the earlier guard's boundary bug)
 		{1_000_000, 20_000},
 	}
 	for _, tt := range tests {

@@ -44,7 +44,7 @@ const (
 	DefaultSummaryTimeout = 2 * time.Minute
 
 	// largeWindow is where the buffer switches from a fraction to a fixed size
-	// (seed 001: windows of 200k and more get a fixed 20k buffer).
+	// (ARCHITECTURE.md, Origins: windows of 200k and more get a fixed 20k buffer).
 	largeWindow = 200_000
 	// largeWindowBuffer is the fixed buffer for windows >= largeWindow.
 	largeWindowBuffer = 20_000
@@ -359,7 +359,7 @@ func (c *agentConfig) limitsFor(window int) (l limits, ok bool) {
 }
 
 // bufferFor returns the room kept free below the window: a fixed 20k for
-// windows of 200k and more, 20% below that (seed 001, boundary inclusive).
+// windows of 200k and more, 20% below that (ARCHITECTURE.md, Origins; boundary inclusive).
 func bufferFor(window int) int {
 	if window >= largeWindow {
 		return largeWindowBuffer

@@ -7,7 +7,7 @@ import (
 	"google.golang.org/genai"
 )
 
-// Tool-result pruning (DESIGN §5, WithToolResultPruning): the tier before
+// Tool-result pruning (ARCHITECTURE.md, Strategies; WithToolResultPruning): the tier before
 // summarizing. The payloads of function responses older than the newest K
 // tool steps are replaced by a placeholder naming the tool and the size
 // removed. ADK rebuilds the request from the session's events on every step,

@@ -15,8 +15,8 @@ import (
 	"google.golang.org/genai"
 )
 
-// Reactive recovery (DESIGN §9) and the in-memory record that survives a
-// failed model call (DESIGN §8).
+// Reactive recovery (ARCHITECTURE.md, Recovery) and the in-memory record that survives a
+// failed model call (ARCHITECTURE.md, Session state).
 //
 // State the guard writes in BeforeModelCallback rides on the model-response
 // event; when the model call fails, ADK drops it. The guard therefore keeps,
@@ -310,7 +310,7 @@ func (g *ContextGuard) recall(cctx agent.CallbackContext, cfg *agentConfig, m *a
 // OnModelErrorCallback
 // ---------------------------------------------------------------------------
 
-// onModelError is the plugin's OnModelErrorCallback (DESIGN §9). Errors that
+// onModelError is the plugin's OnModelErrorCallback (ARCHITECTURE.md, Recovery). Errors that
 // are not context overflows, and agents that were not added, pass through
 // untouched. An overflow is compacted to half the window and answered by the
 // agent's recovery model when one is configured; otherwise it is recorded so
@@ -331,6 +331,13 @@ func (g *ContextGuard) onModelError(cctx agent.CallbackContext, req *model.LLMRe
 	logger := g.log.With("agent", cfg.name, "session", cctx.SessionID())
 	logger.Warn("contextguard: the provider rejected the request as too long",
 		"provider", ov.Provider, "real_tokens", ov.Tokens, "limit", ov.Limit, "recovery_model", cfg.recoveryLLM != nil)
+	if onlyCurrentRequest(cctx, req) {
+		// Nothing before the user's current request could be cut: the
+		// provider rejected the part no compaction can shrink (for example
+		// an attachment it charges far above the estimate).
+		logger.Error("contextguard: the provider rejected the user's current request itself; nothing the guard can cut will make it fit")
+		return nil, fmt.Errorf("%w: the provider rejected the user's current request with nothing before it to compact", irreducibleError(max(ov.Tokens, ov.Limit+1), overflowWindow(ov, g.limits(cfg, req.Model).window)))
+	}
 
 	creq, ev, err := g.handleOverflow(cctx, cfg, req, ov, logger)
 	g.fireHook(cctx, ev)
@@ -355,6 +362,10 @@ func (g *ContextGuard) onModelError(cctx agent.CallbackContext, req *model.LLMRe
 		// that call compact again.
 		if again, ok := AsContextOverflow(err); ok {
 			g.rememberOverflow(cctx, cfg, creq, again, logger)
+			if onlyCurrentRequest(cctx, creq) {
+				logger.Error("contextguard: the recovery model rejected the summary and the user's current request alone; nothing the guard can cut will make it fit")
+				return nil, fmt.Errorf("%w: the summary and the user's current request alone were rejected by the recovery model", irreducibleError(max(again.Tokens, again.Limit+1), overflowWindow(again, g.limits(cfg, creq.Model).window)))
+			}
 		}
 		logger.Error("contextguard: the recovery model failed; returning the provider's error",
 			"error", err)
@@ -362,6 +373,36 @@ func (g *ContextGuard) onModelError(cctx agent.CallbackContext, req *model.LLMRe
 	}
 	logger.Info("contextguard: recovered from a context overflow", "contents", len(creq.Contents))
 	return resp, nil
+}
+
+// overflowWindow is the window an overflow was judged against: the
+// provider's limit when it states one, else the guard's window.
+func overflowWindow(ov ContextOverflow, window int) int {
+	if ov.Limit > 0 {
+		return ov.Limit
+	}
+	return window
+}
+
+// onlyCurrentRequest reports whether the rejected request holds nothing
+// before the user's current request but, at most, the guard's summary
+// message (which carries the request itself when it covers it): a
+// compaction could not make it smaller.
+func onlyCurrentRequest(cctx agent.CallbackContext, req *model.LLMRequest) bool {
+	if req == nil || len(req.Contents) == 0 {
+		return false
+	}
+	_, i := currentRequest(cctx.UserContent(), req.Contents)
+	switch {
+	case i == 0:
+		return true
+	case i == 1:
+		return isSummaryMessage(req.Contents[0])
+	case i < 0:
+		// The summary message quotes the request: it is the request.
+		return len(req.Contents) == 1 && isSummaryMessage(req.Contents[0])
+	}
+	return false
 }
 
 // handleOverflow does the work of OnModelErrorCallback while it owns the

@@ -26,7 +26,7 @@ import (
 )
 
 // ---------------------------------------------------------------------------
-// DESIGN §15: bad input has a clear outcome and loses nothing. Each row
+// ARCHITECTURE.md, Bad input: bad input has a clear outcome and loses nothing. Each row
 // asserts a log line, a request that fits or a clear error, and that the
 // user's latest request is still in the request.
 // ---------------------------------------------------------------------------
@@ -324,7 +324,7 @@ func TestBadInput_NilRequest(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// Concurrency (DESIGN §10)
+// Concurrency (ARCHITECTURE.md, Concurrency)
 // ---------------------------------------------------------------------------
 
 // concurrencySummarizer wraps the kit's summarizer: random latency, and a

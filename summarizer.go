@@ -142,7 +142,7 @@ func renderSummaryPrompt(req SummaryRequest) (system, user string, err error) {
 }
 
 // ---------------------------------------------------------------------------
-// Transcript rendering (DESIGN §7)
+// Transcript rendering (ARCHITECTURE.md, The summarizer)
 // ---------------------------------------------------------------------------
 
 // excerptLimits bound what one message may contribute to a transcript. Tool
@@ -225,7 +225,7 @@ func marshalJSON(v any) string {
 }
 
 // ---------------------------------------------------------------------------
-// Fallback summary (DESIGN §7)
+// Fallback summary (ARCHITECTURE.md, The summarizer)
 // ---------------------------------------------------------------------------
 
 // Shares of the fallback budget. Each section is bounded by its share, so a

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/genai"
 )
 
-// Incremental counting (DESIGN §4, issue 3). ADK rebuilds the request from
+// Incremental counting (ARCHITECTURE.md, Counting). ADK rebuilds the request from
 // the append-only event log every step, deep-copying each content, so all
 // but the newest contents are the same as in the previous call. The copies
 // are new structs and maps, but their strings share the session events'

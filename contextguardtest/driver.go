@@ -87,6 +87,11 @@ type Result struct {
 
 	PairViolations    int // requests failing [CheckPairs]
 	MissingLatestUser int // requests without the marker of the user's latest message
+	// LostMarkers is the number of distinct markers of a raw request (as ADK
+	// built it) found neither in the request the model received nor in the
+	// input of any summarizer call made up to it: content dropped without
+	// being summarized. Measured only when RunConfig.Summarizer is set.
+	LostMarkers int
 
 	Requests []RequestRecord // one per model request, in order
 	Errors   []error         // errors surfaced by the runner, per turn
@@ -95,11 +100,11 @@ type Result struct {
 
 // String returns a one-line summary.
 func (r *Result) String() string {
-	return fmt.Sprintf("%s: turns=%d steps=%d summarizer=%d compactions=%d nonShrinking=%d maxReal=%d/%d (%.1f%%) trigger=%.1f%% overflows rejected=%d surfaced=%d recovered=%d pairViolations=%d missingUser=%d errors=%d in %s",
+	return fmt.Sprintf("%s: turns=%d steps=%d summarizer=%d compactions=%d nonShrinking=%d maxReal=%d/%d (%.1f%%) trigger=%.1f%% overflows rejected=%d surfaced=%d recovered=%d pairViolations=%d missingUser=%d lostMarkers=%d errors=%d in %s",
 		r.Scenario, r.Turns, r.Steps, r.SummarizerCalls, r.CompactionSteps, r.NonShrinkingCompactions,
 		r.MaxRealTokens, r.Window, 100*r.MaxUtilization, 100*r.MeanUtilizationAtTrigger,
 		r.OverflowsRejected, r.OverflowsSurfaced, r.OverflowsRecovered, r.PairViolations, r.MissingLatestUser,
-		len(r.Errors), r.Duration.Round(time.Millisecond))
+		r.LostMarkers, len(r.Errors), r.Duration.Round(time.Millisecond))
 }
 
 // phasedCounter is a seed counter whose ratio switches once.
@@ -120,6 +125,7 @@ type pendingStep struct {
 	rawContents int
 	rawTokens   int
 	calls       int
+	rawMarkers  []string
 }
 
 // driver holds the observation state of one run.
@@ -151,6 +157,9 @@ func (d *driver) beforeModel(_ agent.CallbackContext, req *model.LLMRequest) (*m
 	}
 	p := &pendingStep{rawContents: len(req.Contents), calls: d.summarizerCalls()}
 	p.rawTokens = d.counter.CountRequest(req)
+	if d.summarizer != nil {
+		p.rawMarkers = requestMarkers(req.Contents)
+	}
 	d.mu.Lock()
 	d.pending = p
 	d.mu.Unlock()
@@ -181,6 +190,10 @@ func (d *driver) observe(rec *RequestRecord, req *model.LLMRequest) {
 		rec.NonShrinking = rec.Compaction && rec.Tokens >= rec.EffectiveInput
 	}
 	rec.HasLatestUser = rec.LatestUser == "" || rec.HasMarker(rec.LatestUser)
+	if p != nil && d.summarizer != nil {
+		rec.RawMarkers = p.rawMarkers
+		rec.LostMarkers = d.lostMarkers(rec)
+	}
 
 	d.mu.Lock()
 	if p != nil {
@@ -192,6 +205,31 @@ func (d *driver) observe(rec *RequestRecord, req *model.LLMRequest) {
 	if d.onRequest != nil {
 		d.onRequest(step, req)
 	}
+}
+
+// lostMarkers returns the markers of rec's raw request that are neither in
+// the request the model received nor in the input of any summarizer call
+// made so far: content the guard dropped without summarizing.
+func (d *driver) lostMarkers(rec *RequestRecord) []string {
+	var lost []string
+	for _, m := range rec.RawMarkers {
+		if !rec.HasMarker(m) {
+			lost = append(lost, m)
+		}
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	// A call still measuring its input has no markers yet; it is read
+	// again at the next request.
+	summarized := map[string]bool{}
+	for _, c := range d.summarizer.Records() {
+		for _, m := range c.Markers {
+			summarized[m] = true
+		}
+	}
+	lost = slices.DeleteFunc(lost, func(m string) bool { return summarized[m] })
+	return lost
 }
 
 func (d *driver) steps() int {
@@ -400,6 +438,7 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) (*Result, error) {
 func (r *Result) finish() {
 	r.Steps = len(r.Requests)
 	var sum float64
+	lost := map[string]bool{}
 	for _, rec := range r.Requests {
 		r.MaxRealTokens = max(r.MaxRealTokens, rec.Tokens)
 		if rec.Rejected {
@@ -421,6 +460,12 @@ func (r *Result) finish() {
 		}
 		if !rec.HasLatestUser {
 			r.MissingLatestUser++
+		}
+		for _, m := range rec.LostMarkers {
+			if !lost[m] {
+				lost[m] = true
+				r.LostMarkers++
+			}
 		}
 	}
 	if r.Window > 0 {

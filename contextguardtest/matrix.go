@@ -107,7 +107,7 @@ func nameSeed(name string) int64 {
 	return int64(h.Sum64() & 0x7fffffffffffffff)
 }
 
-// SeedMatrix returns the 91 scenarios of seed 001: 42 "Stress" rows and 49
+// SeedMatrix returns the 91 scenarios of the earlier guard's matrix (ARCHITECTURE.md, Origins): 42 "Stress" rows and 49
 // "Brutal" rows, with the seed's names, windows, turns, token ratios, usage
 // metadata, tools, system prompts, inline data and sequential chains. Sizes
 // are characters (bytes), as in the seed. Where the seed gives a range or a

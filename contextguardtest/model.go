@@ -219,6 +219,9 @@ type RequestRecord struct {
 	NonShrinking    bool // compaction whose output was not smaller than its input
 	LatestUser      string
 	HasLatestUser   bool // the request carries the marker of the user's latest message
+	// RawMarkers are the markers of the raw request, and LostMarkers those
+	// of them neither sent nor summarized so far (see [Result.LostMarkers]).
+	RawMarkers, LostMarkers []string
 }
 
 // HasMarker reports whether the request contained marker.
