@@ -24,6 +24,7 @@ import (
 	"go/token"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -509,10 +510,11 @@ func (c *stressCollector) print(w io.Writer) {
 		}
 		return strings.Compare(a.mode, b.mode)
 	})
-	fmt.Fprintf(w, "\n%-52s %-9s %6s %5s %17s %7s %6s %9s %9s %s\n",
-		"scenario", "mode", "steps", "summ", "max real/window", "util%", "trig%", "surf/rec", "time", "")
+	fmt.Fprintf(w, "\n%-52s %-12s %6s %5s %5s %17s %7s %6s %9s %9s %s\n",
+		"scenario", "mode", "steps", "comp", "summ", "max real/window", "util%", "trig%", "surf/rec", "time", "")
 	first, last := runs[0].start, runs[0].end
 	var failed, surfaced, recovered int
+	calls, compactions := map[string]int{}, map[string]int{}
 	for _, r := range runs {
 		res := r.res
 		mark := ""
@@ -522,8 +524,10 @@ func (c *stressCollector) print(w io.Writer) {
 		}
 		surfaced += res.OverflowsSurfaced
 		recovered += res.OverflowsRecovered
-		fmt.Fprintf(w, "%-52s %-9s %6d %5d %8d/%-8d %6.1f%% %5.1f%% %4d/%-4d %9s %s\n",
-			res.Scenario, r.mode, res.Steps, res.SummarizerCalls, res.MaxRealTokens, res.Window,
+		calls[r.mode] += res.SummarizerCalls
+		compactions[r.mode] += res.CompactionSteps
+		fmt.Fprintf(w, "%-52s %-12s %6d %5d %5d %8d/%-8d %6.1f%% %5.1f%% %4d/%-4d %9s %s\n",
+			res.Scenario, r.mode, res.Steps, res.CompactionSteps, res.SummarizerCalls, res.MaxRealTokens, res.Window,
 			100*res.MaxUtilization, 100*res.MeanUtilizationAtTrigger,
 			res.OverflowsSurfaced, res.OverflowsRecovered, r.end.Sub(r.start).Round(time.Millisecond), mark)
 		if r.start.Before(first) {
@@ -535,10 +539,15 @@ func (c *stressCollector) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\n%d runs, %d failed, overflows surfaced %d, recovered %d; matrix wall time %s\n",
 		len(runs), failed, surfaced, recovered, last.Sub(first).Round(time.Millisecond))
+	for _, mode := range slices.Sorted(maps.Keys(calls)) {
+		if n := compactions[mode]; n > 0 {
+			fmt.Fprintf(w, "summarizer calls per compaction step (%s): %d / %d = %.2f\n", mode, calls[mode], n, float64(calls[mode])/float64(n))
+		}
+	}
 	slices.SortFunc(runs, func(a, b stressRun) int { return cmp.Compare(b.end.Sub(b.start), a.end.Sub(a.start)) })
 	fmt.Fprintln(w, "slowest:")
 	for _, r := range runs[:min(5, len(runs))] {
-		fmt.Fprintf(w, "  %-52s %-9s %s\n", r.scenario, r.mode, r.end.Sub(r.start).Round(time.Millisecond))
+		fmt.Fprintf(w, "  %-52s %-12s %s\n", r.scenario, r.mode, r.end.Sub(r.start).Round(time.Millisecond))
 	}
 }
 
