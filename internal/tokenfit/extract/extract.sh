@@ -44,11 +44,10 @@ for k in "Proverbs 1-12" "Luke 1-10" "Acts 1-8"; do
 done | awk '{ para = para (para == "" ? "" : " ") $0; if (NR % 6 == 0) { print para; print ""; para = "" } }
 	END { if (para != "") print para }' > "$out/prose_es.rv1909.txt"
 
-# Man pages in French and Japanese, rendered to plain text: man(1) unwraps
-# each paragraph to one line (MANWIDTH), col -b drops overstrikes, and the
-# header, footer and indentation are cut. Needs the Debian packages man-db,
-# xz-utils (French xz(1), public domain) and apt (Japanese apt-get(8) and
-# apt-secure(8), GPL-2+).
+# French man page, rendered to plain text: man(1) unwraps each paragraph to
+# one line (MANWIDTH), col -b drops overstrikes, and the header, footer and
+# indentation are cut. Needs the Debian packages man-db and xz-utils (French
+# xz(1), public domain).
 render() {
 	zcat "$1" | MANWIDTH=2000 LANG=C.UTF-8 man -l - 2>/dev/null | col -bx | sed -E '1d;$d' |
 		sed -E 's/^ +//; s/ +$//' | cat -s
@@ -61,5 +60,3 @@ render /usr/share/man/fr/man1/xz.1.gz | awk -v RS= -v ORS='\n\n' '
 	  if (n >= 3 && $0 !~ /[éèàêç]/) next
 	  if ((size += length($0) + 2) > 40000) next
 	  print }' | sed -e '$d' > "$out/prose_fr.xz.txt"
-{ render /usr/share/man/ja/man8/apt-get.8.gz; echo; render /usr/share/man/ja/man8/apt-secure.8.gz; } |
-	cat -s > "$out/ja.apt.txt"
