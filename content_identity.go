@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"unsafe"
 
+	"github.com/adk-contextguard/contextguard/internal/tokens"
 	"google.golang.org/genai"
 )
 
@@ -493,17 +494,33 @@ func (s *identity) fpValue(v any) {
 				return
 			}
 			// A typed value hashes as the value a JSON round trip gives
-			// (what a database-backed session hands back); encoding/json
-			// rejects cycles in it.
-			var rt any
-			b, err := json.Marshal(v)
-			if err != nil || json.Unmarshal(b, &rt) != nil {
-				s.fpStr("?")
+			// (what a database-backed session hands back). It is lifted
+			// into those shapes one level at a time, never handed whole to
+			// encoding/json: its elements are lifted as the walk reaches
+			// them, so every visit of a shared sub-value counts against
+			// maxFingerprintNodes, and a cycle through typed containers is
+			// found by their identity on the path.
+			l := tokens.Lift(v, maxFingerprintNodes-nodes, true)
+			switch x := l.V.(type) {
+			case map[string]any:
+				f = fpFrame{m: x, keys: make([]string, 0, len(x))}
+				for k := range x {
+					f.keys = append(f.keys, k)
+				}
+				slices.Sort(f.keys)
+				if l.P != 0 && (len(x) > 0 || l.N < 0) {
+					f.id = containerID{p: l.P, n: l.N}
+				}
+			case []any:
+				f = fpFrame{a: x}
+				if l.P != 0 && len(x) > 0 {
+					f.id = containerID{p: l.P, n: l.N}
+				}
+			default:
+				nodes--
+				open(x) // a scalar
 				return
 			}
-			nodes--
-			open(rt)
-			return
 		}
 		if f.id != (containerID{}) && onPath(f.id) {
 			s.fpStr("<cycle>")

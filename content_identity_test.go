@@ -409,3 +409,170 @@ func TestTranscriptJSON_SelfReferencingAndDeepValues(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(want), marshalJSON(v))
 }
+
+// typedNode is a typed DAG node: encoding/json expands shared pointers.
+type typedNode struct {
+	L    *typedNode `json:"l,omitempty"`
+	R    *typedNode `json:"r,omitempty"`
+	Leaf string     `json:"leaf,omitempty"`
+}
+
+// typedDAGs are values of 30 small nodes, each level referring twice to the
+// one below, through typed containers: expanded, 2^30 nodes. path is one
+// path through the same levels, expanded: 30 nodes.
+var typedDAGs = []struct {
+	name      string
+	dag, path func(levels int) any
+}{
+	{"[]map[string]any", func(n int) any {
+		v := []map[string]any{{"leaf": "x"}}
+		for range n {
+			v = []map[string]any{{"l": v, "r": v}}
+		}
+		return v
+	}, func(n int) any {
+		v := []map[string]any{{"leaf": "x"}}
+		for range n {
+			v = []map[string]any{{"l": v}}
+		}
+		return v
+	}},
+	{"map[string]map[string]any", func(n int) any {
+		v := map[string]map[string]any{"n": {"leaf": "x"}}
+		for range n {
+			v = map[string]map[string]any{"n": {"l": v, "r": v}}
+		}
+		return v
+	}, func(n int) any {
+		v := map[string]map[string]any{"n": {"leaf": "x"}}
+		for range n {
+			v = map[string]map[string]any{"n": {"l": v}}
+		}
+		return v
+	}},
+	{"struct pointers", func(n int) any {
+		v := &typedNode{Leaf: "x"}
+		for range n {
+			v = &typedNode{L: v, R: v}
+		}
+		return v
+	}, func(n int) any {
+		v := &typedNode{Leaf: "x"}
+		for range n {
+			v = &typedNode{L: v}
+		}
+		return v
+	}},
+}
+
+// TestContentIdentity_TypedSharedValues: a response whose typed containers
+// share a sub-value twice at each of 30 levels (2^30 nodes expanded) is
+// fingerprinted, keyed and counted in bounded time, and counted at least as
+// one path through it. The old code handed typed values whole to
+// encoding/json, which expands them: it did not return.
+func TestContentIdentity_TypedSharedValues(t *testing.T) {
+	for _, tc := range typedDAGs {
+		t.Run(tc.name, func(t *testing.T) {
+			c := respMsg("blowup", map[string]any{"v": tc.dag(30)})
+			one := respMsg("blowup", map[string]any{"v": tc.path(30)})
+			identityWalkEnds(t, func() {
+				assert.Len(t, fingerprint(c), 16)
+				_, _ = contentKey(c)
+				cache := newCountCache()
+				ce := cachedEstimator{tokenEstimator: estimatorFor("gpt-4o"), cache: cache}
+				cache.begin()
+				assert.GreaterOrEqual(t, ce.content(c), ce.content(one), "counted, not dropped")
+			})
+		})
+	}
+}
+
+// TestContentIdentity_TypedCycles: a cycle through a typed container (a
+// []map[string]any holding the map that holds it; a struct pointing to
+// itself) is fingerprinted, keyed and counted in bounded time, and the
+// fingerprint is stable.
+func TestContentIdentity_TypedCycles(t *testing.T) {
+	builds := []struct {
+		name  string
+		build func() map[string]any
+	}{
+		{"[]map[string]any", func() map[string]any {
+			m := map[string]any{"output": "result"}
+			m["list"] = []map[string]any{m, {"x": 1}}
+			return m
+		}},
+		{"struct pointer", func() map[string]any {
+			n := &typedNode{Leaf: "x"}
+			n.L = n
+			return map[string]any{"node": n}
+		}},
+		{"map[string]any in a typed map", func() map[string]any {
+			m := map[string]any{"output": "result"}
+			m["typed"] = map[string]map[string]any{"back": m}
+			return m
+		}},
+	}
+	for _, b := range builds {
+		t.Run(b.name, func(t *testing.T) {
+			c := respMsg("loop", b.build())
+			var fa, fb string
+			identityWalkEnds(t, func() {
+				fa, fb = fingerprint(c), fingerprint(respMsg("loop", b.build()))
+				_, _ = contentKey(c)
+				cache := newCountCache()
+				ce := cachedEstimator{tokenEstimator: estimatorFor("gpt-4o"), cache: cache}
+				cache.begin()
+				assert.Positive(t, ce.content(c))
+			})
+			assert.Equal(t, fa, fb, "stable")
+			assert.NotEqual(t, fa, fingerprint(respMsg("loop", map[string]any{"output": "result"})))
+		})
+	}
+}
+
+// TestFingerprint_TypedValuesMatchTheirPlainEquivalent: typed values that
+// survive a JSON round trip fingerprint as the plain value it gives.
+func TestFingerprint_TypedValuesMatchTheirPlainEquivalent(t *testing.T) {
+	type inner struct {
+		Note string `json:"note"`
+	}
+	type tagged struct {
+		inner
+		Name    string            `json:"name"`
+		Skip    string            `json:"-"`
+		Empty   string            `json:"empty,omitempty"`
+		Count   int64             `json:"count"`
+		Ratio   float32           `json:"ratio"`
+		Quoted  int               `json:"quoted,string"`
+		Labels  map[string]string `json:"labels"`
+		Tags    []string          `json:"tags"`
+		Blob    []byte            `json:"blob"`
+		When    time.Time         `json:"when"`
+		Ptr     *inner            `json:"ptr"`
+		Nil     *inner            `json:"nil"`
+		private int
+	}
+	values := []struct {
+		name string
+		v    any
+	}{
+		{"struct with json tags", tagged{inner: inner{"n"}, Name: "a", Skip: "s", Count: 1 << 60, Ratio: 0.1, Quoted: 7,
+			Labels: map[string]string{"b": "2", "a": "1"}, Tags: []string{"x"}, Blob: []byte("hi"),
+			When: time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), Ptr: &inner{"p"}, private: 3}},
+		{"map[string]string", map[string]string{"env": "prod", "tier": "1"}},
+		{"[]string", []string{"a", "b <&>"}},
+		{"map[int][]float32", map[int][]float32{2: {0.1, 1e-7}, 1: nil}},
+		{"[]map[string]any", []map[string]any{{"a": 1}, {"b": []int{1, 2}}}},
+		{"raw message", json.RawMessage(`{"z": [1, 2.5, "x"]}`)},
+		{"array of pointers", [2]*inner{{"a"}, nil}},
+	}
+	for _, tc := range values {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, err := json.Marshal(map[string]any{"v": tc.v})
+			require.NoError(t, err)
+			var plain map[string]any
+			require.NoError(t, json.Unmarshal(raw, &plain))
+			assert.Equal(t, fingerprint(respMsg("f", plain)), fingerprint(respMsg("f", map[string]any{"v": tc.v})))
+		})
+	}
+}

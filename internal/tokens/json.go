@@ -1,13 +1,18 @@
 package tokens
 
 import (
+	"bytes"
+	"encoding"
 	"encoding/base64"
 	"encoding/json"
 	"math"
 	"math/bits"
+	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 	"unsafe"
 
@@ -48,6 +53,8 @@ type jsonWriter struct {
 	// safe is set while a value with a cycle is rewritten, every container
 	// tracked and each reference back to one on the path written as null.
 	safe bool
+	// limit is the length of buf at which the current walk stops.
+	limit int
 }
 
 // containerID identifies a map or slice by its data pointer and length.
@@ -128,6 +135,8 @@ func (w *jsonWriter) value(v any, depth int) {
 // walk writes v; it stops and reports true on finding a cycle, unless safe.
 func (w *jsonWriter) walk(v any, depth int) (cycle bool) {
 	limit := len(w.buf) + maxValueBytes
+	defer func(l int) { w.limit = l }(w.limit)
+	w.limit = limit
 	base := len(w.stack)
 	defer w.unwind(base)
 	if w.open(v, depth) {
@@ -196,8 +205,23 @@ func (w *jsonWriter) open(v any, depth int) (cycle bool) {
 			f.id = containerID{p: uintptr(unsafe.Pointer(&x[0])), n: len(x)}
 		}
 	default:
-		w.leaf(v)
-		return false
+		if w.leaf(v) {
+			return false
+		}
+		// A typed value: one level lifted into the shapes above, its
+		// elements lifted in turn as the walk reaches them, so shared
+		// sub-values are written (and paid) each time and cycles through
+		// typed containers are found by their identity.
+		l := Lift(v, w.limit-len(w.buf), false)
+		switch x := l.V.(type) {
+		case map[string]any:
+			f = jsonFrame{kind: frameObject, m: x, n: len(x), id: containerID{p: l.P, n: l.N}}
+		case []any:
+			f = jsonFrame{kind: frameArray, a: x, n: len(x), id: containerID{p: l.P, n: l.N}}
+		default:
+			w.leaf(l.V)
+			return false
+		}
 	}
 	if f.n > 0 && (w.safe || depth >= trackDepth) {
 		if _, seen := w.path[f.id]; seen {
@@ -266,8 +290,8 @@ func mapPointer(m map[string]any) uintptr {
 }
 
 // leaf writes a value that is not a map[string]any, []any or
-// []map[string]any.
-func (w *jsonWriter) leaf(v any) {
+// []map[string]any; it reports false, writing nothing, for another type.
+func (w *jsonWriter) leaf(v any) bool {
 	switch x := v.(type) {
 	case nil:
 		w.buf = append(w.buf, "null"...)
@@ -314,7 +338,7 @@ func (w *jsonWriter) leaf(v any) {
 	case []byte:
 		if x == nil {
 			w.buf = append(w.buf, "null"...)
-			return
+			return true
 		}
 		w.buf = append(w.buf, '"')
 		w.buf = base64.StdEncoding.AppendEncode(w.buf, x)
@@ -322,7 +346,7 @@ func (w *jsonWriter) leaf(v any) {
 	case []string:
 		if x == nil {
 			w.buf = append(w.buf, "null"...)
-			return
+			return true
 		}
 		w.buf = append(w.buf, '[')
 		for i, e := range x {
@@ -335,7 +359,7 @@ func (w *jsonWriter) leaf(v any) {
 	case map[string]string:
 		if x == nil {
 			w.buf = append(w.buf, "null"...)
-			return
+			return true
 		}
 		base := len(w.keys)
 		for k := range x {
@@ -356,16 +380,9 @@ func (w *jsonWriter) leaf(v any) {
 		clear(w.keys[base:])
 		w.keys = w.keys[:base]
 	default:
-		// Other types (structs, typed maps and slices, pointers): fall back
-		// to encoding/json, which finds their cycles itself. Values it
-		// cannot encode count as null.
-		b, err := json.Marshal(x)
-		if err != nil {
-			w.buf = append(w.buf, "null"...)
-			return
-		}
-		w.buf = append(w.buf, b...)
+		return false
 	}
+	return true
 }
 
 // float formats f like encoding/json: shortest representation, exponent
@@ -496,3 +513,530 @@ func (w *jsonWriter) str(s string) {
 }
 
 func sortStrings(s []string) { slices.Sort(s) }
+
+// ---------------------------------------------------------------------------
+// Typed values
+// ---------------------------------------------------------------------------
+
+// Lifted is one level of a typed value in the plain JSON shapes: see Lift.
+type Lifted struct {
+	// V is nil, a string, a bool, a number (float64 when the lift was for
+	// a round trip; otherwise int64, uint64, float32 or float64), a
+	// json.RawMessage (only when not for a round trip), a map[string]any or
+	// a []any. The elements of a map or slice are the typed value's own
+	// elements, still typed: the caller lifts them when it reaches them.
+	V any
+	// P and N identify the container V was lifted from (its pointer, and
+	// its length or a negative kind tag), so that a walk finds a cycle
+	// through typed containers on its path; P is 0 for none.
+	P uintptr
+	N int
+}
+
+// Kinds of a typed container's identity in Lifted.N, apart from a slice's
+// length (never negative).
+const (
+	liftPointer = -1
+)
+
+// maxMarshalerNodes bounds the reflection walk that sizes a value with a
+// MarshalJSON or MarshalText method before the method is called; a larger
+// value is lifted by its exported fields instead.
+const maxMarshalerNodes = 1 << 14
+
+// maxPointerHops bounds a chain of pointers to pointers (a pointer that
+// points to itself would otherwise be followed forever).
+const maxPointerHops = 64
+
+var (
+	marshalerType     = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+	timeType          = reflect.TypeFor[time.Time]()
+	numberType        = reflect.TypeFor[json.Number]()
+	rawType           = reflect.TypeFor[json.RawMessage]()
+)
+
+// Lift converts one level of v, a value of any Go type, into the shapes a
+// JSON round trip gives, following encoding/json's rules (exported struct
+// fields, json tags with "-", omitempty, omitzero and string, embedded
+// structs, []byte as base64, map keys of string, integer or TextMarshaler
+// types, MarshalJSON and MarshalText methods). It never hands a container
+// to encoding/json: the elements of the container it returns are left as
+// they are, so a walk that lifts each typed value it reaches pays for every
+// visit of a shared sub-value under its own budget, and finds cycles by the
+// identity Lift reports. At most max elements of a container are lifted
+// (the walk stops before it reaches the rest). roundTrip gives numbers as
+// the float64 that decoding gives, and a JSON method's output decoded.
+// Values encoding/json rejects (channels, functions, complex numbers,
+// unsupported map keys) are nil.
+func Lift(v any, limit int, roundTrip bool) Lifted {
+	limit = min(max(limit, 0), math.MaxInt-1)
+	return lift(reflect.ValueOf(v), limit, roundTrip)
+}
+
+func lift(rv reflect.Value, limit int, roundTrip bool) Lifted {
+	for hops := 0; ; hops++ {
+		if !rv.IsValid() {
+			return Lifted{}
+		}
+		if out, ok := liftMethod(rv, limit, roundTrip); ok {
+			return out
+		}
+		switch rv.Kind() {
+		case reflect.Interface:
+			if rv.IsNil() || hops > maxPointerHops {
+				return Lifted{}
+			}
+			rv = rv.Elem()
+			continue
+		case reflect.Pointer:
+			if rv.IsNil() || hops > maxPointerHops {
+				return Lifted{}
+			}
+			p := rv.Pointer()
+			rv = rv.Elem()
+			if rv.Kind() == reflect.Struct {
+				out := liftStruct(rv, roundTrip)
+				out.P, out.N = p, liftPointer
+				return out
+			}
+			continue
+		}
+		break
+	}
+	switch rv.Kind() {
+	case reflect.String:
+		if rv.Type() == numberType {
+			return liftNumber(rv.String(), roundTrip)
+		}
+		return Lifted{V: rv.String()}
+	case reflect.Bool:
+		return Lifted{V: rv.Bool()}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if roundTrip {
+			return Lifted{V: float64(rv.Int())}
+		}
+		return Lifted{V: rv.Int()}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		if roundTrip {
+			return Lifted{V: float64(rv.Uint())}
+		}
+		return Lifted{V: rv.Uint()}
+	case reflect.Float32:
+		f := float32(rv.Float())
+		if roundTrip {
+			// Decoding the shortest float32 form gives this float64.
+			g, _ := strconv.ParseFloat(strconv.FormatFloat(float64(f), 'g', -1, 32), 64)
+			return Lifted{V: g}
+		}
+		return Lifted{V: f}
+	case reflect.Float64:
+		return Lifted{V: rv.Float()}
+	case reflect.Struct:
+		return liftStruct(rv, roundTrip)
+	case reflect.Map:
+		return liftMap(rv, limit, roundTrip)
+	case reflect.Slice:
+		if rv.IsNil() {
+			return Lifted{}
+		}
+		if rv.Type().Elem().Kind() == reflect.Uint8 && !elemHasMethod(rv.Type().Elem()) {
+			return Lifted{V: base64.StdEncoding.EncodeToString(rv.Bytes())}
+		}
+		n := rv.Len()
+		out := Lifted{V: liftElems(rv, min(n, limit+1), roundTrip)}
+		if n > 0 {
+			out.P, out.N = rv.Pointer(), n
+		}
+		return out
+	case reflect.Array:
+		return Lifted{V: liftElems(rv, min(rv.Len(), limit+1), roundTrip)}
+	}
+	return Lifted{} // channels, functions, complex numbers, unsafe pointers
+}
+
+// elemHasMethod reports whether a byte slice's element type has a JSON
+// method, which makes encoding/json write the slice as an array.
+func elemHasMethod(t reflect.Type) bool {
+	pt := reflect.PointerTo(t)
+	return t.Implements(marshalerType) || pt.Implements(marshalerType) ||
+		t.Implements(textMarshalerType) || pt.Implements(textMarshalerType)
+}
+
+// liftElems returns the first n elements of a slice or array.
+func liftElems(rv reflect.Value, n int, roundTrip bool) []any {
+	a := make([]any, n)
+	for i := range n {
+		a[i] = elem(rv.Index(i), roundTrip)
+	}
+	return a
+}
+
+// elem is a container's element as the walk receives it. An addressable
+// element whose pointer has a JSON method is given as that pointer, as
+// encoding/json calls the method on it. For a round trip, a float32 is
+// given as the float64 decoding its JSON gives (the walk would otherwise
+// widen it exactly).
+func elem(e reflect.Value, roundTrip bool) any {
+	if !e.CanInterface() {
+		return nil
+	}
+	if roundTrip && e.Kind() == reflect.Float32 {
+		return lift(e, 0, true).V
+	}
+	if e.CanAddr() && e.Kind() != reflect.Pointer && e.Kind() != reflect.Interface {
+		pt := reflect.PointerTo(e.Type())
+		if !e.Type().Implements(marshalerType) && !e.Type().Implements(textMarshalerType) &&
+			(pt.Implements(marshalerType) || pt.Implements(textMarshalerType)) {
+			return e.Addr().Interface()
+		}
+	}
+	return e.Interface()
+}
+
+func liftNumber(s string, roundTrip bool) Lifted {
+	if s == "" {
+		s = "0"
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return Lifted{}
+	}
+	if roundTrip {
+		return Lifted{V: f}
+	}
+	return Lifted{V: json.RawMessage(s)}
+}
+
+// liftMethod lifts a value with a MarshalJSON or MarshalText method by its
+// output, when the value is small enough for the method to be trusted.
+func liftMethod(rv reflect.Value, limit int, roundTrip bool) (Lifted, bool) {
+	t := rv.Type()
+	if t.Kind() == reflect.Pointer && rv.IsNil() {
+		return Lifted{}, false // encoding/json writes null
+	}
+	if t == rawType {
+		b := rv.Bytes()
+		if len(b) == 0 {
+			return Lifted{}, true
+		}
+		return liftJSON(slices.Clone(b), roundTrip), true
+	}
+	isJSON := t.Implements(marshalerType)
+	if !isJSON && !t.Implements(textMarshalerType) || !rv.CanInterface() {
+		return Lifted{}, false
+	}
+	if t != timeType && !smallValue(rv, min(limit, maxMarshalerNodes)) {
+		return Lifted{}, false
+	}
+	if isJSON {
+		b, err := rv.Interface().(json.Marshaler).MarshalJSON()
+		if err != nil || !json.Valid(b) {
+			return Lifted{}, true
+		}
+		return liftJSON(b, roundTrip), true
+	}
+	b, err := rv.Interface().(encoding.TextMarshaler).MarshalText()
+	if err != nil {
+		return Lifted{}, true
+	}
+	return Lifted{V: string(b)}, true
+}
+
+// liftJSON lifts a JSON document: decoded for a round trip, else compacted.
+func liftJSON(b []byte, roundTrip bool) Lifted {
+	if roundTrip {
+		var v any
+		if json.Unmarshal(b, &v) != nil {
+			return Lifted{}
+		}
+		return Lifted{V: v}
+	}
+	var c bytes.Buffer
+	if json.Compact(&c, b) != nil {
+		return Lifted{}
+	}
+	return Lifted{V: json.RawMessage(c.Bytes())}
+}
+
+// smallValue reports whether the reflection walk of rv, every field,
+// element and pointer followed (shared ones each time, a cycle until the
+// budget runs out), visits at most max values.
+func smallValue(rv reflect.Value, max int) bool {
+	stack := []reflect.Value{rv}
+	for n := 0; len(stack) > 0; n++ {
+		if n > max {
+			return false
+		}
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch v.Kind() {
+		case reflect.Pointer, reflect.Interface:
+			if !v.IsNil() {
+				stack = append(stack, v.Elem())
+			}
+		case reflect.Struct:
+			for i := range v.NumField() {
+				stack = append(stack, v.Field(i))
+			}
+		case reflect.Slice, reflect.Array:
+			if v.Len() > max-n {
+				return false
+			}
+			if k := v.Type().Elem().Kind(); k <= reflect.Complex128 || k == reflect.String {
+				n += v.Len()
+				continue
+			}
+			for i := range v.Len() {
+				stack = append(stack, v.Index(i))
+			}
+		case reflect.Map:
+			if v.Len() > max-n {
+				return false
+			}
+			it := v.MapRange()
+			for it.Next() {
+				stack = append(stack, it.Key(), it.Value())
+			}
+		case reflect.String:
+			n += v.Len() >> 6
+		}
+	}
+	return true
+}
+
+// liftMap lifts a map whose keys encoding/json accepts.
+func liftMap(rv reflect.Value, limit int, roundTrip bool) Lifted {
+	if rv.IsNil() {
+		return Lifted{}
+	}
+	kt := rv.Type().Key()
+	textKey := kt.Kind() != reflect.String && (kt.Implements(textMarshalerType) || reflect.PointerTo(kt).Implements(textMarshalerType))
+	switch kt.Kind() {
+	case reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+	default:
+		if !textKey {
+			return Lifted{}
+		}
+	}
+	m := make(map[string]any, min(rv.Len(), limit+1))
+	it := rv.MapRange()
+	for it.Next() {
+		if len(m) > limit {
+			break
+		}
+		k := it.Key()
+		var key string
+		switch {
+		case kt.Kind() == reflect.String:
+			key = k.String()
+		case textKey:
+			if k.Kind() == reflect.Pointer && k.IsNil() {
+				continue
+			}
+			tm, ok := k.Interface().(encoding.TextMarshaler)
+			if !ok {
+				continue
+			}
+			b, err := tm.MarshalText()
+			if err != nil {
+				continue
+			}
+			key = string(b)
+		case k.CanInt():
+			key = strconv.FormatInt(k.Int(), 10)
+		default:
+			key = strconv.FormatUint(k.Uint(), 10)
+		}
+		m[key] = elem(it.Value(), roundTrip)
+	}
+	return Lifted{V: m, P: rv.Pointer()}
+}
+
+// liftStruct lifts a struct by its encoded fields.
+func liftStruct(rv reflect.Value, roundTrip bool) Lifted {
+	fields := structFields(rv.Type())
+	m := make(map[string]any, len(fields))
+	for i := range fields {
+		f := &fields[i]
+		fv, err := rv.FieldByIndexErr(f.index)
+		if err != nil {
+			continue // through a nil embedded pointer
+		}
+		if f.omitEmpty && emptyValue(fv) || f.omitZero && zeroValue(fv) {
+			continue
+		}
+		if f.quoted {
+			if s, ok := quotedField(fv, roundTrip); ok {
+				m[f.name] = s
+				continue
+			}
+		}
+		m[f.name] = elem(fv, roundTrip)
+	}
+	return Lifted{V: m}
+}
+
+// quotedField is a field with the ",string" option: its scalar value as a
+// JSON string.
+func quotedField(fv reflect.Value, roundTrip bool) (string, bool) {
+	for fv.Kind() == reflect.Pointer {
+		if fv.IsNil() {
+			return "", false
+		}
+		fv = fv.Elem()
+	}
+	switch fv.Kind() {
+	case reflect.String:
+		b, _ := json.Marshal(fv.String())
+		return string(b), true
+	case reflect.Bool:
+		return strconv.FormatBool(fv.Bool()), true
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.FormatInt(fv.Int(), 10), true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return strconv.FormatUint(fv.Uint(), 10), true
+	case reflect.Float32, reflect.Float64:
+		w := jsonWriter{}
+		bits := 64
+		if fv.Kind() == reflect.Float32 {
+			bits = 32
+		}
+		w.float(fv.Float(), bits)
+		return string(w.buf), true
+	}
+	return "", false
+}
+
+func emptyValue(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+		return v.Len() == 0
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Interface, reflect.Pointer:
+		return v.IsZero()
+	}
+	return false
+}
+
+type isZeroer interface{ IsZero() bool }
+
+func zeroValue(v reflect.Value) bool {
+	if v.Kind() == reflect.Pointer && v.IsNil() {
+		return true
+	}
+	if v.CanInterface() {
+		if z, ok := v.Interface().(isZeroer); ok {
+			return z.IsZero()
+		}
+	}
+	return v.IsZero()
+}
+
+// structField is a field encoding/json writes.
+type structField struct {
+	name                        string
+	index                       []int
+	tagged                      bool
+	omitEmpty, omitZero, quoted bool
+}
+
+var fieldCache sync.Map // reflect.Type → []structField
+
+// structFields lists the fields encoding/json writes for t, in its order,
+// with its rules for embedded structs: the shallowest field of a name wins,
+// a tagged one over untagged ones at the same depth, and a name still
+// ambiguous is dropped.
+func structFields(t reflect.Type) []structField {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.([]structField)
+	}
+	type queued struct {
+		t     reflect.Type
+		index []int
+	}
+	var all []structField
+	depthOf := map[string]int{}
+	current, next := []queued{}, []queued{{t: t}}
+	visited := map[reflect.Type]bool{}
+	for depth := 0; len(next) > 0; depth++ {
+		current, next = next, nil
+		for _, q := range current {
+			if visited[q.t] {
+				continue
+			}
+			visited[q.t] = true
+			for i := range q.t.NumField() {
+				sf := q.t.Field(i)
+				ft := sf.Type
+				if sf.Anonymous {
+					if ft.Kind() == reflect.Pointer {
+						ft = ft.Elem()
+					}
+					if !sf.IsExported() && ft.Kind() != reflect.Struct {
+						continue
+					}
+				} else if !sf.IsExported() {
+					continue
+				}
+				tag := sf.Tag.Get("json")
+				if tag == "-" {
+					continue
+				}
+				name, opts, _ := strings.Cut(tag, ",")
+				index := append(slices.Clone(q.index), i)
+				if name == "" && sf.Anonymous && ft.Kind() == reflect.Struct {
+					next = append(next, queued{t: ft, index: index})
+					continue
+				}
+				f := structField{name: name, index: index, tagged: name != ""}
+				if f.name == "" {
+					f.name = sf.Name
+				}
+				for o := range strings.SplitSeq(opts, ",") {
+					switch o {
+					case "omitempty":
+						f.omitEmpty = true
+					case "omitzero":
+						f.omitZero = true
+					case "string":
+						f.quoted = true
+					}
+				}
+				if d, ok := depthOf[f.name]; !ok || d == depth {
+					depthOf[f.name] = depth
+					all = append(all, f)
+				}
+			}
+		}
+	}
+	// Keep, for each name, its one dominant field.
+	var out []structField
+	for i, f := range all {
+		var same []int
+		for j, g := range all {
+			if g.name == f.name && len(g.index) == len(f.index) {
+				same = append(same, j)
+			}
+		}
+		if len(same) == 1 {
+			out = append(out, f)
+			continue
+		}
+		tagged := -1
+		n := 0
+		for _, j := range same {
+			if all[j].tagged {
+				tagged, n = j, n+1
+			}
+		}
+		if n == 1 && tagged == i {
+			out = append(out, f)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b structField) int { return slices.Compare(a.index, b.index) })
+	fieldCache.Store(t, out)
+	return out
+}

@@ -206,3 +206,111 @@ func TestAppendJSON_MatchesMarshal(t *testing.T) {
 		assert.Equal(t, "prefix:"+string(want), string(AppendJSON([]byte("prefix:"), v)))
 	}
 }
+
+type liftInner struct {
+	Note string `json:"note"`
+}
+
+type liftTagged struct {
+	liftInner
+	Name    string            `json:"name"`
+	Skip    string            `json:"-"`
+	Empty   string            `json:"empty,omitempty"`
+	Zero    liftInner         `json:"zero,omitzero"`
+	Count   int64             `json:"count"`
+	Ratio   float32           `json:"ratio"`
+	Quoted  int               `json:"quoted,string"`
+	Labels  map[string]string `json:"labels"`
+	Tags    []string          `json:"tags"`
+	Blob    []byte            `json:"blob"`
+	When    time.Time         `json:"when"`
+	Ptr     *liftInner        `json:"ptr"`
+	Nil     *liftInner        `json:"nil"`
+	Plain   int
+	private int
+}
+
+type liftNode struct {
+	L, R *liftNode `json:",omitempty"`
+	Leaf string    `json:",omitempty"`
+}
+
+// TestAppendJSON_TypedValuesAsMarshal: typed values are written as the JSON
+// json.Marshal writes (struct fields in key order), walked by reflection rather than handed
+// to encoding/json, and estimated within a few tokens of the o200k count.
+func TestAppendJSON_TypedValuesAsMarshal(t *testing.T) {
+	values := []struct {
+		name string
+		v    any
+	}{
+		{"struct with json tags", liftTagged{liftInner: liftInner{"n"}, Name: "a", Skip: "s", Count: 1 << 60, Ratio: 0.1,
+			Quoted: 7, Labels: map[string]string{"b": "2", "a": "1"}, Tags: []string{"x"}, Blob: []byte("hi"),
+			When: time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), Ptr: &liftInner{"p"}, Plain: 4, private: 3}},
+		{"pointer to struct", &liftInner{"p <b>"}},
+		{"map[string]string", map[string]string{"env": "prod", "tier": "1"}},
+		{"[]string", []string{"a", "b <&>"}},
+		{"map[int][]float32", map[int][]float32{2: {0.1, 1e-7}, 1: nil}},
+		{"map[string]map[string]any", map[string]map[string]any{"x": {"a": []int{1, 2}}}},
+		{"raw message", map[string]json.RawMessage{"r": json.RawMessage(`{"z":[1,2.5,"x"]}`)}},
+		{"array of pointers", [2]*liftInner{{"a"}, nil}},
+		{"json.Number", []json.Number{"12", "1e3"}},
+		{"nil typed values", map[string]any{"m": map[string]int(nil), "s": []int(nil), "p": (*liftInner)(nil)}},
+		{"tool result rows", []liftTagged{{Name: "row one", Count: 3, Tags: []string{"alpha", "beta"}}, {Name: "row two", Labels: map[string]string{"k": "v"}}}},
+	}
+	est := New(O200k)
+	for _, tc := range values {
+		t.Run(tc.name, func(t *testing.T) {
+			want, err := json.Marshal(tc.v)
+			require.NoError(t, err)
+			// The same JSON; a struct's fields come in key order, not in
+			// declaration order (the same bytes, permuted).
+			got := writeJSON(tc.v)
+			assert.JSONEq(t, string(want), got)
+			assert.Len(t, got, len(want))
+			n := o200kCount(t, string(want))
+			assert.InDelta(t, n, est.Value(tc.v), float64(max(4, n/10)))
+		})
+	}
+}
+
+// TestAppendJSON_TypedSharedValuesAndCycles: typed values sharing one
+// sub-value twice at each of 30 levels (2^30 nodes expanded; json.Marshal
+// does not return on them, and the old writer handed them to it) are cut
+// at maxValueBytes and counted at least as one path; a cycle through typed
+// containers is written with the back reference as null.
+func TestAppendJSON_TypedSharedValuesAndCycles(t *testing.T) {
+	dag, path := &liftNode{Leaf: "x"}, &liftNode{Leaf: "x"}
+	mdag, mpath := map[string]map[string]any{"n": {"leaf": "x"}}, map[string]map[string]any{"n": {"leaf": "x"}}
+	for range 30 {
+		dag, path = &liftNode{L: dag, R: dag}, &liftNode{L: path}
+		mdag = map[string]map[string]any{"n": {"l": mdag, "r": mdag}}
+		mpath = map[string]map[string]any{"n": {"l": mpath}}
+	}
+	cyc := map[string]any{"a": "b"}
+	cyc["list"] = []map[string]any{cyc}
+	self := &liftNode{Leaf: "x"}
+	self.R = self
+	est := New(O200k)
+	for _, tc := range []struct {
+		name     string
+		v, floor any
+	}{
+		{"struct pointers", dag, path},
+		{"typed maps", mdag, mpath},
+		{"[]map[string]any cycle", map[string]any{"typed": map[string][]map[string]any{"c": {cyc}}}, nil},
+		{"struct cycle", self, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			within(t, func() {
+				out := writeJSON(tc.v)
+				assert.LessOrEqual(t, len(out), maxValueBytes+4096)
+				if tc.floor != nil {
+					assert.GreaterOrEqual(t, est.Value(tc.v), est.Value(tc.floor), "counted, not dropped")
+				} else {
+					assert.True(t, json.Valid([]byte(out)), "%.200s", out)
+					assert.Contains(t, out, "null")
+				}
+			})
+		})
+	}
+}
