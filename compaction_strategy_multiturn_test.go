@@ -343,16 +343,6 @@ func (p *probe) fixedTokens() int {
 	return p.fixed
 }
 
-// summarizerCallsUpTo is the number of summarizer calls made before request
-// i reached the model.
-func summarizerCallsUpTo(recs []contextguardtest.RequestRecord, i int) int {
-	n := 0
-	for _, r := range recs[:i+1] {
-		n += r.SummarizerCalls
-	}
-	return n
-}
-
 // irreducibleAt returns the ground truth of the irreducible part of turn.
 func (p *probe) irreducibleAt(turn int) (int, bool) {
 	p.mu.Lock()

@@ -570,13 +570,6 @@ type summaryMemo struct {
 	msg              *genai.Content
 }
 
-func (m *summaryMemo) get(summary, request string) *genai.Content {
-	if m.msg == nil || m.summary != summary || m.request != request {
-		m.summary, m.request, m.msg = summary, request, summaryContent(summary, request)
-	}
-	return m.msg
-}
-
 func newSessionTable(n int) *sessionTable {
 	return &sessionTable{max: n, byKey: make(map[string]*list.Element), order: list.New()}
 }

@@ -959,7 +959,8 @@ func structFields(t reflect.Type) []structField {
 	}
 	var all []structField
 	depthOf := map[string]int{}
-	current, next := []queued{}, []queued{{t: t}}
+	var current []queued
+	next := []queued{{t: t}}
 	visited := map[reflect.Type]bool{}
 	for depth := 0; len(next) > 0; depth++ {
 		current, next = next, nil
