@@ -384,10 +384,10 @@ func overflowWindow(ov ContextOverflow, window int) int {
 	return window
 }
 
-// onlyCurrentRequest reports whether the rejected request holds nothing
-// before the user's current request but, at most, the guard's summary
-// message (which carries the request itself when it covers it): a
-// compaction could not make it smaller.
+// onlyCurrentRequest reports whether the rejected request is the user's
+// current request alone: nothing before it, or only the guard's summary
+// message carrying it (the recovery's own compaction, already cut to half
+// the window); a compaction could not make it smaller.
 func onlyCurrentRequest(cctx agent.CallbackContext, req *model.LLMRequest) bool {
 	if req == nil || len(req.Contents) == 0 {
 		return false
@@ -396,8 +396,6 @@ func onlyCurrentRequest(cctx agent.CallbackContext, req *model.LLMRequest) bool 
 	switch {
 	case i == 0:
 		return true
-	case i == 1:
-		return isSummaryMessage(req.Contents[0])
 	case i < 0:
 		// The summary message quotes the request: it is the request.
 		return len(req.Contents) == 1 && isSummaryMessage(req.Contents[0])
