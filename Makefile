@@ -20,7 +20,9 @@ vet:
 ## Every go test has an explicit -timeout of at least 3x its idle time on a
 ## 2-core machine, so a busy machine does not fail CI.
 ##
-## race: every test under the race detector, except the stress matrix's rows
+## race: every test under the race detector (and the allocation tests
+## without it: the race detector's sync.Pool drops values at random), except
+## the stress matrix's rows
 ## (TestStress_* / TestBrutal_*), which run whole without it in `make stress`
 ## and, under -race, as RACE_MATRIX: every 4k and 8k row, the loop check, and
 ## the 200k rows that each exercise a different path (token ratios, late or
@@ -32,6 +34,7 @@ RACE_MATRIX = ^Test(Stress|Brutal)_(4k|8k)_|^TestStress_CompactionNoInfiniteLoop
 race:
 	$(GO) test -race -count=1 -timeout 12m -skip '^Test(Stress|Brutal)_' ./...
 	$(GO) test -race -count=1 -timeout 12m -run '$(RACE_MATRIX)' .
+	$(GO) test -count=1 -timeout 5m -run 'Allocate' ./internal/tokens
 
 ## examples-test: vet and test the examples module (examples/go.mod).
 examples-test:

@@ -393,6 +393,11 @@ const (
 	// is hashed as one "<truncated>" mark, at the same place in every
 	// process.
 	maxFingerprintNodes = 1 << 21
+	// liftNodes is what one typed container (lifted by reflection) counts
+	// against maxFingerprintNodes: reflection costs far more per node than
+	// a plain map or slice, so an exponentially shared typed value stops
+	// after maxFingerprintNodes/liftNodes (65,536) lifts, in bounded time.
+	liftNodes = 32
 	// pathScan is the nesting depth up to which a container is looked for
 	// on the path by a scan of the stack; deeper ones also go in a map.
 	pathScan = 32
@@ -500,7 +505,8 @@ func (s *identity) fpValue(v any) {
 			// them, so every visit of a shared sub-value counts against
 			// maxFingerprintNodes, and a cycle through typed containers is
 			// found by their identity on the path.
-			l := tokens.Lift(v, maxFingerprintNodes-nodes, true)
+			nodes += liftNodes - 1
+			l := tokens.Lift(v, max(maxFingerprintNodes-nodes, 0), true)
 			switch x := l.V.(type) {
 			case map[string]any:
 				f = fpFrame{m: x, keys: make([]string, 0, len(x))}

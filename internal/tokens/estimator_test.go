@@ -341,7 +341,12 @@ func TestTextDoesNotAllocate(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(100, func() { e.Text(s) }))
 	m := map[string]any{"a": []any{"x", 1.0, true}, "b": map[string]any{"c": "d"}}
 	e.Value(m)
-	assert.LessOrEqual(t, testing.AllocsPerRun(100, func() { e.Value(m) }), 1.0)
+	// The JSON writer is pooled; under the race detector sync.Pool drops
+	// pooled values at random, so the count is checked without it (make
+	// test runs this package's allocation tests both ways).
+	if !raceEnabled {
+		assert.LessOrEqual(t, testing.AllocsPerRun(100, func() { e.Value(m) }), 1.0)
+	}
 }
 
 func FuzzText(f *testing.F) {

@@ -37,6 +37,12 @@ const (
 	// stops and the value counts as what it has written, which is already
 	// more than any request can hold.
 	maxValueBytes = 16 << 20
+	// liftCharge is what one typed container (lifted by reflection) costs
+	// of maxValueBytes besides the bytes it writes. Reflection costs two
+	// orders of magnitude more per node than a plain map or slice, so a
+	// value whose shared typed sub-values expand exponentially stops after
+	// maxValueBytes/liftCharge (65,536) lifts, in bounded time.
+	liftCharge = 256
 )
 
 // jsonWriter appends the compact JSON encoding of values to buf, byte for
@@ -55,6 +61,9 @@ type jsonWriter struct {
 	safe bool
 	// limit is the length of buf at which the current walk stops.
 	limit int
+	// charged is what typed containers cost the current walk beyond their
+	// bytes (liftCharge each).
+	charged int
 }
 
 // containerID identifies a map or slice by its data pointer and length.
@@ -135,8 +144,8 @@ func (w *jsonWriter) value(v any, depth int) {
 // walk writes v; it stops and reports true on finding a cycle, unless safe.
 func (w *jsonWriter) walk(v any, depth int) (cycle bool) {
 	limit := len(w.buf) + maxValueBytes
-	defer func(l int) { w.limit = l }(w.limit)
-	w.limit = limit
+	defer func(l, c int) { w.limit, w.charged = l, c }(w.limit, w.charged)
+	w.limit, w.charged = limit, 0
 	base := len(w.stack)
 	defer w.unwind(base)
 	if w.open(v, depth) {
@@ -148,7 +157,7 @@ func (w *jsonWriter) walk(v any, depth int) (cycle bool) {
 			w.close()
 			continue
 		}
-		if len(w.buf) > limit {
+		if len(w.buf)+w.charged > limit {
 			return false // counted as written so far; see maxValueBytes
 		}
 		if f.i > 0 {
@@ -212,7 +221,8 @@ func (w *jsonWriter) open(v any, depth int) (cycle bool) {
 		// elements lifted in turn as the walk reaches them, so shared
 		// sub-values are written (and paid) each time and cycles through
 		// typed containers are found by their identity.
-		l := Lift(v, w.limit-len(w.buf), false)
+		w.charged += liftCharge
+		l := Lift(v, w.limit-len(w.buf)-w.charged, false)
 		switch x := l.V.(type) {
 		case map[string]any:
 			f = jsonFrame{kind: frameObject, m: x, n: len(x), id: containerID{p: l.P, n: l.N}}
