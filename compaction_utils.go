@@ -435,9 +435,17 @@ func sameRequest(c, u *genai.Content) bool {
 }
 
 // blankPart reports whether p is nil or empty, a part ADK drops when it
-// builds the contents.
+// builds the contents. The fields every part of a conversation uses are
+// tested first, so the reflective test (which copies the part) runs only on
+// parts that are probably blank: it runs on every call with a summary.
 func blankPart(p *genai.Part) bool {
-	return p == nil || reflect.ValueOf(*p).IsZero()
+	if p == nil {
+		return true
+	}
+	if p.Text != "" || p.FunctionCall != nil || p.FunctionResponse != nil || p.InlineData != nil || p.FileData != nil {
+		return false
+	}
+	return reflect.ValueOf(*p).IsZero()
 }
 
 // coveredRequest is the user's current request when a summary cutting the

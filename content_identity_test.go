@@ -16,11 +16,6 @@ import (
 	"google.golang.org/genai"
 )
 
-// identityIgnored lists the fields of genai.Content and its nested types
-// that the content identity leaves out on purpose, each with its reason.
-// None today: every field genai defines may be sent.
-var identityIgnored = map[string]string{}
-
 // identityLeaf is one field reached from genai.Content, with a builder of
 // values that differ only in that field.
 type identityLeaf struct {
@@ -143,15 +138,13 @@ func scalarLeaf(t *testing.T, typ reflect.Type, name string) identityLeaf {
 // and of the types nested in it (genai.Part and everything under it), two
 // contents that differ only in that field have different cache keys and
 // different fingerprints. A field genai adds later fails here until the
-// identity covers it (or identityIgnored says why it need not).
+// identity covers it. No field is exempt: every field genai defines may be
+// sent.
 func TestContentIdentity_CoversEveryField(t *testing.T) {
 	leaves := identityLeaves(t, reflect.TypeOf(genai.Content{}), "Content")
 	require.Greater(t, len(leaves), 40, "the walk reaches the nested types")
 	for _, l := range leaves {
 		t.Run(l.name, func(t *testing.T) {
-			if reason, ok := identityIgnored[l.name]; ok {
-				t.Skip(reason)
-			}
 			contents := make([]*genai.Content, l.variants)
 			for v := range contents {
 				contents[v] = l.build(v).Addr().Interface().(*genai.Content)
