@@ -122,6 +122,18 @@ func clampFactor(f float64) float64 { return math.Min(math.Max(f, 1.0), maxCorre
 // whole request says nothing.
 func (c calibration) scale(n int) int { return scaleSat(n, c.factor) }
 
+// unscale is the raw size of a piece whose calibrated size is n: the
+// length to ask of a writer (the summarizer) so that what it writes weighs n
+// once calibrated. A summarizer counts its words and tokens as real
+// tokenizers do, which the raw estimate follows; the factor is how much more
+// the agent's provider charges for the same text.
+func (c calibration) unscale(n int) int {
+	if c.factor <= 1 {
+		return n
+	}
+	return int(float64(n) / c.factor)
+}
+
 // count is the calibrated size of a whole request estimated at n raw tokens:
 // never below the provider's last real count.
 func (c calibration) count(n int) int { return max(c.real, c.scale(n)) }

@@ -106,6 +106,31 @@ func TestNewCalibration_LearnedRatio(t *testing.T) {
 	}
 }
 
+// TestCalibration_Unscale: the length told to a summarizer, once written
+// and calibrated, takes the room set aside for it (within rounding), and a
+// factor at or below 1 leaves lengths as they are.
+func TestCalibration_Unscale(t *testing.T) {
+	tests := []struct {
+		name   string
+		factor float64
+		n      int
+		want   int
+	}{
+		{"no correction", 1, 1000, 1000},
+		{"provider charges twice", 2, 1000, 500},
+		{"provider charges 1.3x", 1.3, 1300, 1000},
+		{"zero", 2, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := calibration{factor: tt.factor}
+			got := c.unscale(tt.n)
+			assert.Equal(t, tt.want, got)
+			assert.InDelta(t, tt.n, c.scale(got), 1, "calibrated back to the room set aside")
+		})
+	}
+}
+
 // TestPoisonedCounts plays a 30-turn tool-heavy session through a real
 // runner against an exact o200k ground truth while the model reports wrong
 // prompt-token counts. Whatever it reports, the session keeps getting

@@ -201,23 +201,31 @@ func TestSummaryLength_AskedAgainOnlyWhenTheRequestWouldNotFit(t *testing.T) {
 
 // TestSlidingWindow_FillBudget_ThroughRunner plays 40 turns through a real
 // runner with a summarizer that writes summaries as long as it is asked
-// for: no compaction makes the request bigger, by the ground truth. Short
-// text turns make the turn trigger fire on the smallest spans it allows
-// (2,048 tokens); before, half the buffer was asked for them and every
-// compaction made the request grow.
+// for, in its own tokens: no compaction makes the request bigger, by the
+// ground truth. Short text turns make the turn trigger fire on the smallest
+// spans it allows (2,048 tokens); before, half the buffer was asked for
+// them and every compaction made the request grow. With a provider that
+// charges twice what the summarizer's tokenizer counts, the length asked
+// was the calibrated one, so summaries came out twice as heavy as the room
+// set aside for them and compactions were discarded (summarizer calls paid
+// for nothing); the summarizer is now told the length in its own measure.
 func TestSlidingWindow_FillBudget_ThroughRunner(t *testing.T) {
 	chat := func(int) contextguardtest.TurnPlan {
 		return contextguardtest.TurnPlan{UserTextSize: 400, ResponseSize: 400}
 	}
-	for _, window := range []int{32_000, 128_000} {
-		t.Run(fmt.Sprintf("%dk", window/1000), func(t *testing.T) {
+	for _, tc := range []struct {
+		window   int
+		provider float64 // the provider's tokens per summarizer token
+	}{{32_000, 1}, {128_000, 1}, {32_000, 2}, {128_000, 2}} {
+		t.Run(fmt.Sprintf("%dk_provider_x%g", tc.window/1000, tc.provider), func(t *testing.T) {
 			t.Parallel()
+			window := tc.window
 			sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{
 				Name: "gemini-2.5-flash", FillBudget: true, Counter: contextguardtest.TokenizerCounter(1.0),
 			})
-			run := runSliding(t, contextguardtest.Scenario{
+			run := runSlidingAgainst(t, contextguardtest.Scenario{
 				Name: fmt.Sprintf("SlidingFillBudget_%dk", window/1000), Window: window, Turns: 40, Plan: chat, Seed: 11,
-			}, sum, WithSlidingWindow(6))
+			}, contextguardtest.TokenizerCounter(tc.provider), sum, WithSlidingWindow(6))
 			run.assertHealthy(t)
 			assert.Zero(t, run.res.NonShrinkingCompactions, "no non-shrinking compaction")
 			require.NotEmpty(t, run.events)

@@ -144,7 +144,7 @@ func runSeedRow(t *testing.T, fullName string) {
 			t.Parallel()
 			recovery := recoveryModelFor(sc, run.mode)
 			opts := append([]AgentOption{WithRecoveryModel(recovery)}, run.opts...)
-			out := runScenario(t, sc, scenarioRun{mode: run.mode, label: run.name, record: true, agentOpts: opts})
+			out := runScenario(t, sc, scenarioRun{mode: run.mode, label: run.name, record: true, agentOpts: opts, fillBudget: run.fillBudget})
 			assert.Empty(t, out.violations(), out.res.String())
 			// A recovered request over the window is allowed only for a turn
 			// that ended in ErrIrreducible, which violations has checked
@@ -181,10 +181,13 @@ var matrixRuns = []struct {
 	name string
 	mode matrixMode
 	opts []AgentOption
+	// fillBudget plays the summarizer as one that writes as long a summary
+	// as it is asked for (contextguardtest.SummarizerConfig.FillBudget).
+	fillBudget bool
 }{
-	{modeSeed.name, modeSeed, nil},
-	{modeTokenizer.name, modeTokenizer, nil},
-	{"sliding_" + modeSeed.name, modeSeed, []AgentOption{WithSlidingWindow(matrixSlidingTurns)}},
+	{modeSeed.name, modeSeed, nil, false},
+	{modeTokenizer.name, modeTokenizer, nil, false},
+	{"sliding_" + modeSeed.name, modeSeed, []AgentOption{WithSlidingWindow(matrixSlidingTurns)}, true},
 }
 
 // recoveryModelFor is a scripted model playing sc against mode's ground
@@ -223,6 +226,9 @@ type scenarioRun struct {
 	// reportUsage replaces the model's prompt-token counts
 	// (contextguardtest.RunConfig.ReportUsage).
 	reportUsage func(index, tokens int) int
+	// fillBudget makes the summarizer write summaries as long as asked
+	// (contextguardtest.SummarizerConfig.FillBudget).
+	fillBudget bool
 }
 
 type guardKind int
@@ -244,6 +250,37 @@ type scenarioOutcome struct {
 	// minSummarizerCalls is the least number of summarizer calls expected
 	// (the kit's estimate in seed mode).
 	minSummarizerCalls int
+	// tally adds up the guard's compaction events.
+	tally eventTally
+}
+
+// eventTally adds up the guard's compaction events (recovery compactions
+// included), safely from the hook.
+type eventTally struct {
+	mu sync.Mutex
+	compactionTally
+}
+
+// compactionTally is what the stress table reports of a run's compactions.
+type compactionTally struct {
+	compactions, calls, rolling, discarded int
+}
+
+func (t *eventTally) add(e CompactionEvent) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.compactions++
+	t.calls += e.SummarizerCalls
+	t.rolling += e.RollingCalls
+	if e.Discarded {
+		t.discarded++
+	}
+}
+
+func (t *eventTally) get() compactionTally {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.compactionTally
 }
 
 // runScenario plays sc through a real runner with a fresh guard.
@@ -253,11 +290,12 @@ func runScenario(t *testing.T, sc contextguardtest.Scenario, run scenarioRun) *s
 	// The summarizer's own counter stays the kit's cheap default: its
 	// records' token counts are not asserted, and counting every transcript
 	// exactly would dominate the tokenizer-mode runs.
-	sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{})
+	sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{FillBudget: run.fillBudget})
 	if run.fault != nil {
 		sum.InjectFaultFrom(1, *run.fault)
 	}
 	pr := &probe{counter: truth, irreducible: map[int]int{}}
+	out := &scenarioOutcome{sum: sum, probe: pr}
 	pp, err := plugin.New(plugin.Config{Name: "matrix-probe", BeforeModelCallback: pr.beforeModel})
 	require.NoError(t, err)
 
@@ -266,7 +304,8 @@ func runScenario(t *testing.T, sc contextguardtest.Scenario, run scenarioRun) *s
 		cfg.Counter = run.mode.counter(sc)
 	}
 	if run.guard != guardOff {
-		g := New(NewCrushRegistry(WithRegistryLogger(quietLogger)), WithLogger(quietLogger))
+		g := New(NewCrushRegistry(WithRegistryLogger(quietLogger)), WithLogger(quietLogger),
+			WithOnCompaction(func(_ context.Context, e CompactionEvent) { out.tally.add(e) }))
 		window := sc.Window
 		if run.guard == guardBlind {
 			window = blindWindow
@@ -283,12 +322,12 @@ func runScenario(t *testing.T, sc contextguardtest.Scenario, run scenarioRun) *s
 	require.NoError(t, err, "scenario %s could not be run", sc.FullName())
 	end := time.Now()
 	t.Log(res.String())
-	out := &scenarioOutcome{res: res, sum: sum, probe: pr}
+	out.res = res
 	if run.mode.counter == nil {
 		out.minSummarizerCalls = sc.MinSummarizerCalls
 	}
 	if run.record {
-		stressRuns.add(stressRun{scenario: sc.FullName(), mode: cmp.Or(run.label, run.mode.name), res: res, start: start, end: end, failed: len(out.violations()) > 0})
+		stressRuns.add(stressRun{scenario: sc.FullName(), mode: cmp.Or(run.label, run.mode.name), res: res, tally: out.tally.get(), start: start, end: end, failed: len(out.violations()) > 0})
 	}
 	return out
 }
@@ -458,6 +497,7 @@ func violationsMatching(vs []string, substr string) []string {
 type stressRun struct {
 	scenario, mode string
 	res            *contextguardtest.Result
+	tally          compactionTally
 	start, end     time.Time
 	failed         bool
 }
@@ -504,7 +544,7 @@ func (c *stressCollector) print(w io.Writer) {
 		"scenario", "mode", "steps", "comp", "summ", "max real/window", "util%", "trig%", "surf/rec", "time", "")
 	first, last := runs[0].start, runs[0].end
 	var failed, surfaced, recovered int
-	calls, compactions := map[string]int{}, map[string]int{}
+	tallies := map[string]compactionTally{}
 	for _, r := range runs {
 		res := r.res
 		mark := ""
@@ -514,8 +554,12 @@ func (c *stressCollector) print(w io.Writer) {
 		}
 		surfaced += res.OverflowsSurfaced
 		recovered += res.OverflowsRecovered
-		calls[r.mode] += res.SummarizerCalls
-		compactions[r.mode] += res.CompactionSteps
+		t := tallies[r.mode]
+		t.compactions += r.tally.compactions
+		t.calls += r.tally.calls
+		t.rolling += r.tally.rolling
+		t.discarded += r.tally.discarded
+		tallies[r.mode] = t
 		fmt.Fprintf(w, "%-52s %-12s %6d %5d %5d %8d/%-8d %6.1f%% %5.1f%% %4d/%-4d %9s %s\n",
 			res.Scenario, r.mode, res.Steps, res.CompactionSteps, res.SummarizerCalls, res.MaxRealTokens, res.Window,
 			100*res.MaxUtilization, 100*res.MeanUtilizationAtTrigger,
@@ -529,11 +573,29 @@ func (c *stressCollector) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\n%d runs, %d failed, overflows surfaced %d, recovered %d; matrix wall time %s\n",
 		len(runs), failed, surfaced, recovered, last.Sub(first).Round(time.Millisecond))
-	for _, mode := range slices.Sorted(maps.Keys(calls)) {
-		if n := compactions[mode]; n > 0 {
-			fmt.Fprintf(w, "summarizer calls per compaction step (%s): %d / %d = %.2f\n", mode, calls[mode], n, float64(calls[mode])/float64(n))
+	// Per compaction (the guard's events, recovery compactions included):
+	// every summarizer call, and those that asked again for the summary
+	// that goes into the request (neither its first ask nor a piece of a
+	// rolling summary).
+	var all compactionTally
+	report := func(name string, t compactionTally) {
+		if t.compactions == 0 {
+			return
 		}
+		again := t.calls - t.rolling - t.compactions
+		fmt.Fprintf(w, "summarizer calls per compaction (%s): %d / %d = %.2f; rolling pieces %d, asked again %d (%.2f per compaction), discarded %d\n",
+			name, t.calls, t.compactions, float64(t.calls)/float64(t.compactions), t.rolling, again,
+			float64(again)/float64(t.compactions), t.discarded)
 	}
+	for _, mode := range slices.Sorted(maps.Keys(tallies)) {
+		t := tallies[mode]
+		report(mode, t)
+		all.compactions += t.compactions
+		all.calls += t.calls
+		all.rolling += t.rolling
+		all.discarded += t.discarded
+	}
+	report("all", all)
 	slices.SortFunc(runs, func(a, b stressRun) int { return cmp.Compare(b.end.Sub(b.start), a.end.Sub(a.start)) })
 	fmt.Fprintln(w, "slowest:")
 	for _, r := range runs[:min(5, len(runs))] {

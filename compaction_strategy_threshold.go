@@ -30,8 +30,8 @@ const (
 // compactThreshold is the threshold strategy (ARCHITECTURE.md, Strategies): summarize the
 // previous summary plus everything after the watermark, replace the request's
 // contents with one summary message, reset calibration and persist.
-func (g *ContextGuard) compactThreshold(t *turn) (guardState, error) {
-	c, next, err := g.beginCompaction(t, StrategyThreshold, "tokens")
+func (g *ContextGuard) compactThreshold(t *turn, reason string) (guardState, error) {
+	c, next, err := g.beginCompaction(t, StrategyThreshold, reason)
 	if c == nil {
 		return next, err
 	}
@@ -255,11 +255,14 @@ func (g *ContextGuard) summarizeSpan(t *turn, c *compaction, end int, shorter bo
 	span := t.raw[c.first:end]
 	c.ev.ContentsSummarized = len(span)
 	budget := spanBudget(t, c, build)
+	// asked is the summary's length in the calibrated measure; the
+	// summarizer is told it in its own (calibration.unscale).
+	asked := min(budget, c.input.answer)
 	sreq := SummaryRequest{
 		Agent:        t.cfg.name,
 		UserRequest:  c.userReq,
 		Todos:        c.todos,
-		MaxTokens:    min(budget, c.input.answer),
+		MaxTokens:    t.cal.unscale(asked),
 		Instructions: t.cfg.instructions,
 	}
 	if !c.ev.Fallback {
@@ -308,17 +311,17 @@ func (g *ContextGuard) summarizeSpan(t *turn, c *compaction, end int, shorter bo
 		// it was asked to be is asked again for at most half as much.
 		have := t.cal.scale(t.est.text(s))
 		target := have - (o.newCount - t.lim.threshold)
-		over := have > int(float64(sreq.MaxTokens)*oversizeTolerance)
+		over := have > int(float64(asked)*oversizeTolerance)
 		if over {
-			target = min(target, sreq.MaxTokens/2)
+			target = min(target, asked/2)
 		}
 		canHelp := c.callsLeft > 0 && target >= minSummaryTokens/2
 		switch {
 		case over && canHelp:
 			t.log().Warn("contextguard: summary too long for the request to fit; asking again for a shorter one",
-				"attempt", c.ev.SummarizerCalls, "summary_tokens", have, "asked", sreq.MaxTokens, "tokens_after", o.newCount, "threshold", t.lim.threshold)
+				"attempt", c.ev.SummarizerCalls, "summary_tokens", have, "asked", asked, "tokens_after", o.newCount, "threshold", t.lim.threshold)
 		case over:
-			reason = "summary of " + strconv.Itoa(have) + " tokens exceeds its budget of " + strconv.Itoa(sreq.MaxTokens) +
+			reason = "summary of " + strconv.Itoa(have) + " tokens exceeds its budget of " + strconv.Itoa(asked) +
 				" and the request would not fit under the threshold"
 			t.log().Warn("contextguard: summarizer failed; using the fallback summary", "reason", reason, "attempt", c.ev.SummarizerCalls)
 			c.ev.Fallback, c.ev.FallbackReason = true, reason
@@ -329,7 +332,8 @@ func (g *ContextGuard) summarizeSpan(t *turn, c *compaction, end int, shorter bo
 		default:
 			return o
 		}
-		sreq.MaxTokens = target
+		asked = target
+		sreq.MaxTokens = t.cal.unscale(asked)
 	}
 }
 
@@ -355,7 +359,7 @@ func (g *ContextGuard) rollUp(t *turn, c *compaction, sreq SummaryRequest, end i
 		reused++
 	}
 	c.rolled = c.rolled[:reused]
-	sreq.MaxTokens = c.input.answer
+	sreq.MaxTokens = t.cal.unscale(c.input.answer)
 	for {
 		pieceEnd, text, shown := nextPiece(t, c, prev, from, end)
 		if pieceEnd >= end {

@@ -178,7 +178,10 @@ type CompactionEvent struct {
 	SessionID string
 	// Strategy is the strategy that compacted.
 	Strategy Strategy
-	// Reason says what triggered it, e.g. "tokens".
+	// Reason says what triggered it: "tokens" (the threshold), "turns" (the
+	// sliding window's turn budget), "output_limit" (the previous response
+	// stopped at the output limit near the window) or "overflow" (the
+	// provider rejected the request as too long).
 	Reason string
 	// TokensBefore and TokensAfter are the guard's calibrated counts of the
 	// request before and after compaction.
@@ -460,7 +463,7 @@ func (g *ContextGuard) decide(t *turn) (guardState, error) {
 	if sliding {
 		return g.compactSlidingWindow(t, reason)
 	}
-	return g.compactThreshold(t)
+	return g.compactThreshold(t, reason)
 }
 
 // afterModel is the plugin's AfterModelCallback: it records the provider's

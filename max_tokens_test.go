@@ -1,6 +1,7 @@
 package contextguard
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -67,7 +68,13 @@ func TestMaxTokens_CutResponse(t *testing.T) {
 			})
 			sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{SummarySize: 2_000})
 			logs := &logBuffer{}
-			g := New(NewCrushRegistry(WithRegistryLogger(quietLogger)), WithLogger(logs.logger()))
+			var reasons []string
+			g := New(NewCrushRegistry(WithRegistryLogger(quietLogger)), WithLogger(logs.logger()),
+				WithOnCompaction(func(_ context.Context, e CompactionEvent) {
+					mu.Lock()
+					defer mu.Unlock()
+					reasons = append(reasons, e.Reason)
+				}))
 			g.Add("assistant", sum, WithMaxTokens(window))
 			a := newToolAgent(t, g, m, &genai.GenerateContentConfig{MaxOutputTokens: output}, "read_file", "grep")
 
@@ -121,6 +128,10 @@ func TestMaxTokens_CutResponse(t *testing.T) {
 			assert.Greater(t, sum.Calls(), callsBefore, "the next call compacted first")
 			assert.Less(t, next.Tokens, cut.Tokens/2, "the next request was compacted")
 			assert.Contains(t, logs.String(), "reason=output_limit")
+			mu.Lock()
+			require.NotEmpty(t, reasons)
+			assert.Equal(t, "output_limit", reasons[len(reasons)-1], "the event says why it compacted")
+			mu.Unlock()
 			calls := sum.Calls()
 			_, errs = a.turn("s", cutTurn+2)
 			require.Empty(t, errs)

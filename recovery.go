@@ -528,7 +528,7 @@ func (g *ContextGuard) compactForRecovery(cctx agent.CallbackContext, cfg *agent
 	logger.Info("contextguard: compacting the rejected request to half the window",
 		"real_tokens", real, "estimate", sent, "correction", t.cal.factor, "target", t.lim.threshold, "window", window)
 
-	next, err := g.compactThreshold(t)
+	next, err := g.compactThreshold(t, "overflow")
 	if st != nil {
 		sio.save(st, prev, next)
 	}

@@ -350,6 +350,7 @@ func TestOnModelError_RecoveryTargetsHalfTheProvidersLimit(t *testing.T) {
 	_, err = g.onModelError(ctx, req, &contextguardtest.OverflowError{Style: contextguardtest.ErrorGemini, Tokens: 9_000, Limit: 8_000})
 	require.NoError(t, err)
 	require.Len(t, events, 1)
+	assert.Equal(t, "overflow", events[0].Reason)
 	assert.Equal(t, 8_000, events[0].Window)
 	assert.Equal(t, 4_000, events[0].Threshold)
 	assert.LessOrEqual(t, events[0].TokensAfter, 4_000)

@@ -45,7 +45,10 @@ type SummaryRequest struct {
 	UserRequest string
 	// Todos is the session's todo list (state key "todos").
 	Todos []TodoItem
-	// MaxTokens is the length budget of the summary.
+	// MaxTokens is the length budget of the summary, in tokens as a
+	// typical tokenizer counts them (the guard's estimate before it is
+	// calibrated to the agent's provider): a summary of about this many
+	// tokens takes the room the guard set aside for it.
 	MaxTokens int
 	// Instructions are extra instructions appended to the prompt.
 	Instructions string
