@@ -495,7 +495,7 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	probe := request(userMsg(user))
 	probe.Config.SystemInstruction = system
 	bare := cal.scale(requestTokens(testEst, probe) - contentsTokens(testEst, probe.Contents) + testEst.content(summaryContent("", user)))
-	budget := summaryBudget(lim, bare)
+	budget := summaryBudget(lim, bare, 0)
 	room := lim.threshold - bare - budget
 	share := int(float64(room) * slidingTailShare)
 

@@ -148,7 +148,7 @@ func (g *ContextGuard) beginCompaction(t *turn, strategy Strategy, reason string
 		return nil, next, nil
 	}
 
-	c.budget = summaryBudget(t.lim, c.bare)
+	c.budget = summaryBudget(t.lim, c.bare, t.cfg.summaryTokens)
 	if c.budget < minSummaryTokens {
 		next, err = trimToCurrentRequest(t, next)
 		return nil, next, err
@@ -263,7 +263,7 @@ func (g *ContextGuard) summarizeSpan(t *turn, c *compaction, end int, shorter bo
 		UserRequest:  c.userReq,
 		Todos:        c.todos,
 		MaxTokens:    t.cal.unscale(asked),
-		Instructions: t.cfg.instructions,
+		Instructions: t.summaryInstructions(),
 	}
 	if !c.ev.Fallback {
 		var from int
@@ -474,12 +474,16 @@ func (g *ContextGuard) discardCompaction(t *turn, c *compaction, o outcome) (gua
 	return next, err
 }
 
-// summaryBudget is the length asked of a summary: about half the buffer
-// (ARCHITECTURE.md, The summarizer), less when the irreducible part leaves less room under the
-// threshold, or, when the threshold leaves less than minSummaryTokens, what
-// the window leaves (possibly too little to be worth a summary).
-func summaryBudget(lim limits, bare int) int {
+// summaryBudget is the length asked of a summary: want (WithSummaryTokens),
+// else about half the buffer (ARCHITECTURE.md, The summarizer), less when
+// the irreducible part leaves less room under the threshold, or, when the
+// threshold leaves less than minSummaryTokens, what the window leaves
+// (possibly too little to be worth a summary).
+func summaryBudget(lim limits, bare, want int) int {
 	b := lim.buffer / 2
+	if want > 0 {
+		b = want
+	}
 	if room := (lim.threshold - bare) * 8 / 10; room < b {
 		b = room
 	}
@@ -497,15 +501,40 @@ func boundedUserRequest(t *turn) string {
 	return boundContinuation(t, continuationText(coveredRequest(t, len(t.raw))))
 }
 
-// summarizerWindow is the window of the model that writes the summary: the
-// agent's own when it is the same model, else the registry's.
+// summarizerWindow is the window of the model that writes the summary:
+// WithSummarizerWindow's, else the agent's own when it is the same model (or
+// a custom Summarizer), else the registry's; a model the registry does not
+// know gets DefaultContextWindow, with a warning once per agent and model
+// that names WithSummarizerWindow.
 func (g *ContextGuard) summarizerWindow(t *turn) int {
-	if s, ok := t.cfg.summarizer.(*LLMSummarizer); ok && s.llm != nil && s.llm.Name() != t.req.Model {
-		if w := g.registry.ContextWindow(s.llm.Name()); w > 0 {
-			return w
-		}
+	if t.cfg.summarizerWindow > 0 {
+		return t.cfg.summarizerWindow
 	}
-	return t.lim.window
+	s, ok := t.cfg.summarizer.(*LLMSummarizer)
+	if !ok || s.llm == nil || s.llm.Name() == t.req.Model {
+		return t.lim.window
+	}
+	name := s.llm.Name()
+	if w, known := g.knownWindow(name); known {
+		return w
+	}
+	if _, seen := g.triggerWarned.LoadOrStore("summarizer\x00"+t.cfg.name+"\x00"+name, true); !seen {
+		t.log().Warn("contextguard: the summarizer's model is unknown; assuming the default context window for it (set WithSummarizerWindow to override)",
+			"summarizer_model", name, "window", DefaultContextWindow)
+	}
+	return DefaultContextWindow
+}
+
+// knownWindow is the registry's window for model, and whether the registry
+// knows the model, without the registry's own warning about unknown
+// models (which names the agent's option, WithMaxTokens).
+func (g *ContextGuard) knownWindow(model string) (int, bool) {
+	if r, ok := g.registry.(*crushRegistry); ok {
+		info, ok := r.find(model)
+		return info.ContextWindow, ok
+	}
+	w := g.registry.ContextWindow(model)
+	return w, w > 0
 }
 
 // summarizerInput is the room of one summarizer call, in calibrated tokens:

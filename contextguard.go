@@ -73,12 +73,21 @@ type ContextGuard struct {
 	registry ModelRegistry
 	log      *slog.Logger
 	hook     func(context.Context, CompactionEvent)
-	tel      *telemetry
-	optErrs  []error
+	// beforeHook is WithBeforeCompaction's hook, nil without one.
+	beforeHook func(context.Context, PendingCompaction) CompactionDecision
+	tel        *telemetry
+	optErrs    []error
 
 	mu     sync.RWMutex
 	agents map[string]*agentConfig
-	errs   []error
+	// fallback is AddDefault's configuration; derived holds it under the
+	// name of each agent it has guarded.
+	fallback *agentConfig
+	derived  map[string]*agentConfig
+	errs     []error
+	// unguardedLogged holds the names of agents without a configuration
+	// whose first call was logged.
+	unguardedLogged sync.Map
 
 	sessions      *sessionTable
 	triggerWarned sync.Map // agent+window -> bool
@@ -106,30 +115,16 @@ func New(registry ModelRegistry, opts ...Option) *ContextGuard {
 		tel, _ = newTelemetry(tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider())
 	}
 	return &ContextGuard{
-		tel:      tel,
-		registry: registry,
-		log:      o.logger,
-		hook:     o.onCompaction,
-		optErrs:  o.errs,
-		agents:   make(map[string]*agentConfig),
-		sessions: newSessionTable(defaultSessionEntries),
+		tel:        tel,
+		registry:   registry,
+		log:        o.logger,
+		hook:       o.onCompaction,
+		beforeHook: o.beforeCompaction,
+		optErrs:    o.errs,
+		agents:     make(map[string]*agentConfig),
+		derived:    make(map[string]*agentConfig),
+		sessions:   newSessionTable(defaultSessionEntries),
 	}
-}
-
-// Add guards the agent named agentName. llm is the model that writes the
-// summaries (the agent's own model or a cheaper one); it may be nil when
-// WithSummarizer is given. Adding a name again replaces its configuration.
-// Invalid options are recorded and reported by Plugin and PluginConfig; the
-// agent is then left unguarded.
-func (g *ContextGuard) Add(agentName string, llm model.LLM, opts ...AgentOption) {
-	cfg := newAgentConfig(agentName, llm, opts)
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if len(cfg.errs) > 0 {
-		g.errs = append(g.errs, cfg.errs...)
-		return
-	}
-	g.agents[agentName] = cfg
 }
 
 // Err returns every configuration error recorded so far, joined, or nil.
@@ -163,12 +158,6 @@ func (g *ContextGuard) PluginConfig() runner.PluginConfig {
 		panic(err)
 	}
 	return runner.PluginConfig{Plugins: []*plugin.Plugin{p}}
-}
-
-func (g *ContextGuard) agent(name string) *agentConfig {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	return g.agents[name]
 }
 
 // CompactionEvent describes one compaction, for the OnCompaction hook.
@@ -236,6 +225,9 @@ type turn struct {
 	// rejected marks recovery from the provider's rejection of this very
 	// request: its calibration comes from the provider's own count of it.
 	rejected bool
+	// hookInstructions are the before-compaction hook's instructions for
+	// this compaction (summaryInstructions).
+	hookInstructions string
 }
 
 // irreducibleSize is the size of a request (raw estimate n) that decides
@@ -456,6 +448,11 @@ func (g *ContextGuard) decide(t *turn) (guardState, error) {
 		return next, nil
 	}
 	t.prev.compactNext = 0 // one compaction answers it, whatever its outcome
+	if g.beforeCompaction(t, reason, count) {
+		next.compactNext = 0
+		next.lastEstimate = est
+		return next, nil
+	}
 
 	t.log().Info("contextguard: trigger reached; compacting",
 		"reason", reason, "tokens", count, "threshold", t.lim.threshold, "window", t.lim.window,

@@ -647,7 +647,7 @@ func TestTriggerOptions(t *testing.T) {
 			if tt.opt != nil {
 				opts = append(opts, tt.opt)
 			}
-			cfg := newAgentConfig("a", fixedSummary("x"), opts)
+			cfg := newAgentConfig("a", `Add("a")`, fixedSummary("x"), opts)
 			require.Empty(t, cfg.errs)
 			l, ok := cfg.limitsFor(tt.window)
 			assert.Equal(t, tt.ok, ok)

@@ -93,9 +93,12 @@ func TestMultiAgent_SpecialistQuotesTheUsersRequest(t *testing.T) {
 		// guardCoordinator also guards the coordinator (with a window it
 		// never fills).
 		guardCoordinator bool
+		// byDefault guards the specialist with AddDefault instead of Add.
+		byDefault bool
 	}{
 		{name: "unguarded coordinator"},
 		{name: "guarded coordinator", guardCoordinator: true},
+		{name: "specialist guarded by the default", guardCoordinator: true, byDefault: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,7 +146,11 @@ func TestMultiAgent_SpecialistQuotesTheUsersRequest(t *testing.T) {
 			logs := &logBuffer{}
 			sum := fixedSummary("SUMMARY: the specialist fetched the logs of the first steps.")
 			g := New(NewCrushRegistry(WithRegistryLogger(logs.logger())), WithLogger(logs.logger()))
-			g.Add("specialist", sum, WithMaxTokens(8_000))
+			if tt.byDefault {
+				g.AddDefault(sum, WithMaxTokens(8_000))
+			} else {
+				g.Add("specialist", sum, WithMaxTokens(8_000))
+			}
 			if tt.guardCoordinator {
 				g.Add("coordinator", sum, WithMaxTokens(1_000_000))
 			}
@@ -175,6 +182,18 @@ func TestMultiAgent_SpecialistQuotesTheUsersRequest(t *testing.T) {
 			require.Positive(t, compacted, "the specialist compacted")
 			assert.GreaterOrEqual(t, sum.Calls(), 1)
 			assert.Empty(t, coordinatorLLM.recorded()[0].quote, "the coordinator was not compacted")
+			got, err := sessions.Get(ctx, &session.GetRequest{AppName: "app", UserID: "u", SessionID: "s"})
+			require.NoError(t, err)
+			summary, err := got.Session.State().Get(keySummary + "specialist")
+			require.NoError(t, err, "the specialist's summary is stored under its own name")
+			assert.NotEmpty(t, summary)
+			unguarded := strings.Count(logs.String(), "this agent is not guarded")
+			if tt.guardCoordinator {
+				assert.Zero(t, unguarded, "every agent is guarded")
+			} else {
+				assert.Equal(t, 1, unguarded, "the unguarded coordinator is logged once, for its first call")
+				assert.Contains(t, logs.String(), "agent=coordinator")
+			}
 			t.Logf("%d of %d specialist requests after a compaction; %d summarizer calls", compacted, len(reqs), sum.Calls())
 		})
 	}

@@ -56,11 +56,12 @@ const (
 type Option func(*guardOptions)
 
 type guardOptions struct {
-	logger         *slog.Logger
-	onCompaction   func(context.Context, CompactionEvent)
-	tracerProvider trace.TracerProvider
-	meterProvider  metric.MeterProvider
-	errs           []error
+	logger           *slog.Logger
+	onCompaction     func(context.Context, CompactionEvent)
+	beforeCompaction func(context.Context, PendingCompaction) CompactionDecision
+	tracerProvider   trace.TracerProvider
+	meterProvider    metric.MeterProvider
+	errs             []error
 }
 
 // WithLogger sets the logger the guard writes to. The default is
@@ -89,6 +90,24 @@ func WithOnCompaction(fn func(context.Context, CompactionEvent)) Option {
 	}
 }
 
+// WithBeforeCompaction registers a hook called before every compaction, on
+// the goroutine of the model call, with what is about to be compacted. Its
+// answer can add instructions to this compaction's summary prompt or skip
+// this one compaction (CompactionDecision). It runs as a summarizer does:
+// calls for the same session wait for it, a call back into the guard for
+// the same session from its context gets ErrReentrant, and it is bounded by
+// the agent's summary timeout (the compaction then runs as configured). A
+// nil hook is an error.
+func WithBeforeCompaction(fn func(context.Context, PendingCompaction) CompactionDecision) Option {
+	return func(o *guardOptions) {
+		if fn == nil {
+			o.errs = append(o.errs, errors.New("contextguard: WithBeforeCompaction: hook is nil"))
+			return
+		}
+		o.beforeCompaction = fn
+	}
+}
+
 // AgentOption configures one agent registered with Add.
 type AgentOption func(*agentConfig)
 
@@ -105,10 +124,15 @@ type agentConfig struct {
 	summarizerLLM  model.LLM
 	summaryTimeout time.Duration
 	instructions   string
-	counter        TokenCounter
-	trigger        triggerSpec
-	recoveryLLM    model.LLM
-	errs           []error
+	// summaryTokens is WithSummaryTokens' length, 0 for the default.
+	summaryTokens int
+	// summarizerWindow is WithSummarizerWindow's window, 0 for the
+	// registry's.
+	summarizerWindow int
+	counter          TokenCounter
+	trigger          triggerSpec
+	recoveryLLM      model.LLM
+	errs             []error
 }
 
 // triggerSpec is how an agent's trigger was configured: the seeds' buffer
@@ -174,6 +198,35 @@ func WithInstructions(text string) AgentOption {
 			return
 		}
 		c.instructions = text
+	}
+}
+
+// WithSummaryTokens sets the length asked of a summary, in tokens (the
+// default is half the room kept free under the window: 10,000 tokens for
+// windows of 200k and more, 300 for a 3k window). A summary is still never
+// asked to be longer than the room under the trigger allows, nor than half
+// of what the contents it replaces free. n must be positive.
+func WithSummaryTokens(n int) AgentOption {
+	return func(c *agentConfig) {
+		if n <= 0 {
+			c.errs = append(c.errs, fmt.Errorf("WithSummaryTokens(%d): must be > 0", n))
+			return
+		}
+		c.summaryTokens = n
+	}
+}
+
+// WithSummarizerWindow sets the context window of the summarizer's model,
+// for a model the registry does not know (the guard otherwise assumes
+// DefaultContextWindow for it, with a warning). A conversation larger than
+// the summarizer's window is summarized in pieces. n must be positive.
+func WithSummarizerWindow(n int) AgentOption {
+	return func(c *agentConfig) {
+		if n <= 0 {
+			c.errs = append(c.errs, fmt.Errorf("WithSummarizerWindow(%d): must be > 0", n))
+			return
+		}
+		c.summarizerWindow = n
 	}
 }
 
@@ -264,7 +317,7 @@ func WithMaxCompactionAttempts(n int) AgentOption {
 // A nil summarizer is an error.
 func WithSummarizer(s Summarizer) AgentOption {
 	return func(c *agentConfig) {
-		if s == nil {
+		if isNil(s) {
 			c.errs = append(c.errs, errors.New("WithSummarizer: summarizer is nil"))
 			return
 		}
@@ -296,7 +349,7 @@ func WithSummaryTimeout(d time.Duration) AgentOption {
 // compacts first. A nil model is an error.
 func WithRecoveryModel(llm model.LLM) AgentOption {
 	return func(c *agentConfig) {
-		if llm == nil {
+		if isNil(llm) {
 			c.errs = append(c.errs, errors.New("WithRecoveryModel: model is nil"))
 			return
 		}
@@ -304,8 +357,9 @@ func WithRecoveryModel(llm model.LLM) AgentOption {
 	}
 }
 
-// newAgentConfig applies opts over the defaults and validates the result.
-func newAgentConfig(name string, llm model.LLM, opts []AgentOption) *agentConfig {
+// newAgentConfig applies opts over the defaults and validates the result;
+// its errors name the call that configured it (caller, e.g. `Add("a")`).
+func newAgentConfig(name, caller string, llm model.LLM, opts []AgentOption) *agentConfig {
 	c := &agentConfig{
 		name:           name,
 		strategy:       StrategyThreshold,
@@ -323,15 +377,19 @@ func newAgentConfig(name string, llm model.LLM, opts []AgentOption) *agentConfig
 		}
 		opt(c)
 	}
-	if c.summarizer == nil {
-		if llm == nil {
-			c.errs = append(c.errs, errors.New("model is nil and no WithSummarizer was given"))
-		} else {
-			c.summarizer = NewLLMSummarizer(llm)
-		}
+	switch {
+	case llm != nil && isNil(llm):
+		// A plain nil is allowed beside WithSummarizer; a typed nil is a
+		// model variable that was never assigned.
+		c.errs = append(c.errs, fmt.Errorf("model is a nil %T", llm))
+	case c.summarizer != nil:
+	case llm == nil:
+		c.errs = append(c.errs, errors.New("model is nil and no WithSummarizer was given"))
+	default:
+		c.summarizer = NewLLMSummarizer(llm)
 	}
 	for i, err := range c.errs {
-		c.errs[i] = fmt.Errorf("contextguard: Add(%q): %w", name, err)
+		c.errs[i] = fmt.Errorf("contextguard: %s: %w", caller, err)
 	}
 	return c
 }

@@ -196,13 +196,13 @@ func TestPruning_AvoidsTheSummarizer(t *testing.T) {
 }
 
 func TestPruning_Option(t *testing.T) {
-	c := newAgentConfig("a", fixedSummary("x"), []AgentOption{WithToolResultPruning(0)})
+	c := newAgentConfig("a", `Add("a")`, fixedSummary("x"), []AgentOption{WithToolResultPruning(0)})
 	assert.Empty(t, c.errs)
 	assert.Equal(t, DefaultPruneKeepSteps, c.pruneKeep)
-	c = newAgentConfig("a", fixedSummary("x"), []AgentOption{WithToolResultPruning(5), WithSlidingWindow(8)})
+	c = newAgentConfig("a", `Add("a")`, fixedSummary("x"), []AgentOption{WithToolResultPruning(5), WithSlidingWindow(8)})
 	assert.Empty(t, c.errs)
 	assert.Equal(t, 5, c.pruneKeep)
-	c = newAgentConfig("a", fixedSummary("x"), nil)
+	c = newAgentConfig("a", `Add("a")`, fixedSummary("x"), nil)
 	assert.Zero(t, c.pruneKeep, "off by default")
 
 	g := New(nil, WithLogger(slog.New(slog.DiscardHandler)))

@@ -65,9 +65,15 @@ type crushRegistry struct {
 	warned        sync.Map // model name -> struct{}
 }
 
-func (r *crushRegistry) lookup(model string) (models.Info, bool) {
+// find is the catwalk entry of model, when it lists a window for it.
+func (r *crushRegistry) find(model string) (models.Info, bool) {
 	info, ok := models.Lookup(model)
-	if ok && info.ContextWindow > 0 {
+	return info, ok && info.ContextWindow > 0
+}
+
+// lookup is find, warning once per model name it does not know.
+func (r *crushRegistry) lookup(model string) (models.Info, bool) {
+	if info, ok := r.find(model); ok {
 		return info, true
 	}
 	if _, seen := r.warned.LoadOrStore(model, struct{}{}); !seen {

@@ -1,0 +1,136 @@
+package contextguard
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/adk/model"
+)
+
+// nilSummarizer is a Summarizer implemented on a pointer, for a typed nil.
+type nilSummarizer struct{}
+
+func (*nilSummarizer) Summarize(context.Context, SummaryRequest) (string, error) { return "", nil }
+
+// TestAdd_RejectsTypedNils: a model or summarizer variable that was declared
+// but never assigned is a typed nil, which a plain == nil check lets
+// through; before, such a model crashed the first compaction. Add and
+// AddDefault reject it with an error naming the call and the type.
+func TestAdd_RejectsTypedNils(t *testing.T) {
+	var noModel *fakeLLM
+	var noSummarizer *nilSummarizer
+	tests := []struct {
+		name    string
+		add     func(g *ContextGuard)
+		wantErr string // "" when the configuration is valid
+	}{
+		{"typed-nil model", func(g *ContextGuard) { g.Add("a", noModel) }, `Add("a"): model is a nil *contextguard.fakeLLM`},
+		{"typed-nil model beside a summarizer", func(g *ContextGuard) { g.Add("a", noModel, WithSummarizer(constSummarizer("s"))) }, "model is a nil"},
+		{"typed-nil summarizer", func(g *ContextGuard) { g.Add("a", nil, WithSummarizer(noSummarizer)) }, "WithSummarizer: summarizer is nil"},
+		{"typed-nil recovery model", func(g *ContextGuard) { g.Add("a", fixedSummary("s"), WithRecoveryModel(noModel)) }, "WithRecoveryModel: model is nil"},
+		{"typed-nil default model", func(g *ContextGuard) { g.AddDefault(noModel) }, "AddDefault: model is a nil"},
+		{"nil model beside a summarizer", func(g *ContextGuard) { g.Add("a", nil, WithSummarizer(constSummarizer("s"))) }, ""},
+		{"nil model alone", func(g *ContextGuard) { g.Add("a", nil) }, "model is nil and no WithSummarizer was given"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := New(nil, WithLogger(quietLogger))
+			tt.add(g)
+			_, err := g.Plugin()
+			if tt.wantErr == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.wantErr)
+		})
+	}
+}
+
+// constSummarizer is a Summarizer that always answers its text.
+type constSummarizer string
+
+func (s constSummarizer) Summarize(context.Context, SummaryRequest) (string, error) {
+	return string(s), nil
+}
+
+// TestAgentLookup walks the configurations an agent's call can meet: its
+// own (Add), the default's under its own name (AddDefault), or none, which
+// is logged once per agent name at Info with how to guard it.
+func TestAgentLookup(t *testing.T) {
+	overTrigger := func() *model.LLMRequest { return request(append(history(30, 400), userMsg("go on"))...) }
+	tests := []struct {
+		name  string
+		setup func(g *ContextGuard, sum *fakeLLM)
+		// calls are the agents whose model is called, in order.
+		calls []string
+		// compacted are the agents whose state holds a summary after.
+		compacted []string
+		// unguardedLogs is how many "not guarded" lines are logged.
+		unguardedLogs int
+	}{
+		{
+			name:          "an agent added by name only",
+			setup:         func(g *ContextGuard, sum *fakeLLM) { g.Add("a", sum, WithMaxTokens(8_000)) },
+			calls:         []string{"a", "b", "b", "c"},
+			compacted:     []string{"a"},
+			unguardedLogs: 2, // b once, c once
+		},
+		{
+			name:      "the default guards every other agent under its own name",
+			setup:     func(g *ContextGuard, sum *fakeLLM) { g.AddDefault(sum, WithMaxTokens(8_000)) },
+			calls:     []string{"a", "b", "b"},
+			compacted: []string{"a", "b"},
+		},
+		{
+			name: "an agent added by name keeps its own configuration",
+			setup: func(g *ContextGuard, sum *fakeLLM) {
+				g.AddDefault(sum, WithMaxTokens(8_000))
+				g.Add("big", sum, WithMaxTokens(1_000_000))
+			},
+			calls:     []string{"big", "small"},
+			compacted: []string{"small"},
+		},
+		{
+			name: "a later AddDefault replaces the default",
+			setup: func(g *ContextGuard, sum *fakeLLM) {
+				g.AddDefault(sum, WithMaxTokens(8_000))
+				g.AddDefault(sum, WithMaxTokens(1_000_000))
+			},
+			calls: []string{"a"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logs := &logBuffer{}
+			g := New(NewCrushRegistry(WithRegistryLogger(quietLogger)), WithLogger(logs.logger()))
+			sum := fixedSummary("SUMMARY")
+			tt.setup(g, sum)
+			require.NoError(t, g.Err())
+			state := newMapState()
+			for _, name := range tt.calls {
+				ctx := newFakeCtx(name).withUser("go on")
+				ctx.state = state
+				_, err := g.beforeModel(ctx, overTrigger())
+				require.NoError(t, err)
+			}
+			for _, name := range slices.Compact(slices.Sorted(slices.Values(tt.calls))) {
+				v, _ := state.Get(keySummary + name)
+				if slices.Contains(tt.compacted, name) {
+					assert.NotEmpty(t, v, "%s compacted, its summary under its own name", name)
+				} else {
+					assert.Nil(t, v, "%s did not compact", name)
+				}
+			}
+			assert.Equal(t, tt.unguardedLogs, strings.Count(logs.String(), "this agent is not guarded"))
+			if tt.unguardedLogs > 0 {
+				assert.Contains(t, logs.String(), "level=INFO")
+				assert.Contains(t, logs.String(), "AddDefault(model")
+			}
+		})
+	}
+}
