@@ -122,7 +122,7 @@ func (g *ContextGuard) compactSlidingWindow(t *turn, reason string) (guardState,
 			return g.finishCompaction(t, c, o)
 		}
 		t.log().Info("contextguard: the kept turns do not fit beside the summary; keeping fewer",
-			"tokens_after", o.newCount, "threshold", t.lim.threshold, "kept_contents", len(tail))
+			"tokens_after", o.newCount, "threshold", t.lim.threshold, "window", t.lim.window, "kept_contents", len(tail))
 	}
 	return g.finishCompaction(t, c, g.fullSummary(t, c))
 }

@@ -130,7 +130,7 @@ func (g *ContextGuard) beginCompaction(t *turn, strategy Strategy, reason string
 	if n := t.irreducibleSize(rawBare); n > t.lim.hardLimit() {
 		if t.prev.floor != c.bare {
 			t.log().Error("contextguard: the system instruction, tools and current request alone exceed the context window; nothing the guard can cut will make the request fit",
-				"irreducible_tokens", c.bare, "window", t.lim.window, "threshold", t.lim.threshold)
+				"irreducible_tokens", c.bare, "threshold", t.lim.threshold, "window", t.lim.window)
 		}
 		next.floor = c.bare
 		next.lastEstimate = requestTokens(t.est, t.req)
@@ -293,7 +293,8 @@ func (g *ContextGuard) summarizeSpan(t *turn, c *compaction, end int, shorter bo
 			}
 		}
 		if reason != "" {
-			t.log().Warn("contextguard: summarizer failed; using the fallback summary", "reason", reason, "attempt", c.ev.SummarizerCalls)
+			t.log().Warn("contextguard: summarizer failed; using the fallback summary", "fallback_reason", reason,
+				"summarizer_model", summarizerModel(t.cfg.summarizer), "attempt", c.ev.SummarizerCalls)
 			c.ev.Fallback, c.ev.FallbackReason = true, reason
 		}
 		if c.ev.Fallback {
@@ -319,11 +320,12 @@ func (g *ContextGuard) summarizeSpan(t *turn, c *compaction, end int, shorter bo
 		switch {
 		case over && canHelp:
 			t.log().Warn("contextguard: summary too long for the request to fit; asking again for a shorter one",
-				"attempt", c.ev.SummarizerCalls, "summary_tokens", have, "asked", asked, "tokens_after", o.newCount, "threshold", t.lim.threshold)
+				"attempt", c.ev.SummarizerCalls, "summary_tokens", have, "asked_tokens", asked, "tokens_after", o.newCount, "threshold", t.lim.threshold)
 		case over:
 			reason = "summary of " + strconv.Itoa(have) + " tokens exceeds its budget of " + strconv.Itoa(asked) +
 				" and the request would not fit under the threshold"
-			t.log().Warn("contextguard: summarizer failed; using the fallback summary", "reason", reason, "attempt", c.ev.SummarizerCalls)
+			t.log().Warn("contextguard: summarizer failed; using the fallback summary", "fallback_reason", reason,
+				"summarizer_model", summarizerModel(t.cfg.summarizer), "attempt", c.ev.SummarizerCalls)
 			c.ev.Fallback, c.ev.FallbackReason = true, reason
 			continue
 		case shorter && canHelp:
@@ -377,13 +379,13 @@ func (g *ContextGuard) rollUp(t *turn, c *compaction, sreq SummaryRequest, end i
 			reason = "empty summary"
 		}
 		if reason != "" {
-			t.log().Warn("contextguard: summarizer failed; using the fallback summary", "reason", reason,
-				"attempt", c.ev.SummarizerCalls, "rolling_piece", len(c.rolled)+1)
+			t.log().Warn("contextguard: summarizer failed; using the fallback summary", "fallback_reason", reason,
+				"summarizer_model", summarizerModel(t.cfg.summarizer), "attempt", c.ev.SummarizerCalls, "rolling_piece", len(c.rolled)+1)
 			c.ev.Fallback, c.ev.FallbackReason = true, reason
 			return "", "", from
 		}
 		t.log().Debug("contextguard: the span does not fit one summarizer input; summarized a piece of it",
-			"piece", len(c.rolled)+1, "contents", pieceEnd-from, "remaining_contents", end-pieceEnd)
+			"rolling_piece", len(c.rolled)+1, "contents_summarized", pieceEnd-from, "remaining_contents", end-pieceEnd)
 		c.rolled = append(c.rolled, rolledPiece{end: pieceEnd, summary: s})
 		prev, from = s, pieceEnd
 	}
@@ -432,9 +434,9 @@ func (g *ContextGuard) finishCompaction(t *turn, c *compaction, o outcome) (next
 	t.log().Info("contextguard: compacted",
 		"tokens_before", ev.TokensBefore, "tokens_after", ev.TokensAfter,
 		"threshold", ev.Threshold, "window", ev.Window, "strategy", ev.Strategy,
-		"reason", ev.Reason, "kept_contents", len(t.req.Contents)-1,
-		"summarizer_calls", ev.SummarizerCalls, "rolling_calls", ev.RollingCalls,
-		"fallback", ev.Fallback, "duration", ev.Duration)
+		"reason", ev.Reason, "contents_summarized", ev.ContentsSummarized, "kept_contents", len(t.req.Contents)-1,
+		"summarizer_model", summarizerModel(t.cfg.summarizer), "summarizer_calls", ev.SummarizerCalls,
+		"rolling_calls", ev.RollingCalls, "fallback", ev.Fallback, "duration_ms", ev.Duration.Milliseconds())
 	// The hook runs once the session is released (fireHook).
 	t.event = &ev
 	return next, err
@@ -458,8 +460,9 @@ func (g *ContextGuard) discardCompaction(t *turn, c *compaction, o outcome) (gua
 		if o.newCount > t.lim.threshold {
 			msg = "contextguard: the request is still over the threshold and compacting does not make it smaller; its irreducible part is too large, so the guard sends it as it is and will not compact again until the conversation grows"
 		}
-		t.log().Warn(msg, "tokens_before", t.before, "tokens_compacted", o.newCount, "threshold", t.lim.threshold,
-			"strategy", c.ev.Strategy, "reason", c.ev.Reason, "summarizer_calls", c.ev.SummarizerCalls)
+		t.log().Warn(msg, "tokens_before", t.before, "tokens_after", o.newCount, "threshold", t.lim.threshold,
+			"window", t.lim.window, "strategy", c.ev.Strategy, "reason", c.ev.Reason,
+			"summarizer_model", summarizerModel(t.cfg.summarizer), "summarizer_calls", c.ev.SummarizerCalls)
 	}
 	ev := c.ev
 	ev.Discarded = true
@@ -672,7 +675,8 @@ func (g *ContextGuard) summarize(t *turn, req SummaryRequest) (string, error) {
 	}
 	var p *panicError
 	if errors.As(err, &p) {
-		t.log().Error("contextguard: summarizer panicked", "panic", fmt.Sprint(p.value), "stack", string(p.stack))
+		t.log().Error("contextguard: summarizer panicked", "summarizer_model", summarizerModel(t.cfg.summarizer),
+			"panic", fmt.Sprint(p.value), "stack", string(p.stack))
 		return "", fmt.Errorf("summarizer panicked: %v", p.value)
 	}
 	return s, err

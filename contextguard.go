@@ -454,9 +454,12 @@ func (g *ContextGuard) decide(t *turn) (guardState, error) {
 		return next, nil
 	}
 
-	t.log().Info("contextguard: trigger reached; compacting",
-		"reason", reason, "tokens", count, "threshold", t.lim.threshold, "window", t.lim.window,
-		"strategy", t.cfg.strategy, "contents", len(t.raw), "turns", turns)
+	args := []any{"reason", reason, "tokens", count, "threshold", t.lim.threshold, "window", t.lim.window,
+		"strategy", t.cfg.strategy, "contents", len(t.raw)}
+	if reason == "turns" {
+		args = append(args, "turns", turns)
+	}
+	t.log().Info("contextguard: trigger reached; compacting", args...)
 	if sliding {
 		return g.compactSlidingWindow(t, reason)
 	}

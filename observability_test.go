@@ -2,6 +2,11 @@ package contextguard
 
 import (
 	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -107,4 +112,66 @@ func TestObservability_FallbackCounted(t *testing.T) {
 	}
 	assert.True(t, found)
 	assert.Contains(t, logs.String(), "fallback=true")
+}
+
+// TestCompactionLog_Golden holds the log lines of one compaction, as an
+// operator greps them: every line about a session names the agent and the
+// session, and the same quantity has the same field name on every line
+// (tokens_before, tokens_after, threshold, window, strategy, duration_ms,
+// summarizer_model, contents_summarized). Times and durations are masked.
+// Run with -update to rewrite the golden files after a deliberate change.
+func TestCompactionLog_Golden(t *testing.T) {
+	tests := []struct {
+		name string
+		sum  *fakeLLM
+		opts []AgentOption
+	}{
+		{name: "threshold", sum: fixedSummary("SUMMARY of the build failure")},
+		{name: "sliding_window_fallback", sum: failingSummarizer(errBoom), opts: []AgentOption{WithSlidingWindow(4)}},
+	}
+	durations := regexp.MustCompile(`duration_ms=\d+`)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logs := &logBuffer{}
+			logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{
+				Level: slog.LevelInfo,
+				ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+					if len(groups) == 0 && a.Key == slog.TimeKey {
+						return slog.Attr{}
+					}
+					return a
+				},
+			}))
+			g := New(NewCrushRegistry(WithRegistryLogger(quietLogger)), WithLogger(logger))
+			g.Add("builder", tt.sum, append([]AgentOption{WithMaxTokens(8_000)}, tt.opts...)...)
+			require.NoError(t, g.Err())
+			ctx := newFakeCtx("builder").withUser("LATEST please fix the build")
+			_, err := g.beforeModel(ctx, request(append(history(20, 300), userMsg("LATEST please fix the build"))...))
+			require.NoError(t, err)
+
+			got := durations.ReplaceAllString(logs.String(), "duration_ms=N")
+			path := filepath.Join("testdata", "compaction_log_"+tt.name+".golden")
+			if *updateGolden {
+				require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err, "run go test -run TestCompactionLog_Golden -update to create it")
+			assert.Equal(t, string(want), got)
+
+			var compacted string
+			for _, line := range strings.Split(got, "\n") {
+				if line == "" {
+					continue
+				}
+				assert.Contains(t, line, "agent=builder session=s1", "every line names the agent and the session")
+				if strings.Contains(line, `msg="contextguard: compacted"`) {
+					compacted = line
+				}
+			}
+			require.NotEmpty(t, compacted, "the compaction is logged")
+			for _, field := range []string{"tokens_before=", "tokens_after=", "threshold=", "window=", "strategy=", "duration_ms=", "summarizer_model=", "contents_summarized="} {
+				assert.Contains(t, compacted, field)
+			}
+		})
+	}
 }

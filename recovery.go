@@ -300,7 +300,7 @@ func (g *ContextGuard) recall(cctx agent.CallbackContext, cfg *agentConfig, m *a
 		}
 		prev.floor = 0
 		g.log.Info("contextguard: the provider rejected the previous request as too long; compacting first",
-			"agent", cfg.name, "session", cctx.SessionID(), "real_tokens", ov.real, "limit", ov.limit, "estimate", ov.estimate,
+			"agent", cfg.name, "session", cctx.SessionID(), "real_tokens", ov.real, "limit", ov.limit, "estimated_tokens", ov.estimate,
 			"provider_ratio", float64(prev.providerRatio)/ratioScale)
 	}
 	return prev
@@ -371,7 +371,7 @@ func (g *ContextGuard) onModelError(cctx agent.CallbackContext, req *model.LLMRe
 			"error", err)
 		return nil, nil
 	}
-	logger.Info("contextguard: recovered from a context overflow", "contents", len(creq.Contents))
+	logger.Info("contextguard: recovered from a context overflow", "kept_contents", len(creq.Contents))
 	return resp, nil
 }
 
@@ -526,7 +526,7 @@ func (g *ContextGuard) compactForRecovery(cctx agent.CallbackContext, cfg *agent
 	t.inj = injectSummary(t)
 	t.before = t.cal.count(requestTokens(est, t.req))
 	logger.Info("contextguard: compacting the rejected request to half the window",
-		"real_tokens", real, "estimate", sent, "correction", t.cal.factor, "target", t.lim.threshold, "window", window)
+		"real_tokens", real, "estimated_tokens", sent, "correction", t.cal.factor, "threshold", t.lim.threshold, "window", window)
 
 	next, err := g.compactThreshold(t, "overflow")
 	if st != nil {
@@ -624,7 +624,7 @@ func (g *ContextGuard) cutAtOutputLimit(cctx agent.CallbackContext, cfg *agentCo
 		}
 	}
 	g.log.Warn("contextguard: the response stopped at the output limit near the window; the next call compacts first",
-		"agent", cfg.name, "session", cctx.SessionID(), "prompt_tokens", prompt, "output_tokens", output,
+		"agent", cfg.name, "session", cctx.SessionID(), "real_tokens", prompt, "output_tokens", output,
 		"threshold", threshold, "window", prev.window, "calls_dropped", calls)
 	if calls == 0 {
 		return nil

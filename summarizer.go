@@ -363,3 +363,12 @@ func fallbackSummary(e tokenEstimator, cal calibration, prev string, cs []*genai
 	}
 	return head + prevSec + rb.String() + modelSec + toolSec + todoSec
 }
+
+// summarizerModel names a summarizer in logs: its model's name for the LLM
+// summarizer, else its Go type.
+func summarizerModel(s Summarizer) string {
+	if l, ok := s.(*LLMSummarizer); ok && l != nil && l.llm != nil {
+		return l.llm.Name()
+	}
+	return fmt.Sprintf("%T", s)
+}
