@@ -191,7 +191,7 @@ func TestConflictsDeterministic(t *testing.T) {
 	names := []string{
 		"gemini-2.5-pro", "gpt-4o", "claude-sonnet-4-5", "claude-sonnet-4.5",
 		"gpt-4o-mini", "o3-pro", "glm-4.6", "minimax-m2.5", "kimi-k2.5",
-		"deepseek-v3.2", "claude-3-5-haiku", "gemini-2.0-flash", "grok-4",
+		"deepseek-v3.2", "claude-sonnet-4-6", "gemini-3.7-flash", "grok-4",
 	}
 	want := make(map[string]Info, len(names))
 	for _, n := range names {
