@@ -1,6 +1,7 @@
 package contextguard
 
 import (
+	"slices"
 	"testing"
 
 	"charm.land/catwalk/pkg/catwalk"
@@ -119,7 +120,7 @@ func TestCrushRegistry_FirstPartyListings(t *testing.T) {
 	logs := &logBuffer{}
 	r := NewCrushRegistry(WithRegistryLogger(logs.logger()))
 	for _, p := range embedded.GetAll() {
-		if !contains(firstPartyProviders, p.ID) {
+		if !slices.Contains(firstPartyProviders, p.ID) {
 			continue
 		}
 		t.Run(string(p.ID), func(t *testing.T) {
@@ -166,13 +167,4 @@ func TestCrushRegistry_WellKnownWindows(t *testing.T) {
 			assert.NotEmpty(t, others, "no other provider lists %s with another window: the anchor cannot catch a wrong provider", tt.name)
 		})
 	}
-}
-
-func contains[T comparable](s []T, v T) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
