@@ -1,9 +1,9 @@
 module github.com/adk-contextguard/contextguard
 
-go 1.25.10
+go 1.26.6
 
 require (
-	charm.land/catwalk v0.43.0
+	charm.land/catwalk v0.52.1
 	github.com/stretchr/testify v1.11.1
 	github.com/tiktoken-go/tokenizer v0.7.0
 	go.opentelemetry.io/otel v1.45.0

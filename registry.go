@@ -42,9 +42,9 @@ func WithDefaultWindow(n int) RegistryOption {
 // NewCrushRegistry returns the default registry, backed by the model data
 // embedded in charm.land/catwalk (no network). Model IDs are normalised:
 // case, surrounding space, "models/" and provider prefixes such as
-// "anthropic/", and date or version suffixes such as "-20250929" are
-// ignored; when several providers list a model, the first-party provider's
-// entry wins. An unknown model gets DefaultContextWindow and one warning per
+// "anthropic/", and date, version or release suffixes such as "-20250929",
+// "-latest" and "-preview" are ignored; when several providers list a
+// model, the first-party provider's entry wins. An unknown model gets DefaultContextWindow and one warning per
 // model name.
 func NewCrushRegistry(opts ...RegistryOption) ModelRegistry {
 	r := &crushRegistry{log: slog.Default(), defaultWindow: DefaultContextWindow}

@@ -1,6 +1,6 @@
 module github.com/adk-contextguard/contextguard/integration
 
-go 1.25.10
+go 1.26.6
 
 require (
 	github.com/adk-contextguard/contextguard v0.0.0
@@ -15,7 +15,7 @@ require (
 )
 
 require (
-	charm.land/catwalk v0.43.0 // indirect
+	charm.land/catwalk v0.52.1 // indirect
 	cloud.google.com/go v0.123.0 // indirect
 	cloud.google.com/go/auth v0.20.0 // indirect
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect

@@ -40,8 +40,10 @@
 //     part after the last '/'), for namespaces the list above does not
 //     know, such as "meta-llama/";
 //  3. that name with one more version suffix stripped at a time: "-latest",
-//     a Bedrock "-v1:0" tag, a "-2024-08-06" date, or a trailing group of
-//     3 to 8 digits ("-20250929", "-0905", "-001").
+//     "-preview", a Bedrock "-v1:0" tag, a "-2024-08-06" date, or a
+//     trailing group of 3 to 8 digits ("-20250929", "-0905", "-001"). So
+//     "gemini-3-pro" finds the Gemini API's "gemini-3-pro-preview", and
+//     "gemini-3.7-flash-preview" finds "gemini-3.7-flash".
 //
 // # Conflicts
 //
@@ -375,13 +377,15 @@ func normalizeInto(dst []byte, name string) []byte {
 	return b
 }
 
-// stripSuffix removes one trailing version suffix from key: "-latest", a
-// Bedrock "-vN:M" tag, a "-YYYY-MM-DD" date or a "-" followed by 3 to 8
-// digits. ok is false when key has no such suffix or nothing would remain.
+// stripSuffix removes one trailing version suffix from key: "-latest",
+// "-preview", a Bedrock "-vN:M" tag, a "-YYYY-MM-DD" date or a "-" followed
+// by 3 to 8 digits. ok is false when key has no such suffix or nothing would
+// remain.
 func stripSuffix(key []byte) (stripped []byte, ok bool) {
-	const latest = "-latest"
-	if len(key) > len(latest) && string(key[len(key)-len(latest):]) == latest {
-		return key[:len(key)-len(latest)], true
+	for _, tag := range [...]string{"-latest", "-preview"} {
+		if len(key) > len(tag) && string(key[len(key)-len(tag):]) == tag {
+			return key[:len(key)-len(tag)], true
+		}
 	}
 	// "-dddd-dd-dd"
 	if n := len(key); n > 11 && key[n-11] == '-' && key[n-6] == '-' && key[n-3] == '-' &&

@@ -97,6 +97,9 @@ func TestLookupVariants(t *testing.T) {
 		{"gpt-4.1-2025-04-14", "openai", "gpt-4.1"},
 		{"gemini-2.5-pro-001", "gemini", "gemini-2.5-pro"},
 		{"gemini-2.5-pro@latest", "gemini", "gemini-2.5-pro"},
+		{"gemini-3-pro", "gemini", "gemini-3-pro-preview"},
+		{"gemini-3.7-flash-preview", "gemini", "gemini-3.7-flash"},
+		{"gemini-3.1-pro", "vertexai", "gemini-3.1-pro-preview"},
 		// Other first parties.
 		{"grok-4.20", "xai", "grok-4.20"},
 		{"x-ai/grok-4.20", "xai", "grok-4.20"},
@@ -165,6 +168,9 @@ func TestStripSuffix(t *testing.T) {
 		{"claude-opus-4-20250514", "claude-opus-4", true},
 		{"gpt-4o-2024-08-06", "gpt-4o", true},
 		{"x-latest", "x", true},
+		{"gemini-3-pro-preview", "gemini-3-pro", true},
+		{"gemini-3-1-pro-preview-customtools", "gemini-3-1-pro-preview-customtools", false},
+		{"-preview", "-preview", false},
 		{"claude-x-v1:0", "claude-x", true},
 		{"gemini-2-0-flash-001", "gemini-2-0-flash", true},
 		{"kimi-k2-instruct-0905", "kimi-k2-instruct", true},
@@ -191,7 +197,7 @@ func TestConflictsDeterministic(t *testing.T) {
 	names := []string{
 		"gemini-2.5-pro", "gpt-4o", "claude-sonnet-4-5", "claude-sonnet-4.5",
 		"gpt-4o-mini", "o3-pro", "glm-4.6", "minimax-m2.5", "kimi-k2.5",
-		"deepseek-v3.2", "claude-3-5-haiku", "gemini-2.0-flash", "grok-4",
+		"deepseek-v3.2", "claude-sonnet-4-6", "gemini-3.7-flash", "grok-4",
 	}
 	want := make(map[string]Info, len(names))
 	for _, n := range names {
