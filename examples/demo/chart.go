@@ -75,13 +75,13 @@ func chart(r *report) (*plot.Plot, error) {
 	p.Title.Text = fmt.Sprintf("contextguard demo: prompt tokens per model call (window %s tokens)", thousands(r.Window))
 	p.Title.TextStyle.Font = font.From(sans, 15)
 	p.Title.Padding = vg.Points(8)
-	p.X.Label.Text = "model call (step); shaded bands are the user's turns"
+	p.X.Label.Text = "model call (step); shaded bands are the user's turns, T1 to T" + fmt.Sprint(r.Steps[len(r.Steps)-1].Turn)
 	p.Y.Label.Text = "prompt tokens"
 	p.X.Label.TextStyle.Font = font.From(sans, 12)
 	p.Y.Label.TextStyle.Font = font.From(sans, 12)
 	p.X.Tick.Label.Font = font.From(sans, 9)
 	p.Y.Tick.Label.Font = font.From(sans, 10)
-	p.X.Tick.Marker = stepTicks{}
+	p.X.Tick.Marker = stepTicks{turnStarts: turnStarts(r)}
 	p.Y.Tick.Marker = thousandsTicks{}
 	grid := plotter.NewGrid()
 	grid.Vertical.Color = nil
@@ -166,7 +166,7 @@ func chart(r *report) (*plot.Plot, error) {
 		drop.Color, drop.Width, drop.Dashes = colCompact, vg.Points(1.5), []vg.Length{vg.Points(2), vg.Points(2)}
 		p.Add(drop)
 		marks = append(marks, plotter.XY{X: float64(s.Step), Y: before})
-		notes.XYs = append(notes.XYs, plotter.XY{X: float64(s.Step), Y: before})
+		notes.XYs = append(notes.XYs, plotter.XY{X: float64(s.Step), Y: labelY(before, top, float64(r.Window), float64(r.Trigger))})
 		what := "compacted"
 		if ev.Fallback {
 			what = "fallback"
@@ -216,11 +216,59 @@ func chart(r *report) (*plot.Plot, error) {
 	return p, nil
 }
 
-// stepTicks labels every step (every fifth on long runs).
-type stepTicks struct{}
+// Where a compaction's label goes, in points of the 6-inch chart (about
+// 350 points of plot area): labelOffset above its anchor, labelHeight tall,
+// and at least labelClearance clear of the window and trigger lines, so no
+// label is drawn across a line.
+const (
+	plotAreaPoints = 350
+	labelOffset    = 9
+	labelHeight    = 11
+	labelClearance = 3
+)
+
+// labelY is the anchor of the label of a compaction whose mark is at y:
+// the mark itself, unless the label would cross one of lines; it then sits
+// just above that line, or just below it when there is no room above.
+func labelY(y, top float64, lines ...float64) float64 {
+	u := top / plotAreaPoints // data units per point
+	for range len(lines) + 1 {
+		moved := false
+		for _, l := range lines {
+			lo, hi := y+labelOffset*u, y+(labelOffset+labelHeight)*u
+			if l < lo-labelClearance*u || l > hi+labelClearance*u {
+				continue
+			}
+			y = l + (labelClearance-labelOffset)*u
+			if y+(labelOffset+labelHeight)*u > top {
+				y = l - (labelOffset+labelHeight+labelClearance)*u
+			}
+			moved = true
+		}
+		if !moved {
+			break
+		}
+	}
+	return y
+}
+
+// turnStarts maps the first step of each user turn to the turn's number.
+func turnStarts(r *report) map[int]int {
+	starts := map[int]int{}
+	for i, s := range r.Steps {
+		if i == 0 || r.Steps[i-1].Turn != s.Turn {
+			starts[s.Step] = s.Turn
+		}
+	}
+	return starts
+}
+
+// stepTicks labels every step (every fifth on long runs), and the first
+// step of each user turn with the turn's number below it.
+type stepTicks struct{ turnStarts map[int]int }
 
 // Ticks returns a tick per step.
-func (stepTicks) Ticks(min, max float64) []plot.Tick {
+func (st stepTicks) Ticks(min, max float64) []plot.Tick {
 	every := 1
 	if max-min > 40 {
 		every = 5
@@ -230,6 +278,9 @@ func (stepTicks) Ticks(min, max float64) []plot.Tick {
 		t := plot.Tick{Value: float64(s)}
 		if s%every == 0 || every == 1 {
 			t.Label = fmt.Sprint(s)
+		}
+		if turn, ok := st.turnStarts[s]; ok {
+			t.Label += "\nT" + fmt.Sprint(turn)
 		}
 		ticks = append(ticks, t)
 	}
