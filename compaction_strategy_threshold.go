@@ -426,6 +426,7 @@ func (g *ContextGuard) finishCompaction(t *turn, c *compaction, o outcome) (next
 
 	ev := c.ev
 	ev.TokensAfter = o.newCount
+	ev.Summary = o.summary
 	ev.Duration = time.Since(c.start)
 	if n := t.irreducibleSize(o.newEst); n > t.lim.hardLimit() {
 		err = irreducibleError(n, t.lim.window)

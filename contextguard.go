@@ -193,6 +193,9 @@ type CompactionEvent struct {
 	// request before compaction, so it was not applied: the request was sent
 	// as it was and nothing was stored.
 	Discarded bool
+	// Summary is the summary that went into the request (empty when the
+	// compaction was discarded).
+	Summary string
 	// Fallback reports that the deterministic fallback summary was used, and
 	// FallbackReason why.
 	Fallback       bool

@@ -54,6 +54,8 @@ func TestObservability_SpanMetricsAndHook(t *testing.T) {
 	assert.False(t, ev.Fallback)
 	assert.Equal(t, len(raw), ev.ContentsSummarized)
 	assert.Equal(t, StrategyThreshold, ev.Strategy)
+	assert.Equal(t, "SUMMARY", ev.Summary, "the summary that went into the request")
+	assert.Contains(t, contentText(req.Contents[0]), ev.Summary)
 	assert.Positive(t, ev.Duration)
 
 	// The span.

@@ -378,6 +378,7 @@ func run(ctx context.Context, cfg config, w io.Writer) (*report, error) {
 	}
 	rep.Elapsed = time.Since(start)
 	printReport(w, rep)
+	printLastSummary(w, rep)
 	return rep, nil
 }
 
@@ -429,6 +430,37 @@ func printReport(w io.Writer, r *report) {
 		fmt.Fprintf(w, "chart              %s\n", r.Chart)
 	}
 	fmt.Fprintf(w, "elapsed            %s\n", r.Elapsed.Round(10*time.Millisecond))
+}
+
+// summaryLines bounds the summary the demo prints.
+const summaryLines = 30
+
+// printLastSummary prints the summary of the run's last compaction as the
+// model received it, saying who wrote it.
+func printLastSummary(w io.Writer, r *report) {
+	var last *contextguard.CompactionEvent
+	for _, s := range r.Steps {
+		if s.Compaction != nil && s.Compaction.Summary != "" {
+			last = s.Compaction
+		}
+	}
+	if last == nil {
+		return
+	}
+	who := "written by the model"
+	if r.Scripted {
+		who = "written by the demo's scripted summarizer, offline: it lists the findings and commands it read;" +
+			"\na real model (set GOOGLE_API_KEY) writes it from the whole transcript, adding the reasoning," +
+			"\nthe decisions taken and the exact next steps, in the sections the guard's prompt asks for"
+	}
+	fmt.Fprintf(w, "\n== the last summary (%s)\n", who)
+	lines := strings.Split(strings.TrimSpace(last.Summary), "\n")
+	if len(lines) > summaryLines {
+		lines = append(lines[:summaryLines], fmt.Sprintf("… (%d more lines)", len(lines)-summaryLines))
+	}
+	for _, l := range lines {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
 }
 
 // errNoSteps is returned when a run made no model call.

@@ -65,6 +65,9 @@ func TestDemoSmoke(t *testing.T) {
 	if !strings.Contains(out, "COMPACTED") {
 		t.Errorf("no COMPACTED line in the output:\n%s", out)
 	}
+	if !strings.Contains(out, "== the last summary (written by the demo's scripted summarizer") || !strings.Contains(out, "## Key Information") {
+		t.Errorf("the last summary is not printed, marked as the scripted summarizer's:\n%s", out)
+	}
 
 	f, err := os.Open(rep.Chart)
 	if err != nil {
