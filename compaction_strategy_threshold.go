@@ -263,7 +263,7 @@ func (g *ContextGuard) summarizeSpan(t *turn, c *compaction, end int, shorter bo
 		UserRequest:  c.userReq,
 		Todos:        c.todos,
 		MaxTokens:    t.cal.unscale(asked),
-		Instructions: t.cfg.instructions,
+		Instructions: t.summaryInstructions(),
 	}
 	if !c.ev.Fallback {
 		var from int
@@ -421,6 +421,7 @@ func (g *ContextGuard) finishCompaction(t *turn, c *compaction, o outcome) (next
 	next.realTokens = 0
 	next.lastEstimate = o.newEst
 	next.compactions = t.prev.compactions + 1
+	stampCompaction(t, &next, c.ev.Reason)
 
 	ev := c.ev
 	ev.TokensAfter = o.newCount
