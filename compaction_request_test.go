@@ -1,11 +1,17 @@
 package contextguard
 
 import (
+	"context"
+	"errors"
+	"iter"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/model"
 	"google.golang.org/adk/session"
 	"google.golang.org/adk/tool"
 	"google.golang.org/genai"
@@ -185,4 +191,61 @@ func TestCompactionRequest_StateValues(t *testing.T) {
 		})
 	}
 	var _ session.State = newMapState()
+}
+
+// failingLLM fails the model call at index failAt with a provider error
+// that is not an overflow, and passes the others to next.
+type failingLLM struct {
+	*scriptedAgentLLM
+	failAt int
+
+	mu    sync.Mutex
+	calls int
+}
+
+func (m *failingLLM) GenerateContent(ctx context.Context, req *model.LLMRequest, stream bool) iter.Seq2[*model.LLMResponse, error] {
+	m.mu.Lock()
+	call := m.calls
+	m.calls++
+	m.mu.Unlock()
+	if call == m.failAt {
+		return func(yield func(*model.LLMResponse, error) bool) { yield(nil, errors.New("503 Service Unavailable")) }
+	}
+	return m.scriptedAgentLLM.GenerateContent(ctx, req, stream)
+}
+
+// TestRequestCompaction_ModelCallFails: the model call that carried a
+// requested compaction fails, and ADK drops the state it wrote, the cleared
+// request with it. The next call reuses the compaction (the in-memory
+// record) and does not answer the request a second time.
+func TestRequestCompaction_ModelCallFails(t *testing.T) {
+	inner := &scriptedAgentLLM{name: "gemini-2.5-flash", script: func(int) *genai.Content { return genai.NewContentFromText("Noted.", genai.RoleModel) }}
+	llm := &failingLLM{scriptedAgentLLM: inner, failAt: 3}
+	sum := fixedSummary("SUMMARY: the user sent three messages.")
+	f := newFixture(t, fixtureConfig{llm: llm, sum: sum})
+	for i := range 3 {
+		f.turn(i, 1_000)
+	}
+	require.NoError(t, f.g.RequestCompaction(f.ctx, f.svc, fxApp, fxUser, fxSession, fxAgent, "keep the ticket numbers"))
+
+	var runErr error
+	for _, err := range f.r.Run(f.ctx, fxUser, fxSession, genai.NewContentFromText("USER-3 where are we?", genai.RoleUser), agent.RunConfig{}) {
+		if err != nil {
+			runErr = err
+		}
+	}
+	require.ErrorContains(t, runErr, "503")
+	require.Len(t, f.compactions(), 1)
+	assert.True(t, f.usage().CompactionRequested, "the failed call's state was dropped")
+
+	f.turn(4, 1_000)
+	assert.Len(t, f.compactions(), 1, "the request is not answered twice")
+	assert.Equal(t, 1, sum.Calls(), "the summary already paid for is reused")
+	assert.Equal(t, false, f.state(keyCompactRequest+fxAgent))
+	u := f.usage()
+	assert.Equal(t, 1, u.Compactions)
+	assert.Equal(t, ReasonRequested, u.LastCompactionReason)
+	assert.Equal(t, fxNow, u.LastCompaction)
+	reqs := inner.recorded()
+	assert.True(t, reqs[len(reqs)-1].summarized)
 }

@@ -1,6 +1,7 @@
 package contextguard
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -128,6 +129,39 @@ func TestUsage_WrongTypedState(t *testing.T) {
 			require.Len(t, llm.recorded(), 1)
 			assert.Positive(t, f.usage().Tokens, "the guard still counts the session's requests")
 			assert.Empty(t, f.compactions(), "a bad request value does not compact")
+		})
+	}
+}
+
+// TestUsageFromState_DatabaseTypes: a session service backed by JSON
+// returns numbers as float64 or json.Number; Usage reads them as the
+// in-memory service's ints.
+func TestUsageFromState_DatabaseTypes(t *testing.T) {
+	g, _ := newTestGuard(t, fixedSummary("unused"))
+	tests := []struct {
+		name                       string
+		tokens, real, thr, win, nc any
+	}{
+		{"ints", 5_040, 4_800, 6_400, 8_000, 2},
+		{"float64", 5_040.0, 4_800.0, 6_400.0, 8_000.0, 2.0},
+		{"json.Number", json.Number("5040"), json.Number("4800"), json.Number("6400"), json.Number("8000"), json.Number("2")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := newMapState()
+			for k, v := range map[string]any{
+				keyLastTokens: tt.tokens, keyRealTokens: tt.real, keyThreshold: tt.thr, keyWindow: tt.win, keyCompactions: tt.nc,
+				keyCompactedAt: "2026-03-14T15:09:26.535Z", keyCompactReason: "tokens", keyCompactRequest: "keep the ticket numbers",
+			} {
+				require.NoError(t, st.Set(k+"a", v))
+			}
+			require.NoError(t, st.Set(StateKeyDisabled, true))
+			u, err := g.UsageFromState(st, "a")
+			require.NoError(t, err)
+			assert.Equal(t, Usage{
+				Agent: "a", Tokens: 5_040, ProviderTokens: 4_800, Threshold: 6_400, Window: 8_000, Utilization: 0.63,
+				Compactions: 2, LastCompaction: fxNow, LastCompactionReason: "tokens", CompactionRequested: true, Disabled: true,
+			}, u)
 		})
 	}
 }
