@@ -32,15 +32,21 @@ func TestRequestCompaction_FromOutside(t *testing.T) {
 	tests := []struct {
 		name  string
 		focus string
+		opts  []AgentOption
+		// kept is whether the user's current message stays verbatim after
+		// the summary (the sliding window keeps the newest turns) rather
+		// than quoted in it.
+		kept bool
 	}{
-		{"with a focus", "focus on the failing test TestPayments and what was tried"},
-		{"without a focus", ""},
+		{name: "with a focus", focus: "focus on the failing test TestPayments and what was tried"},
+		{name: "without a focus"},
+		{name: "sliding window", focus: "keep the ticket numbers", opts: []AgentOption{WithSlidingWindow(4)}, kept: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			llm := &scriptedAgentLLM{name: "gemini-2.5-flash", script: func(int) *genai.Content { return genai.NewContentFromText("Noted.", genai.RoleModel) }}
 			sum := fixedSummary("SUMMARY: the user sent three messages.")
-			f := newFixture(t, fixtureConfig{llm: llm, sum: sum})
+			f := newFixture(t, fixtureConfig{llm: llm, sum: sum, opts: tt.opts})
 			for i := range 3 {
 				f.turn(i, 1_000)
 			}
@@ -58,7 +64,12 @@ func TestRequestCompaction_FromOutside(t *testing.T) {
 			reqs := llm.recorded()
 			require.Len(t, reqs, 4)
 			assert.True(t, reqs[3].summarized, "the model got the summary in place of the conversation")
-			assert.Contains(t, reqs[3].quote, "USER-3", "and the user's current message")
+			if tt.kept {
+				assert.Contains(t, reqs[3].text, "USER-3", "and the user's current message")
+				assert.NotContains(t, reqs[3].text, "USER-0", "the oldest turn is summarized")
+			} else {
+				assert.Contains(t, reqs[3].quote, "USER-3", "and the user's current message")
+			}
 			if tt.focus != "" {
 				assert.Contains(t, sum.lastInput(), focusLine+tt.focus)
 			} else {

@@ -42,6 +42,8 @@ type fixtureConfig struct {
 	tools func(g *ContextGuard) []tool.Tool
 	// state is the session's initial state.
 	state map[string]any
+	// opts are the agent's options beside its window.
+	opts []AgentOption
 }
 
 type fixture struct {
@@ -66,7 +68,8 @@ func newFixture(t *testing.T, cfg fixtureConfig) *fixture {
 			defer f.mu.Unlock()
 			f.events = append(f.events, ev)
 		}))
-	f.g.Add(fxAgent, cfg.sum, WithMaxTokens(fxWindow))
+	f.g.Add(fxAgent, cfg.sum, append([]AgentOption{WithMaxTokens(fxWindow)}, cfg.opts...)...)
+	require.NoError(t, f.g.Err())
 	var tools []tool.Tool
 	if cfg.tools != nil {
 		tools = cfg.tools(f.g)
