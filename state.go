@@ -12,28 +12,32 @@ import (
 // Session-state keys. The first five are the earlier guard's names, so its
 // sessions carry over; the agent name is appended to each.
 const (
-	stateKeyPrefix      = "__context_guard_"
-	keySummary          = stateKeyPrefix + "summary_"
-	keyWatermark        = stateKeyPrefix + "contents_at_compaction_"
-	keySummarizedAt     = stateKeyPrefix + "summarized_at_"
-	keyRealTokens       = stateKeyPrefix + "real_tokens_"
-	keyLastEstimate     = stateKeyPrefix + "last_heuristic_"
-	keyFingerprint      = stateKeyPrefix + "fingerprint_"
-	keyUserRequest      = stateKeyPrefix + "user_request_"
-	keyCompactions      = stateKeyPrefix + "compactions_"
-	keyIrreducibleFloor = stateKeyPrefix + "irreducible_floor_"
-	keyProviderRatio    = stateKeyPrefix + "provider_ratio_"
-	keySuspectRatio     = stateKeyPrefix + "suspect_ratio_"
-	keyWindow           = stateKeyPrefix + "window_"
-	keyCompactNext      = stateKeyPrefix + "compact_next_"
-	// Usage (usage.go) and compaction on request (compaction_request.go).
-	keyLastTokens        = stateKeyPrefix + "last_tokens_"
-	keyThreshold         = stateKeyPrefix + "threshold_"
-	keyCompactedAt       = stateKeyPrefix + "last_compaction_at_"
-	keyCompactReason     = stateKeyPrefix + "last_compaction_reason_"
-	keyCompactRequest    = stateKeyPrefix + "compact_request_"
+	stateKeyPrefix       = "__context_guard_"
+	keySummary           = stateKeyPrefix + "summary_"
+	keyWatermark         = stateKeyPrefix + "contents_at_compaction_"
+	keySummarizedAt      = stateKeyPrefix + "summarized_at_"
+	keyRealTokens        = stateKeyPrefix + "real_tokens_"
+	keyLastEstimate      = stateKeyPrefix + "last_heuristic_"
+	keyFingerprint       = stateKeyPrefix + "fingerprint_"
+	keyUserRequest       = stateKeyPrefix + "user_request_"
+	keyCompactions       = stateKeyPrefix + "compactions_"
+	keyIrreducibleFloor  = stateKeyPrefix + "irreducible_floor_"
+	keyProviderRatio     = stateKeyPrefix + "provider_ratio_"
+	keySuspectRatio      = stateKeyPrefix + "suspect_ratio_"
+	keyWindow            = stateKeyPrefix + "window_"
+	keyCompactNext       = stateKeyPrefix + "compact_next_"
 	todosKey             = "todos"
 	maxPlausibleTokenNum = 1 << 40 // anything above is treated as corrupt
+)
+
+// Session-state keys of Usage (usage.go) and of compaction on request
+// (compaction_request.go), per agent like the keys above.
+const (
+	keyLastTokens     = stateKeyPrefix + "last_tokens_"
+	keyThreshold      = stateKeyPrefix + "threshold_"
+	keyCompactedAt    = stateKeyPrefix + "last_compaction_at_"
+	keyCompactReason  = stateKeyPrefix + "last_compaction_reason_"
+	keyCompactRequest = stateKeyPrefix + "compact_request_"
 )
 
 // TodoItem is one entry of the agent's todo list (session key "todos"),
