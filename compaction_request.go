@@ -69,6 +69,12 @@ func (s stateIO) requestAt(st session.ReadonlyState, fullKey string) compactionR
 	case bool:
 		return compactionRequest{pending: r}
 	case string:
+		if len(r) > MaxFocusBytes {
+			// Written by an application itself: cut, not refused.
+			s.log.Warn("contextguard: the requested compaction's focus is too long; using its beginning",
+				"agent", s.agent, "key", fullKey, "bytes", len(r), "max_bytes", MaxFocusBytes)
+			r = strings.ToValidUTF8(r[:MaxFocusBytes], "")
+		}
 		return compactionRequest{pending: r != "", focus: r}
 	}
 	s.log.Warn("contextguard: session state has the wrong type; ignoring it",
