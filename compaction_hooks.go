@@ -83,16 +83,3 @@ func (g *ContextGuard) beforeCompaction(t *turn, reason string, count int) (skip
 		"reason", reason, "tokens", count, "threshold", t.lim.threshold, "window", t.lim.window)
 	return true
 }
-
-// summaryInstructions are the instructions appended to the summary prompt:
-// the agent's (WithInstructions), then this compaction's (the
-// before-compaction hook's).
-func (t *turn) summaryInstructions() string {
-	switch {
-	case t.hookInstructions == "":
-		return t.cfg.instructions
-	case t.cfg.instructions == "":
-		return t.hookInstructions
-	}
-	return t.cfg.instructions + "\n" + t.hookInstructions
-}

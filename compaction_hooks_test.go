@@ -251,3 +251,31 @@ func TestKnobOptions_Validated(t *testing.T) {
 		})
 	}
 }
+
+// TestBeforeCompaction_RequestedCompaction: the hook is asked about a
+// requested compaction too (Reason "requested"), and the summary prompt's
+// instructions come in order: the agent's, the request's focus, the hook's.
+func TestBeforeCompaction_RequestedCompaction(t *testing.T) {
+	var reasons []string
+	rs := &recordingSummarizer{reply: func(int, SummaryRequest) (string, error) { return "SUMMARY", nil }}
+	g := New(NewCrushRegistry(WithRegistryLogger(quietLogger)), WithLogger(quietLogger),
+		WithBeforeCompaction(func(_ context.Context, p PendingCompaction) CompactionDecision {
+			reasons = append(reasons, p.Reason)
+			return CompactionDecision{Instructions: "HOOK: keep the stack trace."}
+		}))
+	g.Add("a", nil, WithSummarizer(rs), WithMaxTokens(200_000), WithInstructions("AGENT: keep ticket numbers."))
+	require.NoError(t, g.Err())
+	ctx := newFakeCtx("a").withUser("go on")
+	require.NoError(t, g.RequestCompactionInState(ctx.State(), "a", "the failing test"))
+
+	_, err := g.beforeModel(ctx, request(append(history(6, 300), userMsg("go on"))...))
+	require.NoError(t, err)
+
+	assert.Equal(t, []string{ReasonRequested}, reasons)
+	require.Len(t, rs.requests(), 1)
+	got := rs.requests()[0].Instructions
+	agentAt, focusAt, hookAt := strings.Index(got, "AGENT:"), strings.Index(got, "the failing test"), strings.Index(got, "HOOK:")
+	require.True(t, agentAt >= 0 && focusAt >= 0 && hookAt >= 0, "all three instructions: %q", got)
+	assert.Less(t, agentAt, focusAt)
+	assert.Less(t, focusAt, hookAt)
+}

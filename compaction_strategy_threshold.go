@@ -423,6 +423,7 @@ func (g *ContextGuard) finishCompaction(t *turn, c *compaction, o outcome) (next
 	next.realTokens = 0
 	next.lastEstimate = o.newEst
 	next.compactions = t.prev.compactions + 1
+	stampCompaction(t, &next, c.ev.Reason)
 
 	ev := c.ev
 	ev.TokensAfter = o.newCount

@@ -169,8 +169,9 @@ type CompactionEvent struct {
 	Strategy Strategy
 	// Reason says what triggered it: "tokens" (the threshold), "turns" (the
 	// sliding window's turn budget), "output_limit" (the previous response
-	// stopped at the output limit near the window) or "overflow" (the
-	// provider rejected the request as too long).
+	// stopped at the output limit near the window), "overflow" (the
+	// provider rejected the request as too long) or ReasonRequested
+	// (RequestCompaction asked for it, whatever the count).
 	Reason string
 	// TokensBefore and TokensAfter are the guard's calibrated counts of the
 	// request before and after compaction.
@@ -228,8 +229,10 @@ type turn struct {
 	// rejected marks recovery from the provider's rejection of this very
 	// request: its calibration comes from the provider's own count of it.
 	rejected bool
+	// focus is the focus of a requested compaction (compaction_request.go).
+	focus string
 	// hookInstructions are the before-compaction hook's instructions for
-	// this compaction (summaryInstructions).
+	// this compaction (compaction_hooks.go).
 	hookInstructions string
 }
 
@@ -253,7 +256,7 @@ func (g *ContextGuard) beforeModel(cctx agent.CallbackContext, req *model.LLMReq
 		return nil, nil
 	}
 	cfg := g.agent(cctx.AgentName())
-	if cfg == nil {
+	if cfg == nil || g.switchedOff(cctx) {
 		return nil, nil
 	}
 	if len(req.Contents) == 0 {
@@ -281,6 +284,7 @@ func (g *ContextGuard) guardRequest(cctx agent.CallbackContext, cfg *agentConfig
 		prev = sio.load(st)
 	}
 	mem := sess.memory(cfg.name)
+	prev.request = sio.requestAt(st, mem.requestKey)
 	prev = g.recall(cctx, cfg, mem, st, sio, req, prev)
 	if st != nil {
 		defer mem.rememberCompaction(st, prev.compactions)
@@ -302,6 +306,8 @@ func (g *ContextGuard) guardRequest(cctx agent.CallbackContext, cfg *agentConfig
 
 	next, err := g.decide(t)
 	next.window = t.lim.window
+	next.threshold = t.lim.threshold
+	recordUsage(t, &next)
 	if st != nil {
 		sio.save(st, prev, next)
 	}
@@ -434,6 +440,8 @@ func (g *ContextGuard) decide(t *turn) (guardState, error) {
 	reason := ""
 	turns := 0
 	switch {
+	case t.prev.request.pending:
+		reason = ReasonRequested
 	case count > trigger:
 		reason = "tokens"
 	case t.prev.compactNext != 0:
@@ -451,8 +459,10 @@ func (g *ContextGuard) decide(t *turn) (guardState, error) {
 		return next, nil
 	}
 	t.prev.compactNext = 0 // one compaction answers it, whatever its outcome
+	t.takeRequest()        // one compaction answers it too, even one the hook skips
 	if g.beforeCompaction(t, reason, count) {
 		next.compactNext = 0
+		next.request = compactionRequest{}
 		next.lastEstimate = est
 		return next, nil
 	}
@@ -487,7 +497,7 @@ func (g *ContextGuard) afterModel(cctx agent.CallbackContext, resp *model.LLMRes
 		return nil, nil
 	}
 	cfg := g.agent(cctx.AgentName())
-	if cfg == nil {
+	if cfg == nil || g.switchedOff(cctx) {
 		return nil, nil
 	}
 	st := cctx.State()

@@ -183,8 +183,10 @@ func parseCount(s string) int {
 // session beside the session state. Guarded by the session entry's mutex.
 type agentMemory struct {
 	agent string
-	// compactionsKey is the state key of the agent's compaction counter.
+	// compactionsKey is the state key of the agent's compaction counter,
+	// and requestKey of a requested compaction (compaction_request.go).
 	compactionsKey string
+	requestKey     string
 	// compacted is the state the latest compaction wrote, kept until the
 	// session state shows it.
 	compacted *guardState
@@ -216,7 +218,7 @@ func (e *sessionEntry) memory(agent string) *agentMemory {
 			return m
 		}
 	}
-	m := &agentMemory{agent: agent, compactionsKey: keyCompactions + agent}
+	m := &agentMemory{agent: agent, compactionsKey: keyCompactions + agent, requestKey: keyCompactRequest + agent}
 	e.agents = append(e.agents, m)
 	return m
 }
@@ -235,7 +237,7 @@ func (m *agentMemory) rememberCompaction(st session.State, before int) {
 	if n, ok := decodeInt(v); !ok || n <= before {
 		return
 	}
-	s := stateIO{agent: m.agent, log: quietLog}.load(st)
+	s := stateIO{agent: m.agent, log: quietLog}.loadAll(st)
 	m.compacted = &s
 }
 
@@ -321,7 +323,7 @@ func (g *ContextGuard) onModelError(cctx agent.CallbackContext, req *model.LLMRe
 		return nil, nil
 	}
 	cfg := g.agent(cctx.AgentName())
-	if cfg == nil {
+	if cfg == nil || g.switchedOff(cctx) {
 		return nil, nil
 	}
 	ov, ok := AsContextOverflow(modelErr)
@@ -529,6 +531,7 @@ func (g *ContextGuard) compactForRecovery(cctx agent.CallbackContext, cfg *agent
 		"real_tokens", real, "estimated_tokens", sent, "correction", t.cal.factor, "threshold", t.lim.threshold, "window", window)
 
 	next, err := g.compactThreshold(t, "overflow")
+	recordUsage(t, &next)
 	if st != nil {
 		sio.save(st, prev, next)
 	}

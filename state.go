@@ -30,6 +30,16 @@ const (
 	maxPlausibleTokenNum = 1 << 40 // anything above is treated as corrupt
 )
 
+// Session-state keys of Usage (usage.go) and of compaction on request
+// (compaction_request.go), per agent like the keys above.
+const (
+	keyLastTokens     = stateKeyPrefix + "last_tokens_"
+	keyThreshold      = stateKeyPrefix + "threshold_"
+	keyCompactedAt    = stateKeyPrefix + "last_compaction_at_"
+	keyCompactReason  = stateKeyPrefix + "last_compaction_reason_"
+	keyCompactRequest = stateKeyPrefix + "compact_request_"
+)
+
 // TodoItem is one entry of the agent's todo list (session key "todos"),
 // carried into every summary so the agent can restore it after compaction.
 type TodoItem struct {
@@ -61,6 +71,17 @@ type guardState struct {
 	// count: a response near the window stopped at the output limit
 	// (afterModel).
 	compactNext int
+	// tokens is the calibrated count of the request last let through, and
+	// threshold the trigger it was judged against (usage.go).
+	tokens    int
+	threshold int
+	// compactedAt (RFC 3339) and compactReason describe the last applied
+	// compaction (usage.go); the hot path does not read them (loadAll).
+	compactedAt   string
+	compactReason string
+	// request is a compaction asked for with RequestCompaction, answered by
+	// the next call (compaction_request.go).
+	request compactionRequest
 }
 
 // stateIO reads and writes one agent's keys of a session state.
@@ -89,6 +110,23 @@ func (s stateIO) load(st session.ReadonlyState) guardState {
 	g.suspectRatio = s.num(st, keySuspectRatio)
 	g.window = s.num(st, keyWindow)
 	g.compactNext = s.num(st, keyCompactNext)
+	g.threshold = s.num(st, keyThreshold)
+	return g
+}
+
+// loadAll is load plus the keys the hot path does not read: the last
+// request's count, the last compaction's time and reason, and a requested
+// compaction (read on the hot path from its precomputed key, see
+// agentMemory).
+func (s stateIO) loadAll(st session.ReadonlyState) guardState {
+	g := s.load(st)
+	if st == nil {
+		return g
+	}
+	g.tokens = s.num(st, keyLastTokens)
+	g.compactedAt = s.str(st, keyCompactedAt)
+	g.compactReason = s.str(st, keyCompactReason)
+	g.request = s.requestAt(st, keyCompactRequest+s.agent)
 	return g
 }
 
@@ -218,6 +256,11 @@ func (s stateIO) save(st session.State, prev, next guardState) {
 	s.set(st, keySuspectRatio, prev.suspectRatio, next.suspectRatio)
 	s.set(st, keyWindow, prev.window, next.window)
 	s.set(st, keyCompactNext, prev.compactNext, next.compactNext)
+	s.set(st, keyLastTokens, prev.tokens, next.tokens)
+	s.set(st, keyThreshold, prev.threshold, next.threshold)
+	s.set(st, keyCompactedAt, prev.compactedAt, next.compactedAt)
+	s.set(st, keyCompactReason, prev.compactReason, next.compactReason)
+	s.set(st, keyCompactRequest, prev.request.value(), next.request.value())
 }
 
 // loadTodos reads the todo list, accepting []TodoItem and the []any of maps a
