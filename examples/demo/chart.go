@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/adk-contextguard/contextguard"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -168,8 +169,11 @@ func chart(r *report) (*plot.Plot, error) {
 		marks = append(marks, plotter.XY{X: float64(s.Step), Y: before})
 		notes.XYs = append(notes.XYs, plotter.XY{X: float64(s.Step), Y: labelY(before, top, float64(r.Window), float64(r.Trigger))})
 		what := "compacted"
-		if ev.Fallback {
+		switch {
+		case ev.Fallback:
 			what = "fallback"
+		case ev.Reason == contextguard.ReasonRequested:
+			what = "on request"
 		}
 		notes.Labels = append(notes.Labels, fmt.Sprintf("%s %s→%s", what, kilo(ev.TokensBefore), kilo(ev.TokensAfter)))
 	}

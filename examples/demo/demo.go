@@ -73,6 +73,7 @@ type report struct {
 	Steps            []stepRecord
 	Compactions      int
 	Fallbacks        int
+	OnRequest        int // compactions answering RequestCompaction
 	SummarizerCalls  int
 	Window, Trigger  int
 	MaxSent          int // largest request sent, by o200k
@@ -86,6 +87,7 @@ type report struct {
 	DB               string
 	Elapsed          time.Duration
 	summarizerOnSelf int // summaries the offline summarizer wrote (cross-check)
+	Requested        int // compactions asked for with RequestCompaction
 }
 
 // recorder measures every model call of the agent through two plugins, one
@@ -165,8 +167,11 @@ func (r *recorder) printStep(s stepRecord) {
 	action := "ok"
 	if ev := s.Compaction; ev != nil {
 		action = "COMPACTED"
-		if ev.Fallback {
+		switch {
+		case ev.Fallback:
 			action = "FALLBACK"
+		case ev.Reason == contextguard.ReasonRequested:
+			action = "ON REQUEST"
 		}
 		action += " " + kilo(ev.TokensBefore) + "→" + kilo(ev.TokensAfter)
 	}
@@ -318,6 +323,15 @@ func run(ctx context.Context, cfg config, w io.Writer) (*report, error) {
 		rec.mu.Lock()
 		rec.turn = t + 1
 		rec.mu.Unlock()
+		if t+1 == compactRequestTurn {
+			// What an app does for a user's "/compact <focus>": ask the
+			// guard, between runs, to compact the next model call.
+			fmt.Fprintf(w, "turn %d/%d  user: /compact %s\n", t+1, cfg.Turns, compactFocus)
+			if err := guard.RequestCompaction(ctx, sessions, appName, userID, sessionID, agentName, compactFocus); err != nil {
+				return nil, fmt.Errorf("request compaction: %w", err)
+			}
+			rep.Requested++
+		}
 		fmt.Fprintf(w, "turn %d/%d  user: %s\n", t+1, cfg.Turns, clip(story[t].User, 100))
 		answer := ""
 		msg := genai.NewContentFromText(story[t].User, genai.RoleUser)
@@ -333,6 +347,11 @@ func run(ctx context.Context, cfg config, w io.Writer) (*report, error) {
 		}
 		fmt.Fprintf(w, "           %s: %s\n", agentName, clip(firstLine(answer), 100))
 		closing = answer
+		u, err := guard.Usage(ctx, sessions, appName, userID, sessionID, agentName)
+		if err != nil {
+			return nil, fmt.Errorf("usage: %w", err)
+		}
+		fmt.Fprintf(w, "           %s\n", usageLine(u))
 	}
 
 	rec.mu.Lock()
@@ -351,6 +370,9 @@ func run(ctx context.Context, cfg config, w io.Writer) (*report, error) {
 		if ev := s.Compaction; ev != nil {
 			rep.Compactions++
 			rep.SummarizerCalls += ev.SummarizerCalls
+			if ev.Reason == contextguard.ReasonRequested {
+				rep.OnRequest++
+			}
 			if ev.Fallback {
 				rep.Fallbacks++
 			}
@@ -413,7 +435,7 @@ func printReport(w io.Writer, r *report) {
 	fmt.Fprintf(w, "\n== report\n")
 	fmt.Fprintf(w, "turns              %d\n", r.Turns)
 	fmt.Fprintf(w, "model calls        %d (agent)\n", r.Calls)
-	fmt.Fprintf(w, "compactions        %d (fallback summaries: %d)\n", r.Compactions, r.Fallbacks)
+	fmt.Fprintf(w, "compactions        %d (on request: %d, fallback summaries: %d)\n", r.Compactions, r.OnRequest, r.Fallbacks)
 	fmt.Fprintf(w, "summarizer calls   %d\n", r.SummarizerCalls)
 	fmt.Fprintf(w, "max utilization    %.0f%% of the %s-token window (step %d: %s tokens)\n",
 		100*float64(maxStep.tokens())/float64(r.Window), thousands(r.Window), maxStep.Step, thousands(maxStep.tokens()))
@@ -430,6 +452,24 @@ func printReport(w io.Writer, r *report) {
 		fmt.Fprintf(w, "chart              %s\n", r.Chart)
 	}
 	fmt.Fprintf(w, "elapsed            %s\n", r.Elapsed.Round(10*time.Millisecond))
+}
+
+// compactRequestTurn is the turn before which the demo asks for a
+// compaction, as a user typing "/compact <focus>" would; compactFocus is
+// the focus.
+const (
+	compactRequestTurn = 9
+	compactFocus       = "keep every finding about the idempotency cache and the OOM kills"
+)
+
+// usageLine is the context line agent UIs show, from the guard's Usage.
+func usageLine(u contextguard.Usage) string {
+	line := fmt.Sprintf("context: %.0f%% of %s tokens (the guard counts %s, compacts at %s), %d compactions",
+		100*u.Utilization, thousands(u.Window), thousands(u.Tokens), thousands(u.Threshold), u.Compactions)
+	if u.LastCompactionReason != "" {
+		line += ", last: " + u.LastCompactionReason
+	}
+	return line
 }
 
 // summaryLines bounds the summary the demo prints.

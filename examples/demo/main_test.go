@@ -115,6 +115,25 @@ func TestDemoFullStory(t *testing.T) {
 	if strings.Contains(out, "does not match") {
 		t.Errorf("the scripted model lost its place:\n%s", out)
 	}
+	// The /compact before turn compactRequestTurn compacts its first call,
+	// below the trigger, and the context line after it says so.
+	if rep.Requested != 1 || rep.OnRequest != 1 {
+		t.Errorf("compactions asked %d, answered on request %d; want 1 and 1\n%s", rep.Requested, rep.OnRequest, out)
+	}
+	for _, s := range rep.Steps {
+		if s.Turn == compactRequestTurn && s.Compaction == nil {
+			t.Errorf("step %d, the first of turn %d, did not compact on request", s.Step, s.Turn)
+		}
+		if s.Turn == compactRequestTurn {
+			break
+		}
+	}
+	if !strings.Contains(out, "compactions, last: requested") {
+		t.Errorf("no context line after the requested compaction:\n%s", out)
+	}
+	if got := strings.Count(out, "           context: "); got != len(story) {
+		t.Errorf("%d context lines, want one per turn (%d)", got, len(story))
+	}
 }
 
 // TestScriptedModelResumes checks that the scripted model continues a turn
