@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/adk/model"
+
+	"github.com/adk-contextguard/contextguard/contextguardtest"
 )
 
 // TestBeforeCompaction plays one call over the trigger, then a second one,
@@ -278,4 +280,71 @@ func TestBeforeCompaction_RequestedCompaction(t *testing.T) {
 	require.True(t, agentAt >= 0 && focusAt >= 0 && hookAt >= 0, "all three instructions: %q", got)
 	assert.Less(t, agentAt, focusAt)
 	assert.Less(t, focusAt, hookAt)
+}
+
+// TestSummaryKnobsAndHook_ThroughRunner plays 24 tool-heavy turns at 32k
+// through a real runner with the three knobs of a compaction: the summary's
+// length (WithSummaryTokens), the summarizer model's window
+// (WithSummarizerWindow, smaller than the conversation, so spans are
+// summarized in pieces) and a before-compaction hook that adds an
+// instruction to every compaction and skips the second one. Every summary
+// is asked at most the length set, every prompt carries the hook's
+// instruction, the skipped compaction is decided again on the next call,
+// and no request exceeds the window by the ground truth.
+func TestSummaryKnobsAndHook_ThroughRunner(t *testing.T) {
+	const (
+		window       = 32_000
+		summaryLen   = 600
+		summarizerW  = 8_000
+		instruction  = "HOOK-INSTRUCTION: keep every pod name."
+		skipDecision = 2 // the hook's decision that skips
+	)
+	var mu sync.Mutex
+	decisions := 0
+	var events []CompactionEvent
+	logs := &logBuffer{}
+	g := New(NewCrushRegistry(WithRegistryLogger(logs.logger())), WithLogger(logs.logger()),
+		WithOnCompaction(func(_ context.Context, e CompactionEvent) {
+			mu.Lock()
+			defer mu.Unlock()
+			events = append(events, e)
+		}),
+		WithBeforeCompaction(func(_ context.Context, p PendingCompaction) CompactionDecision {
+			mu.Lock()
+			defer mu.Unlock()
+			decisions++
+			return CompactionDecision{Skip: decisions == skipDecision, Instructions: instruction}
+		}))
+	sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{Name: "in-house-summarizer", KeepText: true})
+	g.Add("assistant", sum, WithMaxTokens(window), WithSummaryTokens(summaryLen), WithSummarizerWindow(summarizerW))
+	res, err := contextguardtest.Run(context.Background(), contextguardtest.Scenario{
+		Name: "KnobsAndHook", Window: window, Turns: 24, Seed: 5,
+		Plan: func(int) contextguardtest.TurnPlan {
+			return contextguardtest.TurnPlan{UserTextSize: 300, ResponseSize: 300, Steps: contextguardtest.Sequential(
+				contextguardtest.Call("kubectl_logs", 3_000), contextguardtest.Call("read_file", 2_000))}
+		},
+	}, contextguardtest.RunConfig{Counter: contextguardtest.TokenizerCounter(1), Plugins: g.PluginConfig(), Summarizer: sum})
+	require.NoError(t, err)
+	t.Log(res)
+	assert.Empty(t, res.Errors)
+	assert.LessOrEqual(t, res.MaxRealTokens, window, "no request over the window")
+	assert.Zero(t, res.OverflowsRejected)
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.GreaterOrEqual(t, len(events), 2, "compactions")
+	assert.Equal(t, decisions, len(events)+1, "every compaction was asked about; one was skipped")
+	rolling := 0
+	for _, e := range events {
+		rolling += e.RollingCalls
+	}
+	assert.Positive(t, rolling, "spans larger than the summarizer's window are summarized in pieces")
+	require.NotEmpty(t, sum.Records())
+	for i, call := range sum.Records() {
+		assert.Positive(t, call.Asked, "call %d states a length", i)
+		assert.LessOrEqual(t, call.Asked, summaryLen, "call %d asks at most WithSummaryTokens", i)
+		assert.Contains(t, call.Text, instruction, "call %d carries the hook's instruction", i)
+	}
+	assert.Contains(t, logs.String(), "compaction skipped by the before-compaction hook")
+	assert.NotContains(t, logs.String(), "summarizer's model is unknown", "WithSummarizerWindow names the window")
 }

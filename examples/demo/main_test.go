@@ -134,6 +134,41 @@ func TestDemoFullStory(t *testing.T) {
 	if got := strings.Count(out, "           context: "); got != len(story) {
 		t.Errorf("%d context lines, want one per turn (%d)", got, len(story))
 	}
+
+	// The sample in examples/README.md is what the demo prints.
+	printed := map[string]bool{}
+	for _, line := range strings.Split(out, "\n") {
+		printed[line] = true
+	}
+	for _, line := range readmeSample(t) {
+		if line != "..." && !printed[line] {
+			t.Errorf("examples/README.md shows a line the demo does not print (update the sample from make demo):\n%q", line)
+		}
+	}
+}
+
+// readmeSample is the first code block after "### What it prints" in
+// examples/README.md.
+func readmeSample(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatalf("examples/README.md: %v", err)
+	}
+	_, rest, ok := strings.Cut(string(b), "### What it prints")
+	if !ok {
+		t.Fatal(`examples/README.md has no "### What it prints" section`)
+	}
+	_, rest, ok = strings.Cut(rest, "```\n")
+	block, _, closed := strings.Cut(rest, "```")
+	if !ok || !closed {
+		t.Fatal("no sample block in examples/README.md's \"What it prints\"")
+	}
+	lines := strings.Split(strings.TrimRight(block, "\n"), "\n")
+	if len(lines) < 10 {
+		t.Fatalf("the sample block has %d lines", len(lines))
+	}
+	return lines
 }
 
 // TestScriptedModelResumes checks that the scripted model continues a turn
