@@ -98,6 +98,10 @@ var markNames = [numMarks]string{
 // keeps the key's calls direct on the hot path.
 type identity struct {
 	byValue bool
+	// sampled, with byValue, hashes strings, bytes and payloads by a
+	// bounded sample of them instead of in full: a prefix mark
+	// (prefix_count.go).
+	sampled bool
 	k       keyer  // byValue false
 	h       uint64 // FNV-64a state; byValue true
 }
@@ -124,6 +128,10 @@ func (s *identity) str(x string) {
 		s.k.str(x)
 		return
 	}
+	if s.sampled {
+		s.sample(x)
+		return
+	}
 	s.fpStr(x)
 }
 
@@ -133,6 +141,10 @@ func (s *identity) blob(b []byte) {
 	if !s.byValue {
 		s.k.add(uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))))
 		s.k.add(uint64(len(b)))
+		return
+	}
+	if s.sampled {
+		s.sample(unsafe.String(unsafe.SliceData(b), len(b)))
 		return
 	}
 	s.write(b)
@@ -154,6 +166,10 @@ func (s *identity) num(n uint64) {
 func (s *identity) value(m map[string]any) bool {
 	if !s.byValue {
 		return s.k.value(m)
+	}
+	if s.sampled {
+		s.sampleValue(m, 0)
+		return true
 	}
 	s.fpValue(m)
 	return true

@@ -83,6 +83,9 @@ type ContextGuard struct {
 	sessions      *sessionTable
 	triggerWarned sync.Map // agent+window -> bool
 	reportWarned  sync.Map // agent -> bool: an unbelievable provider count was logged
+
+	// configs caches the hashes of instructions and tools (prefix_count.go).
+	configs configHashes
 }
 
 // New returns a guard that reads context windows from registry; a nil
@@ -236,6 +239,10 @@ type turn struct {
 	// rejected marks recovery from the provider's rejection of this very
 	// request: its calibration comes from the provider's own count of it.
 	rejected bool
+	// prefix is the stored prefix record and how it matched
+	// (prefix_count.go); frontier is the tool steps pruned (pruning.go).
+	prefix   prefixMatch
+	frontier int
 }
 
 // irreducibleSize is the size of a request (raw estimate n) that decides
@@ -302,13 +309,17 @@ func (g *ContextGuard) guardRequest(cctx agent.CallbackContext, cfg *agentConfig
 	t.est = sess.estimator(cfg, req.Model)
 	t.lim = g.requestLimits(cfg, req)
 	t.inj = injectSummary(t)
-	t.est.prefetch(t.req.Contents)
+	t.prefix = g.matchPrefix(t, st, sio)
+	if !t.prefix.matched {
+		t.est.prefetch(t.req.Contents)
+	}
 	t.cal = newCalibration(prev, t.est)
 
 	next, err := g.decide(t)
 	next.window = t.lim.window
 	if st != nil {
 		sio.save(st, prev, next)
+		t.savePrefix(st, sio)
 	}
 	return t.event, err
 }
@@ -423,7 +434,7 @@ func injectSummary(t *turn) injection {
 func (g *ContextGuard) decide(t *turn) (guardState, error) {
 	next := t.prev
 	t.req.Contents = pruneToolResults(t, t.req.Contents)
-	est := requestTokens(t.est, t.req)
+	est := t.requestEstimate()
 	count := t.cal.count(est)
 	t.before = count
 
@@ -453,6 +464,7 @@ func (g *ContextGuard) decide(t *turn) (guardState, error) {
 	}
 	if reason == "" {
 		next.lastEstimate = est
+		t.recordPrefix(est)
 		return next, nil
 	}
 	t.prev.compactNext = 0 // one compaction answers it, whatever its outcome

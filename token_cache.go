@@ -29,6 +29,7 @@ import (
 type countCache struct {
 	entries map[uint64]*countEntry
 	decls   map[uint64]*declEntry
+	fps     map[uint64]uncountedFingerprint
 	gen     uint32
 	live    int // entries touched in the current generation
 }
@@ -59,7 +60,7 @@ type countEntry struct {
 const maxCacheEntries = 4096
 
 func newCountCache() *countCache {
-	return &countCache{entries: make(map[uint64]*countEntry), decls: make(map[uint64]*declEntry)}
+	return &countCache{entries: make(map[uint64]*countEntry), decls: make(map[uint64]*declEntry), fps: make(map[uint64]uncountedFingerprint)}
 }
 
 // begin starts a new request: entries not touched since the previous
@@ -206,19 +207,58 @@ func (ce cachedEstimator) prefetch(cs []*genai.Content) {
 	}
 }
 
-// fingerprint is the content's fingerprint, cached with its count.
+// fingerprint is the content's fingerprint, cached with its count when the
+// content was counted, else in the cache's few fingerprints of contents
+// that are not counted (the last content a summary covers lies in the
+// prefix a matching prefix record spares counting: prefix_count.go).
 func (ce cachedEstimator) fingerprint(x *genai.Content) string {
 	if x == nil {
 		return fingerprint(x)
 	}
-	ent := ce.cache.entry(ce.tokenEstimator, ce.salt, x)
-	if ent == nil {
+	k, ok := contentKey(x)
+	if !ok {
 		return fingerprint(x)
 	}
-	if ent.fp == "" {
-		ent.fp = fingerprint(x)
+	k ^= ce.salt
+	if ent, hit := ce.cache.entries[k]; hit && ent.role == x.Role && ent.parts == len(x.Parts) {
+		if ent.fp == "" {
+			ent.fp = fingerprint(x)
+		}
+		return ent.fp
 	}
-	return ent.fp
+	if f, hit := ce.cache.fps[k]; hit {
+		return f.fp
+	}
+	if len(ce.cache.fps) >= maxUncountedFingerprints {
+		clear(ce.cache.fps)
+	}
+	f := uncountedFingerprint{pin: x, fp: fingerprint(x)}
+	ce.cache.fps[k] = f
+	return f.fp
+}
+
+// maxUncountedFingerprints bounds the fingerprints kept for contents that
+// are not counted: a session looks for one (the summary's watermark) per
+// call, a few while a compaction moves it.
+const maxUncountedFingerprints = 8
+
+// uncountedFingerprint is the fingerprint of a content that is not counted,
+// pinned like a count entry.
+type uncountedFingerprint struct {
+	pin *genai.Content
+	fp  string
+}
+
+// dropUntouched drops the entries the current request did not use.
+func (c *countCache) dropUntouched() {
+	if len(c.entries) == c.live {
+		return
+	}
+	for k, e := range c.entries {
+		if e.gen != c.gen {
+			delete(c.entries, k)
+		}
+	}
 }
 
 // ---------------------------------------------------------------------------
