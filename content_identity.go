@@ -102,8 +102,13 @@ type identity struct {
 	// bounded sample of them instead of in full: a prefix mark
 	// (prefix_count.go).
 	sampled bool
-	k       keyer  // byValue false
-	h       uint64 // FNV-64a state; byValue true
+	// sizing, with byValue, adds up the bytes of the strings and byte
+	// slices a content holds in size instead of hashing them: what a
+	// cache entry pinning it retains (session_memory_bound.go).
+	sizing bool
+	size   int
+	k      keyer  // byValue false
+	h      uint64 // FNV-64a state; byValue true
 }
 
 // FNV-64a, as hash/fnv computes it, without its allocation.
@@ -132,6 +137,10 @@ func (s *identity) str(x string) {
 		s.sample(x)
 		return
 	}
+	if s.sizing {
+		s.size = satAdd(s.size, len(x))
+		return
+	}
 	s.fpStr(x)
 }
 
@@ -145,6 +154,10 @@ func (s *identity) blob(b []byte) {
 	}
 	if s.sampled {
 		s.sample(unsafe.String(unsafe.SliceData(b), len(b)))
+		return
+	}
+	if s.sizing {
+		s.size = satAdd(s.size, len(b))
 		return
 	}
 	s.write(b)
@@ -169,6 +182,10 @@ func (s *identity) value(m map[string]any) bool {
 	}
 	if s.sampled {
 		s.sampleValue(m, 0)
+		return true
+	}
+	if s.sizing {
+		s.size = satAdd(s.size, valueSize(m))
 		return true
 	}
 	s.fpValue(m)

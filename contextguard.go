@@ -115,7 +115,7 @@ func New(registry ModelRegistry, opts ...Option) *ContextGuard {
 		hook:     o.onCompaction,
 		optErrs:  o.errs,
 		agents:   make(map[string]*agentConfig),
-		sessions: newSessionTable(defaultSessionEntries),
+		sessions: newSessionTable(o.bounds.withDefaults()),
 	}
 }
 
@@ -516,10 +516,6 @@ func (g *ContextGuard) afterModel(cctx agent.CallbackContext, resp *model.LLMRes
 // Per-session entries (ARCHITECTURE.md, Concurrency)
 // ---------------------------------------------------------------------------
 
-// defaultSessionEntries bounds the per-session table; the least recently
-// used idle entries are dropped beyond it.
-const defaultSessionEntries = 10_000
-
 // sessionTable holds what the guard keeps in memory per session: the
 // per-content count cache, the last summary message built and the record of
 // each agent (recovery.go), and the ownership that serialises the guard's
@@ -549,7 +545,8 @@ const defaultSessionEntries = 10_000
 // mutex held: they answer synchronously and must not call the guard.
 type sessionTable struct {
 	mu    sync.Mutex
-	max   int
+	max   sessionBounds // past either, the least recently used idle entries are dropped
+	bytes int           // what the entries retain (retainedBytes), as last accounted
 	byKey map[string]*list.Element
 	order *list.List // front: most recently used
 }
@@ -558,6 +555,9 @@ type sessionEntry struct {
 	key   string
 	mu    sync.Mutex
 	users int // owners and waiters; an entry in use is never evicted
+	// accounted is the entry's share of the table's bytes; guarded by the
+	// table's mutex.
+	accounted int
 
 	// Guarded by mu.
 	//
@@ -585,8 +585,8 @@ type summaryMemo struct {
 	msg              *genai.Content
 }
 
-func newSessionTable(n int) *sessionTable {
-	return &sessionTable{max: n, byKey: make(map[string]*list.Element), order: list.New()}
+func newSessionTable(b sessionBounds) *sessionTable {
+	return &sessionTable{max: b, byKey: make(map[string]*list.Element), order: list.New()}
 }
 
 // acquire makes the caller the owner of the session's entry, with its mutex
@@ -623,17 +623,24 @@ func (s *sessionTable) acquire(ctx context.Context, key string) (*sessionEntry, 
 }
 
 // release ends the caller's ownership of e: it clears the busy mark, waking
-// the calls waiting for the session, and unlocks e.
+// the calls waiting for the session, unlocks e, accounts what e retains
+// and evicts idle entries past the table's bounds.
 func (s *sessionTable) release(e *sessionEntry) {
 	if b := e.busy; b != nil {
 		e.busy = nil
 		close(b.done)
 	}
+	size := e.retainedBytes()
 	e.mu.Unlock()
-	s.leave(e)
+	s.mu.Lock()
+	s.bytes += size - e.accounted
+	e.accounted = size
+	e.users--
+	s.evictLocked()
+	s.mu.Unlock()
 }
 
-// leave drops a user of e, evicting idle entries past the table's bound.
+// leave drops a user of e, evicting idle entries past the table's bounds.
 func (s *sessionTable) leave(e *sessionEntry) {
 	s.mu.Lock()
 	e.users--
@@ -642,11 +649,12 @@ func (s *sessionTable) leave(e *sessionEntry) {
 }
 
 func (s *sessionTable) evictLocked() {
-	for el := s.order.Back(); el != nil && s.order.Len() > s.max; {
+	for el := s.order.Back(); el != nil && (s.order.Len() > s.max.sessions || s.bytes > s.max.bytes); {
 		prev := el.Prev()
 		if e := el.Value.(*sessionEntry); e.users == 0 {
 			s.order.Remove(el)
 			delete(s.byKey, e.key)
+			s.bytes -= e.accounted
 		}
 		el = prev
 	}

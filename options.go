@@ -60,6 +60,7 @@ type guardOptions struct {
 	onCompaction   func(context.Context, CompactionEvent)
 	tracerProvider trace.TracerProvider
 	meterProvider  metric.MeterProvider
+	bounds         sessionBounds // session_memory_bound.go
 	errs           []error
 }
 

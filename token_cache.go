@@ -32,6 +32,8 @@ type countCache struct {
 	fps     map[uint64]uncountedFingerprint
 	gen     uint32
 	live    int // entries touched in the current generation
+	// bytes is what the entries retain, about (contentRetained).
+	bytes int
 }
 
 // declEntry is the cached count of one tool declaration. Declarations are
@@ -50,6 +52,7 @@ type countEntry struct {
 	tokens int
 	fp     string // fingerprint, computed on first use
 	gen    uint32
+	size   int // bytes retained by pinning the content (contentRetained)
 	// pruned is the content's tool-result-pruned copy, built on first use
 	// (WithToolResultPruning).
 	pruned *prunedContent
@@ -68,11 +71,7 @@ func newCountCache() *countCache {
 // uses, which bounds it by the size of the session's history.
 func (c *countCache) begin() {
 	if len(c.entries) > max(2*c.live, 64) || len(c.entries) > maxCacheEntries {
-		for k, e := range c.entries {
-			if e.gen != c.gen {
-				delete(c.entries, k)
-			}
-		}
+		c.dropUntouched()
 	}
 	if len(c.decls) > maxCacheEntries/4 {
 		for k, e := range c.decls {
@@ -101,8 +100,7 @@ func (c *countCache) entry(e tokenEstimator, salt uint64, x *genai.Content) *cou
 		return ent
 	}
 	ent := &countEntry{pin: x, role: x.Role, parts: len(x.Parts), tokens: e.content(x), gen: c.gen}
-	c.entries[k] = ent
-	c.live++
+	c.add(k, ent)
 	return ent
 }
 
@@ -202,8 +200,7 @@ func (ce cachedEstimator) prefetch(cs []*genai.Content) {
 		if _, hit := ce.cache.entries[m.key]; hit {
 			continue // the same content twice in one request
 		}
-		ce.cache.entries[m.key] = &countEntry{pin: m.x, role: m.x.Role, parts: len(m.x.Parts), tokens: m.n, gen: ce.cache.gen}
-		ce.cache.live++
+		ce.cache.add(m.key, &countEntry{pin: m.x, role: m.x.Role, parts: len(m.x.Parts), tokens: m.n, gen: ce.cache.gen})
 	}
 }
 
@@ -249,16 +246,39 @@ type uncountedFingerprint struct {
 	fp  string
 }
 
-// dropUntouched drops the entries the current request did not use.
+// dropUntouched drops the entries the current request did not use. A Go
+// map keeps the room of its largest size, so when most entries go, the
+// rest move to a new map and an idle session keeps only what it holds.
 func (c *countCache) dropUntouched() {
 	if len(c.entries) == c.live {
 		return
 	}
+	was := len(c.entries)
 	for k, e := range c.entries {
 		if e.gen != c.gen {
+			c.bytes -= e.size
 			delete(c.entries, k)
 		}
 	}
+	if len(c.entries)*shrinkRatio < was {
+		m := make(map[uint64]*countEntry, len(c.entries)) // maps.Clone keeps the room
+		for k, e := range c.entries {
+			m[k] = e
+		}
+		c.entries = m
+	}
+}
+
+// shrinkRatio is how many times smaller than it was the cache must get for
+// dropUntouched to move its entries to a new map.
+const shrinkRatio = 4
+
+// add stores a new entry.
+func (c *countCache) add(k uint64, e *countEntry) {
+	e.size = contentRetained(e.pin)
+	c.bytes += e.size
+	c.entries[k] = e
+	c.live++
 }
 
 // ---------------------------------------------------------------------------
