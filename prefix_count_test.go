@@ -301,3 +301,48 @@ func TestPrefixRecord_Encoding(t *testing.T) {
 		assert.False(t, ok, bad)
 	}
 }
+
+// TestPrefixCount_UnseenRewriteIsCorrectedByTheRealCount documents the
+// sampled mark's trade-off: an edit that keeps a content's length and both
+// ends, at a position the mark does not sample, is not seen, so the count
+// used misses the edit's tokens; the provider's real count of that request
+// then calibrates the next call, whose count is again at least the whole
+// request's.
+func TestPrefixCount_UnseenRewriteIsCorrectedByTheRealCount(t *testing.T) {
+	words := func(s string) int { return len(strings.Fields(s)) } // the provider's tokenizer: one token per word
+	opts := []AgentOption{WithTokenCounter(TokenCounterFunc(words)), WithMaxTokens(1_000_000)}
+	first, _ := newTestGuard(t, fixedSummary("unused"), opts...)
+	ctx := newFakeCtx("a")
+	h := prefixHistory(3, "s1") // 12 contents: 0, 3, 6, 9, 10 and 11 are sampled
+	const edited = 5
+	body := strings.Repeat("x", 4000)
+	h[edited] = modelMsg("begin " + body + " end")
+	_, err := first.beforeModel(ctx, &model.LLMRequest{Model: "gemini-2.5-flash", Contents: h})
+	require.NoError(t, err)
+
+	// The same length and ends, many more words.
+	h2 := adkCopy(h)
+	h2[edited] = modelMsg("begin " + strings.Repeat("x ", 2000) + " end")
+	require.Len(t, h2[edited].Parts[0].Text, len(h[edited].Parts[0].Text))
+	req := &model.LLMRequest{Model: "gemini-2.5-flash", Contents: append(h2, userMsg("what now?"))}
+	count := func(r *model.LLMRequest) int {
+		e, _ := (&agentConfig{counter: TokenCounterFunc(words)}).estimator(r.Model)
+		return requestTokens(e, r)
+	}
+	restarted, _ := newTestGuard(t, fixedSummary("unused"), opts...)
+	_, err = restarted.beforeModel(ctx, req)
+	require.NoError(t, err)
+	full := count(req)
+	require.Less(t, ctx.getInt(keyLastEstimate), full, "the edit is not seen: its tokens are missed")
+
+	// The provider counts the request it was sent.
+	_, err = restarted.afterModel(ctx, &model.LLMResponse{UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: int32(full)}}, nil)
+	require.NoError(t, err)
+	next := &model.LLMRequest{Model: "gemini-2.5-flash", Contents: append(adkCopy(req.Contents), modelMsg("checking the pods"))}
+	before := sessionStateOf(ctx)
+	_, err = restarted.beforeModel(ctx, next)
+	require.NoError(t, err)
+	e, _ := (&agentConfig{counter: TokenCounterFunc(words)}).estimator(next.Model)
+	cal := newCalibration(before, e)
+	assert.GreaterOrEqual(t, cal.count(ctx.getInt(keyLastEstimate)), count(next), "calibrated by the real count, the count covers the whole request")
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -253,4 +254,45 @@ func heapInUse() int64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapAlloc)
+}
+
+// TestSessionBound_ConcurrentAccounting: calls for many sessions at once
+// under a small byte bound leave the table within its bounds, and its
+// account equal to what its entries retain.
+func TestSessionBound_ConcurrentAccounting(t *testing.T) {
+	g := boundedGuard(t, WithMaxSessionBytes(40_000), WithMaxSessions(6))
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 10 {
+				id := fmt.Sprint("s", (w+i)%12)
+				ctx := newFakeCtx("a")
+				ctx.sessionID = id
+				h := prefixHistory(1+i%3, id)
+				if _, err := g.beforeModel(ctx, &model.LLMRequest{Model: "gemini-2.5-flash", Contents: h}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	s := g.sessions
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sum := 0
+	for el := s.order.Front(); el != nil; el = el.Next() {
+		e := el.Value.(*sessionEntry)
+		assert.Zero(t, e.users)
+		e.mu.Lock()
+		assert.Equal(t, e.retainedBytes(), e.accounted)
+		e.mu.Unlock()
+		sum += e.accounted
+	}
+	assert.Equal(t, sum, s.bytes)
+	assert.LessOrEqual(t, s.bytes, s.max.bytes)
+	assert.LessOrEqual(t, s.order.Len(), s.max.sessions)
+	assert.Len(t, s.byKey, s.order.Len())
 }
