@@ -181,7 +181,7 @@ func (s *identity) value(m map[string]any) bool {
 		return s.k.value(m)
 	}
 	if s.sampled {
-		s.sampleValue(m, 0)
+		s.sampleValue(m)
 		return true
 	}
 	if s.sizing {

@@ -1,9 +1,9 @@
 package contextguard
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -259,66 +259,76 @@ func contentMark(c *genai.Content) uint64 {
 }
 
 // sample hashes a string's length and its first and last sampleBytes bytes.
-func (s *identity) sample(x string) {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], uint64(len(x)))
-	s.write(b[:])
+func (s *identity) sample(x string) { s.h = sampleString(s.h, x) }
+
+// sampleValue hashes a payload's sample.
+func (s *identity) sampleValue(m map[string]any) { s.h = sampleOf(s.h, m, true) }
+
+// sampleString is FNV-64a over a string's length and its first and last
+// sampleBytes bytes.
+func sampleString(h uint64, x string) uint64 {
+	h = fnvUint64(h, uint64(len(x)))
 	if len(x) <= 2*sampleBytes {
-		s.writeString(x)
-		return
+		return fnvString(h, x)
 	}
-	s.writeString(x[:sampleBytes])
-	s.writeString(x[len(x)-sampleBytes:])
+	return fnvString(fnvString(h, x[:sampleBytes]), x[len(x)-sampleBytes:])
 }
 
-// sampleValue hashes a payload's sample: scalars as the fingerprint reads
-// them (numbers as the float64 a database returns), strings sampled, and
-// the top-level entries of a map of at most maxSampledKeys keys, combined
-// in any order; nested containers by their size.
-func (s *identity) sampleValue(v any, depth int) {
+// sampleOf is FNV-64a over a payload's sample: scalars as the fingerprint
+// reads them (numbers as the float64 a database returns), strings sampled,
+// and, at the top, the entries of a map of at most maxSampledKeys keys,
+// combined in any order; nested containers by their size.
+func sampleOf(h uint64, v any, top bool) uint64 {
 	switch x := v.(type) {
 	case nil:
-		s.num(1)
+		return fnvUint64(h, 1)
 	case string:
-		s.num(2)
-		s.sample(x)
+		return sampleString(fnvUint64(h, 2), x)
 	case bool:
-		s.num(3 + boolBit(x))
+		return fnvUint64(h, 3+boolBit(x))
 	case map[string]any:
-		s.num(5)
-		s.num(uint64(len(x)))
-		if depth > 0 || len(x) > maxSampledKeys {
-			return
+		h = fnvUint64(fnvUint64(h, 5), uint64(len(x)))
+		if !top || len(x) > maxSampledKeys {
+			return h
 		}
 		var sum uint64
 		for key, e := range x {
-			sub := identity{byValue: true, sampled: true, h: fnvOffset}
-			sub.sample(key)
-			sub.sampleValue(e, depth+1)
-			sum += mix(sub.h)
+			sum += mix(sampleOf(sampleString(fnvOffset, key), e, false))
 		}
-		s.num(sum)
+		return fnvUint64(h, sum)
 	case []any:
-		s.num(6)
-		s.num(uint64(len(x)))
+		return fnvUint64(fnvUint64(h, 6), uint64(len(x)))
 	case json.Number:
 		f, err := x.Float64()
 		if err != nil {
-			s.num(8)
-			return
+			return fnvUint64(h, 8)
 		}
-		s.num(7)
-		s.num(math.Float64bits(f))
-	default:
-		if f, ok := asFloat(v); ok {
-			s.num(7)
-			s.num(math.Float64bits(f))
-			return
-		}
-		// A typed value: a database returns it as a map, whose mark
-		// differs, and the record then does not match (a full count).
-		s.num(9)
+		return fnvUint64(fnvUint64(h, 7), math.Float64bits(f))
 	}
+	if f, ok := asFloat(v); ok {
+		return fnvUint64(fnvUint64(h, 7), math.Float64bits(f))
+	}
+	// A typed value: a database returns it as a map, whose mark differs,
+	// and the record then does not match (a full count).
+	return fnvUint64(h, 9)
+}
+
+// fnvString is FNV-64a over x's bytes, from h.
+func fnvString(h uint64, x string) uint64 {
+	for i := 0; i < len(x); i++ {
+		h ^= uint64(x[i])
+		h *= fnvPrime
+	}
+	return h
+}
+
+// fnvUint64 is FNV-64a over n's 8 bytes, big-endian, from h.
+func fnvUint64(h, n uint64) uint64 {
+	for shift := 56; shift >= 0; shift -= 8 {
+		h ^= (n >> shift) & 0xff
+		h *= fnvPrime
+	}
+	return h
 }
 
 // ---------------------------------------------------------------------------
@@ -387,10 +397,13 @@ func (g *ContextGuard) configHash(req *model.LLMRequest, salt uint64) uint64 {
 			continue
 		}
 		// The tool's built-in parts (search, code execution, ...) are
-		// small and hashed on every call; its declarations are cached.
-		builtin := *tool
-		builtin.FunctionDeclarations = nil
-		k.add(jsonHash(builtin))
+		// small and hashed on every call that has them; its declarations
+		// are cached.
+		if hasBuiltins(tool) {
+			builtin := *tool
+			builtin.FunctionDeclarations = nil
+			k.add(jsonHash(builtin))
+		}
 		for _, d := range tool.FunctionDeclarations {
 			if d == nil {
 				k.add(2)
@@ -406,6 +419,24 @@ func (g *ContextGuard) configHash(req *model.LLMRequest, salt uint64) uint64 {
 	}
 	return k.h
 }
+
+// hasBuiltins reports whether t sets any field besides its function
+// declarations (every other field is a built-in tool).
+func hasBuiltins(t *genai.Tool) bool {
+	v := reflect.ValueOf(t).Elem()
+	for i := range v.NumField() {
+		if i != toolDeclarationsField && !v.Field(i).IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
+// toolDeclarationsField is the index of genai.Tool's FunctionDeclarations.
+var toolDeclarationsField = func() int {
+	f, _ := reflect.TypeFor[genai.Tool]().FieldByName("FunctionDeclarations")
+	return f.Index[0]
+}()
 
 // jsonHash is the FNV-64a hash of v's JSON, the bytes a provider is sent.
 func jsonHash(v any) uint64 {

@@ -124,6 +124,18 @@ func TestPrefixCount_ColdCall(t *testing.T) {
 			r.Config = cfg
 			return r
 		}},
+		{name: "mismatch: a built-in tool added", next: func(p *model.LLMRequest) *model.LLMRequest {
+			r := appendNew(p)
+			cfg := prefixTools("Reads the logs of a pod.")
+			cfg.Tools[0].GoogleSearch = &genai.GoogleSearch{}
+			r.Config = cfg
+			return r
+		}},
+		{name: "match: the same instruction and tools rebuilt", next: func(p *model.LLMRequest) *model.LLMRequest {
+			r := appendNew(p)
+			r.Config = prefixTools("Reads the logs of a pod.") // new values, the same JSON
+			return r
+		}, matches: true},
 		{name: "mismatch: another model family's estimator", next: func(p *model.LLMRequest) *model.LLMRequest {
 			r := appendNew(p)
 			r.Model = "claude-sonnet-4-5"
@@ -141,7 +153,7 @@ func TestPrefixCount_ColdCall(t *testing.T) {
 			r.Contents[mid] = respMsg("kubectl_logs", map[string]any{"output": "error: pod not found"})
 			return r
 		}},
-		{name: "mismatch: rearranged (the latest function response moved before the model's text)", next: func(p *model.LLMRequest) *model.LLMRequest {
+		{name: "mismatch: rearranged (the last two contents swapped)", next: func(p *model.LLMRequest) *model.LLMRequest {
 			r := appendNew(p)
 			n := len(p.Contents)
 			r.Contents[n-2], r.Contents[n-1] = r.Contents[n-1], r.Contents[n-2]
