@@ -355,17 +355,21 @@ type configHashEntry struct {
 // than a process's agents have; past it the cache starts again empty.
 const maxConfigHashes = 4096
 
-// get returns the hash cached under key, computing it with f on a miss.
+// get returns the hash cached under key, computing it with f on a miss,
+// without the lock held (f may marshal a typed schema with its own code).
 func (c *configHashes) get(key uint64, pin any, f func() uint64) uint64 {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.entries[key]; ok {
+	e, ok := c.entries[key]
+	c.mu.Unlock()
+	if ok {
 		return e.hash
 	}
+	h := f()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.entries == nil || len(c.entries) >= maxConfigHashes {
 		c.entries = make(map[uint64]configHashEntry)
 	}
-	h := f()
 	c.entries[key] = configHashEntry{pin: pin, hash: h}
 	return h
 }

@@ -358,3 +358,20 @@ func TestPrefixCount_UnseenRewriteIsCorrectedByTheRealCount(t *testing.T) {
 	cal := newCalibration(before, e)
 	assert.GreaterOrEqual(t, cal.count(ctx.getInt(keyLastEstimate)), count(next), "calibrated by the real count, the count covers the whole request")
 }
+
+// TestConfigHashes_CachedAndBounded: an instruction's or declaration's hash
+// is computed once per identity key, and the cache never holds more than
+// maxConfigHashes entries.
+func TestConfigHashes_CachedAndBounded(t *testing.T) {
+	var c configHashes
+	calls := 0
+	f := func() uint64 { calls++; return 42 }
+	assert.Equal(t, uint64(42), c.get(1, nil, f))
+	assert.Equal(t, uint64(42), c.get(1, nil, f))
+	assert.Equal(t, 1, calls, "a hit does not hash again")
+	for k := range uint64(maxConfigHashes + 10) {
+		c.get(k+2, nil, f)
+	}
+	assert.LessOrEqual(t, len(c.entries), maxConfigHashes)
+	assert.Equal(t, maxConfigHashes+11, calls)
+}
