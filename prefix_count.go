@@ -224,6 +224,19 @@ func (t *turn) savePrefix(st session.State, sio stateIO) {
 // Marks
 // ---------------------------------------------------------------------------
 
+// Seeds that keep the hashes of different things apart: a mark, a config
+// hash, and the cache keys of instructions and of declarations (whose
+// identity keys come from different walks and could otherwise collide).
+const (
+	markSeed        = 0x70726566 // "pref"
+	configSeed      = 0x636f6e66 // "conf"
+	instructionSeed = 0x696e7374 // "inst"
+	declarationSeed = 0x6465636c // "decl"
+	// nilMark stands for a nil content or declaration, which no walk
+	// produces.
+	nilMark = 1
+)
+
 // prefixSamples is how many contents a prefix mark samples.
 const prefixSamples = 6
 
@@ -235,7 +248,7 @@ func samplePositions(n int) [prefixSamples]int {
 
 // prefixMarks is the mark of cs[:n]: n and the sampled contents.
 func prefixMarks(cs []*genai.Content, n int) uint64 {
-	k := keyer{h: uint64(n) ^ 0x70726566}
+	k := keyer{h: uint64(n) ^ markSeed}
 	if n <= 0 || n > len(cs) {
 		return k.h
 	}
@@ -251,7 +264,7 @@ func prefixMarks(cs []*genai.Content, n int) uint64 {
 // bytes and payloads sampled.
 func contentMark(c *genai.Content) uint64 {
 	if c == nil {
-		return 1
+		return nilMark
 	}
 	s := identity{byValue: true, sampled: true, h: fnvOffset}
 	walkContent(c, &s)
@@ -379,7 +392,7 @@ func (c *configHashes) get(key uint64, pin any, f func() uint64) uint64 {
 // (salt): a record made under another instruction, other tools or another
 // estimator does not match.
 func (g *ContextGuard) configHash(req *model.LLMRequest, salt uint64) uint64 {
-	k := keyer{h: salt ^ 0x636f6e66}
+	k := keyer{h: salt ^ configSeed}
 	cfg := req.Config
 	if cfg == nil {
 		return k.h
@@ -391,7 +404,7 @@ func (g *ContextGuard) configHash(req *model.LLMRequest, salt uint64) uint64 {
 			return s.h
 		}
 		if key, ok := contentKey(si); ok {
-			k.add(g.configs.get(key^0x5157, si, value))
+			k.add(g.configs.get(key^instructionSeed, si, value))
 		} else {
 			k.add(value())
 		}
@@ -403,6 +416,7 @@ func (g *ContextGuard) configHash(req *model.LLMRequest, salt uint64) uint64 {
 		// The tool's built-in parts (search, code execution, ...) are
 		// small and hashed on every call that has them; its declarations
 		// are cached.
+		k.add(uint64(len(tool.FunctionDeclarations)))
 		if hasBuiltins(tool) {
 			builtin := *tool
 			builtin.FunctionDeclarations = nil
@@ -410,12 +424,12 @@ func (g *ContextGuard) configHash(req *model.LLMRequest, salt uint64) uint64 {
 		}
 		for _, d := range tool.FunctionDeclarations {
 			if d == nil {
-				k.add(2)
+				k.add(nilMark)
 				continue
 			}
 			value := func() uint64 { return jsonHash(d) }
 			if key, ok := declKey(d); ok {
-				k.add(g.configs.get(key^0xdec1, d, value))
+				k.add(g.configs.get(key^declarationSeed, d, value))
 			} else {
 				k.add(value())
 			}
