@@ -91,7 +91,6 @@ type prefixMatch struct {
 	rec     prefixRecord
 	stored  string // the encoded record the call started from
 	matched bool   // the record matches the request, but for the frontier
-	used    bool   // the estimate was the record's plus what is new
 	config  uint64 // configHash of this call's request
 	body    int    // this call's raw estimate less the summary message
 	next    string // the record to store, "" for none
@@ -188,7 +187,7 @@ func (t *turn) requestEstimate() int {
 		for _, c := range cs[len(cs)-fresh:] {
 			body = satAdd(body, t.est.content(c))
 		}
-		p.used, p.body = true, body
+		p.body = body
 		// The prefix's counts are not needed again: the next call checks
 		// the record, and a compaction counts what it summarizes. Keep
 		// only what this call touched, so an idle session holds little.
