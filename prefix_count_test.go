@@ -375,3 +375,38 @@ func TestConfigHashes_CachedAndBounded(t *testing.T) {
 	assert.LessOrEqual(t, len(c.entries), maxConfigHashes)
 	assert.Equal(t, maxConfigHashes+11, calls)
 }
+
+// TestPrefixCount_EveryCallCountsTheWholeRequest plays a session step by
+// step in one process, with and without tool-result pruning (whose
+// frontier moves every few steps, so some calls match their record and
+// others count everything): every call's estimate is the whole request's,
+// as sent.
+func TestPrefixCount_EveryCallCountsTheWholeRequest(t *testing.T) {
+	for _, pruneKeep := range []int{0, 2} {
+		t.Run(fmt.Sprint("pruning keep=", pruneKeep), func(t *testing.T) {
+			opts := []AgentOption{WithTokenCounter(&countingCounter{}), WithMaxTokens(1_000_000)}
+			if pruneKeep > 0 {
+				opts = append(opts, WithToolResultPruning(pruneKeep))
+			}
+			g, _ := newTestGuard(t, fixedSummary("unused"), opts...)
+			ctx := newFakeCtx("a")
+			var h []*genai.Content
+			pruned := 0
+			for step := range 8 {
+				for _, c := range prefixHistory(1, fmt.Sprint("step", step)) {
+					h = append(h, c)
+					req := &model.LLMRequest{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: adkCopy(h)}
+					_, err := g.beforeModel(ctx, req)
+					require.NoError(t, err)
+					require.Equal(t, exactCount(req), ctx.getInt(keyLastEstimate), "step %d, %d contents", step, len(h))
+					if strings.Contains(requestText(req), "removed to save context") {
+						pruned++
+					}
+				}
+			}
+			if pruneKeep > 0 {
+				assert.Positive(t, pruned, "pruning ran")
+			}
+		})
+	}
+}
