@@ -2,6 +2,7 @@ package contextguard
 
 import (
 	"fmt"
+	"maps"
 	"testing"
 
 	"google.golang.org/adk/model"
@@ -27,7 +28,9 @@ var toolKinds = []contextguardtest.Kind{
 
 // syntheticRequest builds a request of about target tokens: a 5 KB system
 // prompt, 20 tool schemas of 2 KB, and turns of user text, a model call with
-// nested arguments, a 5-50 KB tool result of a rotating kind, and model text.
+// nested arguments, a 5-50 KB tool result of a rotating kind, and model text;
+// at least one turn, so the smallest request (the system prompt and tools
+// alone take about 12k tokens) has a history too.
 func syntheticRequest(target int) *model.LLMRequest {
 	var decls []*genai.FunctionDeclaration
 	for i := range 20 {
@@ -44,7 +47,7 @@ func syntheticRequest(target int) *model.LLMRequest {
 			Tools:             []*genai.Tool{{FunctionDeclarations: decls}},
 		},
 	}
-	for i := 0; requestTokens(testEst, req) < target; i++ {
+	for i := 0; i == 0 || requestTokens(testEst, req) < target; i++ {
 		kind := toolKinds[i%len(toolKinds)]
 		size := 5_000 + (i*7919)%45_000
 		req.Contents = append(req.Contents,
@@ -99,47 +102,130 @@ func copyMap(m map[string]any) map[string]any {
 	return out
 }
 
+// beforeModelSizes are the history sizes of BenchmarkBeforeModel.
+var beforeModelSizes = []struct {
+	name   string
+	tokens int
+}{
+	{"8k", 8_000}, {"200k", 200_000}, {"1M", 1_000_000},
+}
+
+// benchPeriod is how many calls a steady or restart benchmark makes before
+// it makes new contents for the next ones (with the timer stopped) and, for
+// steady, takes the history back to its start, so the history grows by at
+// most benchPeriod short messages.
+const benchPeriod = 64
+
+// newMessages makes n user messages of about 100 tokens that no call has
+// seen: new strings, new texts.
+func newMessages(n, from int) []*genai.Content {
+	out := make([]*genai.Content, n)
+	for i := range out {
+		out[i] = userMsg(fmt.Sprintf("step %d: %s", from+i, contextguardtest.Generate(contextguardtest.KindProseEnglish, 400, int64(from+i))))
+	}
+	return out
+}
+
+// snapshot copies a session state.
+func (s *mapState) snapshot() *mapState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return &mapState{m: maps.Clone(s.m)}
+}
+
+// historyBytes is the size of a history as text, the measure of the
+// estimator's throughput (BenchmarkEstimateRequest).
+func historyBytes(cs []*genai.Content) int {
+	n := 0
+	for _, c := range cs {
+		n += len(requestText(&model.LLMRequest{Contents: []*genai.Content{c}}))
+	}
+	return n
+}
+
 // BenchmarkBeforeModel measures the guard's BeforeModelCallback when no
-// compaction is needed: "steady" appends one new content per call to a
-// history the guard has seen (ADK rebuilds the request each step); "cold" is
-// the first call of a session.
+// compaction is needed, each call bringing a message no call has seen:
+//
+//   - steady: ADK's append-only history, one new message per call, served
+//     by the process that served the previous call;
+//   - restart: a session the process has never served (a restart, another
+//     replica, a session evicted from the table), with the session state
+//     the previous call left: the cache is empty, the prefix record
+//     matches;
+//   - new: a session without any state: everything is counted, and the
+//     throughput is the history's bytes counted per second (2 workers at
+//     GOMAXPROCS=2).
 func BenchmarkBeforeModel(b *testing.B) {
-	for _, size := range benchSizes {
+	for _, size := range beforeModelSizes {
 		base := syntheticRequest(size.tokens)
+		hist := base.Contents[:len(base.Contents):len(base.Contents)]
+		request := func(cs []*genai.Content) *model.LLMRequest {
+			return &model.LLMRequest{Model: base.Model, Config: base.Config, Contents: cs}
+		}
+		// The state the call over the history leaves: the previous call of
+		// steady and restart.
 		g, _ := newTestGuard(b, fixedSummary("unused"), WithMaxTokens(size.tokens*10))
+		prevCtx := newFakeCtx("a")
+		if _, err := g.beforeModel(prevCtx, request(hist)); err != nil {
+			b.Fatal(err)
+		}
+		prevState := prevCtx.state.snapshot()
 
 		b.Run("steady/"+size.name, func(b *testing.B) {
 			ctx := newFakeCtx("a")
-			// A pool of new contents, one appended per call, and the rebuilt
-			// history copies, made before the timer.
-			const pool = 64
-			reqs := make([]*model.LLMRequest, pool)
-			for i := range reqs {
-				cs := append(adkCopy(base.Contents), userMsg(contextguardtest.Generate(contextguardtest.KindProseEnglish, 400, int64(1000+i))))
-				reqs[i] = &model.LLMRequest{Model: base.Model, Config: base.Config, Contents: cs}
-			}
-			_, _ = g.beforeModel(ctx, reqs[0]) // the history has been seen before
+			var msgs []*genai.Content
+			cs := hist
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
-				r := reqs[i%pool]
-				r.Contents = r.Contents[:len(r.Contents):len(r.Contents)]
-				if _, err := g.beforeModel(ctx, r); err != nil {
+				if i%benchPeriod == 0 {
+					b.StopTimer()
+					ctx.state = prevState.snapshot()
+					msgs, cs = newMessages(benchPeriod, i), hist
+					b.StartTimer()
+				}
+				cs = append(cs, msgs[i%benchPeriod])
+				if _, err := g.beforeModel(ctx, request(cs[:len(cs):len(cs)])); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 
-		b.Run("cold/"+size.name, func(b *testing.B) {
-			// A new guard each time: the first call of a session in a fresh
-			// process, with nothing cached.
+		b.Run("restart/"+size.name, func(b *testing.B) {
+			fresh, _ := newTestGuard(b, fixedSummary("unused"), WithMaxTokens(size.tokens*10))
+			var msgs []*genai.Content
+			var ctxs []*fakeCtx
 			b.ReportAllocs()
-			for range b.N {
-				b.StopTimer()
-				g, _ := newTestGuard(b, fixedSummary("unused"), WithMaxTokens(size.tokens*10))
+			b.ResetTimer()
+			for i := range b.N {
+				if i%benchPeriod == 0 {
+					b.StopTimer()
+					msgs = newMessages(benchPeriod, i)
+					ctxs = make([]*fakeCtx, benchPeriod)
+					for j := range ctxs {
+						ctxs[j] = newFakeCtx("a")
+						ctxs[j].sessionID = fmt.Sprintf("restart-%d", i+j)
+						ctxs[j].state = prevState.snapshot()
+					}
+					b.StartTimer()
+				}
+				cs := append(hist, msgs[i%benchPeriod])
+				if _, err := fresh.beforeModel(ctxs[i%benchPeriod], request(cs)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+
+		b.Run("new/"+size.name, func(b *testing.B) {
+			fresh, _ := newTestGuard(b, fixedSummary("unused"), WithMaxTokens(size.tokens*10))
+			msgs := newMessages(b.N, 0)
+			b.SetBytes(int64(historyBytes(hist)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
 				ctx := newFakeCtx("a")
-				b.StartTimer()
-				if _, err := g.beforeModel(ctx, base); err != nil {
+				ctx.sessionID = fmt.Sprintf("new-%d", i)
+				if _, err := fresh.beforeModel(ctx, request(append(hist, msgs[i]))); err != nil {
 					b.Fatal(err)
 				}
 			}

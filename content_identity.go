@@ -98,8 +98,17 @@ var markNames = [numMarks]string{
 // keeps the key's calls direct on the hot path.
 type identity struct {
 	byValue bool
-	k       keyer  // byValue false
-	h       uint64 // FNV-64a state; byValue true
+	// sampled, with byValue, hashes strings, bytes and payloads by a
+	// bounded sample of them instead of in full: a prefix mark
+	// (prefix_count.go).
+	sampled bool
+	// sizing, with byValue, adds up the bytes of the strings and byte
+	// slices a content holds in size instead of hashing them: what a
+	// cache entry pinning it retains (session_memory_bound.go).
+	sizing bool
+	size   int
+	k      keyer  // byValue false
+	h      uint64 // FNV-64a state; byValue true
 }
 
 // FNV-64a, as hash/fnv computes it, without its allocation.
@@ -124,6 +133,14 @@ func (s *identity) str(x string) {
 		s.k.str(x)
 		return
 	}
+	if s.sampled {
+		s.sample(x)
+		return
+	}
+	if s.sizing {
+		s.size = satAdd(s.size, len(x))
+		return
+	}
 	s.fpStr(x)
 }
 
@@ -133,6 +150,14 @@ func (s *identity) blob(b []byte) {
 	if !s.byValue {
 		s.k.add(uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))))
 		s.k.add(uint64(len(b)))
+		return
+	}
+	if s.sampled {
+		s.sample(unsafe.String(unsafe.SliceData(b), len(b)))
+		return
+	}
+	if s.sizing {
+		s.size = satAdd(s.size, len(b))
 		return
 	}
 	s.write(b)
@@ -154,6 +179,14 @@ func (s *identity) num(n uint64) {
 func (s *identity) value(m map[string]any) bool {
 	if !s.byValue {
 		return s.k.value(m)
+	}
+	if s.sampled {
+		s.sampleValue(m)
+		return true
+	}
+	if s.sizing {
+		s.size = satAdd(s.size, valueSize(m))
+		return true
 	}
 	s.fpValue(m)
 	return true

@@ -92,6 +92,9 @@ type ContextGuard struct {
 	sessions      *sessionTable
 	triggerWarned sync.Map // agent+window -> bool
 	reportWarned  sync.Map // agent -> bool: an unbelievable provider count was logged
+
+	// configs caches the hashes of instructions and tools (prefix_count.go).
+	configs configHashes
 }
 
 // New returns a guard that reads context windows from registry; a nil
@@ -123,7 +126,7 @@ func New(registry ModelRegistry, opts ...Option) *ContextGuard {
 		optErrs:    o.errs,
 		agents:     make(map[string]*agentConfig),
 		derived:    make(map[string]*agentConfig),
-		sessions:   newSessionTable(defaultSessionEntries),
+		sessions:   newSessionTable(o.bounds.withDefaults()),
 	}
 }
 
@@ -234,6 +237,10 @@ type turn struct {
 	// hookInstructions are the before-compaction hook's instructions for
 	// this compaction (compaction_hooks.go).
 	hookInstructions string
+	// prefix is the stored prefix record and how it matched
+	// (prefix_count.go); frontier is the tool steps pruned (pruning.go).
+	prefix   prefixMatch
+	frontier int
 }
 
 // irreducibleSize is the size of a request (raw estimate n) that decides
@@ -301,7 +308,10 @@ func (g *ContextGuard) guardRequest(cctx agent.CallbackContext, cfg *agentConfig
 	t.est = sess.estimator(cfg, req.Model)
 	t.lim = g.requestLimits(cfg, req)
 	t.inj = injectSummary(t)
-	t.est.prefetch(t.req.Contents)
+	t.prefix = g.matchPrefix(t, st, sio)
+	if !t.prefix.matched {
+		t.est.prefetch(t.req.Contents)
+	}
 	t.cal = newCalibration(prev, t.est)
 
 	next, err := g.decide(t)
@@ -310,6 +320,7 @@ func (g *ContextGuard) guardRequest(cctx agent.CallbackContext, cfg *agentConfig
 	recordUsage(t, &next)
 	if st != nil {
 		sio.save(st, prev, next)
+		t.savePrefix(st, sio)
 	}
 	return t.event, err
 }
@@ -424,7 +435,7 @@ func injectSummary(t *turn) injection {
 func (g *ContextGuard) decide(t *turn) (guardState, error) {
 	next := t.prev
 	t.req.Contents = pruneToolResults(t, t.req.Contents)
-	est := requestTokens(t.est, t.req)
+	est := t.requestEstimate()
 	count := t.cal.count(est)
 	t.before = count
 
@@ -456,6 +467,7 @@ func (g *ContextGuard) decide(t *turn) (guardState, error) {
 	}
 	if reason == "" {
 		next.lastEstimate = est
+		t.recordPrefix(est)
 		return next, nil
 	}
 	t.prev.compactNext = 0 // one compaction answers it, whatever its outcome
@@ -517,10 +529,6 @@ func (g *ContextGuard) afterModel(cctx agent.CallbackContext, resp *model.LLMRes
 // Per-session entries (ARCHITECTURE.md, Concurrency)
 // ---------------------------------------------------------------------------
 
-// defaultSessionEntries bounds the per-session table; the least recently
-// used idle entries are dropped beyond it.
-const defaultSessionEntries = 10_000
-
 // sessionTable holds what the guard keeps in memory per session: the
 // per-content count cache, the last summary message built and the record of
 // each agent (recovery.go), and the ownership that serialises the guard's
@@ -550,7 +558,8 @@ const defaultSessionEntries = 10_000
 // mutex held: they answer synchronously and must not call the guard.
 type sessionTable struct {
 	mu    sync.Mutex
-	max   int
+	max   sessionBounds // past either, the least recently used idle entries are dropped
+	bytes int           // what the entries retain (retainedBytes), as last accounted
 	byKey map[string]*list.Element
 	order *list.List // front: most recently used
 }
@@ -559,6 +568,9 @@ type sessionEntry struct {
 	key   string
 	mu    sync.Mutex
 	users int // owners and waiters; an entry in use is never evicted
+	// accounted is the entry's share of the table's bytes; guarded by the
+	// table's mutex.
+	accounted int
 
 	// Guarded by mu.
 	//
@@ -586,8 +598,8 @@ type summaryMemo struct {
 	msg              *genai.Content
 }
 
-func newSessionTable(n int) *sessionTable {
-	return &sessionTable{max: n, byKey: make(map[string]*list.Element), order: list.New()}
+func newSessionTable(b sessionBounds) *sessionTable {
+	return &sessionTable{max: b, byKey: make(map[string]*list.Element), order: list.New()}
 }
 
 // acquire makes the caller the owner of the session's entry, with its mutex
@@ -624,17 +636,24 @@ func (s *sessionTable) acquire(ctx context.Context, key string) (*sessionEntry, 
 }
 
 // release ends the caller's ownership of e: it clears the busy mark, waking
-// the calls waiting for the session, and unlocks e.
+// the calls waiting for the session, unlocks e, accounts what e retains
+// and evicts idle entries past the table's bounds.
 func (s *sessionTable) release(e *sessionEntry) {
 	if b := e.busy; b != nil {
 		e.busy = nil
 		close(b.done)
 	}
+	size := e.retainedBytes()
 	e.mu.Unlock()
-	s.leave(e)
+	s.mu.Lock()
+	s.bytes += size - e.accounted
+	e.accounted = size
+	e.users--
+	s.evictLocked()
+	s.mu.Unlock()
 }
 
-// leave drops a user of e, evicting idle entries past the table's bound.
+// leave drops a user of e, evicting idle entries past the table's bounds.
 func (s *sessionTable) leave(e *sessionEntry) {
 	s.mu.Lock()
 	e.users--
@@ -643,11 +662,12 @@ func (s *sessionTable) leave(e *sessionEntry) {
 }
 
 func (s *sessionTable) evictLocked() {
-	for el := s.order.Back(); el != nil && s.order.Len() > s.max; {
+	for el := s.order.Back(); el != nil && (s.order.Len() > s.max.sessions || s.bytes > s.max.bytes); {
 		prev := el.Prev()
 		if e := el.Value.(*sessionEntry); e.users == 0 {
 			s.order.Remove(el)
 			delete(s.byKey, e.key)
+			s.bytes -= e.accounted
 		}
 		el = prev
 	}

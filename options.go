@@ -61,6 +61,7 @@ type guardOptions struct {
 	beforeCompaction func(context.Context, PendingCompaction) CompactionDecision
 	tracerProvider   trace.TracerProvider
 	meterProvider    metric.MeterProvider
+	bounds           sessionBounds // session_memory_bound.go
 	errs             []error
 }
 

@@ -66,6 +66,7 @@ func pruneToolResults(t *turn, cs []*genai.Content) []*genai.Content {
 	if frontier <= 0 {
 		return cs
 	}
+	t.frontier = frontier
 	m := 0
 	for _, c := range cs {
 		if hasFunctionResponse(c) {

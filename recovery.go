@@ -20,8 +20,8 @@ import (
 //
 // State the guard writes in BeforeModelCallback rides on the model-response
 // event; when the model call fails, ADK drops it. The guard therefore keeps,
-// per session and agent, in the session table (an LRU of
-// defaultSessionEntries sessions; entries in use are never evicted):
+// per session and agent, in the session table (bounded by sessions and
+// bytes, session_memory_bound.go; entries in use are never evicted):
 //
 //   - the state written by the latest compaction, until the session state
 //     shows it, so a summary already paid for is reused rather than paid
@@ -196,6 +196,8 @@ type agentMemory struct {
 	// built for it, before the guard rewrote them (recovery model only).
 	sentReq *model.LLMRequest
 	sentRaw []*genai.Content
+	// sentBytes is what sentRaw retains, about (retainedBytesPerToken).
+	sentBytes int
 	// trimWarned records that trimming to the current request was logged
 	// (compaction_strategy_threshold.go), so it is said once per session.
 	trimWarned bool
@@ -249,6 +251,7 @@ func (m *agentMemory) rememberCompaction(st session.State, before int) {
 func (g *ContextGuard) recall(cctx agent.CallbackContext, cfg *agentConfig, m *agentMemory, st session.State, sio stateIO, req *model.LLMRequest, prev guardState) guardState {
 	if cfg.recoveryLLM != nil {
 		m.sentReq, m.sentRaw = req, req.Contents
+		m.sentBytes = scaleSat(prev.lastEstimate, retainedBytesPerToken)
 	}
 	if c := m.compacted; c != nil {
 		switch {

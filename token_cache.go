@@ -29,8 +29,11 @@ import (
 type countCache struct {
 	entries map[uint64]*countEntry
 	decls   map[uint64]*declEntry
+	fps     map[uint64]uncountedFingerprint
 	gen     uint32
 	live    int // entries touched in the current generation
+	// bytes is what the entries retain, about (contentRetained).
+	bytes int
 }
 
 // declEntry is the cached count of one tool declaration. Declarations are
@@ -49,6 +52,7 @@ type countEntry struct {
 	tokens int
 	fp     string // fingerprint, computed on first use
 	gen    uint32
+	size   int // bytes retained by pinning the content (contentRetained)
 	// pruned is the content's tool-result-pruned copy, built on first use
 	// (WithToolResultPruning).
 	pruned *prunedContent
@@ -59,7 +63,7 @@ type countEntry struct {
 const maxCacheEntries = 4096
 
 func newCountCache() *countCache {
-	return &countCache{entries: make(map[uint64]*countEntry), decls: make(map[uint64]*declEntry)}
+	return &countCache{entries: make(map[uint64]*countEntry), decls: make(map[uint64]*declEntry), fps: make(map[uint64]uncountedFingerprint)}
 }
 
 // begin starts a new request: entries not touched since the previous
@@ -67,11 +71,7 @@ func newCountCache() *countCache {
 // uses, which bounds it by the size of the session's history.
 func (c *countCache) begin() {
 	if len(c.entries) > max(2*c.live, 64) || len(c.entries) > maxCacheEntries {
-		for k, e := range c.entries {
-			if e.gen != c.gen {
-				delete(c.entries, k)
-			}
-		}
+		c.dropUntouched()
 	}
 	if len(c.decls) > maxCacheEntries/4 {
 		for k, e := range c.decls {
@@ -100,8 +100,7 @@ func (c *countCache) entry(e tokenEstimator, salt uint64, x *genai.Content) *cou
 		return ent
 	}
 	ent := &countEntry{pin: x, role: x.Role, parts: len(x.Parts), tokens: e.content(x), gen: c.gen}
-	c.entries[k] = ent
-	c.live++
+	c.add(k, ent)
 	return ent
 }
 
@@ -201,24 +200,85 @@ func (ce cachedEstimator) prefetch(cs []*genai.Content) {
 		if _, hit := ce.cache.entries[m.key]; hit {
 			continue // the same content twice in one request
 		}
-		ce.cache.entries[m.key] = &countEntry{pin: m.x, role: m.x.Role, parts: len(m.x.Parts), tokens: m.n, gen: ce.cache.gen}
-		ce.cache.live++
+		ce.cache.add(m.key, &countEntry{pin: m.x, role: m.x.Role, parts: len(m.x.Parts), tokens: m.n, gen: ce.cache.gen})
 	}
 }
 
-// fingerprint is the content's fingerprint, cached with its count.
+// fingerprint is the content's fingerprint, cached with its count when the
+// content was counted, else in the cache's few fingerprints of contents
+// that are not counted (the last content a summary covers lies in the
+// prefix a matching prefix record spares counting: prefix_count.go).
 func (ce cachedEstimator) fingerprint(x *genai.Content) string {
 	if x == nil {
 		return fingerprint(x)
 	}
-	ent := ce.cache.entry(ce.tokenEstimator, ce.salt, x)
-	if ent == nil {
+	k, ok := contentKey(x)
+	if !ok {
 		return fingerprint(x)
 	}
-	if ent.fp == "" {
-		ent.fp = fingerprint(x)
+	k ^= ce.salt
+	if ent, hit := ce.cache.entries[k]; hit && ent.role == x.Role && ent.parts == len(x.Parts) {
+		if ent.fp == "" {
+			ent.fp = fingerprint(x)
+		}
+		return ent.fp
 	}
-	return ent.fp
+	if f, hit := ce.cache.fps[k]; hit {
+		return f.fp
+	}
+	if len(ce.cache.fps) >= maxUncountedFingerprints {
+		clear(ce.cache.fps)
+	}
+	f := uncountedFingerprint{pin: x, fp: fingerprint(x)}
+	ce.cache.fps[k] = f
+	return f.fp
+}
+
+// maxUncountedFingerprints bounds the fingerprints kept for contents that
+// are not counted: a session looks for one (the summary's watermark) per
+// call, a few while a compaction moves it.
+const maxUncountedFingerprints = 8
+
+// uncountedFingerprint is the fingerprint of a content that is not counted,
+// pinned like a count entry.
+type uncountedFingerprint struct {
+	pin *genai.Content
+	fp  string
+}
+
+// dropUntouched drops the entries the current request did not use. A Go
+// map keeps the room of its largest size, so when most entries go, the
+// rest move to a new map and an idle session keeps only what it holds.
+func (c *countCache) dropUntouched() {
+	if len(c.entries) == c.live {
+		return
+	}
+	was := len(c.entries)
+	for k, e := range c.entries {
+		if e.gen != c.gen {
+			c.bytes -= e.size
+			delete(c.entries, k)
+		}
+	}
+	if len(c.entries)*shrinkRatio < was {
+		m := make(map[uint64]*countEntry, len(c.entries)) // maps.Clone keeps the room
+		for k, e := range c.entries {
+			m[k] = e
+		}
+		c.entries = m
+	}
+}
+
+// shrinkRatio is how many times smaller than it was the cache must get for
+// dropUntouched to move its entries to a new map.
+const shrinkRatio = 4
+
+// add stores a new entry.
+func (c *countCache) add(k uint64, e *countEntry) {
+	e.size = contentRetained(e.pin)
+	c.bytes += e.size
+	c.entries[k] = e
+	c.live++
 }
 
 // ---------------------------------------------------------------------------

@@ -119,6 +119,8 @@ type replicaConfig struct {
 	logs        *logRecorder
 	// extra plugins run after the guard's.
 	extra []*plugin.Plugin
+	// counter, when set, is the agent's TokenCounter.
+	counter contextguard.TokenCounter
 }
 
 func newReplica(t *testing.T, cfg replicaConfig) *replica {
@@ -136,7 +138,11 @@ func newReplica(t *testing.T, cfg replicaConfig) *replica {
 	guard := contextguard.New(nil,
 		contextguard.WithLogger(slog.New(cfg.logs)),
 		contextguard.WithOnCompaction(cfg.log.hook(cfg.name)))
-	guard.Add(agentName, cfg.summarizer, contextguard.WithMaxTokens(cfg.window))
+	opts := []contextguard.AgentOption{contextguard.WithMaxTokens(cfg.window)}
+	if cfg.counter != nil {
+		opts = append(opts, contextguard.WithTokenCounter(cfg.counter))
+	}
+	guard.Add(agentName, cfg.summarizer, opts...)
 	p, err := guard.Plugin()
 	require.NoError(t, err)
 	r, err := runner.New(runner.Config{

@@ -1,7 +1,9 @@
 package integration
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -100,5 +102,85 @@ func TestRestartResumesFromStoredSummary(t *testing.T) {
 		noSkippedSummary(t, logs)
 		t.Logf("turns=%d compactions=%d summarizer calls=%d (before restart %d, after %d) watermark=%d max request=%d/%d tokens (o200k)",
 			turn, compactions, summ1.Calls()+summ2.Calls(), summ1.Calls(), summ2.Calls(), watermark, maxTokens, window)
+	})
+}
+
+// byteCounter is an exact TokenCounter (a token per 4 bytes) that records
+// how many bytes it was asked to count.
+type byteCounter struct {
+	mu    sync.Mutex
+	bytes int
+}
+
+func (c *byteCounter) CountTokens(s string) int {
+	c.mu.Lock()
+	c.bytes += len(s)
+	c.mu.Unlock()
+	return len(s)/4 + 1
+}
+
+func (c *byteCounter) take() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.bytes
+	c.bytes = 0
+	return n
+}
+
+// TestRestartCountsOnlyWhatIsNew plays turns on ADK's database session
+// service, then rebuilds every process-level object on the same database:
+// the new process's guard finds the prefix record the last call stored (its
+// numbers come back from the database as float64, its contents rebuilt from
+// the events), and counts only what its turn adds, not the history.
+func TestRestartCountsOnlyWhatIsNew(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, open opener) {
+		const (
+			window       = 200_000 // no compaction
+			stepsPerTurn = 2
+			outputBytes  = 3_000
+			turns        = 6
+			sessionID    = "restart-count"
+		)
+		ctx := t.Context()
+		salt := t.Name()
+		clog, logs := &compactionLog{}, &logRecorder{}
+
+		db1 := open(t)
+		createSession(t, db1.svc, sessionID)
+		before := &byteCounter{}
+		r1 := newReplica(t, replicaConfig{name: "before", svc: db1.svc, agentLLM: newAgentModel(stepsPerTurn, window), summarizer: &summarizerModel{},
+			window: window, outputBytes: outputBytes, log: clog, logs: logs, counter: before})
+		for turn := 1; turn <= turns; turn++ {
+			require.NoError(t, r1.runTurn(ctx, sessionID, userMessage(salt, turn), agent.RunConfig{}))
+		}
+		require.Empty(t, clog.Events(), "no compaction")
+		require.NoError(t, db1.Close())
+
+		db2 := open(t)
+		stored := getSession(t, db2.svc, sessionID)
+		record, ok := rawState(t, stored, stateKey("prefix")).(string)
+		require.True(t, ok, "the prefix record is stored as a string")
+		require.NotEmpty(t, record)
+		history := 0
+		for ev := range stored.Events().All() {
+			if ev.Content != nil {
+				for _, p := range ev.Content.Parts {
+					history += len(p.Text)
+					if p.FunctionResponse != nil {
+						history += len(fmt.Sprint(p.FunctionResponse.Response))
+					}
+				}
+			}
+		}
+
+		after := &byteCounter{}
+		r2 := newReplica(t, replicaConfig{name: "after", svc: db2.svc, agentLLM: newAgentModel(stepsPerTurn, window), summarizer: &summarizerModel{},
+			window: window, outputBytes: outputBytes, log: clog, logs: logs, counter: after})
+		require.NoError(t, r2.runTurn(ctx, sessionID, userMessage(salt, turns+1), agent.RunConfig{}))
+		counted := after.take()
+		assert.Less(t, counted, history/3,
+			"the restarted guard counts its turn's new contents (%d bytes counted, the history holds %d)", counted, history)
+		noSkippedSummary(t, logs)
+		t.Logf("history %d bytes; counted after the restart %d bytes", history, counted)
 	})
 }
