@@ -35,6 +35,7 @@ race:
 	$(GO) test -race -count=1 -timeout 12m -skip '^Test(Stress|Brutal)_' ./...
 	$(GO) test -race -count=1 -timeout 12m -run '$(RACE_MATRIX)' .
 	$(GO) test -count=1 -timeout 5m -run 'Allocate' ./internal/tokens
+	$(GO) test -count=1 -timeout 5m -run 'Allocations' .
 
 ## examples-test: vet and test the examples module (examples/go.mod).
 examples-test:

@@ -80,6 +80,7 @@ func (g *ContextGuard) deriveDefault(name string) *agentConfig {
 	}
 	cfg := *g.fallback
 	cfg.name = name
+	cfg.stateKeys = stateKeysFor(name)
 	g.derived[name] = &cfg
 	return &cfg
 }

@@ -188,7 +188,7 @@ func within(a, b, f float64) bool { return a <= b*f && b <= a*f }
 // ratio, and says why (a warning the first time for the agent, debug
 // after, so a broken adapter does not flood the log).
 func (g *ContextGuard) recordReport(cctx agent.CallbackContext, cfg *agentConfig, st session.State, real int) {
-	sio := stateIO{agent: cfg.name, log: g.log}
+	sio := cfg.stateIO(g.log)
 	prev := guardState{
 		providerRatio: sio.num(st, keyProviderRatio),
 		suspectRatio:  sio.num(st, keySuspectRatio),

@@ -285,7 +285,7 @@ func (g *ContextGuard) guardRequest(cctx agent.CallbackContext, cfg *agentConfig
 	defer g.sessions.release(sess)
 
 	st := cctx.State()
-	sio := stateIO{agent: cfg.name, log: g.log}
+	sio := cfg.stateIO(g.log)
 	var prev guardState
 	if st != nil {
 		prev = sio.load(st)

@@ -667,3 +667,39 @@ func TestTriggerOption_DrivesCompactionAndInstructionsReachPrompt(t *testing.T) 
 	assert.Contains(t, contentText(sum.last.Config.SystemInstruction), "Keep every TICKET-ID.")
 	assert.Contains(t, logs.String(), "threshold=2000")
 }
+
+// maxSteadyCallAllocs bounds the allocations of a call that adds one new
+// message to a session the guard served before and compacts nothing: the
+// state delta's values, the new message's count and the prefix record.
+// Building the per-agent state key names on every call took it from 15 to
+// 33.
+const maxSteadyCallAllocs = 20
+
+// TestBeforeModel_SteadyCallAllocations: the hot path allocates a bounded
+// number of times per call, whatever the history's size.
+func TestBeforeModel_SteadyCallAllocations(t *testing.T) {
+	if raceEnabled {
+		// The race detector changes allocation counts; make test runs this
+		// test without it too.
+		return
+	}
+	for _, n := range []int{10, 200} {
+		g, _ := newTestGuard(t, fixedSummary("unused"), WithMaxTokens(10_000_000))
+		ctx := newFakeCtx("a").withUser("go on")
+		hist := append(history(n, 300), userMsg("go on"))
+		_, err := g.beforeModel(ctx, request(hist...))
+		require.NoError(t, err)
+		const runs = 50
+		fresh := history(runs+1, 200)
+		i := 0
+		allocs := testing.AllocsPerRun(runs, func() {
+			hist = append(hist, fresh[i])
+			i++
+			if _, err := g.beforeModel(ctx, request(hist[:len(hist):len(hist)]...)); err != nil {
+				t.Fatal(err)
+			}
+		})
+		assert.LessOrEqual(t, allocs, float64(maxSteadyCallAllocs), "history of %d exchanges", n)
+		t.Logf("history of %d exchanges: %.0f allocations per call", n, allocs)
+	}
+}

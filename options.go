@@ -125,6 +125,8 @@ type agentConfig struct {
 	summarizerLLM  model.LLM
 	summaryTimeout time.Duration
 	instructions   string
+	// stateKeys are the agent's full state key names (stateKeysFor).
+	stateKeys map[string]string
 	// summaryTokens is WithSummaryTokens' length, 0 for the default.
 	summaryTokens int
 	// summarizerWindow is WithSummarizerWindow's window, 0 for the
@@ -371,6 +373,7 @@ func newAgentConfig(name, caller string, llm model.LLM, opts []AgentOption) *age
 	if name == "" {
 		c.errs = append(c.errs, errors.New("agent name is empty"))
 	}
+	c.stateKeys = stateKeysFor(name)
 	for _, opt := range opts {
 		if opt == nil {
 			c.errs = append(c.errs, errors.New("nil AgentOption"))
@@ -393,6 +396,11 @@ func newAgentConfig(name, caller string, llm model.LLM, opts []AgentOption) *age
 		c.errs[i] = fmt.Errorf("contextguard: %s: %w", caller, err)
 	}
 	return c
+}
+
+// stateIO reads and writes the agent's keys, logging to log.
+func (c *agentConfig) stateIO(log *slog.Logger) stateIO {
+	return stateIO{agent: c.name, log: log, keys: c.stateKeys}
 }
 
 // limitsFor returns the window, buffer and threshold of an agent for a

@@ -159,7 +159,7 @@ func (g *ContextGuard) matchPrefix(t *turn, st session.ReadonlyState, sio stateI
 	rec, ok := decodePrefixRecord(m.stored)
 	if !ok {
 		sio.log.Warn("contextguard: the session's prefix record is malformed; counting the whole request",
-			"agent", sio.agent, "key", keyPrefix+sio.agent)
+			"agent", sio.agent, "key", sio.key(keyPrefix))
 		return m
 	}
 	m.rec = rec

@@ -454,7 +454,7 @@ func (g *ContextGuard) learnedRatio(cctx agent.CallbackContext, cfg *agentConfig
 	if st == nil {
 		return 0
 	}
-	return stateIO{agent: cfg.name, log: quietLog}.num(st, keyProviderRatio)
+	return cfg.stateIO(quietLog).num(st, keyProviderRatio)
 }
 
 // recordOverflow records an overflow for the session's next call, with the
@@ -493,7 +493,7 @@ func (g *ContextGuard) overflowLimit(cfg *agentConfig, modelName string, ov Cont
 // for the hook. The caller owns the session entry.
 func (g *ContextGuard) compactForRecovery(cctx agent.CallbackContext, cfg *agentConfig, sess *sessionEntry, mem *agentMemory, req *model.LLMRequest, ov ContextOverflow, logger *slog.Logger) (*model.LLMRequest, *CompactionEvent, error) {
 	st := cctx.State()
-	sio := stateIO{agent: cfg.name, log: g.log}
+	sio := cfg.stateIO(g.log)
 	var prev guardState
 	if st != nil {
 		prev = sio.load(st) // includes what this call's BeforeModelCallback wrote
@@ -603,7 +603,7 @@ const cutCallNote = "[contextguard: my response was cut at the output-token limi
 // no function call, it returns nil and the response passes through
 // untouched.
 func (g *ContextGuard) cutAtOutputLimit(cctx agent.CallbackContext, cfg *agentConfig, st session.State, resp *model.LLMResponse) *model.LLMResponse {
-	sio := stateIO{agent: cfg.name, log: g.log}
+	sio := cfg.stateIO(g.log)
 	prev := guardState{
 		realTokens:    sio.num(st, keyRealTokens),
 		lastEstimate:  sio.num(st, keyLastEstimate),

@@ -88,6 +88,36 @@ type guardState struct {
 type stateIO struct {
 	agent string
 	log   *slog.Logger
+	// keys are the agent's full key names (stateKeysFor), nil to build
+	// them on each use.
+	keys map[string]string
+}
+
+// agentKeyNames are the per-agent keys, to which the agent's name is
+// appended.
+var agentKeyNames = []string{
+	keySummary, keyWatermark, keySummarizedAt, keyRealTokens, keyLastEstimate, keyFingerprint,
+	keyUserRequest, keyCompactions, keyIrreducibleFloor, keyProviderRatio, keySuspectRatio, keyWindow,
+	keyCompactNext, keyLastTokens, keyThreshold, keyCompactedAt, keyCompactReason, keyCompactRequest, keyPrefix,
+}
+
+// stateKeysFor maps each per-agent key to its full name for agent, built
+// once per agent configuration so that reading and writing the state on
+// every call builds no key strings.
+func stateKeysFor(agent string) map[string]string {
+	m := make(map[string]string, len(agentKeyNames))
+	for _, k := range agentKeyNames {
+		m[k] = k + agent
+	}
+	return m
+}
+
+// key is the full name of the agent's key k.
+func (s stateIO) key(k string) string {
+	if full, ok := s.keys[k]; ok {
+		return full
+	}
+	return k + s.agent
 }
 
 // load decodes the agent's state. Wrong types and impossible values are
@@ -126,16 +156,16 @@ func (s stateIO) loadAll(st session.ReadonlyState) guardState {
 	g.tokens = s.num(st, keyLastTokens)
 	g.compactedAt = s.str(st, keyCompactedAt)
 	g.compactReason = s.str(st, keyCompactReason)
-	g.request = s.requestAt(st, keyCompactRequest+s.agent)
+	g.request = s.requestAt(st, s.key(keyCompactRequest))
 	return g
 }
 
 func (s stateIO) get(st session.ReadonlyState, key string) (any, bool) {
-	v, err := st.Get(key + s.agent)
+	v, err := st.Get(s.key(key))
 	if err != nil {
 		if !errors.Is(err, session.ErrStateKeyNotExist) {
 			s.log.Warn("contextguard: reading session state failed; treating key as absent",
-				"agent", s.agent, "key", key+s.agent, "error", err)
+				"agent", s.agent, "key", s.key(key), "error", err)
 		}
 		return nil, false
 	}
@@ -150,7 +180,7 @@ func (s stateIO) str(st session.ReadonlyState, key string) string {
 	str, isStr := v.(string)
 	if !isStr {
 		s.log.Warn("contextguard: session state has the wrong type; ignoring it",
-			"agent", s.agent, "key", key+s.agent, "type", typeName(v))
+			"agent", s.agent, "key", s.key(key), "type", typeName(v))
 		return ""
 	}
 	return str
@@ -164,7 +194,7 @@ func (s stateIO) num(st session.ReadonlyState, key string) int {
 	n, ok := decodeInt(v)
 	if !ok {
 		s.log.Warn("contextguard: session state is not a valid count; ignoring it",
-			"agent", s.agent, "key", key+s.agent, "type", typeName(v), "value", v)
+			"agent", s.agent, "key", s.key(key), "type", typeName(v), "value", v)
 		return 0
 	}
 	return n
@@ -233,8 +263,8 @@ func (s stateIO) set(st session.State, key string, old, val any) {
 	if old == val {
 		return
 	}
-	if err := st.Set(key+s.agent, val); err != nil {
-		s.log.Warn("contextguard: writing session state failed", "agent", s.agent, "key", key+s.agent, "error", err)
+	if err := st.Set(s.key(key), val); err != nil {
+		s.log.Warn("contextguard: writing session state failed", "agent", s.agent, "key", s.key(key), "error", err)
 	}
 }
 
