@@ -44,8 +44,7 @@ func (g *ContextGuard) AddDefault(llm model.LLM, opts ...AgentOption) {
 }
 
 // agent is the configuration guarding the agent named name: its own (Add),
-// else the default's under its name (AddDefault), else nil, logged once per
-// name.
+// else the default's under its name (AddDefault), else nil.
 func (g *ContextGuard) agent(name string) *agentConfig {
 	g.mu.RLock()
 	cfg, ok := g.agents[name]
@@ -60,11 +59,21 @@ func (g *ContextGuard) agent(name string) *agentConfig {
 	case fallback != nil:
 		return g.deriveDefault(name)
 	}
-	if _, seen := g.unguardedLogged.LoadOrStore(name, true); !seen {
-		g.log.Info("contextguard: this agent is not guarded; its requests are sent unchecked. Guard it with Add(name, model, ...) or every agent with AddDefault(model, ...)",
-			"agent", name)
-	}
 	return nil
+}
+
+// agentForCall is agent for a model call of the agent named name: an agent
+// without a configuration is logged once per name, at Info, with how to
+// guard it.
+func (g *ContextGuard) agentForCall(name string) *agentConfig {
+	cfg := g.agent(name)
+	if cfg == nil {
+		if _, seen := g.unguardedLogged.LoadOrStore(name, true); !seen {
+			g.log.Info("contextguard: this agent is not guarded; its requests are sent unchecked. Guard it with Add(name, model, ...) or every agent with AddDefault(model, ...)",
+				"agent", name)
+		}
+	}
+	return cfg
 }
 
 // deriveDefault is the default configuration (AddDefault) under the name of

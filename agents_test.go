@@ -134,3 +134,23 @@ func TestAgentLookup(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentLookup_OnlyModelCallsAreLogged: asking about an agent the guard
+// does not guard (Usage, RequestCompaction) is answered with an error, and
+// does not log the "not guarded" line meant for an agent whose model calls
+// go through unchecked.
+func TestAgentLookup_OnlyModelCallsAreLogged(t *testing.T) {
+	logs := &logBuffer{}
+	g := New(NewCrushRegistry(WithRegistryLogger(quietLogger)), WithLogger(logs.logger()))
+	g.Add("a", fixedSummary("SUMMARY"))
+	require.NoError(t, g.Err())
+	st := newMapState()
+	assert.Error(t, g.RequestCompactionInState(st, "ghost", "focus"))
+	_, err := g.UsageFromState(st, "ghost")
+	assert.Error(t, err)
+	assert.NotContains(t, logs.String(), "not guarded")
+
+	_, err = g.beforeModel(newFakeCtx("ghost"), request(userMsg("hi")))
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(logs.String(), "not guarded"), "a model call of the agent is")
+}

@@ -262,7 +262,7 @@ func (g *ContextGuard) beforeModel(cctx agent.CallbackContext, req *model.LLMReq
 		}
 		return nil, nil
 	}
-	cfg := g.agent(cctx.AgentName())
+	cfg := g.agentForCall(cctx.AgentName())
 	if cfg == nil || g.switchedOff(cctx) {
 		return nil, nil
 	}
