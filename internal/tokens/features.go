@@ -492,6 +492,27 @@ func countFeatures[T text](s T, f *Features) {
 						i = k
 						continue
 					}
+				} else if s[j] >= latin2First && s[j] <= latin2Last {
+					// An accented word ("était", "Québec"): most of
+					// French and Spanish prose.
+					if k := latinWord(s, i, j, f); k > 0 {
+						i = k
+						continue
+					}
+				} else if tf&bUpper != 0 && fl&bUpper != 0 && j == i+1 {
+					// An ALLCAPS word ("ID", "HTTP", "ERROR").
+					k := j + 1
+					for k < n && byteFlags[s[k]]&bUpper != 0 {
+						k++
+					}
+					if k == n || byteFlags[s[k]]&bEnd != 0 {
+						ups := k - i
+						addPiece(f, ups, 0, false)
+						f[fUpper]++
+						f[fUpperLetters] += int32(ups)
+						i = k
+						continue
+					}
 				} else if tf&bDigit != 0 {
 					k := j + 1
 					for k < n && byteFlags[s[k]]&bDigit != 0 {
@@ -747,6 +768,14 @@ func countFeatures[T text](s T, f *Features) {
 				prevOther, prevHan, prevKana = false, false, true
 				continue
 			}
+			if c >= latin2First && c <= latin2Last {
+				// A word that starts with an accented letter ("à", "été").
+				if k := latinWord(s, i, i, f); k > 0 {
+					i = k
+					prevOther, prevHan, prevKana = false, false, false
+					continue
+				}
+			}
 			r, size := decodeRune(s, i)
 			if r < 0 {
 				f[fCtrl]++
@@ -839,6 +868,76 @@ func countFeatures[T text](s T, f *Features) {
 		// looking for them only there costs other text nothing.
 		f[fVerbEnd] += verbEnds(s)
 	}
+}
+
+// The lead bytes of the two-byte UTF-8 sequences that may be Latin letters
+// (U+00C0–U+024F); see latin2.
+const (
+	latin2First = 0xC3
+	latin2Last  = 0xC9
+)
+
+// latin2 reports whether the bytes c, d are a two-byte sequence of a Latin
+// letter as isLatinLetter sees it: U+00C0–U+024F except × and ÷.
+func latin2(c, d byte) bool {
+	if d&0xC0 != 0x80 {
+		return false
+	}
+	switch {
+	case c == 0xC3:
+		return d != 0x97 && d != 0xB7 // × and ÷
+	case c >= 0xC4 && c <= 0xC8:
+		return true
+	case c == 0xC9:
+		return d <= 0x8F // up to U+024F
+	}
+	return false
+}
+
+// latinWord counts the word that starts at s[i] with an optional ASCII
+// capital and lower-case ASCII letters up to s[j], and goes on with two-byte
+// Latin letters and lower-case ASCII letters, if it then ends: at the end of
+// s or at an ASCII byte that ends an alphanumeric run. It adds the features
+// that wordRun and pieces would add for such a run (one piece, whose
+// non-ASCII letters are accents) and returns the index after it. For any
+// other run it adds nothing and returns 0, leaving the run to wordRun.
+func latinWord[T text](s T, i, j int, f *Features) int {
+	n := len(s)
+	accents, rare := int32(0), int32(0)
+	for j < n {
+		c := s[j]
+		if c < 0x80 {
+			fl := byteFlags[c]
+			if fl&bLower != 0 {
+				j++
+				continue
+			}
+			if fl&bEnd != 0 {
+				break
+			}
+			return 0 // a capital, a digit, '/' or '+': not one plain piece
+		}
+		if j+1 >= n || !latin2(c, s[j+1]) {
+			return 0
+		}
+		// The same test of rare accents as pieces.
+		if c != 0xC3 || s[j+1] != 0xA9 && s[j+1] != 0xA8 && s[j+1] != 0xA0 && s[j+1] != 0x89 {
+			rare++
+		}
+		accents++
+		j += 2
+	}
+	if accents == 0 {
+		return 0 // not reached from countFeatures, which calls at a Latin letter
+	}
+	if byteFlags[s[i]]&bUpper != 0 {
+		// A capital followed by letters, as pieces sees it.
+		f[fTitle]++
+	}
+	f[fAccentRare] += rare
+	// Each two-byte letter is one letter of two bytes.
+	addPiece(f, j-i-int(accents), accents, false)
+	return j
 }
 
 // isElision reports whether the apostrophe at s[i], followed by a letter,
