@@ -692,81 +692,73 @@ func countFeatures[T text](s T, f *Features) {
 			f[fCtrl]++
 			i++
 		default: // kHigh
-			// Fast path for Han ideographs (U+4E00–U+9FFF, lead bytes
-			// E4–E9), the bulk of Chinese and much of Japanese text.
-			if c >= 0xE4 && c <= 0xE9 && i+2 < n && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 &&
-				(c > 0xE4 || s[i+1] >= 0xB8) {
-				r := rune(c&0x0F)<<12 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F)
-				f[fHan]++
-				f[fCJKSplit] += hanSplitBit(r)
-				if !prevHan {
-					hanLen = 0
-					if prevKana {
-						f[fHanRunKana]++
-					} else {
-						f[fHanRun]++
-					}
-				} else if hanOpen && isHanPair(hanPrev, r) {
-					hanOpen = false
-					hanPrev = r
-					hanLen++
-					i += 3
-					continue
-				}
-				f[fHanSolo]++
-				if hanLen < 4 {
-					f[fHanHead]++
-				}
-				hanLen++
-				hanOpen, hanPrev = true, r
-				prevOther, prevHan, prevKana = false, true, false
-				i += 3
-				// The rest of the run of such ideographs, without the
-				// dispatch.
+			// Fast path for the three-byte runes of CJK text, which is
+			// mostly runs of them: Han ideographs of U+4E00–U+9FFF (lead
+			// bytes E4–E9), kana and CJK punctuation of U+3000–U+30FF
+			// (E3 80–83), Hangul syllables (EA–ED) and full-width
+			// punctuation of U+FF00–U+FF65 (EF BC, EF BD 80–A5). The loop
+			// walks such runs, mixed as Japanese mixes kana and kanji,
+			// without the dispatch above; any other rune leaves it.
+			if c >= 0xE3 && c <= 0xEF {
+				start := i
 				for i+2 < n {
-					c := s[i]
-					if c < 0xE4 || c > 0xE9 || s[i+1]&0xC0 != 0x80 || s[i+2]&0xC0 != 0x80 ||
-						c == 0xE4 && s[i+1] < 0xB8 {
-						break
+					c, c1, c2 := s[i], s[i+1], s[i+2]
+					if c&0xF0 != 0xE0 || c1&0xC0 != 0x80 || c2&0xC0 != 0x80 {
+						break // not a three-byte sequence
 					}
-					r := rune(c&0x0F)<<12 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F)
-					f[fHan]++
-					f[fCJKSplit] += hanSplitBit(r)
-					if hanOpen && isHanPair(hanPrev, r) {
-						hanOpen = false
-					} else {
-						f[fHanSolo]++
-						if hanLen < 4 {
-							f[fHanHead]++
+					r := rune(c&0x0F)<<12 | rune(c1&0x3F)<<6 | rune(c2&0x3F)
+					switch {
+					case r >= 0x4E00 && r <= 0x9FFF:
+						f[fHan]++
+						f[fCJKSplit] += hanSplitBit(r)
+						if !prevHan {
+							// The first ideograph of a run pairs with none.
+							hanLen = 0
+							hanOpen = false
+							if prevKana {
+								f[fHanRunKana]++
+							} else {
+								f[fHanRun]++
+							}
 						}
-						hanOpen = true
+						if hanOpen && isHanPair(hanPrev, r) {
+							hanOpen = false
+						} else {
+							f[fHanSolo]++
+							if hanLen < 4 {
+								f[fHanHead]++
+							}
+							hanOpen = true
+						}
+						hanPrev = r
+						hanLen++
+						prevOther, prevHan, prevKana = false, true, false
+					case r >= 0x3000 && r <= 0x303F, r >= 0xFF00 && r <= 0xFF65:
+						f[fCJKPunct]++
+						prevOther, prevHan, prevKana = false, false, false
+					case r >= KanaFirst && r <= KanaLast:
+						f[fKana]++
+						f[fCJKSplit] += kanaSplitBit(r)
+						if prevKana && kanaOpen && isKanaPair(kanaPrev, r) {
+							kanaOpen = false
+						} else {
+							f[fKanaSolo]++
+							kanaOpen = true
+						}
+						kanaPrev = r
+						prevOther, prevHan, prevKana = false, false, true
+					case r >= 0xAC00 && r <= 0xD7AF:
+						f[fHangul]++
+						prevOther, prevHan, prevKana = false, false, false
+					default:
+						goto done
 					}
-					hanPrev = r
-					hanLen++
 					i += 3
 				}
-				continue
-			}
-			if c == 0xE3 && i+2 < n && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 && s[i+1] <= 0x83 {
-				// Fast path for U+3000–U+30FF: CJK punctuation and kana.
-				i += 3
-				if s[i-2] == 0x80 {
-					f[fCJKPunct]++
-					prevOther, prevHan, prevKana = false, false, false
+			done:
+				if i > start {
 					continue
 				}
-				r := 0x3000 | rune(s[i-2]&0x3F)<<6 | rune(s[i-1]&0x3F)
-				f[fKana]++
-				f[fCJKSplit] += kanaSplitBit(r)
-				if prevKana && kanaOpen && isKanaPair(kanaPrev, r) {
-					kanaOpen = false
-				} else {
-					f[fKanaSolo]++
-					kanaOpen = true
-				}
-				kanaPrev = r
-				prevOther, prevHan, prevKana = false, false, true
-				continue
 			}
 			if c >= latin2First && c <= latin2Last {
 				// A word that starts with an accented letter ("à", "été").
