@@ -457,38 +457,7 @@ func countFeatures[T text](s T, f *Features) {
 				// run of digits ("v2", "n2024").
 				tf := byteFlags[s[j]]
 				if tf&bUpper != 0 && j+1 < n && byteFlags[s[j+1]]&bLower != 0 && (fl&bLower != 0 || j-i > 1) {
-					k := j + 2
-					for {
-						if k+8 > n {
-							for k < n && byteFlags[s[k]]&bLower != 0 {
-								k++
-							}
-							break
-						}
-						if m := lowerMask(load64(s, k)); m != msb {
-							k += bits.TrailingZeros64(^m&msb) >> 3
-							break
-						}
-						k += 8
-					}
-					if k == n || byteFlags[s[k]]&bEnd != 0 {
-						letters := j - i
-						if fl&bUpper != 0 {
-							f[fTitle]++
-						}
-						if letters <= 8 {
-							f[shortWord[letters]]++
-						} else {
-							addPiece(f, letters, 0, false)
-						}
-						f[fTitle]++
-						f[fGluedTitle]++
-						f[fGlued]++
-						if letters := k - j; letters <= 8 {
-							f[shortWord[letters]]++
-						} else {
-							addPiece(f, letters, 0, false)
-						}
+					if k := camelWord(s, i, j, f); k > 0 {
 						i = k
 						continue
 					}
@@ -860,6 +829,77 @@ func countFeatures[T text](s T, f *Features) {
 		// looking for them only there costs other text nothing.
 		f[fVerbEnd] += verbEnds(s)
 	}
+}
+
+// maxHumps is the most Title pieces after the first piece of a camelCase
+// word that camelWord counts; longer words are rare, and left to wordRun.
+const maxHumps = 8
+
+// lowerEnd returns the index of the first byte from s[j] on that is not a
+// lower-case ASCII letter, looking at eight bytes at a time.
+func lowerEnd[T text](s T, j int) int {
+	n := len(s)
+	for j+8 <= n {
+		if m := lowerMask(load64(s, j)); m != msb {
+			return j + bits.TrailingZeros64(^m&msb)>>3
+		}
+		j += 8
+	}
+	for j < n && byteFlags[s[j]]&bLower != 0 {
+		j++
+	}
+	return j
+}
+
+// camelWord counts the camelCase word ("getValue", "RuneCountInString")
+// whose first piece is s[i:j], lower-case letters or a capital and
+// lower-case letters, and whose next pieces, from s[j], are Title pieces, if
+// it then ends: at the end of s or at an ASCII byte that ends an
+// alphanumeric run. It adds the features that wordRun and pieces would add
+// for that run and returns the index after it. For any other run it adds
+// nothing and returns 0, leaving the run to wordRun.
+func camelWord[T text](s T, i, j int, f *Features) int {
+	n := len(s)
+	first := j - i
+	var humps [maxHumps]int
+	h := 0
+	for {
+		// s[j] is a capital and s[j+1] a lower-case letter.
+		if h == maxHumps {
+			return 0
+		}
+		k := lowerEnd(s, j+2)
+		humps[h] = k - j
+		h++
+		j = k
+		if j == n || byteFlags[s[j]]&bEnd != 0 {
+			break
+		}
+		if byteFlags[s[j]]&bUpper == 0 || j+1 == n || byteFlags[s[j+1]]&bLower == 0 {
+			return 0 // a digit, ALLCAPS, a non-ASCII letter, '/' or '+'
+		}
+	}
+	if byteFlags[s[i]]&bUpper != 0 {
+		f[fTitle]++
+	}
+	addShort(f, first)
+	for _, letters := range humps[:h] {
+		f[fTitle]++
+		f[fGluedTitle]++
+		f[fGlued]++
+		addShort(f, letters)
+	}
+	return j
+}
+
+// addShort adds a letter piece that is the first of its run, with a table
+// lookup for the common short ones.
+func addShort(f *Features, letters int) {
+	if letters <= 8 {
+		f[shortWord[letters]]++
+		return
+	}
+	addPiece(f, letters, 0, false)
 }
 
 // The lead bytes of the two-byte UTF-8 sequences that may be Latin letters
