@@ -941,7 +941,7 @@ func latinWord[T text](s T, i, j int, f *Features) int {
 		if c < 0x80 {
 			fl := byteFlags[c]
 			if fl&bLower != 0 {
-				j++
+				j = lowerEnd(s, j+1)
 				continue
 			}
 			if fl&bEnd != 0 {
@@ -1013,13 +1013,17 @@ func verbEnds[T text](s T) int32 {
 	n := len(s)
 	i := 3
 	for ; i+9 <= n; i += 8 {
-		// Bytes i..i+7 as x0, and the bytes one to three before and one
-		// after in the same lanes.
-		x0, x1, x2, x3, xn := load64(s, i), load64(s, i-1), load64(s, i-2), load64(s, i-3), load64(s, i+1)
-		// A 't' after "ai" or after "ien"/"ren", not before a lower-case
-		// letter; verbEndAt checks every candidate.
-		m := byteEq(x0, 't') &^ lowerMask(xn) &
-			(byteEq(x1, 'i')&byteEq(x2, 'a') | byteEq(x1, 'n')&byteEq(x2, 'e')&(byteEq(x3, 'i')|byteEq(x3, 'r')))
+		// Bytes i..i+7 are tested against the byte one after and the
+		// bytes one to three before, loaded in the same lanes. A 't' not before a lower-case letter, which ends most words
+		// with a 't' in none of eight bytes: skip them at once.
+		m := byteEq(load64(s, i), 't') &^ lowerMask(load64(s, i+1))
+		if m == 0 {
+			continue
+		}
+		x1, x2, x3 := load64(s, i-1), load64(s, i-2), load64(s, i-3)
+		// Such a 't' after "ai" or after "ien"/"ren"; verbEndAt checks
+		// every candidate.
+		m &= byteEq(x1, 'i')&byteEq(x2, 'a') | byteEq(x1, 'n')&byteEq(x2, 'e')&(byteEq(x3, 'i')|byteEq(x3, 'r'))
 		for ; m != 0; m &= m - 1 {
 			c += verbEndAt(s, i+bits.TrailingZeros64(m)>>3)
 		}
