@@ -308,6 +308,40 @@ func scriptOf(r rune) int {
 	return sSymbol
 }
 
+// The script table caches scriptOf for the Basic Multilingual Plane in
+// blocks of 16 runes, all of whose bounds but one (U+FF66) are multiples of
+// 16: one load instead of a chain of up to 40 comparisons.
+const (
+	scriptBlockBits = 4
+	// sMixed marks a block whose runes are not all of one script class.
+	sMixed = 0xFF
+)
+
+var bmpScript = func() (t [0x10000 >> scriptBlockBits]uint8) {
+	for b := range t {
+		r0 := rune(b << scriptBlockBits)
+		class := scriptOf(r0)
+		for r := r0 + 1; r < r0+1<<scriptBlockBits; r++ {
+			if scriptOf(r) != class {
+				class = sMixed
+				break
+			}
+		}
+		t[b] = uint8(class)
+	}
+	return t
+}()
+
+// scriptOfRune is scriptOf, with the script table for the BMP.
+func scriptOfRune(r rune) int {
+	if r < 0x10000 {
+		if class := bmpScript[r>>scriptBlockBits]; class != sMixed {
+			return int(class)
+		}
+	}
+	return scriptOf(r)
+}
+
 // Box-drawing (U+2500–U+257F) and block elements (U+2580–U+259F).
 const (
 	boxFirst = 0x2500
@@ -620,20 +654,30 @@ func countFeatures[T text](s T, f *Features) {
 			// current run of one byte; long runs are costed by the table.
 			same, long, alt := int32(0), int32(0), int32(0)
 			for j < n && byteKind[s[j]] == kPunct {
-				if s[j] == s[j-1] {
-					rep++
-					same++
-				} else {
-					if j-i >= 2 && s[j] == s[j-2] {
-						alt++
+				if d := s[j]; d == s[j-1] {
+					// The byte and the rest of its run ("-----"), eight
+					// at a time: each repeats the byte before.
+					e := j + 1
+					for e+8 <= n && load64(s, e) == uint64(d)*lsb {
+						e += 8
 					}
-					if same >= longPunct-1 {
-						rep -= same
-						long += same + 1
-						f[fPunctLong] += runTokens(same+1, int32(punctRunLen[s[j-1]]))
+					rep += int32(e - j)
+					same += int32(e - j)
+					if d == '|' {
+						pipes += int32(e - j)
 					}
-					same = 0
+					j = e
+					continue
 				}
+				if j-i >= 2 && s[j] == s[j-2] {
+					alt++
+				}
+				if same >= longPunct-1 {
+					rep -= same
+					long += same + 1
+					f[fPunctLong] += runTokens(same+1, int32(punctRunLen[s[j-1]]))
+				}
+				same = 0
 				if s[j] == '|' {
 					pipes++
 				}
@@ -750,7 +794,7 @@ func countFeatures[T text](s T, f *Features) {
 				continue
 			}
 			other, han, kana := false, false, false
-			switch scriptOf(r) {
+			switch scriptOfRune(r) {
 			case sHan:
 				f[fHan]++
 				if r >= HanSplitFirst && r <= HanSplitLast {
