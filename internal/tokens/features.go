@@ -411,13 +411,23 @@ func Count(s string) Features {
 	return f
 }
 
+// The classes of the previous rune that run features look at: one variable
+// for the three, as they exclude each other.
+const (
+	prevNone  = iota // ASCII, or any other class
+	prevOther        // a letter of another script (sOther)
+	prevHan          // a Han ideograph
+	prevKana         // a kana
+)
+
 // countFeatures adds the features of s to f in one pass.
 func countFeatures[T text](s T, f *Features) {
 	// Accented letters before the call, to see whether s has any.
 	accents := f[fAccent]
 	n := len(s)
 	i := 0
-	prevOther, prevHan, prevKana := false, false, false
+	// The class of the previous rune, for the run features of scripts.
+	prev := prevNone
 	hanLen := 0 // length so far of the current run of ideographs
 	// The previous ideograph, and whether it may still pair with the next
 	// one (it is not the second of a pair already counted).
@@ -437,10 +447,12 @@ func countFeatures[T text](s T, f *Features) {
 				}
 				f[fSpaceRun]++
 				f[fSpaceExtra] += int32(j - i - 1)
-			} else if j < n && byteFlags[s[j]]&bDigit != 0 {
-				f[fSpaceDigit]++
+			} else if j < n {
+				// Without a branch: which byte follows a space is hard
+				// to predict.
+				f[fSpaceDigit] += int32(byteFlags[s[j]] / bDigit & 1)
 			}
-			prevOther, prevHan, prevKana = false, false, false
+			prev = prevNone
 			i = j
 			if i >= n {
 				break
@@ -451,7 +463,7 @@ func countFeatures[T text](s T, f *Features) {
 			k = byteKind[c]
 		}
 		if k == kWord {
-			prevOther, prevHan, prevKana = false, false, false
+			prev = prevNone
 			// Fast path, inline: a plain ASCII word (lower case, or one
 			// capital then lower case) that the next byte cannot continue.
 			if fl := byteFlags[c]; fl&(bLower|bUpper) != 0 {
@@ -474,9 +486,9 @@ func countFeatures[T text](s T, f *Features) {
 				}
 				if j == n || byteFlags[s[j]]&bEnd != 0 {
 					letters := j - i
-					if fl&bUpper != 0 && letters > 1 {
-						f[fTitle]++
-					}
+					// A capital then lower-case letters, without a branch
+					// (capitals are hard to predict).
+					f[fTitle] += int32(fl/bUpper&1) & b2i(letters > 1)
 					if letters <= 8 {
 						f[shortWord[letters]]++
 					} else {
@@ -576,7 +588,7 @@ func countFeatures[T text](s T, f *Features) {
 					// "_Dataset", "_RESPONSE": fewer such pieces.
 					f[fSnakeUpper]++
 				}
-				prevOther, prevHan, prevKana = false, false, false
+				prev = prevNone
 				i++
 				continue
 			}
@@ -585,7 +597,7 @@ func countFeatures[T text](s T, f *Features) {
 					// "Let's", "don't", "we're": o200k_base's pre-split
 					// keeps the contraction with its word.
 					f[fContraction]++
-					prevOther, prevHan, prevKana = false, false, false
+					prev = prevNone
 					i += 1 + m
 					continue
 				}
@@ -602,7 +614,7 @@ func countFeatures[T text](s T, f *Features) {
 			} else {
 				f[fPunctRun]++
 			}
-			prevOther, prevHan, prevKana = false, false, false
+			prev = prevNone
 			i++
 			continue
 		}
@@ -644,6 +656,23 @@ func countFeatures[T text](s T, f *Features) {
 			}
 			i = j
 		case kPunct:
+			if l := shortPunctRun(s, i); l > 0 {
+				// A run of two or three bytes ("\":", "),", "();"),
+				// without the loop below: it repeats no byte often
+				// enough for the run table or the alternation count.
+				rep := b2i(s[i+1] == c)
+				pipes := b2i(c == '|') + b2i(s[i+1] == '|')
+				if l == 3 {
+					rep += b2i(s[i+2] == s[i+1])
+					pipes += b2i(s[i+2] == '|')
+				}
+				f[fPunct] += int32(l) - rep
+				f[fPunctRepeat] += rep
+				f[fPipe] += pipes
+				f[fPunctRun]++
+				i += l
+				break
+			}
 			j := i + 1
 			rep := int32(0)
 			pipes := int32(0)
@@ -724,11 +753,11 @@ func countFeatures[T text](s T, f *Features) {
 					case r >= 0x4E00 && r <= 0x9FFF:
 						f[fHan]++
 						f[fCJKSplit] += hanSplitBit(r)
-						if !prevHan {
+						if prev != prevHan {
 							// The first ideograph of a run pairs with none.
 							hanLen = 0
 							hanOpen = false
-							if prevKana {
+							if prev == prevKana {
 								f[fHanRunKana]++
 							} else {
 								f[fHanRun]++
@@ -745,24 +774,24 @@ func countFeatures[T text](s T, f *Features) {
 						}
 						hanPrev = r
 						hanLen++
-						prevOther, prevHan, prevKana = false, true, false
+						prev = prevHan
 					case r >= 0x3000 && r <= 0x303F, r >= 0xFF00 && r <= 0xFF65:
 						f[fCJKPunct]++
-						prevOther, prevHan, prevKana = false, false, false
+						prev = prevNone
 					case r >= KanaFirst && r <= KanaLast:
 						f[fKana]++
 						f[fCJKSplit] += kanaSplitBit(r)
-						if prevKana && kanaOpen && isKanaPair(kanaPrev, r) {
+						if prev == prevKana && kanaOpen && isKanaPair(kanaPrev, r) {
 							kanaOpen = false
 						} else {
 							f[fKanaSolo]++
 							kanaOpen = true
 						}
 						kanaPrev = r
-						prevOther, prevHan, prevKana = false, false, true
+						prev = prevKana
 					case r >= 0xAC00 && r <= 0xD7AF:
 						f[fHangul]++
-						prevOther, prevHan, prevKana = false, false, false
+						prev = prevNone
 					default:
 						goto done
 					}
@@ -777,7 +806,7 @@ func countFeatures[T text](s T, f *Features) {
 				// A word that starts with an accented letter ("à", "été").
 				if k := latinWord(s, i, i, f); k > 0 {
 					i = k
-					prevOther, prevHan, prevKana = false, false, false
+					prev = prevNone
 					continue
 				}
 			}
@@ -785,25 +814,25 @@ func countFeatures[T text](s T, f *Features) {
 			if r < 0 {
 				f[fCtrl]++
 				i++
-				prevOther, prevHan, prevKana = false, false, false
+				prev = prevNone
 				continue
 			}
 			if isLatinLetter(r) {
 				i = wordRun(s, i, f)
-				prevOther, prevHan, prevKana = false, false, false
+				prev = prevNone
 				continue
 			}
-			other, han, kana := false, false, false
+			next := prevNone
 			switch scriptOfRune(r) {
 			case sHan:
 				f[fHan]++
 				if r >= HanSplitFirst && r <= HanSplitLast {
 					f[fCJKSplit] += hanSplitBit(r)
 				}
-				if !prevHan {
+				if prev != prevHan {
 					hanLen = 0
 					hanOpen = false
-					if prevKana {
+					if prev == prevKana {
 						f[fHanRunKana]++
 					} else {
 						f[fHanRun]++
@@ -820,24 +849,24 @@ func countFeatures[T text](s T, f *Features) {
 				}
 				hanPrev = r
 				hanLen++
-				han = true
+				next = prevHan
 			case sKana:
 				// Only kana outside U+3040–U+30FF, or truncated, reach
 				// here: none is in the pair table.
 				f[fKana]++
 				f[fKanaSolo]++
 				kanaOpen = false
-				kana = true
+				next = prevKana
 			case sHangul:
 				f[fHangul]++
 			case sCJKPunct:
 				f[fCJKPunct]++
 			case sOther:
 				f[fOtherLetter]++
-				if !prevOther {
+				if prev != prevOther {
 					f[fOtherRun]++
 				}
-				other = true
+				next = prevOther
 			case sUniPunct:
 				f[fUniPunct]++
 			case sHanRare:
@@ -861,11 +890,11 @@ func countFeatures[T text](s T, f *Features) {
 			default:
 				f[fSymbol]++
 			}
-			prevOther, prevHan, prevKana = other, han, kana
+			prev = next
 			i += size
 			continue
 		}
-		prevOther, prevHan, prevKana = false, false, false
+		prev = prevNone
 	}
 	if int(f[fAccent]-accents)*verbEndAccentBytes >= n && n > 0 {
 		// French verb endings are a sign of French only in text dense
@@ -1014,6 +1043,19 @@ func latinWord[T text](s T, i, j int, f *Features) int {
 	// Each two-byte letter is one letter of two bytes.
 	addPiece(f, j-i-int(accents), accents, false)
 	return j
+}
+
+// shortPunctRun returns the length of the run of ASCII punctuation that
+// starts at s[i], followed by more punctuation, if it is two or three bytes
+// long, and 0 otherwise.
+func shortPunctRun[T text](s T, i int) int {
+	switch n := len(s); {
+	case i+2 >= n || byteKind[s[i+2]] != kPunct:
+		return 2
+	case i+3 >= n || byteKind[s[i+3]] != kPunct:
+		return 3
+	}
+	return 0
 }
 
 // isElision reports whether the apostrophe at s[i], followed by a letter,
