@@ -462,6 +462,51 @@ func countFeatures[T text](s T, f *Features) {
 			c = s[i]
 			k = byteKind[c]
 		}
+		if k == kPunct && (i+1 == n || byteKind[s[i+1]] != kPunct) {
+			// Fast path: a single punctuation byte.
+			if c == '_' && i > 0 && i+1 < n && byteFlags[s[i-1]]&(bLower|bUpper|bDigit) != 0 &&
+				byteFlags[s[i+1]]&(bLower|bUpper) != 0 {
+				// A snake_case joint: byte-pair vocabularies hold "_word"
+				// pieces, so the underscore mostly joins the next word.
+				f[fSnake]++
+				if byteFlags[s[i+1]]&bUpper != 0 {
+					// "_Dataset", "_RESPONSE": fewer such pieces.
+					f[fSnakeUpper]++
+				}
+				prev = prevNone
+				i++
+				continue
+			}
+			if c == '\'' && i > 0 && byteFlags[s[i-1]]&(bLower|bUpper) != 0 {
+				if m := contractionLen(s, i+1); m > 0 {
+					// "Let's", "don't", "we're": o200k_base's pre-split
+					// keeps the contraction with its word.
+					f[fContraction]++
+					prev = prevNone
+					i += 1 + m
+					continue
+				}
+			}
+			f[fPunct]++
+			if c == '|' {
+				f[fPipe]++
+			}
+			prev = prevNone
+			if i+1 == n || byteFlags[s[i+1]]&(bLower|bUpper) == 0 {
+				f[fPunctRun]++
+				i++
+				continue
+			}
+			f[fPunctWord]++
+			if c == '\'' && isElision(s, i) {
+				f[fElision]++
+			}
+			// The word after it (".Errorf", "\"key"), without another
+			// round of the dispatch.
+			i++
+			c = s[i]
+			k = kWord
+		}
 		if k == kWord {
 			prev = prevNone
 			// Fast path, inline: a plain ASCII word (lower case, or one
@@ -575,47 +620,6 @@ func countFeatures[T text](s T, f *Features) {
 				}
 			}
 			i = wordRun(s, i, f)
-			continue
-		}
-		if k == kPunct && (i+1 == n || byteKind[s[i+1]] != kPunct) {
-			// Fast path: a single punctuation byte.
-			if c == '_' && i > 0 && i+1 < n && byteFlags[s[i-1]]&(bLower|bUpper|bDigit) != 0 &&
-				byteFlags[s[i+1]]&(bLower|bUpper) != 0 {
-				// A snake_case joint: byte-pair vocabularies hold "_word"
-				// pieces, so the underscore mostly joins the next word.
-				f[fSnake]++
-				if byteFlags[s[i+1]]&bUpper != 0 {
-					// "_Dataset", "_RESPONSE": fewer such pieces.
-					f[fSnakeUpper]++
-				}
-				prev = prevNone
-				i++
-				continue
-			}
-			if c == '\'' && i > 0 && byteFlags[s[i-1]]&(bLower|bUpper) != 0 {
-				if m := contractionLen(s, i+1); m > 0 {
-					// "Let's", "don't", "we're": o200k_base's pre-split
-					// keeps the contraction with its word.
-					f[fContraction]++
-					prev = prevNone
-					i += 1 + m
-					continue
-				}
-			}
-			f[fPunct]++
-			if c == '|' {
-				f[fPipe]++
-			}
-			if i+1 < n && byteFlags[s[i+1]]&(bLower|bUpper) != 0 {
-				f[fPunctWord]++
-				if c == '\'' && isElision(s, i) {
-					f[fElision]++
-				}
-			} else {
-				f[fPunctRun]++
-			}
-			prev = prevNone
-			i++
 			continue
 		}
 		switch k {
