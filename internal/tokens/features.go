@@ -308,6 +308,40 @@ func scriptOf(r rune) int {
 	return sSymbol
 }
 
+// The script table caches scriptOf for the Basic Multilingual Plane in
+// blocks of 16 runes, all of whose bounds but one (U+FF66) are multiples of
+// 16: one load instead of a chain of up to 40 comparisons.
+const (
+	scriptBlockBits = 4
+	// sMixed marks a block whose runes are not all of one script class.
+	sMixed = 0xFF
+)
+
+var bmpScript = func() (t [0x10000 >> scriptBlockBits]uint8) {
+	for b := range t {
+		r0 := rune(b << scriptBlockBits)
+		class := scriptOf(r0)
+		for r := r0 + 1; r < r0+1<<scriptBlockBits; r++ {
+			if scriptOf(r) != class {
+				class = sMixed
+				break
+			}
+		}
+		t[b] = uint8(class)
+	}
+	return t
+}()
+
+// scriptOfRune is scriptOf, with the script table for the BMP.
+func scriptOfRune(r rune) int {
+	if r < 0x10000 {
+		if class := bmpScript[r>>scriptBlockBits]; class != sMixed {
+			return int(class)
+		}
+	}
+	return scriptOf(r)
+}
+
 // Box-drawing (U+2500–U+257F) and block elements (U+2580–U+259F).
 const (
 	boxFirst = 0x2500
@@ -377,13 +411,23 @@ func Count(s string) Features {
 	return f
 }
 
+// The classes of the previous rune that run features look at: one variable
+// for the three, as they exclude each other.
+const (
+	prevNone  = iota // ASCII, or any other class
+	prevOther        // a letter of another script (sOther)
+	prevHan          // a Han ideograph
+	prevKana         // a kana
+)
+
 // countFeatures adds the features of s to f in one pass.
 func countFeatures[T text](s T, f *Features) {
 	// Accented letters before the call, to see whether s has any.
 	accents := f[fAccent]
 	n := len(s)
 	i := 0
-	prevOther, prevHan, prevKana := false, false, false
+	// The class of the previous rune, for the run features of scripts.
+	prev := prevNone
 	hanLen := 0 // length so far of the current run of ideographs
 	// The previous ideograph, and whether it may still pair with the next
 	// one (it is not the second of a pair already counted).
@@ -403,10 +447,12 @@ func countFeatures[T text](s T, f *Features) {
 				}
 				f[fSpaceRun]++
 				f[fSpaceExtra] += int32(j - i - 1)
-			} else if j < n && byteFlags[s[j]]&bDigit != 0 {
-				f[fSpaceDigit]++
+			} else if j < n {
+				// Without a branch: which byte follows a space is hard
+				// to predict.
+				f[fSpaceDigit] += int32(byteFlags[s[j]] / bDigit & 1)
 			}
-			prevOther, prevHan, prevKana = false, false, false
+			prev = prevNone
 			i = j
 			if i >= n {
 				break
@@ -416,8 +462,53 @@ func countFeatures[T text](s T, f *Features) {
 			c = s[i]
 			k = byteKind[c]
 		}
+		if k == kPunct && (i+1 == n || byteKind[s[i+1]] != kPunct) {
+			// Fast path: a single punctuation byte.
+			if c == '_' && i > 0 && i+1 < n && byteFlags[s[i-1]]&(bLower|bUpper|bDigit) != 0 &&
+				byteFlags[s[i+1]]&(bLower|bUpper) != 0 {
+				// A snake_case joint: byte-pair vocabularies hold "_word"
+				// pieces, so the underscore mostly joins the next word.
+				f[fSnake]++
+				if byteFlags[s[i+1]]&bUpper != 0 {
+					// "_Dataset", "_RESPONSE": fewer such pieces.
+					f[fSnakeUpper]++
+				}
+				prev = prevNone
+				i++
+				continue
+			}
+			if c == '\'' && i > 0 && byteFlags[s[i-1]]&(bLower|bUpper) != 0 {
+				if m := contractionLen(s, i+1); m > 0 {
+					// "Let's", "don't", "we're": o200k_base's pre-split
+					// keeps the contraction with its word.
+					f[fContraction]++
+					prev = prevNone
+					i += 1 + m
+					continue
+				}
+			}
+			f[fPunct]++
+			if c == '|' {
+				f[fPipe]++
+			}
+			prev = prevNone
+			if i+1 == n || byteFlags[s[i+1]]&(bLower|bUpper) == 0 {
+				f[fPunctRun]++
+				i++
+				continue
+			}
+			f[fPunctWord]++
+			if c == '\'' && isElision(s, i) {
+				f[fElision]++
+			}
+			// The word after it (".Errorf", "\"key"), without another
+			// round of the dispatch.
+			i++
+			c = s[i]
+			k = kWord
+		}
 		if k == kWord {
-			prevOther, prevHan, prevKana = false, false, false
+			prev = prevNone
 			// Fast path, inline: a plain ASCII word (lower case, or one
 			// capital then lower case) that the next byte cannot continue.
 			if fl := byteFlags[c]; fl&(bLower|bUpper) != 0 {
@@ -440,9 +531,9 @@ func countFeatures[T text](s T, f *Features) {
 				}
 				if j == n || byteFlags[s[j]]&bEnd != 0 {
 					letters := j - i
-					if fl&bUpper != 0 && letters > 1 {
-						f[fTitle]++
-					}
+					// A capital then lower-case letters, without a branch
+					// (capitals are hard to predict).
+					f[fTitle] += int32(fl/bUpper&1) & b2i(letters > 1)
 					if letters <= 8 {
 						f[shortWord[letters]]++
 					} else {
@@ -457,38 +548,28 @@ func countFeatures[T text](s T, f *Features) {
 				// run of digits ("v2", "n2024").
 				tf := byteFlags[s[j]]
 				if tf&bUpper != 0 && j+1 < n && byteFlags[s[j+1]]&bLower != 0 && (fl&bLower != 0 || j-i > 1) {
-					k := j + 2
-					for {
-						if k+8 > n {
-							for k < n && byteFlags[s[k]]&bLower != 0 {
-								k++
-							}
-							break
-						}
-						if m := lowerMask(load64(s, k)); m != msb {
-							k += bits.TrailingZeros64(^m&msb) >> 3
-							break
-						}
-						k += 8
+					if k := camelWord(s, i, j, f); k > 0 {
+						i = k
+						continue
+					}
+				} else if s[j] >= latin2First && s[j] <= latin2Last {
+					// An accented word ("était", "Québec"): most of
+					// French and Spanish prose.
+					if k := latinWord(s, i, j, f); k > 0 {
+						i = k
+						continue
+					}
+				} else if tf&bUpper != 0 && fl&bUpper != 0 && j == i+1 {
+					// An ALLCAPS word ("ID", "HTTP", "ERROR").
+					k := j + 1
+					for k < n && byteFlags[s[k]]&bUpper != 0 {
+						k++
 					}
 					if k == n || byteFlags[s[k]]&bEnd != 0 {
-						letters := j - i
-						if fl&bUpper != 0 {
-							f[fTitle]++
-						}
-						if letters <= 8 {
-							f[shortWord[letters]]++
-						} else {
-							addPiece(f, letters, 0, false)
-						}
-						f[fTitle]++
-						f[fGluedTitle]++
-						f[fGlued]++
-						if letters := k - j; letters <= 8 {
-							f[shortWord[letters]]++
-						} else {
-							addPiece(f, letters, 0, false)
-						}
+						ups := k - i
+						addPiece(f, ups, 0, false)
+						f[fUpper]++
+						f[fUpperLetters] += int32(ups)
 						i = k
 						continue
 					}
@@ -541,47 +622,6 @@ func countFeatures[T text](s T, f *Features) {
 			i = wordRun(s, i, f)
 			continue
 		}
-		if k == kPunct && (i+1 == n || byteKind[s[i+1]] != kPunct) {
-			// Fast path: a single punctuation byte.
-			if c == '_' && i > 0 && i+1 < n && byteFlags[s[i-1]]&(bLower|bUpper|bDigit) != 0 &&
-				byteFlags[s[i+1]]&(bLower|bUpper) != 0 {
-				// A snake_case joint: byte-pair vocabularies hold "_word"
-				// pieces, so the underscore mostly joins the next word.
-				f[fSnake]++
-				if byteFlags[s[i+1]]&bUpper != 0 {
-					// "_Dataset", "_RESPONSE": fewer such pieces.
-					f[fSnakeUpper]++
-				}
-				prevOther, prevHan, prevKana = false, false, false
-				i++
-				continue
-			}
-			if c == '\'' && i > 0 && byteFlags[s[i-1]]&(bLower|bUpper) != 0 {
-				if m := contractionLen(s, i+1); m > 0 {
-					// "Let's", "don't", "we're": o200k_base's pre-split
-					// keeps the contraction with its word.
-					f[fContraction]++
-					prevOther, prevHan, prevKana = false, false, false
-					i += 1 + m
-					continue
-				}
-			}
-			f[fPunct]++
-			if c == '|' {
-				f[fPipe]++
-			}
-			if i+1 < n && byteFlags[s[i+1]]&(bLower|bUpper) != 0 {
-				f[fPunctWord]++
-				if c == '\'' && isElision(s, i) {
-					f[fElision]++
-				}
-			} else {
-				f[fPunctRun]++
-			}
-			prevOther, prevHan, prevKana = false, false, false
-			i++
-			continue
-		}
 		switch k {
 		case kSpace:
 			// Unreachable: spaces are handled above and never follow
@@ -620,6 +660,23 @@ func countFeatures[T text](s T, f *Features) {
 			}
 			i = j
 		case kPunct:
+			if l := shortPunctRun(s, i); l > 0 {
+				// A run of two or three bytes ("\":", "),", "();"),
+				// without the loop below: it repeats no byte often
+				// enough for the run table or the alternation count.
+				rep := b2i(s[i+1] == c)
+				pipes := b2i(c == '|') + b2i(s[i+1] == '|')
+				if l == 3 {
+					rep += b2i(s[i+2] == s[i+1])
+					pipes += b2i(s[i+2] == '|')
+				}
+				f[fPunct] += int32(l) - rep
+				f[fPunctRepeat] += rep
+				f[fPipe] += pipes
+				f[fPunctRun]++
+				i += l
+				break
+			}
 			j := i + 1
 			rep := int32(0)
 			pipes := int32(0)
@@ -630,20 +687,30 @@ func countFeatures[T text](s T, f *Features) {
 			// current run of one byte; long runs are costed by the table.
 			same, long, alt := int32(0), int32(0), int32(0)
 			for j < n && byteKind[s[j]] == kPunct {
-				if s[j] == s[j-1] {
-					rep++
-					same++
-				} else {
-					if j-i >= 2 && s[j] == s[j-2] {
-						alt++
+				if d := s[j]; d == s[j-1] {
+					// The byte and the rest of its run ("-----"), eight
+					// at a time: each repeats the byte before.
+					e := j + 1
+					for e+8 <= n && load64(s, e) == uint64(d)*lsb {
+						e += 8
 					}
-					if same >= longPunct-1 {
-						rep -= same
-						long += same + 1
-						f[fPunctLong] += runTokens(same+1, int32(punctRunLen[s[j-1]]))
+					rep += int32(e - j)
+					same += int32(e - j)
+					if d == '|' {
+						pipes += int32(e - j)
 					}
-					same = 0
+					j = e
+					continue
 				}
+				if j-i >= 2 && s[j] == s[j-2] {
+					alt++
+				}
+				if same >= longPunct-1 {
+					rep -= same
+					long += same + 1
+					f[fPunctLong] += runTokens(same+1, int32(punctRunLen[s[j-1]]))
+				}
+				same = 0
 				if s[j] == '|' {
 					pipes++
 				}
@@ -671,105 +738,105 @@ func countFeatures[T text](s T, f *Features) {
 			f[fCtrl]++
 			i++
 		default: // kHigh
-			// Fast path for Han ideographs (U+4E00–U+9FFF, lead bytes
-			// E4–E9), the bulk of Chinese and much of Japanese text.
-			if c >= 0xE4 && c <= 0xE9 && i+2 < n && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 &&
-				(c > 0xE4 || s[i+1] >= 0xB8) {
-				r := rune(c&0x0F)<<12 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F)
-				f[fHan]++
-				f[fCJKSplit] += hanSplitBit(r)
-				if !prevHan {
-					hanLen = 0
-					if prevKana {
-						f[fHanRunKana]++
-					} else {
-						f[fHanRun]++
-					}
-				} else if hanOpen && isHanPair(hanPrev, r) {
-					hanOpen = false
-					hanPrev = r
-					hanLen++
-					i += 3
-					continue
-				}
-				f[fHanSolo]++
-				if hanLen < 4 {
-					f[fHanHead]++
-				}
-				hanLen++
-				hanOpen, hanPrev = true, r
-				prevOther, prevHan, prevKana = false, true, false
-				i += 3
-				// The rest of the run of such ideographs, without the
-				// dispatch.
+			// Fast path for the three-byte runes of CJK text, which is
+			// mostly runs of them: Han ideographs of U+4E00–U+9FFF (lead
+			// bytes E4–E9), kana and CJK punctuation of U+3000–U+30FF
+			// (E3 80–83), Hangul syllables (EA–ED) and full-width
+			// punctuation of U+FF00–U+FF65 (EF BC, EF BD 80–A5). The loop
+			// walks such runs, mixed as Japanese mixes kana and kanji,
+			// without the dispatch above; any other rune leaves it.
+			if c >= 0xE3 && c <= 0xEF {
+				start := i
 				for i+2 < n {
-					c := s[i]
-					if c < 0xE4 || c > 0xE9 || s[i+1]&0xC0 != 0x80 || s[i+2]&0xC0 != 0x80 ||
-						c == 0xE4 && s[i+1] < 0xB8 {
-						break
+					c, c1, c2 := s[i], s[i+1], s[i+2]
+					if c&0xF0 != 0xE0 || c1&0xC0 != 0x80 || c2&0xC0 != 0x80 {
+						break // not a three-byte sequence
 					}
-					r := rune(c&0x0F)<<12 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F)
-					f[fHan]++
-					f[fCJKSplit] += hanSplitBit(r)
-					if hanOpen && isHanPair(hanPrev, r) {
-						hanOpen = false
-					} else {
-						f[fHanSolo]++
-						if hanLen < 4 {
-							f[fHanHead]++
+					r := rune(c&0x0F)<<12 | rune(c1&0x3F)<<6 | rune(c2&0x3F)
+					switch {
+					case r >= 0x4E00 && r <= 0x9FFF:
+						f[fHan]++
+						f[fCJKSplit] += hanSplitBit(r)
+						if prev != prevHan {
+							// The first ideograph of a run pairs with none.
+							hanLen = 0
+							hanOpen = false
+							if prev == prevKana {
+								f[fHanRunKana]++
+							} else {
+								f[fHanRun]++
+							}
 						}
-						hanOpen = true
+						if hanOpen && isHanPair(hanPrev, r) {
+							hanOpen = false
+						} else {
+							f[fHanSolo]++
+							if hanLen < 4 {
+								f[fHanHead]++
+							}
+							hanOpen = true
+						}
+						hanPrev = r
+						hanLen++
+						prev = prevHan
+					case r >= 0x3000 && r <= 0x303F, r >= 0xFF00 && r <= 0xFF65:
+						f[fCJKPunct]++
+						prev = prevNone
+					case r >= KanaFirst && r <= KanaLast:
+						f[fKana]++
+						f[fCJKSplit] += kanaSplitBit(r)
+						if prev == prevKana && kanaOpen && isKanaPair(kanaPrev, r) {
+							kanaOpen = false
+						} else {
+							f[fKanaSolo]++
+							kanaOpen = true
+						}
+						kanaPrev = r
+						prev = prevKana
+					case r >= 0xAC00 && r <= 0xD7AF:
+						f[fHangul]++
+						prev = prevNone
+					default:
+						goto done
 					}
-					hanPrev = r
-					hanLen++
 					i += 3
 				}
-				continue
-			}
-			if c == 0xE3 && i+2 < n && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 && s[i+1] <= 0x83 {
-				// Fast path for U+3000–U+30FF: CJK punctuation and kana.
-				i += 3
-				if s[i-2] == 0x80 {
-					f[fCJKPunct]++
-					prevOther, prevHan, prevKana = false, false, false
+			done:
+				if i > start {
 					continue
 				}
-				r := 0x3000 | rune(s[i-2]&0x3F)<<6 | rune(s[i-1]&0x3F)
-				f[fKana]++
-				f[fCJKSplit] += kanaSplitBit(r)
-				if prevKana && kanaOpen && isKanaPair(kanaPrev, r) {
-					kanaOpen = false
-				} else {
-					f[fKanaSolo]++
-					kanaOpen = true
+			}
+			if c >= latin2First && c <= latin2Last {
+				// A word that starts with an accented letter ("à", "été").
+				if k := latinWord(s, i, i, f); k > 0 {
+					i = k
+					prev = prevNone
+					continue
 				}
-				kanaPrev = r
-				prevOther, prevHan, prevKana = false, false, true
-				continue
 			}
 			r, size := decodeRune(s, i)
 			if r < 0 {
 				f[fCtrl]++
 				i++
-				prevOther, prevHan, prevKana = false, false, false
+				prev = prevNone
 				continue
 			}
 			if isLatinLetter(r) {
 				i = wordRun(s, i, f)
-				prevOther, prevHan, prevKana = false, false, false
+				prev = prevNone
 				continue
 			}
-			other, han, kana := false, false, false
-			switch scriptOf(r) {
+			next := prevNone
+			switch scriptOfRune(r) {
 			case sHan:
 				f[fHan]++
 				if r >= HanSplitFirst && r <= HanSplitLast {
 					f[fCJKSplit] += hanSplitBit(r)
 				}
-				if !prevHan {
+				if prev != prevHan {
 					hanLen = 0
 					hanOpen = false
-					if prevKana {
+					if prev == prevKana {
 						f[fHanRunKana]++
 					} else {
 						f[fHanRun]++
@@ -786,24 +853,24 @@ func countFeatures[T text](s T, f *Features) {
 				}
 				hanPrev = r
 				hanLen++
-				han = true
+				next = prevHan
 			case sKana:
 				// Only kana outside U+3040–U+30FF, or truncated, reach
 				// here: none is in the pair table.
 				f[fKana]++
 				f[fKanaSolo]++
 				kanaOpen = false
-				kana = true
+				next = prevKana
 			case sHangul:
 				f[fHangul]++
 			case sCJKPunct:
 				f[fCJKPunct]++
 			case sOther:
 				f[fOtherLetter]++
-				if !prevOther {
+				if prev != prevOther {
 					f[fOtherRun]++
 				}
-				other = true
+				next = prevOther
 			case sUniPunct:
 				f[fUniPunct]++
 			case sHanRare:
@@ -827,11 +894,11 @@ func countFeatures[T text](s T, f *Features) {
 			default:
 				f[fSymbol]++
 			}
-			prevOther, prevHan, prevKana = other, han, kana
+			prev = next
 			i += size
 			continue
 		}
-		prevOther, prevHan, prevKana = false, false, false
+		prev = prevNone
 	}
 	if int(f[fAccent]-accents)*verbEndAccentBytes >= n && n > 0 {
 		// French verb endings are a sign of French only in text dense
@@ -839,6 +906,160 @@ func countFeatures[T text](s T, f *Features) {
 		// looking for them only there costs other text nothing.
 		f[fVerbEnd] += verbEnds(s)
 	}
+}
+
+// maxHumps is the most Title pieces after the first piece of a camelCase
+// word that camelWord counts; longer words are rare, and left to wordRun.
+const maxHumps = 8
+
+// lowerEnd returns the index of the first byte from s[j] on that is not a
+// lower-case ASCII letter, looking at eight bytes at a time.
+func lowerEnd[T text](s T, j int) int {
+	n := len(s)
+	for j+8 <= n {
+		if m := lowerMask(load64(s, j)); m != msb {
+			return j + bits.TrailingZeros64(^m&msb)>>3
+		}
+		j += 8
+	}
+	for j < n && byteFlags[s[j]]&bLower != 0 {
+		j++
+	}
+	return j
+}
+
+// camelWord counts the camelCase word ("getValue", "RuneCountInString")
+// whose first piece is s[i:j], lower-case letters or a capital and
+// lower-case letters, and whose next pieces, from s[j], are Title pieces, if
+// it then ends: at the end of s or at an ASCII byte that ends an
+// alphanumeric run. It adds the features that wordRun and pieces would add
+// for that run and returns the index after it. For any other run it adds
+// nothing and returns 0, leaving the run to wordRun.
+func camelWord[T text](s T, i, j int, f *Features) int {
+	n := len(s)
+	first := j - i
+	var humps [maxHumps]int
+	h := 0
+	for {
+		// s[j] is a capital and s[j+1] a lower-case letter.
+		if h == maxHumps {
+			return 0
+		}
+		k := lowerEnd(s, j+2)
+		humps[h] = k - j
+		h++
+		j = k
+		if j == n || byteFlags[s[j]]&bEnd != 0 {
+			break
+		}
+		if byteFlags[s[j]]&bUpper == 0 || j+1 == n || byteFlags[s[j+1]]&bLower == 0 {
+			return 0 // a digit, ALLCAPS, a non-ASCII letter, '/' or '+'
+		}
+	}
+	if byteFlags[s[i]]&bUpper != 0 {
+		f[fTitle]++
+	}
+	addShort(f, first)
+	for _, letters := range humps[:h] {
+		f[fTitle]++
+		f[fGluedTitle]++
+		f[fGlued]++
+		addShort(f, letters)
+	}
+	return j
+}
+
+// addShort adds a letter piece that is the first of its run, with a table
+// lookup for the common short ones.
+func addShort(f *Features, letters int) {
+	if letters <= 8 {
+		f[shortWord[letters]]++
+		return
+	}
+	addPiece(f, letters, 0, false)
+}
+
+// The lead bytes of the two-byte UTF-8 sequences that may be Latin letters
+// (U+00C0–U+024F); see latin2.
+const (
+	latin2First = 0xC3
+	latin2Last  = 0xC9
+)
+
+// latin2 reports whether the bytes c, d are a two-byte sequence of a Latin
+// letter as isLatinLetter sees it: U+00C0–U+024F except × and ÷.
+func latin2(c, d byte) bool {
+	if d&0xC0 != 0x80 {
+		return false
+	}
+	switch {
+	case c == 0xC3:
+		return d != 0x97 && d != 0xB7 // × and ÷
+	case c >= 0xC4 && c <= 0xC8:
+		return true
+	case c == 0xC9:
+		return d <= 0x8F // up to U+024F
+	}
+	return false
+}
+
+// latinWord counts the word that starts at s[i] with an optional ASCII
+// capital and lower-case ASCII letters up to s[j], and goes on with two-byte
+// Latin letters and lower-case ASCII letters, if it then ends: at the end of
+// s or at an ASCII byte that ends an alphanumeric run. It adds the features
+// that wordRun and pieces would add for such a run (one piece, whose
+// non-ASCII letters are accents) and returns the index after it. For any
+// other run it adds nothing and returns 0, leaving the run to wordRun.
+func latinWord[T text](s T, i, j int, f *Features) int {
+	n := len(s)
+	accents, rare := int32(0), int32(0)
+	for j < n {
+		c := s[j]
+		if c < 0x80 {
+			fl := byteFlags[c]
+			if fl&bLower != 0 {
+				j = lowerEnd(s, j+1)
+				continue
+			}
+			if fl&bEnd != 0 {
+				break
+			}
+			return 0 // a capital, a digit, '/' or '+': not one plain piece
+		}
+		if j+1 >= n || !latin2(c, s[j+1]) {
+			return 0
+		}
+		// The same test of rare accents as pieces.
+		if c != 0xC3 || s[j+1] != 0xA9 && s[j+1] != 0xA8 && s[j+1] != 0xA0 && s[j+1] != 0x89 {
+			rare++
+		}
+		accents++
+		j += 2
+	}
+	if accents == 0 {
+		return 0 // not reached from countFeatures, which calls at a Latin letter
+	}
+	if byteFlags[s[i]]&bUpper != 0 {
+		// A capital followed by letters, as pieces sees it.
+		f[fTitle]++
+	}
+	f[fAccentRare] += rare
+	// Each two-byte letter is one letter of two bytes.
+	addPiece(f, j-i-int(accents), accents, false)
+	return j
+}
+
+// shortPunctRun returns the length of the run of ASCII punctuation that
+// starts at s[i], followed by more punctuation, if it is two or three bytes
+// long, and 0 otherwise.
+func shortPunctRun[T text](s T, i int) int {
+	switch n := len(s); {
+	case i+2 >= n || byteKind[s[i+2]] != kPunct:
+		return 2
+	case i+3 >= n || byteKind[s[i+3]] != kPunct:
+		return 3
+	}
+	return 0
 }
 
 // isElision reports whether the apostrophe at s[i], followed by a letter,
@@ -882,13 +1103,17 @@ func verbEnds[T text](s T) int32 {
 	n := len(s)
 	i := 3
 	for ; i+9 <= n; i += 8 {
-		// Bytes i..i+7 as x0, and the bytes one to three before and one
-		// after in the same lanes.
-		x0, x1, x2, x3, xn := load64(s, i), load64(s, i-1), load64(s, i-2), load64(s, i-3), load64(s, i+1)
-		// A 't' after "ai" or after "ien"/"ren", not before a lower-case
-		// letter; verbEndAt checks every candidate.
-		m := byteEq(x0, 't') &^ lowerMask(xn) &
-			(byteEq(x1, 'i')&byteEq(x2, 'a') | byteEq(x1, 'n')&byteEq(x2, 'e')&(byteEq(x3, 'i')|byteEq(x3, 'r')))
+		// Bytes i..i+7 are tested against the byte one after and the
+		// bytes one to three before, loaded in the same lanes. A 't' not before a lower-case letter, which ends most words
+		// with a 't' in none of eight bytes: skip them at once.
+		m := byteEq(load64(s, i), 't') &^ lowerMask(load64(s, i+1))
+		if m == 0 {
+			continue
+		}
+		x1, x2, x3 := load64(s, i-1), load64(s, i-2), load64(s, i-3)
+		// Such a 't' after "ai" or after "ien"/"ren"; verbEndAt checks
+		// every candidate.
+		m &= byteEq(x1, 'i')&byteEq(x2, 'a') | byteEq(x1, 'n')&byteEq(x2, 'e')&(byteEq(x3, 'i')|byteEq(x3, 'r'))
 		for ; m != 0; m &= m - 1 {
 			c += verbEndAt(s, i+bits.TrailingZeros64(m)>>3)
 		}
