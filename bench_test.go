@@ -219,9 +219,11 @@ func BenchmarkBeforeModel(b *testing.B) {
 		b.Run("new/"+size.name, func(b *testing.B) {
 			fresh, _ := newTestGuard(b, fixedSummary("unused"), WithMaxTokens(size.tokens*10))
 			msgs := newMessages(b.N, 0)
-			b.SetBytes(int64(historyBytes(hist)))
+			bytes := int64(historyBytes(hist))
+			b.SetBytes(bytes)
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := processCPU()
 			for i := range b.N {
 				ctx := newFakeCtx("a")
 				ctx.sessionID = fmt.Sprintf("new-%d", i)
@@ -229,6 +231,9 @@ func BenchmarkBeforeModel(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			// MB/s is per wall second, over the cores counting in
+			// parallel; cpu-MB/s is per core.
+			reportCPU(b, cpu, b.N, bytes)
 		})
 	}
 }

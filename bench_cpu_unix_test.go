@@ -1,0 +1,17 @@
+//go:build unix
+
+package contextguard
+
+import (
+	"syscall"
+	"time"
+)
+
+// processCPU returns the user plus system CPU time of the process.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
