@@ -1,38 +1,29 @@
 package contextguard
 
 import (
+	"errors"
 	"fmt"
-
-	"google.golang.org/adk/model"
 )
 
 // defaultAgentName names AddDefault's configuration until it is derived for
 // an agent (deriveDefault); no agent runs under it.
 const defaultAgentName = "(default)"
 
-// Add guards the agent named agentName. llm is the model that writes the
-// summaries (the agent's own model or a cheaper one); it may be nil when
-// WithSummarizer is given. Adding a name again replaces its configuration.
-// Invalid options are recorded and reported by Plugin and PluginConfig; the
-// agent is then left unguarded.
-func (g *ContextGuard) Add(agentName string, llm model.LLM, opts ...AgentOption) {
-	cfg := newAgentConfig(agentName, fmt.Sprintf("Add(%q)", agentName), llm, opts)
+// add registers cfg under its name (Add), or records its errors and leaves
+// the agent as it was.
+func (g *ContextGuard) add(cfg *agentConfig) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(cfg.errs) > 0 {
 		g.errs = append(g.errs, cfg.errs...)
 		return
 	}
-	g.agents[agentName] = cfg
+	g.agents[cfg.name] = cfg
 }
 
-// AddDefault guards every agent that was not added by name, with the same
-// arguments as Add: the sub-agents of a multi-agent app, or agents built
-// at run time. Each such agent keeps its own session state under its own
-// name, as if it had been added by name; an agent added by name keeps its
-// own configuration. Calling AddDefault again replaces the default.
-func (g *ContextGuard) AddDefault(llm model.LLM, opts ...AgentOption) {
-	cfg := newAgentConfig(defaultAgentName, "AddDefault", llm, opts)
+// setDefault makes cfg the default configuration (AddDefault), or records
+// its errors and leaves the default as it was.
+func (g *ContextGuard) setDefault(cfg *agentConfig) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(cfg.errs) > 0 {
@@ -92,4 +83,17 @@ func (g *ContextGuard) deriveDefault(name string) *agentConfig {
 	cfg.stateKeys = stateKeysFor(name)
 	g.derived[name] = &cfg
 	return &cfg
+}
+
+// checkAgent says why the guard cannot answer for agentName.
+func (g *ContextGuard) checkAgent(agentName string) error {
+	switch {
+	case g == nil:
+		return errors.New("contextguard: the guard is nil")
+	case agentName == "":
+		return errors.New("contextguard: the agent name is empty")
+	case g.agent(agentName) == nil:
+		return fmt.Errorf("contextguard: agent %q is not guarded; add it with Add", agentName)
+	}
+	return nil
 }

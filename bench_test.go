@@ -47,7 +47,7 @@ func syntheticRequest(target int) *model.LLMRequest {
 			Tools:             []*genai.Tool{{FunctionDeclarations: decls}},
 		},
 	}
-	for i := 0; i == 0 || requestTokens(testEst, req) < target; i++ {
+	for i := 0; i == 0 || requestTokens(testEst, engineReq(req)) < target; i++ {
 		kind := toolKinds[i%len(toolKinds)]
 		size := 5_000 + (i*7919)%45_000
 		req.Contents = append(req.Contents,
@@ -62,7 +62,7 @@ func syntheticRequest(target int) *model.LLMRequest {
 			}}}},
 			modelMsg(contextguardtest.Generate(contextguardtest.KindProseEnglish, 500, int64(i)+7)),
 		)
-		if target < 20_000 && requestTokens(testEst, req) > target {
+		if target < 20_000 && requestTokens(testEst, engineReq(req)) > target {
 			break
 		}
 	}
@@ -250,7 +250,7 @@ func BenchmarkEstimateRequest(b *testing.B) {
 			b.SetBytes(int64(bytes))
 			b.ReportAllocs()
 			for range b.N {
-				_ = requestTokens(testEst, req)
+				_ = requestTokens(testEst, engineReq(req))
 			}
 		})
 	}

@@ -3,9 +3,6 @@ package contextguard
 import (
 	"log/slog"
 	"math"
-
-	"google.golang.org/adk/agent"
-	"google.golang.org/adk/session"
 )
 
 // Calibration (ARCHITECTURE.md, "Counting"): the guard's raw estimate is
@@ -187,7 +184,7 @@ func within(a, b, f float64) bool { return a <= b*f && b <= a*f }
 // call's count, so the next call calibrates with the session's learned
 // ratio, and says why (a warning the first time for the agent, debug
 // after, so a broken adapter does not flood the log).
-func (g *ContextGuard) recordReport(cctx agent.CallbackContext, cfg *agentConfig, st session.State, real int) {
+func (g *ContextGuard) recordReport(c callContext, cfg *agentConfig, st stateStore, real int) {
 	sio := cfg.stateIO(g.log)
 	prev := guardState{
 		providerRatio: sio.num(st, keyProviderRatio),
@@ -207,8 +204,8 @@ func (g *ContextGuard) recordReport(cctx agent.CallbackContext, cfg *agentConfig
 		if _, seen := g.reportWarned.LoadOrStore(cfg.name, true); !seen {
 			level = slog.LevelWarn
 		}
-		g.log.Log(cctx, level, "contextguard: the provider's prompt-token count is not believable; not calibrating with it",
-			"agent", cfg.name, "session", cctx.SessionID(), "real_tokens", real, "estimate", rep.estimate,
+		g.log.Log(c, level, "contextguard: the provider's prompt-token count is not believable; not calibrating with it",
+			"agent", cfg.name, "session", c.SessionID(), "real_tokens", real, "estimate", rep.estimate,
 			"window", prev.window, "reason", reason)
 		sio.set(st, keyRealTokens, nil, 0)
 	} else {

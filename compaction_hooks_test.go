@@ -26,10 +26,10 @@ func TestBeforeCompaction(t *testing.T) {
 	}
 	// fits is the smallest history over the trigger: it fits the window.
 	fits := 1
-	for cal.count(requestTokens(testEst, build(fits))) <= lim.threshold {
+	for cal.count(requestTokens(testEst, engineReq(build(fits)))) <= lim.threshold {
 		fits++
 	}
-	require.Less(t, cal.count(requestTokens(testEst, build(fits))), lim.room(), "test setup: over the trigger, within the window")
+	require.Less(t, cal.count(requestTokens(testEst, engineReq(build(fits)))), lim.room(), "test setup: over the trigger, within the window")
 	overTrigger := func(n int) *model.LLMRequest { return build(n) }
 	tests := []struct {
 		name string

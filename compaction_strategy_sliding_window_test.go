@@ -494,7 +494,7 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	system := genai.NewContentFromText(fillerOf(68_800, 5), genai.RoleUser)
 	probe := request(userMsg(user))
 	probe.Config.SystemInstruction = system
-	bare := cal.scale(requestTokens(testEst, probe) - contentsTokens(testEst, probe.Contents) + testEst.content(summaryContent("", user)))
+	bare := cal.scale(requestTokens(testEst, engineReq(probe)) - contentsTokens(testEst, probe.Contents) + testEst.content(summaryContent("", user)))
 	budget := summaryBudget(lim, bare, 0)
 	room := lim.threshold - bare - budget
 	share := int(float64(room) * slidingTailShare)
@@ -641,7 +641,7 @@ func TestSlidingWindow_FaultsUseFallback(t *testing.T) {
 			assert.True(t, events[0].Fallback)
 			assert.Contains(t, events[0].FallbackReason, f.want)
 			assert.LessOrEqual(t, f.llm.Calls(), DefaultMaxCompactionAttempts)
-			assert.LessOrEqual(t, newCalibration(guardState{}, testEst).count(requestTokens(testEst, req)), newLimits(8_000).threshold)
+			assert.LessOrEqual(t, newCalibration(guardState{}, testEst).count(requestTokens(testEst, engineReq(req))), newLimits(8_000).threshold)
 			assert.Contains(t, requestText(req), "U9-MARK latest")
 			assert.NoError(t, contextguardtest.CheckPairs(req.Contents))
 			assert.Equal(t, 1, strings.Count(requestText(req), continuationLead))

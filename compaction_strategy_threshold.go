@@ -106,7 +106,7 @@ type outcome struct {
 // help (err then wraps ErrIrreducible); next and err are then the result.
 func (g *ContextGuard) beginCompaction(t *turn, strategy Strategy, reason string) (c *compaction, next guardState, err error) {
 	c = &compaction{start: time.Now(), cov: coverableLen(t.raw), orig: t.req.Contents}
-	c.origEst = requestTokens(t.est, t.req)
+	c.origEst = requestTokens(t.est, &t.req)
 	next = t.prev
 	if t.inj.injected {
 		c.first = t.inj.cut
@@ -124,7 +124,7 @@ func (g *ContextGuard) beginCompaction(t *turn, strategy Strategy, reason string
 	// overflow it reports is recovered.
 	// The refusal is decided on the raw estimate plus its margin, never on
 	// a calibration factor (calibration.go).
-	fixed := requestTokens(t.est, t.req) - contentsTokens(t.est, t.req.Contents)
+	fixed := requestTokens(t.est, &t.req) - contentsTokens(t.est, t.req.Contents)
 	rawBare := satAdd(fixed, t.est.content(summaryContent("", c.userReq, requestAttachments(coveredRequest(t, c.cov))...)))
 	c.bare = t.cal.scale(rawBare)
 	if n := t.irreducibleSize(rawBare); n > t.lim.hardLimit() {
@@ -133,11 +133,11 @@ func (g *ContextGuard) beginCompaction(t *turn, strategy Strategy, reason string
 				"irreducible_tokens", c.bare, "threshold", t.lim.threshold, "window", t.lim.window)
 		}
 		next.floor = c.bare
-		next.lastEstimate = requestTokens(t.est, t.req)
+		next.lastEstimate = requestTokens(t.est, &t.req)
 		return nil, next, irreducibleError(n, t.lim.window)
 	}
 	if c.cov == c.first && c.prevSummary == "" {
-		next.lastEstimate = requestTokens(t.est, t.req)
+		next.lastEstimate = requestTokens(t.est, &t.req)
 		if n := t.irreducibleSize(next.lastEstimate); n > t.lim.hardLimit() {
 			// Only adapter continuations, which a summary may not cover:
 			// say so rather than send a request known not to fit.
@@ -156,7 +156,7 @@ func (g *ContextGuard) beginCompaction(t *turn, strategy Strategy, reason string
 	t.sumWindow = g.summarizerWindow(t)
 	c.input = newSummarizerInput(t, c.prevSummary, c.budget)
 	c.rendered = make([]renderedContent, c.cov-c.first)
-	c.todos = loadTodos(t.ctx.ReadonlyState())
+	c.todos = loadTodos(t.ro)
 	c.callsLeft = t.cfg.maxAttempts
 
 	t.spanCtx, c.span = g.tel.startCompaction(t.ctx, t.cfg.name, t.ctx.SessionID(), strategy)
@@ -185,7 +185,7 @@ func trimToCurrentRequest(t *turn, next guardState) (guardState, error) {
 	}
 	start = pairSafeStart(t.raw, max(start, 0))
 	t.req.Contents = t.raw[start:]
-	est := requestTokens(t.est, t.req)
+	est := requestTokens(t.est, &t.req)
 	if mem := t.sess.memory(t.cfg.name); !mem.trimWarned {
 		mem.trimWarned = true
 		t.log().Warn("contextguard: the system instruction and tools leave no room for a summary; sending only the newest contents from the user's current request on",
@@ -227,7 +227,7 @@ const summaryFreshShare = 0.5
 // weigh the summary message's own header and continuation.
 func spanBudget(t *turn, c *compaction, build func(summary string)) int {
 	build("")
-	freed := t.cal.scale(c.origEst - requestTokens(t.est, t.req))
+	freed := t.cal.scale(c.origEst - requestTokens(t.est, &t.req))
 	prev := t.cal.scale(t.est.text(c.prevSummary))
 	b := prev + int(float64(max(freed-prev, 0))*summaryFreshShare)
 	return min(c.budget, max(b, minSummaryTokens/2))
@@ -302,7 +302,7 @@ func (g *ContextGuard) summarizeSpan(t *turn, c *compaction, end int, shorter bo
 		}
 		o.summary = s
 		build(s)
-		o.newEst = requestTokens(t.est, t.req)
+		o.newEst = requestTokens(t.est, &t.req)
 		o.newCount = t.cal.scale(o.newEst)
 		if o.newCount <= t.lim.threshold || c.ev.Fallback {
 			return o
@@ -515,11 +515,14 @@ func (g *ContextGuard) summarizerWindow(t *turn) int {
 	if t.cfg.summarizerWindow > 0 {
 		return t.cfg.summarizerWindow
 	}
-	s, ok := t.cfg.summarizer.(*LLMSummarizer)
-	if !ok || s.llm == nil || s.llm.Name() == t.req.Model {
+	s, ok := t.cfg.summarizer.(namedSummarizer)
+	if !ok {
 		return t.lim.window
 	}
-	name := s.llm.Name()
+	name, ok := s.modelName()
+	if !ok || name == t.req.Model {
+		return t.lim.window
+	}
 	if w, known := g.knownWindow(name); known {
 		return w
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"google.golang.org/adk/model"
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/internal/tokens"
@@ -35,7 +34,7 @@ type tokenEstimator interface {
 
 // requestTokens is the estimate of everything a request sends: contents,
 // system instruction and tool declarations.
-func requestTokens(e tokenEstimator, req *model.LLMRequest) int {
+func requestTokens(e tokenEstimator, req *llmRequest) int {
 	if req == nil {
 		return 0
 	}
@@ -590,7 +589,7 @@ func continuationBound(t *turn) int {
 		cal = calibration{factor: t.est.defaultFactor()}
 	}
 	fixed := 0
-	if t.req != nil && t.req.Config != nil {
+	if t.req.Config != nil {
 		fixed = satAdd(t.est.content(t.req.Config.SystemInstruction), toolsTokens(t.est, t.req.Config.Tools))
 	}
 	return max((t.lim.threshold-cal.scale(fixed))/continuationShare, minContinuationTokens)

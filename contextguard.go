@@ -41,10 +41,6 @@ import (
 
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
-	"google.golang.org/adk/agent"
-	"google.golang.org/adk/model"
-	"google.golang.org/adk/plugin"
-	"google.golang.org/adk/runner"
 	"google.golang.org/genai"
 )
 
@@ -138,31 +134,6 @@ func (g *ContextGuard) Err() error {
 	return errors.Join(all...)
 }
 
-// Plugin returns the guard as an ADK plugin, or every configuration error
-// recorded by New and Add, joined.
-func (g *ContextGuard) Plugin() (*plugin.Plugin, error) {
-	if err := g.Err(); err != nil {
-		return nil, err
-	}
-	return plugin.New(plugin.Config{
-		Name:                 PluginName,
-		BeforeModelCallback:  g.beforeModel,
-		AfterModelCallback:   g.afterModel,
-		OnModelErrorCallback: g.onModelError,
-	})
-}
-
-// PluginConfig returns a runner.PluginConfig holding the guard's plugin. Like
-// Go's Must functions it panics when the configuration is invalid, so a
-// mistake stops the program at start-up rather than leaving agents unguarded.
-func (g *ContextGuard) PluginConfig() runner.PluginConfig {
-	p, err := g.Plugin()
-	if err != nil {
-		panic(err)
-	}
-	return runner.PluginConfig{Plugins: []*plugin.Plugin{p}}
-}
-
 // CompactionEvent describes one compaction, for the OnCompaction hook.
 type CompactionEvent struct {
 	// Agent and SessionID identify the conversation.
@@ -210,9 +181,14 @@ type CompactionEvent struct {
 
 // turn is everything one BeforeModelCallback decides with.
 type turn struct {
-	ctx    agent.CallbackContext
-	cfg    *agentConfig
-	req    *model.LLMRequest
+	ctx callContext
+	// ro is the session's state without the call's pending writes (ADK's
+	// ReadonlyState): the todo list is read from it.
+	ro  stateReader
+	cfg *agentConfig
+	// req is the request as it will be sent: its contents are rewritten
+	// (injectSummary, pruning, the strategies).
+	req    llmRequest
 	raw    []*genai.Content // contents as ADK built them
 	prev   guardState
 	est    cachedEstimator
@@ -254,37 +230,18 @@ func (t *turn) irreducibleSize(n int) int {
 	return n
 }
 
-// beforeModel is the plugin's BeforeModelCallback (ARCHITECTURE.md, One model call).
-func (g *ContextGuard) beforeModel(cctx agent.CallbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {
-	if cctx == nil || req == nil {
-		if req == nil {
-			g.log.Warn("contextguard: BeforeModelCallback called without a request; nothing to guard")
-		}
-		return nil, nil
-	}
-	cfg := g.agentForCall(cctx.AgentName())
-	if cfg == nil || g.switchedOff(cctx) {
-		return nil, nil
-	}
-	if len(req.Contents) == 0 {
-		g.log.Debug("contextguard: the request has no contents", "agent", cfg.name, "session", cctx.SessionID())
-	}
-	ev, err := g.guardRequest(cctx, cfg, req)
-	g.fireHook(cctx, ev)
-	return nil, err
-}
-
 // guardRequest does the work of BeforeModelCallback while it owns the
-// session (see sessionTable), and returns the compaction it made, if any,
+// session (see sessionTable): st is the state the call reads and writes,
+// ro the session's state without the call's writes. It returns the
+// contents to send in place of req's, and the compaction it made, if any,
 // for the hook, which runs once the session is released.
-func (g *ContextGuard) guardRequest(cctx agent.CallbackContext, cfg *agentConfig, req *model.LLMRequest) (*CompactionEvent, error) {
-	sess, err := g.sessions.acquire(cctx, sessionKey(cctx))
+func (g *ContextGuard) guardRequest(c callContext, st stateStore, ro stateReader, cfg *agentConfig, req llmRequest) ([]*genai.Content, *CompactionEvent, error) {
+	sess, err := g.sessions.acquire(c, sessionKey(c))
 	if err != nil {
-		return nil, sessionError(cctx, cfg.name, err)
+		return req.Contents, nil, sessionError(c, cfg.name, err)
 	}
 	defer g.sessions.release(sess)
 
-	st := cctx.State()
 	sio := cfg.stateIO(g.log)
 	var prev guardState
 	if st != nil {
@@ -292,12 +249,13 @@ func (g *ContextGuard) guardRequest(cctx agent.CallbackContext, cfg *agentConfig
 	}
 	mem := sess.memory(cfg.name)
 	prev.request = sio.requestAt(st, mem.requestKey)
-	prev = g.recall(cctx, cfg, mem, st, sio, req, prev)
+	prev = g.recall(c, cfg, mem, st, sio, &req, prev)
 	if st != nil {
 		defer mem.rememberCompaction(st, prev.compactions)
 	}
 	t := &turn{
-		ctx:  cctx,
+		ctx:  c,
+		ro:   ro,
 		cfg:  cfg,
 		req:  req,
 		raw:  req.Contents,
@@ -306,7 +264,7 @@ func (g *ContextGuard) guardRequest(cctx agent.CallbackContext, cfg *agentConfig
 		base: g.log,
 	}
 	t.est = sess.estimator(cfg, req.Model)
-	t.lim = g.requestLimits(cfg, req)
+	t.lim = g.requestLimits(cfg, &req)
 	t.inj = injectSummary(t)
 	t.prefix = g.matchPrefix(t, st, sio)
 	if !t.prefix.matched {
@@ -322,7 +280,7 @@ func (g *ContextGuard) guardRequest(cctx agent.CallbackContext, cfg *agentConfig
 		sio.save(st, prev, next)
 		t.savePrefix(st, sio)
 	}
-	return t.event, err
+	return t.req.Contents, t.event, err
 }
 
 // fireHook calls the OnCompaction hook with ev, when there is both. It is
@@ -372,7 +330,7 @@ func (g *ContextGuard) limits(cfg *agentConfig, modelName string) limits {
 // MaxOutputTokens, the trigger keeps room for the output
 // (limits.withOutput), with a warning once per agent, window and output
 // limit when that room would leave the prompt too little of the window.
-func (g *ContextGuard) requestLimits(cfg *agentConfig, req *model.LLMRequest) limits {
+func (g *ContextGuard) requestLimits(cfg *agentConfig, req *llmRequest) limits {
 	l := g.limits(cfg, req.Model)
 	out := maxOutputTokens(req)
 	if out == 0 {
@@ -389,7 +347,7 @@ func (g *ContextGuard) requestLimits(cfg *agentConfig, req *model.LLMRequest) li
 }
 
 // maxOutputTokens is the request's MaxOutputTokens, 0 when it sets none.
-func maxOutputTokens(req *model.LLMRequest) int {
+func maxOutputTokens(req *llmRequest) int {
 	if req == nil || req.Config == nil || req.Config.MaxOutputTokens <= 0 {
 		return 0
 	}
@@ -491,38 +449,36 @@ func (g *ContextGuard) decide(t *turn) (guardState, error) {
 	return g.compactThreshold(t, reason)
 }
 
-// afterModel is the plugin's AfterModelCallback: it records the provider's
-// prompt-token count of final responses, when it is believable for the
-// request the guard let through (calibration.go), and handles a response
-// that stopped at the output limit near the window (recovery.go,
-// cutAtOutputLimit).
-func (g *ContextGuard) afterModel(cctx agent.CallbackContext, resp *model.LLMResponse, respErr error) (*model.LLMResponse, error) {
-	if cctx == nil || resp == nil || respErr != nil || resp.Partial {
-		return nil, nil
+// afterResponse is the engine's part of AfterModelCallback, for a final
+// response of an agent the guard guards: it records the provider's
+// prompt-token count, when it is believable for the request the guard let
+// through (calibration.go), and handles a response that stopped at the
+// output limit near the window (recovery.go, cutAtOutputLimit). It returns
+// the content that replaces the response's, nil to let the response
+// through untouched.
+func (g *ContextGuard) afterResponse(c callContext, cfg *agentConfig, st stateStore, resp *llmResponse) *genai.Content {
+	if n := resp.promptTokens(); n != 0 {
+		g.recordReport(c, cfg, st, n)
 	}
-	n := 0 // 0: the adapter does not count
-	if resp.UsageMetadata != nil {
-		n = int(resp.UsageMetadata.PromptTokenCount)
+	if resp.cutAtOutputLimit() {
+		return g.cutAtOutputLimit(c, cfg, st, resp)
 	}
-	cut := resp.FinishReason == genai.FinishReasonMaxTokens
-	if n == 0 && !cut {
-		return nil, nil
+	return nil
+}
+
+// promptTokens is the provider's prompt-token count of the request, 0 when
+// the adapter does not count.
+func (r *llmResponse) promptTokens() int {
+	if r.UsageMetadata == nil {
+		return 0
 	}
-	cfg := g.agent(cctx.AgentName())
-	if cfg == nil || g.switchedOff(cctx) {
-		return nil, nil
-	}
-	st := cctx.State()
-	if st == nil {
-		return nil, nil
-	}
-	if n != 0 {
-		g.recordReport(cctx, cfg, st, n)
-	}
-	if cut {
-		return g.cutAtOutputLimit(cctx, cfg, st, resp), nil
-	}
-	return nil, nil
+	return int(r.UsageMetadata.PromptTokenCount)
+}
+
+// cutAtOutputLimit reports whether the response stopped at the output
+// limit.
+func (r *llmResponse) cutAtOutputLimit() bool {
+	return r.FinishReason == genai.FinishReasonMaxTokens
 }
 
 // ---------------------------------------------------------------------------
@@ -735,7 +691,7 @@ func isReentrant(ctx context.Context, b *busyMark) bool {
 
 // sessionError says which session and agent a call that acquire refused was
 // for.
-func sessionError(c agent.ReadonlyContext, agentName string, err error) error {
+func sessionError(c callContext, agentName string, err error) error {
 	if errors.Is(err, ErrReentrant) {
 		return fmt.Errorf("%w: session %q, agent %q: the call comes from the summarizer compacting this session; answer without calling the guard for it",
 			err, c.SessionID(), agentName)
@@ -803,7 +759,7 @@ func callBounded[T any](ctx context.Context, f func(context.Context) (T, error))
 	}
 }
 
-func sessionKey(c agent.ReadonlyContext) string {
+func sessionKey(c callContext) string {
 	return c.AppName() + "\x00" + c.UserID() + "\x00" + c.SessionID()
 }
 

@@ -211,7 +211,7 @@ func TestBeforeModel_UnderThreshold(t *testing.T) {
 	assert.Nil(t, resp)
 	assert.Len(t, req.Contents, before)
 	assert.Zero(t, sum.Calls())
-	assert.Equal(t, requestTokens(testEst, req), ctx.getInt(keyLastEstimate))
+	assert.Equal(t, requestTokens(testEst, engineReq(req)), ctx.getInt(keyLastEstimate))
 }
 
 func TestBeforeModel_UnknownAgentAndNilInput(t *testing.T) {
@@ -259,7 +259,7 @@ func TestBeforeModel_CompactsAndPersists(t *testing.T) {
 	assert.Equal(t, len(raw), ctx.getInt(keyWatermark))
 	assert.Equal(t, fingerprint(raw[len(raw)-1]), ctx.getStr(keyFingerprint))
 	assert.Zero(t, ctx.getInt(keyRealTokens), "calibration reset")
-	assert.Equal(t, requestTokens(testEst, req), ctx.getInt(keyLastEstimate))
+	assert.Equal(t, requestTokens(testEst, engineReq(req)), ctx.getInt(keyLastEstimate))
 	assert.Equal(t, 1, ctx.getInt(keyCompactions))
 	assert.Positive(t, ctx.getInt(keySummarizedAt))
 
@@ -372,7 +372,7 @@ func TestWatermark(t *testing.T) {
 			inj := injectSummary(tr)
 			assert.Equal(t, tt.wantInj, inj.injected)
 			assert.Equal(t, tt.wantCut, inj.cut)
-			assert.Len(t, req.Contents, tt.wantSize)
+			assert.Len(t, tr.req.Contents, tt.wantSize)
 			if tt.wantLog != "" {
 				assert.Contains(t, logs.String(), tt.wantLog)
 				assert.Contains(t, logs.String(), "level=WARN")
@@ -428,7 +428,7 @@ func TestSummarizerFaults(t *testing.T) {
 			assert.True(t, events[0].Fallback)
 			assert.Contains(t, events[0].FallbackReason, f.want)
 			assert.LessOrEqual(t, f.llm.Calls(), DefaultMaxCompactionAttempts)
-			tokens := newCalibration(guardState{}, testEst).count(requestTokens(testEst, req))
+			tokens := newCalibration(guardState{}, testEst).count(requestTokens(testEst, engineReq(req)))
 			assert.LessOrEqual(t, tokens, 8_000, "the request fits the window")
 			assert.LessOrEqual(t, tokens, newLimits(8_000).threshold, "and the threshold")
 			assert.Contains(t, requestText(req), "LATEST please fix the build")
@@ -647,7 +647,7 @@ func TestTriggerOptions(t *testing.T) {
 			if tt.opt != nil {
 				opts = append(opts, tt.opt)
 			}
-			cfg := newAgentConfig("a", `Add("a")`, fixedSummary("x"), opts)
+			cfg := agentConfigFor("a", `Add("a")`, fixedSummary("x"), opts)
 			require.Empty(t, cfg.errs)
 			l, ok := cfg.limitsFor(tt.window)
 			assert.Equal(t, tt.ok, ok)

@@ -438,7 +438,7 @@ func FuzzBeforeModel(f *testing.F) {
 				}
 				return
 			}
-			if n := requestTokens(estimatorFor(modelName), req); n > window {
+			if n := requestTokens(estimatorFor(modelName), engineReq(req)); n > window {
 				t.Fatalf("%s: the request let through holds %d estimated tokens; the window is %d", step, n, window)
 			}
 			if head := latestUserHead(ctx.user, raw); head != "" {
@@ -463,7 +463,7 @@ func FuzzBeforeModel(f *testing.F) {
 		reported := 0
 		for step := range 1 + r.intn(3) {
 			if err == nil && r.intn(4) > 0 {
-				est := requestTokens(estimatorFor(modelName), req)
+				est := requestTokens(estimatorFor(modelName), engineReq(req))
 				resp := &model.LLMResponse{UsageMetadata: r.usage(est, reported), Partial: r.intn(8) == 0}
 				if u := resp.UsageMetadata; u != nil && u.PromptTokenCount > 0 {
 					reported += int(u.PromptTokenCount)

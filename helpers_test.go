@@ -211,14 +211,26 @@ func newTestGuard(t testing.TB, llm model.LLM, opts ...AgentOption) (*ContextGua
 // newTestTurn builds a turn over req for calling the guard's steps directly.
 func newTestTurn(req *model.LLMRequest, st guardState, log *slog.Logger) *turn {
 	sess := &sessionEntry{cache: newCountCache()}
+	ctx := newFakeCtx("a")
 	return &turn{
-		ctx:  newFakeCtx("a"),
+		ctx:  ctx,
+		ro:   ctx.state,
 		cfg:  &agentConfig{name: "a"},
-		req:  req,
+		req:  *engineReq(req),
 		raw:  req.Contents,
 		prev: st,
 		sess: sess,
 		est:  cachedEstimator{tokenEstimator: testEst, cache: sess.cache},
 		base: log,
 	}
+}
+
+// engineReq is the engine's view of an ADK request (fromADK), for calling
+// the engine's steps directly; nil for nil.
+func engineReq(req *model.LLMRequest) *llmRequest {
+	if req == nil {
+		return nil
+	}
+	r := fromADK(req)
+	return &r
 }

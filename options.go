@@ -9,7 +9,6 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
-	"google.golang.org/adk/model"
 )
 
 // Strategy names how an agent's conversation is compacted.
@@ -122,7 +121,6 @@ type agentConfig struct {
 	maxTokens      int
 	maxAttempts    int
 	summarizer     Summarizer
-	summarizerLLM  model.LLM
 	summaryTimeout time.Duration
 	instructions   string
 	// stateKeys are the agent's full state key names (stateKeysFor).
@@ -134,8 +132,9 @@ type agentConfig struct {
 	summarizerWindow int
 	counter          TokenCounter
 	trigger          triggerSpec
-	recoveryLLM      model.LLM
-	errs             []error
+	// recoveryLLM is WithRecoveryModel's model, nil without one.
+	recoveryLLM hostModel
+	errs        []error
 }
 
 // triggerSpec is how an agent's trigger was configured: the seeds' buffer
@@ -343,32 +342,17 @@ func WithSummaryTimeout(d time.Duration) AgentOption {
 	}
 }
 
-// WithRecoveryModel sets the model that answers when the provider rejects a
-// request as too long (a context-overflow error, see AsContextOverflow): the
-// guard compacts the failed request to half the window, calibrated with the
-// provider's real count, sends it to llm and returns that response instead
-// of the error. Usually llm is the agent's own model. Without it, the
-// provider's error reaches the caller once and the session's next call
-// compacts first. A nil model is an error.
-func WithRecoveryModel(llm model.LLM) AgentOption {
-	return func(c *agentConfig) {
-		if isNil(llm) {
-			c.errs = append(c.errs, errors.New("WithRecoveryModel: model is nil"))
-			return
-		}
-		c.recoveryLLM = llm
-	}
-}
-
 // newAgentConfig applies opts over the defaults and validates the result;
 // its errors name the call that configured it (caller, e.g. `Add("a")`).
-func newAgentConfig(name, caller string, llm model.LLM, opts []AgentOption) *agentConfig {
+// def is the summarizer of the model given to the call, used when no
+// WithSummarizer is given (nil: no model), and defErr what is wrong with
+// that model.
+func newAgentConfig(name, caller string, def Summarizer, defErr error, opts []AgentOption) *agentConfig {
 	c := &agentConfig{
 		name:           name,
 		strategy:       StrategyThreshold,
 		maxAttempts:    DefaultMaxCompactionAttempts,
 		summaryTimeout: DefaultSummaryTimeout,
-		summarizerLLM:  llm,
 	}
 	if name == "" {
 		c.errs = append(c.errs, errors.New("agent name is empty"))
@@ -382,15 +366,13 @@ func newAgentConfig(name, caller string, llm model.LLM, opts []AgentOption) *age
 		opt(c)
 	}
 	switch {
-	case llm != nil && isNil(llm):
-		// A plain nil is allowed beside WithSummarizer; a typed nil is a
-		// model variable that was never assigned.
-		c.errs = append(c.errs, fmt.Errorf("model is a nil %T", llm))
+	case defErr != nil:
+		c.errs = append(c.errs, defErr)
 	case c.summarizer != nil:
-	case llm == nil:
+	case def == nil:
 		c.errs = append(c.errs, errors.New("model is nil and no WithSummarizer was given"))
 	default:
-		c.summarizer = NewLLMSummarizer(llm)
+		c.summarizer = def
 	}
 	for i, err := range c.errs {
 		c.errs[i] = fmt.Errorf("contextguard: %s: %w", caller, err)

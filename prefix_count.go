@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"google.golang.org/adk/model"
-	"google.golang.org/adk/session"
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/internal/tokens"
@@ -147,8 +145,8 @@ func decodePrefixRecord(s string) (r prefixRecord, ok bool) {
 // numbers, but for the mark (six contents sampled) and the config hash
 // (cached per guard). The pruning frontier is checked once pruning ran
 // (requestEstimate).
-func (g *ContextGuard) matchPrefix(t *turn, st session.ReadonlyState, sio stateIO) prefixMatch {
-	m := prefixMatch{config: g.configHash(t.req, t.est.salt)}
+func (g *ContextGuard) matchPrefix(t *turn, st stateReader, sio stateIO) prefixMatch {
+	m := prefixMatch{config: g.configHash(&t.req, t.est.salt)}
 	if st == nil {
 		return m
 	}
@@ -194,7 +192,7 @@ func (t *turn) requestEstimate() int {
 		t.est.cache.dropUntouched()
 		return satAdd(body, summary)
 	}
-	est := requestTokens(t.est, t.req)
+	est := requestTokens(t.est, &t.req)
 	p.body = max(est-summary, 0)
 	return est
 }
@@ -215,7 +213,7 @@ func (t *turn) recordPrefix(est int) {
 
 // savePrefix writes the record prepared by recordPrefix, or clears the
 // stored one when the call prepared none (it compacted).
-func (t *turn) savePrefix(st session.State, sio stateIO) {
+func (t *turn) savePrefix(st stateStore, sio stateIO) {
 	sio.set(st, keyPrefix, t.prefix.stored, t.prefix.next)
 }
 
@@ -390,7 +388,7 @@ func (c *configHashes) get(key uint64, pin any, f func() uint64) uint64 {
 // (the system instruction and the tools) and the estimator counting it
 // (salt): a record made under another instruction, other tools or another
 // estimator does not match.
-func (g *ContextGuard) configHash(req *model.LLMRequest, salt uint64) uint64 {
+func (g *ContextGuard) configHash(req *llmRequest, salt uint64) uint64 {
 	k := keyer{h: salt ^ configSeed}
 	cfg := req.Config
 	if cfg == nil {

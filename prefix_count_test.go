@@ -284,7 +284,7 @@ func TestPrefixCount_NeverBelowTheRealCount(t *testing.T) {
 			_, err = restarted.beforeModel(ctx, req)
 			require.NoError(t, err)
 			est := ctx.getInt(keyLastEstimate)
-			assert.Equal(t, requestTokens(testEst, req), est)
+			assert.Equal(t, requestTokens(testEst, engineReq(req)), est)
 			cal := newCalibration(before, testEst)
 			assert.GreaterOrEqual(t, cal.count(est), real, "never below the provider's count of the prefix")
 		})
@@ -299,7 +299,7 @@ func sessionStateOf(f *fakeCtx) guardState {
 // exactCount is the whole request's count by the tests' exact counter.
 func exactCount(req *model.LLMRequest) int {
 	e, _ := (&agentConfig{counter: TokenCounterFunc(func(s string) int { return len(s)/4 + 1 })}).estimator(req.Model)
-	return requestTokens(e, req)
+	return requestTokens(e, engineReq(req))
 }
 
 func TestPrefixRecord_Encoding(t *testing.T) {
@@ -339,7 +339,7 @@ func TestPrefixCount_UnseenRewriteIsCorrectedByTheRealCount(t *testing.T) {
 	req := &model.LLMRequest{Model: "gemini-2.5-flash", Contents: append(h2, userMsg("what now?"))}
 	count := func(r *model.LLMRequest) int {
 		e, _ := (&agentConfig{counter: TokenCounterFunc(words)}).estimator(r.Model)
-		return requestTokens(e, r)
+		return requestTokens(e, engineReq(r))
 	}
 	restarted, _ := newTestGuard(t, fixedSummary("unused"), opts...)
 	_, err = restarted.beforeModel(ctx, req)

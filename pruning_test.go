@@ -175,7 +175,7 @@ func TestPruning_AvoidsTheSummarizer(t *testing.T) {
 	g, _ := newTestGuard(t, sum, WithMaxTokens(32_000), WithToolResultPruning(0))
 	ctx := newFakeCtx("a").withUser("U9-MARK latest")
 	raw := append(pruneHistory(14, 5_000), userMsg("U9-MARK latest"))
-	require.Greater(t, newCalibration(guardState{}, testEst).count(requestTokens(testEst, request(raw...))), newLimits(32_000).threshold, "test setup: over the trigger unpruned")
+	require.Greater(t, newCalibration(guardState{}, testEst).count(requestTokens(testEst, engineReq(request(raw...)))), newLimits(32_000).threshold, "test setup: over the trigger unpruned")
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
@@ -185,7 +185,7 @@ func TestPruning_AvoidsTheSummarizer(t *testing.T) {
 	assert.Equal(t, unpruned, strings.Count(contextguardtest.FlattenText(req.Contents), "-MARK id"), "the newest steps keep their payloads")
 	assert.Contains(t, contextguardtest.FlattenText(req.Contents), "removed to save context")
 	assert.NoError(t, contextguardtest.CheckPairs(req.Contents))
-	assert.Equal(t, requestTokens(testEst, req), ctx.getInt(keyLastEstimate), "calibration learns the pruned request")
+	assert.Equal(t, requestTokens(testEst, engineReq(req)), ctx.getInt(keyLastEstimate), "calibration learns the pruned request")
 
 	// Still over after pruning: the summarizer runs.
 	huge := append(pruneHistory(3, 60_000), userMsg("U9-MARK latest"))
@@ -196,13 +196,13 @@ func TestPruning_AvoidsTheSummarizer(t *testing.T) {
 }
 
 func TestPruning_Option(t *testing.T) {
-	c := newAgentConfig("a", `Add("a")`, fixedSummary("x"), []AgentOption{WithToolResultPruning(0)})
+	c := agentConfigFor("a", `Add("a")`, fixedSummary("x"), []AgentOption{WithToolResultPruning(0)})
 	assert.Empty(t, c.errs)
 	assert.Equal(t, DefaultPruneKeepSteps, c.pruneKeep)
-	c = newAgentConfig("a", `Add("a")`, fixedSummary("x"), []AgentOption{WithToolResultPruning(5), WithSlidingWindow(8)})
+	c = agentConfigFor("a", `Add("a")`, fixedSummary("x"), []AgentOption{WithToolResultPruning(5), WithSlidingWindow(8)})
 	assert.Empty(t, c.errs)
 	assert.Equal(t, 5, c.pruneKeep)
-	c = newAgentConfig("a", `Add("a")`, fixedSummary("x"), nil)
+	c = agentConfigFor("a", `Add("a")`, fixedSummary("x"), nil)
 	assert.Zero(t, c.pruneKeep, "off by default")
 
 	g := New(nil, WithLogger(slog.New(slog.DiscardHandler)))

@@ -9,9 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"google.golang.org/adk/agent"
-	"google.golang.org/adk/model"
-	"google.golang.org/adk/session"
 	"google.golang.org/genai"
 )
 
@@ -192,9 +189,10 @@ type agentMemory struct {
 	compacted *guardState
 	// overflow is a provider overflow the next call acts on.
 	overflow *pendingOverflow
-	// sentReq is the request last let through and sentRaw the contents ADK
-	// built for it, before the guard rewrote them (recovery model only).
-	sentReq *model.LLMRequest
+	// sentReq is the request last let through (the adapter's, compared by
+	// identity only: llmRequest.origin) and sentRaw the contents ADK built
+	// for it, before the guard rewrote them (recovery model only).
+	sentReq any
 	sentRaw []*genai.Content
 	// sentBytes is what sentRaw retains, about (retainedBytesPerToken).
 	sentBytes int
@@ -231,7 +229,7 @@ var quietLog = slog.New(slog.DiscardHandler)
 // rememberCompaction records the state a compaction of this call wrote, so
 // that it survives a failed model call. before is the compaction counter the
 // call started from.
-func (m *agentMemory) rememberCompaction(st session.State, before int) {
+func (m *agentMemory) rememberCompaction(st stateReader, before int) {
 	v, err := st.Get(m.compactionsKey)
 	if err != nil {
 		return
@@ -248,9 +246,9 @@ func (m *agentMemory) rememberCompaction(st session.State, before int) {
 // delta was lost with a failed model call (persisted again), and a provider
 // overflow, turned into the calibration signal that makes this call compact
 // first. It returns the state the call starts from.
-func (g *ContextGuard) recall(cctx agent.CallbackContext, cfg *agentConfig, m *agentMemory, st session.State, sio stateIO, req *model.LLMRequest, prev guardState) guardState {
+func (g *ContextGuard) recall(call callContext, cfg *agentConfig, m *agentMemory, st stateStore, sio stateIO, req *llmRequest, prev guardState) guardState {
 	if cfg.recoveryLLM != nil {
-		m.sentReq, m.sentRaw = req, req.Contents
+		m.sentReq, m.sentRaw = req.origin, req.Contents
 		m.sentBytes = scaleSat(prev.lastEstimate, retainedBytesPerToken)
 	}
 	if c := m.compacted; c != nil {
@@ -264,7 +262,7 @@ func (g *ContextGuard) recall(cctx agent.CallbackContext, cfg *agentConfig, m *a
 				break
 			}
 			g.log.Info("contextguard: the state of the last compaction was lost with a failed model call; reusing its summary",
-				"agent", cfg.name, "session", cctx.SessionID(), "compactions", c.compactions, "watermark", c.watermark)
+				"agent", cfg.name, "session", call.SessionID(), "compactions", c.compactions, "watermark", c.watermark)
 			if st != nil {
 				sio.save(st, prev, *c)
 			}
@@ -294,7 +292,7 @@ func (g *ContextGuard) recall(cctx agent.CallbackContext, cfg *agentConfig, m *a
 		}
 		if ov.limit > 0 && ov.limit < lim.threshold {
 			g.log.Warn("contextguard: the provider's limit is below the guard's threshold; set WithMaxTokens to the provider's limit",
-				"agent", cfg.name, "session", cctx.SessionID(), "limit", ov.limit, "window", lim.window, "threshold", lim.threshold)
+				"agent", cfg.name, "session", call.SessionID(), "limit", ov.limit, "window", lim.window, "threshold", lim.threshold)
 		}
 		prev.realTokens = max(real, lim.threshold+1)
 		switch {
@@ -305,7 +303,7 @@ func (g *ContextGuard) recall(cctx agent.CallbackContext, cfg *agentConfig, m *a
 		}
 		prev.floor = 0
 		g.log.Info("contextguard: the provider rejected the previous request as too long; compacting first",
-			"agent", cfg.name, "session", cctx.SessionID(), "real_tokens", ov.real, "limit", ov.limit, "estimated_tokens", ov.estimate,
+			"agent", cfg.name, "session", call.SessionID(), "real_tokens", ov.real, "limit", ov.limit, "estimated_tokens", ov.estimate,
 			"provider_ratio", float64(prev.providerRatio)/ratioScale)
 	}
 	return prev
@@ -315,28 +313,27 @@ func (g *ContextGuard) recall(cctx agent.CallbackContext, cfg *agentConfig, m *a
 // OnModelErrorCallback
 // ---------------------------------------------------------------------------
 
-// onModelError is the plugin's OnModelErrorCallback (ARCHITECTURE.md, Recovery). Errors that
-// are not context overflows, and agents that were not added, pass through
-// untouched. An overflow is compacted to half the window and answered by the
-// agent's recovery model when one is configured; otherwise it is recorded so
-// the session's next call compacts first, and the provider's error is
-// returned once.
-func (g *ContextGuard) onModelError(cctx agent.CallbackContext, req *model.LLMRequest, modelErr error) (*model.LLMResponse, error) {
-	if cctx == nil || modelErr == nil {
-		return nil, nil
-	}
-	cfg := g.agent(cctx.AgentName())
-	if cfg == nil || g.switchedOff(cctx) {
-		return nil, nil
-	}
-	ov, ok := AsContextOverflow(modelErr)
-	if !ok {
-		return nil, nil
-	}
-	logger := g.log.With("agent", cfg.name, "session", cctx.SessionID())
+// overflowRecovery is a compacted request for the agent's recovery model
+// to answer in place of the rejected one (recoverOverflow), with the
+// logger of the call.
+type overflowRecovery struct {
+	req *llmRequest
+	log *slog.Logger
+}
+
+// recoverOverflow is the engine's part of OnModelErrorCallback
+// (ARCHITECTURE.md, Recovery) for a context overflow ov of an agent the
+// guard guards: st is the state the call reads and writes, ro the
+// session's state without the call's writes. An overflow is compacted to
+// half the window, and the compacted request returned for the agent's
+// recovery model to answer, when one is configured; otherwise it is
+// recorded so the session's next call compacts first, and the provider's
+// error is returned once (nil, nil). An error is the callback's error.
+func (g *ContextGuard) recoverOverflow(c callContext, st stateStore, ro stateReader, cfg *agentConfig, req *llmRequest, ov ContextOverflow, modelErr error) (*overflowRecovery, error) {
+	logger := g.log.With("agent", cfg.name, "session", c.SessionID())
 	logger.Warn("contextguard: the provider rejected the request as too long",
 		"provider", ov.Provider, "real_tokens", ov.Tokens, "limit", ov.Limit, "recovery_model", cfg.recoveryLLM != nil)
-	if onlyCurrentRequest(cctx, req) {
+	if onlyCurrentRequest(c, req) {
 		// Nothing before the user's current request could be cut: the
 		// provider rejected the part no compaction can shrink (for example
 		// an attachment it charges far above the estimate).
@@ -344,8 +341,8 @@ func (g *ContextGuard) onModelError(cctx agent.CallbackContext, req *model.LLMRe
 		return nil, fmt.Errorf("%w: the provider rejected the user's current request with nothing before it to compact", irreducibleError(max(ov.Tokens, ov.Limit+1), overflowWindow(ov, g.limits(cfg, req.Model).window)))
 	}
 
-	creq, ev, err := g.handleOverflow(cctx, cfg, req, ov, logger)
-	g.fireHook(cctx, ev)
+	creq, ev, err := g.handleOverflow(c, st, ro, cfg, req, ov, logger)
+	g.fireHook(c, ev)
 	switch {
 	case err != nil:
 		logger.Error("contextguard: recovery impossible", "error", err)
@@ -357,27 +354,25 @@ func (g *ContextGuard) onModelError(cctx agent.CallbackContext, req *model.LLMRe
 		logger.Warn("contextguard: nothing left to compact; returning the provider's error")
 		return nil, nil
 	}
+	return &overflowRecovery{req: creq, log: logger}, nil
+}
 
-	// The recovery model runs with the session released: it may call the
-	// guard for the same session.
-	resp, err := callRecoveryModel(cctx, cfg.recoveryLLM, creq)
-	if err != nil {
-		// The compaction is remembered (mem.compacted) and reused by the
-		// next call; only a compacted request that is still too long makes
-		// that call compact again.
-		if again, ok := AsContextOverflow(err); ok {
-			g.rememberOverflow(cctx, cfg, creq, again, logger)
-			if onlyCurrentRequest(cctx, creq) {
-				logger.Error("contextguard: the recovery model rejected the summary and the user's current request alone; nothing the guard can cut will make it fit")
-				return nil, fmt.Errorf("%w: the summary and the user's current request alone were rejected by the recovery model", irreducibleError(max(again.Tokens, again.Limit+1), overflowWindow(again, g.limits(cfg, creq.Model).window)))
-			}
+// recoveryFailed handles the recovery model's error err: the compaction is
+// remembered (mem.compacted) and reused by the next call; only a compacted
+// request that is still too long makes that call compact again. It returns
+// the callback's error, nil to return the provider's.
+func (g *ContextGuard) recoveryFailed(c callContext, st stateStore, cfg *agentConfig, rec *overflowRecovery, err error) error {
+	creq, logger := rec.req, rec.log
+	if again, ok := AsContextOverflow(err); ok {
+		g.rememberOverflow(c, st, cfg, creq, again, logger)
+		if onlyCurrentRequest(c, creq) {
+			logger.Error("contextguard: the recovery model rejected the summary and the user's current request alone; nothing the guard can cut will make it fit")
+			return fmt.Errorf("%w: the summary and the user's current request alone were rejected by the recovery model", irreducibleError(max(again.Tokens, again.Limit+1), overflowWindow(again, g.limits(cfg, creq.Model).window)))
 		}
-		logger.Error("contextguard: the recovery model failed; returning the provider's error",
-			"error", err)
-		return nil, nil
 	}
-	logger.Info("contextguard: recovered from a context overflow", "kept_contents", len(creq.Contents))
-	return resp, nil
+	logger.Error("contextguard: the recovery model failed; returning the provider's error",
+		"error", err)
+	return nil
 }
 
 // overflowWindow is the window an overflow was judged against: the
@@ -393,11 +388,11 @@ func overflowWindow(ov ContextOverflow, window int) int {
 // current request alone: nothing before it, or only the guard's summary
 // message carrying it (the recovery's own compaction, already cut to half
 // the window); a compaction could not make it smaller.
-func onlyCurrentRequest(cctx agent.CallbackContext, req *model.LLMRequest) bool {
+func onlyCurrentRequest(c callContext, req *llmRequest) bool {
 	if req == nil || len(req.Contents) == 0 {
 		return false
 	}
-	_, i := currentRequest(cctx.UserContent(), req.Contents)
+	_, i := currentRequest(c.UserContent(), req.Contents)
 	switch {
 	case i == 0:
 		return true
@@ -414,19 +409,19 @@ func onlyCurrentRequest(cctx agent.CallbackContext, req *model.LLMRequest) bool 
 // send (nil when nothing could be compacted, and the overflow is then
 // recorded). It returns the compaction made, if any, for the hook, which
 // runs once the session is released.
-func (g *ContextGuard) handleOverflow(cctx agent.CallbackContext, cfg *agentConfig, req *model.LLMRequest, ov ContextOverflow, logger *slog.Logger) (*model.LLMRequest, *CompactionEvent, error) {
-	sess, err := g.sessions.acquire(cctx, sessionKey(cctx))
+func (g *ContextGuard) handleOverflow(c callContext, st stateStore, ro stateReader, cfg *agentConfig, req *llmRequest, ov ContextOverflow, logger *slog.Logger) (*llmRequest, *CompactionEvent, error) {
+	sess, err := g.sessions.acquire(c, sessionKey(c))
 	if err != nil {
-		return nil, nil, sessionError(cctx, cfg.name, err)
+		return nil, nil, sessionError(c, cfg.name, err)
 	}
 	defer g.sessions.release(sess)
 	mem := sess.memory(cfg.name)
 	if cfg.recoveryLLM == nil || req == nil {
-		g.recordOverflow(cctx, sess, cfg, mem, req, ov)
+		g.recordOverflow(st, sess, cfg, mem, req, ov)
 		return nil, nil, nil
 	}
-	learned := g.learnedRatio(cctx, cfg)
-	creq, ev, err := g.compactForRecovery(cctx, cfg, sess, mem, req, ov, logger)
+	learned := g.learnedRatio(st, cfg)
+	creq, ev, err := g.compactForRecovery(c, st, ro, cfg, sess, mem, req, ov, logger)
 	if err != nil || creq == nil {
 		// The provider's error is returned, and the state this call wrote
 		// is lost with it: learn from the original ratio again.
@@ -437,20 +432,19 @@ func (g *ContextGuard) handleOverflow(cctx agent.CallbackContext, cfg *agentConf
 
 // rememberOverflow records, for the session's next call, that the recovery
 // model rejected the compacted request too.
-func (g *ContextGuard) rememberOverflow(cctx agent.CallbackContext, cfg *agentConfig, req *model.LLMRequest, ov ContextOverflow, logger *slog.Logger) {
-	sess, err := g.sessions.acquire(cctx, sessionKey(cctx))
+func (g *ContextGuard) rememberOverflow(c callContext, st stateStore, cfg *agentConfig, req *llmRequest, ov ContextOverflow, logger *slog.Logger) {
+	sess, err := g.sessions.acquire(c, sessionKey(c))
 	if err != nil {
-		logger.Warn("contextguard: the recovery model's overflow is not recorded", "error", sessionError(cctx, cfg.name, err))
+		logger.Warn("contextguard: the recovery model's overflow is not recorded", "error", sessionError(c, cfg.name, err))
 		return
 	}
 	defer g.sessions.release(sess)
-	g.recordOverflow(cctx, sess, cfg, sess.memory(cfg.name), req, ov)
+	g.recordOverflow(st, sess, cfg, sess.memory(cfg.name), req, ov)
 }
 
 // learnedRatio is the provider ratio the session has learned so far, per
-// mille, as this call sees it (0: none).
-func (g *ContextGuard) learnedRatio(cctx agent.CallbackContext, cfg *agentConfig) int {
-	st := cctx.State()
+// mille, as the call whose state is st sees it (0: none).
+func (g *ContextGuard) learnedRatio(st stateReader, cfg *agentConfig) int {
 	if st == nil {
 		return 0
 	}
@@ -460,12 +454,12 @@ func (g *ContextGuard) learnedRatio(cctx agent.CallbackContext, cfg *agentConfig
 // recordOverflow records an overflow for the session's next call, with the
 // provider ratio the session learns from it. The caller holds the session
 // entry.
-func (g *ContextGuard) recordOverflow(cctx agent.CallbackContext, sess *sessionEntry, cfg *agentConfig, mem *agentMemory, req *model.LLMRequest, ov ContextOverflow) {
-	g.recordOverflowFrom(sess, cfg, mem, req, ov, g.learnedRatio(cctx, cfg))
+func (g *ContextGuard) recordOverflow(st stateReader, sess *sessionEntry, cfg *agentConfig, mem *agentMemory, req *llmRequest, ov ContextOverflow) {
+	g.recordOverflowFrom(sess, cfg, mem, req, ov, g.learnedRatio(st, cfg))
 }
 
 // recordOverflowFrom is recordOverflow from the learned ratio given.
-func (g *ContextGuard) recordOverflowFrom(sess *sessionEntry, cfg *agentConfig, mem *agentMemory, req *model.LLMRequest, ov ContextOverflow, learned int) {
+func (g *ContextGuard) recordOverflowFrom(sess *sessionEntry, cfg *agentConfig, mem *agentMemory, req *llmRequest, ov ContextOverflow, learned int) {
 	p := &pendingOverflow{real: ov.Tokens, limit: ov.Limit}
 	if req != nil {
 		est := sess.estimator(cfg, req.Model)
@@ -491,15 +485,14 @@ func (g *ContextGuard) overflowLimit(cfg *agentConfig, modelName string, ov Cont
 // state delta, which rides on the recovery response. It returns the request
 // to send, nil when nothing could be compacted, and the compaction's event
 // for the hook. The caller owns the session entry.
-func (g *ContextGuard) compactForRecovery(cctx agent.CallbackContext, cfg *agentConfig, sess *sessionEntry, mem *agentMemory, req *model.LLMRequest, ov ContextOverflow, logger *slog.Logger) (*model.LLMRequest, *CompactionEvent, error) {
-	st := cctx.State()
+func (g *ContextGuard) compactForRecovery(c callContext, st stateStore, ro stateReader, cfg *agentConfig, sess *sessionEntry, mem *agentMemory, req *llmRequest, ov ContextOverflow, logger *slog.Logger) (*llmRequest, *CompactionEvent, error) {
 	sio := cfg.stateIO(g.log)
 	var prev guardState
 	if st != nil {
 		prev = sio.load(st) // includes what this call's BeforeModelCallback wrote
 	}
 	raw := req.Contents
-	if mem.sentReq == req && mem.sentRaw != nil {
+	if req.origin != nil && mem.sentReq == req.origin && mem.sentRaw != nil {
 		raw = mem.sentRaw
 	}
 	mem.sentReq, mem.sentRaw = nil, nil
@@ -522,14 +515,14 @@ func (g *ContextGuard) compactForRecovery(cctx agent.CallbackContext, cfg *agent
 	if real <= 0 {
 		real = max(satAdd(window, 1), scaleSat(sent, float64(learned.providerRatio)/ratioScale))
 	}
-	t := &turn{ctx: cctx, cfg: cfg, req: &creq, raw: raw, prev: learned, est: est, sess: sess, base: g.log, rejected: true}
+	t := &turn{ctx: c, ro: ro, cfg: cfg, req: creq, raw: raw, prev: learned, est: est, sess: sess, base: g.log, rejected: true}
 	t.lim = limits{window: window, buffer: window - window/2, threshold: window / 2}
 	if lo, ok := t.lim.withOutput(lim.output); ok {
 		t.lim = lo
 	}
 	t.cal = newCalibration(guardState{realTokens: real, lastEstimate: sent}, est)
 	t.inj = injectSummary(t)
-	t.before = t.cal.count(requestTokens(est, t.req))
+	t.before = t.cal.count(requestTokens(est, &t.req))
 	logger.Info("contextguard: compacting the rejected request to half the window",
 		"real_tokens", real, "estimated_tokens", sent, "correction", t.cal.factor, "threshold", t.lim.threshold, "window", window)
 
@@ -548,41 +541,8 @@ func (g *ContextGuard) compactForRecovery(cctx agent.CallbackContext, cfg *agent
 	if next.compactions == prev.compactions {
 		return nil, t.event, nil
 	}
-	return t.req, t.event, nil
-}
-
-// callRecoveryModel sends req to llm and returns its final response. The
-// wait is bounded by ctx even when the model ignores it (callBounded): once
-// the call's context is done the guard stops waiting and returns an error.
-// A panic of the model is turned into an error.
-func callRecoveryModel(ctx context.Context, llm model.LLM, req *model.LLMRequest) (*model.LLMResponse, error) {
-	resp, err := callBounded(ctx, func(ctx context.Context) (*model.LLMResponse, error) {
-		return finalResponse(ctx, llm, req)
-	})
-	var p *panicError
-	switch {
-	case errors.As(err, &p):
-		return nil, fmt.Errorf("contextguard: recovery model %q panicked: %v\n%s", llm.Name(), p.value, p.stack)
-	case err != nil:
-		return nil, fmt.Errorf("contextguard: recovery model %q: %w", llm.Name(), err)
-	}
-	return resp, nil
-}
-
-// finalResponse sends req to llm and returns its last non-partial response.
-func finalResponse(ctx context.Context, llm model.LLM, req *model.LLMRequest) (resp *model.LLMResponse, err error) {
-	for r, e := range llm.GenerateContent(ctx, req, false) {
-		if e != nil {
-			return nil, e
-		}
-		if r != nil && !r.Partial {
-			resp = r
-		}
-	}
-	if resp == nil {
-		return nil, errors.New("returned no response")
-	}
-	return resp, nil
+	out := t.req
+	return &out, t.event, nil
 }
 
 // ---------------------------------------------------------------------------
@@ -597,12 +557,12 @@ const cutCallNote = "[contextguard: my response was cut at the output-token limi
 // cutAtOutputLimit handles a final response that stopped at the output
 // limit (finish reason MAX_TOKENS). When the request was near the window
 // (outputNearWindow), the next call compacts first, and a function call in
-// the response, whose arguments may be cut short, is not run: the response
-// returned replaces it with a short model text saying so (cutCallNote),
-// keeping the response's text. With room left, or when the response holds
-// no function call, it returns nil and the response passes through
-// untouched.
-func (g *ContextGuard) cutAtOutputLimit(cctx agent.CallbackContext, cfg *agentConfig, st session.State, resp *model.LLMResponse) *model.LLMResponse {
+// the response, whose arguments may be cut short, is not run: the content
+// returned replaces the response's, keeping its text and replacing the
+// call by a short model text saying so (cutCallNote). With room left, or
+// when the response holds no function call, it returns nil and the
+// response passes through untouched.
+func (g *ContextGuard) cutAtOutputLimit(c callContext, cfg *agentConfig, st stateStore, resp *llmResponse) *genai.Content {
 	sio := cfg.stateIO(g.log)
 	prev := guardState{
 		realTokens:    sio.num(st, keyRealTokens),
@@ -630,14 +590,12 @@ func (g *ContextGuard) cutAtOutputLimit(cctx agent.CallbackContext, cfg *agentCo
 		}
 	}
 	g.log.Warn("contextguard: the response stopped at the output limit near the window; the next call compacts first",
-		"agent", cfg.name, "session", cctx.SessionID(), "real_tokens", prompt, "output_tokens", output,
+		"agent", cfg.name, "session", c.SessionID(), "real_tokens", prompt, "output_tokens", output,
 		"threshold", threshold, "window", prev.window, "calls_dropped", calls)
 	if calls == 0 {
 		return nil
 	}
-	out := *resp
-	out.Content = &genai.Content{Role: genai.RoleModel, Parts: append(parts, &genai.Part{Text: cutCallNote})}
-	return &out
+	return &genai.Content{Role: genai.RoleModel, Parts: append(parts, &genai.Part{Text: cutCallNote})}
 }
 
 // outputNearWindow says whether a response that stopped at the output limit
@@ -651,7 +609,7 @@ func (g *ContextGuard) cutAtOutputLimit(cctx agent.CallbackContext, cfg *agentCo
 // learned ratio, at least defaultCorrection. The output is the response's
 // output-token count, else the trigger's buffer. Without the window the
 // request was judged against, nothing is near.
-func outputNearWindow(cfg *agentConfig, st guardState, resp *model.LLMResponse) (prompt, output, threshold int, near bool) {
+func outputNearWindow(cfg *agentConfig, st guardState, resp *llmResponse) (prompt, output, threshold int, near bool) {
 	if st.window <= 0 {
 		return 0, 0, 0, false
 	}

@@ -268,7 +268,7 @@ func TestOnModelError_WithoutRecoveryModel_NextCallCompactsFirst(t *testing.T) {
 			_, err := g.beforeModel(ctx, req)
 			require.NoError(t, err)
 			require.Zero(t, sum.Calls())
-			sent := requestTokens(testEst, req)
+			sent := requestTokens(testEst, engineReq(req))
 			resp, err := g.onModelError(ctx, req, &contextguardtest.OverflowError{Style: style, Tokens: 120_000, Limit: 100_000})
 			require.NoError(t, err, "the provider's error is returned by ADK itself")
 			assert.Nil(t, resp)

@@ -156,7 +156,7 @@ func TestReentrancy_SummarizerCallsTheGuardForAnotherSession(t *testing.T) {
 	for _, err := range errs {
 		assert.NoError(t, err, "every call into the other session is served")
 	}
-	assert.Equal(t, requestTokens(testEst, innerReq), other.getInt(keyLastEstimate), "the other session's call was counted")
+	assert.Equal(t, requestTokens(testEst, engineReq(innerReq)), other.getInt(keyLastEstimate), "the other session's call was counted")
 	assert.Equal(t, "OUTER-SUMMARY", outer.getStr(keySummary))
 }
 

@@ -15,17 +15,76 @@ import (
 // event, the way ADK's services apply state changes from outside an
 // invocation.
 
-// checkAgent says why the guard cannot answer for agentName.
-func (g *ContextGuard) checkAgent(agentName string) error {
-	switch {
-	case g == nil:
-		return errors.New("contextguard: the guard is nil")
-	case agentName == "":
-		return errors.New("contextguard: the agent name is empty")
-	case g.agent(agentName) == nil:
-		return fmt.Errorf("contextguard: agent %q is not guarded; add it with Add", agentName)
+// Usage reads an agent's Usage in a session with the session service, for
+// an application that holds only the service and the IDs (an HTTP handler,
+// a status line). It returns an error for a nil service, empty IDs, an agent
+// the guard does not guard, and when the session cannot be read (wrapping
+// session.ErrNotFound for an unknown session). From inside a tool, use
+// UsageFromState.
+func (g *ContextGuard) Usage(ctx context.Context, svc session.Service, appName, userID, sessionID, agentName string) (Usage, error) {
+	if err := g.checkAgent(agentName); err != nil {
+		return Usage{}, err
 	}
-	return nil
+	sess, err := getSession(ctx, svc, appName, userID, sessionID)
+	if err != nil {
+		return Usage{}, err
+	}
+	return g.UsageFromState(sess.State(), agentName)
+}
+
+// RequestCompaction asks that the next model call of agentName in the
+// session compact the conversation, even below the trigger, like a
+// "/compact" command. focus, when not empty, is appended to the summary
+// prompt's instructions for that one compaction (for example "focus on the
+// failing test"); it is at most MaxFocusBytes long. The compaction's
+// CompactionEvent has Reason ReasonRequested. One compaction answers the
+// request whatever its outcome (a compaction that would not shrink the
+// request is discarded as usual); a second request before it replaces the
+// first.
+//
+// It works from outside the agent, with only the session service and IDs
+// (an HTTP handler, a chat command): it appends an event with no content,
+// authored "user", whose state delta holds the request, so the next run of
+// the session reads it; the agent never sees the event. Call it between
+// runs of the session: ADK's database session service rejects an event a
+// running invocation appends after another writer changed the session. From
+// inside a tool or callback, use RequestCompactionInState, or give the agent
+// CompactTool.
+//
+// It returns an error for a nil service, empty IDs, an agent the guard does
+// not guard, a focus that is too long, and when the session cannot be read
+// or written (wrapping session.ErrNotFound for an unknown session).
+func (g *ContextGuard) RequestCompaction(ctx context.Context, svc session.Service, appName, userID, sessionID, agentName, focus string) error {
+	if err := g.checkAgent(agentName); err != nil {
+		return err
+	}
+	focus, err := cleanFocus(focus)
+	if err != nil {
+		return err
+	}
+	r := compactionRequest{pending: true, focus: focus}
+	return appendState(ctx, svc, appName, userID, sessionID, map[string]any{keyCompactRequest + agentName: r.value()})
+}
+
+// DisableSession switches the guard off for the session (StateKeyDisabled),
+// through an event appended with the session service, as RequestCompaction
+// does; call it between runs of the session. EnableSession turns it back
+// on.
+func (g *ContextGuard) DisableSession(ctx context.Context, svc session.Service, appName, userID, sessionID string) error {
+	return g.setSessionDisabled(ctx, svc, appName, userID, sessionID, true)
+}
+
+// EnableSession turns the guard back on for a session DisableSession
+// switched off.
+func (g *ContextGuard) EnableSession(ctx context.Context, svc session.Service, appName, userID, sessionID string) error {
+	return g.setSessionDisabled(ctx, svc, appName, userID, sessionID, false)
+}
+
+func (g *ContextGuard) setSessionDisabled(ctx context.Context, svc session.Service, appName, userID, sessionID string, off bool) error {
+	if g == nil {
+		return errors.New("contextguard: the guard is nil")
+	}
+	return appendState(ctx, svc, appName, userID, sessionID, map[string]any{StateKeyDisabled: off})
 }
 
 // getSession reads a session for the guard's out-of-band API.

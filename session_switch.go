@@ -1,13 +1,9 @@
 package contextguard
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-
-	"google.golang.org/adk/agent"
-	"google.golang.org/adk/session"
 )
 
 // StateKeyDisabled is the session-state key that switches the guard off for
@@ -23,40 +19,9 @@ import (
 // next model call.
 const StateKeyDisabled = stateKeyPrefix + "disabled"
 
-// DisableSession switches the guard off for the session (StateKeyDisabled),
-// through an event appended with the session service, as RequestCompaction
-// does; call it between runs of the session. EnableSession turns it back
-// on.
-func (g *ContextGuard) DisableSession(ctx context.Context, svc session.Service, appName, userID, sessionID string) error {
-	return g.setSessionDisabled(ctx, svc, appName, userID, sessionID, true)
-}
-
-// EnableSession turns the guard back on for a session DisableSession
-// switched off.
-func (g *ContextGuard) EnableSession(ctx context.Context, svc session.Service, appName, userID, sessionID string) error {
-	return g.setSessionDisabled(ctx, svc, appName, userID, sessionID, false)
-}
-
-// DisableInState is DisableSession from inside the agent: st is the state of
-// a tool's or callback's context. The model calls that follow in the same
-// run are already passed untouched.
-func (g *ContextGuard) DisableInState(st session.State) error {
-	return g.setDisabledInState(st, true)
-}
-
-// EnableInState is EnableSession from inside the agent.
-func (g *ContextGuard) EnableInState(st session.State) error {
-	return g.setDisabledInState(st, false)
-}
-
-func (g *ContextGuard) setSessionDisabled(ctx context.Context, svc session.Service, appName, userID, sessionID string, off bool) error {
-	if g == nil {
-		return errors.New("contextguard: the guard is nil")
-	}
-	return appendState(ctx, svc, appName, userID, sessionID, map[string]any{StateKeyDisabled: off})
-}
-
-func (g *ContextGuard) setDisabledInState(st session.State, off bool) error {
+// setDisabledInState sets StateKeyDisabled to off in st (DisableInState,
+// EnableInState).
+func (g *ContextGuard) setDisabledInState(st stateStore, off bool) error {
 	switch {
 	case g == nil:
 		return errors.New("contextguard: the guard is nil")
@@ -69,15 +34,15 @@ func (g *ContextGuard) setDisabledInState(st session.State, off bool) error {
 	return nil
 }
 
-// switchedOff reports whether the guard is switched off for the call's
-// session. It reads one key and allocates nothing.
-func (g *ContextGuard) switchedOff(c agent.ReadonlyContext) bool {
-	return sessionDisabled(c.ReadonlyState(), g.log)
+// switchedOff reports whether the guard is switched off for the session
+// whose state is st. It reads one key and allocates nothing.
+func (g *ContextGuard) switchedOff(st stateReader) bool {
+	return sessionDisabled(st, g.log)
 }
 
 // sessionDisabled reads StateKeyDisabled; a value that is not a bool is
 // logged and treated as absent.
-func sessionDisabled(st session.ReadonlyState, log *slog.Logger) bool {
+func sessionDisabled(st stateReader, log *slog.Logger) bool {
 	if st == nil {
 		return false
 	}

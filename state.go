@@ -2,11 +2,8 @@ package contextguard
 
 import (
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"math"
-
-	"google.golang.org/adk/session"
 )
 
 // Session-state keys. The first five are the earlier guard's names, so its
@@ -122,7 +119,7 @@ func (s stateIO) key(k string) string {
 
 // load decodes the agent's state. Wrong types and impossible values are
 // logged and treated as absent; they never fail the call.
-func (s stateIO) load(st session.ReadonlyState) guardState {
+func (s stateIO) load(st stateReader) guardState {
 	var g guardState
 	if st == nil {
 		return g
@@ -148,7 +145,7 @@ func (s stateIO) load(st session.ReadonlyState) guardState {
 // request's count, the last compaction's time and reason, and a requested
 // compaction (read on the hot path from its precomputed key, see
 // agentMemory).
-func (s stateIO) loadAll(st session.ReadonlyState) guardState {
+func (s stateIO) loadAll(st stateReader) guardState {
 	g := s.load(st)
 	if st == nil {
 		return g
@@ -160,10 +157,10 @@ func (s stateIO) loadAll(st session.ReadonlyState) guardState {
 	return g
 }
 
-func (s stateIO) get(st session.ReadonlyState, key string) (any, bool) {
+func (s stateIO) get(st stateReader, key string) (any, bool) {
 	v, err := st.Get(s.key(key))
 	if err != nil {
-		if !errors.Is(err, session.ErrStateKeyNotExist) {
+		if !missingKey(err) {
 			s.log.Warn("contextguard: reading session state failed; treating key as absent",
 				"agent", s.agent, "key", s.key(key), "error", err)
 		}
@@ -172,7 +169,7 @@ func (s stateIO) get(st session.ReadonlyState, key string) (any, bool) {
 	return v, v != nil
 }
 
-func (s stateIO) str(st session.ReadonlyState, key string) string {
+func (s stateIO) str(st stateReader, key string) string {
 	v, ok := s.get(st, key)
 	if !ok {
 		return ""
@@ -186,7 +183,7 @@ func (s stateIO) str(st session.ReadonlyState, key string) string {
 	return str
 }
 
-func (s stateIO) num(st session.ReadonlyState, key string) int {
+func (s stateIO) num(st stateReader, key string) int {
 	v, ok := s.get(st, key)
 	if !ok {
 		return 0
@@ -259,7 +256,7 @@ func typeName(v any) string {
 
 // set writes one key when its value changed, so a call that changes nothing
 // adds nothing to the event's state delta.
-func (s stateIO) set(st session.State, key string, old, val any) {
+func (s stateIO) set(st stateStore, key string, old, val any) {
 	if old == val {
 		return
 	}
@@ -269,7 +266,7 @@ func (s stateIO) set(st session.State, key string, old, val any) {
 }
 
 // save writes every field of next that differs from prev.
-func (s stateIO) save(st session.State, prev, next guardState) {
+func (s stateIO) save(st stateStore, prev, next guardState) {
 	if st == nil {
 		return
 	}
@@ -295,7 +292,7 @@ func (s stateIO) save(st session.State, prev, next guardState) {
 
 // loadTodos reads the todo list, accepting []TodoItem and the []any of maps a
 // JSON-backed session service returns. Malformed entries are skipped.
-func loadTodos(st session.ReadonlyState) []TodoItem {
+func loadTodos(st stateReader) []TodoItem {
 	if st == nil {
 		return nil
 	}

@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"text/template"
 
-	"google.golang.org/adk/model"
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/internal/tokens"
@@ -64,63 +62,6 @@ var (
 	summarySystemTmpl = template.Must(template.New("summary_system").Parse(summarySystemText))
 	summaryUserTmpl   = template.Must(template.New("summary_user").Parse(summaryUserText))
 )
-
-// LLMSummarizer is the default Summarizer: one call to any model.LLM with a
-// structured prompt (sections Current State, Key Information, Context &
-// Decisions, Exact Next Steps, and the todo list).
-type LLMSummarizer struct {
-	llm model.LLM
-}
-
-// NewLLMSummarizer returns a Summarizer that asks llm for the summary. llm may
-// be the agent's own model or a cheaper one.
-func NewLLMSummarizer(llm model.LLM) *LLMSummarizer { return &LLMSummarizer{llm: llm} }
-
-// Model is the model the summarizer calls.
-func (s *LLMSummarizer) Model() model.LLM { return s.llm }
-
-// Summarize asks the model for a summary and returns its text.
-func (s *LLMSummarizer) Summarize(ctx context.Context, req SummaryRequest) (string, error) {
-	if s == nil || s.llm == nil {
-		return "", errors.New("contextguard: LLMSummarizer has no model")
-	}
-	system, user, err := renderSummaryPrompt(req)
-	if err != nil {
-		return "", err
-	}
-	llmReq := &model.LLMRequest{
-		Model: s.llm.Name(),
-		Contents: []*genai.Content{
-			{Role: genai.RoleUser, Parts: []*genai.Part{{Text: user}}},
-		},
-		Config: &genai.GenerateContentConfig{
-			SystemInstruction: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: system}}},
-		},
-	}
-	if req.MaxTokens > 0 {
-		// Room above the asked length so a slightly long answer is not cut
-		// mid-sentence; the guard checks the length itself.
-		llmReq.Config.MaxOutputTokens = int32(min(req.MaxTokens*2, 1<<30))
-	}
-	var out strings.Builder
-	for resp, err := range s.llm.GenerateContent(ctx, llmReq, false) {
-		if err != nil {
-			return "", fmt.Errorf("contextguard: summarizer model %q: %w", s.llm.Name(), err)
-		}
-		if resp == nil || resp.Partial || resp.Content == nil {
-			continue
-		}
-		for _, p := range resp.Content.Parts {
-			if p != nil && !p.Thought {
-				out.WriteString(p.Text)
-			}
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return "", fmt.Errorf("contextguard: summarizer model %q: %w", s.llm.Name(), err)
-	}
-	return out.String(), nil
-}
 
 // renderSummaryPrompt fills the embedded templates.
 func renderSummaryPrompt(req SummaryRequest) (system, user string, err error) {
@@ -365,10 +306,12 @@ func fallbackSummary(e tokenEstimator, cal calibration, prev string, cs []*genai
 }
 
 // summarizerModel names a summarizer in logs: its model's name for the LLM
-// summarizer, else its Go type.
+// summarizer (namedSummarizer), else its Go type.
 func summarizerModel(s Summarizer) string {
-	if l, ok := s.(*LLMSummarizer); ok && l != nil && l.llm != nil {
-		return l.llm.Name()
+	if l, ok := s.(namedSummarizer); ok {
+		if name, ok := l.modelName(); ok {
+			return name
+		}
 	}
 	return fmt.Sprintf("%T", s)
 }

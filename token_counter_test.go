@@ -12,7 +12,7 @@ import (
 func TestWithTokenCounter_CountsWithTheUsersTokenizer(t *testing.T) {
 	calls := 0
 	tc := TokenCounterFunc(func(s string) int { calls++; return contextguardtest.O200kCount(s) })
-	cfg := newAgentConfig("a", `Add("a")`, fixedSummary("x"), []AgentOption{WithTokenCounter(tc)})
+	cfg := agentConfigFor("a", `Add("a")`, fixedSummary("x"), []AgentOption{WithTokenCounter(tc)})
 	require.Empty(t, cfg.errs)
 	est, _ := cfg.estimator("gpt-4o")
 	text := contextguardtest.Generate(contextguardtest.KindLogLines, 4000, 1)

@@ -75,8 +75,8 @@ func TestTurnEstimator_RecoveryCountsWithTheUsersTokenCounter(t *testing.T) {
 			raw := append(history(20, 300), userMsg("LATEST please fix the build"))
 			// The window fits the request by the user's count, which the
 			// provider then exceeds by 1,000 tokens.
-			est, _ := newAgentConfig("a", `Add("a")`, fixedSummary("x"), opts).estimator("gemini-2.5-flash")
-			n := requestTokens(est, request(raw...))
+			est, _ := agentConfigFor("a", `Add("a")`, fixedSummary("x"), opts).estimator("gemini-2.5-flash")
+			n := requestTokens(est, engineReq(request(raw...)))
 			g.Add("a", fixedSummary("THE-SUMMARY"), append(opts, WithMaxTokens(n))...)
 			require.NoError(t, g.Err())
 			ctx := newFakeCtx("a").withUser("LATEST please fix the build")

@@ -1,11 +1,7 @@
 package contextguard
 
 import (
-	"context"
 	"time"
-
-	"google.golang.org/adk/platform"
-	"google.golang.org/adk/session"
 )
 
 // Usage is how full an agent's context is in one session, as the guard left
@@ -45,27 +41,9 @@ type Usage struct {
 	Disabled bool
 }
 
-// Usage reads an agent's Usage in a session with the session service, for
-// an application that holds only the service and the IDs (an HTTP handler,
-// a status line). It returns an error for a nil service, empty IDs, an agent
-// the guard does not guard, and when the session cannot be read (wrapping
-// session.ErrNotFound for an unknown session). From inside a tool, use
-// UsageFromState.
-func (g *ContextGuard) Usage(ctx context.Context, svc session.Service, appName, userID, sessionID, agentName string) (Usage, error) {
-	if err := g.checkAgent(agentName); err != nil {
-		return Usage{}, err
-	}
-	sess, err := getSession(ctx, svc, appName, userID, sessionID)
-	if err != nil {
-		return Usage{}, err
-	}
-	return g.UsageFromState(sess.State(), agentName)
-}
-
-// UsageFromState is Usage from a session state: inside a tool or callback,
-// the state of its context (agent.ToolContext.ReadonlyState) and usually its
-// AgentName. Values of the wrong type are logged and treated as absent.
-func (g *ContextGuard) UsageFromState(st session.ReadonlyState, agentName string) (Usage, error) {
+// usageFromState is UsageFromState's work: the agent's Usage as the state
+// st holds it.
+func (g *ContextGuard) usageFromState(st stateReader, agentName string) (Usage, error) {
 	if err := g.checkAgent(agentName); err != nil {
 		return Usage{}, err
 	}
@@ -108,9 +86,9 @@ func recordUsage(t *turn, next *guardState) {
 }
 
 // stampCompaction records when and why an applied compaction was made, for
-// Usage. The time comes from the call's context (platform.Now), so a time
+// Usage. The time comes from the call's context (callTime), so a time
 // provider ADK honours is honoured here.
 func stampCompaction(t *turn, next *guardState, reason string) {
-	next.compactedAt = platform.Now(t.ctx).UTC().Format(time.RFC3339Nano)
+	next.compactedAt = callTime(t.ctx).UTC().Format(time.RFC3339Nano)
 	next.compactReason = reason
 }

@@ -1,0 +1,201 @@
+package contextguard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/model"
+	"google.golang.org/adk/platform"
+	"google.golang.org/adk/plugin"
+	"google.golang.org/adk/runner"
+	"google.golang.org/adk/session"
+	"google.golang.org/genai"
+)
+
+// The ADK v1 adapter (ARCHITECTURE.md, Packages and modules): the plugin,
+// its callbacks' entry points, which pass ADK's values to the engine through
+// its seams (seams.go), the conversions of requests and responses, and the
+// recovery model's call.
+
+// Plugin returns the guard as an ADK plugin, or every configuration error
+// recorded by New and Add, joined.
+func (g *ContextGuard) Plugin() (*plugin.Plugin, error) {
+	if err := g.Err(); err != nil {
+		return nil, err
+	}
+	return plugin.New(plugin.Config{
+		Name:                 PluginName,
+		BeforeModelCallback:  g.beforeModel,
+		AfterModelCallback:   g.afterModel,
+		OnModelErrorCallback: g.onModelError,
+	})
+}
+
+// PluginConfig returns a runner.PluginConfig holding the guard's plugin. Like
+// Go's Must functions it panics when the configuration is invalid, so a
+// mistake stops the program at start-up rather than leaving agents unguarded.
+func (g *ContextGuard) PluginConfig() runner.PluginConfig {
+	p, err := g.Plugin()
+	if err != nil {
+		panic(err)
+	}
+	return runner.PluginConfig{Plugins: []*plugin.Plugin{p}}
+}
+
+// beforeModel is the plugin's BeforeModelCallback (ARCHITECTURE.md, One
+// model call): it finds the agent's configuration, passes the request
+// untouched when the session is switched off, and has the engine guard it
+// (guardRequest).
+func (g *ContextGuard) beforeModel(cctx agent.CallbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {
+	if cctx == nil || req == nil {
+		if req == nil {
+			g.log.Warn("contextguard: BeforeModelCallback called without a request; nothing to guard")
+		}
+		return nil, nil
+	}
+	cfg := g.agentForCall(cctx.AgentName())
+	if cfg == nil {
+		return nil, nil
+	}
+	ro := cctx.ReadonlyState()
+	if g.switchedOff(ro) {
+		return nil, nil
+	}
+	if len(req.Contents) == 0 {
+		g.log.Debug("contextguard: the request has no contents", "agent", cfg.name, "session", cctx.SessionID())
+	}
+	contents, ev, err := g.guardRequest(cctx, cctx.State(), ro, cfg, fromADK(req))
+	toADK(req, contents)
+	g.fireHook(cctx, ev)
+	return nil, err
+}
+
+// afterModel is the plugin's AfterModelCallback: for a final response that
+// reports a prompt-token count or stopped at the output limit, of an agent
+// the guard guards in a session not switched off, the engine records the
+// count and handles the cut (afterResponse).
+func (g *ContextGuard) afterModel(cctx agent.CallbackContext, resp *model.LLMResponse, respErr error) (*model.LLMResponse, error) {
+	if cctx == nil || resp == nil || respErr != nil || resp.Partial {
+		return nil, nil
+	}
+	r := llmResponse{Content: resp.Content, UsageMetadata: resp.UsageMetadata, FinishReason: resp.FinishReason}
+	if r.promptTokens() == 0 && !r.cutAtOutputLimit() {
+		return nil, nil
+	}
+	cfg := g.agent(cctx.AgentName())
+	if cfg == nil || g.switchedOff(cctx.ReadonlyState()) {
+		return nil, nil
+	}
+	st := cctx.State()
+	if st == nil {
+		return nil, nil
+	}
+	content := g.afterResponse(cctx, cfg, st, &r)
+	if content == nil {
+		return nil, nil
+	}
+	out := *resp
+	out.Content = content
+	return &out, nil
+}
+
+// onModelError is the plugin's OnModelErrorCallback (ARCHITECTURE.md,
+// Recovery). Errors that are not context overflows, and agents that were
+// not added, pass through untouched. The engine handles an overflow
+// (recoverOverflow); when it returns a compacted request, the agent's
+// recovery model answers it in place of the error.
+func (g *ContextGuard) onModelError(cctx agent.CallbackContext, req *model.LLMRequest, modelErr error) (*model.LLMResponse, error) {
+	if cctx == nil || modelErr == nil {
+		return nil, nil
+	}
+	cfg := g.agent(cctx.AgentName())
+	if cfg == nil || g.switchedOff(cctx.ReadonlyState()) {
+		return nil, nil
+	}
+	ov, ok := AsContextOverflow(modelErr)
+	if !ok {
+		return nil, nil
+	}
+	var r *llmRequest
+	if req != nil {
+		rr := fromADK(req)
+		r = &rr
+	}
+	st := cctx.State()
+	rec, err := g.recoverOverflow(cctx, st, cctx.ReadonlyState(), cfg, r, ov, modelErr)
+	if rec == nil {
+		return nil, err
+	}
+	// The recovery model runs with the session released: it may call the
+	// guard for the same session.
+	llm, _ := cfg.recoveryLLM.(model.LLM)
+	out := *req
+	toADK(&out, rec.req.Contents)
+	resp, err := callRecoveryModel(cctx, llm, &out)
+	if err != nil {
+		return nil, g.recoveryFailed(cctx, st, cfg, rec, err)
+	}
+	rec.log.Info("contextguard: recovered from a context overflow", "kept_contents", len(rec.req.Contents))
+	return resp, nil
+}
+
+// fromADK is the engine's view of ADK's request.
+func fromADK(req *model.LLMRequest) llmRequest {
+	return llmRequest{Model: req.Model, Contents: req.Contents, Config: req.Config, origin: req}
+}
+
+// toADK writes the contents the engine decided into ADK's request: the one
+// place where the guard changes what ADK sends.
+func toADK(dst *model.LLMRequest, contents []*genai.Content) {
+	dst.Contents = contents
+}
+
+// missingKey reports whether err, from a state read, says that the key
+// does not exist (session.ErrStateKeyNotExist): the engine treats the key
+// as absent without a warning.
+func missingKey(err error) bool {
+	return errors.Is(err, session.ErrStateKeyNotExist)
+}
+
+// callTime is the time of the call whose context is ctx, from the time
+// provider ADK honours (platform.Now).
+func callTime(ctx context.Context) time.Time {
+	return platform.Now(ctx)
+}
+
+// callRecoveryModel sends req to llm and returns its final response. The
+// wait is bounded by ctx even when the model ignores it (callBounded): once
+// the call's context is done the guard stops waiting and returns an error.
+// A panic of the model is turned into an error.
+func callRecoveryModel(ctx context.Context, llm model.LLM, req *model.LLMRequest) (*model.LLMResponse, error) {
+	resp, err := callBounded(ctx, func(ctx context.Context) (*model.LLMResponse, error) {
+		return finalResponse(ctx, llm, req)
+	})
+	var p *panicError
+	switch {
+	case errors.As(err, &p):
+		return nil, fmt.Errorf("contextguard: recovery model %q panicked: %v\n%s", llm.Name(), p.value, p.stack)
+	case err != nil:
+		return nil, fmt.Errorf("contextguard: recovery model %q: %w", llm.Name(), err)
+	}
+	return resp, nil
+}
+
+// finalResponse sends req to llm and returns its last non-partial response.
+func finalResponse(ctx context.Context, llm model.LLM, req *model.LLMRequest) (resp *model.LLMResponse, err error) {
+	for r, e := range llm.GenerateContent(ctx, req, false) {
+		if e != nil {
+			return nil, e
+		}
+		if r != nil && !r.Partial {
+			resp = r
+		}
+	}
+	if resp == nil {
+		return nil, errors.New("returned no response")
+	}
+	return resp, nil
+}
