@@ -229,6 +229,13 @@ type scenarioRun struct {
 	// fillBudget makes the summarizer write summaries as long as asked
 	// (contextguardtest.SummarizerConfig.FillBudget).
 	fillBudget bool
+	// abandonsSummarizer marks a fault that makes the guard stop waiting
+	// for the summarizer (a summarizer slower than the summary timeout).
+	// The guard hands the span to the summarizer's goroutine and, when the
+	// timeout expires, sends the fallback; on a loaded machine that
+	// goroutine may not have started, so the kit has not seen the span in
+	// any summarizer input, and lost markers are not judged.
+	abandonsSummarizer bool
 }
 
 type guardKind int
@@ -252,6 +259,8 @@ type scenarioOutcome struct {
 	minSummarizerCalls int
 	// tally adds up the guard's compaction events.
 	tally eventTally
+	// abandonsSummarizer is scenarioRun's.
+	abandonsSummarizer bool
 }
 
 // eventTally adds up the guard's compaction events (recovery compactions
@@ -295,7 +304,7 @@ func runScenario(t *testing.T, sc contextguardtest.Scenario, run scenarioRun) *s
 		sum.InjectFaultFrom(1, *run.fault)
 	}
 	pr := &probe{counter: truth, irreducible: map[int]int{}}
-	out := &scenarioOutcome{sum: sum, probe: pr}
+	out := &scenarioOutcome{sum: sum, probe: pr, abandonsSummarizer: run.abandonsSummarizer}
 	pp, err := plugin.New(plugin.Config{Name: "matrix-probe", BeforeModelCallback: pr.beforeModel})
 	require.NoError(t, err)
 
@@ -427,7 +436,7 @@ func (o *scenarioOutcome) violations() []string {
 	// on and says so (trimToCurrentRequest); the earlier conversation is
 	// dropped by design, and counted only elsewhere.
 	noSummaryRoom := o.probe.fixedTokens()*10 >= res.Window*7
-	if res.LostMarkers > 0 && !noSummaryRoom {
+	if res.LostMarkers > 0 && !noSummaryRoom && !o.abandonsSummarizer {
 		for _, rec := range res.Requests {
 			if len(rec.LostMarkers) > 0 {
 				add("%d marker(s) neither sent nor summarized, first at request %d (turn %d step %d): %v",
@@ -911,7 +920,8 @@ func TestMatrixBug_SummarizerFailureNeverPassesThrough(t *testing.T) {
 					f := fault
 					out := runScenario(t, sc, scenarioRun{
 						mode: mode, fault: &f,
-						agentOpts: []AgentOption{WithSummaryTimeout(50 * time.Millisecond)},
+						agentOpts:          []AgentOption{WithSummaryTimeout(50 * time.Millisecond)},
+						abandonsSummarizer: strings.HasPrefix(f.String(), "slow"),
 					})
 					res := out.res
 					assert.Empty(t, out.violations(), res.String())
