@@ -28,17 +28,6 @@ func isTurnStart(c *genai.Content) bool {
 	return c != nil && c.Role == genai.RoleUser && isUserRequest(c)
 }
 
-// turnsIn counts the turns in cs.
-func turnsIn(cs []*genai.Content) int {
-	n := 0
-	for _, c := range cs {
-		if isTurnStart(c) {
-			n++
-		}
-	}
-	return n
-}
-
 // A turn-triggered compaction waits until what it would summarize (before
 // the newest turns it keeps, calibrated tokens, as sent) weighs at least
 // the length it asks of the summary, about half the buffer, bounded to

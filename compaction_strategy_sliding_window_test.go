@@ -722,7 +722,13 @@ func TestKeepTurnsAndTurnCount(t *testing.T) {
 		{Role: genai.RoleUser, Parts: []*genai.Part{nil, {Text: "b"}}},
 		nil,
 	}
-	assert.Equal(t, 2, turnsIn(cs))
+	starts := 0
+	for _, c := range cs {
+		if isTurnStart(c) {
+			starts++
+		}
+	}
+	assert.Equal(t, 2, starts, "a user's text starts a turn; calls, responses, continuations, thoughts and nil do not")
 }
 
 // TestSlidingWindow_Observability: a sliding-window compaction reports

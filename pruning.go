@@ -31,8 +31,6 @@ type prunedContent struct {
 	// content is the copy with placeholders, nil when no payload in the
 	// content is large enough to prune.
 	content *genai.Content
-	// gain is the estimated raw tokens the copy saves.
-	gain int
 }
 
 // pruneToolResults returns cs with the payloads of old function responses
@@ -125,7 +123,6 @@ func prunedFor(e cachedEstimator, c *genai.Content) *prunedContent {
 // again if needed"}; inline parts of the response are dropped with it.
 func buildPruned(e tokenEstimator, c *genai.Content) *prunedContent {
 	var parts []*genai.Part
-	gain := 0
 	for j, p := range c.Parts {
 		if p == nil || p.FunctionResponse == nil {
 			continue
@@ -153,12 +150,11 @@ func buildPruned(e tokenEstimator, c *genai.Content) *prunedContent {
 			parts = slices.Clone(c.Parts)
 		}
 		parts[j] = &np
-		gain += before - after
 	}
 	if parts == nil {
 		return &prunedContent{}
 	}
-	return &prunedContent{content: &genai.Content{Role: c.Role, Parts: parts}, gain: gain}
+	return &prunedContent{content: &genai.Content{Role: c.Role, Parts: parts}}
 }
 
 // placeholderText says what was removed and that the model may ask again.

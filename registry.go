@@ -12,8 +12,6 @@ type ModelRegistry interface {
 	// ContextWindow is the model's context window in tokens; 0 or less
 	// means unknown (the guard then uses DefaultContextWindow).
 	ContextWindow(model string) int
-	// DefaultMaxTokens is the model's default output budget in tokens.
-	DefaultMaxTokens(model string) int
 }
 
 // RegistryOption configures NewCrushRegistry.
@@ -56,9 +54,6 @@ func NewCrushRegistry(opts ...RegistryOption) ModelRegistry {
 	return r
 }
 
-// defaultMaxOutputTokens is reported for unknown models.
-const defaultMaxOutputTokens = 8_192
-
 type crushRegistry struct {
 	log           *slog.Logger
 	defaultWindow int
@@ -89,17 +84,4 @@ func (r *crushRegistry) ContextWindow(model string) int {
 		return info.ContextWindow
 	}
 	return r.defaultWindow
-}
-
-// DefaultMaxTokens implements ModelRegistry. Some catwalk entries report
-// the whole window as the output default; it is capped at a quarter of the
-// window.
-func (r *crushRegistry) DefaultMaxTokens(model string) int {
-	if info, ok := r.lookup(model); ok {
-		if info.DefaultMaxTokens <= 0 {
-			return min(defaultMaxOutputTokens, info.ContextWindow/4)
-		}
-		return min(info.DefaultMaxTokens, info.ContextWindow/4)
-	}
-	return defaultMaxOutputTokens
 }

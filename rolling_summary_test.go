@@ -18,7 +18,6 @@ import (
 type windowRegistry map[string]int
 
 func (r windowRegistry) ContextWindow(m string) int  { return r[m] }
-func (r windowRegistry) DefaultMaxTokens(string) int { return 1_000 }
 
 // conversationOf builds swTurn turns of size bytes until the history weighs
 // at least tokens (calibrated, as the guard counts it before any real

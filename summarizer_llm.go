@@ -21,9 +21,6 @@ type LLMSummarizer struct {
 // be the agent's own model or a cheaper one.
 func NewLLMSummarizer(llm model.LLM) *LLMSummarizer { return &LLMSummarizer{llm: llm} }
 
-// Model is the model the summarizer calls.
-func (s *LLMSummarizer) Model() model.LLM { return s.llm }
-
 // modelName is the name of the model the summarizer calls (namedSummarizer).
 func (s *LLMSummarizer) modelName() (string, bool) {
 	if s == nil || s.llm == nil {
