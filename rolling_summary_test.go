@@ -17,7 +17,7 @@ import (
 // the summarizer a smaller window than the agent's model.
 type windowRegistry map[string]int
 
-func (r windowRegistry) ContextWindow(m string) int  { return r[m] }
+func (r windowRegistry) ContextWindow(m string) int { return r[m] }
 
 // conversationOf builds swTurn turns of size bytes until the history weighs
 // at least tokens (calibrated, as the guard counts it before any real
