@@ -66,7 +66,7 @@ func slidingTurnsDue(t *turn) (turns int, due bool) {
 		// it under the threshold): wait until the request outgrows it.
 		return turns, false
 	}
-	split := pairSafeSplit(t.raw, starts[len(starts)-keepTurns(t.cfg.maxTurns)])
+	split := pairSafeStart(t.raw, starts[len(starts)-keepTurns(t.cfg.maxTurns)])
 	if split <= from {
 		return turns, false
 	}
@@ -137,7 +137,7 @@ func slidingSplits(t *turn, c *compaction, reason string) []int {
 	var splits []int
 	tail, counted := 0, len(t.raw) // raw tokens of t.raw[counted:]
 	for k := 1; k <= min(keepTurns(t.cfg.maxTurns), len(starts)); k++ {
-		split := pairSafeSplit(t.raw, starts[len(starts)-k])
+		split := pairSafeStart(t.raw, starts[len(starts)-k])
 		if split <= c.first {
 			break // nothing left to summarize, with this many turns or more
 		}
@@ -156,57 +156,4 @@ func slidingSplits(t *turn, c *compaction, reason string) []int {
 	}
 	slices.Reverse(splits)
 	return splits
-}
-
-// pairSafeSplit moves a split back until no function response in cs[split:]
-// answers a call made before split, so the kept contents never start with,
-// or hold, a response whose call was summarized away (and the summarized
-// contents never hold a call whose response is kept). Responses are matched
-// to the calls of the kept contents as contextguardtest.CheckPairs does: by
-// ID when both have one, else by name, in order.
-func pairSafeSplit(cs []*genai.Content, split int) int {
-	for split > 0 && split < len(cs) {
-		j := orphanedCall(cs, split)
-		if j < 0 {
-			return split
-		}
-		split = j
-	}
-	return split
-}
-
-// orphanedCall returns the index, before split, of the content holding the
-// call that the first unmatched function response of cs[split:] answers, or
-// -1 when every response there is answered from cs[split:] (responses whose
-// call is nowhere cannot be helped by moving the split and are ignored).
-func orphanedCall(cs []*genai.Content, split int) int {
-	type call struct{ id, name string }
-	var pending []call
-	for i := split; i < len(cs); i++ {
-		for _, p := range partsOf(cs[i]) {
-			if p == nil || p.FunctionResponse == nil {
-				continue
-			}
-			fr := p.FunctionResponse
-			k := slices.IndexFunc(pending, func(c call) bool {
-				if fr.ID != "" && c.id != "" {
-					return fr.ID == c.id
-				}
-				return fr.Name == c.name
-			})
-			if k >= 0 {
-				pending = slices.Delete(pending, k, k+1)
-				continue
-			}
-			if j := callIndex(cs[:split], fr); j >= 0 {
-				return j
-			}
-		}
-		for _, p := range partsOf(cs[i]) {
-			if p != nil && p.FunctionCall != nil {
-				pending = append(pending, call{id: p.FunctionCall.ID, name: p.FunctionCall.Name})
-			}
-		}
-	}
-	return -1
 }

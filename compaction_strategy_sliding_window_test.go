@@ -689,7 +689,7 @@ func TestPairSafeSplit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := pairSafeSplit(tt.cs, tt.split)
+			got := pairSafeStart(tt.cs, tt.split)
 			assert.Equal(t, tt.want, got)
 			if got > 0 && got < len(tt.cs) && !tt.odd {
 				kept := append([]*genai.Content{userMsg("summary")}, tt.cs[got:]...)
@@ -708,7 +708,7 @@ func TestCheckPairs_CatchesBrokenSplits(t *testing.T) {
 	assert.ErrorContains(t, contextguardtest.CheckPairs(orphanedResponse), "has no preceding call")
 	unansweredCall := []*genai.Content{userMsg("summary"), callMsg("x", nil), userMsg("next")}
 	assert.ErrorContains(t, contextguardtest.CheckPairs(unansweredCall), "not answered")
-	assert.NoError(t, contextguardtest.CheckPairs(append([]*genai.Content{userMsg("summary")}, cs[pairSafeSplit(cs, 2):]...)))
+	assert.NoError(t, contextguardtest.CheckPairs(append([]*genai.Content{userMsg("summary")}, cs[pairSafeStart(cs, 2):]...)))
 }
 
 func TestKeepTurnsAndTurnCount(t *testing.T) {

@@ -3,6 +3,7 @@ package contextguard
 import (
 	"bytes"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -182,34 +183,59 @@ func abs(x int) int {
 	return x
 }
 
-// pairSafeStart moves a cut at index start back until no function response in
-// cs[start:] answers a call that lies before start, so a request never holds a
-// response whose call is gone. Calls are matched by ID when both have one,
-// else by name.
+// pairSafeStart moves a cut at index start back until no function response
+// in cs[start:] answers a call made before start, so the kept contents never
+// start with, or hold, a response whose call was cut away (and the cut
+// contents never hold a call whose response is kept). Every cut the guard
+// makes goes through it: the summary's cut, the sliding window's split, the
+// trim to the current request. Responses are matched to the calls of the
+// kept contents as contextguardtest.CheckPairs does: by ID when both have
+// one, else by name, in order.
 func pairSafeStart(cs []*genai.Content, start int) int {
 	for start > 0 && start < len(cs) {
-		moved := false
-		for i := start; i < len(cs) && !moved; i++ {
-			for _, p := range partsOf(cs[i]) {
-				if p == nil {
-					continue
-				}
-				fr := p.FunctionResponse
-				if fr == nil || callIndex(cs[start:i], fr) >= 0 {
-					continue
-				}
-				if j := callIndex(cs[:start], fr); j >= 0 {
-					start = j
-					moved = true
-					break
-				}
-			}
-		}
-		if !moved {
+		j := orphanedCall(cs, start)
+		if j < 0 {
 			return start
 		}
+		start = j
 	}
 	return start
+}
+
+// orphanedCall returns the index, before split, of the content holding the
+// call that the first unmatched function response of cs[split:] answers, or
+// -1 when every response there is answered from cs[split:] (responses whose
+// call is nowhere cannot be helped by moving the split and are ignored).
+func orphanedCall(cs []*genai.Content, split int) int {
+	type call struct{ id, name string }
+	var pending []call
+	for i := split; i < len(cs); i++ {
+		for _, p := range partsOf(cs[i]) {
+			if p == nil || p.FunctionResponse == nil {
+				continue
+			}
+			fr := p.FunctionResponse
+			k := slices.IndexFunc(pending, func(c call) bool {
+				if fr.ID != "" && c.id != "" {
+					return fr.ID == c.id
+				}
+				return fr.Name == c.name
+			})
+			if k >= 0 {
+				pending = slices.Delete(pending, k, k+1)
+				continue
+			}
+			if j := callIndex(cs[:split], fr); j >= 0 {
+				return j
+			}
+		}
+		for _, p := range partsOf(cs[i]) {
+			if p != nil && p.FunctionCall != nil {
+				pending = append(pending, call{id: p.FunctionCall.ID, name: p.FunctionCall.Name})
+			}
+		}
+	}
+	return -1
 }
 
 // callIndex is the index of the last content in cs that holds the call fr
