@@ -755,6 +755,10 @@ func countFeatures[T text](s T, f *Features) {
 					r := rune(c&0x0F)<<12 | rune(c1&0x3F)<<6 | rune(c2&0x3F)
 					switch {
 					case r >= 0x4E00 && r <= 0x9FFF:
+						// The same counting as the general path's
+						// sHan case below, kept inline: as a shared
+						// method (not inlined) it cost a quarter of
+						// Chinese text's speed (zh 635 -> 465 MB/s).
 						f[fHan]++
 						f[fCJKSplit] += hanSplitBit(r)
 						if prev != prevHan {
