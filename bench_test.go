@@ -9,6 +9,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/internal/benchcpu"
 )
 
 // benchSizes are the history sizes of the benchmarks, in estimated tokens.
@@ -223,7 +224,7 @@ func BenchmarkBeforeModel(b *testing.B) {
 			b.SetBytes(bytes)
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu := processCPU()
+			cpu := benchcpu.Process()
 			for i := range b.N {
 				ctx := newFakeCtx("a")
 				ctx.sessionID = fmt.Sprintf("new-%d", i)
@@ -233,7 +234,7 @@ func BenchmarkBeforeModel(b *testing.B) {
 			}
 			// MB/s is per wall second, over the cores counting in
 			// parallel; cpu-MB/s is per core.
-			reportCPU(b, cpu, b.N, bytes)
+			benchcpu.Report(b, cpu, b.N, bytes)
 		})
 	}
 }

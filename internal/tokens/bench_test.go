@@ -10,6 +10,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/internal/benchcpu"
 	"github.com/adk-contextguard/contextguard/internal/tokens"
 )
 
@@ -51,12 +52,12 @@ func BenchmarkEstimateText(b *testing.B) {
 		b.Run(typ, func(b *testing.B) {
 			b.SetBytes(int64(len(s)))
 			b.ReportAllocs()
-			cpu, n := processCPU(), 0
+			cpu, n := benchcpu.Process(), 0
 			for b.Loop() {
 				e.Text(s)
 				n++
 			}
-			reportCPU(b, cpu, n, int64(len(s)))
+			benchcpu.Report(b, cpu, n, int64(len(s)))
 		})
 	}
 }
@@ -75,12 +76,12 @@ func BenchmarkEstimateValue(b *testing.B) {
 	e := tokens.New(tokens.O200k)
 	v := toolResult()
 	b.ReportAllocs()
-	cpu, n := processCPU(), 0
+	cpu, n := benchcpu.Process(), 0
 	for b.Loop() {
 		e.Value(v)
 		n++
 	}
-	reportCPU(b, cpu, n, 0)
+	benchcpu.Report(b, cpu, n, 0)
 }
 
 func BenchmarkEstimateContent(b *testing.B) {
@@ -93,12 +94,12 @@ func BenchmarkEstimateContent(b *testing.B) {
 		{Text: texts["code_go"][:2000]},
 	}}
 	b.ReportAllocs()
-	cpu, n := processCPU(), 0
+	cpu, n := benchcpu.Process(), 0
 	for b.Loop() {
 		e.Content(c)
 		n++
 	}
-	reportCPU(b, cpu, n, 0)
+	benchcpu.Report(b, cpu, n, 0)
 }
 
 func BenchmarkEstimateImagePart(b *testing.B) {
@@ -123,12 +124,12 @@ func BenchmarkEstimateValueKinds(b *testing.B) {
 		b.Run(string(kind), func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
-			cpu, n := processCPU(), 0
+			cpu, n := benchcpu.Process(), 0
 			for b.Loop() {
 				e.Value(v)
 				n++
 			}
-			reportCPU(b, cpu, n, int64(len(data)))
+			benchcpu.Report(b, cpu, n, int64(len(data)))
 		})
 	}
 }

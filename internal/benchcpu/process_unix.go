@@ -1,14 +1,14 @@
 //go:build unix
 
-package contextguard
+package benchcpu
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU returns the user plus system CPU time of the process.
-func processCPU() time.Duration {
+// Process returns the user plus system CPU time of the process.
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0

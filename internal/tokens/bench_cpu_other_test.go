@@ -1,8 +1,0 @@
-//go:build !unix
-
-package tokens_test
-
-import "time"
-
-// processCPU is not measured on this platform: reportCPU reports nothing.
-func processCPU() time.Duration { return 0 }
