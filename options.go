@@ -158,13 +158,9 @@ func (c *agentConfig) setTrigger(t triggerSpec, name string) {
 // window. n must be positive; a value at or above the window is lowered to
 // the default trigger with a warning when the window is known.
 func WithTriggerTokens(n int) AgentOption {
-	return func(c *agentConfig) {
-		if n <= 0 {
-			c.errs = append(c.errs, fmt.Errorf("WithTriggerTokens(%d): must be > 0", n))
-			return
-		}
-		c.setTrigger(triggerSpec{kind: "tokens", tokens: n}, fmt.Sprintf("WithTriggerTokens(%d)", n))
-	}
+	return positiveOption("WithTriggerTokens", n, func(c *agentConfig, name string) {
+		c.setTrigger(triggerSpec{kind: "tokens", tokens: n}, name)
+	})
 }
 
 // WithTriggerFraction compacts once the request reaches f of the window; f
@@ -182,13 +178,9 @@ func WithTriggerFraction(f float64) AgentOption {
 // WithReserve keeps n tokens free below the window (for the response and the
 // estimate's error): the trigger is window - n. n must be positive.
 func WithReserve(n int) AgentOption {
-	return func(c *agentConfig) {
-		if n <= 0 {
-			c.errs = append(c.errs, fmt.Errorf("WithReserve(%d): must be > 0", n))
-			return
-		}
-		c.setTrigger(triggerSpec{kind: "reserve", tokens: n}, fmt.Sprintf("WithReserve(%d)", n))
-	}
+	return positiveOption("WithReserve", n, func(c *agentConfig, name string) {
+		c.setTrigger(triggerSpec{kind: "reserve", tokens: n}, name)
+	})
 }
 
 // WithInstructions appends text to the summary prompt, e.g. "Keep every
@@ -209,13 +201,7 @@ func WithInstructions(text string) AgentOption {
 // asked to be longer than the room under the trigger allows, nor than half
 // of what the contents it replaces free. n must be positive.
 func WithSummaryTokens(n int) AgentOption {
-	return func(c *agentConfig) {
-		if n <= 0 {
-			c.errs = append(c.errs, fmt.Errorf("WithSummaryTokens(%d): must be > 0", n))
-			return
-		}
-		c.summaryTokens = n
-	}
+	return positiveOption("WithSummaryTokens", n, func(c *agentConfig, _ string) { c.summaryTokens = n })
 }
 
 // WithSummarizerWindow sets the context window of the summarizer's model,
@@ -223,12 +209,21 @@ func WithSummaryTokens(n int) AgentOption {
 // DefaultContextWindow for it, with a warning). A conversation larger than
 // the summarizer's window is summarized in pieces. n must be positive.
 func WithSummarizerWindow(n int) AgentOption {
+	return positiveOption("WithSummarizerWindow", n, func(c *agentConfig, _ string) { c.summarizerWindow = n })
+}
+
+// positiveOption is an AgentOption named option taking a count that must be
+// positive: set applies it, with the option's call as written (for example
+// "WithReserve(2000)") for its own messages; anything else is recorded as
+// an error.
+func positiveOption(option string, n int, set func(c *agentConfig, call string)) AgentOption {
+	call := fmt.Sprintf("%s(%d)", option, n)
 	return func(c *agentConfig) {
 		if n <= 0 {
-			c.errs = append(c.errs, fmt.Errorf("WithSummarizerWindow(%d): must be > 0", n))
+			c.errs = append(c.errs, fmt.Errorf("%s: must be > 0", call))
 			return
 		}
-		c.summarizerWindow = n
+		set(c, call)
 	}
 }
 
