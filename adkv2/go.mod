@@ -1,0 +1,3 @@
+module github.com/adk-contextguard/contextguard/adkv2
+
+go 1.26.6
