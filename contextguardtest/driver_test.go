@@ -202,7 +202,7 @@ func TestRun_Errors(t *testing.T) {
 
 func TestResult_String(t *testing.T) {
 	r := &Result{Scenario: "X", Window: 100, Requests: []RequestRecord{{Tokens: 50, Compaction: true, EffectiveInput: 80, HasLatestUser: true}, {Tokens: 120, Rejected: true, HasLatestUser: true}}}
-	r.finish()
+	r.Finish()
 	assert.Equal(t, 1.2, r.MaxUtilization)
 	assert.Equal(t, 0.8, r.MeanUtilizationAtTrigger)
 	assert.Equal(t, 1, r.OverflowsRecovered)

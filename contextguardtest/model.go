@@ -3,152 +3,15 @@ package contextguardtest
 import (
 	"context"
 	"errors"
-	"fmt"
-	"hash/maphash"
 	"iter"
-	"math"
-	"regexp"
-	"slices"
-	"strconv"
-	"strings"
-	"sync"
 
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/model"
-	"google.golang.org/genai"
 )
 
-// MarkerPattern matches the markers the kit plants in user messages and tool
-// outputs (MARK- followed by hex digits). Tests check that markers survive
-// compaction by looking for them in later requests and in summaries.
-var MarkerPattern = regexp.MustCompile(`MARK-[0-9a-f]+`)
-
-// Marker returns the deterministic marker for a seed, e.g. "MARK-3fa85f64".
-func Marker(seed int64) string {
-	return fmt.Sprintf("MARK-%08x", uint32(mix(seed, 0x6d61726b)))
-}
-
-// mix is a small deterministic 64-bit hash of its inputs (splitmix64 style).
-func mix(vals ...int64) int64 {
-	var h uint64 = 0x9e3779b97f4a7c15
-	for _, v := range vals {
-		h ^= uint64(v) + 0x9e3779b97f4a7c15 + (h << 6) + (h >> 2)
-		h ^= h >> 30
-		h *= 0xbf58476d1ce4e5b9
-		h ^= h >> 27
-		h *= 0x94d049bb133111eb
-		h ^= h >> 31
-	}
-	return int64(h & 0x7fffffffffffffff)
-}
-
-var turnTagPattern = regexp.MustCompile(`\[turn (\d+)\]`)
-
-// TurnTag returns the tag "[turn N]" that user messages built by
-// [UserMessage] start with; the [ScriptedModel] reads it to know which turn a
-// request belongs to.
-func TurnTag(turn int) string { return "[turn " + strconv.Itoa(turn) + "]" }
-
-// UserMessage returns the text of a user message for the given turn: the
-// turn tag, the marker, then body.
-func UserMessage(turn int, marker, body string) string {
-	return TurnTag(turn) + " " + marker + " " + body
-}
-
-// ErrorStyle selects which provider's context-overflow error a
-// [ScriptedModel] returns.
-type ErrorStyle int
-
-const (
-	// ErrorGemini returns a genai.APIError (HTTP 400, INVALID_ARGUMENT):
-	// "The input token count (N) exceeds the maximum number of tokens allowed (M)."
-	ErrorGemini ErrorStyle = iota
-	// ErrorAnthropic returns Anthropic's "prompt is too long: N tokens > M maximum".
-	ErrorAnthropic
-	// ErrorOpenAI returns OpenAI's context_length_exceeded error.
-	ErrorOpenAI
-	// ErrorGeneric returns an error that names the context window but
-	// states neither the request's size nor the limit, as some gateways
-	// and OpenAI-compatible servers do.
-	ErrorGeneric
-)
-
-// String returns the provider name.
-func (s ErrorStyle) String() string {
-	switch s {
-	case ErrorAnthropic:
-		return "anthropic"
-	case ErrorOpenAI:
-		return "openai"
-	case ErrorGeneric:
-		return "generic"
-	default:
-		return "gemini"
-	}
-}
-
-// OverflowError is the error a [ScriptedModel] returns when a request exceeds
-// its window. Its message reproduces the provider's; for [ErrorGemini] it
-// unwraps to a genai.APIError, as a real Gemini model would return.
-type OverflowError struct {
-	Style  ErrorStyle
-	Tokens int // ground-truth tokens of the rejected request
-	Limit  int // the model's window
-}
-
-func (e *OverflowError) apiError() genai.APIError {
-	return genai.APIError{
-		Code:    400,
-		Message: fmt.Sprintf("The input token count (%d) exceeds the maximum number of tokens allowed (%d).", e.Tokens, e.Limit),
-		Status:  "INVALID_ARGUMENT",
-	}
-}
-
-// Error returns the provider-shaped message.
-func (e *OverflowError) Error() string {
-	switch e.Style {
-	case ErrorAnthropic:
-		return fmt.Sprintf(`POST "https://api.anthropic.com/v1/messages": 400 Bad Request {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: %d tokens > %d maximum"}}`, e.Tokens, e.Limit)
-	case ErrorOpenAI:
-		return fmt.Sprintf(`POST "https://api.openai.com/v1/chat/completions": 400 Bad Request {"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, e.Limit, e.Tokens)
-	case ErrorGeneric:
-		return genericOverflowMessage
-	default:
-		return e.apiError().Error()
-	}
-}
-
-// genericOverflowMessage is the message of [ErrorGeneric] errors: no count,
-// no limit.
-const genericOverflowMessage = "400 Bad Request: the request is too long for the model's context window"
-
-// Unwrap returns the genai.APIError for Gemini-style errors, nil otherwise.
-func (e *OverflowError) Unwrap() error {
-	if e.Style == ErrorGemini {
-		return e.apiError()
-	}
-	return nil
-}
-
-// IsOverflowError reports whether err is a context-overflow error of any of
-// the shapes a [ScriptedModel] produces, either as an [*OverflowError] in its
-// chain or by its message (a guard may re-wrap it without %w).
-func IsOverflowError(err error) bool {
-	if err == nil {
-		return false
-	}
-	var oe *OverflowError
-	if errors.As(err, &oe) {
-		return true
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "exceeds the maximum number of tokens allowed") ||
-		strings.Contains(msg, "prompt is too long") ||
-		strings.Contains(msg, "context_length_exceeded") ||
-		strings.Contains(msg, genericOverflowMessage)
-}
-
-// ScriptConfig configures a [ScriptedModel].
+// ScriptConfig configures a [ScriptedModel]. Its fields are those of
+// [coretest.ScriptConfig], with the ground truth as a [Counter].
 type ScriptConfig struct {
 	// Name is the model name (default "scripted-model").
 	Name string
@@ -177,127 +40,50 @@ type ScriptConfig struct {
 	Seed int64
 	// ReportUsage, if set, is the PromptTokenCount reported for the request
 	// at index (its position in the model's log) whose ground truth is
-	// tokens, in place of tokens: a provider or adapter whose counts are
-	// wrong (zero, negative, cumulative, far too high or low). Results
-	// outside int32 saturate.
+	// tokens, in place of tokens. See [coretest.ScriptConfig].
 	ReportUsage func(index, tokens int) int
-	// CutAtOutputLimit, if set and true for a request's record (its
-	// Index, SessionID, Turn, Step and Tokens are filled), makes the
-	// response stop at the output-token limit: it carries the planned
-	// content (a step's function calls, as if their arguments were cut
-	// short) with FinishReason MAX_TOKENS, and reports the request's
-	// MaxOutputTokens, when set, as its output tokens. It is called with
-	// the model's lock held and must not call the model.
+	// CutAtOutputLimit, if set and true for a request's record, makes the
+	// response stop at the output-token limit. See [coretest.ScriptConfig].
 	CutAtOutputLimit func(rec RequestRecord) bool
 }
 
-// RequestRecord describes one request a [ScriptedModel] received. The
-// driver ([Run]) fills the Raw*, Effective*, Summarizer* and compaction
-// fields; the model fills the rest.
-type RequestRecord struct {
-	Index     int    // position in the model's log (all sessions)
-	SessionID string // session, when the context carries one
-	Turn      int    // user turn the model attributed the request to
-	Step      int    // step within the turn (0 = answering the user message)
-
-	Tokens        int      // ground-truth tokens of the request as received
-	Contents      int      // number of contents
-	Markers       []string // distinct markers in the request, in order of first appearance
-	LastUserText  string   // start of the last user text part (at most 200 bytes)
-	PairError     error    // result of [CheckPairs] on the contents
-	Rejected      bool     // the model returned an overflow error
-	UsageReported int      // PromptTokenCount reported (0 if none)
-	Streamed      bool     // the request asked for streaming
-	CutOff        bool     // the response stopped at the output limit (see ScriptConfig.CutAtOutputLimit)
-
-	// Filled by the driver.
-	RawTokens       int  // ground truth of the request ADK built, before any plugin
-	RawContents     int  // number of contents ADK built
-	EffectiveInput  int  // see [Result]
-	SummarizerCalls int  // summarizer calls between the raw request and the model call
-	Compaction      bool // SummarizerCalls > 0
-	NonShrinking    bool // compaction whose output was not smaller than its input
-	LatestUser      string
-	HasLatestUser   bool // the request carries the marker of the user's latest message
-	// RawMarkers are the markers of the raw request, and LostMarkers those
-	// of them neither sent nor summarized so far (see [Result.LostMarkers]).
-	RawMarkers, LostMarkers []string
+// kit returns c as the configuration of a [coretest.Script].
+func (c ScriptConfig) kit() coretest.ScriptConfig {
+	return coretest.ScriptConfig{
+		Name: c.Name, Window: c.Window, Counter: toKit(c.Counter), Plan: c.Plan,
+		NoUsage: c.NoUsage, UsageFromTurn: c.UsageFromTurn, ErrorStyle: c.ErrorStyle,
+		ProviderCallIDs: c.ProviderCallIDs, StreamChunks: c.StreamChunks, Seed: c.Seed,
+		ReportUsage: c.ReportUsage, CutAtOutputLimit: c.CutAtOutputLimit,
+	}
 }
 
-// HasMarker reports whether the request contained marker.
-func (r *RequestRecord) HasMarker(marker string) bool {
-	return slices.Contains(r.Markers, marker)
-}
-
-type sessionState struct {
-	turn, next int
-}
-
-// ScriptedModel is a model.LLM that plays a scripted scenario. For each user
-// turn it follows the turn's [TurnPlan]: one response per [ToolStep] (all the
-// step's calls in one response, as parallel calls), then a final text.
-//
-// It finds its position from the request itself, so a guard may rewrite or
-// compact the request freely: if the request ends with function responses,
-// the tag the fake tools echo ("t<turn>.s<step>.c<i>") says which step comes
-// next; otherwise the highest [TurnTag] among user texts says which turn the
-// request answers, and a per-session memory of the last step played resumes a
-// turn whose tool results were summarized away. Requests are never counted
-// to find a position.
-//
-// It reports UsageMetadata.PromptTokenCount from its ground-truth
-// [Counter], rejects requests above its window with an [*OverflowError], and
-// records every request ([ScriptedModel.Requests]). It is safe for concurrent
-// use across sessions.
+// ScriptedModel is a model.LLM that plays a scripted scenario: the ADK v1
+// glue of a [coretest.Script], which decides each response (see there for
+// how it finds its position in a rewritten request). It reports
+// UsageMetadata.PromptTokenCount from its ground-truth [Counter], rejects
+// requests above its window with an [*OverflowError], and records every
+// request ([ScriptedModel.Requests]). It is safe for concurrent use across
+// sessions.
 type ScriptedModel struct {
-	cfg ScriptConfig
-
-	mu       sync.Mutex
-	states   map[string]*sessionState
-	requests []RequestRecord
-	rejected int
-	observe  func(rec *RequestRecord, req *model.LLMRequest)
+	script  *coretest.Script
+	observe func(rec *RequestRecord, req *model.LLMRequest)
 }
 
 var _ model.LLM = (*ScriptedModel)(nil)
 
 // NewScriptedModel returns a model playing cfg.
 func NewScriptedModel(cfg ScriptConfig) *ScriptedModel {
-	if cfg.Name == "" {
-		cfg.Name = "scripted-model"
-	}
-	if cfg.Counter == nil {
-		cfg.Counter = SeedCounter(1)
-	}
-	if cfg.StreamChunks <= 0 {
-		cfg.StreamChunks = 3
-	}
-	return &ScriptedModel{cfg: cfg, states: map[string]*sessionState{}}
+	return &ScriptedModel{script: coretest.NewScript(cfg.kit())}
 }
 
 // Name returns the configured model name.
-func (m *ScriptedModel) Name() string { return m.cfg.Name }
+func (m *ScriptedModel) Name() string { return m.script.Name() }
 
 // Requests returns a copy of the records of every request received so far.
-func (m *ScriptedModel) Requests() []RequestRecord {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return slices.Clone(m.requests)
-}
+func (m *ScriptedModel) Requests() []RequestRecord { return m.script.Requests() }
 
 // Rejected returns how many requests were rejected as too long.
-func (m *ScriptedModel) Rejected() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.rejected
-}
-
-func (m *ScriptedModel) plan(turn int) TurnPlan {
-	if m.cfg.Plan == nil {
-		return TurnPlan{}
-	}
-	return m.cfg.Plan(turn)
-}
+func (m *ScriptedModel) Rejected() int { return m.script.Rejected() }
 
 // sessionIDOf extracts the ADK session ID from the context ADK passes to
 // models, if any.
@@ -313,66 +99,6 @@ func sessionIDOf(ctx context.Context) string {
 	return ""
 }
 
-// position decides which turn and step a request asks for.
-func (m *ScriptedModel) position(req *model.LLMRequest, st *sessionState) (turn, step int) {
-	var last *genai.Content
-	for i := len(req.Contents) - 1; i >= 0; i-- {
-		if req.Contents[i] != nil {
-			last = req.Contents[i]
-			break
-		}
-	}
-	if last != nil {
-		for _, p := range last.Parts {
-			if p == nil || p.FunctionResponse == nil {
-				continue
-			}
-			if t, s, ok := parseTag(p.FunctionResponse.Response); ok {
-				return t, s + 1
-			}
-		}
-	}
-	userTurn := -1
-	for _, c := range req.Contents {
-		if c == nil || c.Role != genai.RoleUser {
-			continue
-		}
-		for _, p := range c.Parts {
-			if p == nil || p.Text == "" {
-				continue
-			}
-			for _, mm := range turnTagPattern.FindAllStringSubmatch(p.Text, -1) {
-				if n, err := strconv.Atoi(mm[1]); err == nil && n > userTurn {
-					userTurn = n
-				}
-			}
-		}
-	}
-	switch {
-	case st != nil && userTurn <= st.turn:
-		return st.turn, st.next
-	case userTurn >= 0:
-		return userTurn, 0
-	default:
-		return 0, 0
-	}
-}
-
-func parseTag(resp map[string]any) (turn, step int, ok bool) {
-	tag, _ := resp["tag"].(string)
-	if tag == "" {
-		return 0, 0, false
-	}
-	var c int
-	if _, err := fmt.Sscanf(tag, "t%d.s%d.c%d", &turn, &step, &c); err != nil {
-		return 0, 0, false
-	}
-	return turn, step, true
-}
-
-// callTag is the tag of call i of step s of turn t.
-func callTag(turn, step, i int) string { return fmt.Sprintf("t%d.s%d.c%d", turn, step, i) }
-
 // GenerateContent plays the next step of the scenario for req.
 func (m *ScriptedModel) GenerateContent(ctx context.Context, req *model.LLMRequest, stream bool) iter.Seq2[*model.LLMResponse, error] {
 	return func(yield func(*model.LLMResponse, error) bool) {
@@ -384,252 +110,27 @@ func (m *ScriptedModel) GenerateContent(ctx context.Context, req *model.LLMReque
 			yield(nil, errors.New("scripted model: nil request"))
 			return
 		}
-		sid := sessionIDOf(ctx)
-		tokens := m.cfg.Counter.CountRequest(req)
-
-		m.mu.Lock()
-		var stCopy *sessionState
-		if st := m.states[sid]; st != nil {
-			c := *st
-			stCopy = &c
+		var observe func(*RequestRecord)
+		if m.observe != nil {
+			observe = func(rec *RequestRecord) { m.observe(rec, req) }
 		}
-		m.mu.Unlock()
-		turn, step := m.position(req, stCopy)
-
-		rec := RequestRecord{
-			SessionID:    sid,
-			Turn:         turn,
-			Step:         step,
-			Tokens:       tokens,
-			Contents:     len(req.Contents),
-			Markers:      requestMarkers(req.Contents),
-			LastUserText: lastUserText(req.Contents),
-			PairError:    CheckPairs(req.Contents),
-			Streamed:     stream,
-		}
-		rejected := m.cfg.Window > 0 && tokens > m.cfg.Window
-		rec.Rejected = rejected
-		report := !m.cfg.NoUsage && turn >= m.cfg.UsageFromTurn && !rejected
-		if report {
-			rec.UsageReported = tokens
-		}
-
-		m.mu.Lock()
-		rec.Index = len(m.requests)
-		rec.CutOff = !rejected && m.cfg.CutAtOutputLimit != nil && m.cfg.CutAtOutputLimit(rec)
-		reported := tokens
-		if report && m.cfg.ReportUsage != nil {
-			reported = m.cfg.ReportUsage(rec.Index, tokens)
-			rec.UsageReported = reported
-		}
-		if rejected {
-			m.rejected++
-		} else {
-			m.states[sid] = &sessionState{turn: turn, next: step + 1}
-		}
-		observe := m.observe
-		m.mu.Unlock()
-		if observe != nil {
-			observe(&rec, req)
-		}
-		m.mu.Lock()
-		m.requests = append(m.requests, rec)
-		m.mu.Unlock()
-
-		if rejected {
-			yield(nil, &OverflowError{Style: m.cfg.ErrorStyle, Tokens: tokens, Limit: m.cfg.Window})
+		reply, err := m.script.Respond(ctx, sessionIDOf(ctx), req.Contents, req.Config, stream, observe)
+		if err != nil {
+			yield(nil, err)
 			return
 		}
-
-		plan := m.plan(turn)
-		resp := &model.LLMResponse{
-			Content:      &genai.Content{Role: genai.RoleModel},
-			TurnComplete: true,
-			FinishReason: genai.FinishReasonStop,
-			ModelVersion: m.cfg.Name,
-		}
-		var text string
-		if step < len(plan.Steps) {
-			for i, call := range plan.Steps[step].Calls {
-				resp.Content.Parts = append(resp.Content.Parts, &genai.Part{FunctionCall: m.functionCall(turn, step, i, call)})
-			}
-		} else {
-			text = m.finalText(turn, plan)
-			resp.Content.Parts = []*genai.Part{{Text: text}}
-		}
-		if rec.CutOff {
-			resp.FinishReason = genai.FinishReasonMaxTokens
-		}
-		if report {
-			out := m.cfg.Counter.CountRequest(&model.LLMRequest{Contents: []*genai.Content{resp.Content}})
-			if rec.CutOff && req.Config != nil && req.Config.MaxOutputTokens > 0 {
-				out = int(req.Config.MaxOutputTokens)
-			}
-			resp.UsageMetadata = &genai.GenerateContentResponseUsageMetadata{
-				PromptTokenCount:     int32(min(max(reported, math.MinInt32), math.MaxInt32)),
-				CandidatesTokenCount: int32(min(out, 1<<31-1)),
-				TotalTokenCount:      int32(min(tokens+out, 1<<31-1)),
+		for _, chunk := range reply.Chunks {
+			partial := &model.LLMResponse{Content: textContent(chunk), Partial: true}
+			if !yield(partial, nil) {
+				return
 			}
 		}
-		if stream && text != "" {
-			n := m.cfg.StreamChunks
-			for i := range n {
-				chunk := text[len(text)*i/n : len(text)*(i+1)/n]
-				partial := &model.LLMResponse{
-					Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{Text: chunk}}},
-					Partial: true,
-				}
-				if !yield(partial, nil) {
-					return
-				}
-			}
-		}
-		yield(resp, nil)
+		yield(&model.LLMResponse{
+			Content:       reply.Content,
+			UsageMetadata: reply.Usage,
+			TurnComplete:  true,
+			FinishReason:  reply.FinishReason,
+			ModelVersion:  m.script.Name(),
+		}, nil)
 	}
-}
-
-// functionCall builds call i of a step; its arguments tell the fake tool
-// what to generate and the tag lets the model find its place later.
-func (m *ScriptedModel) functionCall(turn, step, i int, c ToolCall) *genai.FunctionCall {
-	seed := mix(m.cfg.Seed, int64(turn), int64(step), int64(i), 0x746f6f6c)
-	kind := c.Kind
-	if kind == "" {
-		kind = DefaultKind(c.Name)
-	}
-	fc := &genai.FunctionCall{
-		Name: c.Name,
-		Args: map[string]any{
-			"size":   c.Size,
-			"kind":   string(kind),
-			"seed":   seed,
-			"marker": Marker(seed),
-			"tag":    callTag(turn, step, i),
-		},
-	}
-	if m.cfg.ProviderCallIDs {
-		fc.ID = fmt.Sprintf("call_%016x", uint64(mix(seed, 0x6964)))
-	}
-	return fc
-}
-
-func (m *ScriptedModel) finalText(turn int, plan TurnPlan) string {
-	size := plan.ResponseSize
-	if size <= 0 {
-		size = DefaultResponseSize
-	}
-	head := fmt.Sprintf("Turn %d done. ", turn)
-	if size <= len(head) {
-		return head
-	}
-	return head + Generate(KindProseEnglish, size-len(head), mix(m.cfg.Seed, int64(turn), 0x74657874))
-}
-
-// ---------------------------------------------------------------------------
-// Request inspection helpers.
-
-var markerCache = struct {
-	sync.Mutex
-	m     map[textKey][]string
-	bytes int
-}{m: map[textKey][]string{}}
-
-// markersOf returns the markers in s, cached per distinct string.
-func markersOf(s string) []string {
-	if len(s) < 13 {
-		return nil
-	}
-	if len(s) < 4096 {
-		return MarkerPattern.FindAllString(s, -1)
-	}
-	key := textKey{h: maphash.String(hashSeed, s), n: len(s)}
-	markerCache.Lock()
-	ms, ok := markerCache.m[key]
-	markerCache.Unlock()
-	if ok {
-		return ms
-	}
-	ms = MarkerPattern.FindAllString(s, -1)
-	markerCache.Lock()
-	if markerCache.bytes+len(s) > tokenCacheLimit {
-		markerCache.m = map[textKey][]string{}
-		markerCache.bytes = 0
-	}
-	markerCache.m[key] = ms
-	markerCache.bytes += len(s)
-	markerCache.Unlock()
-	return ms
-}
-
-// requestMarkers returns the distinct markers in contents, in order of first
-// appearance.
-func requestMarkers(contents []*genai.Content) []string {
-	var out []string
-	seen := map[string]bool{}
-	add := func(s string) {
-		for _, mk := range markersOf(s) {
-			if !seen[mk] {
-				seen[mk] = true
-				out = append(out, mk)
-			}
-		}
-	}
-	for _, c := range contents {
-		if c == nil {
-			continue
-		}
-		for _, p := range c.Parts {
-			if p == nil {
-				continue
-			}
-			add(p.Text)
-			if p.FunctionCall != nil {
-				add(compactJSON(p.FunctionCall.Args))
-			}
-			if p.FunctionResponse != nil {
-				add(compactJSON(p.FunctionResponse.Response))
-			}
-		}
-	}
-	return out
-}
-
-func lastUserText(contents []*genai.Content) string {
-	for i := len(contents) - 1; i >= 0; i-- {
-		c := contents[i]
-		if c == nil || c.Role != genai.RoleUser {
-			continue
-		}
-		for j := len(c.Parts) - 1; j >= 0; j-- {
-			if p := c.Parts[j]; p != nil && p.Text != "" {
-				return cut(p.Text, 200)
-			}
-		}
-	}
-	return ""
-}
-
-// FlattenText renders contents as plain text: texts, function calls and
-// responses as name plus compact JSON, one line per part, inline data as a
-// placeholder. It is meant for assertions ("does the request mention X").
-func FlattenText(contents []*genai.Content) string {
-	var b strings.Builder
-	for _, c := range contents {
-		if c == nil {
-			continue
-		}
-		for _, p := range c.Parts {
-			switch {
-			case p == nil:
-			case p.FunctionCall != nil:
-				fmt.Fprintf(&b, "%s: call %s %s\n", c.Role, p.FunctionCall.Name, compactJSON(p.FunctionCall.Args))
-			case p.FunctionResponse != nil:
-				fmt.Fprintf(&b, "%s: response %s %s\n", c.Role, p.FunctionResponse.Name, compactJSON(p.FunctionResponse.Response))
-			case p.InlineData != nil:
-				fmt.Fprintf(&b, "%s: [inline %s, %d bytes]\n", c.Role, p.InlineData.MIMEType, len(p.InlineData.Data))
-			default:
-				fmt.Fprintf(&b, "%s: %s\n", c.Role, p.Text)
-			}
-		}
-	}
-	return b.String()
 }

@@ -196,3 +196,6 @@ func TestScriptedModel_BadInput(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEmpty(t, rs[0].Content.Parts[0].Text)
 }
+
+// each plans every turn alike.
+func each(p TurnPlan) func(int) TurnPlan { return func(int) TurnPlan { return p } }

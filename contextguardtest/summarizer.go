@@ -2,81 +2,16 @@ package contextguardtest
 
 import (
 	"context"
-	"errors"
 	"iter"
 	"regexp"
-	"slices"
-	"strconv"
-	"strings"
-	"sync"
-	"time"
 
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"google.golang.org/adk/model"
 	"google.golang.org/genai"
 )
 
-type faultKind int
-
-const (
-	faultNone faultKind = iota
-	faultError
-	faultEmpty
-	faultHuge
-	faultSlow
-	faultPanic
-)
-
-// Fault is a failure a [SummarizerModel] can be told to inject.
-type Fault struct {
-	kind  faultKind
-	delay time.Duration
-}
-
-// Faults a [SummarizerModel] can inject.
-var (
-	// FaultNone behaves normally.
-	FaultNone = Fault{}
-	// FaultError returns [ErrSummarizerFault].
-	FaultError = Fault{kind: faultError}
-	// FaultEmpty returns a response with no text.
-	FaultEmpty = Fault{kind: faultEmpty}
-	// FaultHuge returns a summary of [HugeSummarySize] characters.
-	FaultHuge = Fault{kind: faultHuge}
-	// FaultPanic panics inside GenerateContent.
-	FaultPanic = Fault{kind: faultPanic}
-)
-
-// FaultSlow waits d before answering normally; if the context ends first it
-// returns ctx.Err().
-func FaultSlow(d time.Duration) Fault { return Fault{kind: faultSlow, delay: d} }
-
-// String names the fault.
-func (f Fault) String() string {
-	switch f.kind {
-	case faultError:
-		return "error"
-	case faultEmpty:
-		return "empty"
-	case faultHuge:
-		return "huge"
-	case faultSlow:
-		return "slow(" + f.delay.String() + ")"
-	case faultPanic:
-		return "panic"
-	}
-	return "none"
-}
-
-// ErrSummarizerFault is the error [FaultError] returns.
-var ErrSummarizerFault = errors.New("contextguardtest: injected summarizer failure")
-
-// HugeSummarySize is the size of the summary [FaultHuge] returns.
-const HugeSummarySize = 200_000
-
-// DefaultSummarySize is the default size of a [SummarizerModel]'s summaries.
-const DefaultSummarySize = 1500
-
-// SummarizerConfig configures a [SummarizerModel].
+// SummarizerConfig configures a [SummarizerModel]. Its fields are those of
+// [coretest.SummarizerConfig], with the ground truth as a [Counter].
 type SummarizerConfig struct {
 	// Name is the model name (default "scripted-summarizer").
 	Name string
@@ -93,264 +28,77 @@ type SummarizerConfig struct {
 	// [SummarizerCall.Text] (off by default: inputs can be large).
 	KeepText bool
 	// FillBudget makes every summary as long as the length the guard asks
-	// for, in tokens of Counter, instead of SummarySize bytes: a summarizer
-	// that writes what it is asked for, to check that a compaction never
-	// makes the request bigger. The length asked is read from the prompt
-	// ("under N words", N words taken as N*4/3 tokens), else from the
-	// request's MaxOutputTokens (twice the length asked); SummarySize is
-	// used when neither is there.
+	// for, in tokens of Counter, instead of SummarySize bytes. See
+	// [coretest.SummarizerConfig].
 	FillBudget bool
 }
 
-// SummarizerCall records one call to a [SummarizerModel].
-type SummarizerCall struct {
-	Asked    int      // length asked, in tokens, as FillBudget reads it (0 if not stated)
-	Tokens   int      // ground-truth tokens of the input request
-	Contents int      // number of contents in the input
-	Markers  []string // markers found in the input, in order of first appearance
-	Text     string   // flattened input ([FlattenText]), system instruction first; only with KeepText
-	Fault    Fault    // the fault injected, if any
-	Output   int      // size of the summary returned (0 on failure)
-}
-
-// SummarizerModel is a model.LLM to use as a guard's summarizer. It counts
-// and records its calls and answers with a deterministic summary of a
-// configured size that starts with a digest of the markers it saw in its
-// input ("Markers: MARK-… MARK-…"), newest kept when they do not all fit, so
-// tests can check that information flows through summaries. Faults can be
-// injected per call. It is safe for concurrent use.
+// SummarizerModel is a model.LLM to use as a guard's summarizer: the ADK v1
+// glue of a [coretest.Summarizer]. It counts and records its calls and
+// answers with a deterministic summary of a configured size that starts
+// with a digest of the markers it saw in its input. Faults can be injected
+// per call. It is safe for concurrent use.
 type SummarizerModel struct {
-	cfg SummarizerConfig
-
-	mu        sync.Mutex
-	calls     []SummarizerCall
-	faultAt   map[int]Fault
-	faultFrom int
-	fromFault Fault
+	s *coretest.Summarizer
 }
 
 var _ model.LLM = (*SummarizerModel)(nil)
 
 // NewSummarizerModel returns a summarizer configured by cfg.
 func NewSummarizerModel(cfg SummarizerConfig) *SummarizerModel {
-	if cfg.Name == "" {
-		cfg.Name = "scripted-summarizer"
-	}
-	if cfg.SummarySize <= 0 {
-		cfg.SummarySize = DefaultSummarySize
-	}
-	if cfg.Markers == nil {
-		cfg.Markers = MarkerPattern
-	}
-	if cfg.Counter == nil {
-		cfg.Counter = SeedCounter(1)
-	}
-	return &SummarizerModel{cfg: cfg, faultAt: map[int]Fault{}}
+	return &SummarizerModel{s: coretest.NewSummarizer(coretest.SummarizerConfig{
+		Name: cfg.Name, SummarySize: cfg.SummarySize, Markers: cfg.Markers,
+		Counter: toKit(cfg.Counter), KeepText: cfg.KeepText, FillBudget: cfg.FillBudget,
+	})}
 }
 
 // Name returns the model name.
-func (s *SummarizerModel) Name() string { return s.cfg.Name }
+func (s *SummarizerModel) Name() string { return s.s.Name() }
 
 // InjectFault makes call number call (1-based) fail with f.
-func (s *SummarizerModel) InjectFault(call int, f Fault) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faultAt[call] = f
-}
+func (s *SummarizerModel) InjectFault(call int, f Fault) { s.s.InjectFault(call, f) }
 
 // InjectFaultFrom makes every call from number call (1-based) on fail with
 // f, unless [SummarizerModel.InjectFault] set a fault for that call.
-func (s *SummarizerModel) InjectFaultFrom(call int, f Fault) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faultFrom, s.fromFault = call, f
-}
+func (s *SummarizerModel) InjectFaultFrom(call int, f Fault) { s.s.InjectFaultFrom(call, f) }
 
 // Calls returns how many times the summarizer was called.
-func (s *SummarizerModel) Calls() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.calls)
-}
+func (s *SummarizerModel) Calls() int { return s.s.Calls() }
 
 // Records returns a copy of the record of every call.
-func (s *SummarizerModel) Records() []SummarizerCall {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.calls)
+func (s *SummarizerModel) Records() []SummarizerCall { return s.s.Records() }
+
+// kit returns the summarizer's core (nil for a nil model).
+func (s *SummarizerModel) kit() *coretest.Summarizer {
+	if s == nil {
+		return nil
+	}
+	return s.s
 }
 
 // GenerateContent records the call and answers with a summary (or the
 // injected fault).
 func (s *SummarizerModel) GenerateContent(ctx context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
 	return func(yield func(*model.LLMResponse, error) bool) {
-		// The call is counted before its input is measured, so a caller
-		// that stops waiting (a summary timeout) while the input of a large
-		// request is still being counted sees it counted at once, not
-		// during a later step.
-		s.mu.Lock()
-		idx := len(s.calls)
-		s.calls = append(s.calls, SummarizerCall{})
-		s.mu.Unlock()
 		var contents []*genai.Content
+		var config *genai.GenerateContentConfig
 		if req != nil {
-			if req.Config != nil && req.Config.SystemInstruction != nil {
-				contents = append(contents, req.Config.SystemInstruction)
-			}
-			contents = append(contents, req.Contents...)
+			contents, config = req.Contents, req.Config
 		}
-		text := FlattenText(contents)
-		rec := SummarizerCall{
-			Asked:    askedTokens(req),
-			Tokens:   s.cfg.Counter.CountRequest(req),
-			Contents: len(contents),
-			Markers:  uniqueMatches(s.cfg.Markers, text),
-		}
-		if s.cfg.KeepText {
-			rec.Text = text
-		}
-		s.mu.Lock()
-		n := idx + 1
-		f, ok := s.faultAt[n]
-		if !ok && s.faultFrom > 0 && n >= s.faultFrom {
-			f = s.fromFault
-		}
-		rec.Fault = f
-		s.calls[idx] = rec
-		s.mu.Unlock()
-
-		var summary string
-		switch f.kind {
-		case faultError:
-			yield(nil, ErrSummarizerFault)
+		c, err := s.s.Summarize(ctx, contents, config)
+		if err != nil {
+			yield(nil, err)
 			return
-		case faultPanic:
-			panic("contextguardtest: injected summarizer panic")
-		case faultEmpty:
-			yield(&model.LLMResponse{Content: &genai.Content{Role: genai.RoleModel}, TurnComplete: true}, nil)
-			return
-		case faultSlow:
-			t := time.NewTimer(f.delay)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				yield(nil, ctx.Err())
-				return
-			case <-t.C:
-			}
-			summary = s.answer(rec, n)
-		case faultHuge:
-			summary = s.summary(rec.Markers, HugeSummarySize, n)
-		default:
-			if err := ctx.Err(); err != nil {
-				yield(nil, err)
-				return
-			}
-			summary = s.answer(rec, n)
 		}
-		s.mu.Lock()
-		s.calls[idx].Output = len(summary)
-		s.mu.Unlock()
-		yield(&model.LLMResponse{
-			Content:      &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{Text: summary}}},
-			TurnComplete: true,
-			FinishReason: genai.FinishReasonStop,
-		}, nil)
+		resp := &model.LLMResponse{Content: c, TurnComplete: true}
+		if len(c.Parts) > 0 {
+			resp.FinishReason = genai.FinishReasonStop
+		}
+		yield(resp, nil)
 	}
 }
 
-// askedWords finds the length a guard's summary prompt asks for.
-var askedWords = regexp.MustCompile(`under (\d+) words`)
-
-// askedTokens is the length req asks of its summary, in tokens: the
-// prompt's "under N words" (N*4/3 tokens), else half its MaxOutputTokens,
-// else 0.
-func askedTokens(req *model.LLMRequest) int {
-	if req == nil {
-		return 0
-	}
-	if req.Config != nil && req.Config.SystemInstruction != nil {
-		if m := askedWords.FindStringSubmatch(FlattenText([]*genai.Content{req.Config.SystemInstruction})); m != nil {
-			if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
-				return n * 4 / 3
-			}
-		}
-	}
-	if req.Config != nil && req.Config.MaxOutputTokens > 0 {
-		return int(req.Config.MaxOutputTokens) / 2
-	}
-	return 0
-}
-
-// answer is the summary of a call that succeeds: SummarySize bytes, or with
-// FillBudget as many tokens as the call asked for.
-func (s *SummarizerModel) answer(rec SummarizerCall, call int) string {
-	if !s.cfg.FillBudget || rec.Asked <= 0 {
-		return s.summary(rec.Markers, s.cfg.SummarySize, call)
-	}
-	return s.summaryOfTokens(rec.Markers, rec.Asked, call)
-}
-
-// fillSteps bounds the size corrections summaryOfTokens makes: the ratio of
-// bytes to tokens of the prose varies little, so two corrections land within
-// a few tokens.
-const fillSteps = 3
-
-// summaryOfTokens builds a summary of about n tokens of the Counter.
-func (s *SummarizerModel) summaryOfTokens(markers []string, n, call int) string {
-	count := func(text string) int {
-		return CountContents(s.cfg.Counter, []*genai.Content{{Role: genai.RoleModel, Parts: []*genai.Part{{Text: text}}}}) -
-			CountContents(s.cfg.Counter, []*genai.Content{{Role: genai.RoleModel, Parts: []*genai.Part{{Text: ""}}}})
-	}
-	size := n * 4 // prose runs at about 4 bytes a token
-	out := s.summary(markers, size, call)
-	for range fillSteps {
-		got := count(out)
-		if got <= 0 || got == n {
-			break
-		}
-		size = max(size*n/got, 1)
-		out = s.summary(markers, size, call)
-	}
-	return out
-}
-
-// summary builds a summary of size bytes: a header, the markers (newest kept
-// when they do not fit), then filler prose.
-func (s *SummarizerModel) summary(markers []string, size, call int) string {
-	var b strings.Builder
-	b.WriteString("## Current State\nSummary of the conversation so far.\nMarkers:")
-	budget := size - b.Len() - 2
-	keep := markers
-	for total := 0; len(keep) > 0; {
-		total = 0
-		for _, m := range keep {
-			total += len(m) + 1
-		}
-		if total <= budget {
-			break
-		}
-		keep = keep[1:]
-	}
-	for _, m := range keep {
-		b.WriteByte(' ')
-		b.WriteString(m)
-	}
-	b.WriteString("\n\n")
-	if rest := size - b.Len(); rest > 0 {
-		b.WriteString(Generate(KindProseEnglish, rest, int64(call)))
-	}
-	return b.String()
-}
-
-func uniqueMatches(re *regexp.Regexp, s string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, m := range re.FindAllString(s, -1) {
-		if !seen[m] {
-			seen[m] = true
-			out = append(out, m)
-		}
-	}
-	return out
+// textContent is a model content of one text part.
+func textContent(text string) *genai.Content {
+	return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{Text: text}}}
 }

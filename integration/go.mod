@@ -69,3 +69,5 @@ require (
 )
 
 replace github.com/adk-contextguard/contextguard => ../
+
+replace github.com/adk-contextguard/contextguard/core => ../core

@@ -1,4 +1,4 @@
-package contextguardtest
+package coretest
 
 import (
 	"bytes"
@@ -17,20 +17,20 @@ import (
 	"unsafe"
 
 	"github.com/tiktoken-go/tokenizer"
-	"google.golang.org/adk/model"
 	"google.golang.org/genai"
 )
 
 // Counter is a ground-truth token counter: it says how many prompt tokens a
-// provider would bill for a request. Implementations must be safe for
-// concurrent use.
+// provider would bill for a request, given as its contents and its
+// configuration (system instruction and tool declarations; nil for none).
+// Implementations must be safe for concurrent use.
 //
 // Counters in this package are additive over contents: counting a request is
 // the sum of its system instruction, its tool declarations and each of its
 // contents, so the tokens of a slice of contents can be counted on their own
 // with [CountContents].
 type Counter interface {
-	CountRequest(req *model.LLMRequest) int
+	Count(contents []*genai.Content, config *genai.GenerateContentConfig) int
 }
 
 // CountContents returns the ground-truth tokens of contents alone (no system
@@ -39,7 +39,7 @@ func CountContents(c Counter, contents []*genai.Content) int {
 	if c == nil || len(contents) == 0 {
 		return 0
 	}
-	return c.CountRequest(&model.LLMRequest{Contents: contents})
+	return c.Count(contents, nil)
 }
 
 // Framing costs of the serialized request. They model the JSON envelope a
@@ -81,17 +81,14 @@ type sink interface {
 }
 
 // walkRequest feeds every piece a provider would be sent to s.
-func walkRequest(req *model.LLMRequest, s sink) {
-	if req == nil {
-		return
-	}
-	if cfg := req.Config; cfg != nil {
+func walkRequest(contents []*genai.Content, cfg *genai.GenerateContentConfig, s sink) {
+	if cfg != nil {
 		walkContent(cfg.SystemInstruction, s)
 		for _, t := range cfg.Tools {
 			walkTool(t, s)
 		}
 	}
-	for _, c := range req.Contents {
+	for _, c := range contents {
 		walkContent(c, s)
 	}
 }
@@ -358,17 +355,17 @@ func (b *byteSink) frame(message bool) {
 	}
 }
 
-// SerializedBytes returns the serialized size of req as [SeedCounter]
-// defines it.
-func SerializedBytes(req *model.LLMRequest) int {
+// SerializedBytes returns the serialized size of a request (its contents
+// and configuration) as [SeedCounter] defines it.
+func SerializedBytes(contents []*genai.Content, config *genai.GenerateContentConfig) int {
 	var b byteSink
-	walkRequest(req, &b)
+	walkRequest(contents, config, &b)
 	return b.n
 }
 
-// CountRequest implements [Counter].
-func (c seedCounter) CountRequest(req *model.LLMRequest) int {
-	return int(float64(SerializedBytes(req)) / 4 * c.ratio)
+// Count implements [Counter].
+func (c seedCounter) Count(contents []*genai.Content, config *genai.GenerateContentConfig) int {
+	return int(float64(SerializedBytes(contents, config)) / 4 * c.ratio)
 }
 
 // String names the counter.
@@ -502,10 +499,10 @@ func (t *tokenSink) frame(message bool) {
 	}
 }
 
-// CountRequest implements [Counter].
-func (c tokenizerCounter) CountRequest(req *model.LLMRequest) int {
+// Count implements [Counter].
+func (c tokenizerCounter) Count(contents []*genai.Content, config *genai.GenerateContentConfig) int {
 	var t tokenSink
-	walkRequest(req, &t)
+	walkRequest(contents, config, &t)
 	return int(math.Round(float64(t.n) * c.factor))
 }
 

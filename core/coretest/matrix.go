@@ -1,4 +1,4 @@
-package contextguardtest
+package coretest
 
 import (
 	"encoding/base64"

@@ -1,4 +1,4 @@
-package contextguardtest
+package coretest
 
 import (
 	"testing"
@@ -22,7 +22,7 @@ func TestSeedMatrix_Shape(t *testing.T) {
 		assert.Positive(t, sc.TokenRatio, sc.Name)
 		assert.NotEmpty(t, sc.Description, sc.Name)
 		assert.NotZero(t, sc.Seed, sc.Name)
-		_, err := buildTools(sc)
+		_, err := DataToolNames(sc)
 		assert.NoError(t, err, sc.Name)
 	}
 	assert.Equal(t, 42, count["Stress"])
@@ -67,21 +67,4 @@ func TestSeedMatrix_Transcription(t *testing.T) {
 	assert.Positive(t, rows["Stress_200k_ToolHeavy"].MinSummarizerCalls)
 	assert.GreaterOrEqual(t, rows["Stress_200k_RepeatedCompactions"].MinSummarizerCalls, 2)
 	assert.Positive(t, rows["Brutal_8k_ToolResponseBiggerThanWindow"].MinSummarizerCalls)
-}
-
-func TestMCPTools(t *testing.T) {
-	tools := MCPTools(4, 3000, 1)
-	require.Len(t, tools, 4)
-	for i, tl := range tools {
-		st := tl.(*SchemaTool)
-		assert.Equal(t, MCPToolName(i), st.Name())
-		size := len(compactJSON(st.Declaration().ParametersJsonSchema))
-		assert.InEpsilon(t, 3000, size, 0.1, "schema of %s is %d bytes", st.Name(), size)
-		out, err := st.Run(nil, map[string]any{"size": 100, "kind": "yaml", "seed": 3, "tag": "t0.s0.c0", "marker": "MARK-1"})
-		require.NoError(t, err)
-		assert.Equal(t, Generate(KindYAML, 100, 3), out["output"])
-		assert.Equal(t, "t0.s0.c0", out["tag"])
-	}
-	_, err := tools[0].(*SchemaTool).Run(nil, "bad")
-	assert.Error(t, err)
 }

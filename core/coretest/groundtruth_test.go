@@ -1,4 +1,4 @@
-package contextguardtest
+package coretest
 
 import (
 	"encoding/base64"
@@ -9,12 +9,25 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tiktoken-go/tokenizer"
-	"google.golang.org/adk/model"
 	"google.golang.org/genai"
 )
 
-func knownRequest() *model.LLMRequest {
-	return &model.LLMRequest{
+// request is a request's contents and configuration, as a provider receives them.
+type request struct {
+	Contents []*genai.Content
+	Config   *genai.GenerateContentConfig
+}
+
+// countReq counts req under c; a nil request counts as an empty one.
+func countReq(c Counter, req *request) int {
+	if req == nil {
+		return c.Count(nil, nil)
+	}
+	return c.Count(req.Contents, req.Config)
+}
+
+func knownRequest() *request {
+	return &request{
 		Config: &genai.GenerateContentConfig{
 			SystemInstruction: genai.NewContentFromText("be brief", genai.RoleUser), // 8 bytes
 			Tools: []*genai.Tool{{FunctionDeclarations: []*genai.FunctionDeclaration{{
@@ -41,7 +54,7 @@ func TestSeedCounter_KnownRequest(t *testing.T) {
 	// 5 contents (system + 4), 3 elements (declaration, call, response).
 	want := 8 + 4 + 6 + 17 + 11 + 4 + 13 + 4 + 7 + 15 + base64.StdEncoding.EncodedLen(30) +
 		5*SeedMessageOverheadBytes + 3*SeedElementOverheadBytes
-	require.Equal(t, want, SerializedBytes(req))
+	require.Equal(t, want, SerializedBytes(req.Contents, req.Config))
 
 	tests := []struct {
 		ratio float64
@@ -53,17 +66,17 @@ func TestSeedCounter_KnownRequest(t *testing.T) {
 		{0, want / 4}, // invalid ratio counts as 1
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, SeedCounter(tt.ratio).CountRequest(req), "ratio %v", tt.ratio)
+		assert.Equal(t, tt.want, countReq(SeedCounter(tt.ratio), req), "ratio %v", tt.ratio)
 	}
-	assert.Zero(t, SeedCounter(2).CountRequest(nil))
-	assert.Zero(t, SeedCounter(2).CountRequest(&model.LLMRequest{Contents: []*genai.Content{nil, {Parts: []*genai.Part{nil}}}})-SeedMessageOverheadBytes*2/4)
+	assert.Zero(t, countReq(SeedCounter(2), nil))
+	assert.Zero(t, countReq(SeedCounter(2), &request{Contents: []*genai.Content{nil, {Parts: []*genai.Part{nil}}}})-SeedMessageOverheadBytes*2/4)
 }
 
 func TestCounters_Additive(t *testing.T) {
 	req := knownRequest()
 	for _, c := range []Counter{SeedCounter(1), TokenizerCounter(1)} {
-		whole := c.CountRequest(req)
-		parts := c.CountRequest(&model.LLMRequest{Config: req.Config}) + CountContents(c, req.Contents[:2]) + CountContents(c, req.Contents[2:])
+		whole := countReq(c, req)
+		parts := countReq(c, &request{Config: req.Config}) + CountContents(c, req.Contents[:2]) + CountContents(c, req.Contents[2:])
 		assert.InDelta(t, whole, parts, 2, "%v", c)
 	}
 }
@@ -85,9 +98,9 @@ func TestTokenizerCounter_MatchesTiktoken(t *testing.T) {
 
 	text := "The quick brown fox jumps over the lazy dog."
 	n, _ := codec.Count(text)
-	req := &model.LLMRequest{Contents: []*genai.Content{genai.NewContentFromText(text, genai.RoleUser)}}
-	assert.Equal(t, n+MessageOverheadTokens, TokenizerCounter(1).CountRequest(req))
-	assert.Equal(t, int(float64(n+MessageOverheadTokens)*1.2+0.5), TokenizerCounter(1.2).CountRequest(req))
+	req := &request{Contents: []*genai.Content{genai.NewContentFromText(text, genai.RoleUser)}}
+	assert.Equal(t, n+MessageOverheadTokens, countReq(TokenizerCounter(1), req))
+	assert.Equal(t, int(float64(n+MessageOverheadTokens)*1.2+0.5), countReq(TokenizerCounter(1.2), req))
 }
 
 func TestO200kCount_ChunkingIsExact(t *testing.T) {
@@ -120,21 +133,21 @@ func TestImageTokens(t *testing.T) {
 
 func TestCounters_ConcurrentAndIdentityCache(t *testing.T) {
 	payload := map[string]any{"output": Generate(KindLogLines, 20000, 4)}
-	req := &model.LLMRequest{Contents: []*genai.Content{{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{Name: "x", Response: payload}}}}}}
+	req := &request{Contents: []*genai.Content{{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{Name: "x", Response: payload}}}}}}
 	c := TokenizerCounter(1)
-	first := c.CountRequest(req)
+	first := countReq(c, req)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			assert.Equal(t, first, c.CountRequest(req))
+			assert.Equal(t, first, countReq(c, req))
 		}()
 	}
 	wg.Wait()
 	// An in-place edit of the payload is noticed despite the identity cache.
 	payload["output"] = "pruned"
-	assert.Less(t, c.CountRequest(req), first/10)
+	assert.Less(t, countReq(c, req), first/10)
 	assert.True(t, strings.Contains(compactJSON(payload), "pruned"))
 }
 

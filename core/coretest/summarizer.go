@@ -1,0 +1,345 @@
+package coretest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/genai"
+)
+
+type faultKind int
+
+const (
+	faultNone faultKind = iota
+	faultError
+	faultEmpty
+	faultHuge
+	faultSlow
+	faultPanic
+)
+
+// Fault is a failure a [Summarizer] can be told to inject.
+type Fault struct {
+	kind  faultKind
+	delay time.Duration
+}
+
+// Faults a [Summarizer] can inject.
+var (
+	// FaultNone behaves normally.
+	FaultNone = Fault{}
+	// FaultError returns [ErrSummarizerFault].
+	FaultError = Fault{kind: faultError}
+	// FaultEmpty returns a response with no text.
+	FaultEmpty = Fault{kind: faultEmpty}
+	// FaultHuge returns a summary of [HugeSummarySize] characters.
+	FaultHuge = Fault{kind: faultHuge}
+	// FaultPanic panics inside the call ([Summarizer.Summarize]).
+	FaultPanic = Fault{kind: faultPanic}
+)
+
+// FaultSlow waits d before answering normally; if the context ends first it
+// returns ctx.Err().
+func FaultSlow(d time.Duration) Fault { return Fault{kind: faultSlow, delay: d} }
+
+// String names the fault.
+func (f Fault) String() string {
+	switch f.kind {
+	case faultError:
+		return "error"
+	case faultEmpty:
+		return "empty"
+	case faultHuge:
+		return "huge"
+	case faultSlow:
+		return "slow(" + f.delay.String() + ")"
+	case faultPanic:
+		return "panic"
+	}
+	return "none"
+}
+
+// ErrSummarizerFault is the error [FaultError] returns.
+var ErrSummarizerFault = errors.New("contextguardtest: injected summarizer failure")
+
+// HugeSummarySize is the size of the summary [FaultHuge] returns.
+const HugeSummarySize = 200_000
+
+// DefaultSummarySize is the default size of a [Summarizer]'s summaries.
+const DefaultSummarySize = 1500
+
+// SummarizerConfig configures a [Summarizer].
+type SummarizerConfig struct {
+	// Name is the model name (default "scripted-summarizer").
+	Name string
+	// SummarySize is the size of the summaries in bytes (default
+	// [DefaultSummarySize]).
+	SummarySize int
+	// Markers is the pattern of the markers the summary digests (default
+	// [MarkerPattern]).
+	Markers *regexp.Regexp
+	// Counter measures the ground-truth tokens of each input (default
+	// SeedCounter(1)).
+	Counter Counter
+	// KeepText keeps the flattened input of each call in
+	// [SummarizerCall.Text] (off by default: inputs can be large).
+	KeepText bool
+	// FillBudget makes every summary as long as the length the guard asks
+	// for, in tokens of Counter, instead of SummarySize bytes: a summarizer
+	// that writes what it is asked for, to check that a compaction never
+	// makes the request bigger. The length asked is read from the prompt
+	// ("under N words", N words taken as N*4/3 tokens), else from the
+	// request's MaxOutputTokens (twice the length asked); SummarySize is
+	// used when neither is there.
+	FillBudget bool
+}
+
+// SummarizerCall records one call to a [Summarizer].
+type SummarizerCall struct {
+	Asked    int      // length asked, in tokens, as FillBudget reads it (0 if not stated)
+	Tokens   int      // ground-truth tokens of the input request
+	Contents int      // number of contents in the input
+	Markers  []string // markers found in the input, in order of first appearance
+	Text     string   // flattened input ([FlattenText]), system instruction first; only with KeepText
+	Fault    Fault    // the fault injected, if any
+	Output   int      // size of the summary returned (0 on failure)
+}
+
+// Summarizer is the ADK-free core of a summarizer model: each ADK line's
+// SummarizerModel is a model.LLM that hands its requests to a Summarizer. It
+// counts and records its calls and answers with a deterministic summary of a
+// configured size that starts with a digest of the markers it saw in its
+// input ("Markers: MARK-… MARK-…"), newest kept when they do not all fit, so
+// tests can check that information flows through summaries. Faults can be
+// injected per call. It is safe for concurrent use.
+type Summarizer struct {
+	cfg SummarizerConfig
+
+	mu        sync.Mutex
+	calls     []SummarizerCall
+	faultAt   map[int]Fault
+	faultFrom int
+	fromFault Fault
+}
+
+// NewSummarizer returns a summarizer configured by cfg.
+func NewSummarizer(cfg SummarizerConfig) *Summarizer {
+	if cfg.Name == "" {
+		cfg.Name = "scripted-summarizer"
+	}
+	if cfg.SummarySize <= 0 {
+		cfg.SummarySize = DefaultSummarySize
+	}
+	if cfg.Markers == nil {
+		cfg.Markers = MarkerPattern
+	}
+	if cfg.Counter == nil {
+		cfg.Counter = SeedCounter(1)
+	}
+	return &Summarizer{cfg: cfg, faultAt: map[int]Fault{}}
+}
+
+// Name returns the model name.
+func (s *Summarizer) Name() string { return s.cfg.Name }
+
+// InjectFault makes call number call (1-based) fail with f.
+func (s *Summarizer) InjectFault(call int, f Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faultAt[call] = f
+}
+
+// InjectFaultFrom makes every call from number call (1-based) on fail with
+// f, unless [Summarizer.InjectFault] set a fault for that call.
+func (s *Summarizer) InjectFaultFrom(call int, f Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faultFrom, s.fromFault = call, f
+}
+
+// Calls returns how many times the summarizer was called.
+func (s *Summarizer) Calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.calls)
+}
+
+// Records returns a copy of the record of every call.
+func (s *Summarizer) Records() []SummarizerCall {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
+}
+
+// Summarize records a call whose request is made of contents and config
+// and answers with a summary: a content of role model with one text part,
+// or with no part for [FaultEmpty]. It returns [ErrSummarizerFault] for
+// [FaultError], ctx's error when ctx ends first, and panics for
+// [FaultPanic] (the fault exists to test a guard's panic handling).
+func (s *Summarizer) Summarize(ctx context.Context, contents []*genai.Content, config *genai.GenerateContentConfig) (*genai.Content, error) {
+	// The call is counted before its input is measured, so a caller
+	// that stops waiting (a summary timeout) while the input of a large
+	// request is still being counted sees it counted at once, not
+	// during a later step.
+	s.mu.Lock()
+	idx := len(s.calls)
+	s.calls = append(s.calls, SummarizerCall{})
+	s.mu.Unlock()
+	var all []*genai.Content
+	if config != nil && config.SystemInstruction != nil {
+		all = append(all, config.SystemInstruction)
+	}
+	all = append(all, contents...)
+	text := FlattenText(all)
+	rec := SummarizerCall{
+		Asked:    askedTokens(config),
+		Tokens:   s.cfg.Counter.Count(contents, config),
+		Contents: len(all),
+		Markers:  uniqueMatches(s.cfg.Markers, text),
+	}
+	if s.cfg.KeepText {
+		rec.Text = text
+	}
+	s.mu.Lock()
+	n := idx + 1
+	f, ok := s.faultAt[n]
+	if !ok && s.faultFrom > 0 && n >= s.faultFrom {
+		f = s.fromFault
+	}
+	rec.Fault = f
+	s.calls[idx] = rec
+	s.mu.Unlock()
+
+	var summary string
+	switch f.kind {
+	case faultError:
+		return nil, ErrSummarizerFault
+	case faultPanic:
+		panic("contextguardtest: injected summarizer panic")
+	case faultEmpty:
+		return &genai.Content{Role: genai.RoleModel}, nil
+	case faultSlow:
+		t := time.NewTimer(f.delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("scripted summarizer: %w", ctx.Err())
+		case <-t.C:
+		}
+		summary = s.answer(rec, n)
+	case faultHuge:
+		summary = s.summary(rec.Markers, HugeSummarySize, n)
+	default:
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("scripted summarizer: %w", err)
+		}
+		summary = s.answer(rec, n)
+	}
+	s.mu.Lock()
+	s.calls[idx].Output = len(summary)
+	s.mu.Unlock()
+	return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{Text: summary}}}, nil
+}
+
+// askedWords finds the length a guard's summary prompt asks for.
+var askedWords = regexp.MustCompile(`under (\d+) words`)
+
+// askedTokens is the length req asks of its summary, in tokens: the
+// prompt's "under N words" (N*4/3 tokens), else half its MaxOutputTokens,
+// else 0.
+func askedTokens(config *genai.GenerateContentConfig) int {
+	if config == nil {
+		return 0
+	}
+	if config.SystemInstruction != nil {
+		if m := askedWords.FindStringSubmatch(FlattenText([]*genai.Content{config.SystemInstruction})); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
+				return n * 4 / 3
+			}
+		}
+	}
+	if config.MaxOutputTokens > 0 {
+		return int(config.MaxOutputTokens) / 2
+	}
+	return 0
+}
+
+// answer is the summary of a call that succeeds: SummarySize bytes, or with
+// FillBudget as many tokens as the call asked for.
+func (s *Summarizer) answer(rec SummarizerCall, call int) string {
+	if !s.cfg.FillBudget || rec.Asked <= 0 {
+		return s.summary(rec.Markers, s.cfg.SummarySize, call)
+	}
+	return s.summaryOfTokens(rec.Markers, rec.Asked, call)
+}
+
+// fillSteps bounds the size corrections summaryOfTokens makes: the ratio of
+// bytes to tokens of the prose varies little, so two corrections land within
+// a few tokens.
+const fillSteps = 3
+
+// summaryOfTokens builds a summary of about n tokens of the Counter.
+func (s *Summarizer) summaryOfTokens(markers []string, n, call int) string {
+	count := func(text string) int {
+		return CountContents(s.cfg.Counter, []*genai.Content{{Role: genai.RoleModel, Parts: []*genai.Part{{Text: text}}}}) -
+			CountContents(s.cfg.Counter, []*genai.Content{{Role: genai.RoleModel, Parts: []*genai.Part{{Text: ""}}}})
+	}
+	size := n * 4 // prose runs at about 4 bytes a token
+	out := s.summary(markers, size, call)
+	for range fillSteps {
+		got := count(out)
+		if got <= 0 || got == n {
+			break
+		}
+		size = max(size*n/got, 1)
+		out = s.summary(markers, size, call)
+	}
+	return out
+}
+
+// summary builds a summary of size bytes: a header, the markers (newest kept
+// when they do not fit), then filler prose.
+func (s *Summarizer) summary(markers []string, size, call int) string {
+	var b strings.Builder
+	b.WriteString("## Current State\nSummary of the conversation so far.\nMarkers:")
+	budget := size - b.Len() - 2
+	keep := markers
+	for total := 0; len(keep) > 0; {
+		total = 0
+		for _, m := range keep {
+			total += len(m) + 1
+		}
+		if total <= budget {
+			break
+		}
+		keep = keep[1:]
+	}
+	for _, m := range keep {
+		b.WriteByte(' ')
+		b.WriteString(m)
+	}
+	b.WriteString("\n\n")
+	if rest := size - b.Len(); rest > 0 {
+		b.WriteString(Generate(KindProseEnglish, rest, int64(call)))
+	}
+	return b.String()
+}
+
+func uniqueMatches(re *regexp.Regexp, s string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range re.FindAllString(s, -1) {
+		if !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	return out
+}
