@@ -331,3 +331,36 @@ func (d *Meter) Records() []RequestRecord {
 	defer d.mu.Unlock()
 	return slices.Clone(d.records)
 }
+
+// StepTrace is the part of a [RequestRecord] that depends only on the
+// scenario and the guard, not on the ADK line that played it nor on the
+// run's timing: two drivers playing the same scenario with the same guard
+// must produce equal traces.
+type StepTrace struct {
+	Turn, Step     int
+	Tokens         int // ground truth of the request sent
+	RawTokens      int // ground truth of the request ADK built
+	EffectiveInput int
+	Contents       int // contents sent
+	RawContents    int // contents ADK built
+	Rejected       bool
+	UsageReported  int
+	Markers        []string
+	LostMarkers    []string
+	HasLatestUser  bool
+	Compaction     bool
+}
+
+// Trace returns the [StepTrace] of every request of r, in order.
+func (r *Result) Trace() []StepTrace {
+	out := make([]StepTrace, len(r.Requests))
+	for i, rec := range r.Requests {
+		out[i] = StepTrace{
+			Turn: rec.Turn, Step: rec.Step, Tokens: rec.Tokens, RawTokens: rec.RawTokens,
+			EffectiveInput: rec.EffectiveInput, Contents: rec.Contents, RawContents: rec.RawContents,
+			Rejected: rec.Rejected, UsageReported: rec.UsageReported, Markers: rec.Markers,
+			LostMarkers: rec.LostMarkers, HasLatestUser: rec.HasLatestUser, Compaction: rec.Compaction,
+		}
+	}
+	return out
+}

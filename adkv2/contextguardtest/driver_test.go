@@ -1,0 +1,210 @@
+package contextguardtest
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/adk/v2/agent"
+	"google.golang.org/adk/v2/model"
+	"google.golang.org/adk/v2/plugin"
+	"google.golang.org/adk/v2/runner"
+	"google.golang.org/genai"
+)
+
+func matrixRow(t *testing.T, fullName string) Scenario {
+	t.Helper()
+	for _, sc := range SeedMatrix() {
+		if sc.FullName() == fullName {
+			return sc
+		}
+	}
+	t.Fatalf("no row %s", fullName)
+	return Scenario{}
+}
+
+type toyMode int
+
+const (
+	toyWatermark toyMode = iota // remembers what its summary covers (works)
+	toyStateless                // re-summarizes the rebuilt history every step (a compaction loop)
+	toyPrepend                  // prepends a summary and removes nothing (never shrinks)
+)
+
+// toyGuard is a deliberately simple compactor used to exercise the driver's
+// measurements: over 70% of the window it summarizes everything before the
+// last user text message and keeps the rest.
+func toyGuard(t *testing.T, s *SummarizerModel, c Counter, window int, mode toyMode) runner.PluginConfig {
+	t.Helper()
+	var summary *genai.Content
+	covered := 0 // leading raw contents the summary replaces
+	p, err := plugin.New(plugin.Config{Name: "toy-guard", BeforeModelCallback: func(ctx agent.Context, req *model.LLMRequest) (*model.LLMResponse, error) {
+		offset := 0 // raw index of req.Contents[1] when a summary is injected
+		if mode == toyWatermark && summary != nil && covered <= len(req.Contents) {
+			req.Contents = append([]*genai.Content{summary}, req.Contents[covered:]...)
+			offset = covered - 1
+		}
+		if c.CountRequest(req) < window*7/10 {
+			return nil, nil
+		}
+		k := len(req.Contents) - 1
+		for ; k > 0; k-- {
+			if cc := req.Contents[k]; cc != nil && cc.Role == genai.RoleUser && len(cc.Parts) > 0 && strings.HasPrefix(cc.Parts[0].Text, "[turn") {
+				break
+			}
+		}
+		if k == 0 {
+			return nil, nil
+		}
+		var text strings.Builder
+		for r, err := range s.GenerateContent(ctx, &model.LLMRequest{Contents: req.Contents[:k]}, false) {
+			if err != nil {
+				return nil, err
+			}
+			text.WriteString(r.Content.Parts[0].Text)
+		}
+		head := genai.NewContentFromText(text.String(), genai.RoleUser)
+		switch mode {
+		case toyPrepend:
+			req.Contents = append([]*genai.Content{head}, req.Contents...)
+		default:
+			summary, covered = head, k+offset
+			req.Contents = append([]*genai.Content{head}, req.Contents[k:]...)
+		}
+		return nil, nil
+	}})
+	require.NoError(t, err)
+	return runner.PluginConfig{Plugins: []*plugin.Plugin{p}}
+}
+
+func TestRun_NoGuardOverflows(t *testing.T) {
+	sc := matrixRow(t, "Stress_8k_NormalConversation")
+	res, err := Run(context.Background(), sc, RunConfig{})
+	require.NoError(t, err)
+	t.Log(res)
+	assert.Positive(t, res.OverflowsSurfaced, "without a guard an 8k conversation must overflow")
+	assert.Equal(t, res.OverflowsRejected, res.OverflowsSurfaced)
+	assert.Zero(t, res.OverflowsRecovered)
+	assert.Greater(t, res.MaxUtilization, 1.0)
+	assert.Zero(t, res.CompactionSteps)
+	assert.Equal(t, sc.Turns, res.Turns)
+	assert.Len(t, res.Errors, res.OverflowsSurfaced)
+	assert.Zero(t, res.PairViolations)
+	assert.Positive(t, sc.MinSummarizerCalls)
+}
+
+func TestRun_RoomyWindow(t *testing.T) {
+	t.Parallel()
+	sc := matrixRow(t, "Stress_1M_NormalConversation")
+	var hooked atomic.Int32
+	res, err := Run(context.Background(), sc, RunConfig{OnRequest: func(int, *model.LLMRequest) { hooked.Add(1) }})
+	require.NoError(t, err)
+	t.Log(res)
+	assert.Zero(t, res.OverflowsSurfaced)
+	assert.Zero(t, res.OverflowsRejected)
+	assert.Empty(t, res.Errors)
+	assert.Equal(t, 2*sc.Turns, res.Steps, "one tool step and one text step per turn")
+	assert.Equal(t, int32(res.Steps), hooked.Load())
+	assert.Zero(t, res.PairViolations)
+	assert.Zero(t, res.MissingLatestUser)
+	for i, rec := range res.Requests {
+		assert.Equal(t, rec.RawTokens, rec.Tokens, "no guard: sent == raw (step %d)", i)
+		assert.Equal(t, rec.RawTokens, rec.EffectiveInput, "no guard: effective == raw (step %d)", i)
+		assert.Equal(t, i/2, rec.Turn)
+		assert.Equal(t, "session-Stress_1M_NormalConversation", rec.SessionID)
+	}
+}
+
+func TestRun_Concurrent(t *testing.T) {
+	t.Parallel()
+	var wg sync.WaitGroup
+	for _, name := range []string{"Stress_8k_KubeAgent", "Brutal_4k_CodingAgent", "Stress_8k_InlineSmallImages", "Brutal_8k_ToolDefsAndInlineCombined"} {
+		sc := matrixRow(t, name)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := Run(context.Background(), sc, RunConfig{Counter: TokenizerCounter(1)})
+			assert.NoError(t, err)
+			assert.Equal(t, sc.Turns, res.Turns)
+			assert.Zero(t, res.PairViolations)
+		}()
+	}
+	wg.Wait()
+}
+
+func TestRun_MeasuresCompactions(t *testing.T) {
+	sc := matrixRow(t, "Stress_8k_SmallToolCalls")
+	counter := SeedCounter(sc.TokenRatio)
+	sum := NewSummarizerModel(SummarizerConfig{SummarySize: 600})
+	res, err := Run(context.Background(), sc, RunConfig{Counter: counter, Summarizer: sum, Plugins: toyGuard(t, sum, counter, sc.Window, toyWatermark)})
+	require.NoError(t, err)
+	t.Log(res)
+	assert.GreaterOrEqual(t, res.SummarizerCalls, sc.MinSummarizerCalls)
+	assert.Equal(t, sum.Calls(), res.SummarizerCalls)
+	assert.Positive(t, res.CompactionSteps)
+	assert.Zero(t, res.NonShrinkingCompactions)
+	assert.Zero(t, res.OverflowsSurfaced)
+	assert.Zero(t, res.PairViolations)
+	assert.Zero(t, res.MissingLatestUser)
+	assert.Greater(t, res.MeanUtilizationAtTrigger, 0.6)
+	assert.Len(t, res.UtilizationAtTrigger, res.CompactionSteps)
+	last := res.Requests[len(res.Requests)-1]
+	assert.Less(t, last.Tokens, last.RawTokens)
+	// Information flows through summaries: the first user marker is still
+	// present at the end, carried by the summary.
+	first := res.Requests[0].LatestUser
+	assert.True(t, last.HasMarker(first), "marker %s lost", first)
+}
+
+func TestRun_DetectsNonShrinkingCompactions(t *testing.T) {
+	sc := matrixRow(t, "Stress_8k_SmallToolCalls")
+	counter := SeedCounter(sc.TokenRatio)
+	for _, mode := range []toyMode{toyStateless, toyPrepend} {
+		sum := NewSummarizerModel(SummarizerConfig{})
+		res, err := Run(context.Background(), sc, RunConfig{Counter: counter, Summarizer: sum, Plugins: toyGuard(t, sum, counter, sc.Window, mode)})
+		require.NoError(t, err)
+		t.Log(res)
+		assert.Positive(t, res.NonShrinkingCompactions, "mode %d", mode)
+	}
+}
+
+func TestRun_StreamingProviderIDsTokenizer(t *testing.T) {
+	sc := Scenario{Name: "streaming", Window: 50_000, Turns: 4, TokenRatio: 2, Streaming: true, ProviderCallIDs: true,
+		ToolDefs: 3, ToolDefSchemaSize: 1500, ErrorStyle: ErrorAnthropic,
+		Plan: func(t int) TurnPlan {
+			return TurnPlan{Images: []int{5_000}, Documents: []int{2_000}, Steps: append(Parallel(Call("grep", 500), Call(MCPToolName(t%3), 700)), Sequential(Call("read_file", 300))...)}
+		}}
+	res, err := Run(context.Background(), sc, RunConfig{Counter: TokenizerCounter(1.2)})
+	require.NoError(t, err)
+	t.Log(res)
+	require.Equal(t, 4*3, res.Steps)
+	assert.Empty(t, res.Errors)
+	assert.Zero(t, res.PairViolations)
+	for _, rec := range res.Requests {
+		assert.True(t, rec.Streamed)
+	}
+}
+
+func TestRun_Errors(t *testing.T) {
+	_, err := Run(context.Background(), Scenario{Turns: -1}, RunConfig{})
+	assert.Error(t, err)
+	_, err = Run(context.Background(), Scenario{Turns: 1, Plan: each(TurnPlan{Steps: Parallel(Call(MCPToolName(3), 10))})}, RunConfig{})
+	assert.ErrorContains(t, err, "declares only 0 MCP tools")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = Run(ctx, Scenario{Turns: 2}, RunConfig{})
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
+func TestResult_String(t *testing.T) {
+	r := &Result{Scenario: "X", Window: 100, Requests: []RequestRecord{{Tokens: 50, Compaction: true, EffectiveInput: 80, HasLatestUser: true}, {Tokens: 120, Rejected: true, HasLatestUser: true}}}
+	r.Finish()
+	assert.Equal(t, 1.2, r.MaxUtilization)
+	assert.Equal(t, 0.8, r.MeanUtilizationAtTrigger)
+	assert.Equal(t, 1, r.OverflowsRecovered)
+	assert.True(t, strings.HasPrefix(r.String(), "X: turns=0 steps=2 summarizer=0 compactions=1"), r.String())
+}
