@@ -57,7 +57,7 @@ func (c ScriptConfig) kit() coretest.ScriptConfig {
 	}
 }
 
-// ScriptedModel is a model.LLM that plays a scripted scenario: the ADK v1
+// ScriptedModel is a model.LLM that plays a scripted scenario: the ADK v2
 // glue of a [coretest.Script], which decides each response (see there for
 // how it finds its position in a rewritten request). It reports
 // UsageMetadata.PromptTokenCount from its ground-truth [Counter], rejects

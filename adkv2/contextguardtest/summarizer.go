@@ -33,7 +33,7 @@ type SummarizerConfig struct {
 	FillBudget bool
 }
 
-// SummarizerModel is a model.LLM to use as a guard's summarizer: the ADK v1
+// SummarizerModel is a model.LLM to use as a guard's summarizer: the ADK v2
 // glue of a [coretest.Summarizer]. It counts and records its calls and
 // answers with a deterministic summary of a configured size that starts
 // with a digest of the markers it saw in its input. Faults can be injected
