@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"log/slog"
 	"strings"
@@ -80,7 +81,6 @@ func (f *fakeCtx) State() session.State                     { return f.state }
 func (f *fakeCtx) withUser(text string) *fakeCtx            { f.user = userMsg(text); return f }
 func (f *fakeCtx) get(key string) any                       { v, _ := f.state.Get(key + f.agentName); return v }
 func (f *fakeCtx) set(key string, v any)                    { _ = f.state.Set(key+f.agentName, v) }
-func (f *fakeCtx) getInt(key string) int                    { n, _ := decodeInt(f.get(key)); return n }
 func (f *fakeCtx) getStr(key string) string                 { s, _ := f.get(key).(string); return s }
 func (f *fakeCtx) withContext(ctx context.Context) *fakeCtx { f.Context = ctx; return f }
 
@@ -158,18 +158,15 @@ func slowSummarizer(d time.Duration) *fakeLLM {
 
 var errBoom = errors.New("boom")
 
-// testEst is the estimator the guard uses for the tests' model name.
-var testEst = estimatorFor("gemini-2.5-flash")
-
 // requestText flattens everything a request sends as text.
 func requestText(req *model.LLMRequest) string {
 	var b strings.Builder
 	if req.Config != nil && req.Config.SystemInstruction != nil {
-		b.WriteString(contentText(req.Config.SystemInstruction))
+		b.WriteString(renderText(req.Config.SystemInstruction))
 	}
 	for _, c := range req.Contents {
 		b.WriteString("\n")
-		b.WriteString(renderContent(c, excerptLimits{text: 1 << 30, toolArgs: 1 << 30, toolResult: 1 << 30}))
+		b.WriteString(renderText(c))
 	}
 	return b.String()
 }
@@ -208,29 +205,24 @@ func newTestGuard(t testing.TB, llm model.LLM, opts ...AgentOption) (*ContextGua
 	return g, logs
 }
 
-// newTestTurn builds a turn over req for calling the guard's steps directly.
-func newTestTurn(req *model.LLMRequest, st guardState, log *slog.Logger) *turn {
-	sess := &sessionEntry{cache: newCountCache()}
-	ctx := newFakeCtx("a")
-	return &turn{
-		ctx:  ctx,
-		ro:   ctx.state,
-		cfg:  &agentConfig{name: "a"},
-		req:  *engineReq(req),
-		raw:  req.Contents,
-		prev: st,
-		sess: sess,
-		est:  cachedEstimator{tokenEstimator: testEst, cache: sess.cache},
-		base: log,
+// renderText is everything c carries as text: its texts, and its tool calls
+// and results as their name and JSON.
+func renderText(c *genai.Content) string {
+	if c == nil {
+		return ""
 	}
-}
-
-// engineReq is the engine's view of an ADK request (fromADK), for calling
-// the engine's steps directly; nil for nil.
-func engineReq(req *model.LLMRequest) *llmRequest {
-	if req == nil {
-		return nil
+	var b strings.Builder
+	for _, p := range c.Parts {
+		switch {
+		case p == nil:
+		case p.FunctionCall != nil:
+			fmt.Fprintf(&b, "%s(%s)\n", p.FunctionCall.Name, compactJSON(p.FunctionCall.Args))
+		case p.FunctionResponse != nil:
+			fmt.Fprintf(&b, "%s -> %s\n", p.FunctionResponse.Name, compactJSON(p.FunctionResponse.Response))
+		default:
+			b.WriteString(p.Text)
+			b.WriteString("\n")
+		}
 	}
-	r := fromADK(req)
-	return &r
+	return b.String()
 }
