@@ -419,6 +419,7 @@ func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) (next guardS
 	next.userRequest = c.userReq
 	next.watermark = o.watermark
 	next.fingerprint = t.est.fingerprint(t.raw[o.watermark-1])
+	next.anchor = anchorAt(t.req.Coverage, t.raw, o.watermark)
 	next.summarizedAt = t.before
 	next.realTokens = 0
 	next.lastEstimate = o.newEst

@@ -137,6 +137,9 @@ type injection struct {
 	injected bool
 	// reason says why no cut was made although a summary exists.
 	reason string
+	// anchor is the anchor of the cut located without one in state
+	// (locateCut), to store; "" when there is nothing to store.
+	anchor string
 }
 
 // locateWatermark finds where the stored summary ends in raw: at the stored
@@ -174,6 +177,39 @@ func locateWatermark(raw []*genai.Content, st guardState, fingerprint func(*gena
 		return 0, "fingerprint mismatch"
 	}
 	return best, ""
+}
+
+// locateCut finds where the stored summary ends in raw. With a host that
+// anchors coverage (cov) and an anchor in state, the anchor decides
+// (Coverage.Covered), and an anchor the host's log no longer holds cuts
+// nothing, like a fingerprint mismatch. Otherwise the cut is located as
+// locateWatermark does; with cov, anchor is then the anchor of that cut,
+// for the caller to store (state written before the host anchored it).
+func locateCut(raw []*genai.Content, st guardState, fingerprint func(*genai.Content) string, cov Coverage) (w int, reason, anchor string) {
+	if cov != nil && st.anchor != "" {
+		n, ok := cov.Covered(raw, st.anchor)
+		switch {
+		case !ok:
+			return 0, "anchor not found", ""
+		case n <= 0 || n > len(raw):
+			return 0, "anchor covers no contents", ""
+		}
+		return n, "", ""
+	}
+	w, reason = locateWatermark(raw, st, fingerprint)
+	if w > 0 {
+		anchor = anchorAt(cov, raw, w)
+	}
+	return w, reason, anchor
+}
+
+// anchorAt is the host's name for the log position of the last of the
+// first n contents of raw, "" without a host that anchors coverage.
+func anchorAt(cov Coverage, raw []*genai.Content, n int) string {
+	if cov == nil || n <= 0 || n > len(raw) {
+		return ""
+	}
+	return cov.Anchor(raw, n)
 }
 
 func abs(x int) int {

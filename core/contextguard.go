@@ -248,6 +248,12 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	t.cal = newCalibration(prev, t.est)
 
 	next, err := g.decide(t)
+	if t.inj.anchor != "" && next.anchor == "" && next.compactions == t.prev.compactions {
+		// State written before the host anchored coverage: the summary
+		// still in use gets the anchor of the cut located for it, which
+		// decides the later calls' cuts.
+		next.anchor = t.inj.anchor
+	}
 	next.window = t.lim.window
 	next.threshold = t.lim.threshold
 	recordUsage(t, &next)
@@ -339,10 +345,10 @@ func injectSummary(t *turn) injection {
 	if t.prev.summary == "" {
 		return injection{}
 	}
-	w, reason := locateWatermark(t.raw, t.prev, t.est.fingerprint)
+	w, reason, anchor := locateCut(t.raw, t.prev, t.est.fingerprint, t.req.Coverage)
 	if w == 0 {
 		t.log().Warn("contextguard: stored summary not applied; sending the contents as they are",
-			"reason", reason, "watermark", t.prev.watermark, "contents", len(t.raw))
+			"reason", reason, "watermark", t.prev.watermark, "anchor", t.prev.anchor, "contents", len(t.raw))
 		return injection{reason: reason}
 	}
 	start := pairSafeStart(t.raw, w)
@@ -357,7 +363,7 @@ func injectSummary(t *turn) injection {
 	out = append(out, summaryMessage(t, t.prev.summary, request, cur))
 	out = append(out, t.raw[start:]...)
 	t.req.Contents = out
-	return injection{cut: start, injected: true}
+	return injection{cut: start, injected: true, anchor: anchor}
 }
 
 // decide compares the calibrated count with the trigger and compacts when it

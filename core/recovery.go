@@ -257,7 +257,7 @@ func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stat
 			// The session state has it, or something newer.
 			m.compacted = nil
 		default:
-			if w, _ := locateWatermark(req.Contents, *c, fingerprint); w == 0 {
+			if w, _, _ := locateCut(req.Contents, *c, fingerprint, req.Coverage); w == 0 {
 				m.compacted = nil
 				break
 			}

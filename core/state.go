@@ -9,20 +9,24 @@ import (
 // Session-state keys. The first five are the earlier guard's names, so its
 // sessions carry over; the agent name is appended to each.
 const (
-	stateKeyPrefix       = "__context_guard_"
-	keySummary           = stateKeyPrefix + "summary_"
-	keyWatermark         = stateKeyPrefix + "contents_at_compaction_"
-	keySummarizedAt      = stateKeyPrefix + "summarized_at_"
-	keyRealTokens        = stateKeyPrefix + "real_tokens_"
-	keyLastEstimate      = stateKeyPrefix + "last_heuristic_"
-	keyFingerprint       = stateKeyPrefix + "fingerprint_"
-	keyUserRequest       = stateKeyPrefix + "user_request_"
-	keyCompactions       = stateKeyPrefix + "compactions_"
-	keyIrreducibleFloor  = stateKeyPrefix + "irreducible_floor_"
-	keyProviderRatio     = stateKeyPrefix + "provider_ratio_"
-	keySuspectRatio      = stateKeyPrefix + "suspect_ratio_"
-	keyWindow            = stateKeyPrefix + "window_"
-	keyCompactNext       = stateKeyPrefix + "compact_next_"
+	stateKeyPrefix      = "__context_guard_"
+	keySummary          = stateKeyPrefix + "summary_"
+	keyWatermark        = stateKeyPrefix + "contents_at_compaction_"
+	keySummarizedAt     = stateKeyPrefix + "summarized_at_"
+	keyRealTokens       = stateKeyPrefix + "real_tokens_"
+	keyLastEstimate     = stateKeyPrefix + "last_heuristic_"
+	keyFingerprint      = stateKeyPrefix + "fingerprint_"
+	keyUserRequest      = stateKeyPrefix + "user_request_"
+	keyCompactions      = stateKeyPrefix + "compactions_"
+	keyIrreducibleFloor = stateKeyPrefix + "irreducible_floor_"
+	keyProviderRatio    = stateKeyPrefix + "provider_ratio_"
+	keySuspectRatio     = stateKeyPrefix + "suspect_ratio_"
+	keyWindow           = stateKeyPrefix + "window_"
+	keyCompactNext      = stateKeyPrefix + "compact_next_"
+	// keyAnchor names the host's log position of the last content the
+	// summary covers, for a host that anchors coverage (Request.Coverage;
+	// ARCHITECTURE.md, Summary injection and the watermark).
+	keyAnchor            = stateKeyPrefix + "anchor_"
 	todosKey             = "todos"
 	maxPlausibleTokenNum = 1 << 40 // anything above is treated as corrupt
 )
@@ -47,10 +51,14 @@ type TodoItem struct {
 
 // guardState is the per-agent state the guard keeps in the ADK session.
 type guardState struct {
-	summary      string
-	userRequest  string
-	watermark    int
-	fingerprint  string
+	summary     string
+	userRequest string
+	watermark   int
+	fingerprint string
+	// anchor is the host's log position of the last covered content
+	// (Coverage.Anchor), "" when the host does not anchor coverage or
+	// could not name it.
+	anchor       string
 	summarizedAt int
 	realTokens   int
 	lastEstimate int
@@ -98,6 +106,7 @@ var agentKeyNames = []string{
 	keySummary, keyWatermark, keySummarizedAt, keyRealTokens, keyLastEstimate, keyFingerprint,
 	keyUserRequest, keyCompactions, keyIrreducibleFloor, keyProviderRatio, keySuspectRatio, keyWindow,
 	keyCompactNext, keyLastTokens, keyThreshold, keyCompactedAt, keyCompactReason, keyCompactRequest, keyPrefix,
+	keyAnchor,
 }
 
 // stateKeysFor maps each per-agent key to its full name for agent, built
@@ -130,6 +139,7 @@ func (s stateIO) load(st StateReader) guardState {
 	g.userRequest = s.str(st, keyUserRequest)
 	g.fingerprint = s.str(st, keyFingerprint)
 	g.watermark = s.num(st, keyWatermark)
+	g.anchor = s.str(st, keyAnchor)
 	g.summarizedAt = s.num(st, keySummarizedAt)
 	g.realTokens = s.num(st, keyRealTokens)
 	g.lastEstimate = s.num(st, keyLastEstimate)
@@ -282,6 +292,7 @@ func (s stateIO) save(st State, prev, next guardState) {
 	s.set(st, keyUserRequest, prev.userRequest, next.userRequest)
 	s.set(st, keyFingerprint, prev.fingerprint, next.fingerprint)
 	s.set(st, keyWatermark, prev.watermark, next.watermark)
+	s.set(st, keyAnchor, prev.anchor, next.anchor)
 	s.set(st, keySummarizedAt, prev.summarizedAt, next.summarizedAt)
 	s.set(st, keyRealTokens, prev.realTokens, next.realTokens)
 	s.set(st, keyLastEstimate, prev.lastEstimate, next.lastEstimate)
