@@ -1,5 +1,6 @@
 // Command tokenfit fits the feature weights of internal/tokens against exact
-// tokenizer counts and writes them, with a held-out error report.
+// tokenizer counts and writes them, with a held-out error report. It runs
+// from the core module's directory (cd core), where the paths below are:
 //
 //	go run ./internal/tokenfit            # fit, write weights and report
 //	go run ./internal/tokenfit -manifest chunks.json   # chunk list for gemma3/count.mjs
@@ -98,7 +99,7 @@ type gemmaCounts struct {
 }
 
 func main() {
-	dir := flag.String("dir", "internal/tokens", "the internal/tokens package directory")
+	dir := flag.String("dir", "internal/tokens", "the internal/tokens package directory (run from the core module's directory, core/)")
 	manifest := flag.String("manifest", "", "write the chunk list (key, file, start, end) as JSON to this file and exit")
 	hanPairs := flag.Bool("hanpairs", false, "write hanpairs.bin (the CJK pair and split tables, from the o200k_base vocabulary) and exit")
 	real := flag.Bool("real", false, "run real tools (go, git, ls, find, grep, tree, ps, df) and rewrite the corpus files real_*.out.txt first")
@@ -120,7 +121,7 @@ func main() {
 		log.Fatal(err)
 	}
 	// The real agent conversations: read in place, never copied.
-	traceDir := filepath.Join(*dir, "..", "..", corpus.TracesDir)
+	traceDir := filepath.Join(*dir, "..", "..", "..", corpus.TracesDir) // dir is in core/
 	traces, err := corpus.LoadTraces(traceDir)
 	if err != nil || len(traces) == 0 {
 		log.Fatalf("no agent traces in %s (%v): the fit needs them", corpus.TracesDir, err)

@@ -173,8 +173,9 @@ func TestFitReportCurrent(t *testing.T) {
 	require.Contains(t, string(report), fmt.Sprintf("Corpus: %d chunks", len(chunks)))
 }
 
-// tracesDir is corpus.TracesDir seen from this package's directory.
-var tracesDir = filepath.Join("..", "..", corpus.TracesDir)
+// tracesDir is corpus.TracesDir seen from this package's directory
+// (core/internal/tokens).
+var tracesDir = filepath.Join("..", "..", "..", corpus.TracesDir)
 
 // loadTraces returns the chunks of the real agent conversations. Without
 // them the test fails in CI (CI always has them) and is skipped elsewhere.
