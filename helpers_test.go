@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/model"
@@ -68,32 +67,16 @@ func newFakeCtx(agentName string) *fakeCtx {
 	return &fakeCtx{Context: context.Background(), agentName: agentName, sessionID: "s1", state: newMapState()}
 }
 
-func (f *fakeCtx) UserContent() *genai.Content              { return f.user }
-func (f *fakeCtx) InvocationID() string                     { return "inv" }
-func (f *fakeCtx) AgentName() string                        { return f.agentName }
-func (f *fakeCtx) ReadonlyState() session.ReadonlyState     { return f.state }
-func (f *fakeCtx) UserID() string                           { return "u" }
-func (f *fakeCtx) AppName() string                          { return "app" }
-func (f *fakeCtx) SessionID() string                        { return f.sessionID }
-func (f *fakeCtx) Branch() string                           { return "" }
-func (f *fakeCtx) Artifacts() agent.Artifacts               { return nil }
-func (f *fakeCtx) State() session.State                     { return f.state }
-func (f *fakeCtx) withUser(text string) *fakeCtx            { f.user = userMsg(text); return f }
-func (f *fakeCtx) get(key string) any                       { v, _ := f.state.Get(key + f.agentName); return v }
-func (f *fakeCtx) set(key string, v any)                    { _ = f.state.Set(key+f.agentName, v) }
-func (f *fakeCtx) getStr(key string) string                 { s, _ := f.get(key).(string); return s }
-func (f *fakeCtx) withContext(ctx context.Context) *fakeCtx { f.Context = ctx; return f }
-
-func userMsg(text string) *genai.Content  { return genai.NewContentFromText(text, genai.RoleUser) }
-func modelMsg(text string) *genai.Content { return genai.NewContentFromText(text, genai.RoleModel) }
-
-func callMsg(name string, args map[string]any) *genai.Content {
-	return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{Name: name, Args: args}}}}
-}
-
-func respMsg(name string, resp map[string]any) *genai.Content {
-	return &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{Name: name, Response: resp}}}}
-}
+func (f *fakeCtx) UserContent() *genai.Content          { return f.user }
+func (f *fakeCtx) InvocationID() string                 { return "inv" }
+func (f *fakeCtx) AgentName() string                    { return f.agentName }
+func (f *fakeCtx) ReadonlyState() session.ReadonlyState { return f.state }
+func (f *fakeCtx) UserID() string                       { return "u" }
+func (f *fakeCtx) AppName() string                      { return "app" }
+func (f *fakeCtx) SessionID() string                    { return f.sessionID }
+func (f *fakeCtx) Branch() string                       { return "" }
+func (f *fakeCtx) Artifacts() agent.Artifacts           { return nil }
+func (f *fakeCtx) State() session.State                 { return f.state }
 
 // fakeLLM is a summarizer model whose behaviour a test sets.
 type fakeLLM struct {
@@ -139,21 +122,6 @@ func (f *fakeLLM) lastInput() string {
 
 func fixedSummary(s string) *fakeLLM {
 	return &fakeLLM{name: "summarizer", reply: func(context.Context, *model.LLMRequest) (string, error) { return s, nil }}
-}
-
-func failingSummarizer(err error) *fakeLLM {
-	return &fakeLLM{name: "summarizer", reply: func(context.Context, *model.LLMRequest) (string, error) { return "", err }}
-}
-
-func slowSummarizer(d time.Duration) *fakeLLM {
-	return &fakeLLM{name: "summarizer", reply: func(ctx context.Context, _ *model.LLMRequest) (string, error) {
-		select {
-		case <-time.After(d):
-			return "late summary", nil
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
-	}}
 }
 
 var errBoom = errors.New("boom")

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -9,18 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// nilSummarizer is a Summarizer implemented on a pointer, for a typed nil.
-type nilSummarizer struct{}
-
-func (*nilSummarizer) Summarize(context.Context, SummaryRequest) (string, error) { return "", nil }
-
-// constSummarizer is a Summarizer that always answers its text.
-type constSummarizer string
-
-func (s constSummarizer) Summarize(context.Context, SummaryRequest) (string, error) {
-	return string(s), nil
-}
 
 // TestAgentLookup walks the configurations an agent's call can meet: its
 // own (Add), the default's under its own name (AddDefault), or none, which

@@ -21,6 +21,7 @@ require (
 	codeberg.org/go-latex/latex v0.2.0 // indirect
 	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
 	git.sr.ht/~sbinet/gg v0.7.0 // indirect
+	github.com/adk-contextguard/contextguard/core v0.0.0 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/charmbracelet/x/etag v0.2.0 // indirect
@@ -71,3 +72,5 @@ require (
 )
 
 replace github.com/adk-contextguard/contextguard => ../
+
+replace github.com/adk-contextguard/contextguard/core => ../core
