@@ -34,7 +34,7 @@ var ErrIrreducible = errors.New("contextguard: the system instruction, tools and
 // the OnCompaction hook or a recovery model are served as usual.
 var ErrReentrant = errors.New("contextguard: re-entrant call from the summarizer of the session's own compaction")
 
-// ContextGuard holds the per-agent configuration of the plugin. One guard
+// Guard is the engine: it holds the per-agent configuration. One guard
 // serves any number of sessions concurrently; Add may be called at any time,
 // also after the plugin was built.
 type Guard struct {

@@ -51,7 +51,7 @@ const (
 	smallWindowBufferFraction = 0.20
 )
 
-// Option configures a ContextGuard.
+// Option configures a Guard.
 type Option func(*guardOptions)
 
 type guardOptions struct {
