@@ -6,7 +6,7 @@
 // the manifest and are keyed by its hash; the texts are not written out.
 //
 //   cd internal/tokenfit/gemma3 && npm install
-//   go run ./internal/tokenfit -manifest /tmp/chunks.json    # from the repo root
+//   go run ./internal/tokenfit -manifest /tmp/chunks.json    # from core/
 //   node internal/tokenfit/gemma3/count.mjs /tmp/chunks.json internal/tokens/testdata
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
