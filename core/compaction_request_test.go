@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/adk/session"
 )
 
 // TestCompactionRequest_StateValues: what a request looks like in session
@@ -38,5 +37,5 @@ func TestCompactionRequest_StateValues(t *testing.T) {
 			}
 		})
 	}
-	var _ session.State = newMapState()
+	var _ State = newMapState()
 }
