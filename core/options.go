@@ -112,8 +112,8 @@ func WithBeforeCompaction(fn func(context.Context, PendingCompaction) Compaction
 // AgentOption configures one agent registered with Add.
 type AgentOption func(*Agent)
 
-// agentConfig is the validated configuration of one agent. It is immutable
-// once Add returns.
+// Agent is the validated configuration of one agent, opaque to adapters
+// (Name, RecoveryModel). It is immutable once Add returns.
 type Agent struct {
 	name           string
 	strategy       Strategy

@@ -313,7 +313,7 @@ func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stat
 // OnModelErrorCallback
 // ---------------------------------------------------------------------------
 
-// overflowRecovery is a compacted request for the agent's recovery model
+// Recovery is a compacted request for the agent's recovery model
 // to answer in place of the rejected one (recoverOverflow), with the
 // logger of the call.
 type Recovery struct {

@@ -306,7 +306,7 @@ func fallbackSummary(e tokenEstimator, cal calibration, prev string, cs []*genai
 }
 
 // summarizerModel names a summarizer in logs: its model's name for the LLM
-// summarizer (namedSummarizer), else its Go type.
+// summarizer (ModelNamer), else its Go type.
 func summarizerModel(s Summarizer) string {
 	if l, ok := s.(ModelNamer); ok {
 		if name, ok := l.ModelName(); ok {
