@@ -1,28 +1,41 @@
 # The two commands a newcomer needs: `make demo` and `make test`.
+#
+# The repository holds five modules (ARCHITECTURE.md, Packages and modules):
+# core (the engine, free of ADK), the root (the ADK v1 plugin), adkv2 (the
+# ADK v2 plugin), examples and integration. /go.work joins the ADK v1 line
+# (root, core, examples, integration); adkv2/go.work joins adkv2 and core.
 GO ?= go
 
-.PHONY: all test vet race demo examples-test integration fmt-check stress lint
+# MODULES are the directories of every module, for the checks that run in
+# each (tidy-check, gowork-check, lint).
+MODULES = core . adkv2 examples integration
+
+.PHONY: all test vet race core-test adkv2-test demo examples-test integration fmt-check stress lint \
+	tidy-check gowork-check modules-check
 
 all: test
 
-## test: vet, every test under the race detector (the stress matrix's
-## representative subset, RACE_MATRIX), the whole stress matrix without it,
-## and the examples' and integration tests.
-test: fmt-check vet race stress examples-test integration
+## test: format, vet, every module's tests under the race detector (the
+## stress matrix's representative subset, RACE_MATRIX), the whole stress
+## matrix without it, and the examples' and integration tests.
+test: fmt-check vet race stress adkv2-test examples-test integration
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+## vet: the engine (core) and the ADK v1 plugin (root); adkv2, examples and
+## integration are vetted by their own targets.
 vet:
+	cd core && $(GO) vet ./...
 	$(GO) vet ./...
 
 ## Every go test has an explicit -timeout of at least 3x its idle time on a
 ## 2-core machine, so a busy machine does not fail CI.
 ##
-## race: every test under the race detector (and the allocation tests
-## without it: the race detector's sync.Pool drops values at random), except
-## the stress matrix's rows
+## race: every test of core and of the root under the race detector, and
+## core's allocation tests without it (the race detector's sync.Pool drops
+## values at random), except the stress matrix's rows
 ## (TestStress_* / TestBrutal_*), which run whole without it in `make stress`
 ## and, under -race, as RACE_MATRIX: every 4k and 8k row, the loop check, and
 ## the 200k rows that each exercise a different path (token ratios, late or
@@ -31,11 +44,21 @@ vet:
 ## 1M rows add history length, not new code paths, and cost most of the
 ## matrix's time under -race.
 RACE_MATRIX = ^Test(Stress|Brutal)_(4k|8k)_|^TestStress_CompactionNoInfiniteLoop$$|^Test(Stress|Brutal)_200k_(NormalConversation|ToolBurst_10Parallel|TokenRatio_5x|LargeSystemPrompt|HighTokenRatio|VeryHighTokenRatio_4x|LateUsageMetadata|ToolDefinitionsHighRatio|NoUsageMetadata|SingleGiantToolResponse|LargeInlineDocuments|SingleTurnFillsWindow|ToolDefinitionsDominateWindow)$$
-race:
+race: core-test
 	$(GO) test -race -count=1 -timeout 12m -skip '^Test(Stress|Brutal)_' ./...
 	$(GO) test -race -count=1 -timeout 12m -run '$(RACE_MATRIX)' .
-	$(GO) test -count=1 -timeout 5m -run 'Allocate' ./internal/tokens
-	$(GO) test -count=1 -timeout 5m -run 'Allocations' .
+
+## core-test: the engine's tests under the race detector, and its
+## allocation tests without it.
+core-test:
+	cd core && $(GO) test -race -count=1 -timeout 10m ./...
+	cd core && $(GO) test -count=1 -timeout 5m -run 'Allocate' ./internal/tokens
+	cd core && $(GO) test -count=1 -timeout 5m -run 'Allocations' .
+
+## adkv2-test: vet and test the ADK v2 plugin (adkv2/go.mod, in its own
+## workspace adkv2/go.work).
+adkv2-test:
+	cd adkv2 && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m ./...
 
 ## examples-test: vet and test the examples module (examples/go.mod).
 examples-test:
@@ -48,41 +71,66 @@ examples-test:
 integration:
 	cd integration && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m -v ./...
 
+## modules-check: every module is tidy and builds and vets on its own, as a
+## user's build sees it (GOWORK=off: the replace directives, no workspace).
+modules-check: tidy-check gowork-check
+
+## tidy-check: `go mod tidy` would change no go.mod or go.sum (it prints the
+## change and fails otherwise; nothing is written).
+tidy-check:
+	@set -e; for m in $(MODULES); do \
+		echo "== tidy-check $$m"; \
+		(cd $$m && GOWORK=off $(GO) mod tidy -diff); \
+	done
+
+## gowork-check: each module builds and vets alone (GOWORK=off).
+gowork-check:
+	@set -e; for m in $(MODULES); do \
+		echo "== GOWORK=off build and vet $$m"; \
+		(cd $$m && GOWORK=off $(GO) build ./... && GOWORK=off $(GO) vet ./...); \
+	done
+
 ## demo: run the offline demo (see examples/README.md); flags via DEMO_FLAGS,
 ## e.g. make demo DEMO_FLAGS="-turns 8 -out out/tokens.svg".
 demo:
 	cd examples && $(GO) run ./demo $(DEMO_FLAGS)
 
-## lint: staticcheck over the library and the nested modules (CI installs
-## STATICCHECK_VERSION with go install).
+## lint: staticcheck over every module (CI installs STATICCHECK_VERSION with
+## go install).
 STATICCHECK ?= staticcheck
 STATICCHECK_VERSION ?= v0.6.1
 lint:
-	$(STATICCHECK) ./...
-	cd examples && $(STATICCHECK) ./...
-	cd integration && $(STATICCHECK) ./...
+	@set -e; for m in $(MODULES); do \
+		echo "== staticcheck $$m"; \
+		(cd $$m && $(STATICCHECK) ./...); \
+	done
 
 print-staticcheck-version:
 	@echo $(STATICCHECK_VERSION)
 
 .PHONY: fuzz
 
-## fuzz: run every fuzz target of the module for FUZZTIME each (default
-## 30s), one after the other (go test -fuzz takes one target at a time),
-## e.g. make fuzz FUZZTIME=10m. Seeds live in testdata/fuzz/<FuzzName>/.
+## fuzz: run every fuzz target of the engine (core) and of the root for
+## FUZZTIME each (default 30s), one after the other (go test -fuzz takes one
+## target at a time), e.g. make fuzz FUZZTIME=10m. Seeds live in
+## testdata/fuzz/<FuzzName>/ of each package.
 FUZZTIME ?= 30s
+FUZZ_MODULES = core .
 fuzz:
-	@set -e; for pkg in $$($(GO) list -f '{{.Dir}}|{{.ImportPath}}' ./...); do \
-		dir=$${pkg%%|*}; \
-		for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | cut -d' ' -f2); do \
-			echo "== fuzz $$f in $${pkg#*|} for $(FUZZTIME)"; \
-			$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) -timeout 30m $${pkg#*|}; \
+	@set -e; for m in $(FUZZ_MODULES); do \
+		for pkg in $$(cd $$m && $(GO) list -f '{{.Dir}}|{{.ImportPath}}' ./...); do \
+			dir=$${pkg%%|*}; \
+			for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | cut -d' ' -f2); do \
+				echo "== fuzz $$f in $${pkg#*|} for $(FUZZTIME)"; \
+				(cd $$m && $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) -timeout 30m $${pkg#*|}); \
+			done; \
 		done; \
 	done
 
 ## stress: the stress matrix (every TestStress_* / TestBrutal_* row, seed and
-## tokenizer modes) without -race, then a table of every run, the matrix's
-## wall time and its five slowest runs (printed by TestMain). It runs in
-## local directory mode so the table reaches the terminal.
+## tokenizer modes) through the ADK v1 runner, without -race, then a table
+## of every run, the matrix's wall time and its five slowest runs (printed by
+## TestMain). It runs in local directory mode so the table reaches the
+## terminal.
 stress:
 	CONTEXTGUARD_STRESS_TABLE=1 $(GO) test -count=1 -timeout 10m -run '^Test(Stress|Brutal)_'

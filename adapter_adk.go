@@ -13,12 +13,14 @@ import (
 	"google.golang.org/adk/runner"
 	"google.golang.org/adk/session"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core"
 )
 
 // The ADK v1 adapter (ARCHITECTURE.md, Packages and modules): the plugin,
-// its callbacks' entry points, which pass ADK's values to the engine through
-// its seams (seams.go), the conversions of requests and responses, and the
-// recovery model's call.
+// its callbacks' entry points, which pass ADK's values to the engine (module
+// core) through its seams (core.Call, core.State, core.Request, ...), the
+// conversions of requests and responses, and the recovery model's call.
 
 // Plugin returns the guard as an ADK plugin, or every configuration error
 // recorded by New and Add, joined.
@@ -48,52 +50,52 @@ func (g *ContextGuard) PluginConfig() runner.PluginConfig {
 // beforeModel is the plugin's BeforeModelCallback (ARCHITECTURE.md, One
 // model call): it finds the agent's configuration, passes the request
 // untouched when the session is switched off, and has the engine guard it
-// (guardRequest).
+// (core.Guard.BeforeModel).
 func (g *ContextGuard) beforeModel(cctx agent.CallbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {
 	if cctx == nil || req == nil {
 		if req == nil {
-			g.log.Warn("contextguard: BeforeModelCallback called without a request; nothing to guard")
+			g.engine().Logger().Warn("contextguard: BeforeModelCallback called without a request; nothing to guard")
 		}
 		return nil, nil
 	}
-	cfg := g.agentForCall(cctx.AgentName())
+	cfg := g.engine().AgentForCall(cctx.AgentName())
 	if cfg == nil {
 		return nil, nil
 	}
 	ro := cctx.ReadonlyState()
-	if g.switchedOff(ro) {
+	if g.engine().SwitchedOff(ro) {
 		return nil, nil
 	}
 	if len(req.Contents) == 0 {
-		g.log.Debug("contextguard: the request has no contents", "agent", cfg.name, "session", cctx.SessionID())
+		g.engine().Logger().Debug("contextguard: the request has no contents", "agent", cfg.Name(), "session", cctx.SessionID())
 	}
-	contents, ev, err := g.guardRequest(cctx, cctx.State(), ro, cfg, fromADK(req))
-	toADK(req, contents)
-	g.fireHook(cctx, ev)
+	err := g.engine().BeforeModel(cctx, cctx.State(), ro, cfg, fromADK(req), func(contents []*genai.Content) {
+		toADK(req, contents)
+	})
 	return nil, err
 }
 
 // afterModel is the plugin's AfterModelCallback: for a final response that
 // reports a prompt-token count or stopped at the output limit, of an agent
 // the guard guards in a session not switched off, the engine records the
-// count and handles the cut (afterResponse).
+// count and handles the cut (core.Guard.AfterModel).
 func (g *ContextGuard) afterModel(cctx agent.CallbackContext, resp *model.LLMResponse, respErr error) (*model.LLMResponse, error) {
 	if cctx == nil || resp == nil || respErr != nil || resp.Partial {
 		return nil, nil
 	}
-	r := llmResponse{Content: resp.Content, UsageMetadata: resp.UsageMetadata, FinishReason: resp.FinishReason}
-	if r.promptTokens() == 0 && !r.cutAtOutputLimit() {
+	r := core.Response{Content: resp.Content, UsageMetadata: resp.UsageMetadata, FinishReason: resp.FinishReason}
+	if !r.NeedsGuard() {
 		return nil, nil
 	}
-	cfg := g.agent(cctx.AgentName())
-	if cfg == nil || g.switchedOff(cctx.ReadonlyState()) {
+	cfg := g.engine().Agent(cctx.AgentName())
+	if cfg == nil || g.engine().SwitchedOff(cctx.ReadonlyState()) {
 		return nil, nil
 	}
 	st := cctx.State()
 	if st == nil {
 		return nil, nil
 	}
-	content := g.afterResponse(cctx, cfg, st, &r)
+	content := g.engine().AfterModel(cctx, cfg, st, r)
 	if content == nil {
 		return nil, nil
 	}
@@ -105,46 +107,46 @@ func (g *ContextGuard) afterModel(cctx agent.CallbackContext, resp *model.LLMRes
 // onModelError is the plugin's OnModelErrorCallback (ARCHITECTURE.md,
 // Recovery). Errors that are not context overflows, and agents that were
 // not added, pass through untouched. The engine handles an overflow
-// (recoverOverflow); when it returns a compacted request, the agent's
+// (core.Guard.RecoverOverflow); when it returns a compacted request, the agent's
 // recovery model answers it in place of the error.
 func (g *ContextGuard) onModelError(cctx agent.CallbackContext, req *model.LLMRequest, modelErr error) (*model.LLMResponse, error) {
 	if cctx == nil || modelErr == nil {
 		return nil, nil
 	}
-	cfg := g.agent(cctx.AgentName())
-	if cfg == nil || g.switchedOff(cctx.ReadonlyState()) {
+	cfg := g.engine().Agent(cctx.AgentName())
+	if cfg == nil || g.engine().SwitchedOff(cctx.ReadonlyState()) {
 		return nil, nil
 	}
 	ov, ok := AsContextOverflow(modelErr)
 	if !ok {
 		return nil, nil
 	}
-	var r *llmRequest
+	var r *core.Request
 	if req != nil {
 		rr := fromADK(req)
 		r = &rr
 	}
 	st := cctx.State()
-	rec, err := g.recoverOverflow(cctx, st, cctx.ReadonlyState(), cfg, r, ov, modelErr)
+	rec, err := g.engine().RecoverOverflow(cctx, st, cctx.ReadonlyState(), cfg, r, ov, modelErr)
 	if rec == nil {
 		return nil, err
 	}
 	// The recovery model runs with the session released: it may call the
 	// guard for the same session.
-	llm, _ := cfg.recoveryLLM.(model.LLM)
+	llm, _ := cfg.RecoveryModel().(model.LLM)
 	out := *req
-	toADK(&out, rec.req.Contents)
+	toADK(&out, rec.Contents())
 	resp, err := callRecoveryModel(cctx, llm, &out)
 	if err != nil {
-		return nil, g.recoveryFailed(cctx, st, cfg, rec, err)
+		return nil, g.engine().RecoveryFailed(cctx, st, cfg, rec, err)
 	}
-	rec.log.Info("contextguard: recovered from a context overflow", "kept_contents", len(rec.req.Contents))
+	rec.Recovered()
 	return resp, nil
 }
 
 // fromADK is the engine's view of ADK's request.
-func fromADK(req *model.LLMRequest) llmRequest {
-	return llmRequest{Model: req.Model, Contents: req.Contents, Config: req.Config, origin: req}
+func fromADK(req *model.LLMRequest) core.Request {
+	return core.Request{Model: req.Model, Contents: req.Contents, Config: req.Config, Origin: req}
 }
 
 // toADK writes the contents the engine decided into ADK's request: the one
@@ -153,31 +155,27 @@ func toADK(dst *model.LLMRequest, contents []*genai.Content) {
 	dst.Contents = contents
 }
 
-// missingKey reports whether err, from a state read, says that the key
-// does not exist (session.ErrStateKeyNotExist): the engine treats the key
-// as absent without a warning.
-func missingKey(err error) bool {
-	return errors.Is(err, session.ErrStateKeyNotExist)
-}
-
-// callTime is the time of the call whose context is ctx, from the time
-// provider ADK honours (platform.Now).
-func callTime(ctx context.Context) time.Time {
-	return platform.Now(ctx)
+// adkHost is what the engine asks of ADK (core.WithHost, passed first by
+// New): a state read's "no such key" is session.ErrStateKeyNotExist, which
+// the engine treats as absent without a warning, and the time of a call is
+// the time provider ADK honours (platform.Now).
+var adkHost = core.Host{
+	MissingKey: func(err error) bool { return errors.Is(err, session.ErrStateKeyNotExist) },
+	Now:        func(ctx context.Context) time.Time { return platform.Now(ctx) },
 }
 
 // callRecoveryModel sends req to llm and returns its final response. The
-// wait is bounded by ctx even when the model ignores it (callBounded): once
+// wait is bounded by ctx even when the model ignores it (core.CallBounded): once
 // the call's context is done the guard stops waiting and returns an error.
 // A panic of the model is turned into an error.
 func callRecoveryModel(ctx context.Context, llm model.LLM, req *model.LLMRequest) (*model.LLMResponse, error) {
-	resp, err := callBounded(ctx, func(ctx context.Context) (*model.LLMResponse, error) {
+	resp, err := core.CallBounded(ctx, func(ctx context.Context) (*model.LLMResponse, error) {
 		return finalResponse(ctx, llm, req)
 	})
-	var p *panicError
+	var p *core.PanicError
 	switch {
 	case errors.As(err, &p):
-		return nil, fmt.Errorf("contextguard: recovery model %q panicked: %v\n%s", llm.Name(), p.value, p.stack)
+		return nil, fmt.Errorf("contextguard: recovery model %q panicked: %v\n%s", llm.Name(), p.Value, p.Stack)
 	case err != nil:
 		return nil, fmt.Errorf("contextguard: recovery model %q: %w", llm.Name(), err)
 	}

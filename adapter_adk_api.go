@@ -9,13 +9,15 @@ import (
 	"google.golang.org/adk/session"
 	"google.golang.org/adk/tool"
 	"google.golang.org/adk/tool/functiontool"
+
+	"github.com/adk-contextguard/contextguard/core"
 )
 
 // The public API whose signatures take ADK types, beside the plugin
 // (adapter_adk.go) and the session-service forms (session_service.go):
 // configuration with ADK models, and the forms used inside an agent, on
 // the state of a tool's or callback's context. Each passes ADK's values to
-// the engine through its seams (seams.go).
+// the engine (module core) through its seams.
 
 // Add guards the agent named agentName. llm is the model that writes the
 // summaries (the agent's own model or a cheaper one); it may be nil when
@@ -23,7 +25,8 @@ import (
 // Invalid options are recorded and reported by Plugin and PluginConfig; the
 // agent is then left unguarded.
 func (g *ContextGuard) Add(agentName string, llm model.LLM, opts ...AgentOption) {
-	g.add(agentConfigFor(agentName, fmt.Sprintf("Add(%q)", agentName), llm, opts))
+	s, err := summarizerFor(llm)
+	g.engine().Add(agentName, s, err, opts...)
 }
 
 // AddDefault guards every agent that was not added by name, with the same
@@ -32,14 +35,8 @@ func (g *ContextGuard) Add(agentName string, llm model.LLM, opts ...AgentOption)
 // name, as if it had been added by name; an agent added by name keeps its
 // own configuration. Calling AddDefault again replaces the default.
 func (g *ContextGuard) AddDefault(llm model.LLM, opts ...AgentOption) {
-	g.setDefault(agentConfigFor(defaultAgentName, "AddDefault", llm, opts))
-}
-
-// agentConfigFor is newAgentConfig with the model given to Add or
-// AddDefault.
-func agentConfigFor(name, caller string, llm model.LLM, opts []AgentOption) *agentConfig {
-	def, err := summarizerFor(llm)
-	return newAgentConfig(name, caller, def, err, opts)
+	s, err := summarizerFor(llm)
+	g.engine().AddDefault(s, err, opts...)
 }
 
 // summarizerFor is the summarizer of the model given to Add or AddDefault:
@@ -49,7 +46,7 @@ func summarizerFor(llm model.LLM) (Summarizer, error) {
 	switch {
 	case llm == nil:
 		return nil, nil
-	case isNil(llm):
+	case core.IsNil(llm):
 		// A plain nil is allowed beside WithSummarizer; a typed nil is a
 		// model variable that was never assigned.
 		return nil, fmt.Errorf("model is a nil %T", llm)
@@ -65,20 +62,14 @@ func summarizerFor(llm model.LLM) (Summarizer, error) {
 // provider's error reaches the caller once and the session's next call
 // compacts first. A nil model is an error.
 func WithRecoveryModel(llm model.LLM) AgentOption {
-	return func(c *agentConfig) {
-		if isNil(llm) {
-			c.errs = append(c.errs, errors.New("WithRecoveryModel: model is nil"))
-			return
-		}
-		c.recoveryLLM = llm
-	}
+	return core.WithRecoveryModel(llm)
 }
 
 // UsageFromState is Usage from a session state: inside a tool or callback,
 // the state of its context (agent.ToolContext.ReadonlyState) and usually its
 // AgentName. Values of the wrong type are logged and treated as absent.
 func (g *ContextGuard) UsageFromState(st session.ReadonlyState, agentName string) (Usage, error) {
-	return g.usageFromState(st, agentName)
+	return g.engine().UsageFromState(st, agentName)
 }
 
 // RequestCompactionInState is RequestCompaction from inside the agent: st is
@@ -87,7 +78,7 @@ func (g *ContextGuard) UsageFromState(st session.ReadonlyState, agentName string
 // AgentName). The request rides on the event of that context, so a tool's
 // request is answered by the model call that reads the tool's result.
 func (g *ContextGuard) RequestCompactionInState(st session.State, agentName, focus string) error {
-	return g.requestCompactionIn(st, agentName, focus)
+	return g.engine().RequestCompactionInState(st, agentName, focus)
 }
 
 // compactArgs are the arguments of the compaction tool.
@@ -130,10 +121,10 @@ func (g *ContextGuard) CompactTool() (tool.Tool, error) {
 // a tool's or callback's context. The model calls that follow in the same
 // run are already passed untouched.
 func (g *ContextGuard) DisableInState(st session.State) error {
-	return g.setDisabledInState(st, true)
+	return g.engine().SetDisabledInState(st, true)
 }
 
 // EnableInState is EnableSession from inside the agent.
 func (g *ContextGuard) EnableInState(st session.State) error {
-	return g.setDisabledInState(st, false)
+	return g.engine().SetDisabledInState(st, false)
 }

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/model"
@@ -67,33 +67,16 @@ func newFakeCtx(agentName string) *fakeCtx {
 	return &fakeCtx{Context: context.Background(), agentName: agentName, sessionID: "s1", state: newMapState()}
 }
 
-func (f *fakeCtx) UserContent() *genai.Content              { return f.user }
-func (f *fakeCtx) InvocationID() string                     { return "inv" }
-func (f *fakeCtx) AgentName() string                        { return f.agentName }
-func (f *fakeCtx) ReadonlyState() session.ReadonlyState     { return f.state }
-func (f *fakeCtx) UserID() string                           { return "u" }
-func (f *fakeCtx) AppName() string                          { return "app" }
-func (f *fakeCtx) SessionID() string                        { return f.sessionID }
-func (f *fakeCtx) Branch() string                           { return "" }
-func (f *fakeCtx) Artifacts() agent.Artifacts               { return nil }
-func (f *fakeCtx) State() session.State                     { return f.state }
-func (f *fakeCtx) withUser(text string) *fakeCtx            { f.user = userMsg(text); return f }
-func (f *fakeCtx) get(key string) any                       { v, _ := f.state.Get(key + f.agentName); return v }
-func (f *fakeCtx) set(key string, v any)                    { _ = f.state.Set(key+f.agentName, v) }
-func (f *fakeCtx) getInt(key string) int                    { n, _ := decodeInt(f.get(key)); return n }
-func (f *fakeCtx) getStr(key string) string                 { s, _ := f.get(key).(string); return s }
-func (f *fakeCtx) withContext(ctx context.Context) *fakeCtx { f.Context = ctx; return f }
-
-func userMsg(text string) *genai.Content  { return genai.NewContentFromText(text, genai.RoleUser) }
-func modelMsg(text string) *genai.Content { return genai.NewContentFromText(text, genai.RoleModel) }
-
-func callMsg(name string, args map[string]any) *genai.Content {
-	return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{Name: name, Args: args}}}}
-}
-
-func respMsg(name string, resp map[string]any) *genai.Content {
-	return &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{Name: name, Response: resp}}}}
-}
+func (f *fakeCtx) UserContent() *genai.Content          { return f.user }
+func (f *fakeCtx) InvocationID() string                 { return "inv" }
+func (f *fakeCtx) AgentName() string                    { return f.agentName }
+func (f *fakeCtx) ReadonlyState() session.ReadonlyState { return f.state }
+func (f *fakeCtx) UserID() string                       { return "u" }
+func (f *fakeCtx) AppName() string                      { return "app" }
+func (f *fakeCtx) SessionID() string                    { return f.sessionID }
+func (f *fakeCtx) Branch() string                       { return "" }
+func (f *fakeCtx) Artifacts() agent.Artifacts           { return nil }
+func (f *fakeCtx) State() session.State                 { return f.state }
 
 // fakeLLM is a summarizer model whose behaviour a test sets.
 type fakeLLM struct {
@@ -141,35 +124,17 @@ func fixedSummary(s string) *fakeLLM {
 	return &fakeLLM{name: "summarizer", reply: func(context.Context, *model.LLMRequest) (string, error) { return s, nil }}
 }
 
-func failingSummarizer(err error) *fakeLLM {
-	return &fakeLLM{name: "summarizer", reply: func(context.Context, *model.LLMRequest) (string, error) { return "", err }}
-}
-
-func slowSummarizer(d time.Duration) *fakeLLM {
-	return &fakeLLM{name: "summarizer", reply: func(ctx context.Context, _ *model.LLMRequest) (string, error) {
-		select {
-		case <-time.After(d):
-			return "late summary", nil
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
-	}}
-}
-
 var errBoom = errors.New("boom")
-
-// testEst is the estimator the guard uses for the tests' model name.
-var testEst = estimatorFor("gemini-2.5-flash")
 
 // requestText flattens everything a request sends as text.
 func requestText(req *model.LLMRequest) string {
 	var b strings.Builder
 	if req.Config != nil && req.Config.SystemInstruction != nil {
-		b.WriteString(contentText(req.Config.SystemInstruction))
+		b.WriteString(renderText(req.Config.SystemInstruction))
 	}
 	for _, c := range req.Contents {
 		b.WriteString("\n")
-		b.WriteString(renderContent(c, excerptLimits{text: 1 << 30, toolArgs: 1 << 30, toolResult: 1 << 30}))
+		b.WriteString(renderText(c))
 	}
 	return b.String()
 }
@@ -208,29 +173,24 @@ func newTestGuard(t testing.TB, llm model.LLM, opts ...AgentOption) (*ContextGua
 	return g, logs
 }
 
-// newTestTurn builds a turn over req for calling the guard's steps directly.
-func newTestTurn(req *model.LLMRequest, st guardState, log *slog.Logger) *turn {
-	sess := &sessionEntry{cache: newCountCache()}
-	ctx := newFakeCtx("a")
-	return &turn{
-		ctx:  ctx,
-		ro:   ctx.state,
-		cfg:  &agentConfig{name: "a"},
-		req:  *engineReq(req),
-		raw:  req.Contents,
-		prev: st,
-		sess: sess,
-		est:  cachedEstimator{tokenEstimator: testEst, cache: sess.cache},
-		base: log,
+// renderText is everything c carries as text: its texts, and its tool calls
+// and results as their name and JSON.
+func renderText(c *genai.Content) string {
+	if c == nil {
+		return ""
 	}
-}
-
-// engineReq is the engine's view of an ADK request (fromADK), for calling
-// the engine's steps directly; nil for nil.
-func engineReq(req *model.LLMRequest) *llmRequest {
-	if req == nil {
-		return nil
+	var b strings.Builder
+	for _, p := range c.Parts {
+		switch {
+		case p == nil:
+		case p.FunctionCall != nil:
+			fmt.Fprintf(&b, "%s(%s)\n", p.FunctionCall.Name, compactJSON(p.FunctionCall.Args))
+		case p.FunctionResponse != nil:
+			fmt.Fprintf(&b, "%s -> %s\n", p.FunctionResponse.Name, compactJSON(p.FunctionResponse.Response))
+		default:
+			b.WriteString(p.Text)
+			b.WriteString("\n")
+		}
 	}
-	r := fromADK(req)
-	return &r
+	return b.String()
 }

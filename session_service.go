@@ -22,7 +22,7 @@ import (
 // session.ErrNotFound for an unknown session). From inside a tool, use
 // UsageFromState.
 func (g *ContextGuard) Usage(ctx context.Context, svc session.Service, appName, userID, sessionID, agentName string) (Usage, error) {
-	if err := g.checkAgent(agentName); err != nil {
+	if err := g.check(agentName); err != nil {
 		return Usage{}, err
 	}
 	sess, err := getSession(ctx, svc, appName, userID, sessionID)
@@ -55,15 +55,14 @@ func (g *ContextGuard) Usage(ctx context.Context, svc session.Service, appName, 
 // not guard, a focus that is too long, and when the session cannot be read
 // or written (wrapping session.ErrNotFound for an unknown session).
 func (g *ContextGuard) RequestCompaction(ctx context.Context, svc session.Service, appName, userID, sessionID, agentName, focus string) error {
-	if err := g.checkAgent(agentName); err != nil {
-		return err
+	if g == nil {
+		return errors.New("contextguard: the guard is nil")
 	}
-	focus, err := cleanFocus(focus)
+	delta, err := g.engine().CompactionRequestDelta(agentName, focus)
 	if err != nil {
 		return err
 	}
-	r := compactionRequest{pending: true, focus: focus}
-	return appendState(ctx, svc, appName, userID, sessionID, map[string]any{keyCompactRequest + agentName: r.value()})
+	return appendState(ctx, svc, appName, userID, sessionID, delta)
 }
 
 // DisableSession switches the guard off for the session (StateKeyDisabled),
@@ -85,6 +84,14 @@ func (g *ContextGuard) setSessionDisabled(ctx context.Context, svc session.Servi
 		return errors.New("contextguard: the guard is nil")
 	}
 	return appendState(ctx, svc, appName, userID, sessionID, map[string]any{StateKeyDisabled: off})
+}
+
+// check says why the guard cannot answer for agentName, nil when it can.
+func (g *ContextGuard) check(agentName string) error {
+	if g == nil {
+		return errors.New("contextguard: the guard is nil")
+	}
+	return g.engine().CheckAgent(agentName)
 }
 
 // getSession reads a session for the guard's out-of-band API.

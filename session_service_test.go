@@ -19,12 +19,6 @@ import (
 	"google.golang.org/genai"
 )
 
-// The fixture of the tests of Usage, compaction on request and the session
-// switch: an agent "assistant" behind a real runner with the guard's plugin,
-// and one session ("app", "u", "s") created up front, on ADK's in-memory
-// session service. The runs' context carries a fixed time (platform.Now),
-// so the time of a compaction is known without reading the clock.
-
 const (
 	fxApp, fxUser, fxSession, fxAgent = "app", "u", "s", "assistant"
 	// fxWindow is the agent's window; its trigger is 80% of it.

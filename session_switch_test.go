@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/adk-contextguard/contextguard/contextguardtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/adk/agent"
@@ -137,7 +138,7 @@ func TestSessionSwitch_OffPassesUntouched_OnCompacts(t *testing.T) {
 
 			reqs := llm.recorded()
 			last := reqs[len(reqs)-1]
-			assert.Greater(t, testEst.text(last.text), fxThreshold, "the last request was over the trigger")
+			assert.Greater(t, contextguardtest.O200kCount(last.text), fxThreshold, "the last request was over the trigger (a real tokenizer's count)")
 			for i := range turnsOff {
 				assert.Contains(t, last.text, fmt.Sprintf("USER-%d ", i), "the request carries every message verbatim")
 			}
@@ -162,33 +163,6 @@ func TestSessionSwitch_OffPassesUntouched_OnCompacts(t *testing.T) {
 			assert.True(t, reqs[len(reqs)-1].summarized)
 		})
 	}
-}
-
-// TestSessionSwitch_StateValues: only true switches the guard off; other
-// values leave it on, and one of the wrong type is logged.
-func TestSessionSwitch_StateValues(t *testing.T) {
-	tests := []struct {
-		name   string
-		value  any
-		off    bool
-		logged bool
-	}{
-		{"true", true, true, false},
-		{"false", false, false, false},
-		{"nil", nil, false, false},
-		{"text", "true", false, true},
-		{"number", 1, false, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			logs := &logBuffer{}
-			st := newMapState()
-			require.NoError(t, st.Set(StateKeyDisabled, tt.value))
-			assert.Equal(t, tt.off, sessionDisabled(st, logs.logger()))
-			assert.Equal(t, tt.logged, strings.Contains(logs.String(), StateKeyDisabled))
-		})
-	}
-	assert.False(t, sessionDisabled(nil, quietLog), "no state: on")
 }
 
 // TestSessionSwitch_InStateBadInput: the in-state switch refuses a nil

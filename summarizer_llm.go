@@ -8,6 +8,8 @@ import (
 
 	"google.golang.org/adk/model"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core"
 )
 
 // LLMSummarizer is the default Summarizer: one call to any model.LLM with a
@@ -21,8 +23,9 @@ type LLMSummarizer struct {
 // be the agent's own model or a cheaper one.
 func NewLLMSummarizer(llm model.LLM) *LLMSummarizer { return &LLMSummarizer{llm: llm} }
 
-// modelName is the name of the model the summarizer calls (namedSummarizer).
-func (s *LLMSummarizer) modelName() (string, bool) {
+// ModelName is the name of the model the summarizer calls (core.ModelNamer:
+// the guard logs it and looks up the model's window).
+func (s *LLMSummarizer) ModelName() (string, bool) {
 	if s == nil || s.llm == nil {
 		return "", false
 	}
@@ -34,7 +37,7 @@ func (s *LLMSummarizer) Summarize(ctx context.Context, req SummaryRequest) (stri
 	if s == nil || s.llm == nil {
 		return "", errors.New("contextguard: LLMSummarizer has no model")
 	}
-	system, user, err := renderSummaryPrompt(req)
+	system, user, err := core.RenderSummaryPrompt(req)
 	if err != nil {
 		return "", err
 	}

@@ -9,41 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestWithTokenCounter_CountsWithTheUsersTokenizer(t *testing.T) {
-	calls := 0
-	tc := TokenCounterFunc(func(s string) int { calls++; return contextguardtest.O200kCount(s) })
-	cfg := agentConfigFor("a", `Add("a")`, fixedSummary("x"), []AgentOption{WithTokenCounter(tc)})
-	require.Empty(t, cfg.errs)
-	est, _ := cfg.estimator("gpt-4o")
-	text := contextguardtest.Generate(contextguardtest.KindLogLines, 4000, 1)
-	assert.Equal(t, contextguardtest.O200kCount(text), est.text(text))
-	assert.InDelta(t, 1.0, est.defaultFactor(), 1e-9, "an exact counter needs no default correction")
-
-	c := respMsg("kubectl_logs", map[string]any{"output": text})
-	n := est.content(c)
-	assert.Greater(t, n, contextguardtest.O200kCount(text), "payload plus name, overhead and framing")
-	assert.Less(t, n, contextguardtest.O200kCount(text)+40)
-
-	// Counts are cached per content: the counter runs once per new content.
-	sess := &sessionEntry{cache: newCountCache()}
-	ce := cachedEstimator{tokenEstimator: est, cache: sess.cache}
-	sess.cache.begin()
-	before := calls
-	ce.content(c)
-	first := calls - before
-	assert.Equal(t, 2, first, "the tool name and the payload")
-	sess.cache.begin()
-	ce.content(c)
-	assert.Equal(t, before+first, calls, "a content seen before is not counted again")
-
-	_, err := func() (any, error) {
-		g := New(nil)
-		g.Add("a", fixedSummary("x"), WithTokenCounter(nil))
-		return g.Plugin()
-	}()
-	require.ErrorContains(t, err, "WithTokenCounter: counter is nil")
-}
-
 // TestWithTokenCounter_TriggersAtTheThreshold: with an exact counter the guard
 // compacts close to its trigger (80% of the window), not early.
 func TestWithTokenCounter_TriggersAtTheThreshold(t *testing.T) {

@@ -1,0 +1,153 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"google.golang.org/genai"
+)
+
+// The engine's entry points for adapters (ARCHITECTURE.md, The engine and
+// the ADK adapter): each adapter's plugin callbacks and public API call
+// these with its framework's values passed through the seams (seams.go).
+
+// Logger is the guard's logger (WithLogger), for adapters' own messages.
+func (g *Guard) Logger() *slog.Logger { return g.log }
+
+// Add configures the agent named agentName with s, the summarizer of the
+// model given to the adapter's Add (nil allowed when WithSummarizer is
+// among opts). err, when not nil, is a configuration error of the
+// adapter's argument (a typed-nil model), recorded under the call's name
+// like the options' errors. Adding a name again replaces its
+// configuration. For adapters.
+func (g *Guard) Add(agentName string, s Summarizer, err error, opts ...AgentOption) {
+	g.add(newAgentConfig(agentName, fmt.Sprintf("Add(%q)", agentName), s, err, opts))
+}
+
+// AddDefault configures every agent that was not added by name, with the
+// same arguments as Add. For adapters.
+func (g *Guard) AddDefault(s Summarizer, err error, opts ...AgentOption) {
+	g.setDefault(newAgentConfig(defaultAgentName, "AddDefault", s, err, opts))
+}
+
+// Name is the name of the agent the configuration guards.
+func (a *Agent) Name() string { return a.name }
+
+// RecoveryModel is WithRecoveryModel's model, nil without one: the adapter
+// calls it with the compacted request of a Recovery.
+func (a *Agent) RecoveryModel() HostModel { return a.recoveryLLM }
+
+// AgentForCall is the configuration guarding a model call of the agent
+// named name: its own (Add), else the default's (AddDefault), else nil; an
+// agent without one is logged once per name, at Info, with how to guard
+// it. For adapters.
+func (g *Guard) AgentForCall(name string) *Agent { return g.agentForCall(name) }
+
+// Agent is AgentForCall without the log. For adapters.
+func (g *Guard) Agent(name string) *Agent { return g.agent(name) }
+
+// CheckAgent says why the guard cannot answer for agentName (a nil guard,
+// an empty name, an agent not guarded), nil when it can. For adapters.
+func (g *Guard) CheckAgent(name string) error { return g.checkAgent(name) }
+
+// SwitchedOff reports whether the session whose state is st is switched
+// off (StateKeyDisabled). For adapters.
+func (g *Guard) SwitchedOff(st StateReader) bool { return g.switchedOff(st) }
+
+// BeforeModel guards one request of agent a: st is the state the call
+// reads and writes, ro the session's state without the call's writes. It
+// calls apply with the contents to send (the adapter writes them into its
+// request: the one place the request is rewritten), then fires the
+// OnCompaction hook, and returns the error to return from the callback
+// (ErrIrreducible, ErrReentrant, ...). For adapters.
+func (g *Guard) BeforeModel(c Call, st State, ro StateReader, a *Agent, req Request, apply func([]*genai.Content)) error {
+	contents, ev, err := g.guardRequest(c, st, ro, a, req)
+	if apply != nil {
+		apply(contents)
+	}
+	g.fireHook(c, ev)
+	return err
+}
+
+// AfterModel records the final response's prompt-token count and handles
+// a response cut at the output limit near the window; it returns the
+// content that replaces the response's, or nil. For adapters.
+func (g *Guard) AfterModel(c Call, a *Agent, st State, resp Response) *genai.Content {
+	return g.afterResponse(c, a, st, &resp)
+}
+
+// RecoverOverflow handles a context-overflow error ov of the provider
+// (modelErr, the error itself) for the request req (nil when the host gave
+// none): it returns a compacted request for the agent's recovery model
+// (Agent.RecoveryModel), or nil to return the provider's error; a non-nil
+// error is the callback's. For adapters.
+func (g *Guard) RecoverOverflow(c Call, st State, ro StateReader, a *Agent, req *Request, ov ContextOverflow, modelErr error) (*Recovery, error) {
+	return g.recoverOverflow(c, st, ro, a, req, ov, modelErr)
+}
+
+// Contents are the contents of the compacted request to send to the
+// recovery model.
+func (r *Recovery) Contents() []*genai.Content { return r.req.Contents }
+
+// Recovered logs that the recovery model answered the compacted request.
+func (r *Recovery) Recovered() {
+	r.log.Info("contextguard: recovered from a context overflow", "kept_contents", len(r.req.Contents))
+}
+
+// RecoveryFailed handles the recovery model's error err for r; it returns
+// the callback's error, nil to return the provider's. For adapters.
+func (g *Guard) RecoveryFailed(c Call, st State, a *Agent, r *Recovery, err error) error {
+	return g.recoveryFailed(c, st, a, r, err)
+}
+
+// UsageFromState is the agent's Usage read from a session state. Values
+// of the wrong type are logged and treated as absent.
+func (g *Guard) UsageFromState(st StateReader, agentName string) (Usage, error) {
+	return g.usageFromState(st, agentName)
+}
+
+// RequestCompactionInState asks, in the session state st, that the next
+// model call of agentName compact, with focus for the summary prompt.
+func (g *Guard) RequestCompactionInState(st State, agentName, focus string) error {
+	return g.requestCompactionIn(st, agentName, focus)
+}
+
+// SetDisabledInState switches the guard off (off) or back on for the
+// session whose state is st.
+func (g *Guard) SetDisabledInState(st State, off bool) error {
+	return g.setDisabledInState(st, off)
+}
+
+// CompactionRequestDelta is the state delta that asks the next model call
+// of agentName to compact with focus, for an adapter that writes state
+// through its session service (RequestCompaction). It returns an error for
+// an agent the guard does not guard and a focus that is too long. For
+// adapters.
+func (g *Guard) CompactionRequestDelta(agentName, focus string) (map[string]any, error) {
+	if err := g.checkAgent(agentName); err != nil {
+		return nil, err
+	}
+	focus, err := cleanFocus(focus)
+	if err != nil {
+		return nil, err
+	}
+	r := compactionRequest{pending: true, focus: focus}
+	return map[string]any{keyCompactRequest + agentName: r.value()}, nil
+}
+
+// WithRecoveryModel sets the model that answers when the provider rejects a
+// request as too long (a context-overflow error, see AsContextOverflow):
+// the guard compacts the failed request to half the window, calibrated with
+// the provider's real count, and the adapter sends it to m and returns that
+// response instead of the error. A nil model, typed nil included, is an
+// error.
+func WithRecoveryModel(m HostModel) AgentOption {
+	return func(c *Agent) {
+		if IsNil(m) {
+			c.errs = append(c.errs, errors.New("WithRecoveryModel: model is nil"))
+			return
+		}
+		c.recoveryLLM = m
+	}
+}

@@ -1,0 +1,150 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/genai"
+)
+
+// TestWithHost: the host's functions reach the engine. Its clock stamps a
+// compaction's time, and its "no such key" keeps a missing key quiet;
+// without WithHost every failed read is logged and the wall clock is used.
+func TestWithHost(t *testing.T) {
+	hostNow := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
+	tests := []struct {
+		name         string
+		host         *Host
+		wantTime     func(t *testing.T, start, stamped time.Time)
+		wantReadWarn bool
+	}{
+		{"the host's clock and missing key", &Host{
+			MissingKey: func(err error) bool { return errors.Is(err, errNoKey) },
+			Now:        func(context.Context) time.Time { return hostNow },
+		}, func(t *testing.T, _, stamped time.Time) { assert.Equal(t, hostNow, stamped) }, false},
+		{"nil fields keep the defaults", &Host{}, func(t *testing.T, start, stamped time.Time) {
+			assert.False(t, stamped.Before(start), "the wall clock: not before the call")
+		}, true},
+		{"no host", nil, func(t *testing.T, start, stamped time.Time) {
+			assert.False(t, stamped.Before(start), "the wall clock: not before the call")
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logs := &logBuffer{}
+			opts := []Option{WithLogger(logs.logger())}
+			if tt.host != nil {
+				opts = append([]Option{WithHost(*tt.host)}, opts...)
+			}
+			g := New(NewCrushRegistry(WithRegistryLogger(logs.logger())), opts...)
+			g.addModel("a", fixedSummary("SUMMARY"), WithMaxTokens(8_000))
+			require.NoError(t, g.Err())
+			ctx := newFakeCtx("a")
+			start := time.Now().Truncate(time.Second)
+			_, _ = compactOnce(t, g, ctx)
+			stamped, err := time.Parse(time.RFC3339Nano, ctx.getStr(keyCompactedAt))
+			require.NoError(t, err)
+			tt.wantTime(t, start, stamped)
+			assert.Equal(t, tt.wantReadWarn, strings.Contains(logs.String(), "reading session state failed"),
+				"a missing key is logged only when the host does not say it is missing")
+		})
+	}
+}
+
+// TestResponse_NeedsGuard: AfterModel has work only for a response that
+// reports a prompt-token count or stopped at the output limit.
+func TestResponse_NeedsGuard(t *testing.T) {
+	tests := []struct {
+		name string
+		resp *Response
+		want bool
+	}{
+		{"nil", nil, false},
+		{"empty", &Response{}, false},
+		{"zero count", &Response{UsageMetadata: &genai.GenerateContentResponseUsageMetadata{}}, false},
+		{"a count", &Response{UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 12}}, true},
+		{"stopped at the output limit", &Response{FinishReason: genai.FinishReasonMaxTokens}, true},
+		{"stopped normally", &Response{FinishReason: genai.FinishReasonStop}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.resp.NeedsGuard())
+		})
+	}
+}
+
+// TestCompactionRequestDelta: the state delta an adapter appends for
+// RequestCompaction asks the agent's next call to compact, with the focus;
+// an agent not guarded and a focus too long are errors.
+func TestCompactionRequestDelta(t *testing.T) {
+	g, _ := newTestGuard(t, fixedSummary("S"))
+	tests := []struct {
+		name    string
+		agent   string
+		focus   string
+		want    map[string]any
+		wantErr string
+	}{
+		{"no focus", "a", "", map[string]any{keyCompactRequest + "a": true}, ""},
+		{"a focus", "a", "keep the ticket numbers", map[string]any{keyCompactRequest + "a": "keep the ticket numbers"}, ""},
+		{"agent not guarded", "stranger", "", nil, `agent "stranger" is not guarded`},
+		{"empty agent", "", "", nil, "the agent name is empty"},
+		{"focus too long", "a", strings.Repeat("x", MaxFocusBytes+1), nil, "at most 2000"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := g.CompactionRequestDelta(tt.agent, tt.focus)
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				assert.Nil(t, got)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+
+			// Applied to the state, the next call compacts with the focus.
+			st := newMapState()
+			for k, v := range got {
+				require.NoError(t, st.Set(k, v))
+			}
+			r := stateIO{agent: tt.agent, log: quietLog}.requestAt(st, keyCompactRequest+tt.agent)
+			assert.True(t, r.pending)
+			assert.Equal(t, tt.focus, r.focus)
+		})
+	}
+	_, err := (*Guard)(nil).CompactionRequestDelta("a", "")
+	require.ErrorContains(t, err, "the guard is nil")
+}
+
+// TestWithRecoveryModel_TypedNil: a recovery model that is nil, typed nil
+// included, is a configuration error; a model is kept for the adapter.
+func TestWithRecoveryModel_TypedNil(t *testing.T) {
+	var typedNil *fakeLLM
+	for _, tt := range []struct {
+		name  string
+		model HostModel
+		want  string
+	}{
+		{"nil", nil, "WithRecoveryModel: model is nil"},
+		{"typed nil", typedNil, "WithRecoveryModel: model is nil"},
+		{"a model", fixedSummary("x"), ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newGuard(nil, WithLogger(quietLogger))
+			g.addModel("a", fixedSummary("s"), WithRecoveryModel(tt.model))
+			if tt.want != "" {
+				require.ErrorContains(t, g.Err(), tt.want)
+				assert.Nil(t, g.Agent("a"), "the agent is left unguarded")
+				return
+			}
+			require.NoError(t, g.Err())
+			assert.Same(t, tt.model, g.Agent("a").RecoveryModel())
+			assert.Equal(t, "a", g.Agent("a").Name())
+		})
+	}
+}

@@ -1,0 +1,257 @@
+package core
+
+import (
+	"fmt"
+	"maps"
+	"testing"
+
+	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/internal/benchcpu"
+)
+
+// benchSizes are the history sizes of the benchmarks, in estimated tokens.
+var benchSizes = []struct {
+	name   string
+	tokens int
+}{
+	{"8k", 8_000}, {"50k", 50_000}, {"200k", 200_000}, {"1M", 1_000_000},
+}
+
+// toolKinds rotate through the tool results of a synthetic history.
+var toolKinds = []contextguardtest.Kind{
+	contextguardtest.KindPrettyJSON, contextguardtest.KindLogLines, contextguardtest.KindMarkdownTable,
+	contextguardtest.KindKubectlTable, contextguardtest.KindGoCode, contextguardtest.KindBase64,
+	contextguardtest.KindYAML, contextguardtest.KindProseEnglish,
+}
+
+// syntheticRequest builds a request of about target tokens: a 5 KB system
+// prompt, 20 tool schemas of 2 KB, and turns of user text, a model call with
+// nested arguments, a 5-50 KB tool result of a rotating kind, and model text;
+// at least one turn, so the smallest request (the system prompt and tools
+// alone take about 12k tokens) has a history too.
+func syntheticRequest(target int) *Request {
+	var decls []*genai.FunctionDeclaration
+	for i := range 20 {
+		decls = append(decls, &genai.FunctionDeclaration{
+			Name:                 contextguardtest.MCPToolName(i),
+			Description:          contextguardtest.Generate(contextguardtest.KindProseEnglish, 200, int64(i)),
+			ParametersJsonSchema: contextguardtest.MCPSchema(2_000, int64(i)),
+		})
+	}
+	req := &Request{
+		Model: "gemini-2.5-flash",
+		Config: &genai.GenerateContentConfig{
+			SystemInstruction: genai.NewContentFromText(contextguardtest.Generate(contextguardtest.KindProseEnglish, 5_000, 1), genai.RoleUser),
+			Tools:             []*genai.Tool{{FunctionDeclarations: decls}},
+		},
+	}
+	for i := 0; i == 0 || requestTokens(testEst, engineReq(req)) < target; i++ {
+		kind := toolKinds[i%len(toolKinds)]
+		size := 5_000 + (i*7919)%45_000
+		req.Contents = append(req.Contents,
+			userMsg(contextguardtest.Generate(contextguardtest.KindProseEnglish, 300, int64(i))),
+			&genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{
+				Name: "query",
+				Args: map[string]any{"q": fmt.Sprintf("select * from t%d", i), "opts": map[string]any{"limit": 10.0 + float64(i), "filters": []any{"a", "b", map[string]any{"k": "v"}}}},
+			}}}},
+			&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{
+				Name:     "query",
+				Response: map[string]any{"output": contextguardtest.Generate(kind, size, int64(i))},
+			}}}},
+			modelMsg(contextguardtest.Generate(contextguardtest.KindProseEnglish, 500, int64(i)+7)),
+		)
+		if target < 20_000 && requestTokens(testEst, engineReq(req)) > target {
+			break
+		}
+	}
+	return req
+}
+
+// adkCopy mimics ADK's per-step rebuild: new Content and Part structs and new
+// top-level maps, sharing the strings of the session events.
+func adkCopy(cs []*genai.Content) []*genai.Content {
+	out := make([]*genai.Content, len(cs))
+	for i, c := range cs {
+		cp := &genai.Content{Role: c.Role}
+		for _, p := range c.Parts {
+			pp := *p
+			if p.FunctionCall != nil {
+				fc := *p.FunctionCall
+				fc.Args = copyMap(fc.Args)
+				pp.FunctionCall = &fc
+			}
+			if p.FunctionResponse != nil {
+				fr := *p.FunctionResponse
+				fr.Response = copyMap(fr.Response)
+				pp.FunctionResponse = &fr
+			}
+			cp.Parts = append(cp.Parts, &pp)
+		}
+		out[i] = cp
+	}
+	return out
+}
+
+func copyMap(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// beforeModelSizes are the history sizes of BenchmarkBeforeModel.
+var beforeModelSizes = []struct {
+	name   string
+	tokens int
+}{
+	{"8k", 8_000}, {"200k", 200_000}, {"1M", 1_000_000},
+}
+
+// benchPeriod is how many calls a steady or restart benchmark makes before
+// it makes new contents for the next ones (with the timer stopped) and, for
+// steady, takes the history back to its start, so the history grows by at
+// most benchPeriod short messages.
+const benchPeriod = 64
+
+// newMessages makes n user messages of about 100 tokens that no call has
+// seen: new strings, new texts.
+func newMessages(n, from int) []*genai.Content {
+	out := make([]*genai.Content, n)
+	for i := range out {
+		out[i] = userMsg(fmt.Sprintf("step %d: %s", from+i, contextguardtest.Generate(contextguardtest.KindProseEnglish, 400, int64(from+i))))
+	}
+	return out
+}
+
+// snapshot copies a session state.
+func (s *mapState) snapshot() *mapState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return &mapState{m: maps.Clone(s.m)}
+}
+
+// historyBytes is the size of a history as text, the measure of the
+// estimator's throughput (BenchmarkEstimateRequest).
+func historyBytes(cs []*genai.Content) int {
+	n := 0
+	for _, c := range cs {
+		n += len(requestText(&Request{Contents: []*genai.Content{c}}))
+	}
+	return n
+}
+
+// BenchmarkBeforeModel measures the guard's BeforeModelCallback when no
+// compaction is needed, each call bringing a message no call has seen:
+//
+//   - steady: ADK's append-only history, one new message per call, served
+//     by the process that served the previous call;
+//   - restart: a session the process has never served (a restart, another
+//     replica, a session evicted from the table), with the session state
+//     the previous call left: the cache is empty, the prefix record
+//     matches;
+//   - new: a session without any state: everything is counted, and the
+//     throughput is the history's bytes counted per second (2 workers at
+//     GOMAXPROCS=2).
+func BenchmarkBeforeModel(b *testing.B) {
+	for _, size := range beforeModelSizes {
+		base := syntheticRequest(size.tokens)
+		hist := base.Contents[:len(base.Contents):len(base.Contents)]
+		request := func(cs []*genai.Content) *Request {
+			return &Request{Model: base.Model, Config: base.Config, Contents: cs}
+		}
+		// The state the call over the history leaves: the previous call of
+		// steady and restart.
+		g, _ := newTestGuard(b, fixedSummary("unused"), WithMaxTokens(size.tokens*10))
+		prevCtx := newFakeCtx("a")
+		if _, err := g.beforeModel(prevCtx, request(hist)); err != nil {
+			b.Fatal(err)
+		}
+		prevState := prevCtx.state.snapshot()
+
+		b.Run("steady/"+size.name, func(b *testing.B) {
+			ctx := newFakeCtx("a")
+			var msgs []*genai.Content
+			cs := hist
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				if i%benchPeriod == 0 {
+					b.StopTimer()
+					ctx.state = prevState.snapshot()
+					msgs, cs = newMessages(benchPeriod, i), hist
+					b.StartTimer()
+				}
+				cs = append(cs, msgs[i%benchPeriod])
+				if _, err := g.beforeModel(ctx, request(cs[:len(cs):len(cs)])); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+
+		b.Run("restart/"+size.name, func(b *testing.B) {
+			fresh, _ := newTestGuard(b, fixedSummary("unused"), WithMaxTokens(size.tokens*10))
+			var msgs []*genai.Content
+			var ctxs []*fakeCtx
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				if i%benchPeriod == 0 {
+					b.StopTimer()
+					msgs = newMessages(benchPeriod, i)
+					ctxs = make([]*fakeCtx, benchPeriod)
+					for j := range ctxs {
+						ctxs[j] = newFakeCtx("a")
+						ctxs[j].sessionID = fmt.Sprintf("restart-%d", i+j)
+						ctxs[j].state = prevState.snapshot()
+					}
+					b.StartTimer()
+				}
+				cs := append(hist, msgs[i%benchPeriod])
+				if _, err := fresh.beforeModel(ctxs[i%benchPeriod], request(cs)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+
+		b.Run("new/"+size.name, func(b *testing.B) {
+			fresh, _ := newTestGuard(b, fixedSummary("unused"), WithMaxTokens(size.tokens*10))
+			msgs := newMessages(b.N, 0)
+			bytes := int64(historyBytes(hist))
+			b.SetBytes(bytes)
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu := benchcpu.Process()
+			for i := range b.N {
+				ctx := newFakeCtx("a")
+				ctx.sessionID = fmt.Sprintf("new-%d", i)
+				if _, err := fresh.beforeModel(ctx, request(append(hist, msgs[i]))); err != nil {
+					b.Fatal(err)
+				}
+			}
+			// MB/s is per wall second, over the cores counting in
+			// parallel; cpu-MB/s is per core.
+			benchcpu.Report(b, cpu, b.N, bytes)
+		})
+	}
+}
+
+// BenchmarkEstimateRequest is the uncached estimate of a whole request.
+func BenchmarkEstimateRequest(b *testing.B) {
+	for _, size := range benchSizes {
+		req := syntheticRequest(size.tokens)
+		b.Run(size.name, func(b *testing.B) {
+			bytes := 0
+			for _, c := range req.Contents {
+				bytes += len(requestText(&Request{Contents: []*genai.Content{c}}))
+			}
+			b.SetBytes(int64(bytes))
+			b.ReportAllocs()
+			for range b.N {
+				_ = requestTokens(testEst, engineReq(req))
+			}
+		})
+	}
+}

@@ -1,0 +1,219 @@
+package core
+
+import (
+	"log/slog"
+	"math"
+)
+
+// Calibration (ARCHITECTURE.md, "Counting"): the guard's raw estimate is
+// scaled by what the provider reported for earlier requests of the session.
+// Reports are checked before they are believed: a prompt-token count that is
+// absurd for the request the guard let through (zero, negative, beyond the
+// window, far from the estimate, or a sudden jump from the session's usual
+// ratio, as cumulative counts produce) is not recorded, so one bad report
+// cannot poison a session. A count within the window that is only high is
+// believed on its own (without history nothing tells a heavy tokenizer from
+// a wrong count, and believing it only makes the guard compact early); a
+// jump from the session's learned ratio waits for confirmation.
+
+const (
+	// maxCorrection caps the calibration factor real/estimate, so one odd
+	// turn cannot distort every later estimate. A report above it is still
+	// believed when it is within the window: a provider that charges
+	// images or documents by their encoded size reports 10-20x the
+	// estimate of an image-heavy request, and count = max(real, ...) keeps
+	// that real count as the request's floor.
+	maxCorrection = 5.0
+	// minPlausibleRatio is the smallest ratio of a report to the guard's
+	// estimate that is believed: the estimator is never off by 5x low on a
+	// whole request (its worst content kind is within 12% at p90), so a
+	// report below a fifth of the estimate is a broken adapter.
+	minPlausibleRatio = 1 / maxCorrection
+	// maxRatioJump is how far (as a factor, up or down) one report's ratio
+	// may move from the session's learned ratio and still be believed at
+	// once. A larger jump is believed only when the next report confirms it:
+	// a real change of content (a blob-heavy tool result) persists, an
+	// adapter's glitch or running total does not.
+	maxRatioJump = 1.5
+	// ratioConfirmTolerance is how close a second report's ratio must be to
+	// a suspect one to confirm it.
+	ratioConfirmTolerance = 0.10
+	// ratioScale stores ratios in session state as integers (per mille),
+	// since state numbers decode as integers.
+	ratioScale = 1000
+)
+
+// overflowStep is how much an overflow error that states no count raises the
+// session's learned ratio: the provider counted the rejected request above
+// its limit, so the ratio the guard judged it with was too low, by an
+// unknown amount. A quarter more, from at least the estimator's default
+// factor, takes a session from the default 1.10 to 1.375 in one overflow:
+// enough, with the trigger's buffer of a fifth of the window, for a
+// provider counting up to 1.7x the estimate never to overflow again, while
+// a provider counting close to the estimate loses no more than a quarter of
+// its room. Further overflows raise it again, up to maxCorrection.
+const overflowStep = 1.25
+
+// learnFromOverflow returns the provider ratio (per mille) a session learns
+// when the provider rejects as too long a request the guard estimated at
+// estimate raw tokens. learned is the ratio the session had learned before,
+// per mille (0: none), and defaultFactor the estimator's factor without a
+// count. An error that states the request's count (real > 0) calibrates the
+// session as a usage report would: the ratio is real/estimate, when it is
+// believable (within [minPlausibleRatio, maxCorrection]). An error that
+// states no count, or an unbelievable one, raises the ratio the request was
+// judged with by overflowStep, and at least to what the request must have
+// weighed, just over limit (the provider's or the guard's window). The
+// result is bounded by maxCorrection; without an estimate, learned is
+// returned unchanged.
+func learnFromOverflow(learned int, defaultFactor float64, real, limit, estimate int) int {
+	if estimate <= 0 {
+		return learned
+	}
+	if real > 0 {
+		if f := float64(real) / float64(estimate); f >= minPlausibleRatio && f <= maxCorrection {
+			return ratioPerMille(f)
+		}
+	}
+	f := max(defaultFactor, float64(learned)/ratioScale) * overflowStep
+	if limit > 0 {
+		f = max(f, float64(satAdd(limit, 1))/float64(estimate))
+	}
+	return ratioPerMille(min(f, maxCorrection))
+}
+
+// ratioPerMille stores a ratio in session state's integer form.
+func ratioPerMille(f float64) int { return int(math.Round(f * ratioScale)) }
+
+// defaultCorrection multiplies estimates while the provider has reported no
+// real count yet. It is sized to the feature estimator's held-out p90 error
+// (see internal/tokens/testdata/fit_report.txt), rounded up.
+const defaultCorrection = 1.10
+
+// calibration turns raw estimates into calibrated counts: the ratio between
+// the provider's last real count and the guard's estimate of that same
+// request, clamped to [1, maxCorrection]; without a real count, the larger
+// of the estimator's default factor and the ratio the session learned from
+// earlier reports.
+type calibration struct {
+	factor float64
+	real   int // last real prompt tokens, 0 if unknown
+}
+
+func newCalibration(st guardState, e tokenEstimator) calibration {
+	if st.realTokens > 0 && st.lastEstimate > 0 {
+		f := float64(st.realTokens) / float64(st.lastEstimate)
+		return calibration{factor: clampFactor(f), real: st.realTokens}
+	}
+	f := e.defaultFactor()
+	if st.providerRatio > 0 {
+		f = max(f, clampFactor(float64(st.providerRatio)/ratioScale))
+	}
+	return calibration{factor: f}
+}
+
+func clampFactor(f float64) float64 { return math.Min(math.Max(f, 1.0), maxCorrection) }
+
+// scale is the calibrated size of a piece estimated at n raw tokens. It is
+// used for pieces (summaries, transcripts), where the last real count of the
+// whole request says nothing.
+func (c calibration) scale(n int) int { return scaleSat(n, c.factor) }
+
+// unscale is the raw size of a piece whose calibrated size is n: the
+// length to ask of a writer (the summarizer) so that what it writes weighs n
+// once calibrated. A summarizer counts its words and tokens as real
+// tokenizers do, which the raw estimate follows; the factor is how much more
+// the agent's provider charges for the same text.
+func (c calibration) unscale(n int) int {
+	if c.factor <= 1 {
+		return n
+	}
+	return int(float64(n) / c.factor)
+}
+
+// count is the calibrated size of a whole request estimated at n raw tokens:
+// never below the provider's last real count.
+func (c calibration) count(n int) int { return max(c.real, c.scale(n)) }
+
+// report is one prompt-token count a provider returned for a request the
+// guard let through, with what the guard knew of that request.
+type report struct {
+	real     int // the provider's count
+	estimate int // the guard's raw estimate of the request, 0 if unknown
+	// hardLimit is the largest request the guard may have sent; 0 if
+	// unknown.
+	hardLimit int
+	// learned is the session's ratio from earlier believed reports, per
+	// mille; 0 if none.
+	learned int
+	// suspect is an earlier report's ratio that jumped and waits for
+	// confirmation, per mille; 0 if none.
+	suspect int
+}
+
+// judge says whether a report is believed, and if not, why. A believed
+// report's ratio (per mille) is returned for the session to learn; a
+// rejected one that only jumped is returned as the new suspect ratio.
+func (r report) judge() (ratio int, trusted bool, reason string) {
+	switch {
+	case r.real <= 0:
+		return 0, false, "the count is not positive"
+	case r.hardLimit > 0 && r.real > r.hardLimit:
+		return 0, false, "the count exceeds the window, which a call that succeeded cannot have sent"
+	case r.estimate <= 0:
+		return 0, true, ""
+	}
+	f := float64(r.real) / float64(r.estimate)
+	ratio = int(math.Round(min(f, maxCorrection*2) * ratioScale))
+	switch {
+	case f < minPlausibleRatio:
+		return 0, false, "the count is under a fifth of the guard's estimate"
+	case r.learned <= 0 || within(f, float64(r.learned)/ratioScale, maxRatioJump):
+		return ratio, true, ""
+	case r.suspect > 0 && math.Abs(f/(float64(r.suspect)/ratioScale)-1) <= ratioConfirmTolerance:
+		return ratio, true, ""
+	}
+	return ratio, false, "the count's ratio to the estimate jumped from the session's usual ratio; waiting for the next count to confirm it"
+}
+
+// within reports whether a and b differ by at most a factor of f.
+func within(a, b, f float64) bool { return a <= b*f && b <= a*f }
+
+// recordReport records the provider's prompt-token count of the request the
+// guard let through in this call, if it is believed; otherwise it clears the
+// call's count, so the next call calibrates with the session's learned
+// ratio, and says why (a warning the first time for the agent, debug
+// after, so a broken adapter does not flood the log).
+func (g *Guard) recordReport(c Call, cfg *Agent, st State, real int) {
+	sio := cfg.stateIO(g.log)
+	prev := guardState{
+		providerRatio: sio.num(st, keyProviderRatio),
+		suspectRatio:  sio.num(st, keySuspectRatio),
+		window:        sio.num(st, keyWindow),
+	}
+	rep := report{real: real, estimate: sio.num(st, keyLastEstimate), learned: prev.providerRatio, suspect: prev.suspectRatio}
+	if prev.window > 0 {
+		rep.hardLimit = newLimits(prev.window).hardLimit()
+	}
+	ratio, trusted, reason := rep.judge()
+	next := prev
+	next.suspectRatio = 0
+	if !trusted {
+		next.suspectRatio = ratio
+		level := slog.LevelDebug
+		if _, seen := g.reportWarned.LoadOrStore(cfg.name, true); !seen {
+			level = slog.LevelWarn
+		}
+		g.log.Log(c, level, "contextguard: the provider's prompt-token count is not believable; not calibrating with it",
+			"agent", cfg.name, "session", c.SessionID(), "real_tokens", real, "estimate", rep.estimate,
+			"window", prev.window, "reason", reason)
+		sio.set(st, keyRealTokens, nil, 0)
+	} else {
+		sio.set(st, keyRealTokens, nil, real)
+		if ratio > 0 {
+			next.providerRatio = ratio
+		}
+	}
+	sio.set(st, keyProviderRatio, prev.providerRatio, next.providerRatio)
+	sio.set(st, keySuspectRatio, prev.suspectRatio, next.suspectRatio)
+}

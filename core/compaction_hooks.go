@@ -1,0 +1,85 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// PendingCompaction is what a WithBeforeCompaction hook is told of a
+// compaction about to start.
+type PendingCompaction struct {
+	// Agent and SessionID identify the conversation.
+	Agent     string
+	SessionID string
+	// Strategy is the strategy that will compact.
+	Strategy Strategy
+	// Reason says what triggered it, as in CompactionEvent.
+	Reason string
+	// Tokens is the guard's calibrated count of the request; Threshold and
+	// Window are the numbers the decision was made against.
+	Tokens    int
+	Threshold int
+	Window    int
+}
+
+// CompactionDecision is a WithBeforeCompaction hook's answer. The zero value
+// lets the compaction run as configured.
+type CompactionDecision struct {
+	// Skip skips this compaction: the request is sent as it is, nothing is
+	// summarized or stored, and the next model call decides again. It is
+	// honoured only while the request fits the window (less the room kept
+	// for the output); a request that would not fit is compacted anyway,
+	// with a warning, since the guard never sends a request known to
+	// overflow.
+	Skip bool
+	// Instructions are appended to the summary prompt of this compaction
+	// only, after the agent's WithInstructions, e.g. "Keep the failing
+	// test's name and its last error message."
+	Instructions string
+}
+
+// beforeCompaction asks the WithBeforeCompaction hook, if any, about the
+// compaction decide is about to start, and returns whether to skip it. The
+// hook is user code: it runs with the session released to waiting calls
+// (park) and bounded by the summary timeout, like a summarizer; a hook that
+// fails (panics or does not return in time) is logged and the compaction
+// runs as configured. Its instructions are kept on t for the summary
+// prompt.
+func (g *Guard) beforeCompaction(t *turn, reason string, count int) (skip bool) {
+	if g.beforeHook == nil {
+		return false
+	}
+	p := PendingCompaction{
+		Agent: t.cfg.name, SessionID: t.ctx.SessionID(), Strategy: t.cfg.strategy, Reason: reason,
+		Tokens: count, Threshold: t.lim.threshold, Window: t.lim.window,
+	}
+	ctx, cancel := context.WithTimeout(t.ctx, t.cfg.summaryTimeout)
+	defer cancel()
+	hook := g.beforeHook // the goroutine must not capture t
+	d, err := CallBounded(t.sess.park(ctx), func(ctx context.Context) (CompactionDecision, error) {
+		return hook(ctx, p), nil
+	})
+	t.sess.unpark()
+	if err != nil {
+		var pe *PanicError
+		if errors.As(err, &pe) {
+			err = fmt.Errorf("panic: %v", pe.Value)
+		}
+		t.log().Error("contextguard: the before-compaction hook failed; compacting as configured", "error", err)
+		return false
+	}
+	t.hookInstructions = strings.TrimSpace(d.Instructions)
+	if !d.Skip {
+		return false
+	}
+	if count > t.lim.room() {
+		t.log().Warn("contextguard: the before-compaction hook asked to skip, but the request would not fit the window; compacting",
+			"tokens", count, "window", t.lim.window)
+		return false
+	}
+	t.log().Info("contextguard: compaction skipped by the before-compaction hook",
+		"reason", reason, "tokens", count, "threshold", t.lim.threshold, "window", t.lim.window)
+	return true
+}

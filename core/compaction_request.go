@@ -1,0 +1,133 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Compaction on request (ARCHITECTURE.md, One model call): RequestCompaction
+// stores a request in the agent's session state (key
+// __context_guard_compact_request_{agent}); the agent's next guarded model
+// call in the session compacts whatever its count, with the request's focus
+// appended to the summary prompt's instructions, and clears the request.
+
+// ReasonRequested is CompactionEvent.Reason of a compaction that answered
+// RequestCompaction.
+const ReasonRequested = "requested"
+
+// MaxFocusBytes bounds the focus instructions of RequestCompaction: they are
+// appended to the summary prompt of one compaction.
+const MaxFocusBytes = 2_000
+
+// CompactToolName is the name of the tool CompactTool returns.
+const CompactToolName = "compact_context"
+
+// compactionRequest is a compaction asked for and not yet answered. In
+// session state it is true (no focus) or the focus text; false, "" or no
+// value mean none.
+type compactionRequest struct {
+	pending bool
+	focus   string
+}
+
+// value is the request as stored in session state.
+func (r compactionRequest) value() any {
+	switch {
+	case !r.pending:
+		return false
+	case r.focus != "":
+		return r.focus
+	}
+	return true
+}
+
+// requestAt reads the request stored under the agent's full key name. A
+// value of another type is logged and treated as absent. It allocates
+// nothing when nothing is requested.
+func (s stateIO) requestAt(st StateReader, fullKey string) compactionRequest {
+	if st == nil {
+		return compactionRequest{}
+	}
+	v, err := st.Get(fullKey)
+	if err != nil {
+		if !s.missingKey(err) {
+			s.log.Warn("contextguard: reading session state failed; treating key as absent",
+				"agent", s.agent, "key", fullKey, "error", err)
+		}
+		return compactionRequest{}
+	}
+	switch r := v.(type) {
+	case nil:
+		return compactionRequest{}
+	case bool:
+		return compactionRequest{pending: r}
+	case string:
+		if len(r) > MaxFocusBytes {
+			// Written by an application itself: cut, not refused.
+			s.log.Warn("contextguard: the requested compaction's focus is too long; using its beginning",
+				"agent", s.agent, "key", fullKey, "bytes", len(r), "max_bytes", MaxFocusBytes)
+			r = strings.ToValidUTF8(r[:MaxFocusBytes], "")
+		}
+		return compactionRequest{pending: r != "", focus: r}
+	}
+	s.log.Warn("contextguard: session state has the wrong type; ignoring it",
+		"agent", s.agent, "key", fullKey, "type", typeName(v))
+	return compactionRequest{}
+}
+
+// cleanFocus trims focus and checks its length.
+func cleanFocus(focus string) (string, error) {
+	focus = strings.TrimSpace(focus)
+	if len(focus) > MaxFocusBytes {
+		return "", fmt.Errorf("contextguard: the focus is %d bytes, at most %d are accepted", len(focus), MaxFocusBytes)
+	}
+	return focus, nil
+}
+
+// requestCompactionIn is RequestCompactionInState's work: it stores the
+// request in st.
+func (g *Guard) requestCompactionIn(st State, agentName, focus string) error {
+	if err := g.checkAgent(agentName); err != nil {
+		return err
+	}
+	if st == nil {
+		return errors.New("contextguard: the session state is nil")
+	}
+	focus, err := cleanFocus(focus)
+	if err != nil {
+		return err
+	}
+	r := compactionRequest{pending: true, focus: focus}
+	if err := st.Set(keyCompactRequest+agentName, r.value()); err != nil {
+		return fmt.Errorf("contextguard: storing the compaction request of agent %q: %w", agentName, err)
+	}
+	return nil
+}
+
+// takeRequest answers a pending request: the turn compacts with its focus,
+// and the request is cleared from the state the turn persists, whatever the
+// compaction's outcome.
+func (t *turn) takeRequest() {
+	if t.prev.request.pending {
+		t.focus = t.prev.request.focus
+	}
+	t.prev.request = compactionRequest{}
+}
+
+// summaryInstructions are the summary prompt's extra instructions, in
+// order: the agent's (WithInstructions), the focus of a requested
+// compaction, and the before-compaction hook's (compaction_hooks.go).
+func (t *turn) summaryInstructions() string {
+	var parts []string
+	if t.cfg.instructions != "" {
+		parts = append(parts, t.cfg.instructions)
+	}
+	if t.focus != "" {
+		parts = append(parts, "Focus of this summary: "+t.focus)
+	}
+	if t.hookInstructions != "" {
+		parts = append(parts, t.hookInstructions)
+	}
+	return strings.Join(parts, "\n\n")
+}

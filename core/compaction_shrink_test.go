@@ -1,0 +1,198 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/genai"
+)
+
+// slidingDue builds a history of six turns whose first four (what a
+// WithSlidingWindow(4) compaction summarizes) weigh at least span tokens,
+// and the user's new request.
+func slidingDue(span int) (raw []*genai.Content, user string) {
+	cal := newCalibration(guardState{}, testEst)
+	user = "U6-MARK and now the tests"
+	for size := 40; ; size += 20 {
+		raw = swHistory(0, 6, size)
+		if cal.scale(contentsTokens(testEst, raw[:16])) >= span {
+			return append(raw, userMsg(user)), user
+		}
+	}
+}
+
+// guardWithEvents is a guard with one agent "a", its events and its log.
+func guardWithEvents(t *testing.T, opts ...AgentOption) (*Guard, *[]CompactionEvent, *logBuffer) {
+	t.Helper()
+	var events []CompactionEvent
+	logs := &logBuffer{}
+	g := newGuard(NewCrushRegistry(WithRegistryLogger(logs.logger())), WithLogger(logs.logger()),
+		WithOnCompaction(func(_ context.Context, e CompactionEvent) { events = append(events, e) }))
+	g.addModel("a", nil, opts...)
+	require.NoError(t, g.Err())
+	return g, &events, logs
+}
+
+// TestSlidingWindow_SummaryBoundedBySpan: a turn-triggered sliding-window
+// compaction in a 32k window summarizes a span of about 2,300 tokens. The
+// summary asked is bounded by half of what the compaction frees, so a
+// summarizer that writes exactly the length asked makes the request smaller.
+// Before, it was asked for half the buffer (3,200 tokens) and the request
+// grew.
+func TestSlidingWindow_SummaryBoundedBySpan(t *testing.T) {
+	for _, window := range []int{32_000, 128_000} {
+		t.Run(fmt.Sprintf("%dk", window/1000), func(t *testing.T) {
+			raw, user := slidingDue(2_300)
+			rs := &recordingSummarizer{reply: func(_ int, req SummaryRequest) (string, error) {
+				return fillerOf(req.MaxTokens, 3), nil // exactly the length asked
+			}}
+			g, events, _ := guardWithEvents(t, WithSummarizer(rs), WithSlidingWindow(4), WithMaxTokens(window))
+			ctx := newFakeCtx("a").withUser(user)
+			req := request(raw...)
+			_, err := g.beforeModel(ctx, req)
+			require.NoError(t, err)
+
+			require.Len(t, *events, 1)
+			e := (*events)[0]
+			assert.Equal(t, "turns", e.Reason)
+			assert.False(t, e.Discarded)
+			assert.Less(t, e.TokensAfter, e.TokensBefore, "the compaction shrinks the request")
+			require.Len(t, rs.requests(), 1)
+			asked := rs.requests()[0].MaxTokens
+			span := newCalibration(guardState{}, testEst).scale(contentsTokens(testEst, raw[:e.ContentsSummarized]))
+			assert.LessOrEqual(t, asked, span/2, "the summary asked is bounded by the span it replaces")
+			assert.GreaterOrEqual(t, asked, minSummaryTokens/2)
+			t.Logf("asked %d tokens; request %d -> %d", asked, e.TokensBefore, e.TokensAfter)
+		})
+	}
+}
+
+// TestCompaction_NotAppliedWhenNotSmaller: a summarizer that ignores the
+// length asked writes a summary longer than what it replaces, while the
+// request would still fit under the threshold. The compaction is not
+// applied: the request is sent as it was, nothing is stored, it is logged
+// once, and the guard compacts again only once the request has outgrown
+// what the compaction came out at. Before, the larger request was sent.
+func TestCompaction_NotAppliedWhenNotSmaller(t *testing.T) {
+	raw, user := slidingDue(2_300)
+	long := fillerOf(4_000, 9)
+	calls := 0
+	rs := &recordingSummarizer{reply: func(int, SummaryRequest) (string, error) {
+		calls++
+		if calls == 1 {
+			return long, nil
+		}
+		return "SHORT-SUMMARY", nil
+	}}
+	g, events, logs := guardWithEvents(t, WithSummarizer(rs), WithSlidingWindow(4), WithMaxTokens(32_000))
+	ctx := newFakeCtx("a").withUser(user)
+
+	// The first compaction would make the request grow: not applied.
+	req := request(raw...)
+	_, err := g.beforeModel(ctx, req)
+	require.NoError(t, err)
+	require.Len(t, *events, 1)
+	e := (*events)[0]
+	assert.True(t, e.Discarded)
+	assert.Equal(t, e.TokensBefore, e.TokensAfter)
+	assert.Equal(t, raw, req.Contents, "the request is sent as it was")
+	assert.Empty(t, ctx.getStr(keySummary), "nothing stored")
+	assert.Zero(t, ctx.getInt(keyWatermark))
+	assert.Equal(t, 1, strings.Count(logs.String(), "not smaller than the request"))
+
+	// A step later, one short message more: not grown past what the
+	// compaction came out at, so no summarizer call.
+	raw = append(raw, modelMsg("ok"))
+	req = request(raw...)
+	_, err = g.beforeModel(ctx, req)
+	require.NoError(t, err)
+	assert.Equal(t, 1, calls, "no retry before the request has grown")
+	assert.Len(t, *events, 1)
+	assert.Len(t, req.Contents, len(raw))
+
+	// Once the request has outgrown it, the guard compacts again.
+	raw = append(raw, modelMsg("M6-MARK "+fillerOf(2_500, 4)), userMsg("U7-MARK go on"))
+	ctx.withUser("U7-MARK go on")
+	req = request(raw...)
+	_, err = g.beforeModel(ctx, req)
+	require.NoError(t, err)
+	assert.Equal(t, 2, calls, "compacted again after growth")
+	require.Len(t, *events, 2)
+	assert.False(t, (*events)[1].Discarded)
+	assert.Less(t, (*events)[1].TokensAfter, (*events)[1].TokensBefore)
+	assert.Contains(t, contentText(req.Contents[0]), "SHORT-SUMMARY")
+	assert.Equal(t, 1, strings.Count(logs.String(), "not smaller than the request"), "logged once")
+}
+
+// TestSummaryLength_AskedAgainOnlyWhenTheRequestWouldNotFit: a summary
+// longer than the length asked is accepted when the request it makes fits
+// under the threshold; a shorter one is asked for only when it does not,
+// and the fallback is taken only when no attempt makes it fit. Before, any
+// summary over 1.25x its length was rejected and asked again.
+func TestSummaryLength_AskedAgainOnlyWhenTheRequestWouldNotFit(t *testing.T) {
+	tests := []struct {
+		name string
+		// reply answers the nth call for the summary sent (the one whose
+		// transcript ends with the user's request) asked for asked tokens;
+		// n is 0 for the pieces of a rolling summary before it.
+		reply        func(n, asked int) string
+		wantCalls    int
+		wantFallback string // "" for none
+		wantInReq    string
+	}{
+		{
+			name:      "twice the length asked, the request fits: accepted",
+			reply:     func(_, asked int) string { return "LONG-SUMMARY " + fillerOf(2*asked, 1) },
+			wantCalls: 1, wantInReq: "LONG-SUMMARY",
+		},
+		{
+			name: "the request would not fit: a shorter one is asked for",
+			reply: func(n, asked int) string {
+				if n == 1 {
+					return fillerOf(7_000, 2)
+				}
+				return "SHORTER-SUMMARY " + fillerOf(asked, 3)
+			},
+			wantCalls: 2, wantInReq: "SHORTER-SUMMARY",
+		},
+		{
+			name:      "never fits: the fallback",
+			reply:     func(int, int) string { return fillerOf(7_000, 4) },
+			wantCalls: DefaultMaxCompactionAttempts, wantFallback: "exceeds its budget", wantInReq: "(Automatic summary",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			final := 0
+			rs := &recordingSummarizer{reply: func(_ int, req SummaryRequest) (string, error) {
+				if !strings.Contains(req.Transcript, "LATEST please fix the build") {
+					return tc.reply(0, req.MaxTokens), nil
+				}
+				final++
+				return tc.reply(final, req.MaxTokens), nil
+			}}
+			g, events, _ := guardWithEvents(t, WithSummarizer(rs), WithMaxTokens(8_000))
+			req, _ := compactOnce(t, g, newFakeCtx("a"))
+
+			require.Len(t, *events, 1)
+			e := (*events)[0]
+			// The calls for the summary sent, after the pieces of a rolling
+			// summary (the history is larger than one summarizer input).
+			assert.Equal(t, tc.wantCalls, e.SummarizerCalls-e.RollingCalls)
+			assert.Equal(t, tc.wantFallback != "", e.Fallback, e.FallbackReason)
+			if tc.wantFallback != "" {
+				assert.Contains(t, e.FallbackReason, tc.wantFallback)
+			}
+			reqs := rs.requests()[e.RollingCalls:]
+			for k := 1; k < len(reqs); k++ {
+				assert.Less(t, reqs[k].MaxTokens, reqs[k-1].MaxTokens, "call %d asks for less", k+1)
+			}
+			assert.Contains(t, contentText(req.Contents[0]), tc.wantInReq)
+			assert.LessOrEqual(t, e.TokensAfter, newLimits(8_000).threshold)
+		})
+	}
+}

@@ -1,0 +1,159 @@
+package core
+
+import (
+	"slices"
+
+	"google.golang.org/genai"
+)
+
+// slidingTailShare is the share of the room under the trigger (what the
+// irreducible part and the summary's budget leave) that the turns kept
+// verbatim may take. Half leaves as much room again for the conversation to
+// grow before the token trigger fires again, so a compaction is not paid for
+// on every step.
+const slidingTailShare = 0.5
+
+// keepTurns is how many of the newest turns a sliding-window compaction
+// keeps verbatim at most: half of maxTurns, rounded up. The next
+// turn-triggered compaction then comes maxTurns/2 turns later, so each
+// summarizer call is amortized over several turns while the model always sees
+// at least half its turn budget verbatim.
+func keepTurns(maxTurns int) int { return max((maxTurns+1)/2, 1) }
+
+// isTurnStart reports whether c starts a turn: a request the user wrote
+// (isUserRequest: text or attachments; never a function response, an
+// adapter's synthetic continuation or another agent's "For context:"
+// message).
+func isTurnStart(c *genai.Content) bool {
+	return c != nil && c.Role == genai.RoleUser && isUserRequest(c)
+}
+
+// A turn-triggered compaction waits until what it would summarize (before
+// the newest turns it keeps, calibrated tokens, as sent) weighs at least
+// the length it asks of the summary, about half the buffer, bounded to
+// [slidingMinSpanFloor, slidingMinSpanCap], plus the summary message's own
+// header and continuation when there is no summary yet. Summarizing less
+// could make the request grow; waiting a few more short turns costs
+// nothing. The cap keeps the turn budget in charge in large windows, where
+// half the buffer is 10k tokens.
+const (
+	slidingMinSpanFloor = 2 * minSummaryTokens
+	slidingMinSpanCap   = 2_048
+)
+
+// slidingTurnsDue counts the turns after the injected summary's cut (all of
+// them when no summary was injected) and reports whether a turn-triggered
+// compaction is due: more than maxTurns turns, and enough to summarize
+// before the newest keepTurns (see slidingMinSpanFloor).
+func slidingTurnsDue(t *turn) (turns int, due bool) {
+	from := 0
+	if t.inj.injected {
+		from = min(t.inj.cut, len(t.raw))
+	}
+	cov := max(coverableLen(t.raw), from)
+	var starts []int
+	for i := from; i < cov; i++ {
+		if isTurnStart(t.raw[i]) {
+			starts = append(starts, i)
+		}
+	}
+	turns = len(starts)
+	if turns <= t.cfg.maxTurns {
+		return turns, false
+	}
+	if f := t.prev.floor; f > 0 && t.before <= f {
+		// The last compaction did not shrink the request (or could not get
+		// it under the threshold): wait until the request outgrows it.
+		return turns, false
+	}
+	split := pairSafeStart(t.raw, starts[len(starts)-keepTurns(t.cfg.maxTurns)])
+	if split <= from {
+		return turns, false
+	}
+	// Weigh the span as it is sent (pruned, when pruning is on): the request
+	// holds t.raw[from:] as its last contents.
+	span := t.raw[from:split]
+	if off := len(t.req.Contents) - (len(t.raw) - from); off >= 0 {
+		span = t.req.Contents[off : off+split-from]
+	}
+	need := min(max(t.lim.buffer/2, slidingMinSpanFloor), slidingMinSpanCap)
+	if !t.inj.injected {
+		// The first summary message also adds its header and continuation.
+		atts := requestAttachments(coveredRequest(t, split))
+		need += t.cal.scale(t.est.tokenEstimator.content(summaryContent("", boundedUserRequest(t), atts...)))
+	}
+	return turns, t.cal.scale(contentsTokens(t.est, span)) >= need
+}
+
+// compactSlidingWindow is the sliding-window strategy (ARCHITECTURE.md, Strategies): keep the
+// newest turns verbatim behind a pair-safe split, summarize the previous
+// summary plus the contents from the watermark up to the split, and set the
+// watermark to the split. If the request is still over the threshold, fewer
+// turns are kept on each retry, down to the newest one; when even that does
+// not fit, everything is summarized as the threshold strategy does. Any
+// summarizer fault takes the deterministic fallback summary, never the raw
+// history.
+func (g *Guard) compactSlidingWindow(t *turn, reason string) (guardState, error) {
+	c, next, err := g.beginCompaction(t, StrategySlidingWindow, reason)
+	if c == nil {
+		return next, err
+	}
+	for _, split := range slidingSplits(t, c, reason) {
+		tail := t.raw[split:]
+		o := g.summarizeSpan(t, c, split, false, func(summary string) {
+			cs := make([]*genai.Content, 0, len(tail)+1)
+			cs = append(cs, summaryMessage(t, summary, c.userReq, coveredRequest(t, split)))
+			cs = append(cs, tail...)
+			t.req.Contents = pruneToolResults(t, cs)
+		})
+		if o.newCount <= t.lim.threshold {
+			o.watermark = split
+			return g.finishCompaction(t, c, o)
+		}
+		t.log().Info("contextguard: the kept turns do not fit beside the summary; keeping fewer",
+			"tokens_after", o.newCount, "threshold", t.lim.threshold, "window", t.lim.window, "kept_contents", len(tail))
+	}
+	return g.finishCompaction(t, c, g.fullSummary(t, c))
+}
+
+// slidingSplits returns the split points a sliding-window compaction tries,
+// in order: the start of the newest keepTurns turns, then of fewer and fewer,
+// down to the newest turn, each moved back as far as pair safety requires,
+// and only those whose kept contents fit their share of the room under the
+// trigger (the newest turn alone may take all the room when the compaction
+// was triggered by turns rather than tokens). Every split leaves something to
+// summarize after the previous watermark. An empty result means only a full
+// summary can help.
+func slidingSplits(t *turn, c *compaction, reason string) []int {
+	var starts []int
+	for i := c.first; i < c.cov; i++ {
+		if isTurnStart(t.raw[i]) {
+			starts = append(starts, i)
+		}
+	}
+	room := t.lim.threshold - c.bare - c.budget
+	share := int(float64(room) * slidingTailShare)
+
+	var splits []int
+	tail, counted := 0, len(t.raw) // raw tokens of t.raw[counted:]
+	for k := 1; k <= min(keepTurns(t.cfg.maxTurns), len(starts)); k++ {
+		split := pairSafeStart(t.raw, starts[len(starts)-k])
+		if split <= c.first {
+			break // nothing left to summarize, with this many turns or more
+		}
+		if len(splits) > 0 && split >= splits[len(splits)-1] {
+			continue // pair safety made it the same split as fewer turns
+		}
+		for counted > split {
+			counted--
+			tail += t.est.content(t.raw[counted])
+		}
+		n := t.cal.scale(tail)
+		if n > share && (k > 1 || reason != "turns" || n > room) {
+			break // more turns only weigh more
+		}
+		splits = append(splits, split)
+	}
+	slices.Reverse(splits)
+	return splits
+}

@@ -1,0 +1,416 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Strategy names how an agent's conversation is compacted.
+type Strategy string
+
+const (
+	// StrategyThreshold summarizes the whole conversation once the request
+	// reaches the trigger (window minus buffer). It is the default.
+	StrategyThreshold Strategy = "threshold"
+	// StrategySlidingWindow keeps the newest turns verbatim and summarizes the
+	// rest, triggered by turn count or by the token trigger.
+	StrategySlidingWindow Strategy = "sliding_window"
+)
+
+// Defaults, named so the README and the code cannot drift apart.
+const (
+	// DefaultContextWindow is the window assumed for a model the registry does
+	// not know (a warning is logged once per model).
+	DefaultContextWindow = 128_000
+	// DefaultMaxCompactionAttempts bounds summarizer calls per model call.
+	DefaultMaxCompactionAttempts = 3
+	// DefaultSlidingWindowTurns is the turn budget used by WithSlidingWindow(0).
+	DefaultSlidingWindowTurns = 20
+	// DefaultPruneKeepSteps is how many of the newest tool steps
+	// WithToolResultPruning(0) leaves intact: the result the model is acting
+	// on and the two before it, enough for a read -> edit -> test chain to
+	// see its own outputs; older results have usually been digested into the
+	// model's own messages already.
+	DefaultPruneKeepSteps = 3
+	// DefaultSummaryTimeout bounds one summarizer call; on expiry the
+	// deterministic fallback summary is used.
+	DefaultSummaryTimeout = 2 * time.Minute
+
+	// largeWindow is where the buffer switches from a fraction to a fixed size
+	// (ARCHITECTURE.md, Origins: windows of 200k and more get a fixed 20k buffer).
+	largeWindow = 200_000
+	// largeWindowBuffer is the fixed buffer for windows >= largeWindow.
+	largeWindowBuffer = 20_000
+	// smallWindowBufferFraction is the buffer for windows < largeWindow.
+	smallWindowBufferFraction = 0.20
+)
+
+// Option configures a Guard.
+type Option func(*guardOptions)
+
+type guardOptions struct {
+	host             Host
+	logger           *slog.Logger
+	onCompaction     func(context.Context, CompactionEvent)
+	beforeCompaction func(context.Context, PendingCompaction) CompactionDecision
+	tracerProvider   trace.TracerProvider
+	meterProvider    metric.MeterProvider
+	bounds           sessionBounds // session_memory_bound.go
+	errs             []error
+}
+
+// WithLogger sets the logger the guard writes to. The default is
+// slog.Default(). A nil logger is an error.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *guardOptions) {
+		if l == nil {
+			o.errs = append(o.errs, errors.New("contextguard: WithLogger: logger is nil"))
+			return
+		}
+		o.logger = l
+	}
+}
+
+// WithOnCompaction registers a hook called after every compaction, on the
+// goroutine of the model call, with what was done. It runs once the guard
+// has released the session, so it may call back into the guard, also for
+// the same session. A nil hook is an error.
+func WithOnCompaction(fn func(context.Context, CompactionEvent)) Option {
+	return func(o *guardOptions) {
+		if fn == nil {
+			o.errs = append(o.errs, errors.New("contextguard: WithOnCompaction: hook is nil"))
+			return
+		}
+		o.onCompaction = fn
+	}
+}
+
+// WithBeforeCompaction registers a hook called before every compaction, on
+// the goroutine of the model call, with what is about to be compacted. Its
+// answer can add instructions to this compaction's summary prompt or skip
+// this one compaction (CompactionDecision). It runs as a summarizer does:
+// calls for the same session wait for it, a call back into the guard for
+// the same session from its context gets ErrReentrant, and it is bounded by
+// the agent's summary timeout (the compaction then runs as configured). A
+// nil hook is an error.
+func WithBeforeCompaction(fn func(context.Context, PendingCompaction) CompactionDecision) Option {
+	return func(o *guardOptions) {
+		if fn == nil {
+			o.errs = append(o.errs, errors.New("contextguard: WithBeforeCompaction: hook is nil"))
+			return
+		}
+		o.beforeCompaction = fn
+	}
+}
+
+// AgentOption configures one agent registered with Add.
+type AgentOption func(*Agent)
+
+// Agent is the validated configuration of one agent, opaque to adapters
+// (Name, RecoveryModel). It is immutable once Add returns.
+type Agent struct {
+	name           string
+	strategy       Strategy
+	maxTurns       int
+	pruneKeep      int // newest tool steps kept intact; 0: no pruning
+	maxTokens      int
+	maxAttempts    int
+	summarizer     Summarizer
+	summaryTimeout time.Duration
+	instructions   string
+	// stateKeys are the agent's full state key names (stateKeysFor).
+	stateKeys map[string]string
+	// summaryTokens is WithSummaryTokens' length, 0 for the default.
+	summaryTokens int
+	// summarizerWindow is WithSummarizerWindow's window, 0 for the
+	// registry's.
+	summarizerWindow int
+	counter          TokenCounter
+	trigger          triggerSpec
+	// host is the guard's Host, set when the guard adds the agent.
+	host Host
+	// recoveryLLM is WithRecoveryModel's model, nil without one.
+	recoveryLLM HostModel
+	errs        []error
+}
+
+// triggerSpec is how an agent's trigger was configured: the seeds' buffer
+// rule by default, or one of WithTriggerTokens, WithTriggerFraction,
+// WithReserve.
+type triggerSpec struct {
+	kind     string // "", "tokens", "fraction", "reserve"
+	tokens   int
+	fraction float64
+}
+
+func (c *Agent) setTrigger(t triggerSpec, name string) {
+	if c.trigger.kind != "" && c.trigger.kind != t.kind {
+		c.errs = append(c.errs, fmt.Errorf("%s: the trigger is already set by a %s option; use only one of WithTriggerTokens, WithTriggerFraction, WithReserve", name, c.trigger.kind))
+		return
+	}
+	c.trigger = t
+}
+
+// WithTriggerTokens compacts once the request reaches n tokens, whatever the
+// window. n must be positive; a value at or above the window is lowered to
+// the default trigger with a warning when the window is known.
+func WithTriggerTokens(n int) AgentOption {
+	return positiveOption("WithTriggerTokens", n, func(c *Agent, name string) {
+		c.setTrigger(triggerSpec{kind: "tokens", tokens: n}, name)
+	})
+}
+
+// WithTriggerFraction compacts once the request reaches f of the window; f
+// must be in (0, 1), e.g. 0.8.
+func WithTriggerFraction(f float64) AgentOption {
+	return func(c *Agent) {
+		if !(f > 0 && f < 1) {
+			c.errs = append(c.errs, fmt.Errorf("WithTriggerFraction(%v): must be in (0, 1)", f))
+			return
+		}
+		c.setTrigger(triggerSpec{kind: "fraction", fraction: f}, fmt.Sprintf("WithTriggerFraction(%v)", f))
+	}
+}
+
+// WithReserve keeps n tokens free below the window (for the response and the
+// estimate's error): the trigger is window - n. n must be positive.
+func WithReserve(n int) AgentOption {
+	return positiveOption("WithReserve", n, func(c *Agent, name string) {
+		c.setTrigger(triggerSpec{kind: "reserve", tokens: n}, name)
+	})
+}
+
+// WithInstructions appends text to the summary prompt, e.g. "Keep every
+// ticket number." An empty string is an error.
+func WithInstructions(text string) AgentOption {
+	return func(c *Agent) {
+		if text == "" {
+			c.errs = append(c.errs, errors.New("WithInstructions: text is empty"))
+			return
+		}
+		c.instructions = text
+	}
+}
+
+// WithSummaryTokens sets the length asked of a summary, in tokens (the
+// default is half the room kept free under the window: 10,000 tokens for
+// windows of 200k and more, 300 for a 3k window). A summary is still never
+// asked to be longer than the room under the trigger allows, nor than half
+// of what the contents it replaces free. n must be positive.
+func WithSummaryTokens(n int) AgentOption {
+	return positiveOption("WithSummaryTokens", n, func(c *Agent, _ string) { c.summaryTokens = n })
+}
+
+// WithSummarizerWindow sets the context window of the summarizer's model,
+// for a model the registry does not know (the guard otherwise assumes
+// DefaultContextWindow for it, with a warning). A conversation larger than
+// the summarizer's window is summarized in pieces. n must be positive.
+func WithSummarizerWindow(n int) AgentOption {
+	return positiveOption("WithSummarizerWindow", n, func(c *Agent, _ string) { c.summarizerWindow = n })
+}
+
+// positiveOption is an AgentOption named option taking a count that must be
+// positive: set applies it, with the option's call as written (for example
+// "WithReserve(2000)") for its own messages; anything else is recorded as
+// an error.
+func positiveOption(option string, n int, set func(c *Agent, call string)) AgentOption {
+	call := fmt.Sprintf("%s(%d)", option, n)
+	return func(c *Agent) {
+		if n <= 0 {
+			c.errs = append(c.errs, fmt.Errorf("%s: must be > 0", call))
+			return
+		}
+		set(c, call)
+	}
+}
+
+// WithSlidingWindow selects the sliding-window strategy. A turn is a user
+// message with text (function responses are not turns). The guard compacts
+// when more than maxTurns turns were added since the last compaction, or when
+// the request reaches the token trigger, whichever comes first. It then keeps
+// the newest turns verbatim (half of maxTurns, rounded up, fewer when they
+// would take more than half the room under the trigger), summarizes the
+// previous summary plus the turns before them, and never separates a
+// function call from its response. When even the newest turn does not fit,
+// it summarizes everything, as the threshold strategy does. A compaction
+// triggered by turns waits until what it would summarize weighs at least the
+// summary it asks for (half the buffer, between 512 and 2,048 tokens), so a
+// few short turns never cost a summary longer than them. Zero means
+// DefaultSlidingWindowTurns (as in the earlier guard); a negative value is an
+// error.
+func WithSlidingWindow(maxTurns int) AgentOption {
+	return func(c *Agent) {
+		switch {
+		case maxTurns < 0:
+			c.errs = append(c.errs, fmt.Errorf("WithSlidingWindow(%d): maxTurns must be >= 0 (0 means the default %d)", maxTurns, DefaultSlidingWindowTurns))
+		case maxTurns == 0:
+			c.strategy, c.maxTurns = StrategySlidingWindow, DefaultSlidingWindowTurns
+		default:
+			c.strategy, c.maxTurns = StrategySlidingWindow, maxTurns
+		}
+	}
+}
+
+// WithToolResultPruning replaces the payloads of function responses older
+// than the newest keepSteps tool steps (a tool step is one message of
+// function responses; parallel calls answer in one) with a short placeholder
+// naming the tool and the size removed, before the request is counted, so a
+// request can shrink without a summarizer call; the summarizer runs only if
+// the request is still over the trigger. It works with either strategy. The
+// stored session is untouched: pruning is applied to every request
+// deterministically, so the same history always gives the same request.
+// Results under 200 tokens, user text and the newest keepSteps steps are
+// never pruned, and pruning advances keepSteps steps at a time, so the
+// request (and the provider's prompt cache) changes once every keepSteps
+// steps; a compaction never brings pruned results back. Zero means
+// DefaultPruneKeepSteps; a negative value is an error.
+func WithToolResultPruning(keepSteps int) AgentOption {
+	return func(c *Agent) {
+		switch {
+		case keepSteps < 0:
+			c.errs = append(c.errs, fmt.Errorf("WithToolResultPruning(%d): keepSteps must be >= 0 (0 means the default %d)", keepSteps, DefaultPruneKeepSteps))
+		case keepSteps == 0:
+			c.pruneKeep = DefaultPruneKeepSteps
+		default:
+			c.pruneKeep = keepSteps
+		}
+	}
+}
+
+// WithMaxTokens overrides the context window the registry reports for the
+// agent's model (both strategies). Zero keeps the registry's value; a
+// negative value is an error.
+func WithMaxTokens(n int) AgentOption {
+	return func(c *Agent) {
+		if n < 0 {
+			c.errs = append(c.errs, fmt.Errorf("WithMaxTokens(%d): must be >= 0 (0 means the registry's window)", n))
+			return
+		}
+		c.maxTokens = n
+	}
+}
+
+// WithMaxCompactionAttempts bounds how many summaries one model call may
+// request when a summary comes back too long for the trigger. Zero means
+// DefaultMaxCompactionAttempts; a negative value is an error.
+func WithMaxCompactionAttempts(n int) AgentOption {
+	return func(c *Agent) {
+		switch {
+		case n < 0:
+			c.errs = append(c.errs, fmt.Errorf("WithMaxCompactionAttempts(%d): must be >= 0 (0 means the default %d)", n, DefaultMaxCompactionAttempts))
+		case n == 0:
+			c.maxAttempts = DefaultMaxCompactionAttempts
+		default:
+			c.maxAttempts = n
+		}
+	}
+}
+
+// WithSummarizer replaces the LLM summarizer built from the model given to
+// Add (for example with one over a cheaper model, see NewLLMSummarizer).
+// A nil summarizer is an error.
+func WithSummarizer(s Summarizer) AgentOption {
+	return func(c *Agent) {
+		if IsNil(s) {
+			c.errs = append(c.errs, errors.New("WithSummarizer: summarizer is nil"))
+			return
+		}
+		c.summarizer = s
+	}
+}
+
+// WithSummaryTimeout bounds each summarizer call, the default LLM
+// summarizer's and a custom one's alike. When it expires the guard stops
+// waiting, even for a summarizer or model that ignores its context (the
+// abandoned call is left to return on its own), and the deterministic
+// fallback summary is used. It must be positive.
+func WithSummaryTimeout(d time.Duration) AgentOption {
+	return func(c *Agent) {
+		if d <= 0 {
+			c.errs = append(c.errs, fmt.Errorf("WithSummaryTimeout(%v): must be > 0", d))
+			return
+		}
+		c.summaryTimeout = d
+	}
+}
+
+// newAgentConfig applies opts over the defaults and validates the result;
+// its errors name the call that configured it (caller, e.g. `Add("a")`).
+// def is the summarizer of the model given to the call, used when no
+// WithSummarizer is given (nil: no model), and defErr what is wrong with
+// that model.
+func newAgentConfig(name, caller string, def Summarizer, defErr error, opts []AgentOption) *Agent {
+	c := &Agent{
+		name:           name,
+		strategy:       StrategyThreshold,
+		maxAttempts:    DefaultMaxCompactionAttempts,
+		summaryTimeout: DefaultSummaryTimeout,
+		host:           Host{}.withDefaults(),
+	}
+	if name == "" {
+		c.errs = append(c.errs, errors.New("agent name is empty"))
+	}
+	c.stateKeys = stateKeysFor(name)
+	for _, opt := range opts {
+		if opt == nil {
+			c.errs = append(c.errs, errors.New("nil AgentOption"))
+			continue
+		}
+		opt(c)
+	}
+	switch {
+	case defErr != nil:
+		c.errs = append(c.errs, defErr)
+	case c.summarizer != nil:
+	case def == nil:
+		c.errs = append(c.errs, errors.New("model is nil and no WithSummarizer was given"))
+	default:
+		c.summarizer = def
+	}
+	for i, err := range c.errs {
+		c.errs[i] = fmt.Errorf("contextguard: %s: %w", caller, err)
+	}
+	return c
+}
+
+// stateIO reads and writes the agent's keys, logging to log.
+func (c *Agent) stateIO(log *slog.Logger) stateIO {
+	return stateIO{agent: c.name, log: log, keys: c.stateKeys, missing: c.host.MissingKey}
+}
+
+// limitsFor returns the window, buffer and threshold of an agent for a
+// window, applying its trigger option. A trigger that leaves no room is
+// replaced by the default one and reported through ok=false.
+func (c *Agent) limitsFor(window int) (l limits, ok bool) {
+	def := newLimits(window)
+	var threshold int
+	switch c.trigger.kind {
+	case "tokens":
+		threshold = c.trigger.tokens
+	case "fraction":
+		threshold = int(float64(window) * c.trigger.fraction)
+	case "reserve":
+		threshold = window - c.trigger.tokens
+	default:
+		return def, true
+	}
+	if threshold <= 0 || threshold >= window {
+		return def, false
+	}
+	return limits{window: window, buffer: window - threshold, threshold: threshold}, true
+}
+
+// bufferFor returns the room kept free below the window: a fixed 20k for
+// windows of 200k and more, 20% below that (ARCHITECTURE.md, Origins; boundary inclusive).
+func bufferFor(window int) int {
+	if window >= largeWindow {
+		return largeWindowBuffer
+	}
+	return int(float64(window) * smallWindowBufferFraction)
+}

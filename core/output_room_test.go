@@ -1,0 +1,37 @@
+package core
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestLimitsWithOutput: the trigger kept for an output limit.
+func TestLimitsWithOutput(t *testing.T) {
+	tests := []struct {
+		window, output int
+		wantThreshold  int
+		wantOK         bool
+	}{
+		{200_000, 0, 180_000, true},
+		{200_000, 64_000, 200_000 - 64_000 - 4_000, true},
+		{128_000, 32_000, 128_000 - 32_000 - 2_560, true},
+		{128_000, 8_192, 102_400, true},           // the configured trigger already leaves the room
+		{8_000, 8_192, 6_400, false},              // no room for the prompt at all
+		{8_000, 5_000, 8_000 - 5_000 - 256, true}, // the margin's floor, the prompt keeps over a quarter
+		{8_000, 5_800, 6_400, false},              // under a quarter of the window left
+		{1 << 40, 1 << 31, 1<<40 - 1<<31 - 21_990_232_556, true},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%d/%d", tt.window, tt.output), func(t *testing.T) {
+			l, ok := newLimits(tt.window).withOutput(tt.output)
+			assert.Equal(t, tt.wantOK, ok)
+			assert.Equal(t, tt.wantThreshold, l.threshold)
+			assert.Equal(t, tt.window-tt.wantThreshold, l.buffer)
+			if ok && tt.output > 0 {
+				assert.LessOrEqual(t, l.threshold+tt.output, tt.window)
+			}
+		})
+	}
+}

@@ -1,0 +1,411 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/genai"
+)
+
+// countingCounter is an exact TokenCounter (a token per 4 bytes) that
+// records how many bytes it was asked to count.
+type countingCounter struct {
+	mu    sync.Mutex
+	bytes int
+}
+
+func (c *countingCounter) CountTokens(s string) int {
+	c.mu.Lock()
+	c.bytes += len(s)
+	c.mu.Unlock()
+	return len(s)/4 + 1
+}
+
+func (c *countingCounter) take() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.bytes
+	c.bytes = 0
+	return n
+}
+
+// prefixHistory is a conversation of turns with tool results of about
+// 2 KB each, distinct per seed.
+func prefixHistory(turns int, seed string) []*genai.Content {
+	var cs []*genai.Content
+	for i := range turns {
+		cs = append(cs,
+			userMsg(fmt.Sprintf("%s: question %d about the deployment", seed, i)),
+			callMsg("kubectl_logs", map[string]any{"pod": fmt.Sprintf("api-%d", i), "tail": float64(200)}),
+			respMsg("kubectl_logs", map[string]any{"output": strings.Repeat(fmt.Sprintf("%s line %d: request served in 12ms\n", seed, i), 60)}),
+			modelMsg(fmt.Sprintf("%s: the pod api-%d is healthy; latency is stable.", seed, i)),
+		)
+	}
+	return cs
+}
+
+func prefixTools(desc string) *genai.GenerateContentConfig {
+	return &genai.GenerateContentConfig{
+		SystemInstruction: genai.NewContentFromText("You are an SRE assistant. Answer with facts from the tools.", genai.RoleUser),
+		Tools: []*genai.Tool{{FunctionDeclarations: []*genai.FunctionDeclaration{{
+			Name:                 "kubectl_logs",
+			Description:          desc,
+			ParametersJsonSchema: map[string]any{"type": "object", "properties": map[string]any{"pod": map[string]any{"type": "string"}}},
+		}}}},
+	}
+}
+
+// prefixScenario is a call whose previous call was served by another guard
+// (a restart, a replica): what the session state holds is all it knows.
+type prefixScenario struct {
+	name string
+	// next turns the previous request into this call's request.
+	next func(prev *Request) *Request
+	// state edits the session state between the calls.
+	state func(f *fakeCtx)
+	// matches says whether the record may be used.
+	matches bool
+}
+
+func appendNew(prev *Request) *Request {
+	cs := append(adkCopy(prev.Contents), userMsg("and now restart the api deployment, please"))
+	return &Request{Model: prev.Model, Config: prev.Config, Contents: cs}
+}
+
+// TestPrefixCount_ColdCall plays two calls of a session on two guards: the
+// first stores its prefix record, the second starts with an empty cache and
+// the state of the first. The count used always equals the count of the
+// whole request; only a matching record spares counting the prefix, and
+// every mismatch counts everything.
+func TestPrefixCount_ColdCall(t *testing.T) {
+	scenarios := []prefixScenario{
+		{name: "match: the history grew by one content", next: appendNew, matches: true},
+		{name: "match: the same request again", next: func(p *Request) *Request {
+			return &Request{Model: p.Model, Config: p.Config, Contents: adkCopy(p.Contents)}
+		}, matches: true},
+		{name: "mismatch: a compaction in between", next: appendNew, state: func(f *fakeCtx) {
+			// Another guard compacted after the record was stored.
+			f.set(keySummary, "the pods were checked")
+			f.set(keyWatermark, 8)
+			f.set(keyCompactions, 1)
+		}},
+		{name: "mismatch: the last estimate is another request's", next: appendNew, state: func(f *fakeCtx) {
+			f.set(keyLastEstimate, f.getInt(keyLastEstimate)+100)
+		}},
+		{name: "mismatch: changed system instruction", next: func(p *Request) *Request {
+			r := appendNew(p)
+			cfg := *p.Config
+			cfg.SystemInstruction = genai.NewContentFromText("You are an SRE assistant. Answer briefly.", genai.RoleUser)
+			r.Config = &cfg
+			return r
+		}},
+		{name: "mismatch: changed tool description", next: func(p *Request) *Request {
+			r := appendNew(p)
+			r.Config = prefixTools("Reads the logs of a pod, newest last.")
+			return r
+		}},
+		{name: "mismatch: changed tool schema", next: func(p *Request) *Request {
+			r := appendNew(p)
+			cfg := prefixTools("Reads the logs of a pod.")
+			cfg.Tools[0].FunctionDeclarations[0].ParametersJsonSchema = map[string]any{"type": "object", "properties": map[string]any{
+				"pod": map[string]any{"type": "string"}, "container": map[string]any{"type": "string"}}}
+			r.Config = cfg
+			return r
+		}},
+		{name: "mismatch: an added tool", next: func(p *Request) *Request {
+			r := appendNew(p)
+			cfg := prefixTools("Reads the logs of a pod.")
+			cfg.Tools[0].FunctionDeclarations = append(cfg.Tools[0].FunctionDeclarations, &genai.FunctionDeclaration{Name: "kubectl_get"})
+			r.Config = cfg
+			return r
+		}},
+		{name: "mismatch: a built-in tool added", next: func(p *Request) *Request {
+			r := appendNew(p)
+			cfg := prefixTools("Reads the logs of a pod.")
+			cfg.Tools[0].GoogleSearch = &genai.GoogleSearch{}
+			r.Config = cfg
+			return r
+		}},
+		{name: "match: the same instruction and tools rebuilt", next: func(p *Request) *Request {
+			r := appendNew(p)
+			r.Config = prefixTools("Reads the logs of a pod.") // new values, the same JSON
+			return r
+		}, matches: true},
+		{name: "mismatch: another model family's estimator", next: func(p *Request) *Request {
+			r := appendNew(p)
+			r.Model = "claude-sonnet-4-5"
+			return r
+		}},
+		{name: "mismatch: the last content rewritten", next: func(p *Request) *Request {
+			r := appendNew(p)
+			r.Contents[len(p.Contents)-1] = modelMsg("the pods are unhealthy; latency doubled.")
+			return r
+		}},
+		{name: "mismatch: a middle tool result rewritten", next: func(p *Request) *Request {
+			r := appendNew(p)
+			mid := len(p.Contents) / 2 // a tool result of the history
+			require.True(t, hasFunctionResponse(r.Contents[mid]))
+			r.Contents[mid] = respMsg("kubectl_logs", map[string]any{"output": "error: pod not found"})
+			return r
+		}},
+		{name: "mismatch: rearranged (the last two contents swapped)", next: func(p *Request) *Request {
+			r := appendNew(p)
+			n := len(p.Contents)
+			r.Contents[n-2], r.Contents[n-1] = r.Contents[n-1], r.Contents[n-2]
+			return r
+		}},
+		{name: "mismatch: a shorter history", next: func(p *Request) *Request {
+			return &Request{Model: p.Model, Config: p.Config, Contents: adkCopy(p.Contents[:len(p.Contents)-4])}
+		}},
+		{name: "mismatch: another agent's view of the session", next: func(p *Request) *Request {
+			// ADK shows another agent's events as "For context:" user
+			// messages: the same events, other contents.
+			r := appendNew(p)
+			for i, c := range r.Contents[:len(p.Contents)] {
+				if c.Role == genai.RoleModel {
+					r.Contents[i] = &genai.Content{Role: genai.RoleUser, Parts: append([]*genai.Part{{Text: foreignContextLead}}, c.Parts...)}
+				}
+			}
+			return r
+		}},
+		{name: "mismatch: a malformed record", next: appendNew, state: func(f *fakeCtx) {
+			f.set(keyPrefix, "p1:12:x")
+		}},
+	}
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			counter := &countingCounter{}
+			opts := []AgentOption{WithTokenCounter(counter), WithMaxTokens(1_000_000)}
+			first, _ := newTestGuard(t, fixedSummary("unused"), opts...)
+			ctx := newFakeCtx("a")
+			prev := &Request{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: prefixHistory(3, "s1")}
+			_, err := first.beforeModel(ctx, prev)
+			require.NoError(t, err)
+			require.NotEmpty(t, ctx.getStr(keyPrefix), "the call stores its prefix record")
+			if sc.state != nil {
+				sc.state(ctx)
+			}
+
+			req := sc.next(prev)
+			fresh := len(req.Contents) - len(prev.Contents)
+			restarted, _ := newTestGuard(t, fixedSummary("unused"), opts...)
+			counter.take()
+			_, err = restarted.beforeModel(ctx, req)
+			require.NoError(t, err)
+			counted := counter.take()
+
+			// req now holds what is sent.
+			assert.Equal(t, exactCount(req), ctx.getInt(keyLastEstimate), "the count used is the whole request's")
+			prefixBytes := len(requestText(&Request{Contents: req.Contents[:len(req.Contents)-max(fresh, 0)]}))
+			if sc.matches {
+				assert.Less(t, counted, prefixBytes/4, "only what is new is counted")
+			} else {
+				assert.GreaterOrEqual(t, counted, prefixBytes*3/4, "the whole request is counted")
+			}
+		})
+	}
+}
+
+// TestPrefixCount_RecordFollowsTheSession: a record is stored after a call
+// that did not compact, a compacting call clears it, and the call after the
+// compaction counts everything and stores a new one that the next call
+// uses.
+func TestPrefixCount_RecordFollowsTheSession(t *testing.T) {
+	counter := &countingCounter{}
+	g, _ := newTestGuard(t, fixedSummary("the pods were checked; api-2 restarted"), WithTokenCounter(counter), WithMaxTokens(4_000))
+	ctx := newFakeCtx("a").withUser("restart api")
+	h := prefixHistory(2, "s1")
+	_, err := g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: h})
+	require.NoError(t, err)
+	require.NotEmpty(t, ctx.getStr(keyPrefix))
+
+	// The history outgrows the trigger: the call compacts.
+	h = append(h, prefixHistory(6, "s2")...)
+	h = append(h, userMsg("restart api"))
+	_, err = g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: adkCopy(h)})
+	require.NoError(t, err)
+	require.Equal(t, 1, ctx.getInt(keyCompactions))
+	assert.Empty(t, ctx.getStr(keyPrefix), "a compaction clears the record")
+
+	// The next call counts everything it sends and stores a record.
+	h = append(h, modelMsg("restarting api now"))
+	h = append(h, prefixHistory(2, "s3")...)
+	req := &Request{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: adkCopy(h)}
+	_, err = g.beforeModel(ctx, req)
+	require.NoError(t, err)
+	require.Equal(t, 1, ctx.getInt(keyCompactions))
+	rec, ok := decodePrefixRecord(ctx.getStr(keyPrefix))
+	require.True(t, ok)
+	assert.True(t, rec.injected, "the record says the summary was injected")
+
+	// A restarted guard counts only the new content and the summary.
+	h = append(h, userMsg("is it up?"))
+	req = &Request{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: adkCopy(h)}
+	restarted, _ := newTestGuard(t, fixedSummary("unused"), WithTokenCounter(counter), WithMaxTokens(4_000))
+	counter.take()
+	_, err = restarted.beforeModel(ctx, req)
+	require.NoError(t, err)
+	counted := counter.take()
+	full := exactCount(req)
+	assert.Equal(t, full, ctx.getInt(keyLastEstimate), "the count used is the whole request's")
+	assert.Less(t, counted, len(requestText(req))/2, "the prefix was not counted again")
+}
+
+// TestPrefixCount_NeverBelowTheRealCount: the provider's count of the
+// previous request stays the floor of a call that counts only what is new,
+// and the calibration is the one the whole count gives.
+func TestPrefixCount_NeverBelowTheRealCount(t *testing.T) {
+	tests := []struct {
+		name string
+		real func(est int) int
+	}{
+		{"the provider counts more than the estimate", func(est int) int { return est * 13 / 10 }},
+		{"the provider counts less than the estimate", func(est int) int { return est * 9 / 10 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			first, _ := newTestGuard(t, fixedSummary("unused"), WithMaxTokens(1_000_000))
+			ctx := newFakeCtx("a")
+			prev := &Request{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: prefixHistory(3, "s1")}
+			_, err := first.beforeModel(ctx, prev)
+			require.NoError(t, err)
+			real := tt.real(ctx.getInt(keyLastEstimate))
+			_, err = first.afterModel(ctx, &Response{UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: int32(real)}}, nil)
+			require.NoError(t, err)
+
+			req := appendNew(prev)
+			restarted, _ := newTestGuard(t, fixedSummary("unused"), WithMaxTokens(1_000_000))
+			before := sessionStateOf(ctx)
+			_, err = restarted.beforeModel(ctx, req)
+			require.NoError(t, err)
+			est := ctx.getInt(keyLastEstimate)
+			assert.Equal(t, requestTokens(testEst, engineReq(req)), est)
+			cal := newCalibration(before, testEst)
+			assert.GreaterOrEqual(t, cal.count(est), real, "never below the provider's count of the prefix")
+		})
+	}
+}
+
+// sessionStateOf is the agent "a"'s state as the guard loads it.
+func sessionStateOf(f *fakeCtx) guardState {
+	return stateIO{agent: f.agentName, log: quietLog}.load(f.state)
+}
+
+// exactCount is the whole request's count by the tests' exact counter.
+func exactCount(req *Request) int {
+	e, _ := (&Agent{counter: TokenCounterFunc(func(s string) int { return len(s)/4 + 1 })}).estimator(req.Model)
+	return requestTokens(e, engineReq(req))
+}
+
+func TestPrefixRecord_Encoding(t *testing.T) {
+	r := prefixRecord{contents: 12, cut: 3, injected: true, compactions: 2, frontier: 6, total: 9000, body: 8000, config: 0xdeadbeef, marks: 1<<63 + 5}
+	got, ok := decodePrefixRecord(r.encode())
+	require.True(t, ok)
+	assert.Equal(t, r, got)
+	for _, bad := range []string{"", "p1", "p2:12:3:1:2:6:9000:8000:a:b", "p1:12:3:1:2:6:9000:8000:a", "p1:-1:0:0:0:0:1:1:a:b",
+		"p1:2:3:0:0:0:1:1:a:b", "p1:2:0:2:0:0:1:1:a:b", "p1:2:0:0:0:0:1:2:a:b", "p1:0:0:0:0:0:1:1:a:b", "p1:2:0:0:0:0:1:1:z:b"} {
+		_, ok := decodePrefixRecord(bad)
+		assert.False(t, ok, bad)
+	}
+}
+
+// TestPrefixCount_UnseenRewriteIsCorrectedByTheRealCount documents the
+// sampled mark's trade-off: an edit that keeps a content's length and both
+// ends, at a position the mark does not sample, is not seen, so the count
+// used misses the edit's tokens; the provider's real count of that request
+// then calibrates the next call, whose count is again at least the whole
+// request's.
+func TestPrefixCount_UnseenRewriteIsCorrectedByTheRealCount(t *testing.T) {
+	words := func(s string) int { return len(strings.Fields(s)) } // the provider's tokenizer: one token per word
+	opts := []AgentOption{WithTokenCounter(TokenCounterFunc(words)), WithMaxTokens(1_000_000)}
+	first, _ := newTestGuard(t, fixedSummary("unused"), opts...)
+	ctx := newFakeCtx("a")
+	h := prefixHistory(3, "s1") // 12 contents: 0, 3, 6, 9, 10 and 11 are sampled
+	const edited = 5
+	body := strings.Repeat("x", 4000)
+	h[edited] = modelMsg("begin " + body + " end")
+	_, err := first.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: h})
+	require.NoError(t, err)
+
+	// The same length and ends, many more words.
+	h2 := adkCopy(h)
+	h2[edited] = modelMsg("begin " + strings.Repeat("x ", 2000) + " end")
+	require.Len(t, h2[edited].Parts[0].Text, len(h[edited].Parts[0].Text))
+	req := &Request{Model: "gemini-2.5-flash", Contents: append(h2, userMsg("what now?"))}
+	count := func(r *Request) int {
+		e, _ := (&Agent{counter: TokenCounterFunc(words)}).estimator(r.Model)
+		return requestTokens(e, engineReq(r))
+	}
+	restarted, _ := newTestGuard(t, fixedSummary("unused"), opts...)
+	_, err = restarted.beforeModel(ctx, req)
+	require.NoError(t, err)
+	full := count(req)
+	require.Less(t, ctx.getInt(keyLastEstimate), full, "the edit is not seen: its tokens are missed")
+
+	// The provider counts the request it was sent.
+	_, err = restarted.afterModel(ctx, &Response{UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: int32(full)}}, nil)
+	require.NoError(t, err)
+	next := &Request{Model: "gemini-2.5-flash", Contents: append(adkCopy(req.Contents), modelMsg("checking the pods"))}
+	before := sessionStateOf(ctx)
+	_, err = restarted.beforeModel(ctx, next)
+	require.NoError(t, err)
+	e, _ := (&Agent{counter: TokenCounterFunc(words)}).estimator(next.Model)
+	cal := newCalibration(before, e)
+	assert.GreaterOrEqual(t, cal.count(ctx.getInt(keyLastEstimate)), count(next), "calibrated by the real count, the count covers the whole request")
+}
+
+// TestConfigHashes_CachedAndBounded: an instruction's or declaration's hash
+// is computed once per identity key, and the cache never holds more than
+// maxConfigHashes entries.
+func TestConfigHashes_CachedAndBounded(t *testing.T) {
+	var c configHashes
+	calls := 0
+	f := func() uint64 { calls++; return 42 }
+	assert.Equal(t, uint64(42), c.get(1, nil, f))
+	assert.Equal(t, uint64(42), c.get(1, nil, f))
+	assert.Equal(t, 1, calls, "a hit does not hash again")
+	for k := range uint64(maxConfigHashes + 10) {
+		c.get(k+2, nil, f)
+	}
+	assert.LessOrEqual(t, len(c.entries), maxConfigHashes)
+	assert.Equal(t, maxConfigHashes+11, calls)
+}
+
+// TestPrefixCount_EveryCallCountsTheWholeRequest plays a session step by
+// step in one process, with and without tool-result pruning (whose
+// frontier moves every few steps, so some calls match their record and
+// others count everything): every call's estimate is the whole request's,
+// as sent.
+func TestPrefixCount_EveryCallCountsTheWholeRequest(t *testing.T) {
+	for _, pruneKeep := range []int{0, 2} {
+		t.Run(fmt.Sprint("pruning keep=", pruneKeep), func(t *testing.T) {
+			opts := []AgentOption{WithTokenCounter(&countingCounter{}), WithMaxTokens(1_000_000)}
+			if pruneKeep > 0 {
+				opts = append(opts, WithToolResultPruning(pruneKeep))
+			}
+			g, _ := newTestGuard(t, fixedSummary("unused"), opts...)
+			ctx := newFakeCtx("a")
+			var h []*genai.Content
+			pruned := 0
+			for step := range 8 {
+				for _, c := range prefixHistory(1, fmt.Sprint("step", step)) {
+					h = append(h, c)
+					req := &Request{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: adkCopy(h)}
+					_, err := g.beforeModel(ctx, req)
+					require.NoError(t, err)
+					require.Equal(t, exactCount(req), ctx.getInt(keyLastEstimate), "step %d, %d contents", step, len(h))
+					if strings.Contains(requestText(req), "removed to save context") {
+						pruned++
+					}
+				}
+			}
+			if pruneKeep > 0 {
+				assert.Positive(t, pruned, "pruning ran")
+			}
+		})
+	}
+}

@@ -1,0 +1,248 @@
+package core
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/contextguardtest"
+)
+
+// pruneTurn builds a tool-heavy test turn: a user request, a call and its
+// response of size bytes, and the model's answer.
+func pruneTurn(i, size int) []*genai.Content {
+	return []*genai.Content{
+		userMsg(fmt.Sprintf("U%d-MARK check the logs", i)),
+		callMsg("kubectl_logs", map[string]any{"pod": fmt.Sprintf("pod-%d", i)}),
+		respMsg("kubectl_logs", map[string]any{"output": fmt.Sprintf("R%d-MARK %s", i, filler(size, i))}),
+		modelMsg(fmt.Sprintf("M%d-MARK found it", i)),
+	}
+}
+
+func pruneHistory(n, size int) []*genai.Content {
+	var cs []*genai.Content
+	for i := range n {
+		cs = append(cs, pruneTurn(i, size)...)
+	}
+	return cs
+}
+
+// pruneTestTurn is a turn of an agent with pruning over cs in a window.
+func pruneTestTurn(cs []*genai.Content, keep, window int, cache *countCache) *turn {
+	t := newTestTurn(request(cs...), guardState{}, slog.New(slog.DiscardHandler))
+	t.cfg.pruneKeep = keep
+	t.lim = newLimits(window)
+	if cache != nil {
+		t.sess.cache = cache
+		t.est.cache = cache
+	}
+	return t
+}
+
+func TestPruneToolResults(t *testing.T) {
+	small := respMsg("grep", map[string]any{"output": "3 matches"})
+	raw := append(pruneHistory(6, 8_000), callMsg("grep", map[string]any{"q": "err"}), small, modelMsg("done"))
+	tr := pruneTestTurn(raw, 2, 200_000, nil)
+	out := pruneToolResults(tr, raw)
+
+	require.Len(t, out, len(raw))
+	require.NoError(t, contextguardtest.CheckPairs(out), "pair structure kept")
+	// Steps are the response contents at 2, 6, 10, 14, 18, 22 and the small
+	// one at 25: 7 steps, K = 2, so steps 1-4 (floor((7-2)/2)*2) are pruned;
+	// 18 waits for the next batch and the newest two (22, 25) are kept.
+	for i, c := range raw {
+		switch {
+		case i == 2 || i == 6 || i == 10 || i == 14:
+			require.NotSame(t, c, out[i], "content %d pruned", i)
+			fr := out[i].Parts[0].FunctionResponse
+			assert.Equal(t, "kubectl_logs", fr.Name)
+			require.Len(t, fr.Response, 1)
+			ph, _ := fr.Response[prunedKey].(string)
+			bytes := len(marshalJSON(c.Parts[0].FunctionResponse.Response))
+			assert.Equal(t, fmt.Sprintf("kubectl_logs output of %d bytes removed to save context; ask again if needed", bytes), ph)
+			assert.Equal(t, c.Role, out[i].Role)
+			assert.Less(t, testEst.content(out[i]), testEst.content(c)/10)
+		default:
+			assert.Same(t, c, out[i], "content %d untouched (user text, calls, model text, the newest steps)", i)
+		}
+	}
+	assert.Contains(t, contextguardtest.FlattenText(out), "R5-MARK", "the newest steps keep their payloads")
+	assert.Contains(t, contextguardtest.FlattenText(out), "R4-MARK", "pruning advances K steps at a time")
+	assert.NotContains(t, contextguardtest.FlattenText(out), "R0-MARK")
+	assert.Contains(t, contextguardtest.FlattenText(out), "U0-MARK", "user text is never pruned")
+	assert.Equal(t, "kubectl_logs output of 1 bytes removed to save context; ask again if needed", placeholderText("kubectl_logs", 1))
+
+	// Deterministic: the same history, rebuilt as ADK does, gives the same
+	// request, with the very same pruned contents from the session's cache.
+	again := pruneToolResults(tr, adkCopy(raw))
+	for i := range out {
+		if out[i] != raw[i] {
+			assert.Same(t, out[i], again[i], "content %d: the cached pruned copy is reused", i)
+		}
+	}
+	assert.Equal(t, contextguardtest.FlattenText(out), contextguardtest.FlattenText(again))
+
+	// Off, or too few steps: the contents themselves.
+	tr.cfg.pruneKeep = 0
+	assert.Equal(t, raw, pruneToolResults(tr, raw))
+	tr.cfg.pruneKeep = 10
+	assert.Equal(t, raw, pruneToolResults(tr, raw))
+}
+
+func TestPruneToolResults_ParallelAndSmallParts(t *testing.T) {
+	parallel := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{
+		{FunctionResponse: &genai.FunctionResponse{ID: "c1", Name: "http_get", Response: map[string]any{"output": filler(9_000, 1)}}},
+		{FunctionResponse: &genai.FunctionResponse{ID: "c2", Name: "grep", Response: map[string]any{"output": "2 lines"}}},
+		{Text: "user note"},
+	}}
+	call := &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{
+		{FunctionCall: &genai.FunctionCall{ID: "c1", Name: "http_get"}},
+		{FunctionCall: &genai.FunctionCall{ID: "c2", Name: "grep"}},
+	}}
+	raw := append([]*genai.Content{userMsg("go"), call, parallel, modelMsg("ok")}, pruneHistory(2, 100)...)
+	out := pruneToolResults(pruneTestTurn(raw, 1, 200_000, nil), raw) // 3 steps, K = 1: steps 1-2
+	require.NoError(t, contextguardtest.CheckPairs(out))
+	p := out[2]
+	require.NotSame(t, parallel, p)
+	require.Len(t, p.Parts, 3)
+	assert.Equal(t, "c1", p.Parts[0].FunctionResponse.ID)
+	assert.Contains(t, p.Parts[0].FunctionResponse.Response[prunedKey], "http_get output of")
+	assert.Same(t, parallel.Parts[1], p.Parts[1], "a small result is kept")
+	assert.Same(t, parallel.Parts[2], p.Parts[2], "user text is kept")
+}
+
+// TestPruneToolResults_Batches: pruning advances K steps at a time, never
+// touches the newest K steps, and a result once pruned stays pruned as the
+// conversation grows.
+func TestPruneToolResults_Batches(t *testing.T) {
+	const keep = 3
+	cache := newCountCache()
+	var raw, prev []*genai.Content
+	changes := 0
+	for i := range 40 {
+		raw = append(raw, pruneTurn(i, 2_000)...)
+		out := pruneToolResults(pruneTestTurn(raw, keep, 200_000, cache), raw)
+		pruned := 0
+		for j := range raw {
+			if out[j] != raw[j] {
+				pruned++
+				assert.Less(t, j, len(raw)-4*keep, "turn %d: content %d is among the newest %d steps", i, j, keep)
+			}
+		}
+		assert.Equal(t, max((i+1-keep)/keep*keep, 0), pruned, "turn %d", i)
+		changed := false
+		for j := range prev {
+			if prev[j] != raw[j] {
+				assert.Same(t, prev[j], out[j], "turn %d: content %d was pruned and is not any more", i, j)
+			} else if out[j] != raw[j] {
+				changed = true
+			}
+		}
+		if changed {
+			changes++
+		}
+		prev = out
+	}
+	t.Logf("the request prefix changed %d times in 40 steps", changes)
+	assert.Equal(t, (40-keep)/keep, changes, "once every K steps")
+}
+
+// TestPruneToolResults_StableAcrossCompaction: the contents a compaction
+// keeps are pruned exactly as before it, so a compaction never brings pruned
+// results back.
+func TestPruneToolResults_StableAcrossCompaction(t *testing.T) {
+	raw := pruneHistory(12, 3_000)
+	tr := pruneTestTurn(raw, 3, 200_000, nil)
+	before := pruneToolResults(tr, raw)
+	for _, split := range []int{4, 20, 36} {
+		cs := append([]*genai.Content{summaryContent("S", "u")}, raw[split:]...)
+		after := pruneToolResults(tr, cs)
+		for i, c := range after[1:] {
+			assert.Same(t, before[split+i], c, "split %d: content %d", split, split+i)
+		}
+	}
+}
+
+func TestPruning_AvoidsTheSummarizer(t *testing.T) {
+	sum := fixedSummary("S")
+	g, _ := newTestGuard(t, sum, WithMaxTokens(32_000), WithToolResultPruning(0))
+	ctx := newFakeCtx("a").withUser("U9-MARK latest")
+	raw := append(pruneHistory(14, 5_000), userMsg("U9-MARK latest"))
+	require.Greater(t, newCalibration(guardState{}, testEst).count(requestTokens(testEst, engineReq(request(raw...)))), newLimits(32_000).threshold, "test setup: over the trigger unpruned")
+	req := request(raw...)
+	_, err := g.beforeModel(ctx, req)
+	require.NoError(t, err)
+	assert.Zero(t, sum.Calls(), "pruning alone brought the request under the trigger")
+	assert.Len(t, req.Contents, len(raw))
+	unpruned := 14 - (14-DefaultPruneKeepSteps)/DefaultPruneKeepSteps*DefaultPruneKeepSteps
+	assert.Equal(t, unpruned, strings.Count(contextguardtest.FlattenText(req.Contents), "-MARK id"), "the newest steps keep their payloads")
+	assert.Contains(t, contextguardtest.FlattenText(req.Contents), "removed to save context")
+	assert.NoError(t, contextguardtest.CheckPairs(req.Contents))
+	assert.Equal(t, requestTokens(testEst, engineReq(req)), ctx.getInt(keyLastEstimate), "calibration learns the pruned request")
+
+	// Still over after pruning: the summarizer runs.
+	huge := append(pruneHistory(3, 60_000), userMsg("U9-MARK latest"))
+	req = request(huge...)
+	_, err = g.beforeModel(newFakeCtx("a").withUser("U9-MARK latest"), req)
+	require.NoError(t, err)
+	assert.Equal(t, 1, sum.Calls())
+}
+
+// BenchmarkBeforeModel_Pruning is BenchmarkBeforeModel's steady state with
+// pruning on: the pruned copies come from the session's count cache.
+func BenchmarkBeforeModel_Pruning(b *testing.B) {
+	for _, size := range benchSizes[1:] {
+		base := syntheticRequest(size.tokens)
+		for _, keep := range []int{0, DefaultPruneKeepSteps} {
+			opts := []AgentOption{WithMaxTokens(size.tokens * 10)}
+			if keep > 0 {
+				opts = append(opts, WithToolResultPruning(keep))
+			}
+			g, _ := newTestGuard(b, fixedSummary("unused"), opts...)
+			b.Run(fmt.Sprintf("keep=%d/%s", keep, size.name), func(b *testing.B) {
+				ctx := newFakeCtx("a")
+				const pool = 64
+				reqs := make([]*Request, pool)
+				contents := make([][]*genai.Content, pool)
+				for i := range reqs {
+					contents[i] = append(adkCopy(base.Contents), userMsg(contextguardtest.Generate(contextguardtest.KindProseEnglish, 400, int64(1000+i))))
+					reqs[i] = &Request{Model: base.Model, Config: base.Config}
+				}
+				reqs[0].Contents = contents[0]
+				_, _ = g.beforeModel(ctx, reqs[0])
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := range b.N {
+					r := reqs[i%pool]
+					r.Contents = contents[i%pool][:len(contents[i%pool]):len(contents[i%pool])]
+					if _, err := g.beforeModel(ctx, r); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestPruning_Option(t *testing.T) {
+	c := agentConfigFor("a", `Add("a")`, fixedSummary("x"), []AgentOption{WithToolResultPruning(0)})
+	assert.Empty(t, c.errs)
+	assert.Equal(t, DefaultPruneKeepSteps, c.pruneKeep)
+	c = agentConfigFor("a", `Add("a")`, fixedSummary("x"), []AgentOption{WithToolResultPruning(5), WithSlidingWindow(8)})
+	assert.Empty(t, c.errs)
+	assert.Equal(t, 5, c.pruneKeep)
+	c = agentConfigFor("a", `Add("a")`, fixedSummary("x"), nil)
+	assert.Zero(t, c.pruneKeep, "off by default")
+
+	g := newGuard(nil, WithLogger(slog.New(slog.DiscardHandler)))
+	g.addModel("a", fixedSummary("x"), WithToolResultPruning(-2))
+	err := g.Err()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "WithToolResultPruning(-2)")
+	assert.Contains(t, err.Error(), `Add("a")`)
+}

@@ -1,0 +1,203 @@
+package core
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/contextguardtest"
+)
+
+func TestOnModelError_PassThrough(t *testing.T) {
+	overflow := &contextguardtest.OverflowError{Style: contextguardtest.ErrorGemini, Tokens: 9_000, Limit: 8_000}
+	recovery := &fakeLLM{name: "gemini-2.5-flash", reply: func(context.Context, *Request) (string, error) { return "recovered", nil }}
+	tests := []struct {
+		name  string
+		agent string
+		err   error
+	}{
+		{"503", "a", genai.APIError{Code: 503, Status: "UNAVAILABLE", Message: "overloaded"}},
+		{"timeout", "a", context.DeadlineExceeded},
+		{"nil error", "a", nil},
+		{"agent not added", "other", overflow},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sum := fixedSummary("S")
+			g, logs := newTestGuard(t, sum, WithMaxTokens(8_000), WithRecoveryModel(recovery))
+			ctx := newFakeCtx(tt.agent).withUser("LATEST")
+			req := request(append(history(20, 300), userMsg("LATEST"))...)
+			n := len(req.Contents)
+			resp, err := g.onModelError(ctx, req, tt.err)
+			require.NoError(t, err)
+			assert.Nil(t, resp)
+			assert.Len(t, req.Contents, n, "the request is untouched")
+			assert.Zero(t, sum.Calls())
+			assert.Zero(t, recovery.Calls())
+			assert.Empty(t, ctx.state.m, "no state written")
+			assert.NotContains(t, logs.String(), "too long")
+		})
+	}
+	t.Run("nil context", func(t *testing.T) {
+		g, _ := newTestGuard(t, fixedSummary("S"))
+		resp, err := g.onModelError(nil, request(userMsg("x")), overflow)
+		assert.NoError(t, err)
+		assert.Nil(t, resp)
+	})
+}
+
+func TestOnModelError_WithoutRecoveryModel_NextCallCompactsFirst(t *testing.T) {
+	for _, style := range []contextguardtest.ErrorStyle{contextguardtest.ErrorGemini, contextguardtest.ErrorAnthropic, contextguardtest.ErrorOpenAI} {
+		t.Run(style.String(), func(t *testing.T) {
+			sum := fixedSummary("SUMMARY-AFTER-OVERFLOW")
+			var events []CompactionEvent
+			logs := &logBuffer{}
+			g := newGuard(NewCrushRegistry(WithRegistryLogger(logs.logger())), WithLogger(logs.logger()),
+				WithOnCompaction(func(_ context.Context, e CompactionEvent) { events = append(events, e) }))
+			g.addModel("a", sum, WithMaxTokens(100_000))
+			require.NoError(t, g.Err())
+			ctx := newFakeCtx("a").withUser("LATEST please fix the build")
+			raw := append(history(20, 300), userMsg("LATEST please fix the build"))
+
+			// Far under the guard's threshold by its estimate, yet rejected.
+			req := request(raw...)
+			_, err := g.beforeModel(ctx, req)
+			require.NoError(t, err)
+			require.Zero(t, sum.Calls())
+			sent := requestTokens(testEst, engineReq(req))
+			resp, err := g.onModelError(ctx, req, &contextguardtest.OverflowError{Style: style, Tokens: 120_000, Limit: 100_000})
+			require.NoError(t, err, "the provider's error is returned by ADK itself")
+			assert.Nil(t, resp)
+			assert.Contains(t, logs.String(), "rejected the request as too long")
+
+			req2 := request(raw...)
+			_, err = g.beforeModel(ctx, req2)
+			require.NoError(t, err)
+			assert.Equal(t, 1, sum.Calls(), "the next call compacts first")
+			assert.Contains(t, logs.String(), "compacting first")
+			require.Len(t, events, 1)
+			assert.Equal(t, 120_000, events[0].TokensBefore, "the real count is the calibration signal")
+			assert.Contains(t, requestText(req2), "LATEST please fix the build")
+			assert.Contains(t, contentText(req2.Contents[0]), "SUMMARY-AFTER-OVERFLOW")
+			// The correction factor reflected reality during the compaction:
+			// 120,000 real tokens for a request estimated at sent.
+			assert.Greater(t, 120_000/sent, 1)
+
+			// Consumed once: the call after does not compact again.
+			req3 := request(append(append([]*genai.Content{}, raw...), modelMsg("done"))...)
+			_, err = g.beforeModel(ctx, req3)
+			require.NoError(t, err)
+			assert.Equal(t, 1, sum.Calls())
+		})
+	}
+}
+
+func TestOnModelError_WithRecoveryModel(t *testing.T) {
+	sum := fixedSummary("RECOVERY-SUMMARY")
+	recovery := &fakeLLM{name: "gemini-2.5-flash", reply: func(context.Context, *Request) (string, error) { return "recovered answer", nil }}
+	g, logs := newTestGuard(t, sum, WithMaxTokens(100_000), WithRecoveryModel(recovery))
+	ctx := newFakeCtx("a").withUser("LATEST please fix the build")
+	raw := append(history(20, 300), userMsg("LATEST please fix the build"))
+	req := request(raw...)
+	_, err := g.beforeModel(ctx, req)
+	require.NoError(t, err)
+
+	resp, err := g.onModelError(ctx, req, &contextguardtest.OverflowError{Style: contextguardtest.ErrorAnthropic, Tokens: 130_000, Limit: 100_000})
+	require.NoError(t, err)
+	require.NotNil(t, resp)
+	assert.Equal(t, "recovered answer", contentText(resp.Content))
+	assert.Equal(t, 1, sum.Calls())
+	require.Equal(t, 1, recovery.Calls())
+	sent := recovery.last
+	require.Len(t, sent.Contents, 1, "compacted to the summary message")
+	assert.Contains(t, contentText(sent.Contents[0]), "RECOVERY-SUMMARY")
+	assert.Contains(t, contentText(sent.Contents[0]), "LATEST please fix the build")
+	assert.Len(t, req.Contents, len(raw), "ADK's request is not modified")
+
+	// The compaction is in the call's state delta, so it rides on the
+	// recovery response; its watermark covers ADK's contents.
+	assert.Equal(t, "RECOVERY-SUMMARY", ctx.getStr(keySummary))
+	assert.Equal(t, len(raw), ctx.getInt(keyWatermark))
+	assert.Equal(t, fingerprint(raw[len(raw)-1]), ctx.getStr(keyFingerprint))
+	assert.Contains(t, logs.String(), "compacting the rejected request to half the window")
+	assert.Contains(t, logs.String(), "recovered from a context overflow")
+
+	// The next call injects it.
+	req2 := request(append(append([]*genai.Content{}, raw...), modelMsg("recovered answer"), userMsg("thanks"))...)
+	ctx.withUser("thanks")
+	_, err = g.beforeModel(ctx, req2)
+	require.NoError(t, err)
+	assert.Equal(t, 1, sum.Calls())
+	require.Len(t, req2.Contents, 3)
+	assert.Contains(t, contentText(req2.Contents[0]), "RECOVERY-SUMMARY")
+}
+
+func TestOnModelError_RecoveryTargetsHalfTheProvidersLimit(t *testing.T) {
+	sum := fixedSummary("S")
+	recovery := &fakeLLM{name: "gemini-2.5-flash", reply: func(context.Context, *Request) (string, error) { return "ok", nil }}
+	var events []CompactionEvent
+	g := newGuard(nil, WithLogger((&logBuffer{}).logger()), WithOnCompaction(func(_ context.Context, e CompactionEvent) { events = append(events, e) }))
+	// The guard believes in a 1M window; the provider says 8,000.
+	g.addModel("a", sum, WithMaxTokens(1_000_000), WithRecoveryModel(recovery))
+	ctx := newFakeCtx("a").withUser("go")
+	req := request(append(history(20, 300), userMsg("go"))...)
+	_, err := g.beforeModel(ctx, req)
+	require.NoError(t, err)
+	_, err = g.onModelError(ctx, req, &contextguardtest.OverflowError{Style: contextguardtest.ErrorGemini, Tokens: 9_000, Limit: 8_000})
+	require.NoError(t, err)
+	require.Len(t, events, 1)
+	assert.Equal(t, "overflow", events[0].Reason)
+	assert.Equal(t, 8_000, events[0].Window)
+	assert.Equal(t, 4_000, events[0].Threshold)
+	assert.LessOrEqual(t, events[0].TokensAfter, 4_000)
+}
+
+func TestOnModelError_RecoveryImpossible(t *testing.T) {
+	sum := fixedSummary("S")
+	recovery := &fakeLLM{name: "gemini-2.5-flash", reply: func(context.Context, *Request) (string, error) { return "ok", nil }}
+	g, logs := newTestGuard(t, sum, WithMaxTokens(8_000), WithRecoveryModel(recovery))
+	ctx := newFakeCtx("a").withUser("hello")
+	req := request(userMsg("old"), modelMsg("ok"), userMsg("hello"))
+	req.Config.SystemInstruction = genai.NewContentFromText(strings.Repeat("rule ", 3_000), genai.RoleUser)
+	_, err := g.beforeModel(ctx, req)
+	require.NoError(t, err)
+	overflow := &contextguardtest.OverflowError{Style: contextguardtest.ErrorGemini, Tokens: 9_000, Limit: 8_000}
+	resp, err := g.onModelError(ctx, req, overflow)
+	assert.Nil(t, resp)
+	require.ErrorIs(t, err, ErrIrreducible, "a clear error")
+	assert.True(t, contextguardtest.IsOverflowError(err), "the provider's error is kept in the chain")
+	assert.Zero(t, recovery.Calls())
+	assert.Contains(t, logs.String(), "recovery impossible")
+}
+
+func TestOnModelError_RecoveryModelFails(t *testing.T) {
+	sum := fixedSummary("PAID-SUMMARY")
+	recovery := &fakeLLM{name: "gemini-2.5-flash", reply: func(context.Context, *Request) (string, error) { return "", errBoom }}
+	g, logs := newTestGuard(t, sum, WithMaxTokens(100_000), WithRecoveryModel(recovery))
+	ctx := newFakeCtx("a").withUser("LATEST")
+	raw := append(history(20, 300), userMsg("LATEST"))
+	req := request(raw...)
+	_, err := g.beforeModel(ctx, req)
+	require.NoError(t, err)
+	// A fresh state view: the delta of the failed call is lost.
+	ctx.state = newMapState()
+	resp, err := g.onModelError(ctx, req, &contextguardtest.OverflowError{Style: contextguardtest.ErrorOpenAI, Tokens: 130_000, Limit: 100_000})
+	require.NoError(t, err, "the provider's error surfaces")
+	assert.Nil(t, resp)
+	assert.Contains(t, logs.String(), "the recovery model failed")
+	require.Equal(t, 1, sum.Calls())
+
+	ctx.state = newMapState() // the delta is lost again
+	req2 := request(append(append([]*genai.Content{}, raw...), userMsg("LATEST again"))...)
+	ctx.withUser("LATEST again")
+	_, err = g.beforeModel(ctx, req2)
+	require.NoError(t, err)
+	assert.Equal(t, 1, sum.Calls(), "the summary paid for in the recovery is reused")
+	assert.Contains(t, contentText(req2.Contents[0]), "PAID-SUMMARY")
+	assert.Contains(t, requestText(req2), "LATEST again")
+	assert.Equal(t, "PAID-SUMMARY", ctx.getStr(keySummary), "and persisted again")
+}

@@ -1,0 +1,181 @@
+package core
+
+import (
+	"fmt"
+
+	"google.golang.org/genai"
+)
+
+// ---------------------------------------------------------------------------
+// Memory the guard retains per session (ARCHITECTURE.md, Concurrency)
+// ---------------------------------------------------------------------------
+
+// What an idle session holds in the guard's table: its count cache (each
+// entry pins the content it counted, so the bytes of its strings stay
+// alive: with a database session service nothing else holds them once the
+// call is over), the summary message it last built, and each agent's
+// in-memory record (with WithRecoveryModel, the request last let through).
+// After a call that used the prefix record (prefix_count.go) the cache
+// keeps only what that call counted: the new contents and the summary
+// message. After a call that counted everything (a session's first call,
+// the call after a compaction) it keeps the whole history until the next
+// call. The table is bounded by sessions and by these bytes, evicting the
+// least recently used idle sessions; an evicted session's next call counts
+// only what is new, from its prefix record, so eviction costs little.
+
+// Defaults of the session table's bounds.
+const (
+	// DefaultMaxSessions is how many sessions the guard keeps in memory by
+	// default (WithMaxSessions).
+	DefaultMaxSessions = 10_000
+	// DefaultMaxSessionBytes is how many bytes the sessions kept in memory
+	// may retain by default (WithMaxSessionBytes): 256 MiB holds, for
+	// example, 10,000 idle sessions of a few kilobytes each (their last
+	// message and summary), or 250 sessions of 200k tokens whose whole
+	// history is cached right after their first call.
+	DefaultMaxSessionBytes = 256 << 20
+)
+
+// Approximations of what retained values cost beyond their strings' bytes.
+const (
+	// entryOverhead is what one cached content retains besides its
+	// strings: the cache entry and map slot, and the pinned copy ADK made
+	// of the content (its Content, Part and call or response structs and
+	// top-level maps), measured with BenchmarkSessionMemory.
+	entryOverhead = 864
+	// sessionOverhead is what an idle session's entry costs without any
+	// cached content: the entry, its list element and key, its maps (and
+	// the counts of the tool declarations) and agent records, measured
+	// with BenchmarkSessionMemory.
+	sessionOverhead = 1_600
+	// retainedBytesPerToken converts the estimate of a request an agent
+	// record keeps (WithRecoveryModel) into bytes: about 4 bytes of text
+	// per token.
+	retainedBytesPerToken = 4
+	// maxSizeNodes bounds the walk of a payload's size, as maxKeyNodes
+	// bounds its key's walk: past it the rest is not added.
+	maxSizeNodes = maxKeyNodes
+)
+
+// sessionBounds are the session table's bounds.
+type sessionBounds struct {
+	sessions int
+	bytes    int
+}
+
+// WithMaxSessions bounds how many sessions the guard keeps in memory (their
+// count caches, summary messages and in-memory records); past it the least
+// recently used idle session is dropped, and its next call counts from its
+// prefix record in session state. Zero means DefaultMaxSessions; a negative
+// value is an error.
+func WithMaxSessions(n int) Option {
+	return func(o *guardOptions) {
+		switch {
+		case n < 0:
+			o.errs = append(o.errs, fmt.Errorf("contextguard: WithMaxSessions(%d): must be >= 0 (0 means the default %d)", n, DefaultMaxSessions))
+		case n > 0:
+			o.bounds.sessions = n
+		}
+	}
+}
+
+// WithMaxSessionBytes bounds the bytes the sessions kept in memory retain
+// (see WithMaxSessions), as the guard accounts them: the strings and media
+// of the contents their caches pin, plus a fixed cost per content and per
+// session. Past it the least recently used idle sessions are dropped; a
+// session in use is never dropped, so one session larger than the bound is
+// kept while it is served. Zero means DefaultMaxSessionBytes; a negative
+// value is an error.
+func WithMaxSessionBytes(n int) Option {
+	return func(o *guardOptions) {
+		switch {
+		case n < 0:
+			o.errs = append(o.errs, fmt.Errorf("contextguard: WithMaxSessionBytes(%d): must be >= 0 (0 means the default %d)", n, DefaultMaxSessionBytes))
+		case n > 0:
+			o.bounds.bytes = n
+		}
+	}
+}
+
+// withDefaults fills the bounds not set.
+func (b sessionBounds) withDefaults() sessionBounds {
+	if b.sessions <= 0 {
+		b.sessions = DefaultMaxSessions
+	}
+	if b.bytes <= 0 {
+		b.bytes = DefaultMaxSessionBytes
+	}
+	return b
+}
+
+// retainedBytes is what the idle entry retains, as the table accounts it.
+// The caller holds e.mu.
+func (e *sessionEntry) retainedBytes() int {
+	n := satAdd(sessionOverhead, e.cache.bytes)
+	n = satAdd(n, len(e.summary.summary)+len(e.summary.request))
+	if e.summary.msg != nil {
+		n = satAdd(n, len(e.summary.msg.Parts[0].Text))
+	}
+	for _, m := range e.agents {
+		n = satAdd(n, m.sentBytes)
+	}
+	return n
+}
+
+// contentRetained is what a cache entry pinning c retains.
+func contentRetained(c *genai.Content) int {
+	if c == nil {
+		return entryOverhead
+	}
+	s := identity{byValue: true, sizing: true}
+	walkContent(c, &s)
+	return satAdd(entryOverhead, s.size)
+}
+
+// valueSize is the bytes of the strings a JSON-like payload holds, plus a
+// word per value, walked with an explicit stack and at most maxSizeNodes
+// values (a payload with shared sub-values is counted once per visit up to
+// that bound; a cycle stops there).
+func valueSize(v any) int {
+	const word = 8
+	n := 0
+	stack := []any{v}
+	budget := maxSizeNodes // values that may still be put on the stack
+	push := func(x any) {
+		if budget > 0 {
+			budget--
+			stack = append(stack, x)
+		}
+	}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		n = satAdd(n, word)
+		switch y := x.(type) {
+		case string:
+			n = satAdd(n, len(y))
+		case []string:
+			for _, s := range y {
+				n = satAdd(n, satAdd(len(s), word))
+			}
+		case []byte:
+			n = satAdd(n, len(y))
+		case map[string]any:
+			for k, e := range y {
+				if budget == 0 {
+					break
+				}
+				n = satAdd(n, len(k))
+				push(e)
+			}
+		case []any:
+			for _, e := range y {
+				if budget == 0 {
+					break
+				}
+				push(e)
+			}
+		}
+	}
+	return n
+}

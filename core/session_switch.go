@@ -1,0 +1,59 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+)
+
+// StateKeyDisabled is the session-state key that switches the guard off for
+// one session: while it holds true, the guard passes every request of the
+// session untouched, for every agent (no counting, no compaction, no
+// calibration from the provider's counts, no recovery from overflow
+// errors). Any other value, or none, leaves the guard on; a value that is
+// not a bool is logged and ignored. DisableSession and EnableSession set it
+// from outside the agent, DisableInState and EnableInState from inside; an
+// application may also set it itself, for example in the session's initial
+// state. Turned back on, the guard resumes from the state it had: a
+// conversation that grew past the trigger meanwhile is compacted by its
+// next model call.
+const StateKeyDisabled = stateKeyPrefix + "disabled"
+
+// setDisabledInState sets StateKeyDisabled to off in st (DisableInState,
+// EnableInState).
+func (g *Guard) setDisabledInState(st State, off bool) error {
+	switch {
+	case g == nil:
+		return errors.New("contextguard: the guard is nil")
+	case st == nil:
+		return errors.New("contextguard: the session state is nil")
+	}
+	if err := st.Set(StateKeyDisabled, off); err != nil {
+		return fmt.Errorf("contextguard: writing %s: %w", StateKeyDisabled, err)
+	}
+	return nil
+}
+
+// switchedOff reports whether the guard is switched off for the session
+// whose state is st. It reads one key and allocates nothing.
+func (g *Guard) switchedOff(st StateReader) bool {
+	return sessionDisabled(st, g.log)
+}
+
+// sessionDisabled reads StateKeyDisabled; a value that is not a bool is
+// logged and treated as absent.
+func sessionDisabled(st StateReader, log *slog.Logger) bool {
+	if st == nil {
+		return false
+	}
+	v, err := st.Get(StateKeyDisabled)
+	if err != nil || v == nil {
+		return false
+	}
+	off, ok := v.(bool)
+	if !ok {
+		log.Warn("contextguard: session state has the wrong type; ignoring it",
+			"key", StateKeyDisabled, "type", typeName(v))
+	}
+	return off
+}

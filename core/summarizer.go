@@ -1,0 +1,317 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/tokens"
+)
+
+// Summarizer turns a conversation into a summary the agent can resume from.
+// Implementations should honour ctx; the guard bounds each call with the
+// agent's summary timeout (it stops waiting when the timeout expires, even
+// if Summarize has not returned) and falls back to a deterministic summary
+// on any error, empty or oversize output, timeout or panic. Summarize runs
+// without the guard's session lock, but a call it makes back into the guard
+// for the session it summarizes, with ctx or a context derived from it,
+// cannot be served and gets ErrReentrant.
+type Summarizer interface {
+	Summarize(ctx context.Context, req SummaryRequest) (string, error)
+}
+
+// SummaryRequest is what the guard hands a Summarizer. Contents and
+// Transcript describe the same messages, already fitted to the summarizer's
+// window: Contents for custom summarizers, Transcript as the LLM summarizer
+// renders it.
+type SummaryRequest struct {
+	// Agent is the name of the agent whose conversation is summarized.
+	Agent string
+	// PreviousSummary is the summary of everything before Contents, or "".
+	PreviousSummary string
+	// Contents are the messages to summarize, oldest first.
+	Contents []*genai.Content
+	// Transcript is Contents rendered as text with bounded tool excerpts.
+	Transcript string
+	// UserRequest is the user's current request.
+	UserRequest string
+	// Todos is the session's todo list (state key "todos").
+	Todos []TodoItem
+	// MaxTokens is the length budget of the summary, in tokens as a
+	// typical tokenizer counts them (the guard's estimate before it is
+	// calibrated to the agent's provider): a summary of about this many
+	// tokens takes the room the guard set aside for it.
+	MaxTokens int
+	// Instructions are extra instructions appended to the prompt.
+	Instructions string
+}
+
+//go:embed prompts/summary_system.md
+var summarySystemText string
+
+//go:embed prompts/summary_user.md
+var summaryUserText string
+
+var (
+	summarySystemTmpl = template.Must(template.New("summary_system").Parse(summarySystemText))
+	summaryUserTmpl   = template.Must(template.New("summary_user").Parse(summaryUserText))
+)
+
+// RenderSummaryPrompt fills the embedded templates.
+func RenderSummaryPrompt(req SummaryRequest) (system, user string, err error) {
+	var sb, ub bytes.Buffer
+	words := max(req.MaxTokens*3/4, 50)
+	if err := summarySystemTmpl.Execute(&sb, map[string]any{
+		"MaxWords":     words,
+		"HasTodos":     len(req.Todos) > 0,
+		"Instructions": req.Instructions,
+	}); err != nil {
+		return "", "", fmt.Errorf("contextguard: rendering summary prompt: %w", err)
+	}
+	if err := summaryUserTmpl.Execute(&ub, map[string]any{
+		"PreviousSummary": req.PreviousSummary,
+		"Transcript":      req.Transcript,
+		"Todos":           req.Todos,
+		"UserRequest":     req.UserRequest,
+	}); err != nil {
+		return "", "", fmt.Errorf("contextguard: rendering summary prompt: %w", err)
+	}
+	return sb.String(), ub.String(), nil
+}
+
+// ---------------------------------------------------------------------------
+// Transcript rendering (ARCHITECTURE.md, The summarizer)
+// ---------------------------------------------------------------------------
+
+// excerptLimits bound what one message may contribute to a transcript. Tool
+// results keep head and tail: the facts the agent learned live there.
+type excerptLimits struct {
+	text       int // bytes of user or model text
+	toolArgs   int // bytes of one call's arguments
+	toolResult int // bytes of one tool result
+}
+
+// limitsForBudget scales the excerpts to the transcript budget (in bytes), so
+// a small window gets short excerpts and a large one keeps more detail.
+func limitsForBudget(budgetBytes int) excerptLimits {
+	clamp := func(v, lo, hi int) int { return min(max(v, lo), hi) }
+	return excerptLimits{
+		text:       clamp(budgetBytes/4, 400, 16_000),
+		toolArgs:   clamp(budgetBytes/16, 200, 2_000),
+		toolResult: clamp(budgetBytes/8, 300, 6_000),
+	}
+}
+
+// renderContent renders one message as transcript lines.
+func renderContent(c *genai.Content, lim excerptLimits) string {
+	if c == nil {
+		return ""
+	}
+	role := c.Role
+	if role == "" {
+		role = "unknown"
+	}
+	var b strings.Builder
+	for _, p := range c.Parts {
+		if p == nil {
+			continue
+		}
+		switch {
+		case p.Thought:
+			// Thoughts are the model's scratchpad; the visible text carries
+			// what it decided.
+		case p.Text != "":
+			fmt.Fprintf(&b, "[%s]: %s\n", role, truncateMiddle(sanitizeUTF8(p.Text), lim.text))
+		case p.FunctionCall != nil:
+			fmt.Fprintf(&b, "[%s called tool %s] args: %s\n", role, p.FunctionCall.Name,
+				truncateMiddle(marshalJSON(p.FunctionCall.Args), lim.toolArgs))
+		case p.FunctionResponse != nil:
+			fmt.Fprintf(&b, "[tool %s returned] %s\n", p.FunctionResponse.Name,
+				truncateMiddle(compactJSON(p.FunctionResponse.Response), lim.toolResult))
+		case p.InlineData != nil:
+			fmt.Fprintf(&b, "[%s attached %s, %d bytes]\n", role, p.InlineData.MIMEType, len(p.InlineData.Data))
+		case p.FileData != nil:
+			fmt.Fprintf(&b, "[%s attached file %s (%s)]\n", role, p.FileData.FileURI, p.FileData.MIMEType)
+		case p.ExecutableCode != nil:
+			fmt.Fprintf(&b, "[%s ran code]: %s\n", role, truncateMiddle(p.ExecutableCode.Code, lim.toolArgs))
+		case p.CodeExecutionResult != nil:
+			fmt.Fprintf(&b, "[code result]: %s\n", truncateMiddle(p.CodeExecutionResult.Output, lim.toolResult))
+		}
+	}
+	return b.String()
+}
+
+// compactJSON renders a tool result for a transcript. Results that hold a
+// single string (the common {"output": "..."} or {"result": "..."}) render as
+// that string, so excerpts show text rather than escapes.
+func compactJSON(v any) string {
+	if m, ok := v.(map[string]any); ok && len(m) == 1 {
+		for _, val := range m {
+			if s, ok := val.(string); ok {
+				return sanitizeUTF8(s)
+			}
+		}
+	}
+	return marshalJSON(v)
+}
+
+// marshalJSON renders v as compact JSON, as json.Marshal would, for values
+// of any depth and without failing: a tool result that refers to itself is
+// rendered with the reference as null (see tokens.AppendJSON).
+func marshalJSON(v any) string {
+	return sanitizeUTF8(string(tokens.AppendJSON(nil, v)))
+}
+
+// ---------------------------------------------------------------------------
+// Fallback summary (ARCHITECTURE.md, The summarizer)
+// ---------------------------------------------------------------------------
+
+// Shares of the fallback budget. Each section is bounded by its share, so a
+// long list of requests cannot push out the tools, the todos or the earlier
+// summary; what a section leaves unused goes to the user's requests.
+const (
+	fallbackShareTodos   = 0.15
+	fallbackShareTools   = 0.10
+	fallbackShareModel   = 0.10
+	fallbackSharePrev    = 0.30
+	fallbackRequestBytes = 600
+	fallbackModelBytes   = 1_200
+)
+
+// fallbackSummary is the deterministic summary used whenever the summarizer
+// fails: the previous summary, the user's requests (newest first, with a
+// count of those there is no room for), the last model text, the tools
+// called (every call counted) and the todo list, all within maxTokens as the
+// estimator counts them. It reads every content of cs.
+func fallbackSummary(e tokenEstimator, cal calibration, prev string, cs []*genai.Content, todos []TodoItem, maxTokens int) string {
+	budget := maxTokens
+	tokens := func(s string) int { return cal.scale(e.text(s)) }
+	if budget < 16 {
+		return "" // no room: the summary message carries the continuation alone
+	}
+	// fit bounds s to at most n tokens, cutting its middle.
+	fit := func(s string, n int) string {
+		if s == "" || tokens(s) <= n {
+			return s
+		}
+		for room := n * 3; room > 32; room = room * 2 / 3 {
+			if cut := truncateMiddle(s, room) + "\n"; tokens(cut) <= n {
+				return cut
+			}
+		}
+		return ""
+	}
+
+	var requests []string
+	var lastModel string
+	var calls []string
+	callCount := map[string]int{}
+	for _, c := range cs {
+		if c == nil {
+			continue
+		}
+		for _, p := range c.Parts {
+			if p != nil && p.FunctionCall != nil {
+				if callCount[p.FunctionCall.Name] == 0 {
+					calls = append(calls, p.FunctionCall.Name)
+				}
+				callCount[p.FunctionCall.Name]++
+			}
+		}
+		t := contentText(c)
+		if t == "" {
+			continue
+		}
+		switch {
+		case c.Role == genai.RoleUser && isUserRequest(c):
+			requests = append(requests, t)
+		case c.Role == genai.RoleModel:
+			lastModel = t
+		}
+	}
+
+	head := "(Automatic summary: the summarizer was unavailable, so this lists the conversation's facts mechanically.)\n"
+	if tokens(head) > budget/3 {
+		head = "(automatic summary)\n"
+	}
+	left := budget - tokens(head)
+	share := func(f float64) int { return int(float64(budget) * f) }
+	section := func(title, body string, n int) string {
+		if body == "" || n <= 0 {
+			return ""
+		}
+		s := fit(title+body, n)
+		left -= tokens(s)
+		return s
+	}
+
+	var todoText, toolText string
+	if len(todos) > 0 {
+		var tb strings.Builder
+		for _, t := range todos {
+			fmt.Fprintf(&tb, "- [%s] %s\n", t.Status, t.Content)
+		}
+		todoText = tb.String()
+	}
+	if len(calls) > 0 {
+		var cb strings.Builder
+		for _, name := range calls {
+			cb.WriteString("- " + name + " x" + strconv.Itoa(callCount[name]) + "\n")
+		}
+		toolText = cb.String()
+	}
+	todoSec := section("\n## Todo List\n", todoText, share(fallbackShareTodos))
+	toolSec := section("\n## Tools called\n", toolText, share(fallbackShareTools))
+	modelSec := section("\n## Last assistant message\n", truncateMiddle(sanitizeUTF8(lastModel), fallbackModelBytes)+"\n", share(fallbackShareModel))
+	if lastModel == "" {
+		left += tokens(modelSec)
+		modelSec = ""
+	}
+	prevSec := section("\n## Earlier summary\n", sanitizeUTF8(prev), share(fallbackSharePrev))
+
+	var rb strings.Builder
+	if len(requests) > 0 {
+		title := "\n## User requests (newest first)\n"
+		// The requests that do not fit are counted, never dropped silently;
+		// room for that line is kept while more than one remains.
+		unlisted := func(n int) string { return "- (" + strconv.Itoa(n) + " earlier requests not listed: no room)\n" }
+		if tokens(title) < left {
+			rb.WriteString(title)
+			left -= tokens(title)
+			i := len(requests) - 1
+			for ; i >= 0; i-- {
+				line := "- " + truncateMiddle(sanitizeUTF8(requests[i]), fallbackRequestBytes) + "\n"
+				n := tokens(line)
+				if i > 0 {
+					n += tokens(unlisted(i))
+				}
+				if n > left {
+					break
+				}
+				rb.WriteString(line)
+				left -= tokens(line)
+			}
+			if note := unlisted(i + 1); i >= 0 && tokens(note) <= left {
+				rb.WriteString(note)
+			}
+		}
+	}
+	return head + prevSec + rb.String() + modelSec + toolSec + todoSec
+}
+
+// summarizerModel names a summarizer in logs: its model's name for the LLM
+// summarizer (ModelNamer), else its Go type.
+func summarizerModel(s Summarizer) string {
+	if l, ok := s.(ModelNamer); ok {
+		if name, ok := l.ModelName(); ok {
+			return name
+		}
+	}
+	return fmt.Sprintf("%T", s)
+}

@@ -1,0 +1,129 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// instrumentationName names the guard's tracer and meter.
+const instrumentationName = "github.com/adk-contextguard/contextguard"
+
+// WithTracerProvider sets the OpenTelemetry tracer provider for compaction
+// spans. The default is the global provider (otel.GetTracerProvider), the one
+// ADK itself uses.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(o *guardOptions) {
+		if tp == nil {
+			o.errs = append(o.errs, errors.New("contextguard: WithTracerProvider: provider is nil"))
+			return
+		}
+		o.tracerProvider = tp
+	}
+}
+
+// WithMeterProvider sets the OpenTelemetry meter provider for the guard's
+// metrics. The default is the global provider (otel.GetMeterProvider).
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(o *guardOptions) {
+		if mp == nil {
+			o.errs = append(o.errs, errors.New("contextguard: WithMeterProvider: provider is nil"))
+			return
+		}
+		o.meterProvider = mp
+	}
+}
+
+// telemetry holds the guard's tracer and instruments.
+type telemetry struct {
+	tracer          trace.Tracer
+	compactions     metric.Int64Counter
+	fallbacks       metric.Int64Counter
+	tokensBefore    metric.Int64Histogram
+	tokensAfter     metric.Int64Histogram
+	summarizerDelay metric.Float64Histogram
+}
+
+func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) (*telemetry, error) {
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	if mp == nil {
+		mp = otel.GetMeterProvider()
+	}
+	m := mp.Meter(instrumentationName)
+	t := &telemetry{tracer: tp.Tracer(instrumentationName)}
+	var errs []error
+	var err error
+	t.compactions, err = m.Int64Counter("contextguard.compactions",
+		metric.WithDescription("Compactions performed."), metric.WithUnit("{compaction}"))
+	errs = append(errs, err)
+	t.fallbacks, err = m.Int64Counter("contextguard.fallbacks",
+		metric.WithDescription("Compactions that used the deterministic fallback summary."), metric.WithUnit("{compaction}"))
+	errs = append(errs, err)
+	t.tokensBefore, err = m.Int64Histogram("contextguard.tokens.before",
+		metric.WithDescription("Calibrated request tokens before a compaction."), metric.WithUnit("{token}"))
+	errs = append(errs, err)
+	t.tokensAfter, err = m.Int64Histogram("contextguard.tokens.after",
+		metric.WithDescription("Calibrated request tokens after a compaction."), metric.WithUnit("{token}"))
+	errs = append(errs, err)
+	t.summarizerDelay, err = m.Float64Histogram("contextguard.summarizer.duration",
+		metric.WithDescription("Latency of one summarizer call."), metric.WithUnit("s"))
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// startCompaction opens the compaction span.
+func (t *telemetry) startCompaction(ctx context.Context, agentName, sessionID string, strategy Strategy) (context.Context, trace.Span) {
+	return t.tracer.Start(ctx, "contextguard.compact", trace.WithAttributes(
+		attribute.String("contextguard.agent", agentName),
+		attribute.String("contextguard.session", sessionID),
+		attribute.String("contextguard.strategy", string(strategy)),
+	))
+}
+
+// endCompaction records the metrics of ev and closes span.
+func (t *telemetry) endCompaction(ctx context.Context, span trace.Span, ev CompactionEvent, err error) {
+	attrs := metric.WithAttributes(
+		attribute.String("contextguard.agent", ev.Agent),
+		attribute.String("contextguard.strategy", string(ev.Strategy)),
+		attribute.Bool("contextguard.fallback", ev.Fallback),
+	)
+	t.compactions.Add(ctx, 1, attrs)
+	if ev.Fallback {
+		t.fallbacks.Add(ctx, 1, attrs)
+	}
+	t.tokensBefore.Record(ctx, int64(ev.TokensBefore), attrs)
+	t.tokensAfter.Record(ctx, int64(ev.TokensAfter), attrs)
+	span.SetAttributes(
+		attribute.Int("contextguard.tokens_before", ev.TokensBefore),
+		attribute.Int("contextguard.tokens_after", ev.TokensAfter),
+		attribute.Int("contextguard.threshold", ev.Threshold),
+		attribute.Int("contextguard.window", ev.Window),
+		attribute.Int("contextguard.summarizer_calls", ev.SummarizerCalls),
+		attribute.Bool("contextguard.fallback", ev.Fallback),
+		attribute.String("contextguard.reason", ev.Reason),
+	)
+	if ev.FallbackReason != "" {
+		span.SetAttributes(attribute.String("contextguard.fallback_reason", ev.FallbackReason))
+	}
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+}
+
+// summarizerCall records one summarizer call's latency.
+func (t *telemetry) summarizerCall(ctx context.Context, agentName string, d time.Duration) {
+	t.summarizerDelay.Record(ctx, d.Seconds(), metric.WithAttributes(attribute.String("contextguard.agent", agentName)))
+}

@@ -1,0 +1,442 @@
+package core
+
+import (
+	"math"
+	"reflect"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"google.golang.org/genai"
+)
+
+// Incremental counting (ARCHITECTURE.md, Counting). ADK rebuilds the request from
+// the append-only event log every step, deep-copying each content, so all
+// but the newest contents are the same as in the previous call. The copies
+// are new structs and maps, but their strings share the session events'
+// bytes. A content is therefore identified, without reading its bytes, by
+// the addresses and lengths of its strings plus its shape, numbers and map
+// keys; the cache entry keeps the content alive, so no address it names can
+// be reused for other bytes while the entry exists. Any change to a content
+// (a new string, an added key, another number) changes its key, so a stale
+// count is never served. Inline data (of the part or of a function
+// response's parts) is keyed by the address and length of its bytes, which
+// the pinned entry keeps alive; the key and the fingerprint come from the one
+// walk of content_identity.go.
+
+// countCache holds the per-content counts of one session.
+type countCache struct {
+	entries map[uint64]*countEntry
+	decls   map[uint64]*declEntry
+	fps     map[uint64]uncountedFingerprint
+	gen     uint32
+	live    int // entries touched in the current generation
+	// bytes is what the entries retain, about (contentRetained).
+	bytes int
+}
+
+// declEntry is the cached count of one tool declaration. Declarations are
+// rebuilt by ADK every step, but their strings and schema values are the
+// tool's own.
+type declEntry struct {
+	pin    *genai.FunctionDeclaration
+	tokens int
+	gen    uint32
+}
+
+type countEntry struct {
+	pin    *genai.Content // keeps the strings named by the key alive
+	role   string
+	parts  int
+	tokens int
+	fp     string // fingerprint, computed on first use
+	gen    uint32
+	size   int // bytes retained by pinning the content (contentRetained)
+	// pruned is the content's tool-result-pruned copy, built on first use
+	// (WithToolResultPruning).
+	pruned *prunedContent
+}
+
+// maxCacheEntries bounds one session's cache; past it, entries not used by
+// the latest request are dropped.
+const maxCacheEntries = 4096
+
+func newCountCache() *countCache {
+	return &countCache{entries: make(map[uint64]*countEntry), decls: make(map[uint64]*declEntry), fps: make(map[uint64]uncountedFingerprint)}
+}
+
+// begin starts a new request: entries not touched since the previous
+// request are dropped once the cache holds more than twice what a request
+// uses, which bounds it by the size of the session's history.
+func (c *countCache) begin() {
+	if len(c.entries) > max(2*c.live, 64) || len(c.entries) > maxCacheEntries {
+		c.dropUntouched()
+	}
+	if len(c.decls) > maxCacheEntries/4 {
+		for k, e := range c.decls {
+			if e.gen != c.gen {
+				delete(c.decls, k)
+			}
+		}
+	}
+	c.gen++
+	c.live = 0
+}
+
+// entry returns the cache entry of x, counting it with e on a miss; nil when
+// x cannot be cached.
+func (c *countCache) entry(e tokenEstimator, salt uint64, x *genai.Content) *countEntry {
+	k, ok := contentKey(x)
+	if !ok {
+		return nil
+	}
+	k ^= salt
+	if ent, ok := c.entries[k]; ok && ent.role == x.Role && ent.parts == len(x.Parts) {
+		if ent.gen != c.gen {
+			ent.gen = c.gen
+			c.live++
+		}
+		return ent
+	}
+	ent := &countEntry{pin: x, role: x.Role, parts: len(x.Parts), tokens: e.content(x), gen: c.gen}
+	c.add(k, ent)
+	return ent
+}
+
+// cachedEstimator counts contents through a session's cache.
+type cachedEstimator struct {
+	tokenEstimator
+	cache *countCache
+	salt  uint64 // separates estimators sharing a session's cache
+}
+
+func (ce cachedEstimator) content(x *genai.Content) int {
+	if x == nil {
+		return 0
+	}
+	if ent := ce.cache.entry(ce.tokenEstimator, ce.salt, x); ent != nil {
+		return ent.tokens
+	}
+	return ce.tokenEstimator.content(x)
+}
+
+func (ce cachedEstimator) declaration(d *genai.FunctionDeclaration) int {
+	if d == nil {
+		return 0
+	}
+	k, ok := declKey(d)
+	if !ok {
+		return ce.tokenEstimator.declaration(d)
+	}
+	k ^= ce.salt
+	if ent, hit := ce.cache.decls[k]; hit {
+		ent.gen = ce.cache.gen
+		return ent.tokens
+	}
+	ent := &declEntry{pin: d, tokens: ce.tokenEstimator.declaration(d), gen: ce.cache.gen}
+	ce.cache.decls[k] = ent
+	return ent.tokens
+}
+
+// parallelMinMisses is the number of uncounted contents from which a
+// request's first count is spread over the CPUs: below it, starting
+// goroutines costs about what it saves.
+const parallelMinMisses = 16
+
+// prefetch counts, in parallel, the contents of cs the cache has not seen,
+// when most of them are new (the first call of a session in this process:
+// after a restart, or on a replica that has not served it yet). In steady
+// state, when one content is new per call, it costs a length check.
+// Counting is a pure function of a content and estimators are safe for
+// concurrent use, so the counts are the ones content would compute.
+func (ce cachedEstimator) prefetch(cs []*genai.Content) {
+	if len(cs) < parallelMinMisses || len(ce.cache.entries) >= len(cs)/2 {
+		return
+	}
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	if workers < 2 {
+		return
+	}
+	type miss struct {
+		key uint64
+		x   *genai.Content
+		n   int
+	}
+	var misses []miss
+	for _, x := range cs {
+		if x == nil {
+			continue
+		}
+		k, ok := contentKey(x)
+		if !ok {
+			continue
+		}
+		k ^= ce.salt
+		if _, hit := ce.cache.entries[k]; !hit {
+			misses = append(misses, miss{key: k, x: x})
+		}
+	}
+	if len(misses) < parallelMinMisses {
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(misses) {
+					return
+				}
+				misses[i].n = ce.tokenEstimator.content(misses[i].x)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, m := range misses {
+		if _, hit := ce.cache.entries[m.key]; hit {
+			continue // the same content twice in one request
+		}
+		ce.cache.add(m.key, &countEntry{pin: m.x, role: m.x.Role, parts: len(m.x.Parts), tokens: m.n, gen: ce.cache.gen})
+	}
+}
+
+// fingerprint is the content's fingerprint, cached with its count when the
+// content was counted, else in the cache's few fingerprints of contents
+// that are not counted (the last content a summary covers lies in the
+// prefix a matching prefix record spares counting: prefix_count.go).
+func (ce cachedEstimator) fingerprint(x *genai.Content) string {
+	if x == nil {
+		return fingerprint(x)
+	}
+	k, ok := contentKey(x)
+	if !ok {
+		return fingerprint(x)
+	}
+	k ^= ce.salt
+	if ent, hit := ce.cache.entries[k]; hit && ent.role == x.Role && ent.parts == len(x.Parts) {
+		if ent.fp == "" {
+			ent.fp = fingerprint(x)
+		}
+		return ent.fp
+	}
+	if f, hit := ce.cache.fps[k]; hit {
+		return f.fp
+	}
+	if len(ce.cache.fps) >= maxUncountedFingerprints {
+		clear(ce.cache.fps)
+	}
+	f := uncountedFingerprint{pin: x, fp: fingerprint(x)}
+	ce.cache.fps[k] = f
+	return f.fp
+}
+
+// maxUncountedFingerprints bounds the fingerprints kept for contents that
+// are not counted: a session looks for one (the summary's watermark) per
+// call, a few while a compaction moves it.
+const maxUncountedFingerprints = 8
+
+// uncountedFingerprint is the fingerprint of a content that is not counted,
+// pinned like a count entry.
+type uncountedFingerprint struct {
+	pin *genai.Content
+	fp  string
+}
+
+// dropUntouched drops the entries the current request did not use. A Go
+// map keeps the room of its largest size, so when most entries go, the
+// rest move to a new map and an idle session keeps only what it holds.
+func (c *countCache) dropUntouched() {
+	if len(c.entries) == c.live {
+		return
+	}
+	was := len(c.entries)
+	for k, e := range c.entries {
+		if e.gen != c.gen {
+			c.bytes -= e.size
+			delete(c.entries, k)
+		}
+	}
+	if len(c.entries)*shrinkRatio < was {
+		m := make(map[uint64]*countEntry, len(c.entries)) // maps.Clone keeps the room
+		for k, e := range c.entries {
+			m[k] = e
+		}
+		c.entries = m
+	}
+}
+
+// shrinkRatio is how many times smaller than it was the cache must get for
+// dropUntouched to move its entries to a new map.
+const shrinkRatio = 4
+
+// add stores a new entry.
+func (c *countCache) add(k uint64, e *countEntry) {
+	e.size = contentRetained(e.pin)
+	c.bytes += e.size
+	c.entries[k] = e
+	c.live++
+}
+
+// ---------------------------------------------------------------------------
+// Identity keys
+// ---------------------------------------------------------------------------
+
+// mix is the splitmix64 finalizer: a cheap, well-distributed 64-bit mixer.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+type keyer struct{ h uint64 }
+
+func (k *keyer) add(v uint64) { k.h = mix(k.h ^ v + 0x9e3779b97f4a7c15) }
+
+func (k *keyer) str(s string) {
+	k.add(uint64(uintptr(unsafe.Pointer(unsafe.StringData(s)))))
+	k.add(uint64(len(s)))
+}
+
+// contentKey is the identity key of c, from the walk the fingerprint makes
+// too (walkContent): strings and byte slices by address and length, shape,
+// numbers and map keys by value. ok is false when c holds values whose
+// changes the key cannot see, and must not be cached.
+func contentKey(c *genai.Content) (uint64, bool) {
+	s := identity{k: keyer{h: 0x5bd1e995}}
+	if !walkContent(c, &s) {
+		return 0, false
+	}
+	return s.k.h, true
+}
+
+// declKey is the identity key of a function declaration: its strings by
+// address, and its schemas (*genai.Schema, *jsonschema.Schema, map[string]any
+// or any other pointer-shaped value) by address and, for maps, length. Tools
+// build their schemas once and do not change them afterwards, so walking a
+// schema on every call would only cost time; a schema edited in place after
+// registration keeps its old count until the cache drops it. ok is false for
+// schema values that are not pointer-shaped.
+func declKey(d *genai.FunctionDeclaration) (uint64, bool) {
+	k := keyer{h: 0x1f3d5b79}
+	k.str(d.Name)
+	k.str(d.Description)
+	k.add(uint64(uintptr(unsafe.Pointer(d.Parameters))))
+	k.add(uint64(uintptr(unsafe.Pointer(d.Response))))
+	for _, v := range [2]any{d.ParametersJsonSchema, d.ResponseJsonSchema} {
+		switch x := v.(type) {
+		case nil:
+			k.add(1)
+		case map[string]any:
+			k.add(uint64(reflect.ValueOf(x).Pointer()))
+			k.add(uint64(len(x)))
+		default:
+			rv := reflect.ValueOf(v)
+			if rv.Kind() != reflect.Pointer {
+				return 0, false
+			}
+			k.add(uint64(rv.Pointer()))
+		}
+	}
+	return k.h, true
+}
+
+// value adds a map-valued payload to the key.
+func (k *keyer) value(m map[string]any) bool {
+	if m == nil {
+		k.add(9)
+		return true
+	}
+	budget := maxKeyNodes
+	vk, ok := valueKey(m, 0, &budget)
+	k.add(vk)
+	return ok
+}
+
+// Bounds of the key's walk of a value. Past either, the content is not
+// cached, which only costs a recount. They also bound the walk of a value
+// with a cycle (its depth is unbounded) or with shared sub-values (its
+// expansion can be exponential in its size): the walk stops at the first
+// bound it meets.
+const (
+	// maxKeyDepth bounds the nesting walked.
+	maxKeyDepth = 64
+	// maxKeyNodes bounds the values walked for one payload, far above what
+	// tool results hold.
+	maxKeyNodes = 1 << 20
+)
+
+// valueKey keys a JSON-like value by its shape, numbers, booleans and the
+// addresses of its strings. Map entries are combined order-independently.
+// budget is the number of values the walk may still visit.
+func valueKey(v any, depth int, budget *int) (uint64, bool) {
+	*budget--
+	if depth > maxKeyDepth || *budget < 0 {
+		return 0, false
+	}
+	k := keyer{h: uint64(depth) + 17}
+	switch x := v.(type) {
+	case nil:
+		k.add(10)
+	case string:
+		k.add(11)
+		k.str(x)
+	case bool:
+		if x {
+			k.add(12)
+		} else {
+			k.add(13)
+		}
+	case float64:
+		k.add(14)
+		k.add(math.Float64bits(x))
+	case int:
+		k.add(15)
+		k.add(uint64(x))
+	case int64:
+		k.add(15)
+		k.add(uint64(x))
+	case map[string]any:
+		k.add(16)
+		var sum uint64
+		for key, val := range x {
+			e := keyer{h: 23}
+			e.str(key)
+			vk, ok := valueKey(val, depth+1, budget)
+			if !ok {
+				return 0, false
+			}
+			e.add(vk)
+			sum += e.h
+		}
+		k.add(sum)
+		k.add(uint64(len(x)))
+	case []any:
+		k.add(17)
+		for _, val := range x {
+			vk, ok := valueKey(val, depth+1, budget)
+			if !ok {
+				return 0, false
+			}
+			k.add(vk)
+		}
+		k.add(uint64(len(x)))
+	case []string:
+		k.add(18)
+		for _, s := range x {
+			k.str(s)
+		}
+		k.add(uint64(len(x)))
+	default:
+		// Other types (structs, typed maps, byte slices) may change in ways
+		// the walk cannot see: the content is not cached at all.
+		return 0, false
+	}
+	return k.h, true
+}

@@ -1,0 +1,109 @@
+package core
+
+import (
+	"encoding/json"
+	"errors"
+
+	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/tokens"
+)
+
+// TokenCounter counts the tokens of a text exactly, for users who have their
+// provider's tokenizer (or a local copy of it). See WithTokenCounter.
+type TokenCounter interface {
+	// CountTokens returns the number of tokens text encodes to.
+	CountTokens(text string) int
+}
+
+// TokenCounterFunc adapts a function to TokenCounter.
+type TokenCounterFunc func(text string) int
+
+// CountTokens calls f.
+func (f TokenCounterFunc) CountTokens(text string) int { return f(text) }
+
+// WithTokenCounter makes the guard count with tc instead of its built-in
+// estimator. Texts, function names, call arguments and results (as their
+// compact JSON) and tool declarations (as their compact JSON) go through
+// tc; images and other inline data are still counted from their headers by
+// the model family's published rules, and each message adds the estimator's
+// fitted framing cost. Counts are cached per content, so tc runs once per
+// new content, not once per call. Because tc is exact, the guard applies no
+// default correction before the provider's first real count. A nil counter
+// is an error.
+func WithTokenCounter(tc TokenCounter) AgentOption {
+	return func(c *Agent) {
+		if tc == nil {
+			c.errs = append(c.errs, errors.New("WithTokenCounter: counter is nil"))
+			return
+		}
+		c.counter = tc
+	}
+}
+
+// counterEstimator counts through a user's TokenCounter.
+type counterEstimator struct {
+	tc    TokenCounter
+	media *tokens.Estimator // inline data, file references, framing
+}
+
+func (c counterEstimator) defaultFactor() float64 { return 1.0 }
+
+func (c counterEstimator) text(s string) int {
+	if s == "" {
+		return 0
+	}
+	return max(c.tc.CountTokens(s), 0)
+}
+
+func (c counterEstimator) json(v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return c.media.Value(v)
+	}
+	return c.text(string(b))
+}
+
+func (c counterEstimator) content(x *genai.Content) int {
+	if x == nil {
+		return 0
+	}
+	n := c.media.Framing()
+	for _, p := range x.Parts {
+		if p == nil {
+			continue
+		}
+		switch {
+		case p.FunctionCall != nil:
+			n += tokens.CallOverhead + c.text(p.FunctionCall.Name) + c.json(p.FunctionCall.Args)
+		case p.FunctionResponse != nil:
+			n += tokens.CallOverhead + c.text(p.FunctionResponse.Name) + c.json(p.FunctionResponse.Response)
+		case p.InlineData != nil || p.FileData != nil:
+			n += c.media.Part(p)
+		case p.ExecutableCode != nil:
+			n += tokens.CodeOverhead + c.text(p.ExecutableCode.Code)
+		case p.CodeExecutionResult != nil:
+			n += tokens.CodeOverhead + c.text(p.CodeExecutionResult.Output)
+		}
+		n += c.text(p.Text)
+	}
+	return n
+}
+
+func (c counterEstimator) declaration(d *genai.FunctionDeclaration) int {
+	if d == nil {
+		return 0
+	}
+	return tokens.FunctionDeclOverhead + c.json(d)
+}
+
+func (c counterEstimator) builtinTools(t *genai.Tool) int { return c.media.BuiltinTools(t) }
+
+// estimator returns the agent's token estimator for a model and the salt
+// that keeps its cached counts apart from other estimators'.
+func (c *Agent) estimator(model string) (tokenEstimator, uint64) {
+	if c.counter != nil {
+		return counterEstimator{tc: c.counter, media: tokens.ForModel(model)}, mix(0xc0de) ^ estimatorSalt(model)
+	}
+	return estimatorFor(model), estimatorSalt(model)
+}

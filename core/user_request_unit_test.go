@@ -1,0 +1,204 @@
+package core
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/genai"
+)
+
+func TestCurrentRequest(t *testing.T) {
+	request := userMsg("REQUEST fix the build")
+	image := userWith("", chartPNG)
+	older := userMsg("OLDER tidy the logs")
+	synthetic := userMsg(syntheticContinuations[0])
+	toolResult := respMsg("fetch_logs", map[string]any{"output": "ok"})
+	foreign := forContext("coordinator", "Handing over.")
+	// ADK drops empty parts when it rebuilds the contents from its log.
+	withBlanks := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{nil, {Text: "REQUEST fix the build"}, {}}}
+	tests := []struct {
+		name       string
+		invocation *genai.Content
+		contents   []*genai.Content
+		want       *genai.Content
+		wantIndex  int
+	}{
+		{
+			name:       "the invocation's content, found in the contents as a copy",
+			invocation: request,
+			contents:   []*genai.Content{older, modelMsg("done"), userMsg("REQUEST fix the build"), foreign, toolResult},
+			want:       request, wantIndex: 2,
+		},
+		{
+			name:       "the invocation's content with empty parts ADK drops",
+			invocation: withBlanks,
+			contents:   []*genai.Content{older, userMsg("REQUEST fix the build"), foreign},
+			want:       request, wantIndex: 1,
+		},
+		{
+			name:       "the invocation's content, not in the contents",
+			invocation: request,
+			contents:   []*genai.Content{older, foreign},
+			want:       request, wantIndex: -1,
+		},
+		{
+			name:       "an image-only invocation is the request, not an older text",
+			invocation: image,
+			contents:   []*genai.Content{older, modelMsg("done"), userWith("", chartPNG), synthetic},
+			want:       image, wantIndex: 2,
+		},
+		{
+			name:       "a tool result sent as the invocation's content falls back to the contents",
+			invocation: toolResult,
+			contents:   []*genai.Content{older, modelMsg("done"), request, toolResult},
+			want:       request, wantIndex: 2,
+		},
+		{
+			name:     "no invocation content: the newest message the user wrote",
+			contents: []*genai.Content{older, request, foreign, callMsg("f", nil), toolResult, synthetic},
+			want:     request, wantIndex: 1,
+		},
+		{
+			name:     "no invocation content: an image-only message is the request",
+			contents: []*genai.Content{older, modelMsg("done"), image, foreign},
+			want:     image, wantIndex: 2,
+		},
+		{
+			name:      "only other agents' context and tool results: no request",
+			contents:  []*genai.Content{foreign, toolResult, synthetic},
+			wantIndex: -1,
+		},
+		{
+			name:      "nil contents, nil parts and empty messages",
+			contents:  []*genai.Content{nil, {}, {Role: genai.RoleUser, Parts: []*genai.Part{nil, {}}}},
+			wantIndex: -1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, i := currentRequest(tt.invocation, tt.contents)
+			assert.Equal(t, tt.wantIndex, i)
+			assert.Equal(t, continuationText(tt.want), continuationText(got))
+			if i >= 0 {
+				assert.Same(t, tt.contents[i], got, "the request is the content the contents hold")
+			}
+		})
+	}
+}
+
+func TestContinuationText_NamesAttachments(t *testing.T) {
+	tests := []struct {
+		name string
+		c    *genai.Content
+		want string
+	}{
+		{"text only", userMsg("fix it"), "fix it"},
+		{"text and media", userWith("compare", chartPNG, specPDF),
+			"compare\n[attachment: image/png, 256 bytes]\n[attachment: file gs://bucket/spec.pdf (application/pdf)]"},
+		{"an image alone", userWith("", chartPNG), "[attachment: image/png, 256 bytes]"},
+		{"thoughts are not the request", &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: "hmm", Thought: true}, {Text: "go"}}}, "go"},
+		{"nil", nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, continuationText(tt.c))
+		})
+	}
+}
+
+func TestQuotesRequest(t *testing.T) {
+	tests := []struct {
+		name   string
+		stored string
+		c      *genai.Content
+		want   bool
+	}{
+		{"the head of the text is quoted", "REQUEST fix the build\n[... 10 bytes omitted ...]\nend", userMsg("REQUEST fix the build, then deploy"), true},
+		{"another text", "OLDER tidy the logs", userMsg("REQUEST fix the build"), false},
+		{"an image-only request is quoted by its line", continuationText(userWith("", chartPNG)), userWith("", chartPNG), true},
+		{"an image-only request is not quoted by an older text", "OLDER tidy the logs", userWith("", chartPNG), false},
+		{"nothing to quote", "anything", &genai.Content{Role: genai.RoleUser}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, quotesRequest(tt.stored, tt.c))
+		})
+	}
+}
+
+func TestSummaryContent_CarriesAttachments(t *testing.T) {
+	atts := requestAttachments(userWith("compare", chartPNG, specPDF))
+	c := summaryContent("S", "compare", atts[0], nil, atts[1])
+	require.Len(t, c.Parts, 3, "the text, then each attachment; nil ones skipped")
+	assert.Contains(t, c.Parts[0].Text, attachmentsNote)
+	assert.Equal(t, chartPNG.InlineData.Data, c.Parts[1].InlineData.Data)
+	assert.Equal(t, *specPDF.FileData, *c.Parts[2].FileData)
+	assert.Greater(t, testEst.content(c), testEst.content(summaryContent("S", "compare")), "the attachments are counted with the message")
+
+	alone := summaryContent("S", "", atts[0])
+	assert.Contains(t, alone.Parts[0].Text, continuationLead, "media alone still make a continuation")
+	assert.NotContains(t, summaryContent("S", "").Parts[0].Text, continuationLead)
+	assert.NotPanics(t, func() { summaryContent("", "", nil, nil) })
+}
+
+func TestSummaryMessage_ReusedWhileUnchanged(t *testing.T) {
+	tr := newTestTurn(request(), guardState{}, quietTestLogger())
+	cur := userWith("compare", chartPNG)
+	first := summaryMessage(tr, "S", "compare", cur)
+	// ADK's next rebuild: an equal copy of the request.
+	again := summaryMessage(tr, "S", "compare", userWith("compare", chartPNG))
+	assert.Same(t, first, again, "the steady state neither rebuilds nor recounts the message")
+
+	other := userWith("compare", &genai.Part{InlineData: &genai.Blob{MIMEType: "image/png", Data: []byte("other")}})
+	assert.NotSame(t, first, summaryMessage(tr, "S", "compare", other), "other media make another message")
+	assert.Len(t, summaryMessage(tr, "S", "compare", nil).Parts, 1, "no request: no attachments")
+}
+
+func TestContinuationBound_HalfTheRoomAfterSystemAndTools(t *testing.T) {
+	tests := []struct {
+		name         string
+		threshold    int
+		systemTokens int
+		want         int
+	}{
+		{"empty system instruction", 6_400, 0, 3_200},
+		{"the system instruction takes its share", 6_400, 2_000, 2_200},
+		{"no room left: the floor", 6_400, 7_000, minContinuationTokens},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := request()
+			tr := newTestTurn(req, guardState{}, quietTestLogger())
+			tr.lim = limits{threshold: tt.threshold, window: tt.threshold * 5 / 4}
+			tr.cal = newCalibration(guardState{}, testEst)
+			if tt.systemTokens > 0 {
+				req.Config.SystemInstruction = genai.NewContentFromText(fillerOf(tt.systemTokens, 3), genai.RoleUser)
+			}
+			assert.InDelta(t, tt.want, continuationBound(tr), float64(tt.want)/20+10)
+		})
+	}
+}
+
+func TestCoveredRequest(t *testing.T) {
+	current := userMsg("REQUEST fix the build")
+	raw := []*genai.Content{userMsg("OLDER"), modelMsg("done"), userMsg("REQUEST fix the build"), callMsg("f", nil), respMsg("f", nil)}
+	tests := []struct {
+		name       string
+		invocation *genai.Content
+		cut        int
+		want       bool
+	}{
+		{name: "the summary covers the request", invocation: current, cut: 4, want: true},
+		{name: "the request is kept verbatim after the cut", invocation: current, cut: 2, want: false},
+		{name: "the request is nowhere in the contents", invocation: userMsg("NEW request"), cut: 1, want: true},
+		{name: "no invocation content: found in the contents", cut: 3, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := newTestTurn(request(raw...), guardState{}, quietTestLogger())
+			tr.ctx.(*fakeCtx).user = tt.invocation
+			assert.Equal(t, tt.want, coveredRequest(tr, tt.cut) != nil)
+		})
+	}
+}

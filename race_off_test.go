@@ -1,7 +1,0 @@
-//go:build !race
-
-package contextguard
-
-// raceEnabled reports that the tests run under the race detector (see
-// race_on_test.go).
-const raceEnabled = false
