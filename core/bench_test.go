@@ -7,7 +7,7 @@ import (
 
 	"google.golang.org/genai"
 
-	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/adk-contextguard/contextguard/core/internal/benchcpu"
 )
 
@@ -20,10 +20,10 @@ var benchSizes = []struct {
 }
 
 // toolKinds rotate through the tool results of a synthetic history.
-var toolKinds = []contextguardtest.Kind{
-	contextguardtest.KindPrettyJSON, contextguardtest.KindLogLines, contextguardtest.KindMarkdownTable,
-	contextguardtest.KindKubectlTable, contextguardtest.KindGoCode, contextguardtest.KindBase64,
-	contextguardtest.KindYAML, contextguardtest.KindProseEnglish,
+var toolKinds = []coretest.Kind{
+	coretest.KindPrettyJSON, coretest.KindLogLines, coretest.KindMarkdownTable,
+	coretest.KindKubectlTable, coretest.KindGoCode, coretest.KindBase64,
+	coretest.KindYAML, coretest.KindProseEnglish,
 }
 
 // syntheticRequest builds a request of about target tokens: a 5 KB system
@@ -35,15 +35,15 @@ func syntheticRequest(target int) *Request {
 	var decls []*genai.FunctionDeclaration
 	for i := range 20 {
 		decls = append(decls, &genai.FunctionDeclaration{
-			Name:                 contextguardtest.MCPToolName(i),
-			Description:          contextguardtest.Generate(contextguardtest.KindProseEnglish, 200, int64(i)),
-			ParametersJsonSchema: contextguardtest.MCPSchema(2_000, int64(i)),
+			Name:                 coretest.MCPToolName(i),
+			Description:          coretest.Generate(coretest.KindProseEnglish, 200, int64(i)),
+			ParametersJsonSchema: coretest.MCPSchema(2_000, int64(i)),
 		})
 	}
 	req := &Request{
 		Model: "gemini-2.5-flash",
 		Config: &genai.GenerateContentConfig{
-			SystemInstruction: genai.NewContentFromText(contextguardtest.Generate(contextguardtest.KindProseEnglish, 5_000, 1), genai.RoleUser),
+			SystemInstruction: genai.NewContentFromText(coretest.Generate(coretest.KindProseEnglish, 5_000, 1), genai.RoleUser),
 			Tools:             []*genai.Tool{{FunctionDeclarations: decls}},
 		},
 	}
@@ -51,16 +51,16 @@ func syntheticRequest(target int) *Request {
 		kind := toolKinds[i%len(toolKinds)]
 		size := 5_000 + (i*7919)%45_000
 		req.Contents = append(req.Contents,
-			userMsg(contextguardtest.Generate(contextguardtest.KindProseEnglish, 300, int64(i))),
+			userMsg(coretest.Generate(coretest.KindProseEnglish, 300, int64(i))),
 			&genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{
 				Name: "query",
 				Args: map[string]any{"q": fmt.Sprintf("select * from t%d", i), "opts": map[string]any{"limit": 10.0 + float64(i), "filters": []any{"a", "b", map[string]any{"k": "v"}}}},
 			}}}},
 			&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{
 				Name:     "query",
-				Response: map[string]any{"output": contextguardtest.Generate(kind, size, int64(i))},
+				Response: map[string]any{"output": coretest.Generate(kind, size, int64(i))},
 			}}}},
-			modelMsg(contextguardtest.Generate(contextguardtest.KindProseEnglish, 500, int64(i)+7)),
+			modelMsg(coretest.Generate(coretest.KindProseEnglish, 500, int64(i)+7)),
 		)
 		if target < 20_000 && requestTokens(testEst, engineReq(req)) > target {
 			break
@@ -121,7 +121,7 @@ const benchPeriod = 64
 func newMessages(n, from int) []*genai.Content {
 	out := make([]*genai.Content, n)
 	for i := range out {
-		out[i] = userMsg(fmt.Sprintf("step %d: %s", from+i, contextguardtest.Generate(contextguardtest.KindProseEnglish, 400, int64(from+i))))
+		out[i] = userMsg(fmt.Sprintf("step %d: %s", from+i, coretest.Generate(coretest.KindProseEnglish, 400, int64(from+i))))
 	}
 	return out
 }

@@ -18,7 +18,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"google.golang.org/genai"
 
-	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // swTurn is one turn of a synthetic history: a user message, a tool call and
@@ -74,7 +74,7 @@ func (r *recordingSummarizer) requests() []SummaryRequest {
 
 // contentsMarkers lists the synthetic markers of contents.
 func contentsMarkers(cs []*genai.Content) map[string]bool {
-	return swMarkers(contextguardtest.FlattenText(cs))
+	return swMarkers(coretest.FlattenText(cs))
 }
 
 func TestSlidingWindow_SplitAndWatermark(t *testing.T) {
@@ -181,7 +181,7 @@ func TestSlidingWindow_Reasons(t *testing.T) {
 			require.Len(t, events, 1)
 			assert.Equal(t, tt.wantReason, events[0].Reason)
 			assert.Equal(t, StrategySlidingWindow, events[0].Strategy)
-			assert.NoError(t, contextguardtest.CheckPairs(req.Contents))
+			assert.NoError(t, coretest.CheckPairs(req.Contents))
 			assert.LessOrEqual(t, events[0].TokensAfter, events[0].Threshold)
 		})
 	}
@@ -372,7 +372,7 @@ func TestSlidingWindow_FaultsUseFallback(t *testing.T) {
 			assert.LessOrEqual(t, f.llm.Calls(), DefaultMaxCompactionAttempts)
 			assert.LessOrEqual(t, newCalibration(guardState{}, testEst).count(requestTokens(testEst, engineReq(req))), newLimits(8_000).threshold)
 			assert.Contains(t, requestText(req), "U9-MARK latest")
-			assert.NoError(t, contextguardtest.CheckPairs(req.Contents))
+			assert.NoError(t, coretest.CheckPairs(req.Contents))
 			assert.Equal(t, 1, strings.Count(requestText(req), continuationLead))
 			assert.NotContains(t, requestText(req), "R0-MARK", "the raw history is never passed through")
 		})
@@ -422,7 +422,7 @@ func TestPairSafeSplit(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 			if got > 0 && got < len(tt.cs) && !tt.odd {
 				kept := append([]*genai.Content{userMsg("summary")}, tt.cs[got:]...)
-				assert.NoError(t, contextguardtest.CheckPairs(kept), "the kept contents pass the kit's checker")
+				assert.NoError(t, coretest.CheckPairs(kept), "the kept contents pass the kit's checker")
 			}
 		})
 	}
@@ -434,10 +434,10 @@ func TestPairSafeSplit(t *testing.T) {
 func TestCheckPairs_CatchesBrokenSplits(t *testing.T) {
 	cs := []*genai.Content{userMsg("a"), callMsg("x", nil), respMsg("x", nil), modelMsg("m")}
 	orphanedResponse := append([]*genai.Content{userMsg("summary")}, cs[2:]...)
-	assert.ErrorContains(t, contextguardtest.CheckPairs(orphanedResponse), "has no preceding call")
+	assert.ErrorContains(t, coretest.CheckPairs(orphanedResponse), "has no preceding call")
 	unansweredCall := []*genai.Content{userMsg("summary"), callMsg("x", nil), userMsg("next")}
-	assert.ErrorContains(t, contextguardtest.CheckPairs(unansweredCall), "not answered")
-	assert.NoError(t, contextguardtest.CheckPairs(append([]*genai.Content{userMsg("summary")}, cs[pairSafeStart(cs, 2):]...)))
+	assert.ErrorContains(t, coretest.CheckPairs(unansweredCall), "not answered")
+	assert.NoError(t, coretest.CheckPairs(append([]*genai.Content{userMsg("summary")}, cs[pairSafeStart(cs, 2):]...)))
 }
 
 func TestKeepTurnsAndTurnCount(t *testing.T) {

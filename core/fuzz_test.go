@@ -18,7 +18,7 @@ import (
 
 	"google.golang.org/genai"
 
-	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // Fuzz targets (go test -fuzz=FuzzName). Each turns the fuzzer's bytes into
@@ -446,8 +446,8 @@ func FuzzBeforeModel(f *testing.F) {
 					t.Fatalf("%s: the user's latest request %q was dropped", step, head)
 				}
 			}
-			if contextguardtest.CheckPairs(raw) == nil {
-				if err := contextguardtest.CheckPairs(req.Contents); err != nil {
+			if coretest.CheckPairs(raw) == nil {
+				if err := coretest.CheckPairs(req.Contents); err != nil {
 					t.Fatalf("%s: pair-safe contents became unsafe: %v", step, err)
 				}
 			}
@@ -483,7 +483,7 @@ func FuzzBeforeModel(f *testing.F) {
 				}
 			} else {
 				msgs := []error{
-					&contextguardtest.OverflowError{Style: contextguardtest.ErrorStyle(r.intn(3)), Tokens: r.intn(100_000), Limit: r.intn(100_000)},
+					&coretest.OverflowError{Style: coretest.ErrorStyle(r.intn(3)), Tokens: r.intn(100_000), Limit: r.intn(100_000)},
 					errors.New(r.str(200)),
 					genai.APIError{Code: 400 + r.intn(200), Message: r.str(120)},
 				}
@@ -587,8 +587,8 @@ func FuzzPairSafeStart(f *testing.F) {
 				}
 			}
 		}
-		if contextguardtest.CheckPairs(cs) == nil {
-			if err := contextguardtest.CheckPairs(cs[s:]); err != nil {
+		if coretest.CheckPairs(cs) == nil {
+			if err := coretest.CheckPairs(cs[s:]); err != nil {
 				t.Fatalf("cut %d of a pair-safe conversation: %v", s, err)
 			}
 		}
@@ -661,8 +661,8 @@ func FuzzOverflowError(f *testing.F) {
 			t.Fatalf("%q: %+v", msg, ov)
 		}
 		tokens, limit = 1+abs(tokens%maxPlausibleTokenNum), 1+abs(limit%maxPlausibleTokenNum)
-		for _, style := range []contextguardtest.ErrorStyle{contextguardtest.ErrorGemini, contextguardtest.ErrorAnthropic, contextguardtest.ErrorOpenAI} {
-			ov, ok := AsContextOverflow(&contextguardtest.OverflowError{Style: style, Tokens: tokens, Limit: limit})
+		for _, style := range []coretest.ErrorStyle{coretest.ErrorGemini, coretest.ErrorAnthropic, coretest.ErrorOpenAI} {
+			ov, ok := AsContextOverflow(&coretest.OverflowError{Style: style, Tokens: tokens, Limit: limit})
 			if !ok || ov.Tokens != tokens || ov.Limit != limit {
 				t.Fatalf("%v overflow of %d/%d: %+v, %v", style, tokens, limit, ov, ok)
 			}

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
-	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // pruneTurn builds a tool-heavy test turn: a user request, a call and its
@@ -51,7 +51,7 @@ func TestPruneToolResults(t *testing.T) {
 	out := pruneToolResults(tr, raw)
 
 	require.Len(t, out, len(raw))
-	require.NoError(t, contextguardtest.CheckPairs(out), "pair structure kept")
+	require.NoError(t, coretest.CheckPairs(out), "pair structure kept")
 	// Steps are the response contents at 2, 6, 10, 14, 18, 22 and the small
 	// one at 25: 7 steps, K = 2, so steps 1-4 (floor((7-2)/2)*2) are pruned;
 	// 18 waits for the next batch and the newest two (22, 25) are kept.
@@ -71,10 +71,10 @@ func TestPruneToolResults(t *testing.T) {
 			assert.Same(t, c, out[i], "content %d untouched (user text, calls, model text, the newest steps)", i)
 		}
 	}
-	assert.Contains(t, contextguardtest.FlattenText(out), "R5-MARK", "the newest steps keep their payloads")
-	assert.Contains(t, contextguardtest.FlattenText(out), "R4-MARK", "pruning advances K steps at a time")
-	assert.NotContains(t, contextguardtest.FlattenText(out), "R0-MARK")
-	assert.Contains(t, contextguardtest.FlattenText(out), "U0-MARK", "user text is never pruned")
+	assert.Contains(t, coretest.FlattenText(out), "R5-MARK", "the newest steps keep their payloads")
+	assert.Contains(t, coretest.FlattenText(out), "R4-MARK", "pruning advances K steps at a time")
+	assert.NotContains(t, coretest.FlattenText(out), "R0-MARK")
+	assert.Contains(t, coretest.FlattenText(out), "U0-MARK", "user text is never pruned")
 	assert.Equal(t, "kubectl_logs output of 1 bytes removed to save context; ask again if needed", placeholderText("kubectl_logs", 1))
 
 	// Deterministic: the same history, rebuilt as ADK does, gives the same
@@ -85,7 +85,7 @@ func TestPruneToolResults(t *testing.T) {
 			assert.Same(t, out[i], again[i], "content %d: the cached pruned copy is reused", i)
 		}
 	}
-	assert.Equal(t, contextguardtest.FlattenText(out), contextguardtest.FlattenText(again))
+	assert.Equal(t, coretest.FlattenText(out), coretest.FlattenText(again))
 
 	// Off, or too few steps: the contents themselves.
 	tr.cfg.pruneKeep = 0
@@ -106,7 +106,7 @@ func TestPruneToolResults_ParallelAndSmallParts(t *testing.T) {
 	}}
 	raw := append([]*genai.Content{userMsg("go"), call, parallel, modelMsg("ok")}, pruneHistory(2, 100)...)
 	out := pruneToolResults(pruneTestTurn(raw, 1, 200_000, nil), raw) // 3 steps, K = 1: steps 1-2
-	require.NoError(t, contextguardtest.CheckPairs(out))
+	require.NoError(t, coretest.CheckPairs(out))
 	p := out[2]
 	require.NotSame(t, parallel, p)
 	require.Len(t, p.Parts, 3)
@@ -180,9 +180,9 @@ func TestPruning_AvoidsTheSummarizer(t *testing.T) {
 	assert.Zero(t, sum.Calls(), "pruning alone brought the request under the trigger")
 	assert.Len(t, req.Contents, len(raw))
 	unpruned := 14 - (14-DefaultPruneKeepSteps)/DefaultPruneKeepSteps*DefaultPruneKeepSteps
-	assert.Equal(t, unpruned, strings.Count(contextguardtest.FlattenText(req.Contents), "-MARK id"), "the newest steps keep their payloads")
-	assert.Contains(t, contextguardtest.FlattenText(req.Contents), "removed to save context")
-	assert.NoError(t, contextguardtest.CheckPairs(req.Contents))
+	assert.Equal(t, unpruned, strings.Count(coretest.FlattenText(req.Contents), "-MARK id"), "the newest steps keep their payloads")
+	assert.Contains(t, coretest.FlattenText(req.Contents), "removed to save context")
+	assert.NoError(t, coretest.CheckPairs(req.Contents))
 	assert.Equal(t, requestTokens(testEst, engineReq(req)), ctx.getInt(keyLastEstimate), "calibration learns the pruned request")
 
 	// Still over after pruning: the summarizer runs.
@@ -210,7 +210,7 @@ func BenchmarkBeforeModel_Pruning(b *testing.B) {
 				reqs := make([]*Request, pool)
 				contents := make([][]*genai.Content, pool)
 				for i := range reqs {
-					contents[i] = append(adkCopy(base.Contents), userMsg(contextguardtest.Generate(contextguardtest.KindProseEnglish, 400, int64(1000+i))))
+					contents[i] = append(adkCopy(base.Contents), userMsg(coretest.Generate(coretest.KindProseEnglish, 400, int64(1000+i))))
 					reqs[i] = &Request{Model: base.Model, Config: base.Config}
 				}
 				reqs[0].Contents = contents[0]

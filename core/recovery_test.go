@@ -9,11 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
-	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 func TestOnModelError_PassThrough(t *testing.T) {
-	overflow := &contextguardtest.OverflowError{Style: contextguardtest.ErrorGemini, Tokens: 9_000, Limit: 8_000}
+	overflow := &coretest.OverflowError{Style: coretest.ErrorGemini, Tokens: 9_000, Limit: 8_000}
 	recovery := &fakeLLM{name: "gemini-2.5-flash", reply: func(context.Context, *Request) (string, error) { return "recovered", nil }}
 	tests := []struct {
 		name  string
@@ -51,7 +51,7 @@ func TestOnModelError_PassThrough(t *testing.T) {
 }
 
 func TestOnModelError_WithoutRecoveryModel_NextCallCompactsFirst(t *testing.T) {
-	for _, style := range []contextguardtest.ErrorStyle{contextguardtest.ErrorGemini, contextguardtest.ErrorAnthropic, contextguardtest.ErrorOpenAI} {
+	for _, style := range []coretest.ErrorStyle{coretest.ErrorGemini, coretest.ErrorAnthropic, coretest.ErrorOpenAI} {
 		t.Run(style.String(), func(t *testing.T) {
 			sum := fixedSummary("SUMMARY-AFTER-OVERFLOW")
 			var events []CompactionEvent
@@ -69,7 +69,7 @@ func TestOnModelError_WithoutRecoveryModel_NextCallCompactsFirst(t *testing.T) {
 			require.NoError(t, err)
 			require.Zero(t, sum.Calls())
 			sent := requestTokens(testEst, engineReq(req))
-			resp, err := g.onModelError(ctx, req, &contextguardtest.OverflowError{Style: style, Tokens: 120_000, Limit: 100_000})
+			resp, err := g.onModelError(ctx, req, &coretest.OverflowError{Style: style, Tokens: 120_000, Limit: 100_000})
 			require.NoError(t, err, "the provider's error is returned by ADK itself")
 			assert.Nil(t, resp)
 			assert.Contains(t, logs.String(), "rejected the request as too long")
@@ -106,7 +106,7 @@ func TestOnModelError_WithRecoveryModel(t *testing.T) {
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
 
-	resp, err := g.onModelError(ctx, req, &contextguardtest.OverflowError{Style: contextguardtest.ErrorAnthropic, Tokens: 130_000, Limit: 100_000})
+	resp, err := g.onModelError(ctx, req, &coretest.OverflowError{Style: coretest.ErrorAnthropic, Tokens: 130_000, Limit: 100_000})
 	require.NoError(t, err)
 	require.NotNil(t, resp)
 	assert.Equal(t, "recovered answer", contentText(resp.Content))
@@ -147,7 +147,7 @@ func TestOnModelError_RecoveryTargetsHalfTheProvidersLimit(t *testing.T) {
 	req := request(append(history(20, 300), userMsg("go"))...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
-	_, err = g.onModelError(ctx, req, &contextguardtest.OverflowError{Style: contextguardtest.ErrorGemini, Tokens: 9_000, Limit: 8_000})
+	_, err = g.onModelError(ctx, req, &coretest.OverflowError{Style: coretest.ErrorGemini, Tokens: 9_000, Limit: 8_000})
 	require.NoError(t, err)
 	require.Len(t, events, 1)
 	assert.Equal(t, "overflow", events[0].Reason)
@@ -165,11 +165,11 @@ func TestOnModelError_RecoveryImpossible(t *testing.T) {
 	req.Config.SystemInstruction = genai.NewContentFromText(strings.Repeat("rule ", 3_000), genai.RoleUser)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
-	overflow := &contextguardtest.OverflowError{Style: contextguardtest.ErrorGemini, Tokens: 9_000, Limit: 8_000}
+	overflow := &coretest.OverflowError{Style: coretest.ErrorGemini, Tokens: 9_000, Limit: 8_000}
 	resp, err := g.onModelError(ctx, req, overflow)
 	assert.Nil(t, resp)
 	require.ErrorIs(t, err, ErrIrreducible, "a clear error")
-	assert.True(t, contextguardtest.IsOverflowError(err), "the provider's error is kept in the chain")
+	assert.True(t, coretest.IsOverflowError(err), "the provider's error is kept in the chain")
 	assert.Zero(t, recovery.Calls())
 	assert.Contains(t, logs.String(), "recovery impossible")
 }
@@ -185,7 +185,7 @@ func TestOnModelError_RecoveryModelFails(t *testing.T) {
 	require.NoError(t, err)
 	// A fresh state view: the delta of the failed call is lost.
 	ctx.state = newMapState()
-	resp, err := g.onModelError(ctx, req, &contextguardtest.OverflowError{Style: contextguardtest.ErrorOpenAI, Tokens: 130_000, Limit: 100_000})
+	resp, err := g.onModelError(ctx, req, &coretest.OverflowError{Style: coretest.ErrorOpenAI, Tokens: 130_000, Limit: 100_000})
 	require.NoError(t, err, "the provider's error surfaces")
 	assert.Nil(t, resp)
 	assert.Contains(t, logs.String(), "the recovery model failed")

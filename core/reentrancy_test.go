@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // callbackSet is the guard's three callbacks as the ADK v1 adapter calls
@@ -64,7 +64,7 @@ func (s *callbackSummarizer) results() []error {
 // session and agent, and the outer compaction completes with the
 // summarizer's answer. AfterModelCallback only records a count and serves it.
 func TestReentrancy_SummarizerCallsTheGuardForItsOwnSession(t *testing.T) {
-	overflow := &contextguardtest.OverflowError{Style: contextguardtest.ErrorGemini, Tokens: 9_000, Limit: 8_000}
+	overflow := &coretest.OverflowError{Style: coretest.ErrorGemini, Tokens: 9_000, Limit: 8_000}
 	tests := []struct {
 		name        string
 		call        func(cb callbackSet, c callbackCtx) error
@@ -193,7 +193,7 @@ func TestReentrancy_OnCompactionHookCallsTheGuard(t *testing.T) {
 			if !finishes(t, "the guard's callback", func() {
 				if tt.recover {
 					req := request(overThreshold()...)
-					_, err = cb.onError(outer, req, &contextguardtest.OverflowError{Style: contextguardtest.ErrorOpenAI, Tokens: 9_000, Limit: 8_000})
+					_, err = cb.onError(outer, req, &coretest.OverflowError{Style: coretest.ErrorOpenAI, Tokens: 9_000, Limit: 8_000})
 					return
 				}
 				_, err = cb.before(outer, request(overThreshold()...))

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
-	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // badInput is one row of TestBadInput.
@@ -266,8 +266,8 @@ func TestBadInput(t *testing.T) {
 					assert.True(t, utf8.ValidString(contentText(c)), "the summary message is valid UTF-8")
 				}
 			}
-			if contextguardtest.CheckPairs(raw) == nil {
-				assert.NoError(t, contextguardtest.CheckPairs(req.Contents))
+			if coretest.CheckPairs(raw) == nil {
+				assert.NoError(t, coretest.CheckPairs(req.Contents))
 			}
 			if sum.Calls() > 0 {
 				assert.True(t, utf8.ValidString(sum.lastInput()), "the summarizer's input is valid UTF-8")
@@ -292,7 +292,7 @@ func TestBadInput_NilRequest(t *testing.T) {
 		resp, err = g.afterModel(ctx, nil, nil)
 		assert.NoError(t, err)
 		assert.Nil(t, resp)
-		overflow := &contextguardtest.OverflowError{Style: contextguardtest.ErrorGemini, Tokens: 9_000, Limit: 8_000}
+		overflow := &coretest.OverflowError{Style: coretest.ErrorGemini, Tokens: 9_000, Limit: 8_000}
 		resp, err = g.onModelError(ctx, nil, overflow)
 		assert.NoError(t, err)
 		assert.Nil(t, resp)

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
-	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // hangBound is how long a test waits for a guard call before it declares
@@ -163,7 +163,7 @@ func TestRecoveryModel_CancelledWhileItIgnoresItsContext(t *testing.T) {
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
 
-	overflow := &contextguardtest.OverflowError{Style: contextguardtest.ErrorAnthropic, Tokens: 130_000, Limit: 100_000}
+	overflow := &coretest.OverflowError{Style: coretest.ErrorAnthropic, Tokens: 130_000, Limit: 100_000}
 	var resp *Response
 	done := make(chan struct{})
 	go func() {

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // byteCounter is a TokenCounter that counts one token per byte (about four
@@ -81,7 +81,7 @@ func TestTurnEstimator_RecoveryCountsWithTheUsersTokenCounter(t *testing.T) {
 			ctx := newFakeCtx("a").withUser("LATEST please fix the build")
 			tc.reset()
 
-			_, err := g.onModelError(ctx, request(raw...), &contextguardtest.OverflowError{Style: contextguardtest.ErrorGemini, Tokens: n + 1_000, Limit: n})
+			_, err := g.onModelError(ctx, request(raw...), &coretest.OverflowError{Style: coretest.ErrorGemini, Tokens: n + 1_000, Limit: n})
 			require.NoError(t, err)
 			assert.True(t, tc.counted("OLD-U0"), "the rejected request's history was counted by the user's counter")
 			if tt.recovery {

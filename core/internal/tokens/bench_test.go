@@ -9,7 +9,7 @@ import (
 
 	"google.golang.org/genai"
 
-	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/adk-contextguard/contextguard/core/internal/benchcpu"
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
@@ -115,8 +115,8 @@ func BenchmarkEstimateImagePart(b *testing.B) {
 // generated content kind, as the guard sees them; MB/s is of the JSON.
 func BenchmarkEstimateValueKinds(b *testing.B) {
 	e := tokens.New(tokens.Gemma3)
-	for _, kind := range contextguardtest.Kinds() {
-		v := map[string]any{"output": contextguardtest.Generate(kind, 40_000, 1)}
+	for _, kind := range coretest.Kinds() {
+		v := map[string]any{"output": coretest.Generate(kind, 40_000, 1)}
 		data, err := json.Marshal(v)
 		if err != nil {
 			b.Fatal(err)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/adk-contextguard/contextguard/core/internal/tokenfit/corpus"
 )
 
@@ -44,10 +44,10 @@ func TestFeaturesMatchReferenceCorpus(t *testing.T) {
 }
 
 func TestFeaturesMatchReferenceGenerated(t *testing.T) {
-	for _, kind := range contextguardtest.Kinds() {
+	for _, kind := range coretest.Kinds() {
 		for seed := int64(0); seed < 4; seed++ {
 			for _, size := range []int{1, 17, 300, 5000, 40000} {
-				requireSameFeatures(t, contextguardtest.Generate(kind, size, seed), kind, seed, size)
+				requireSameFeatures(t, coretest.Generate(kind, size, seed), kind, seed, size)
 			}
 		}
 	}
@@ -134,8 +134,8 @@ func jsonValues() []any {
 
 func TestValueFeaturesMatchReference(t *testing.T) {
 	vals := jsonValues()
-	for _, kind := range contextguardtest.Kinds() {
-		vals = append(vals, map[string]any{"output": contextguardtest.Generate(kind, 3000, 1)})
+	for _, kind := range coretest.Kinds() {
+		vals = append(vals, map[string]any{"output": coretest.Generate(kind, 3000, 1)})
 	}
 	for _, v := range vals {
 		want, err := json.Marshal(v)

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tiktoken-go/tokenizer"
 
-	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
 
@@ -198,9 +198,9 @@ func TestEstimatorGeneralization(t *testing.T) {
 	med := errs[len(errs)/2]
 	fmt.Fprintf(&report, "median |error| %.1f%%\n\ncontextguardtest.Generate (8 KB, seed 3): estimate / o200k\n", 100*med)
 	assert.LessOrEqual(t, med, 0.06, "median |error|")
-	for _, k := range contextguardtest.Kinds() {
-		s := contextguardtest.Generate(k, 8192, 3)
-		y := contextguardtest.O200kCount(s)
+	for _, k := range coretest.Kinds() {
+		s := coretest.Generate(k, 8192, 3)
+		y := coretest.O200kCount(s)
 		fmt.Fprintf(&report, "%-18s %.3f\n", k, float64(est.Text(s))/float64(y))
 	}
 	t.Log(report.String())

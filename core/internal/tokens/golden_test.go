@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/adk-contextguard/contextguard/core/internal/tokenfit/corpus"
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
@@ -68,11 +68,11 @@ func goldenTexts(t *testing.T) []goldenText {
 			out = append(out, goldenText{fmt.Sprintf("probe %s %d", kind, seed), p.gen(kind, 8192)})
 		}
 	}
-	for _, kind := range contextguardtest.Kinds() {
+	for _, kind := range coretest.Kinds() {
 		for seed := int64(0); seed < 3; seed++ {
 			for _, size := range []int{1, 17, 300, 5000, 40000} {
 				out = append(out, goldenText{fmt.Sprintf("kind %s %d %d", kind, seed, size),
-					contextguardtest.Generate(kind, size, seed)})
+					coretest.Generate(kind, size, seed)})
 			}
 		}
 	}
