@@ -5,19 +5,19 @@ go 1.26.6
 require (
 	github.com/adk-contextguard/contextguard/core v0.0.0
 	github.com/stretchr/testify v1.11.1
-	github.com/tiktoken-go/tokenizer v0.7.0
 	go.opentelemetry.io/otel/metric v1.45.0
 	go.opentelemetry.io/otel/trace v1.45.0
 	google.golang.org/adk v1.7.0
 	google.golang.org/genai v1.57.0
 )
 
+require github.com/tiktoken-go/tokenizer v0.7.0 // indirect
+
 require (
 	charm.land/catwalk v0.52.1 // indirect
 	cloud.google.com/go v0.123.0 // indirect
 	cloud.google.com/go/auth v0.20.0 // indirect
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect
-	github.com/adk-contextguard/contextguard/core v0.0.0
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/charmbracelet/x/etag v0.2.0 // indirect
 	github.com/davecgh/go-spew v1.1.1 // indirect
