@@ -69,7 +69,10 @@ type eventCoverage struct {
 	events []*session.Event
 	slots  []*slot
 	// byPrint lists, per fingerprint, the slots that carry it, in order.
-	byPrint map[uint64][]int
+	byPrint map[uint64]int
+	groups  []printGroup
+	// round counts the alignments, so each restarts every group's cursor.
+	round int
 	// skipped is the position of the first event ADK left out of this
 	// request only (between a long-running call and its answer, when the
 	// answer is the last event), or len(events): a cut past it covers an
@@ -133,12 +136,19 @@ func newEventCoverage(events []*session.Event, agentName, branch, isolationScope
 	slots = aggregateTranscriptions(slots, events)
 	slots = moveLatestResponse(slots, &c.skipped)
 	slots = moveResponsesInHistory(slots)
-	c.byPrint = make(map[uint64][]int, len(slots))
+	c.byPrint = make(map[uint64]int, len(slots))
+	c.groups = make([]printGroup, 0, len(slots))
+	c.slots = make([]*slot, 0, len(slots))
 	for _, s := range slots {
 		if !s.finish() {
 			continue
 		}
-		c.byPrint[s.print] = append(c.byPrint[s.print], len(c.slots))
+		if g, ok := c.byPrint[s.print]; ok {
+			c.groups[g].more = append(c.groups[g].more, len(c.slots))
+		} else {
+			c.byPrint[s.print] = len(c.groups)
+			c.groups = append(c.groups, printGroup{first: len(c.slots)})
+		}
 		c.slots = append(c.slots, s)
 	}
 	return c
@@ -211,28 +221,66 @@ func (c *eventCoverage) indexOf(id string) int {
 // expected contents another plugin removed, are skipped.
 func (c *eventCoverage) align(contents []*genai.Content) []int {
 	pos := make([]int, len(contents))
-	cursor := make(map[uint64]int)
+	c.round++
 	next := 0
 	for i, content := range contents {
 		pos[i] = -1
-		p, ok := contentPrint(content)
+		p, plain, ok := contentPrint(content)
 		if !ok {
 			continue
 		}
-		list := c.byPrint[p]
-		k := cursor[p]
-		for k < len(list) && list[k] < next {
-			k++
+		s := c.match(p, next)
+		if s < 0 && plain != p {
+			s = c.match(plain, next)
 		}
-		if k == len(list) {
-			cursor[p] = k
+		if s < 0 {
 			continue
 		}
-		cursor[p] = k + 1
-		next = list[k] + 1
-		pos[i] = c.slots[list[k]].last
+		next = s + 1
+		pos[i] = c.slots[s].last
 	}
 	return pos
+}
+
+// printGroup lists the slots of one fingerprint, in order (first, then
+// more: most fingerprints have one slot), with where the current
+// alignment's last search among them stopped.
+type printGroup struct {
+	first  int
+	more   []int
+	cursor int
+	round  int
+}
+
+func (g *printGroup) len() int { return 1 + len(g.more) }
+
+func (g *printGroup) at(k int) int {
+	if k == 0 {
+		return g.first
+	}
+	return g.more[k-1]
+}
+
+// match returns the first slot from next on with fingerprint p, or -1.
+// Each group's cursor only moves forward within an alignment, so an
+// alignment costs O(slots + contents).
+func (c *eventCoverage) match(p uint64, next int) int {
+	i, ok := c.byPrint[p]
+	if !ok {
+		return -1
+	}
+	g := &c.groups[i]
+	if g.round != c.round {
+		g.cursor, g.round = 0, c.round
+	}
+	for g.cursor < g.len() && g.at(g.cursor) < next {
+		g.cursor++
+	}
+	if g.cursor == g.len() {
+		return -1
+	}
+	g.cursor++
+	return g.at(g.cursor - 1)
 }
 
 // visibleSlots returns a slot per event ADK puts into the agent's request:
@@ -240,6 +288,9 @@ func (c *eventCoverage) align(contents []*genai.Content) []int {
 // not one of ADK's own credential or confirmation calls.
 func visibleSlots(events []*session.Event, agentName, branch, isolationScope string) []*slot {
 	slots := make([]*slot, 0, len(events))
+	// One allocation for every slot; its capacity never grows, so the
+	// pointers stay valid.
+	backing := make([]slot, 0, len(events))
 	for i, e := range events {
 		if e == nil {
 			continue
@@ -252,7 +303,8 @@ func visibleSlots(events []*session.Event, agentName, branch, isolationScope str
 		if !inBranch(branch, e.Branch) || e.IsolationScope != isolationScope || internalCall(content) {
 			continue
 		}
-		s := &slot{last: i}
+		backing = append(backing, slot{last: i})
+		s := &backing[len(backing)-1]
 		if content != nil {
 			s.role, s.parts = content.Role, content.Parts
 		}
@@ -358,6 +410,28 @@ func (s *slot) responses() []string {
 	})
 }
 
+// hasCall and hasResponse report whether the slot calls or answers a
+// function, without collecting IDs.
+func (s *slot) hasCall() bool {
+	return s.has(func(p *genai.Part) bool { return p.FunctionCall != nil })
+}
+
+func (s *slot) hasResponse() bool {
+	return s.has(func(p *genai.Part) bool { return p.FunctionResponse != nil })
+}
+
+func (s *slot) has(is func(*genai.Part) bool) bool {
+	if s.foreign != "" {
+		return false
+	}
+	for _, p := range s.parts {
+		if p != nil && is(p) {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *slot) ids(get func(*genai.Part) (string, bool)) []string {
 	if s.foreign != "" {
 		return nil
@@ -396,6 +470,9 @@ func moveLatestResponse(slots []*slot, skipped *int) []*slot {
 	}
 	at := -1
 	for i := len(slots) - 2; i >= 0 && at < 0; i-- {
+		if !slots[i].hasCall() {
+			continue
+		}
 		calls := slots[i].calls()
 		for _, id := range calls {
 			if _, ok := answered[id]; ok {
@@ -420,7 +497,7 @@ func moveLatestResponse(slots []*slot, skipped *int) []*slot {
 	var merge []*slot
 	left := *skipped
 	for _, s := range slots[at+1 : len(slots)-1] {
-		if len(s.calls()) > 0 {
+		if s.hasCall() {
 			out = append(out, s)
 			continue
 		}
@@ -453,23 +530,31 @@ func moveResponsesInHistory(slots []*slot) []*slot {
 	}
 	answerAt := make(map[string]int)
 	for i, s := range slots {
-		for _, id := range s.responses() {
-			answerAt[id] = i
+		if s.foreign != "" {
+			continue
+		}
+		for _, p := range s.parts {
+			if p != nil && p.FunctionResponse != nil {
+				answerAt[p.FunctionResponse.ID] = i
+			}
 		}
 	}
 	out := make([]*slot, 0, len(slots))
 	for _, s := range slots {
-		if len(s.responses()) > 0 {
+		if s.hasResponse() {
 			continue
 		}
 		out = append(out, s)
-		calls := s.calls()
-		if len(calls) == 0 {
+		if !s.hasCall() {
 			continue
 		}
-		var at []int
-		for _, id := range calls {
-			if i, ok := answerAt[id]; ok && !slices.Contains(at, i) {
+		var buf [4]int // most call events answer in one or few events
+		at := buf[:0]
+		for _, p := range s.parts {
+			if p == nil || p.FunctionCall == nil {
+				continue
+			}
+			if i, ok := answerAt[p.FunctionCall.ID]; ok && !slices.Contains(at, i) {
 				at = append(at, i)
 			}
 		}
@@ -558,17 +643,31 @@ func (s *slot) finish() bool {
 }
 
 // contentPrint computes the fingerprint of a request content the way
-// finish computes a slot's; ok is false for a content without parts.
-func contentPrint(c *genai.Content) (uint64, bool) {
+// finish computes a slot's; ok is false for a content without parts. A
+// user content that reads as another agent's converted event also gets
+// plain, its fingerprint as the user's own (a user may type "For
+// context:"); plain is p otherwise.
+func contentPrint(c *genai.Content) (p, plain uint64, ok bool) {
 	if c == nil {
-		return 0, false
+		return 0, 0, false
 	}
+	plain, ok = printParts(c, false)
+	if !ok || c.Role != roleUser || len(c.Parts) == 0 || !isMarker(c.Parts[0]) {
+		return plain, plain, ok
+	}
+	p, _ = printParts(c, true)
+	return p, plain, true
+}
+
+func isMarker(p *genai.Part) bool {
+	return p != nil && p.Text == foreignMarker && p.FunctionCall == nil && p.FunctionResponse == nil
+}
+
+func printParts(c *genai.Content, converted bool) (uint64, bool) {
 	var h maphash.Hash
 	h.SetSeed(fingerprintSeed)
 	h.WriteString(c.Role)
 	parts := c.Parts
-	converted := c.Role == roleUser && len(parts) > 0 && parts[0] != nil &&
-		parts[0].Text == foreignMarker && parts[0].FunctionCall == nil && parts[0].FunctionResponse == nil
 	if converted {
 		h.WriteByte('F')
 		parts = parts[1:]

@@ -8,9 +8,11 @@ import (
 	"google.golang.org/genai"
 
 	"google.golang.org/adk/v2/agent"
+	"google.golang.org/adk/v2/agent/llmagent"
 	"google.golang.org/adk/v2/agent/workflowagents/loopagent"
 	"google.golang.org/adk/v2/agent/workflowagents/parallelagent"
 	"google.golang.org/adk/v2/agent/workflowagents/sequentialagent"
+	"google.golang.org/adk/v2/tool"
 	"google.golang.org/adk/v2/tool/functiontool"
 )
 
@@ -148,6 +150,55 @@ func TestCoverage_BranchesOmitOtherBranchesEvents(t *testing.T) {
 		{name: "a cut in a branch finds its content at the branch's next call", agent: "p2", from: 1, n: 3, at: 2, want: 3, wantLast: "user|resp lookup  map[found:2]"},
 		{name: "a cut over both branches stops at the branch's own content", fromAgent: "fin", from: 0, n: 5, agent: "p1", at: 1, want: 2, wantLast: `model|"p1 first"`},
 		{name: "a cut over both branches covers the other branch's calls", fromAgent: "fin", from: 0, n: 5, agent: "p2", at: 2, want: 4, wantLast: `model|"p2 first"`},
+	})
+}
+
+// A task agent runs in an isolation scope (the delegating call's ID): its
+// request holds only the scope's events, after a task input ADK builds
+// from the delegating call's arguments, from no event.
+func TestCoverage_IsolationScopeOfATaskAgent(t *testing.T) {
+	lookup, err := functiontool.New(functiontool.Config{Name: "lookup", Description: "looks up"},
+		func(_ agent.Context, a amountArgs) (map[string]any, error) {
+			return map[string]any{"found": a.Amount}, nil
+		})
+	require.NoError(t, err)
+	worker, err := llmagent.New(llmagent.Config{
+		Name: "worker", Description: "counts", Mode: llmagent.ModeTask, Tools: []tool.Tool{lookup},
+		Model: &scriptedModel{script: []*genai.Content{
+			modelCall("", "lookup", map[string]any{"amount": 3}), modelText("worker result"),
+			modelCall("", "lookup", map[string]any{"amount": 4}), modelText("worker result 2"),
+		}},
+	})
+	require.NoError(t, err)
+	coord, err := llmagent.New(llmagent.Config{
+		Name: "coord", SubAgents: []agent.Agent{worker},
+		Model: &scriptedModel{script: []*genai.Content{modelCall("", "worker", map[string]any{"request": "count"})}},
+	})
+	require.NoError(t, err)
+	h := newHarness(t, coord)
+	h.run(genai.NewContentFromText("go", genai.RoleUser))
+	h.run(genai.NewContentFromText("again", genai.RoleUser))
+
+	calls := h.rec.of("worker")
+	require.Len(t, calls, 4)
+	require.NotEmpty(t, calls[0].scope, "the task agent runs in a scope")
+	taskInput := identity(genai.NewContentFromText(`{"request":"count"}`, genai.RoleUser))
+	require.Equal(t, taskInput, identity(calls[3].contents[0]))
+
+	t.Run("the task input alone is built from no event: no anchor", func(t *testing.T) {
+		assert.Empty(t, calls[0].coverage.Anchor(calls[0].contents, 1))
+	})
+	t.Run("the coordinator's events are outside the scope: none is covered", func(t *testing.T) {
+		c := h.rec.of("coord")[0]
+		anchor := c.coverage.Anchor(c.contents, 1)
+		require.NotEmpty(t, anchor)
+		n, ok := calls[3].coverage.Covered(calls[3].contents, anchor)
+		require.True(t, ok)
+		assert.Zero(t, n)
+	})
+	checkCuts(t, h.rec, []cutCase{
+		{name: "a cut in the scope finds its content after the task input", agent: "worker", from: 1, n: 3, at: 3, want: 3, wantLast: "user|resp lookup  map[found:3]"},
+		{name: "a cut through the scope's user turn finds it again", agent: "worker", from: 2, n: 5, at: 3, want: 5, wantLast: `user|"again"`},
 	})
 }
 
