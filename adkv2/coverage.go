@@ -65,10 +65,13 @@ var fingerprintSeed = maphash.MakeSeed()
 // A content that matches nothing (ADK's "Continue processing" message, a
 // scoped agent's task input, a message another plugin added) is built from
 // no event: it never moves the cut.
+//
+// It serves one model call: it is not safe for concurrent use.
 type eventCoverage struct {
 	events []*session.Event
 	slots  []*slot
-	// byPrint lists, per fingerprint, the slots that carry it, in order.
+	// byPrint gives, per fingerprint, the index in groups of the slots
+	// that carry it.
 	byPrint map[uint64]int
 	groups  []printGroup
 	// round counts the alignments, so each restarts every group's cursor.
@@ -107,9 +110,9 @@ func newCoverage(ctx agent.Context) *eventCoverage {
 	if ctx == nil {
 		return newEventCoverage(nil, "", "", "")
 	}
-	inv := agent.InvocationContext(ctx)
-	if ic := ctx.WithICDelta(nil); ic != nil {
-		inv = ic
+	inv := ctx.WithICDelta(nil)
+	if inv == nil {
+		return newEventCoverage(nil, ctx.AgentName(), ctx.Branch(), "")
 	}
 	name := ctx.AgentName()
 	if a := inv.Agent(); a != nil {

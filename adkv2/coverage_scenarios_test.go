@@ -40,8 +40,35 @@ type cutCase struct {
 	wantLast string
 }
 
+// checkRoundTrips checks, at every recorded call and for every cut that
+// can be named, that Covered finds the cut again in the same request:
+// exactly, or short of trailing contents built from no event.
+func checkRoundTrips(t *testing.T, rec *recorder) {
+	t.Helper()
+	named := 0
+	for i, call := range rec.calls {
+		pos := call.coverage.align(call.contents)
+		for n := range len(call.contents) + 1 {
+			anchor := call.coverage.Anchor(call.contents, n)
+			if anchor == "" {
+				continue
+			}
+			named++
+			got, ok := call.coverage.Covered(call.contents, anchor)
+			require.True(t, ok)
+			require.LessOrEqual(t, got, n, "call %d cut %d", i, n)
+			require.Positive(t, got, "call %d cut %d", i, n)
+			for k := got; k < n; k++ {
+				require.Equal(t, -1, pos[k], "call %d cut %d: content %d is built from an event", i, n, k)
+			}
+		}
+	}
+	require.Positive(t, named)
+}
+
 func checkCuts(t *testing.T, rec *recorder, cases []cutCase) {
 	t.Helper()
+	checkRoundTrips(t, rec)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			fromAgent := tc.fromAgent
@@ -52,6 +79,7 @@ func checkCuts(t *testing.T, rec *recorder, cases []cutCase) {
 			require.Greater(t, len(fromCalls), tc.from)
 			require.Greater(t, len(atCalls), tc.at)
 			from, at := fromCalls[tc.from], atCalls[tc.at]
+			require.LessOrEqual(t, tc.n, len(from.contents))
 
 			anchor := from.coverage.Anchor(from.contents, tc.n)
 			require.NotEmpty(t, anchor, "the cut after %v", identities(from.contents[:tc.n]))
@@ -266,5 +294,43 @@ func TestCoverage_OtherAgentsEventsAsForContext(t *testing.T) {
 		{name: "a cut through a converted text finds it at the next call", agent: "b", from: 0, n: 4, at: 1, want: 4, wantLast: `user|"For context:"|"[a] said: a found 7"`},
 		{name: "a cut in the reader's request finds the author's own content", fromAgent: "b", from: 0, n: 4, agent: "a", at: 2, want: 4, wantLast: `model|"a found 7"`},
 		{name: "a cut in the author's request finds the reader's converted content", fromAgent: "a", from: 2, n: 5, agent: "b", at: 1, want: 5, wantLast: `model|"b first"`},
+	})
+}
+
+// An agent that sees its current turn only (IncludeContentsNone) gets no
+// history, which the callback cannot tell: the history's expected contents
+// are skipped, and a cut in an earlier turn covers nothing of this one.
+func TestCoverage_CurrentTurnOnly(t *testing.T) {
+	lookup, err := functiontool.New(functiontool.Config{Name: "lookup", Description: "looks up"},
+		func(_ agent.Context, a amountArgs) (map[string]any, error) {
+			return map[string]any{"found": a.Amount}, nil
+		})
+	require.NoError(t, err)
+	bot, err := llmagent.New(llmagent.Config{
+		Name: "bot", IncludeContents: llmagent.IncludeContentsNone, Tools: []tool.Tool{lookup},
+		Model: &scriptedModel{script: []*genai.Content{
+			modelText("first"), modelCall("", "lookup", map[string]any{"amount": 1}), modelCall("", "lookup", map[string]any{"amount": 2}),
+			modelText("second"), modelText("third"),
+		}},
+	})
+	require.NoError(t, err)
+	h := newHarness(t, bot)
+	h.run(genai.NewContentFromText("one", genai.RoleUser))
+	h.run(genai.NewContentFromText("two", genai.RoleUser))
+	h.run(genai.NewContentFromText("three", genai.RoleUser))
+
+	calls := h.rec.of("bot")
+	require.Len(t, calls, 5)
+	require.Equal(t, []string{`user|"two"`, "model|call lookup ", "user|resp lookup  map[found:1]"}, identities(calls[2].contents))
+
+	t.Run("a cut in an earlier turn covers nothing of this one", func(t *testing.T) {
+		anchor := calls[0].coverage.Anchor(calls[0].contents, 1)
+		require.NotEmpty(t, anchor)
+		n, ok := calls[4].coverage.Covered(calls[4].contents, anchor)
+		require.True(t, ok)
+		assert.Zero(t, n)
+	})
+	checkCuts(t, h.rec, []cutCase{
+		{name: "a cut in the turn finds its content at the turn's next call", agent: "bot", from: 2, n: 2, at: 3, want: 2, wantLast: "model|call lookup "},
 	})
 }
