@@ -1,0 +1,204 @@
+package contextguard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/adk/v2/agent"
+	"google.golang.org/adk/v2/model"
+	"google.golang.org/adk/v2/platform"
+	"google.golang.org/adk/v2/plugin"
+	"google.golang.org/adk/v2/runner"
+	"google.golang.org/adk/v2/session"
+	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core"
+)
+
+// The ADK v2 adapter (ARCHITECTURE.md, Packages and modules): the plugin,
+// its callbacks' entry points, which pass ADK's values to the engine (module
+// core) through its seams (core.Call, core.State, core.Request, ...), the
+// conversions of requests and responses, and the recovery model's call.
+
+// Plugin returns the guard as an ADK plugin, or every configuration error
+// recorded by New and Add, joined.
+func (g *ContextGuard) Plugin() (*plugin.Plugin, error) {
+	if err := g.Err(); err != nil {
+		return nil, err
+	}
+	return plugin.New(plugin.Config{
+		Name:                 PluginName,
+		BeforeModelCallback:  g.beforeModel,
+		AfterModelCallback:   g.afterModel,
+		OnModelErrorCallback: g.onModelError,
+	})
+}
+
+// PluginConfig returns a runner.PluginConfig holding the guard's plugin. Like
+// Go's Must functions it panics when the configuration is invalid, so a
+// mistake stops the program at start-up rather than leaving agents unguarded.
+func (g *ContextGuard) PluginConfig() runner.PluginConfig {
+	p, err := g.Plugin()
+	if err != nil {
+		panic(err)
+	}
+	return runner.PluginConfig{Plugins: []*plugin.Plugin{p}}
+}
+
+// beforeModel is the plugin's BeforeModelCallback (ARCHITECTURE.md, One
+// model call): it finds the agent's configuration, passes the request
+// untouched when the session is switched off, and has the engine guard it
+// (core.Guard.BeforeModel).
+func (g *ContextGuard) beforeModel(cctx agent.Context, req *model.LLMRequest) (*model.LLMResponse, error) {
+	if cctx == nil || req == nil {
+		if req == nil {
+			g.engine().Logger().Warn("contextguard: BeforeModelCallback called without a request; nothing to guard")
+		}
+		return nil, nil
+	}
+	cfg := g.engine().AgentForCall(cctx.AgentName())
+	if cfg == nil {
+		return nil, nil
+	}
+	ro := cctx.ReadonlyState()
+	if g.engine().SwitchedOff(ro) {
+		return nil, nil
+	}
+	if len(req.Contents) == 0 {
+		g.engine().Logger().Debug("contextguard: the request has no contents", "agent", cfg.Name(), "session", cctx.SessionID())
+	}
+	err := g.engine().BeforeModel(cctx, cctx.State(), ro, cfg, fromADK(req, cctx), func(contents []*genai.Content) {
+		toADK(req, contents)
+	})
+	return nil, err
+}
+
+// afterModel is the plugin's AfterModelCallback: for a final response that
+// reports a prompt-token count or stopped at the output limit, of an agent
+// the guard guards in a session not switched off, the engine records the
+// count and handles the cut (core.Guard.AfterModel).
+func (g *ContextGuard) afterModel(cctx agent.Context, resp *model.LLMResponse, respErr error) (*model.LLMResponse, error) {
+	if cctx == nil || resp == nil || respErr != nil || resp.Partial {
+		return nil, nil
+	}
+	r := core.Response{Content: resp.Content, UsageMetadata: resp.UsageMetadata, FinishReason: resp.FinishReason}
+	if !r.NeedsGuard() {
+		return nil, nil
+	}
+	cfg := g.engine().Agent(cctx.AgentName())
+	if cfg == nil || g.engine().SwitchedOff(cctx.ReadonlyState()) {
+		return nil, nil
+	}
+	st := cctx.State()
+	if st == nil {
+		return nil, nil
+	}
+	content := g.engine().AfterModel(cctx, cfg, st, r)
+	if content == nil {
+		return nil, nil
+	}
+	out := *resp
+	out.Content = content
+	return &out, nil
+}
+
+// onModelError is the plugin's OnModelErrorCallback (ARCHITECTURE.md,
+// Recovery). Errors that are not context overflows, and agents that were
+// not added, pass through untouched. The engine handles an overflow
+// (core.Guard.RecoverOverflow); when it returns a compacted request, the agent's
+// recovery model answers it in place of the error.
+func (g *ContextGuard) onModelError(cctx agent.Context, req *model.LLMRequest, modelErr error) (*model.LLMResponse, error) {
+	if cctx == nil || modelErr == nil {
+		return nil, nil
+	}
+	cfg := g.engine().Agent(cctx.AgentName())
+	if cfg == nil || g.engine().SwitchedOff(cctx.ReadonlyState()) {
+		return nil, nil
+	}
+	ov, ok := AsContextOverflow(modelErr)
+	if !ok {
+		return nil, nil
+	}
+	var r *core.Request
+	if req != nil {
+		rr := fromADK(req, cctx)
+		r = &rr
+	}
+	st := cctx.State()
+	rec, err := g.engine().RecoverOverflow(cctx, st, cctx.ReadonlyState(), cfg, r, ov, modelErr)
+	if rec == nil {
+		return nil, err
+	}
+	// The recovery model runs with the session released: it may call the
+	// guard for the same session.
+	llm, _ := cfg.RecoveryModel().(model.LLM)
+	out := *req
+	toADK(&out, rec.Contents())
+	resp, err := callRecoveryModel(cctx, llm, &out)
+	if err != nil {
+		return nil, g.engine().RecoveryFailed(cctx, st, cfg, rec, err)
+	}
+	rec.Recovered()
+	return resp, nil
+}
+
+// fromADK is the engine's view of ADK's request. Its Coverage anchors a
+// summary's cut to the session event it ends at (coverage.go), built only
+// when the engine asks: ADK v2 builds the request from the events visible
+// to the agent's branch and isolation scope, adds messages built from no
+// event and moves function responses, which a count of contents does not
+// survive.
+func fromADK(req *model.LLMRequest, cctx agent.Context) core.Request {
+	return core.Request{Model: req.Model, Contents: req.Contents, Config: req.Config, Origin: req, Coverage: &lazyCoverage{ctx: cctx}}
+}
+
+// toADK writes the contents the engine decided into ADK's request: the one
+// place where the guard changes what ADK sends.
+func toADK(dst *model.LLMRequest, contents []*genai.Content) {
+	dst.Contents = contents
+}
+
+// adkHost is what the engine asks of ADK (core.WithHost, passed first by
+// New): a state read's "no such key" is session.ErrStateKeyNotExist, which
+// the engine treats as absent without a warning, and the time of a call is
+// the time provider ADK honours (platform.Now).
+var adkHost = core.Host{
+	MissingKey: func(err error) bool { return errors.Is(err, session.ErrStateKeyNotExist) },
+	Now:        func(ctx context.Context) time.Time { return platform.Now(ctx) },
+}
+
+// callRecoveryModel sends req to llm and returns its final response. The
+// wait is bounded by ctx even when the model ignores it (core.CallBounded): once
+// the call's context is done the guard stops waiting and returns an error.
+// A panic of the model is turned into an error.
+func callRecoveryModel(ctx context.Context, llm model.LLM, req *model.LLMRequest) (*model.LLMResponse, error) {
+	resp, err := core.CallBounded(ctx, func(ctx context.Context) (*model.LLMResponse, error) {
+		return finalResponse(ctx, llm, req)
+	})
+	var p *core.PanicError
+	switch {
+	case errors.As(err, &p):
+		return nil, fmt.Errorf("contextguard: recovery model %q panicked: %v\n%s", llm.Name(), p.Value, p.Stack)
+	case err != nil:
+		return nil, fmt.Errorf("contextguard: recovery model %q: %w", llm.Name(), err)
+	}
+	return resp, nil
+}
+
+// finalResponse sends req to llm and returns its last non-partial response.
+func finalResponse(ctx context.Context, llm model.LLM, req *model.LLMRequest) (resp *model.LLMResponse, err error) {
+	for r, e := range llm.GenerateContent(ctx, req, false) {
+		if e != nil {
+			return nil, e
+		}
+		if r != nil && !r.Partial {
+			resp = r
+		}
+	}
+	if resp == nil {
+		return nil, errors.New("returned no response")
+	}
+	return resp, nil
+}

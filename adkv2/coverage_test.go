@@ -1,0 +1,218 @@
+package contextguard
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/genai"
+
+	"google.golang.org/adk/v2/model"
+	"google.golang.org/adk/v2/session"
+)
+
+// event builds a session event of author with content.
+func event(id, author string, c *genai.Content) *session.Event {
+	return &session.Event{ID: id, Author: author, LLMResponse: model.LLMResponse{Content: c}}
+}
+
+func inBranchEvent(e *session.Event, branch, scope string) *session.Event {
+	e.Branch, e.IsolationScope = branch, scope
+	return e
+}
+
+func userText(s string) *genai.Content { return genai.NewContentFromText(s, genai.RoleUser) }
+
+func transcript(id string, input bool, text string) *session.Event {
+	e := event(id, "user", nil)
+	if input {
+		e.InputTranscription = &genai.Transcription{Text: text}
+	} else {
+		e.OutputTranscription = &genai.Transcription{Text: text}
+	}
+	return e
+}
+
+func callContent(id, name string) *genai.Content {
+	return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{ID: id, Name: name}}}}
+}
+
+func respContent(id, name string, result any) *genai.Content {
+	return &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{
+		ID: id, Name: name, Response: map[string]any{"result": result},
+	}}}}
+}
+
+// A plain conversation of the agent "bot": e1 user, e2 bot, e3 user.
+func plainEvents() []*session.Event {
+	return []*session.Event{
+		event("e1", "user", userText("hello")),
+		event("e2", "bot", modelText("hi")),
+		event("e3", "user", userText("bye")),
+	}
+}
+
+func plainContents() []*genai.Content {
+	return []*genai.Content{userText("hello"), modelText("hi"), userText("bye")}
+}
+
+// Odd input: nothing panics, and every answer errs on the side of
+// covering less.
+func TestEventCoverage_OddInput(t *testing.T) {
+	cases := []struct {
+		name                 string
+		events               []*session.Event
+		agent, branch, scope string
+		contents             []*genai.Content
+		n                    int
+		wantAnchor           string
+		covering             string
+		wantCovered          int
+		wantOK               bool
+	}{
+		{name: "no events and no contents", n: 3, covering: "e1"},
+		{name: "no contents", events: plainEvents(), agent: "bot", n: 2, covering: "e2", wantOK: true},
+		{name: "an empty anchor names no event", events: plainEvents(), agent: "bot", contents: plainContents(), n: 2, wantAnchor: "e2", covering: ""},
+		{name: "an unknown anchor names no event", events: plainEvents(), agent: "bot", contents: plainContents(), n: 2, wantAnchor: "e2", covering: "gone"},
+		{name: "a negative count cuts nothing", events: plainEvents(), agent: "bot", contents: plainContents(), n: -4, covering: "e3", wantCovered: 3, wantOK: true},
+		{name: "a count past the end cuts everything", events: plainEvents(), agent: "bot", contents: plainContents(), n: 9, wantAnchor: "e3", covering: "e1", wantCovered: 1, wantOK: true},
+		{
+			name:   "nil events, nil contents and nil parts are skipped",
+			events: []*session.Event{nil, event("e1", "user", &genai.Content{Role: "user", Parts: []*genai.Part{nil, {Text: "hello"}}}), nil, event("e2", "bot", modelText("hi"))},
+			agent:  "bot", contents: []*genai.Content{nil, {Role: "user", Parts: []*genai.Part{{Text: "hello"}, nil}}, nil, modelText("hi")},
+			n: 2, wantAnchor: "e1", covering: "e2", wantCovered: 4, wantOK: true,
+		},
+		{
+			name:   "events without parts or role build nothing",
+			events: []*session.Event{event("e0", "user", &genai.Content{Role: "user"}), event("e1", "user", &genai.Content{Parts: []*genai.Part{{Text: "x"}}}), event("e2", "user", userText("hello")), event("e3", "bot", &genai.Content{Role: "model", Parts: []*genai.Part{{}}})},
+			agent:  "bot", contents: []*genai.Content{userText("hello"), {Role: "model"}},
+			n: 2, wantAnchor: "e2", covering: "e3", wantCovered: 1, wantOK: true,
+		},
+		{
+			name:   "a duplicate ID names the first of its events only",
+			events: []*session.Event{event("d", "user", userText("one")), event("e2", "bot", modelText("hi")), event("d", "user", userText("two"))},
+			agent:  "bot", contents: []*genai.Content{userText("one"), modelText("hi"), userText("two")},
+			n: 3, wantAnchor: "", covering: "d", wantCovered: 1, wantOK: true,
+		},
+		{
+			name:   "a content another plugin added is built from no event",
+			events: plainEvents(), agent: "bot",
+			contents: []*genai.Content{userText("hello"), userText("memory: likes tea"), modelText("hi"), userText("bye")},
+			n:        2, wantAnchor: "e1", covering: "e2", wantCovered: 3, wantOK: true,
+		},
+		{
+			name:   "a content another plugin removed is skipped",
+			events: plainEvents(), agent: "bot",
+			contents: []*genai.Content{userText("hello"), userText("bye")},
+			n:        1, wantAnchor: "e1", covering: "e2", wantCovered: 1, wantOK: true,
+		},
+		{
+			name:   "a user's own text that reads For context: is the user's text",
+			events: []*session.Event{event("e1", "user", &genai.Content{Role: "user", Parts: []*genai.Part{{Text: foreignMarker}, {Text: "[x] said: y"}}})},
+			agent:  "bot", contents: []*genai.Content{{Role: "user", Parts: []*genai.Part{{Text: foreignMarker}, {Text: "[x] said: y"}}}},
+			n: 1, wantAnchor: "e1", covering: "e1", wantCovered: 1, wantOK: true,
+		},
+		{
+			name:   "another agent's event with a nil part is converted without it",
+			events: []*session.Event{event("e1", "user", userText("go")), event("e2", "other", &genai.Content{Role: "model", Parts: []*genai.Part{nil, {Text: "done"}}})},
+			agent:  "bot", contents: []*genai.Content{userText("go"), {Role: "user", Parts: []*genai.Part{{Text: foreignMarker}, {Text: "[other] said: done"}}}},
+			n: 2, wantAnchor: "e2", covering: "e2", wantCovered: 2, wantOK: true,
+		},
+		{
+			name:   "ADK's client call IDs are cleared in the request",
+			events: []*session.Event{event("e1", "user", userText("go")), event("e2", "bot", callContent("adk-1", "f")), event("e3", "bot", respContent("adk-1", "f", 1))},
+			agent:  "bot", contents: []*genai.Content{userText("go"), callContent("", "f"), respContent("", "f", 1)},
+			n: 3, wantAnchor: "e3", covering: "e2", wantCovered: 2, wantOK: true,
+		},
+		{
+			name: "the same text in another branch is not this branch's",
+			events: []*session.Event{
+				event("e1", "user", userText("go")),
+				inBranchEvent(event("e2", "worker", modelText("ok")), "worker@0", ""),
+				inBranchEvent(event("e3", "worker", modelText("ok")), "worker@1", ""),
+			},
+			agent: "worker", branch: "worker@1", contents: []*genai.Content{userText("go"), modelText("ok")},
+			n: 2, wantAnchor: "e3", covering: "e2", wantCovered: 1, wantOK: true,
+		},
+		{
+			name: "the same text in another isolation scope is not this scope's",
+			events: []*session.Event{
+				event("e1", "user", userText("go")),
+				inBranchEvent(event("e2", "user", userText("go")), "", "fc-1"),
+				inBranchEvent(event("e3", "task", modelText("ok")), "", "fc-1"),
+			},
+			agent: "task", scope: "fc-1", contents: []*genai.Content{userText("count"), userText("go"), modelText("ok")},
+			n: 2, wantAnchor: "e2", covering: "e1", wantCovered: 0, wantOK: true,
+		},
+		{
+			name: "ADK's own confirmation calls are not in the request, nor moved",
+			events: []*session.Event{
+				event("e1", "user", userText("go")),
+				event("e2", "bot", callContent("k1", confirmationCallName)),
+				event("e3", "bot", modelText("waiting")),
+				event("e4", "user", respContent("k1", confirmationCallName, true)),
+			},
+			agent: "bot", contents: []*genai.Content{userText("go"), modelText("waiting"), userText(continueText)},
+			n: 3, wantAnchor: "e3", covering: "e2", wantCovered: 1, wantOK: true,
+		},
+		{
+			name: "a run of transcriptions is one content, anchored to its last event",
+			events: []*session.Event{
+				transcript("t1", true, "turn "), transcript("t2", true, "it on"), transcript("t3", false, "done"),
+				event("e4", "user", userText("thanks")),
+			},
+			agent: "bot", contents: []*genai.Content{userText("turn it on"), modelText("done"), userText("thanks")},
+			n: 1, wantAnchor: "t2", covering: "t3", wantCovered: 2, wantOK: true,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newEventCoverage(tc.events, tc.agent, tc.branch, tc.scope)
+			require.NotPanics(t, func() {
+				assert.Equal(t, tc.wantAnchor, c.Anchor(tc.contents, tc.n))
+				n, ok := c.Covered(tc.contents, tc.covering)
+				assert.Equal(t, tc.wantOK, ok)
+				assert.Equal(t, tc.wantCovered, n)
+			})
+		})
+	}
+}
+
+// Without a context (or a session) the coverage knows no event.
+func TestEventCoverage_NilContext(t *testing.T) {
+	c := newCoverage(nil)
+	assert.Empty(t, c.Anchor(plainContents(), 2))
+	_, ok := c.Covered(plainContents(), "e1")
+	assert.False(t, ok)
+}
+
+// BenchmarkEventCoverage measures one model call's work at 1,000 events:
+// building the coverage, naming a cut and finding it again.
+func BenchmarkEventCoverage(b *testing.B) {
+	const turns = 250 // 4 events a turn: user, call, answer, model text
+	var events []*session.Event
+	var contents []*genai.Content
+	for i := range turns {
+		call := fmt.Sprintf("adk-%d", i)
+		text := fmt.Sprintf("turn %d: %s", i, longText)
+		events = append(events,
+			event(fmt.Sprintf("u%d", i), "user", userText(text)),
+			event(fmt.Sprintf("c%d", i), "bot", callContent(call, "lookup")),
+			event(fmt.Sprintf("r%d", i), "bot", respContent(call, "lookup", text)),
+			event(fmt.Sprintf("m%d", i), "bot", modelText(text)),
+		)
+		contents = append(contents, userText(text), callContent("", "lookup"), respContent("", "lookup", text), modelText(text))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		c := newEventCoverage(events, "bot", "", "")
+		anchor := c.Anchor(contents, len(contents)/2)
+		if n, ok := c.Covered(contents, anchor); !ok || n != len(contents)/2 {
+			b.Fatalf("covered %d, %v", n, ok)
+		}
+	}
+}
+
+// longText stands for a model turn of a few kilobytes.
+var longText = string(make([]byte, 4096))

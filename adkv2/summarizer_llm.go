@@ -1,0 +1,76 @@
+package contextguard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"google.golang.org/adk/v2/model"
+	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core"
+)
+
+// LLMSummarizer is the default Summarizer: one call to any model.LLM with a
+// structured prompt (sections Current State, Key Information, Context &
+// Decisions, Exact Next Steps, and the todo list).
+type LLMSummarizer struct {
+	llm model.LLM
+}
+
+// NewLLMSummarizer returns a Summarizer that asks llm for the summary. llm may
+// be the agent's own model or a cheaper one.
+func NewLLMSummarizer(llm model.LLM) *LLMSummarizer { return &LLMSummarizer{llm: llm} }
+
+// ModelName is the name of the model the summarizer calls (core.ModelNamer:
+// the guard logs it and looks up the model's window).
+func (s *LLMSummarizer) ModelName() (string, bool) {
+	if s == nil || s.llm == nil {
+		return "", false
+	}
+	return s.llm.Name(), true
+}
+
+// Summarize asks the model for a summary and returns its text.
+func (s *LLMSummarizer) Summarize(ctx context.Context, req SummaryRequest) (string, error) {
+	if s == nil || s.llm == nil {
+		return "", errors.New("contextguard: LLMSummarizer has no model")
+	}
+	system, user, err := core.RenderSummaryPrompt(req)
+	if err != nil {
+		return "", err
+	}
+	llmReq := &model.LLMRequest{
+		Model: s.llm.Name(),
+		Contents: []*genai.Content{
+			{Role: genai.RoleUser, Parts: []*genai.Part{{Text: user}}},
+		},
+		Config: &genai.GenerateContentConfig{
+			SystemInstruction: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: system}}},
+		},
+	}
+	if req.MaxTokens > 0 {
+		// Room above the asked length so a slightly long answer is not cut
+		// mid-sentence; the guard checks the length itself.
+		llmReq.Config.MaxOutputTokens = int32(min(req.MaxTokens*2, 1<<30))
+	}
+	var out strings.Builder
+	for resp, err := range s.llm.GenerateContent(ctx, llmReq, false) {
+		if err != nil {
+			return "", fmt.Errorf("contextguard: summarizer model %q: %w", s.llm.Name(), err)
+		}
+		if resp == nil || resp.Partial || resp.Content == nil {
+			continue
+		}
+		for _, p := range resp.Content.Parts {
+			if p != nil && !p.Thought {
+				out.WriteString(p.Text)
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("contextguard: summarizer model %q: %w", s.llm.Name(), err)
+	}
+	return out.String(), nil
+}
