@@ -46,6 +46,7 @@ func TestPlugin_SeedRowsThroughTheV2Runner(t *testing.T) {
 		{"Stress_8k_PureToolStorm", false},
 		{"Brutal_8k_JSON_Heavy_ToolResponses", false},
 		{"Brutal_8k_NoUsageMetadata_HighRatio", true},
+		{"Brutal_8k_ToolResponseBiggerThanWindow", false},
 	}
 	for _, row := range rows {
 		name := row.name

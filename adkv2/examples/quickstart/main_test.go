@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/genai"
+)
+
+// readmeSection is the README's section that holds this program.
+const readmeSection = "## ADK v2"
+
+// readmeQuickstart returns the first ```go block of the README's section
+// readmeSection.
+func readmeQuickstart(t *testing.T, readme string) string {
+	t.Helper()
+	_, section, ok := strings.Cut(readme, "\n"+readmeSection+"\n")
+	require.True(t, ok, "README.md has no %q section", readmeSection)
+	if end := strings.Index(section, "\n## "); end >= 0 {
+		section = section[:end]
+	}
+	_, block, ok := strings.Cut(section, "\n```go\n")
+	require.True(t, ok, "the README's %q section has no ```go block", readmeSection)
+	block, _, ok = strings.Cut(block, "\n```\n")
+	require.True(t, ok, "the README's %q ```go block is not closed", readmeSection)
+	return block + "\n"
+}
+
+// TestReadmeQuickstartIsMainGo checks that the README's ADK v2 block is
+// this program, byte for byte, so what a user pastes is what CI builds and
+// runs.
+func TestReadmeQuickstartIsMainGo(t *testing.T) {
+	readme, err := os.ReadFile("../../../README.md")
+	require.NoError(t, err)
+	file, err := os.ReadFile("main.go")
+	require.NoError(t, err)
+	assert.Equal(t, string(file), readmeQuickstart(t, string(readme)),
+		"README.md's ADK v2 block differs from adkv2/examples/quickstart/main.go (expected: main.go, actual: README); copy main.go into the README's ```go block")
+}
+
+func TestReadmeQuickstartExtraction(t *testing.T) {
+	tests := []struct {
+		name, readme, want string
+	}{
+		{"first go block of the section", "# x\n\n## ADK v2\n\ntext\n\n```go\npackage main\n```\n\n```go\nother\n```\n", "package main\n"},
+		{"blocks of other sections are ignored", "## Before\n\n```go\nbefore\n```\n\n## ADK v2\n\n```sh\nmake\n```\n\n```go\nmine\n```\n\n## After\n", "mine\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, readmeQuickstart(t, tt.readme))
+		})
+	}
+}
+
+// fakeGemini answers the Gemini API's generateContent on an httptest
+// server, as genai v1.66.0 calls it: POST /v1beta/models/{model}:generateContent
+// with the key in x-goog-api-key.
+type fakeGemini struct {
+	answer      string
+	promptCount int32
+
+	mu       sync.Mutex
+	paths    []string
+	contents [][]*genai.Content
+}
+
+func (f *fakeGemini) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.Header.Get("x-goog-api-key") != "test-key" {
+		http.Error(w, `{"error":{"code":401,"message":"API key not valid","status":"UNAUTHENTICATED"}}`, http.StatusUnauthorized)
+		return
+	}
+	var req struct {
+		Contents []*genai.Content `json:"contents"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	f.mu.Lock()
+	f.paths = append(f.paths, r.URL.Path)
+	f.contents = append(f.contents, req.Contents)
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"candidates":    []any{map[string]any{"content": genai.NewContentFromText(f.answer, genai.RoleModel), "finishReason": "STOP", "index": 0}},
+		"usageMetadata": map[string]any{"promptTokenCount": f.promptCount, "candidatesTokenCount": 12, "totalTokenCount": f.promptCount + 12},
+	})
+}
+
+// recordingHandler keeps every log record and writes it to stderr, where
+// a log.Fatal of main (which goes through slog's default) stays visible.
+type recordingHandler struct {
+	mu      sync.Mutex
+	records []slog.Record
+}
+
+func (h *recordingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *recordingHandler) Handle(ctx context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.records = append(h.records, r.Clone())
+	return slog.NewTextHandler(os.Stderr, nil).Handle(ctx, r)
+}
+func (h *recordingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *recordingHandler) WithGroup(string) slog.Handler      { return h }
+
+// TestQuickstartRuns runs main against a local Gemini API and checks what
+// it prints and what the model received. The server reports a prompt of
+// more tokens than gemini-2.5-flash's window: only a guard in the runner's
+// plugins judges that count, and it logs that it does not believe it, so
+// the test also sees that the guard is wired in.
+func TestQuickstartRuns(t *testing.T) {
+	srv := &fakeGemini{answer: "Their requests outgrow the model's context window.", promptCount: 5_000_000}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	t.Setenv("GOOGLE_API_KEY", "test-key")
+	t.Setenv("GEMINI_API_KEY", "")
+	t.Setenv("GOOGLE_GENAI_USE_VERTEXAI", "")
+	t.Setenv("GOOGLE_GEMINI_BASE_URL", ts.URL)
+
+	logs := &recordingHandler{}
+	defer func(l *slog.Logger, w io.Writer, flags int) {
+		slog.SetDefault(l) // the default handler does not reset the log package
+		log.SetOutput(w)
+		log.SetFlags(flags)
+	}(slog.Default(), log.Writer(), log.Flags())
+	slog.SetDefault(slog.New(logs))
+
+	out := captureStdout(t, main)
+
+	assert.Equal(t, srv.answer+"\n", out)
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	require.Equal(t, []string{"/v1beta/models/gemini-2.5-flash:generateContent"}, srv.paths)
+	require.NotEmpty(t, srv.contents[0])
+	last := srv.contents[0][len(srv.contents[0])-1]
+	require.NotEmpty(t, last.Parts)
+	assert.Equal(t, "Why do long agent sessions fail?", last.Parts[0].Text)
+
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	var guardWarnings []string
+	for _, r := range logs.records {
+		if r.Level >= slog.LevelWarn && strings.HasPrefix(r.Message, "contextguard") {
+			guardWarnings = append(guardWarnings, r.Message)
+		}
+	}
+	assert.NotEmpty(t, guardWarnings, "the guard did not judge the model's prompt-token count: is its plugin in the runner?")
+}
+
+// captureStdout runs f with os.Stdout redirected and returns what it wrote.
+func captureStdout(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	stdout := os.Stdout
+	os.Stdout = w
+	defer func() { os.Stdout = stdout }()
+
+	var buf bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(&buf, r)
+		done <- err
+	}()
+	f()
+	require.NoError(t, w.Close())
+	require.NoError(t, <-done)
+	require.NoError(t, r.Close())
+	return buf.String()
+}
