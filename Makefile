@@ -10,7 +10,7 @@ GO ?= go
 # each (tidy-check, gowork-check, lint).
 MODULES = core . adkv2 examples integration
 
-.PHONY: all test vet race core-test adkv2-test demo examples-test integration fmt-check stress lint \
+.PHONY: all test vet race core-test adkv2-test conformance demo examples-test integration fmt-check stress lint \
 	tidy-check gowork-check modules-check
 
 all: test
@@ -18,7 +18,7 @@ all: test
 ## test: format, vet, every module's tests under the race detector (the
 ## stress matrix's representative subset, RACE_MATRIX), the whole stress
 ## matrix without it, and the examples' and integration tests.
-test: fmt-check vet race stress adkv2-test examples-test integration
+test: fmt-check vet race stress adkv2-test conformance examples-test integration
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -56,9 +56,19 @@ core-test:
 	cd core && $(GO) test -count=1 -timeout 5m -run 'Allocations' .
 
 ## adkv2-test: vet and test the ADK v2 plugin (adkv2/go.mod, in its own
-## workspace adkv2/go.work).
+## workspace adkv2/go.work): every test under the race detector but the
+## hardest rows of the stress matrix (TestStressV2_*), which run after it
+## without it, as the v1 matrix does.
 adkv2-test:
-	cd adkv2 && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m ./...
+	cd adkv2 && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m -skip '^TestStressV2_' ./...
+	cd adkv2 && $(GO) test -count=1 -timeout 10m -run '^TestStressV2_' .
+
+## conformance: the adapter-conformance suite through each ADK line's
+## runner, printing one table per line (it also runs, under -race, in
+## `make race` and `make adkv2-test`).
+conformance:
+	CONTEXTGUARD_CONFORMANCE_TABLE=1 $(GO) test -count=1 -timeout 10m -run '^TestConformance$$'
+	cd adkv2 && CONTEXTGUARD_CONFORMANCE_TABLE=1 $(GO) test -count=1 -timeout 10m -run '^TestConformance$$'
 
 ## examples-test: vet and test the examples module (examples/go.mod).
 examples-test:

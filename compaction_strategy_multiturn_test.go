@@ -27,7 +27,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,6 +43,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // stressTableEnv makes TestMain print the table of matrix runs.
@@ -303,7 +303,7 @@ func runScenario(t *testing.T, sc contextguardtest.Scenario, run scenarioRun) *s
 	if run.fault != nil {
 		sum.InjectFaultFrom(1, *run.fault)
 	}
-	pr := &probe{counter: truth, irreducible: map[int]int{}}
+	pr := newProbe(truth)
 	out := &scenarioOutcome{sum: sum, probe: pr, abandonsSummarizer: run.abandonsSummarizer}
 	pp, err := plugin.New(plugin.Config{Name: "matrix-probe", BeforeModelCallback: pr.beforeModel})
 	require.NoError(t, err)
@@ -341,151 +341,40 @@ func runScenario(t *testing.T, sc contextguardtest.Scenario, run scenarioRun) *s
 	return out
 }
 
-// probe is a plugin installed just before the guard. It sees every request
-// as ADK built it and measures, per user turn, the ground truth of the part
-// no guard can shrink (system instruction, tool declarations and the user's
-// message), so an ErrIrreducible can be judged against the truth.
-type probe struct {
-	counter contextguardtest.Counter
+// probe is a plugin installed just before the guard: it hands every request
+// as ADK built it to the matrix's ground-truth probe (coretest.Probe).
+type probe struct{ *coretest.Probe }
 
-	mu          sync.Mutex
-	fixedKnown  bool
-	fixed       int         // ground truth of system instruction and tools
-	irreducible map[int]int // user turn -> ground truth of fixed part + user message
+// newProbe measures with counter, the run's ground truth.
+func newProbe(counter contextguardtest.Counter) *probe {
+	return &probe{coretest.NewProbe(func(contents []*genai.Content, config *genai.GenerateContentConfig) int {
+		return counter.CountRequest(&model.LLMRequest{Contents: contents, Config: config})
+	})}
 }
-
-var turnTagRE = regexp.MustCompile(`^\[turn (\d+)\]`)
 
 func (p *probe) beforeModel(_ agent.CallbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {
-	if req == nil {
-		return nil, nil
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.fixedKnown {
-		fixed := &model.LLMRequest{}
-		if req.Config != nil {
-			fixed.Config = &genai.GenerateContentConfig{SystemInstruction: req.Config.SystemInstruction, Tools: req.Config.Tools}
-		}
-		p.fixed = p.counter.CountRequest(fixed)
-		p.fixedKnown = true
-	}
-	// The first step of a turn ends with the user's message.
-	if n := len(req.Contents); n > 0 {
-		if c := req.Contents[n-1]; c != nil && c.Role == genai.RoleUser && len(c.Parts) > 0 && c.Parts[0] != nil {
-			if m := turnTagRE.FindStringSubmatch(c.Parts[0].Text); m != nil {
-				turn, _ := strconv.Atoi(m[1])
-				if _, ok := p.irreducible[turn]; !ok {
-					p.irreducible[turn] = p.fixed + contextguardtest.CountContents(p.counter, []*genai.Content{c})
-				}
-			}
-		}
+	if req != nil {
+		p.Observe(req.Contents, req.Config)
 	}
 	return nil, nil
-}
-
-// fixedTokens returns the ground truth of the system instruction and tools.
-func (p *probe) fixedTokens() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.fixed
-}
-
-// irreducibleAt returns the ground truth of the irreducible part of turn.
-func (p *probe) irreducibleAt(turn int) (int, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n, ok := p.irreducible[turn]
-	return n, ok
-}
-
-// errorTurn extracts the turn of an error recorded by contextguardtest.Run
-// ("turn N: ...").
-func errorTurn(err error) (int, bool) {
-	var turn int
-	if _, scanErr := fmt.Sscanf(err.Error(), "turn %d:", &turn); scanErr != nil {
-		return 0, false
-	}
-	return turn, true
 }
 
 // ---------------------------------------------------------------------------
 // What every scenario must satisfy
 // ---------------------------------------------------------------------------
 
-// violations lists every property of of the matrix (ARCHITECTURE.md, Tests) the run broke; empty means
-// the scenario passed. The matrix asserts it is empty; the broken-guard test
-// asserts it is not.
+// violations lists every property of the matrix (ARCHITECTURE.md, Tests)
+// the run broke (coretest.MatrixRun); empty means the scenario passed. The
+// matrix asserts it is empty; the broken-guard test asserts it is not.
 func (o *scenarioOutcome) violations() []string {
-	res := o.res
-	var v []string
-	add := func(format string, args ...any) { v = append(v, fmt.Sprintf(format, args...)) }
-
-	if res.OverflowsSurfaced > 0 {
-		add("%d overflow(s) surfaced to the caller (rejected %d, recovered %d, max real %d of %d)",
-			res.OverflowsSurfaced, res.OverflowsRejected, res.OverflowsRecovered, res.MaxRealTokens, res.Window)
-	}
-	if res.NonShrinkingCompactions > 0 {
-		add("%d compaction(s) did not shrink the request (compaction loop)", res.NonShrinkingCompactions)
-	}
-	if res.MissingLatestUser > 0 {
-		add("%d request(s) without the user's latest message", res.MissingLatestUser)
-	}
-	// When the system instruction and tools fill most of the window there
-	// is no room for a summary: the guard sends the user's current request
-	// on and says so (trimToCurrentRequest); the earlier conversation is
-	// dropped by design, and counted only elsewhere.
-	noSummaryRoom := o.probe.fixedTokens()*10 >= res.Window*7
-	if res.LostMarkers > 0 && !noSummaryRoom && !o.abandonsSummarizer {
-		for _, rec := range res.Requests {
-			if len(rec.LostMarkers) > 0 {
-				add("%d marker(s) neither sent nor summarized, first at request %d (turn %d step %d): %v",
-					res.LostMarkers, rec.Index, rec.Turn, rec.Step, rec.LostMarkers)
-				break
-			}
-		}
-	}
-	if res.PairViolations > 0 {
-		for _, rec := range res.Requests {
-			if rec.PairError != nil {
-				add("%d request(s) break call/response pairs, first at request %d: %v", res.PairViolations, rec.Index, rec.PairError)
-				break
-			}
-		}
-	}
-	if o.sum.Calls() != res.SummarizerCalls {
-		add("summarizer calls: result says %d, the summarizer counted %d", res.SummarizerCalls, o.sum.Calls())
-	}
-	if res.SummarizerCalls < o.minSummarizerCalls {
-		add("summarizer called %d time(s), the matrix expects at least %d", res.SummarizerCalls, o.minSummarizerCalls)
-	}
-
-	irreducible := 0
-	for _, err := range res.Errors {
-		switch {
-		case contextguardtest.IsOverflowError(err):
-			// Counted above.
-		case errors.Is(err, ErrIrreducible):
-			irreducible++
-			turn, ok := errorTurn(err)
-			truth, known := o.probe.irreducibleAt(turn)
-			if !ok || !known {
-				add("ErrIrreducible at an unknown turn: %v", err)
-			} else if truth <= res.Window {
-				add("ErrIrreducible although system instruction, tools and user message are %d tokens, within the window of %d: %v", truth, res.Window, err)
-			}
-		default:
-			add("unexpected error: %v", err)
-		}
-	}
-	// ErrIrreducible is decided on the estimate before sending, or on the
-	// provider's own rejection of the user's request alone (an attachment
-	// it charges far above the estimate): at most one request over the
-	// window per such turn.
-	if irreducible > 0 && res.OverflowsRejected > irreducible {
-		add("a clear-error scenario sent %d request(s) over the window for %d irreducible turn(s) (max real %d of %d)", res.OverflowsRejected, irreducible, res.MaxRealTokens, res.Window)
-	}
-	return v
+	return coretest.MatrixRun{
+		Result:             o.res,
+		Probe:              o.probe.Probe,
+		SummarizerCalls:    o.sum.Calls(),
+		MinSummarizerCalls: o.minSummarizerCalls,
+		Irreducible:        func(err error) bool { return errors.Is(err, ErrIrreducible) },
+		AbandonsSummarizer: o.abandonsSummarizer,
+	}.Violations()
 }
 
 // violationsMatching returns the violations that contain substr.
@@ -993,7 +882,7 @@ func TestMatrixBug_ToolDefinitionsAndInlineDataCounted(t *testing.T) {
 				assert.Positive(t, res.SummarizerCalls, "the scenario must compact: %s", res)
 				assert.Zero(t, res.OverflowsRejected, "the guard's count missed part of the request")
 				if sc.ToolDefs > 0 {
-					assert.Greater(t, out.probe.fixedTokens(), sc.Window/4, "tool declarations must weigh a large part of the window")
+					assert.Greater(t, out.probe.FixedTokens(), sc.Window/4, "tool declarations must weigh a large part of the window")
 				}
 			})
 		}
@@ -1108,12 +997,12 @@ func TestMatrix_UserMessageLargerThanWindow(t *testing.T) {
 				out := runScenario(t, sc, scenarioRun{mode: mode})
 				res := out.res
 				assert.Empty(t, out.violations(), res.String())
-				truth, ok := out.probe.irreducibleAt(2)
+				truth, ok := out.probe.IrreducibleAt(2)
 				require.True(t, ok)
 				assert.Greater(t, truth, window, "the user message must exceed the window")
 				assert.Zero(t, res.OverflowsRejected)
 				for _, err := range res.Errors {
-					turn, _ := errorTurn(err)
+					turn, _ := coretest.ErrorTurn(err)
 					assert.Equal(t, 2, turn, "only the oversized turn may fail: %v", err)
 				}
 				last := res.Requests[len(res.Requests)-1]
