@@ -62,7 +62,9 @@ var groundTruths = []struct {
 	counter func(sc contextguardtest.Scenario) contextguardtest.Counter
 }{
 	{"seed", nil},
-	{"tokenizer", func(contextguardtest.Scenario) contextguardtest.Counter { return contextguardtest.TokenizerCounter(1.2) }},
+	{"tokenizer", func(contextguardtest.Scenario) contextguardtest.Counter {
+		return contextguardtest.TokenizerCounter(1.2)
+	}},
 }
 
 // TestStressV2_HardestRows plays each of hardestRows in both ground truths
