@@ -8,7 +8,7 @@ GO ?= go
 
 # MODULES are the directories of every module, for the checks that run in
 # each (tidy-check, gowork-check, lint).
-MODULES = core . adkv2 examples integration
+MODULES = core . adkv2 examples integration adkv2/integration
 
 .PHONY: all test vet race core-test adkv2-test conformance demo examples-test integration fmt-check stress lint \
 	tidy-check gowork-check modules-check
@@ -74,12 +74,13 @@ conformance:
 examples-test:
 	cd examples && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m ./...
 
-## integration: vet and test the integration module (integration/go.mod):
-## ADK's SQL session service on SQLite and PostgreSQL, and the Gemini wire
-## format. -v shows which tests ran and which were skipped (PostgreSQL
+## integration: vet and test the integration modules of each ADK line
+## (integration/go.mod, adkv2/integration/go.mod): ADK's SQL session
+## service on SQLite and PostgreSQL, and the Gemini wire format. -v shows which tests ran and which were skipped (PostgreSQL
 ## without CONTEXTGUARD_PG_DSN, see integration/README.md).
 integration:
 	cd integration && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m -v ./...
+	cd adkv2/integration && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m -v ./...
 
 ## modules-check: every module is tidy and builds and vets on its own, as a
 ## user's build sees it (GOWORK=off: the replace directives, no workspace).
