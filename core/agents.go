@@ -5,6 +5,9 @@ import (
 	"fmt"
 )
 
+// The agents the guard guards: those added by name, AddDefault's for the
+// rest, and the lookup of each call's agent.
+
 // defaultAgentName names AddDefault's configuration until it is derived for
 // an agent (deriveDefault); no agent runs under it.
 const defaultAgentName = "(default)"

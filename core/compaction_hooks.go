@@ -7,6 +7,9 @@ import (
 	"strings"
 )
 
+// The before-compaction hook (WithBeforeCompaction): what it is told, and
+// what it may decide.
+
 // PendingCompaction is what a WithBeforeCompaction hook is told of a
 // compaction about to start.
 type PendingCompaction struct {

@@ -6,6 +6,9 @@ import (
 	"google.golang.org/genai"
 )
 
+// The sliding-window strategy: the newest turns kept verbatim, the rest
+// summarized (ARCHITECTURE.md, Strategies).
+
 // slidingTailShare is the share of the room under the trigger (what the
 // irreducible part and the summary's budget leave) that the turns kept
 // verbatim may take. Half leaves as much room again for the conversation to

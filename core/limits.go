@@ -1,6 +1,12 @@
 package core
 
-import "math"
+import (
+	"math"
+	"strconv"
+)
+
+// Limits: the window, trigger and room one decision is made against, and
+// sizes that saturate instead of wrapping.
 
 // limits are the numbers one decision is made against: the context window,
 // the buffer kept free below it and the trigger (threshold) they leave.
@@ -100,4 +106,57 @@ func scaleSat(n int, f float64) int {
 		return 0
 	}
 	return int(v)
+}
+
+// window is the agent's context window: WithMaxTokens, else the registry's.
+func (g *Guard) window(cfg *Agent, modelName string) int {
+	if cfg.maxTokens > 0 {
+		return cfg.maxTokens
+	}
+	if w := g.registry.ContextWindow(modelName); w > 0 {
+		return w
+	}
+	return DefaultContextWindow
+}
+
+// limits applies the agent's trigger to its window, warning once per agent and
+// window when the configured trigger does not fit.
+func (g *Guard) limits(cfg *Agent, modelName string) limits {
+	w := g.window(cfg, modelName)
+	l, ok := cfg.limitsFor(w)
+	if !ok {
+		if _, seen := g.triggerWarned.LoadOrStore(cfg.name+"\x00"+strconv.Itoa(w), true); !seen {
+			g.log.Warn("contextguard: the configured trigger does not fit the window; using the default trigger",
+				"agent", cfg.name, "window", w, "threshold", l.threshold)
+		}
+	}
+	return l
+}
+
+// requestLimits is limits for one request: when the request sets
+// MaxOutputTokens, the trigger keeps room for the output
+// (limits.withOutput), with a warning once per agent, window and output
+// limit when that room would leave the prompt too little of the window.
+func (g *Guard) requestLimits(cfg *Agent, req *Request) limits {
+	l := g.limits(cfg, req.Model)
+	out := maxOutputTokens(req)
+	if out == 0 {
+		return l
+	}
+	lo, ok := l.withOutput(out)
+	if !ok {
+		if _, seen := g.triggerWarned.LoadOrStore("output\x00"+cfg.name+"\x00"+strconv.Itoa(l.window)+"\x00"+strconv.Itoa(out), true); !seen {
+			g.log.Warn("contextguard: the request's MaxOutputTokens leaves too little of the window for the prompt; not keeping room for the output",
+				"agent", cfg.name, "window", l.window, "max_output_tokens", out, "threshold", l.threshold)
+		}
+	}
+	return lo
+}
+
+// maxOutputTokens is the request's MaxOutputTokens, 0 when it sets none.
+func maxOutputTokens(req *Request) int {
+	if req == nil || req.Config == nil || req.Config.MaxOutputTokens <= 0 {
+		return 0
+	}
+	return int(req.Config.MaxOutputTokens)
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/models"
 )
 
+// Context windows: the model registry (catwalk's model list by default).
+
 // ModelRegistry tells the guard how large a model's context window is.
 type ModelRegistry interface {
 	// ContextWindow is the model's context window in tokens; 0 or less

@@ -6,9 +6,8 @@ import (
 	"google.golang.org/genai"
 )
 
-// ---------------------------------------------------------------------------
-// Memory the guard retains per session (ARCHITECTURE.md, Concurrency)
-// ---------------------------------------------------------------------------
+// The session table's bounds: how many sessions and how many bytes the guard
+// keeps in memory (WithMaxSessions, WithMaxSessionBytes).
 
 // What an idle session holds in the guard's table: its count cache (each
 // entry pins the content it counted, so the bytes of its strings stay

@@ -6,6 +6,9 @@ import (
 	"log/slog"
 )
 
+// The session switch: a session-state key that passes every request untouched
+// (DisableSession).
+
 // StateKeyDisabled is the session-state key that switches the guard off for
 // one session: while it holds true, the guard passes every request of the
 // session untouched, for every agent (no counting, no compaction, no

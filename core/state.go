@@ -6,6 +6,9 @@ import (
 	"math"
 )
 
+// Session state: the keys the guard keeps per agent, and their reading and
+// writing (ARCHITECTURE.md, Session state).
+
 // Session-state keys. The first five are the earlier guard's names, so its
 // sessions carry over; the agent name is appended to each.
 const (

@@ -14,6 +14,9 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
 
+// The summarizer: its interface, its prompt and transcript, and the
+// deterministic fallback summary.
+
 // Summarizer turns a conversation into a summary the agent can resume from.
 // Implementations should honour ctx; the guard bounds each call with the
 // agent's summary timeout (it stops waiting when the timeout expires, even

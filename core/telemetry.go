@@ -12,6 +12,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
+// Telemetry: the OpenTelemetry spans and metrics of compactions and
+// summarizer calls.
+
 // instrumentationName names the guard's tracer and meter.
 const instrumentationName = "github.com/adk-contextguard/contextguard"
 

@@ -9,6 +9,9 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
 
+// Exact token counters: a user's own tokenizer (WithTokenCounter) in place of
+// the estimator.
+
 // TokenCounter counts the tokens of a text exactly, for users who have their
 // provider's tokenizer (or a local copy of it). See WithTokenCounter.
 type TokenCounter interface {

@@ -4,6 +4,8 @@ import (
 	"time"
 )
 
+// Usage: how full an agent's context is in a session, as the guard left it.
+
 // Usage is how full an agent's context is in one session, as the guard left
 // it after the agent's last guarded model call: what agent UIs show as
 // "context: 63%". Counts are 0 until the guard has judged a request of the

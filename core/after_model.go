@@ -1,0 +1,38 @@
+package core
+
+import "google.golang.org/genai"
+
+// After the model call: the provider's prompt-token count recorded for
+// calibration, and a response cut at the output limit handled.
+
+// afterResponse is the engine's part of AfterModelCallback, for a final
+// response of an agent the guard guards: it records the provider's
+// prompt-token count, when it is believable for the request the guard let
+// through (calibration.go), and handles a response that stopped at the
+// output limit near the window (recovery.go, cutAtOutputLimit). It returns
+// the content that replaces the response's, nil to let the response
+// through untouched.
+func (g *Guard) afterResponse(c Call, cfg *Agent, st State, resp *Response) *genai.Content {
+	if n := resp.promptTokens(); n != 0 {
+		g.recordReport(c, cfg, st, n)
+	}
+	if resp.cutAtOutputLimit() {
+		return g.cutAtOutputLimit(c, cfg, st, resp)
+	}
+	return nil
+}
+
+// promptTokens is the provider's prompt-token count of the request, 0 when
+// the adapter does not count.
+func (r *Response) promptTokens() int {
+	if r.UsageMetadata == nil {
+		return 0
+	}
+	return int(r.UsageMetadata.PromptTokenCount)
+}
+
+// cutAtOutputLimit reports whether the response stopped at the output
+// limit.
+func (r *Response) cutAtOutputLimit() bool {
+	return r.FinishReason == genai.FinishReasonMaxTokens
+}

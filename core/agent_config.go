@@ -1,0 +1,131 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// An agent's configuration: validated once by Add, immutable after, with its
+// trigger and limits for a window.
+
+// Agent is the validated configuration of one agent, opaque to adapters
+// (Name, RecoveryModel). It is immutable once Add returns.
+type Agent struct {
+	name           string
+	strategy       Strategy
+	maxTurns       int
+	pruneKeep      int // newest tool steps kept intact; 0: no pruning
+	maxTokens      int
+	maxAttempts    int
+	summarizer     Summarizer
+	summaryTimeout time.Duration
+	instructions   string
+	// stateKeys are the agent's full state key names (stateKeysFor).
+	stateKeys map[string]string
+	// summaryTokens is WithSummaryTokens' length, 0 for the default.
+	summaryTokens int
+	// summarizerWindow is WithSummarizerWindow's window, 0 for the
+	// registry's.
+	summarizerWindow int
+	counter          TokenCounter
+	trigger          triggerSpec
+	// host is the guard's Host, set when the guard adds the agent.
+	host Host
+	// recoveryLLM is WithRecoveryModel's model, nil without one.
+	recoveryLLM HostModel
+	errs        []error
+}
+
+// triggerSpec is how an agent's trigger was configured: the seeds' buffer
+// rule by default, or one of WithTriggerTokens, WithTriggerFraction,
+// WithReserve.
+type triggerSpec struct {
+	kind     string // "", "tokens", "fraction", "reserve"
+	tokens   int
+	fraction float64
+}
+
+func (c *Agent) setTrigger(t triggerSpec, name string) {
+	if c.trigger.kind != "" && c.trigger.kind != t.kind {
+		c.errs = append(c.errs, fmt.Errorf("%s: the trigger is already set by a %s option; use only one of WithTriggerTokens, WithTriggerFraction, WithReserve", name, c.trigger.kind))
+		return
+	}
+	c.trigger = t
+}
+
+// newAgentConfig applies opts over the defaults and validates the result;
+// its errors name the call that configured it (caller, e.g. `Add("a")`).
+// def is the summarizer of the model given to the call, used when no
+// WithSummarizer is given (nil: no model), and defErr what is wrong with
+// that model.
+func newAgentConfig(name, caller string, def Summarizer, defErr error, opts []AgentOption) *Agent {
+	c := &Agent{
+		name:           name,
+		strategy:       StrategyThreshold,
+		maxAttempts:    DefaultMaxCompactionAttempts,
+		summaryTimeout: DefaultSummaryTimeout,
+		host:           Host{}.withDefaults(),
+	}
+	if name == "" {
+		c.errs = append(c.errs, errors.New("agent name is empty"))
+	}
+	c.stateKeys = stateKeysFor(name)
+	for _, opt := range opts {
+		if opt == nil {
+			c.errs = append(c.errs, errors.New("nil AgentOption"))
+			continue
+		}
+		opt(c)
+	}
+	switch {
+	case defErr != nil:
+		c.errs = append(c.errs, defErr)
+	case c.summarizer != nil:
+	case def == nil:
+		c.errs = append(c.errs, errors.New("model is nil and no WithSummarizer was given"))
+	default:
+		c.summarizer = def
+	}
+	for i, err := range c.errs {
+		c.errs[i] = fmt.Errorf("contextguard: %s: %w", caller, err)
+	}
+	return c
+}
+
+// stateIO reads and writes the agent's keys, logging to log.
+func (c *Agent) stateIO(log *slog.Logger) stateIO {
+	return stateIO{agent: c.name, log: log, keys: c.stateKeys, missing: c.host.MissingKey}
+}
+
+// limitsFor returns the window, buffer and threshold of an agent for a
+// window, applying its trigger option. A trigger that leaves no room is
+// replaced by the default one and reported through ok=false.
+func (c *Agent) limitsFor(window int) (l limits, ok bool) {
+	def := newLimits(window)
+	var threshold int
+	switch c.trigger.kind {
+	case "tokens":
+		threshold = c.trigger.tokens
+	case "fraction":
+		threshold = int(float64(window) * c.trigger.fraction)
+	case "reserve":
+		threshold = window - c.trigger.tokens
+	default:
+		return def, true
+	}
+	if threshold <= 0 || threshold >= window {
+		return def, false
+	}
+	return limits{window: window, buffer: window - threshold, threshold: threshold}, true
+}
+
+// bufferFor returns the room kept free below the window: a fixed 20k for
+// windows of 200k and more, 20% below that (ARCHITECTURE.md, Origins; boundary inclusive).
+func bufferFor(window int) int {
+	if window >= largeWindow {
+		return largeWindowBuffer
+	}
+	return int(float64(window) * smallWindowBufferFraction)
+}

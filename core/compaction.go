@@ -1,0 +1,247 @@
+package core
+
+import (
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/genai"
+)
+
+// The compaction both strategies share: its start (the span, the budget, the
+// hook), its end (applied, or discarded when not smaller), and the trim to
+// the current request.
+
+// compaction is one compaction in progress: what both strategies share.
+type compaction struct {
+	start time.Time
+	// first and cov bound the contents a summary made now may cover:
+	// t.raw[first:cov] (first is the injected summary's cut).
+	first, cov int
+	// prevSummary is the stored summary when it was injected, else "".
+	prevSummary string
+	userReq     string
+	todos       []TodoItem
+	// bare is the calibrated size of the request with an empty summary and
+	// no contents; budget is the length asked of a summary.
+	bare, budget int
+	// callsLeft is how many more times the summarizer may be asked for the
+	// summary that goes into the request (the pieces of a rolling summary
+	// are not counted: each is needed once).
+	callsLeft int
+	ev        CompactionEvent
+	span      trace.Span
+	// orig and origEst are the request's contents before compaction (the
+	// stored summary injected, pruned) and its raw estimate: a compaction
+	// whose result is not smaller is not applied.
+	orig    []*genai.Content
+	origEst int
+	// input is the room of one summarizer call: what its window leaves for
+	// the previous summary and the transcript (see summarizerInput).
+	input summarizerInput
+	// rendered caches the transcript lines of t.raw[first+i] and their
+	// calibrated size, so each content is rendered and counted once per
+	// compaction, however many spans and pieces it is part of.
+	rendered []renderedContent
+	// rolled are the pieces already summarized into a rolling summary, in
+	// order: the pieces of a longer span start with the same ones.
+	rolled []rolledPiece
+}
+
+// outcome is what a strategy made of a compaction.
+type outcome struct {
+	summary string
+	// watermark is how many leading raw contents the summary covers.
+	watermark int
+	// newEst and newCount are the raw and calibrated size of the request
+	// as rewritten.
+	newEst, newCount int
+}
+
+// beginCompaction does what every compaction starts with: it finds what may
+// be summarized and the irreducible part of the request, and opens the span.
+// A nil compaction means there is nothing to compact, or that nothing can
+// help (err then wraps ErrIrreducible); next and err are then the result.
+func (g *Guard) beginCompaction(t *turn, strategy Strategy, reason string) (c *compaction, next guardState, err error) {
+	c = &compaction{start: time.Now(), cov: coverableLen(t.raw), orig: t.req.Contents}
+	c.origEst = requestTokens(t.est, &t.req)
+	next = t.prev
+	if t.inj.injected {
+		c.first = t.inj.cut
+		c.prevSummary = t.prev.summary
+	}
+	c.first = min(c.first, c.cov)
+
+	c.userReq = boundedUserRequest(t)
+
+	// The part no summary can shrink: system instruction, tools and the
+	// message that carries the continuation.
+	// It is refused only when it exceeds the window by more than the
+	// estimate's error margin: the smallest request the guard can make is
+	// worth sending while it may fit; the provider is the last judge, and an
+	// overflow it reports is recovered.
+	// The refusal is decided on the raw estimate plus its margin, never on
+	// a calibration factor (calibration.go).
+	fixed := requestTokens(t.est, &t.req) - contentsTokens(t.est, t.req.Contents)
+	rawBare := satAdd(fixed, t.est.content(summaryContent("", c.userReq, requestAttachments(coveredRequest(t, c.cov))...)))
+	c.bare = t.cal.scale(rawBare)
+	if n := t.irreducibleSize(rawBare); n > t.lim.hardLimit() {
+		if t.prev.floor != c.bare {
+			t.log().Error("contextguard: the system instruction, tools and current request alone exceed the context window; nothing the guard can cut will make the request fit",
+				"irreducible_tokens", c.bare, "threshold", t.lim.threshold, "window", t.lim.window)
+		}
+		next.floor = c.bare
+		next.lastEstimate = requestTokens(t.est, &t.req)
+		return nil, next, irreducibleError(n, t.lim.window)
+	}
+	if c.cov == c.first && c.prevSummary == "" {
+		next.lastEstimate = requestTokens(t.est, &t.req)
+		if n := t.irreducibleSize(next.lastEstimate); n > t.lim.hardLimit() {
+			// Only adapter continuations, which a summary may not cover:
+			// say so rather than send a request known not to fit.
+			t.log().Error("contextguard: the request exceeds the context window and holds nothing the guard can summarize",
+				"tokens", n, "window", t.lim.window)
+			return nil, next, irreducibleError(n, t.lim.window)
+		}
+		return nil, next, nil
+	}
+
+	c.budget = summaryBudget(t.lim, c.bare, t.cfg.summaryTokens)
+	if c.budget < minSummaryTokens {
+		next, err = trimToCurrentRequest(t, next)
+		return nil, next, err
+	}
+	t.sumWindow = g.summarizerWindow(t)
+	c.input = newSummarizerInput(t, c.prevSummary, c.budget)
+	c.rendered = make([]renderedContent, c.cov-c.first)
+	c.todos = loadTodos(t.ro)
+	c.callsLeft = t.cfg.maxAttempts
+
+	t.spanCtx, c.span = g.tel.startCompaction(t.ctx, t.cfg.name, t.ctx.SessionID(), strategy)
+	c.ev = CompactionEvent{
+		Agent:        t.cfg.name,
+		SessionID:    t.ctx.SessionID(),
+		Strategy:     strategy,
+		Reason:       reason,
+		TokensBefore: t.before,
+		Threshold:    t.lim.threshold,
+		Window:       t.lim.window,
+	}
+	return c, next, nil
+}
+
+// trimToCurrentRequest handles a request whose irreducible part leaves no
+// room for a summary worth asking for (the system instruction and tools
+// nearly fill the window): it sends the newest contents from the user's
+// current request on, verbatim and pair-safe, which is the smallest request
+// that still carries the task; no summary is paid for or stored, and the
+// next call over the trigger trims again. It is logged once per session.
+func trimToCurrentRequest(t *turn, next guardState) (guardState, error) {
+	_, start := currentRequest(t.ctx.UserContent(), t.raw)
+	if start < 0 {
+		start = len(t.raw) - 1
+	}
+	start = pairSafeStart(t.raw, max(start, 0))
+	t.req.Contents = t.raw[start:]
+	est := requestTokens(t.est, &t.req)
+	if mem := t.sess.memory(t.cfg.name); !mem.trimWarned {
+		mem.trimWarned = true
+		t.log().Warn("contextguard: the system instruction and tools leave no room for a summary; sending only the newest contents from the user's current request on",
+			"tokens_after", t.cal.scale(est), "threshold", t.lim.threshold, "window", t.lim.window, "kept_contents", len(t.req.Contents))
+	}
+	next.floor = 0
+	next.realTokens = 0
+	next.lastEstimate = est
+	if n := t.irreducibleSize(est); n > t.lim.hardLimit() {
+		return next, irreducibleError(n, t.lim.window)
+	}
+	return next, nil
+}
+
+// finishCompaction records the outcome: the irreducible floor, the state to
+// persist, the event (for the hook), the span and the log line.
+//
+// A compaction whose request is not smaller than the request before it is
+// not applied (discardCompaction).
+func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) (next guardState, err error) {
+	// Compared in the calibrated measure, with the provider's count of the
+	// request before as its floor (t.before): a provider that charges
+	// attachments far above their estimate has said how large the request
+	// really was.
+	if o.newCount >= t.before {
+		return g.discardCompaction(t, c, o)
+	}
+	next = t.prev
+	if o.newCount > t.lim.threshold {
+		if t.prev.floor == 0 {
+			t.log().Warn("contextguard: the compacted request is still over the threshold; its irreducible part is too large, so the guard will not compact again until the conversation grows",
+				"tokens_after", o.newCount, "threshold", t.lim.threshold, "window", t.lim.window)
+		}
+		next.floor = o.newCount
+	} else {
+		next.floor = 0
+	}
+
+	next.summary = o.summary
+	next.userRequest = c.userReq
+	next.watermark = o.watermark
+	next.fingerprint = t.est.fingerprint(t.raw[o.watermark-1])
+	next.anchor = anchorAt(t.req.Coverage, t.raw, o.watermark)
+	next.summarizedAt = t.before
+	next.realTokens = 0
+	next.lastEstimate = o.newEst
+	next.compactions = t.prev.compactions + 1
+	stampCompaction(t, &next, c.ev.Reason)
+
+	ev := c.ev
+	ev.TokensAfter = o.newCount
+	ev.Summary = o.summary
+	ev.Duration = time.Since(c.start)
+	if n := t.irreducibleSize(o.newEst); n > t.lim.hardLimit() {
+		err = irreducibleError(n, t.lim.window)
+	}
+	g.tel.endCompaction(t.spanCtx, c.span, ev, err)
+	t.log().Info("contextguard: compacted",
+		"tokens_before", ev.TokensBefore, "tokens_after", ev.TokensAfter,
+		"threshold", ev.Threshold, "window", ev.Window, "strategy", ev.Strategy,
+		"reason", ev.Reason, "contents_summarized", ev.ContentsSummarized, "kept_contents", len(t.req.Contents)-1,
+		"summarizer_model", summarizerModel(t.cfg.summarizer), "summarizer_calls", ev.SummarizerCalls,
+		"rolling_calls", ev.RollingCalls, "fallback", ev.Fallback, "duration_ms", ev.Duration.Milliseconds())
+	// The hook runs once the session is released (fireHook).
+	t.event = &ev
+	return next, err
+}
+
+// discardCompaction handles a compaction whose request came out no smaller
+// than the request before it (a summary about as long as what it replaces):
+// applying it would only make the request grow, so the request is sent as it
+// was, nothing is stored, and the size it came out at is kept as the floor,
+// so the guard compacts again only once the request has grown past it (the
+// token trigger then waits for half the room left, see decide; the turn
+// trigger for the request to outgrow the floor, see slidingTurnsDue). It is
+// logged once until a compaction is applied.
+func (g *Guard) discardCompaction(t *turn, c *compaction, o outcome) (guardState, error) {
+	t.req.Contents = c.orig
+	next := t.prev
+	next.lastEstimate = c.origEst
+	next.floor = max(o.newCount, t.before)
+	if t.prev.floor == 0 {
+		msg := "contextguard: the compacted request is not smaller than the request; sending the request as it is and compacting again once it has grown"
+		if o.newCount > t.lim.threshold {
+			msg = "contextguard: the request is still over the threshold and compacting does not make it smaller; its irreducible part is too large, so the guard sends it as it is and will not compact again until the conversation grows"
+		}
+		t.log().Warn(msg, "tokens_before", t.before, "tokens_after", o.newCount, "threshold", t.lim.threshold,
+			"window", t.lim.window, "strategy", c.ev.Strategy, "reason", c.ev.Reason,
+			"summarizer_model", summarizerModel(t.cfg.summarizer), "summarizer_calls", c.ev.SummarizerCalls)
+	}
+	ev := c.ev
+	ev.Discarded = true
+	ev.TokensAfter = t.before
+	ev.Duration = time.Since(c.start)
+	var err error
+	if n := t.irreducibleSize(c.origEst); n > t.lim.hardLimit() {
+		err = irreducibleError(n, t.lim.window)
+	}
+	g.tel.endCompaction(t.spanCtx, c.span, ev, err)
+	t.event = &ev
+	return next, err
+}

@@ -1,0 +1,128 @@
+package core
+
+import (
+	"reflect"
+	"sync"
+
+	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/tokens"
+)
+
+// The hashes of the system instruction and tools, cached for the whole guard
+// (ARCHITECTURE.md, Counting).
+
+// configHashes caches, for the whole guard, the value hashes of system
+// instructions and tool declarations by their identity key (their strings
+// and schemas by address): an agent's instruction and tools are the same in
+// all its sessions, so they are hashed once per process, not once per
+// session. Each entry pins what it was keyed on, so an address it names is
+// not reused while the entry exists.
+type configHashes struct {
+	mu      sync.Mutex
+	entries map[uint64]configHashEntry
+}
+
+type configHashEntry struct {
+	pin  any
+	hash uint64
+}
+
+// maxConfigHashes bounds the cache: far more instructions and declarations
+// than a process's agents have; past it the cache starts again empty.
+const maxConfigHashes = 4096
+
+// get returns the hash cached under key, computing it with f on a miss,
+// without the lock held (f may marshal a typed schema with its own code).
+func (c *configHashes) get(key uint64, pin any, f func() uint64) uint64 {
+	c.mu.Lock()
+	e, ok := c.entries[key]
+	c.mu.Unlock()
+	if ok {
+		return e.hash
+	}
+	h := f()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= maxConfigHashes {
+		c.entries = make(map[uint64]configHashEntry)
+	}
+	c.entries[key] = configHashEntry{pin: pin, hash: h}
+	return h
+}
+
+// configHash identifies by value what a request sends besides its contents
+// (the system instruction and the tools) and the estimator counting it
+// (salt): a record made under another instruction, other tools or another
+// estimator does not match.
+func (g *Guard) configHash(req *Request, salt uint64) uint64 {
+	k := keyer{h: salt ^ configSeed}
+	cfg := req.Config
+	if cfg == nil {
+		return k.h
+	}
+	if si := cfg.SystemInstruction; si != nil {
+		value := func() uint64 {
+			s := identity{byValue: true, h: fnvOffset}
+			fpContent(&s, si)
+			return s.h
+		}
+		if key, ok := contentKey(si); ok {
+			k.add(g.configs.get(key^instructionSeed, si, value))
+		} else {
+			k.add(value())
+		}
+	}
+	for _, tool := range cfg.Tools {
+		if tool == nil {
+			continue
+		}
+		// The tool's built-in parts (search, code execution, ...) are
+		// small and hashed on every call that has them; its declarations
+		// are cached.
+		k.add(uint64(len(tool.FunctionDeclarations)))
+		if hasBuiltins(tool) {
+			builtin := *tool
+			builtin.FunctionDeclarations = nil
+			k.add(jsonHash(builtin))
+		}
+		for _, d := range tool.FunctionDeclarations {
+			if d == nil {
+				k.add(nilMark)
+				continue
+			}
+			value := func() uint64 { return jsonHash(d) }
+			if key, ok := declKey(d); ok {
+				k.add(g.configs.get(key^declarationSeed, d, value))
+			} else {
+				k.add(value())
+			}
+		}
+	}
+	return k.h
+}
+
+// hasBuiltins reports whether t sets any field besides its function
+// declarations (every other field is a built-in tool).
+func hasBuiltins(t *genai.Tool) bool {
+	v := reflect.ValueOf(t).Elem()
+	for i := range v.NumField() {
+		if i != toolDeclarationsField && !v.Field(i).IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
+// toolDeclarationsField is the index of genai.Tool's FunctionDeclarations.
+var toolDeclarationsField = func() int {
+	f, _ := reflect.TypeFor[genai.Tool]().FieldByName("FunctionDeclarations")
+	return f.Index[0]
+}()
+
+// jsonHash is the FNV-64a hash of v's JSON, the bytes a provider is sent.
+func jsonHash(v any) uint64 {
+	s := identity{byValue: true, h: fnvOffset}
+	s.write(tokens.AppendJSON(nil, v))
+	return s.h
+}

@@ -1,0 +1,168 @@
+package core
+
+import (
+	"math"
+	"reflect"
+	"unsafe"
+
+	"google.golang.org/genai"
+)
+
+// The count cache's key of a content: the identity of its strings and its
+// shape, read without touching a byte (ARCHITECTURE.md, Counting).
+
+// mix is the splitmix64 finalizer: a cheap, well-distributed 64-bit mixer.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+type keyer struct{ h uint64 }
+
+func (k *keyer) add(v uint64) { k.h = mix(k.h ^ v + 0x9e3779b97f4a7c15) }
+
+func (k *keyer) str(s string) {
+	k.add(uint64(uintptr(unsafe.Pointer(unsafe.StringData(s)))))
+	k.add(uint64(len(s)))
+}
+
+// contentKey is the identity key of c, from the walk the fingerprint makes
+// too (walkContent): strings and byte slices by address and length, shape,
+// numbers and map keys by value. ok is false when c holds values whose
+// changes the key cannot see, and must not be cached.
+func contentKey(c *genai.Content) (uint64, bool) {
+	s := identity{k: keyer{h: 0x5bd1e995}}
+	if !walkContent(c, &s) {
+		return 0, false
+	}
+	return s.k.h, true
+}
+
+// declKey is the identity key of a function declaration: its strings by
+// address, and its schemas (*genai.Schema, *jsonschema.Schema, map[string]any
+// or any other pointer-shaped value) by address and, for maps, length. Tools
+// build their schemas once and do not change them afterwards, so walking a
+// schema on every call would only cost time; a schema edited in place after
+// registration keeps its old count until the cache drops it. ok is false for
+// schema values that are not pointer-shaped.
+func declKey(d *genai.FunctionDeclaration) (uint64, bool) {
+	k := keyer{h: 0x1f3d5b79}
+	k.str(d.Name)
+	k.str(d.Description)
+	k.add(uint64(uintptr(unsafe.Pointer(d.Parameters))))
+	k.add(uint64(uintptr(unsafe.Pointer(d.Response))))
+	for _, v := range [2]any{d.ParametersJsonSchema, d.ResponseJsonSchema} {
+		switch x := v.(type) {
+		case nil:
+			k.add(1)
+		case map[string]any:
+			k.add(uint64(reflect.ValueOf(x).Pointer()))
+			k.add(uint64(len(x)))
+		default:
+			rv := reflect.ValueOf(v)
+			if rv.Kind() != reflect.Pointer {
+				return 0, false
+			}
+			k.add(uint64(rv.Pointer()))
+		}
+	}
+	return k.h, true
+}
+
+// value adds a map-valued payload to the key.
+func (k *keyer) value(m map[string]any) bool {
+	if m == nil {
+		k.add(9)
+		return true
+	}
+	budget := maxKeyNodes
+	vk, ok := valueKey(m, 0, &budget)
+	k.add(vk)
+	return ok
+}
+
+// valueKey keys a JSON-like value by its shape, numbers, booleans and the
+// addresses of its strings. Map entries are combined order-independently.
+// budget is the number of values the walk may still visit.
+func valueKey(v any, depth int, budget *int) (uint64, bool) {
+	*budget--
+	if depth > maxKeyDepth || *budget < 0 {
+		return 0, false
+	}
+	k := keyer{h: uint64(depth) + 17}
+	switch x := v.(type) {
+	case nil:
+		k.add(10)
+	case string:
+		k.add(11)
+		k.str(x)
+	case bool:
+		if x {
+			k.add(12)
+		} else {
+			k.add(13)
+		}
+	case float64:
+		k.add(14)
+		k.add(math.Float64bits(x))
+	case int:
+		k.add(15)
+		k.add(uint64(x))
+	case int64:
+		k.add(15)
+		k.add(uint64(x))
+	case map[string]any:
+		k.add(16)
+		var sum uint64
+		for key, val := range x {
+			e := keyer{h: 23}
+			e.str(key)
+			vk, ok := valueKey(val, depth+1, budget)
+			if !ok {
+				return 0, false
+			}
+			e.add(vk)
+			sum += e.h
+		}
+		k.add(sum)
+		k.add(uint64(len(x)))
+	case []any:
+		k.add(17)
+		for _, val := range x {
+			vk, ok := valueKey(val, depth+1, budget)
+			if !ok {
+				return 0, false
+			}
+			k.add(vk)
+		}
+		k.add(uint64(len(x)))
+	case []string:
+		k.add(18)
+		for _, s := range x {
+			k.str(s)
+		}
+		k.add(uint64(len(x)))
+	default:
+		// Other types (structs, typed maps, byte slices) may change in ways
+		// the walk cannot see: the content is not cached at all.
+		return 0, false
+	}
+	return k.h, true
+}
+
+// Bounds of the key's walk of a value. Past either, the content is not
+// cached, which only costs a recount. They also bound the walk of a value
+// with a cycle (its depth is unbounded) or with shared sub-values (its
+// expansion can be exponential in its size): the walk stops at the first
+// bound it meets.
+const (
+	// maxKeyDepth bounds the nesting walked.
+	maxKeyDepth = 64
+	// maxKeyNodes bounds the values walked for one payload, far above what
+	// tool results hold.
+	maxKeyNodes = 1 << 20
+)

@@ -1,0 +1,148 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+)
+
+// The guard: the engine's configuration shared by every session, built by
+// New, and the OnCompaction hook's event.
+
+// PluginName is the name the guard's plugin registers under.
+const PluginName = "contextguard"
+
+// Guard is the engine: it holds the per-agent configuration. One guard
+// serves any number of sessions concurrently; Add may be called at any time,
+// also after the plugin was built.
+type Guard struct {
+	// host is the host framework's functions (WithHost), with defaults.
+	host     Host
+	registry ModelRegistry
+	log      *slog.Logger
+	hook     func(context.Context, CompactionEvent)
+	// beforeHook is WithBeforeCompaction's hook, nil without one.
+	beforeHook func(context.Context, PendingCompaction) CompactionDecision
+	tel        *telemetry
+	optErrs    []error
+
+	mu     sync.RWMutex
+	agents map[string]*Agent
+	// fallback is AddDefault's configuration; derived holds it under the
+	// name of each agent it has guarded.
+	fallback *Agent
+	derived  map[string]*Agent
+	errs     []error
+	// unguardedLogged holds the names of agents without a configuration
+	// whose first call was logged.
+	unguardedLogged sync.Map
+
+	sessions      *sessionTable
+	triggerWarned sync.Map // agent+window -> bool
+	reportWarned  sync.Map // agent -> bool: an unbelievable provider count was logged
+
+	// configs caches the hashes of instructions and tools (prefix_count.go).
+	configs configHashes
+}
+
+// New returns a guard that reads context windows from registry; a nil
+// registry means the default one (NewCrushRegistry). Options are validated
+// here; their errors are reported by Plugin and PluginConfig.
+func New(registry ModelRegistry, opts ...Option) *Guard {
+	o := guardOptions{logger: slog.Default()}
+	for _, opt := range opts {
+		if opt == nil {
+			o.errs = append(o.errs, errors.New("contextguard: nil Option"))
+			continue
+		}
+		opt(&o)
+	}
+	if registry == nil {
+		registry = NewCrushRegistry(WithRegistryLogger(o.logger))
+	}
+	tel, err := newTelemetry(o.tracerProvider, o.meterProvider)
+	if err != nil {
+		o.errs = append(o.errs, fmt.Errorf("contextguard: creating OpenTelemetry instruments: %w", err))
+		tel, _ = newTelemetry(tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider())
+	}
+	return &Guard{
+		host:       o.host.withDefaults(),
+		tel:        tel,
+		registry:   registry,
+		log:        o.logger,
+		hook:       o.onCompaction,
+		beforeHook: o.beforeCompaction,
+		optErrs:    o.errs,
+		agents:     make(map[string]*Agent),
+		derived:    make(map[string]*Agent),
+		sessions:   newSessionTable(o.bounds.withDefaults()),
+	}
+}
+
+// Err returns every configuration error recorded so far, joined, or nil.
+func (g *Guard) Err() error {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	all := append(append([]error(nil), g.optErrs...), g.errs...)
+	return errors.Join(all...)
+}
+
+// CompactionEvent describes one compaction, for the OnCompaction hook.
+type CompactionEvent struct {
+	// Agent and SessionID identify the conversation.
+	Agent     string
+	SessionID string
+	// Strategy is the strategy that compacted.
+	Strategy Strategy
+	// Reason says what triggered it: "tokens" (the threshold), "turns" (the
+	// sliding window's turn budget), "output_limit" (the previous response
+	// stopped at the output limit near the window), "overflow" (the
+	// provider rejected the request as too long) or ReasonRequested
+	// (RequestCompaction asked for it, whatever the count).
+	Reason string
+	// TokensBefore and TokensAfter are the guard's calibrated counts of the
+	// request before and after compaction.
+	TokensBefore int
+	TokensAfter  int
+	// Threshold and Window are the numbers the decision was made against.
+	Threshold int
+	Window    int
+	// ContentsSummarized is how many messages the new summary covers beyond
+	// the previous summary.
+	ContentsSummarized int
+	// SummarizerCalls is how many times the summarizer was asked.
+	SummarizerCalls int
+	// RollingCalls is how many of those calls summarized an earlier piece
+	// of a conversation too large for one summarizer input (a rolling
+	// summary: each piece's summary is folded into the next piece's input,
+	// so no message is left out).
+	RollingCalls int
+	// Discarded reports that the compacted request was not smaller than the
+	// request before compaction, so it was not applied: the request was sent
+	// as it was and nothing was stored.
+	Discarded bool
+	// Summary is the summary that went into the request (empty when the
+	// compaction was discarded).
+	Summary string
+	// Fallback reports that the deterministic fallback summary was used, and
+	// FallbackReason why.
+	Fallback       bool
+	FallbackReason string
+	// Duration is the wall time the compaction took.
+	Duration time.Duration
+}
+
+// fireHook calls the OnCompaction hook with ev, when there is both. It is
+// called after the session was released, so a hook that calls back into the
+// guard for the same session is served.
+func (g *Guard) fireHook(ctx context.Context, ev *CompactionEvent) {
+	if ev != nil && g.hook != nil {
+		g.hook(ctx, *ev)
+	}
+}

@@ -1,0 +1,88 @@
+package core
+
+import "google.golang.org/genai"
+
+// The output limit: a response cut at the output-token limit near the window
+// ends the turn with a note, and the next call compacts first.
+
+// cutCallNote replaces the function calls of a response cut at the output
+// limit near the window: their arguments may be cut short, so they are not
+// run.
+const cutCallNote = "[contextguard: my response was cut at the output-token limit before it was complete, so the tool call it started was not run. The conversation will be compacted; ask me to continue.]"
+
+// cutAtOutputLimit handles a final response that stopped at the output
+// limit (finish reason MAX_TOKENS). When the request was near the window
+// (outputNearWindow), the next call compacts first, and a function call in
+// the response, whose arguments may be cut short, is not run: the content
+// returned replaces the response's, keeping its text and replacing the
+// call by a short model text saying so (cutCallNote). With room left, or
+// when the response holds no function call, it returns nil and the
+// response passes through untouched.
+func (g *Guard) cutAtOutputLimit(c Call, cfg *Agent, st State, resp *Response) *genai.Content {
+	sio := cfg.stateIO(g.log)
+	prev := guardState{
+		realTokens:    sio.num(st, keyRealTokens),
+		lastEstimate:  sio.num(st, keyLastEstimate),
+		providerRatio: sio.num(st, keyProviderRatio),
+		window:        sio.num(st, keyWindow),
+		compactNext:   sio.num(st, keyCompactNext),
+	}
+	prompt, output, threshold, near := outputNearWindow(cfg, prev, resp)
+	if !near {
+		return nil
+	}
+	sio.set(st, keyCompactNext, prev.compactNext, 1)
+	var parts []*genai.Part
+	calls := 0
+	if resp.Content != nil {
+		for _, p := range resp.Content.Parts {
+			switch {
+			case p == nil:
+			case p.FunctionCall != nil:
+				calls++
+			default:
+				parts = append(parts, p)
+			}
+		}
+	}
+	g.log.Warn("contextguard: the response stopped at the output limit near the window; the next call compacts first",
+		"agent", cfg.name, "session", c.SessionID(), "real_tokens", prompt, "output_tokens", output,
+		"threshold", threshold, "window", prev.window, "calls_dropped", calls)
+	if calls == 0 {
+		return nil
+	}
+	return &genai.Content{Role: genai.RoleModel, Parts: append(parts, &genai.Part{Text: cutCallNote})}
+}
+
+// outputNearWindow says whether a response that stopped at the output limit
+// came from a request near the window, and with what numbers. Near the
+// window means that the request's prompt plus the output it was cut at
+// reaches the agent's trigger: the room left under the trigger was smaller
+// than the output limit, so the output was likely cut for want of room, and
+// the next request, which carries it, would be at or over the trigger
+// anyway. The prompt is the provider's believed count of it (recordReport
+// stored it), else the guard's estimate of it calibrated by the session's
+// learned ratio, at least defaultCorrection. The output is the response's
+// output-token count, else the trigger's buffer. Without the window the
+// request was judged against, nothing is near.
+func outputNearWindow(cfg *Agent, st guardState, resp *Response) (prompt, output, threshold int, near bool) {
+	if st.window <= 0 {
+		return 0, 0, 0, false
+	}
+	lim, _ := cfg.limitsFor(st.window)
+	reported := 0
+	if u := resp.UsageMetadata; u != nil {
+		reported = int(u.PromptTokenCount)
+		output = int(u.CandidatesTokenCount)
+	}
+	switch {
+	case reported > 0 && reported == st.realTokens:
+		prompt = reported
+	default:
+		prompt = scaleSat(st.lastEstimate, max(defaultCorrection, float64(st.providerRatio)/ratioScale))
+	}
+	if output <= 0 {
+		output = lim.buffer
+	}
+	return prompt, output, lim.threshold, satAdd(prompt, output) >= lim.threshold
+}

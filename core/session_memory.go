@@ -1,0 +1,158 @@
+package core
+
+import (
+	"log/slog"
+
+	"google.golang.org/genai"
+)
+
+// The session memory: what the guard remembers of each agent of a session in
+// this process, which every call reads (recall), beside what the session
+// state holds.
+
+// State the guard writes in BeforeModelCallback rides on the model-response
+// event; when the model call fails, ADK drops it. The guard therefore keeps,
+// per session and agent, in the session table (bounded by sessions and
+// bytes, session_memory_bound.go; entries in use are never evicted):
+//
+//   - the state written by the latest compaction, until the session state
+//     shows it, so a summary already paid for is reused rather than paid
+//     again;
+//   - a provider overflow to act on: the next call compacts first,
+//     calibrated with the provider's real count;
+//   - for agents with a recovery model, the request last let through and the
+//     contents ADK built for it, so a rejected request can be compacted again
+//     from the original history.
+
+// agentMemory is what the guard keeps in memory for one agent of one
+// session beside the session state. Guarded by the session entry's mutex.
+type agentMemory struct {
+	agent string
+	// compactionsKey is the state key of the agent's compaction counter,
+	// and requestKey of a requested compaction (compaction_request.go).
+	compactionsKey string
+	requestKey     string
+	// compacted is the state the latest compaction wrote, kept until the
+	// session state shows it.
+	compacted *guardState
+	// overflow is a provider overflow the next call acts on.
+	overflow *pendingOverflow
+	// sentReq is the request last let through (the adapter's, compared by
+	// identity only: Request.Origin) and sentRaw the contents ADK built
+	// for it, before the guard rewrote them (recovery model only).
+	sentReq any
+	sentRaw []*genai.Content
+	// sentBytes is what sentRaw retains, about (retainedBytesPerToken).
+	sentBytes int
+	// trimWarned records that trimming to the current request was logged
+	// (compaction_strategy_threshold.go), so it is said once per session.
+	trimWarned bool
+}
+
+// pendingOverflow is a provider overflow recorded for the next call.
+type pendingOverflow struct {
+	real     int // the provider's count of the rejected request, 0 if unknown
+	limit    int // the provider's limit, 0 if unknown
+	estimate int // the guard's raw estimate of the rejected request
+	// ratio is the provider ratio the session learns from the overflow
+	// (learnFromOverflow), per mille; 0 if nothing was learned.
+	ratio int
+}
+
+// memory returns the record of agent in the session, creating it.
+func (e *sessionEntry) memory(agent string) *agentMemory {
+	for _, m := range e.agents {
+		if m.agent == agent {
+			return m
+		}
+	}
+	m := &agentMemory{agent: agent, compactionsKey: keyCompactions + agent, requestKey: keyCompactRequest + agent}
+	e.agents = append(e.agents, m)
+	return m
+}
+
+// quietLog discards the warnings of state reads the guard already logged.
+var quietLog = slog.New(slog.DiscardHandler)
+
+// rememberCompaction records the state a compaction of this call wrote, so
+// that it survives a failed model call. before is the compaction counter the
+// call started from.
+func (m *agentMemory) rememberCompaction(st StateReader, before int) {
+	v, err := st.Get(m.compactionsKey)
+	if err != nil {
+		return
+	}
+	if n, ok := decodeInt(v); !ok || n <= before {
+		return
+	}
+	s := stateIO{agent: m.agent, log: quietLog}.loadAll(st)
+	m.compacted = &s
+}
+
+// recall applies, at the start of a call, what the in-memory record knows
+// and the session state does not: the summary of a compaction whose state
+// delta was lost with a failed model call (persisted again), and a provider
+// overflow, turned into the calibration signal that makes this call compact
+// first. It returns the state the call starts from.
+func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stateIO, req *Request, prev guardState) guardState {
+	if cfg.recoveryLLM != nil {
+		m.sentReq, m.sentRaw = req.Origin, req.Contents
+		m.sentBytes = scaleSat(prev.lastEstimate, retainedBytesPerToken)
+	}
+	if c := m.compacted; c != nil {
+		switch {
+		case c.compactions <= prev.compactions:
+			// The session state has it, or something newer.
+			m.compacted = nil
+		default:
+			if w, _, _ := locateCut(req.Contents, *c, fingerprint, req.Coverage); w == 0 {
+				m.compacted = nil
+				break
+			}
+			g.log.Info("contextguard: the state of the last compaction was lost with a failed model call; reusing its summary",
+				"agent", cfg.name, "session", call.SessionID(), "compactions", c.compactions, "watermark", c.watermark)
+			if st != nil {
+				sio.save(st, prev, *c)
+			}
+			prev = *c
+		}
+	}
+	if ov := m.overflow; ov != nil {
+		m.overflow = nil
+		lim := g.requestLimits(cfg, req)
+		if ov.ratio > 0 && ov.ratio != prev.providerRatio {
+			// What the overflow taught survives the compaction it causes:
+			// written here, since the failed call's state delta was lost.
+			if st != nil {
+				sio.set(st, keyProviderRatio, prev.providerRatio, ov.ratio)
+			}
+			prev.providerRatio = ov.ratio
+		}
+		real := ov.real
+		if real <= 0 {
+			// The provider did not say: the request was over its limit, and
+			// at least as large as the ratio learned from it says.
+			limit := lim.window
+			if ov.limit > 0 && ov.limit < limit {
+				limit = ov.limit
+			}
+			real = max(satAdd(limit, 1), scaleSat(ov.estimate, float64(ov.ratio)/ratioScale))
+		}
+		if ov.limit > 0 && ov.limit < lim.threshold {
+			g.log.Warn("contextguard: the provider's limit is below the guard's threshold; set WithMaxTokens to the provider's limit",
+				"agent", cfg.name, "session", call.SessionID(), "limit", ov.limit, "window", lim.window, "threshold", lim.threshold)
+		}
+		prev.realTokens = max(real, lim.threshold+1)
+		switch {
+		case ov.estimate > 0:
+			prev.lastEstimate = ov.estimate
+		case prev.lastEstimate <= 0:
+			prev.lastEstimate = prev.realTokens
+		}
+		prev.floor = 0
+		g.log.Info("contextguard: the provider rejected the previous request as too long; compacting first",
+			"agent", cfg.name, "session", call.SessionID(), "real_tokens", ov.real, "limit", ov.limit, "estimated_tokens", ov.estimate,
+			"provider_ratio", float64(prev.providerRatio)/ratioScale)
+	}
+	return prev
+}

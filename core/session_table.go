@@ -1,0 +1,244 @@
+package core
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"google.golang.org/genai"
+)
+
+// The session table: the per-session entries the guard keeps in memory, and
+// the ownership that serialises its work on one session (ARCHITECTURE.md,
+// Concurrency).
+
+// sessionTable holds what the guard keeps in memory per session: the
+// per-content count cache, the last summary message built and the record of
+// each agent (recovery.go), and the ownership that serialises the guard's
+// work on a session, so it never summarizes the same history twice at once
+// while other sessions proceed.
+//
+// Ownership and user code. A call owns a session from acquire to release.
+// The entry's mutex is held while the guard itself works, never while user
+// code runs:
+//
+//   - a Summarizer runs with the mutex released and the session marked busy
+//     (park, unpark): the call still owns the session, so a concurrent call
+//     for it waits, in acquire, until the owner releases it, and gives up
+//     when its own context is done; the wait never holds a mutex;
+//   - a call whose context descends from the summarizer's (the summarizer,
+//     or an agent it runs, calling back into the guard for the session it
+//     summarizes) would wait for itself: acquire recognises it by the mark
+//     the summarizer's context carries (withReentry) and returns
+//     ErrReentrant at once;
+//   - the OnCompaction hook and a recovery model run after release, so they
+//     may call the guard for the same session.
+//
+// A summarizer that calls back with a context that does not descend from
+// its own waits like any concurrent call, until the summary timeout makes
+// the owner stop waiting for the summarizer (CallBounded) and finish with
+// the fallback summary. The TokenCounter and the ModelRegistry run with the
+// mutex held: they answer synchronously and must not call the guard.
+type sessionTable struct {
+	mu    sync.Mutex
+	max   sessionBounds // past either, the least recently used idle entries are dropped
+	bytes int           // what the entries retain (retainedBytes), as last accounted
+	byKey map[string]*list.Element
+	order *list.List // front: most recently used
+}
+
+type sessionEntry struct {
+	key   string
+	mu    sync.Mutex
+	users int // owners and waiters; an entry in use is never evicted
+	// accounted is the entry's share of the table's bytes; guarded by the
+	// table's mutex.
+	accounted int
+
+	// Guarded by mu.
+	//
+	// busy is set while the owner runs user code with mu released (park),
+	// and cleared, its done channel closed, when the owner releases the
+	// session.
+	busy    *busyMark
+	cache   *countCache
+	summary summaryMemo
+	// agents is the in-memory record of each agent of the session that
+	// survives a failed model call (recovery.go).
+	agents []*agentMemory
+}
+
+// busyMark marks a session whose owner runs user code with the entry's
+// mutex released.
+type busyMark struct {
+	done chan struct{} // closed when the owner releases the session
+}
+
+// summaryMemo reuses the summary message across calls while the stored
+// summary is unchanged, so its text is neither rebuilt nor recounted.
+type summaryMemo struct {
+	summary, request string
+	msg              *genai.Content
+}
+
+func newSessionTable(b sessionBounds) *sessionTable {
+	return &sessionTable{max: b, byKey: make(map[string]*list.Element), order: list.New()}
+}
+
+// acquire makes the caller the owner of the session's entry, with its mutex
+// held; the caller must call release. While another call owns the session
+// and runs user code, acquire waits for it to release the session; it
+// returns ctx's error if ctx is done first, and ErrReentrant (unwrapped) at
+// once if ctx descends from that owner's summarizer context.
+func (s *sessionTable) acquire(ctx context.Context, key string) (*sessionEntry, error) {
+	s.mu.Lock()
+	el, ok := s.byKey[key]
+	if !ok {
+		el = s.order.PushFront(&sessionEntry{key: key, cache: newCountCache()})
+		s.byKey[key] = el
+	} else {
+		s.order.MoveToFront(el)
+	}
+	e := el.Value.(*sessionEntry)
+	e.users++
+	s.evictLocked()
+	s.mu.Unlock()
+
+	for {
+		e.mu.Lock()
+		b := e.busy
+		if b == nil {
+			return e, nil
+		}
+		e.mu.Unlock()
+		if err := b.wait(ctx); err != nil {
+			s.leave(e)
+			return nil, err
+		}
+	}
+}
+
+// release ends the caller's ownership of e: it clears the busy mark, waking
+// the calls waiting for the session, unlocks e, accounts what e retains
+// and evicts idle entries past the table's bounds.
+func (s *sessionTable) release(e *sessionEntry) {
+	if b := e.busy; b != nil {
+		e.busy = nil
+		close(b.done)
+	}
+	size := e.retainedBytes()
+	e.mu.Unlock()
+	s.mu.Lock()
+	s.bytes += size - e.accounted
+	e.accounted = size
+	e.users--
+	s.evictLocked()
+	s.mu.Unlock()
+}
+
+// leave drops a user of e, evicting idle entries past the table's bounds.
+func (s *sessionTable) leave(e *sessionEntry) {
+	s.mu.Lock()
+	e.users--
+	s.evictLocked()
+	s.mu.Unlock()
+}
+
+func (s *sessionTable) evictLocked() {
+	for el := s.order.Back(); el != nil && (s.order.Len() > s.max.sessions || s.bytes > s.max.bytes); {
+		prev := el.Prev()
+		if e := el.Value.(*sessionEntry); e.users == 0 {
+			s.order.Remove(el)
+			delete(s.byKey, e.key)
+			s.bytes -= e.accounted
+		}
+		el = prev
+	}
+}
+
+// park releases the mutex of an entry the caller owns so that user code can
+// run, marking the entry busy: the caller stays its owner, and other calls
+// wait for it in acquire. It returns ctx marked as coming from this owner's
+// user code (withReentry), for the user code to run under. unpark takes the
+// mutex back; the mark stays until release.
+func (e *sessionEntry) park(ctx context.Context) context.Context {
+	if e.busy == nil {
+		e.busy = &busyMark{done: make(chan struct{})}
+	}
+	b := e.busy
+	e.mu.Unlock()
+	return withReentry(ctx, b)
+}
+
+// unpark takes back the mutex park released.
+func (e *sessionEntry) unpark() { e.mu.Lock() }
+
+// wait waits until the owner that set b releases the session. A call from
+// that owner's own user code cannot be served (ErrReentrant); a call whose
+// ctx is done gives up with ctx's error.
+func (b *busyMark) wait(ctx context.Context) error {
+	if isReentrant(ctx, b) {
+		return ErrReentrant
+	}
+	select {
+	case <-b.done:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// reentryKey is the context key of the busy marks of the sessions whose
+// user code a context comes from.
+type reentryKey struct{}
+
+// reentry is one mark in a context's chain: a summarizer's context may
+// itself descend from another session's summarizer.
+type reentry struct {
+	mark   *busyMark
+	parent *reentry
+}
+
+// withReentry returns ctx marked as coming from the user code run under b.
+func withReentry(ctx context.Context, b *busyMark) context.Context {
+	parent, _ := ctx.Value(reentryKey{}).(*reentry)
+	return context.WithValue(ctx, reentryKey{}, &reentry{mark: b, parent: parent})
+}
+
+// isReentrant reports whether ctx comes from the user code run under b.
+func isReentrant(ctx context.Context, b *busyMark) bool {
+	r, _ := ctx.Value(reentryKey{}).(*reentry)
+	for ; r != nil; r = r.parent {
+		if r.mark == b {
+			return true
+		}
+	}
+	return false
+}
+
+// sessionError says which session and agent a call that acquire refused was
+// for.
+func sessionError(c Call, agentName string, err error) error {
+	if errors.Is(err, ErrReentrant) {
+		return fmt.Errorf("%w: session %q, agent %q: the call comes from the summarizer compacting this session; answer without calling the guard for it",
+			err, c.SessionID(), agentName)
+	}
+	return fmt.Errorf("contextguard: session %q, agent %q: waiting for the session's compaction: %w", c.SessionID(), agentName, err)
+}
+
+// estimator is the one place a turn's estimator is built, for
+// BeforeModelCallback and the overflow path alike: the agent's (its
+// WithTokenCounter, else the built-in estimator of the model's family),
+// counting through the session's cache. It starts a new pass over the cache.
+// The caller owns the entry.
+func (e *sessionEntry) estimator(cfg *Agent, modelName string) cachedEstimator {
+	e.cache.begin()
+	est, salt := cfg.estimator(modelName)
+	return cachedEstimator{tokenEstimator: est, cache: e.cache, salt: salt}
+}
+
+func sessionKey(c Call) string {
+	return c.AppName() + "\x00" + c.UserID() + "\x00" + c.SessionID()
+}

@@ -1,0 +1,160 @@
+package core
+
+import "google.golang.org/genai"
+
+// Summary injection (ARCHITECTURE.md, Summary injection and the watermark):
+// where a stored summary's coverage ends in this request (the watermark and
+// its fingerprint, or the host's anchor), and the summary in place of what it
+// covers.
+
+// syntheticContinuations are texts adapters append after the guard has run
+// (ADK's Gemini adapter does so when the last message is not the user's). A
+// request that already carries one, because it is being retried, must not
+// move the watermark.
+var syntheticContinuations = []string{
+	"Continue processing previous requests as instructed. Exit or provide a summary if no more outputs are needed.",
+	"Handle the requests as specified in the System Instruction.",
+}
+
+func isSynthetic(c *genai.Content) bool {
+	if c == nil || c.Role != genai.RoleUser || len(c.Parts) != 1 || c.Parts[0] == nil {
+		return false
+	}
+	for _, s := range syntheticContinuations {
+		if c.Parts[0].Text == s {
+			return true
+		}
+	}
+	return false
+}
+
+// coverableLen is how many leading contents a summary made now would cover:
+// all of them but a trailing synthetic continuation.
+func coverableLen(cs []*genai.Content) int {
+	n := len(cs)
+	for n > 0 && isSynthetic(cs[n-1]) {
+		n--
+	}
+	return n
+}
+
+// injection is the outcome of placing the stored summary into a request.
+type injection struct {
+	// cut is how many leading raw contents the summary replaced (0: none).
+	cut int
+	// injected reports whether the summary message was prepended.
+	injected bool
+	// reason says why no cut was made although a summary exists.
+	reason string
+	// anchor is the anchor of the cut located without one in state
+	// (locateCut), to store; "" when there is nothing to store.
+	anchor string
+}
+
+// locateWatermark finds where the stored summary ends in raw: at the stored
+// watermark when the fingerprint matches there, else at the matching content
+// nearest to it. Without a match nothing is cut (never blindly). State from
+// the earlier guard has no fingerprint; its watermark is trusted when it lies
+// within the contents.
+func locateWatermark(raw []*genai.Content, st guardState, fingerprint func(*genai.Content) string) (int, string) {
+	w := st.watermark
+	if w <= 0 {
+		return 0, "summary without watermark"
+	}
+	if st.fingerprint == "" {
+		if w > len(raw) {
+			return 0, "watermark beyond the contents"
+		}
+		return w, ""
+	}
+	if w <= len(raw) && fingerprint(raw[w-1]) == st.fingerprint {
+		return w, ""
+	}
+	best := -1
+	for i := range raw {
+		if fingerprint(raw[i]) != st.fingerprint {
+			continue
+		}
+		if best < 0 || abs(i+1-w) < abs(best-w) {
+			best = i + 1
+		}
+	}
+	if best < 0 {
+		if w > len(raw) {
+			return 0, "watermark beyond the contents and fingerprint not found"
+		}
+		return 0, "fingerprint mismatch"
+	}
+	return best, ""
+}
+
+// locateCut finds where the stored summary ends in raw. With a host that
+// anchors coverage (cov) and an anchor in state, the anchor decides
+// (Coverage.Covered), and an anchor the host's log no longer holds cuts
+// nothing, like a fingerprint mismatch. Otherwise the cut is located as
+// locateWatermark does; with cov, anchor is then the anchor of that cut,
+// for the caller to store (state written before the host anchored it).
+func locateCut(raw []*genai.Content, st guardState, fingerprint func(*genai.Content) string, cov Coverage) (w int, reason, anchor string) {
+	if cov != nil && st.anchor != "" {
+		n, ok := cov.Covered(raw, st.anchor)
+		switch {
+		case !ok:
+			return 0, "anchor not found", ""
+		case n <= 0 || n > len(raw):
+			return 0, "anchor covers no contents", ""
+		}
+		return n, "", ""
+	}
+	w, reason = locateWatermark(raw, st, fingerprint)
+	if w > 0 {
+		anchor = anchorAt(cov, raw, w)
+	}
+	return w, reason, anchor
+}
+
+// anchorAt is the host's name for the log position of the last of the
+// first n contents of raw, "" without a host that anchors coverage.
+func anchorAt(cov Coverage, raw []*genai.Content, n int) string {
+	if cov == nil || n <= 0 || n > len(raw) {
+		return ""
+	}
+	return cov.Anchor(raw, n)
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// injectSummary replaces the contents the stored summary covers by the
+// summary message (ARCHITECTURE.md, Summary injection and the watermark). Without a match it cuts nothing. When the
+// summary covers the user's current request (currentRequest), the message
+// carries the request's attachments, and quotes the request itself if the
+// stored continuation does not (state of the earlier guard, or stale or
+// corrupt state), so the request is never dropped.
+func injectSummary(t *turn) injection {
+	if t.prev.summary == "" {
+		return injection{}
+	}
+	w, reason, anchor := locateCut(t.raw, t.prev, t.est.fingerprint, t.req.Coverage)
+	if w == 0 {
+		t.log().Warn("contextguard: stored summary not applied; sending the contents as they are",
+			"reason", reason, "watermark", t.prev.watermark, "anchor", t.prev.anchor, "contents", len(t.raw))
+		return injection{reason: reason}
+	}
+	start := pairSafeStart(t.raw, w)
+	request := t.prev.userRequest
+	cur := coveredRequest(t, start)
+	if cur != nil && !quotesRequest(request, cur) {
+		t.log().Debug("contextguard: the stored continuation does not quote the user's latest message; quoting it",
+			"watermark", w)
+		request = boundContinuation(t, continuationText(cur))
+	}
+	out := make([]*genai.Content, 0, len(t.raw)-start+1)
+	out = append(out, summaryMessage(t, t.prev.summary, request, cur))
+	out = append(out, t.raw[start:]...)
+	t.req.Contents = out
+	return injection{cut: start, injected: true, anchor: anchor}
+}

@@ -1,0 +1,186 @@
+package core
+
+import (
+	"strings"
+
+	"google.golang.org/genai"
+)
+
+// The summary message: the one user message that stands for the summarized
+// contents, with the user's request quoted within its bound.
+
+const (
+	summaryHeader = "[Conversation summary: the earlier part of this conversation was compacted to fit the context window. It is reference material about work already done.]"
+	summaryFooter = "[End of summary]"
+	// continuationLead frames the user's request as reference, not a new task.
+	continuationLead = "[Continuation: the user's request at the time of compaction is quoted below for reference. Continue the current task from where it stopped; do not redo finished steps and do not ask the user to repeat anything.]"
+)
+
+// summaryContent builds the one user message that stands for the summarized
+// contents: header, summary and (when known) the continuation, which quotes
+// the user's request and carries its attachments (inline data, file
+// references) as parts after the text, so the model sees them as the user
+// sent them and their tokens are counted with the message. Nil attachments
+// are skipped.
+// isSummaryMessage reports whether c is a summary message the guard made.
+func isSummaryMessage(c *genai.Content) bool {
+	return c != nil && c.Role == genai.RoleUser && len(c.Parts) > 0 && c.Parts[0] != nil &&
+		strings.HasPrefix(c.Parts[0].Text, summaryHeader)
+}
+
+func summaryContent(summary, userRequest string, attachments ...*genai.Part) *genai.Content {
+	var b strings.Builder
+	b.Grow(len(summaryHeader) + len(summary) + len(userRequest) + len(continuationLead) + len(attachmentsNote) + 64)
+	b.WriteString(summaryHeader)
+	b.WriteString("\n\n")
+	b.WriteString(strings.TrimSpace(summary))
+	b.WriteString("\n\n")
+	b.WriteString(summaryFooter)
+	n := 0
+	for _, p := range attachments {
+		if p != nil {
+			n++
+		}
+	}
+	if userRequest != "" || n > 0 {
+		b.WriteString("\n\n")
+		b.WriteString(continuationLead)
+		b.WriteString("\n<user_request>\n")
+		b.WriteString(userRequest)
+		b.WriteString("\n</user_request>")
+		if n > 0 {
+			b.WriteString("\n")
+			b.WriteString(attachmentsNote)
+		}
+	}
+	parts := make([]*genai.Part, 1, 1+n)
+	parts[0] = &genai.Part{Text: b.String()}
+	for _, p := range attachments {
+		if p != nil {
+			parts = append(parts, p)
+		}
+	}
+	return &genai.Content{Role: genai.RoleUser, Parts: parts}
+}
+
+// continuationText is the request c as the continuation quotes it: its text,
+// then one line naming each attachment.
+func continuationText(c *genai.Content) string {
+	text := contentText(c)
+	var b strings.Builder
+	b.WriteString(text)
+	for _, p := range partsOf(c) {
+		if isAttachment(p) {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(attachmentLine(p))
+		}
+	}
+	return sanitizeUTF8(b.String())
+}
+
+// requestHeadBytes is how much of a request's text must appear in a stored
+// continuation for it to count as quoting the request: a bounded
+// continuation always keeps at least this much of the head.
+const requestHeadBytes = 16
+
+// quotesRequest reports whether a stored continuation quotes the user
+// message c: the start of its text appears in it, or, for a message of
+// attachments alone, the line naming its first attachment.
+func quotesRequest(stored string, c *genai.Content) bool {
+	head := strings.TrimSpace(validPrefix(sanitizeUTF8(contentText(c)), requestHeadBytes))
+	if head == "" {
+		for _, p := range partsOf(c) {
+			if isAttachment(p) {
+				head = sanitizeUTF8(attachmentLine(p))
+				break
+			}
+		}
+	}
+	return head == "" || strings.Contains(stored, head)
+}
+
+// Bounds of the quoted request.
+const (
+	// continuationShare: the quoted request's text may take up to
+	// 1/continuationShare of the room the system instruction and tools leave
+	// under the threshold, and is quoted in full within it. The other half
+	// is the summary's and the newest contents'; a larger request keeps its
+	// head and tail.
+	continuationShare = 2
+	// minContinuationTokens is the least a request is quoted with, however
+	// full the window: its head and tail still say what the task is.
+	minContinuationTokens = 64
+	// minContinuationBytes is the smallest cut truncateMiddle is asked for.
+	minContinuationBytes = 64
+	// bytesPerTokenGuess sizes the first cut of a long request; the cut is
+	// then shrunk until it counts within the bound.
+	bytesPerTokenGuess = 3
+)
+
+// continuationBound is the most tokens (calibrated) the quoted request may
+// take in t's request: 1/continuationShare of the room under the threshold
+// that the system instruction and tools leave.
+func continuationBound(t *turn) int {
+	cal := t.cal
+	if cal.factor <= 0 {
+		// Before the turn is calibrated (the summary is injected first).
+		cal = calibration{factor: t.est.defaultFactor()}
+	}
+	fixed := 0
+	if t.req.Config != nil {
+		fixed = satAdd(t.est.content(t.req.Config.SystemInstruction), toolsTokens(t.est, t.req.Config.Tools))
+	}
+	return max((t.lim.threshold-cal.scale(fixed))/continuationShare, minContinuationTokens)
+}
+
+// boundContinuation quotes s in full when it fits continuationBound, else
+// keeps its head and tail (truncateMiddle) cut to fit.
+func boundContinuation(t *turn, s string) string {
+	maxTokens := continuationBound(t)
+	cal := t.cal
+	if cal.factor <= 0 {
+		cal = calibration{factor: t.est.defaultFactor()}
+	}
+	if cal.scale(t.est.text(s)) <= maxTokens {
+		return s
+	}
+	n := min(maxTokens*bytesPerTokenGuess, len(s))
+	for n > minContinuationBytes {
+		cut := truncateMiddle(s, n)
+		if cal.scale(t.est.text(cut)) <= maxTokens {
+			return cut
+		}
+		n = n * 3 / 4
+	}
+	return truncateMiddle(s, minContinuationBytes)
+}
+
+// summaryMessage is the summary message for summary and the quoted request,
+// carrying the attachments of cur (the user's current request, when the
+// summary stands for it; nil otherwise). It is memoized per session while
+// the summary, the quote and the attachments are unchanged, so the steady
+// state neither rebuilds nor recounts it.
+func summaryMessage(t *turn, summary, request string, cur *genai.Content) *genai.Content {
+	atts := requestAttachments(cur)
+	m := &t.sess.summary
+	if m.msg == nil || m.summary != summary || m.request != request || !carries(m.msg, atts) {
+		m.summary, m.request, m.msg = summary, request, summaryContent(summary, request, atts...)
+	}
+	return m.msg
+}
+
+// carries reports whether the summary message msg carries exactly the
+// attachments atts after its text.
+func carries(msg *genai.Content, atts []*genai.Part) bool {
+	if len(msg.Parts) != 1+len(atts) {
+		return false
+	}
+	for i, p := range atts {
+		if !sameAttachment(msg.Parts[1+i], p) {
+			return false
+		}
+	}
+	return true
+}

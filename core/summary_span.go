@@ -1,0 +1,351 @@
+package core
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The summary of a span: the summarizer's input, sized to its window and to
+// what the span frees, in rolling pieces when the span does not fit one
+// input.
+
+// Sizes of a summary and of the summarizer's input.
+const (
+	// minSummaryTokens is the smallest summary worth asking for: below it,
+	// the guard sends the current request without a summary instead
+	// (trimToCurrentRequest).
+	minSummaryTokens = 256
+	// summarizerInputShare is the share of the summarizer's window its input
+	// may take; the rest is its prompt and its answer (the earlier guard's 80%, ARCHITECTURE.md, Origins).
+	summarizerInputShare = 0.80
+	// promptOverheadTokens is a bound on the summary prompt's own text.
+	promptOverheadTokens = 700
+	// oversizeTolerance is how far past its budget a summary may run before
+	// it counts as oversize.
+	oversizeTolerance = 1.25
+)
+
+// summaryFreshShare is the share of what a compaction frees beyond the
+// previous summary (the summarized contents, less the summary message's own
+// header and continuation) that the new summary may take on top of the
+// previous summary's length. The other half is what the request shrinks by
+// at least, when the summarizer keeps to the length asked; without this
+// bound a turn-triggered sliding-window compaction asks for half the buffer
+// (3,200 tokens at 32k) for a span that can weigh 2,048, and the request
+// grows.
+const summaryFreshShare = 0.5
+
+const (
+	// minSummarizerInput is the smallest input budget assumed, so a tiny
+	// summarizer window still gets readable excerpts.
+	minSummarizerInput = 512
+	// summarizerAnswerShare bounds the summary asked of a summarizer whose
+	// window is small beside the agent's (a 12,800-token summary cannot be
+	// asked of an 8k model): it keeps most of its window for its input, so
+	// a rolling summary needs few pieces. The agent's own model is never
+	// bound by it (half the buffer is at most a tenth of the window).
+	summarizerAnswerShare = 0.25
+)
+
+// renderedContent is one content as transcript lines, with its calibrated
+// size; ok reports that it was rendered.
+type renderedContent struct {
+	text   string
+	tokens int
+	ok     bool
+}
+
+// rolledPiece is a piece of a span too large for one summarizer input,
+// already summarized: summary covers the previous summary and
+// t.raw[first:end].
+type rolledPiece struct {
+	end     int
+	summary string
+}
+
+// spanBudget is the length asked of the summary of t.raw[c.first:end]: the
+// compaction's budget (summaryBudget), bounded by what replacing that span
+// frees (summaryFreshShare), never below minSummaryTokens/2. build is how
+// the strategy rewrites the request; it is called with an empty summary to
+// weigh the summary message's own header and continuation.
+func spanBudget(t *turn, c *compaction, build func(summary string)) int {
+	build("")
+	freed := t.cal.scale(c.origEst - requestTokens(t.est, &t.req))
+	prev := t.cal.scale(t.est.text(c.prevSummary))
+	b := prev + int(float64(max(freed-prev, 0))*summaryFreshShare)
+	return min(c.budget, max(b, minSummaryTokens/2))
+}
+
+// summarizeSpan asks the summarizer for a summary of the previous summary
+// plus t.raw[c.first:end], calls build with it to rewrite the request, and
+// counts the result.
+//
+// Every content of the span reaches a summarizer input: when the span does
+// not fit one (summarizerInput), it is summarized in pieces, oldest first,
+// each piece's summary folded into the next piece's input (rollUp); only the
+// last piece's summary goes into the request.
+//
+// A summary is accepted whatever its length when the request it makes fits
+// under the threshold. When the request does not fit, a shorter summary is
+// asked for, while attempts remain, if the summary ran past the length asked
+// (oversizeTolerance) or, with shorter set, if a shorter one can make the
+// request fit; a summary past its length that leaves the request over the
+// threshold once attempts are spent takes the deterministic fallback
+// summary, as does any other failure (error, empty text, deadline, panic).
+// Once the fallback was used the summarizer is not asked again during this
+// compaction.
+func (g *Guard) summarizeSpan(t *turn, c *compaction, end int, shorter bool, build func(summary string)) outcome {
+	span := t.raw[c.first:end]
+	c.ev.ContentsSummarized = len(span)
+	budget := spanBudget(t, c, build)
+	// asked is the summary's length in the calibrated measure; the
+	// summarizer is told it in its own (calibration.unscale).
+	asked := min(budget, c.input.answer)
+	sreq := SummaryRequest{
+		Agent:        t.cfg.name,
+		UserRequest:  c.userReq,
+		Todos:        c.todos,
+		MaxTokens:    t.cal.unscale(asked),
+		Instructions: t.summaryInstructions(),
+	}
+	if !c.ev.Fallback {
+		var from int
+		sreq.PreviousSummary, sreq.Transcript, from = g.rollUp(t, c, sreq, end)
+		sreq.Contents = t.raw[from:end]
+	}
+
+	var o outcome
+	for {
+		var s string
+		reason := ""
+		switch {
+		case c.ev.Fallback:
+			// The summarizer already failed during this compaction.
+		case c.callsLeft <= 0:
+			reason = "summarizer attempts spent"
+		default:
+			var err error
+			s, err = g.summarize(t, sreq)
+			c.ev.SummarizerCalls++
+			c.callsLeft--
+			switch {
+			case err != nil:
+				reason = err.Error()
+			case strings.TrimSpace(s) == "":
+				reason = "empty summary"
+			}
+		}
+		if reason != "" {
+			t.log().Warn("contextguard: summarizer failed; using the fallback summary", "fallback_reason", reason,
+				"summarizer_model", summarizerModel(t.cfg.summarizer), "attempt", c.ev.SummarizerCalls)
+			c.ev.Fallback, c.ev.FallbackReason = true, reason
+		}
+		if c.ev.Fallback {
+			s = fallbackSummary(t.est, t.cal, c.prevSummary, span, c.todos, budget)
+		}
+		o.summary = s
+		build(s)
+		o.newEst = requestTokens(t.est, &t.req)
+		o.newCount = t.cal.scale(o.newEst)
+		if o.newCount <= t.lim.threshold || c.ev.Fallback {
+			return o
+		}
+		// The request does not fit under the threshold. The longest
+		// summary that would let it fit is target; a summary longer than
+		// it was asked to be is asked again for at most half as much.
+		have := t.cal.scale(t.est.text(s))
+		target := have - (o.newCount - t.lim.threshold)
+		over := have > int(float64(asked)*oversizeTolerance)
+		if over {
+			target = min(target, asked/2)
+		}
+		canHelp := c.callsLeft > 0 && target >= minSummaryTokens/2
+		switch {
+		case over && canHelp:
+			t.log().Warn("contextguard: summary too long for the request to fit; asking again for a shorter one",
+				"attempt", c.ev.SummarizerCalls, "summary_tokens", have, "asked_tokens", asked, "tokens_after", o.newCount, "threshold", t.lim.threshold)
+		case over:
+			reason = "summary of " + strconv.Itoa(have) + " tokens exceeds its budget of " + strconv.Itoa(asked) +
+				" and the request would not fit under the threshold"
+			t.log().Warn("contextguard: summarizer failed; using the fallback summary", "fallback_reason", reason,
+				"summarizer_model", summarizerModel(t.cfg.summarizer), "attempt", c.ev.SummarizerCalls)
+			c.ev.Fallback, c.ev.FallbackReason = true, reason
+			continue
+		case shorter && canHelp:
+			// The summary kept to its length but the request is still
+			// over the threshold: a shorter one can make it fit.
+		default:
+			return o
+		}
+		asked = target
+		sreq.MaxTokens = t.cal.unscale(asked)
+	}
+}
+
+// rollUp prepares the input of the summarizer call whose summary goes into
+// the request: it returns the summary that call folds in, the transcript it
+// summarizes, and where in t.raw that transcript starts. When the previous
+// summary and t.raw[c.first:end] do not fit one summarizer input, the span
+// is cut into pieces, oldest first, each as large as the input leaves room
+// for beside the summary so far (nextPiece), and every piece but the last is
+// summarized with that summary folded in (a rolling summary), at the
+// longest length the summarizer is asked for: no content is left out. Pieces summarized for a
+// shorter span during this compaction are reused (the pieces of a span do
+// not depend on where it ends, but for its last). A summarizer failure sets
+// the compaction's fallback and the result is then unused.
+func (g *Guard) rollUp(t *turn, c *compaction, sreq SummaryRequest, end int) (prev, transcript string, from int) {
+	prev, from = c.prevSummary, c.first
+	reused := 0
+	for _, p := range c.rolled {
+		if p.end >= end {
+			break
+		}
+		prev, from = p.summary, p.end
+		reused++
+	}
+	c.rolled = c.rolled[:reused]
+	sreq.MaxTokens = t.cal.unscale(c.input.answer)
+	for {
+		pieceEnd, text, shown := nextPiece(t, c, prev, from, end)
+		if pieceEnd >= end {
+			return shown, text, from
+		}
+		sreq.PreviousSummary, sreq.Transcript, sreq.Contents = shown, text, t.raw[from:pieceEnd]
+		s, err := g.summarize(t, sreq)
+		c.ev.SummarizerCalls++
+		c.ev.RollingCalls++
+		reason := ""
+		switch {
+		case err != nil:
+			reason = err.Error()
+		case strings.TrimSpace(s) == "":
+			reason = "empty summary"
+		}
+		if reason != "" {
+			t.log().Warn("contextguard: summarizer failed; using the fallback summary", "fallback_reason", reason,
+				"summarizer_model", summarizerModel(t.cfg.summarizer), "attempt", c.ev.SummarizerCalls, "rolling_piece", len(c.rolled)+1)
+			c.ev.Fallback, c.ev.FallbackReason = true, reason
+			return "", "", from
+		}
+		t.log().Debug("contextguard: the span does not fit one summarizer input; summarized a piece of it",
+			"rolling_piece", len(c.rolled)+1, "contents_summarized", pieceEnd-from, "remaining_contents", end-pieceEnd)
+		c.rolled = append(c.rolled, rolledPiece{end: pieceEnd, summary: s})
+		prev, from = s, pieceEnd
+	}
+}
+
+// summaryBudget is the length asked of a summary: want (WithSummaryTokens),
+// else about half the buffer (ARCHITECTURE.md, The summarizer), less when
+// the irreducible part leaves less room under the threshold, or, when the
+// threshold leaves less than minSummaryTokens, what the window leaves
+// (possibly too little to be worth a summary).
+func summaryBudget(lim limits, bare, want int) int {
+	b := lim.buffer / 2
+	if want > 0 {
+		b = want
+	}
+	if room := (lim.threshold - bare) * 8 / 10; room < b {
+		b = room
+	}
+	if b >= minSummaryTokens {
+		return b
+	}
+	return max(min(minSummaryTokens, (lim.window-bare)*8/10), 0)
+}
+
+// boundedUserRequest is the continuation's text: the user's current request
+// (currentRequest), its attachments named, quoted in full when it fits its
+// bound (continuationBound) and by head and tail beyond it, so that a request
+// larger than the window still leaves room for the summary.
+func boundedUserRequest(t *turn) string {
+	return boundContinuation(t, continuationText(coveredRequest(t, len(t.raw))))
+}
+
+// summarizerInput is the room of one summarizer call, in calibrated tokens:
+// answer is the longest summary it is asked for (the compaction's budget,
+// at most summarizerAnswerShare of its window); budget is what its window
+// leaves for the previous summary and the transcript (summarizerInputShare
+// of it, or less when the room reserved for the answer needs more, less the
+// prompt's own text), of which the previous summary may take half; lim bounds the excerpts of the transcript, scaled
+// to what the compaction's previous summary leaves.
+type summarizerInput struct {
+	answer int
+	budget int
+	lim    excerptLimits
+}
+
+// newSummarizerInput is the room of one call to the turn's summarizer.
+func newSummarizerInput(t *turn, prev string, summaryTokens int) summarizerInput {
+	w := t.guardSummarizerWindow()
+	answer := max(min(summaryTokens, int(float64(w)*summarizerAnswerShare)), minSummaryTokens/2)
+	// The answer's room is what the call reserves for it (MaxOutputTokens,
+	// twice the length asked), which some providers count against the
+	// window; the input share keeps the estimate's margin.
+	budget := min(int(float64(w)*summarizerInputShare), w-2*answer) - promptOverheadTokens
+	in := summarizerInput{answer: answer, budget: max(budget, minSummarizerInput)}
+	remaining := in.budget - t.cal.scale(t.est.text(in.boundPrev(t, prev)))
+	in.lim = limitsForBudget(remaining * 3)
+	return in
+}
+
+// boundPrev bounds a previous summary to about half the input, cutting its
+// middle.
+func (in summarizerInput) boundPrev(t *turn, prev string) string {
+	if t.cal.scale(t.est.text(prev)) > in.budget/2 {
+		return truncateMiddle(prev, in.budget*3/2)
+	}
+	return prev
+}
+
+// render returns the transcript lines of t.raw[i] and their calibrated size,
+// rendering each content once per compaction.
+func (c *compaction) render(t *turn, i int) renderedContent {
+	r := &c.rendered[i-c.first]
+	if !r.ok {
+		r.text = renderContent(t.raw[i], c.input.lim)
+		r.tokens = t.cal.scale(t.est.text(r.text))
+		r.ok = true
+	}
+	return *r
+}
+
+// nextPiece is the next summarizer input of a span, from t.raw[from] on,
+// after the summary so far (prev): the contents, oldest first, that fit
+// beside prev, up to end. It returns the end of the piece, its transcript,
+// and prev as shown to the summarizer (bounded to half the input). A content
+// larger than the whole room is the only content of its piece, cut to a
+// head and tail excerpt that fits, and the transcript says so: nothing is
+// left out silently.
+func nextPiece(t *turn, c *compaction, prev string, from, end int) (pieceEnd int, transcript, shown string) {
+	shown = c.input.boundPrev(t, prev)
+	room := c.input.budget - t.cal.scale(t.est.text(shown))
+	var b strings.Builder
+	i := from
+	for ; i < end; i++ {
+		r := c.render(t, i)
+		if r.tokens > room {
+			break
+		}
+		b.WriteString(r.text)
+		room -= r.tokens
+	}
+	if i > from || from >= end {
+		return i, b.String(), shown
+	}
+	r := c.render(t, from)
+	note := fmt.Sprintf("[message %d of this conversation is larger than the summarizer's window: only its head and tail are shown]\n", from+1)
+	return from + 1, note + excerptToFit(t, r.text, room-t.cal.scale(t.est.text(note))), shown
+}
+
+// excerptToFit cuts s to a head and tail excerpt of at most about n
+// calibrated tokens (minExcerptBytes at least, so something of it shows).
+func excerptToFit(t *turn, s string, n int) string {
+	const minExcerptBytes = 200
+	for bytes := max(n*3, minExcerptBytes); ; bytes = bytes * 3 / 4 {
+		cut := truncateMiddle(s, max(bytes, minExcerptBytes))
+		if bytes <= minExcerptBytes || t.cal.scale(t.est.text(cut)) <= n {
+			return cut
+		}
+	}
+}
