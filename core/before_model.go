@@ -11,6 +11,13 @@ import (
 // (ARCHITECTURE.md, One model call): load, inject the summary, count,
 // decide, compact, save.
 
+// send sets the contents the request will carry: the one place the engine
+// rewrites the request it guards. Summary injection, pruning and the
+// strategies decide contents and hand them here (a strategy is a function
+// from a summary to the request's contents); the adapter writes the final
+// contents into its own request.
+func (t *turn) send(cs []*genai.Content) { t.req.Contents = cs }
+
 // turn is everything one BeforeModelCallback decides with.
 type turn struct {
 	ctx Call
@@ -137,7 +144,7 @@ func (t *turn) log() *slog.Logger {
 // when pruning was not enough. It returns the state to persist.
 func (g *Guard) decide(t *turn) (guardState, error) {
 	next := t.prev
-	t.req.Contents = pruneToolResults(t, t.req.Contents)
+	t.send(pruneToolResults(t, t.req.Contents))
 	est := t.requestEstimate()
 	count := t.cal.count(est)
 	t.before = count

@@ -141,7 +141,7 @@ func trimToCurrentRequest(t *turn, next guardState) (guardState, error) {
 		start = len(t.raw) - 1
 	}
 	start = pairSafeStart(t.raw, max(start, 0))
-	t.req.Contents = t.raw[start:]
+	t.send(t.raw[start:])
 	est := requestTokens(t.est, &t.req)
 	if mem := t.sess.memory(t.cfg.name); !mem.trimWarned {
 		mem.trimWarned = true
@@ -220,7 +220,7 @@ func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) (next guardS
 // trigger for the request to outgrow the floor, see slidingTurnsDue). It is
 // logged once until a compaction is applied.
 func (g *Guard) discardCompaction(t *turn, c *compaction, o outcome) (guardState, error) {
-	t.req.Contents = c.orig
+	t.send(c.orig)
 	next := t.prev
 	next.lastEstimate = c.origEst
 	next.floor = max(o.newCount, t.before)

@@ -23,13 +23,11 @@ const slidingTailShare = 0.5
 // at least half its turn budget verbatim.
 func keepTurns(maxTurns int) int { return max((maxTurns+1)/2, 1) }
 
-// isTurnStart reports whether c starts a turn: a request the user wrote
-// (isUserRequest: text or attachments; never a function response, an
+// isTurnStart reports whether c starts a turn: a message the user wrote
+// (isUserMessage: text or attachments; never a function response, an
 // adapter's synthetic continuation or another agent's "For context:"
 // message).
-func isTurnStart(c *genai.Content) bool {
-	return c != nil && c.Role == genai.RoleUser && isUserRequest(c)
-}
+func isTurnStart(c *genai.Content) bool { return isUserMessage(c) }
 
 // A turn-triggered compaction waits until what it would summarize (before
 // the newest turns it keeps, calibrated tokens, as sent) weighs at least
@@ -103,11 +101,11 @@ func (g *Guard) compactSlidingWindow(t *turn, reason string) (guardState, error)
 	}
 	for _, split := range slidingSplits(t, c, reason) {
 		tail := t.raw[split:]
-		o := g.summarizeSpan(t, c, split, false, func(summary string) {
+		o := g.summarizeSpan(t, c, split, false, func(summary string) []*genai.Content {
 			cs := make([]*genai.Content, 0, len(tail)+1)
 			cs = append(cs, summaryMessage(t, summary, c.userReq, coveredRequest(t, split)))
 			cs = append(cs, tail...)
-			t.req.Contents = pruneToolResults(t, cs)
+			return pruneToolResults(t, cs)
 		})
 		if o.newCount <= t.lim.threshold {
 			o.watermark = split

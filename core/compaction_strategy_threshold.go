@@ -21,8 +21,8 @@ func (g *Guard) compactThreshold(t *turn, reason string) (guardState, error) {
 // fullSummary summarizes everything the compaction may cover and makes the
 // summary message the request's only content (the threshold behaviour).
 func (g *Guard) fullSummary(t *turn, c *compaction) outcome {
-	o := g.summarizeSpan(t, c, c.cov, true, func(summary string) {
-		t.req.Contents = []*genai.Content{summaryMessage(t, summary, c.userReq, coveredRequest(t, c.cov))}
+	o := g.summarizeSpan(t, c, c.cov, true, func(summary string) []*genai.Content {
+		return []*genai.Content{summaryMessage(t, summary, c.userReq, coveredRequest(t, c.cov))}
 	})
 	o.watermark = max(c.cov, 1)
 	return o

@@ -232,7 +232,7 @@ func fallbackSummary(e tokenEstimator, cal calibration, prev string, cs []*genai
 			continue
 		}
 		switch {
-		case c.Role == genai.RoleUser && isUserRequest(c):
+		case isUserMessage(c):
 			requests = append(requests, t)
 		case c.Role == genai.RoleModel:
 			lastModel = t

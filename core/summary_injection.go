@@ -155,6 +155,6 @@ func injectSummary(t *turn) injection {
 	out := make([]*genai.Content, 0, len(t.raw)-start+1)
 	out = append(out, summaryMessage(t, t.prev.summary, request, cur))
 	out = append(out, t.raw[start:]...)
-	t.req.Contents = out
+	t.send(out)
 	return injection{cut: start, injected: true, anchor: anchor}
 }

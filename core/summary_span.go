@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"google.golang.org/genai"
 )
 
 // The summary of a span: the summarizer's input, sized to its window and to
@@ -66,11 +68,12 @@ type rolledPiece struct {
 
 // spanBudget is the length asked of the summary of t.raw[c.first:end]: the
 // compaction's budget (summaryBudget), bounded by what replacing that span
-// frees (summaryFreshShare), never below minSummaryTokens/2. build is how
-// the strategy rewrites the request; it is called with an empty summary to
-// weigh the summary message's own header and continuation.
-func spanBudget(t *turn, c *compaction, build func(summary string)) int {
-	build("")
+// frees (summaryFreshShare), never below minSummaryTokens/2. build is the
+// strategy: it returns the request's contents with a given summary, and is
+// called with an empty summary to weigh the summary message's own header and
+// continuation.
+func spanBudget(t *turn, c *compaction, build func(summary string) []*genai.Content) int {
+	t.send(build(""))
 	freed := t.cal.scale(c.origEst - requestTokens(t.est, &t.req))
 	prev := t.cal.scale(t.est.text(c.prevSummary))
 	b := prev + int(float64(max(freed-prev, 0))*summaryFreshShare)
@@ -95,7 +98,7 @@ func spanBudget(t *turn, c *compaction, build func(summary string)) int {
 // summary, as does any other failure (error, empty text, deadline, panic).
 // Once the fallback was used the summarizer is not asked again during this
 // compaction.
-func (g *Guard) summarizeSpan(t *turn, c *compaction, end int, shorter bool, build func(summary string)) outcome {
+func (g *Guard) summarizeSpan(t *turn, c *compaction, end int, shorter bool, build func(summary string) []*genai.Content) outcome {
 	span := t.raw[c.first:end]
 	c.ev.ContentsSummarized = len(span)
 	budget := spanBudget(t, c, build)
@@ -145,7 +148,7 @@ func (g *Guard) summarizeSpan(t *turn, c *compaction, end int, shorter bool, bui
 			s = fallbackSummary(t.est, t.cal, c.prevSummary, span, c.todos, budget)
 		}
 		o.summary = s
-		build(s)
+		t.send(build(s))
 		o.newEst = requestTokens(t.est, &t.req)
 		o.newCount = t.cal.scale(o.newEst)
 		if o.newCount <= t.lim.threshold || c.ev.Fallback {

@@ -65,6 +65,14 @@ func isUserRequest(c *genai.Content) bool {
 	return quotable
 }
 
+// isUserMessage reports whether c, a content of the history, is a message
+// the user wrote: isUserRequest's rule, with the user role stated (only the
+// invocation's own content may lack a role). The sliding window's turns
+// start at one, and the fallback summary lists them.
+func isUserMessage(c *genai.Content) bool {
+	return c != nil && c.Role == genai.RoleUser && isUserRequest(c)
+}
+
 // currentRequest is the one place that decides which content is the user's
 // current request, the message a compaction must never lose: the content
 // that started the invocation (agent.CallbackContext.UserContent) when it is
