@@ -2,59 +2,14 @@ package coretest
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"hash/maphash"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"google.golang.org/genai"
 )
-
-// MarkerPattern matches the markers the kit plants in user messages and tool
-// outputs (MARK- followed by hex digits). Tests check that markers survive
-// compaction by looking for them in later requests and in summaries.
-var MarkerPattern = regexp.MustCompile(`MARK-[0-9a-f]+`)
-
-// Marker returns the deterministic marker for a seed, e.g. "MARK-3fa85f64".
-func Marker(seed int64) string {
-	return fmt.Sprintf("MARK-%08x", uint32(mix(seed, 0x6d61726b)))
-}
-
-// mix is a small deterministic 64-bit hash of its inputs (splitmix64 style).
-func mix(vals ...int64) int64 {
-	var h uint64 = 0x9e3779b97f4a7c15
-	for _, v := range vals {
-		h ^= uint64(v) + 0x9e3779b97f4a7c15 + (h << 6) + (h >> 2)
-		h ^= h >> 30
-		h *= 0xbf58476d1ce4e5b9
-		h ^= h >> 27
-		h *= 0x94d049bb133111eb
-		h ^= h >> 31
-	}
-	return int64(h & 0x7fffffffffffffff)
-}
-
-var turnTagPattern = regexp.MustCompile(`\[turn (\d+)\]`)
-
-// TurnTag returns the tag "[turn N]" that user messages built by
-// [UserMessage] start with; the [Script] reads it to know which turn a
-// request belongs to.
-func TurnTag(turn int) string { return "[turn " + strconv.Itoa(turn) + "]" }
-
-// UserMessage returns the text of a user message for the given turn: the
-// turn tag, the marker, then body.
-func UserMessage(turn int, marker, body string) string {
-	return TurnTag(turn) + " " + marker + " " + body
-}
-
-// ErrorStyle selects which provider's context-overflow error a
-// [Script] returns.
-type ErrorStyle int
 
 const (
 	// ErrorGemini returns a genai.APIError (HTTP 400, INVALID_ARGUMENT):
@@ -69,81 +24,6 @@ const (
 	// and OpenAI-compatible servers do.
 	ErrorGeneric
 )
-
-// String returns the provider name.
-func (s ErrorStyle) String() string {
-	switch s {
-	case ErrorAnthropic:
-		return "anthropic"
-	case ErrorOpenAI:
-		return "openai"
-	case ErrorGeneric:
-		return "generic"
-	default:
-		return "gemini"
-	}
-}
-
-// OverflowError is the error a [Script] returns when a request exceeds
-// its window. Its message reproduces the provider's; for [ErrorGemini] it
-// unwraps to a genai.APIError, as a real Gemini model would return.
-type OverflowError struct {
-	Style  ErrorStyle
-	Tokens int // ground-truth tokens of the rejected request
-	Limit  int // the model's window
-}
-
-func (e *OverflowError) apiError() genai.APIError {
-	return genai.APIError{
-		Code:    400,
-		Message: fmt.Sprintf("The input token count (%d) exceeds the maximum number of tokens allowed (%d).", e.Tokens, e.Limit),
-		Status:  "INVALID_ARGUMENT",
-	}
-}
-
-// Error returns the provider-shaped message.
-func (e *OverflowError) Error() string {
-	switch e.Style {
-	case ErrorAnthropic:
-		return fmt.Sprintf(`POST "https://api.anthropic.com/v1/messages": 400 Bad Request {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: %d tokens > %d maximum"}}`, e.Tokens, e.Limit)
-	case ErrorOpenAI:
-		return fmt.Sprintf(`POST "https://api.openai.com/v1/chat/completions": 400 Bad Request {"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, e.Limit, e.Tokens)
-	case ErrorGeneric:
-		return genericOverflowMessage
-	default:
-		return e.apiError().Error()
-	}
-}
-
-// genericOverflowMessage is the message of [ErrorGeneric] errors: no count,
-// no limit.
-const genericOverflowMessage = "400 Bad Request: the request is too long for the model's context window"
-
-// Unwrap returns the genai.APIError for Gemini-style errors, nil otherwise.
-func (e *OverflowError) Unwrap() error {
-	if e.Style == ErrorGemini {
-		return e.apiError()
-	}
-	return nil
-}
-
-// IsOverflowError reports whether err is a context-overflow error of any of
-// the shapes a [Script] produces, either as an [*OverflowError] in its
-// chain or by its message (a guard may re-wrap it without %w).
-func IsOverflowError(err error) bool {
-	if err == nil {
-		return false
-	}
-	var oe *OverflowError
-	if errors.As(err, &oe) {
-		return true
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "exceeds the maximum number of tokens allowed") ||
-		strings.Contains(msg, "prompt is too long") ||
-		strings.Contains(msg, "context_length_exceeded") ||
-		strings.Contains(msg, genericOverflowMessage)
-}
 
 // ScriptConfig configures a [Script].
 type ScriptConfig struct {
@@ -508,112 +388,4 @@ func (m *Script) finalText(turn int, plan TurnPlan) string {
 	return head + Generate(KindProseEnglish, size-len(head), mix(m.cfg.Seed, int64(turn), 0x74657874))
 }
 
-// ---------------------------------------------------------------------------
 // Request inspection helpers.
-
-var markerCache = struct {
-	sync.Mutex
-	m     map[textKey][]string
-	bytes int
-}{m: map[textKey][]string{}}
-
-// markersOf returns the markers in s, cached per distinct string.
-func markersOf(s string) []string {
-	if len(s) < 13 {
-		return nil
-	}
-	if len(s) < 4096 {
-		return MarkerPattern.FindAllString(s, -1)
-	}
-	key := textKey{h: maphash.String(hashSeed, s), n: len(s)}
-	markerCache.Lock()
-	ms, ok := markerCache.m[key]
-	markerCache.Unlock()
-	if ok {
-		return ms
-	}
-	ms = MarkerPattern.FindAllString(s, -1)
-	markerCache.Lock()
-	if markerCache.bytes+len(s) > tokenCacheLimit {
-		markerCache.m = map[textKey][]string{}
-		markerCache.bytes = 0
-	}
-	markerCache.m[key] = ms
-	markerCache.bytes += len(s)
-	markerCache.Unlock()
-	return ms
-}
-
-// requestMarkers returns the distinct markers in contents, in order of first
-// appearance.
-func requestMarkers(contents []*genai.Content) []string {
-	var out []string
-	seen := map[string]bool{}
-	add := func(s string) {
-		for _, mk := range markersOf(s) {
-			if !seen[mk] {
-				seen[mk] = true
-				out = append(out, mk)
-			}
-		}
-	}
-	for _, c := range contents {
-		if c == nil {
-			continue
-		}
-		for _, p := range c.Parts {
-			if p == nil {
-				continue
-			}
-			add(p.Text)
-			if p.FunctionCall != nil {
-				add(compactJSON(p.FunctionCall.Args))
-			}
-			if p.FunctionResponse != nil {
-				add(compactJSON(p.FunctionResponse.Response))
-			}
-		}
-	}
-	return out
-}
-
-func lastUserText(contents []*genai.Content) string {
-	for i := len(contents) - 1; i >= 0; i-- {
-		c := contents[i]
-		if c == nil || c.Role != genai.RoleUser {
-			continue
-		}
-		for j := len(c.Parts) - 1; j >= 0; j-- {
-			if p := c.Parts[j]; p != nil && p.Text != "" {
-				return cut(p.Text, 200)
-			}
-		}
-	}
-	return ""
-}
-
-// FlattenText renders contents as plain text: texts, function calls and
-// responses as name plus compact JSON, one line per part, inline data as a
-// placeholder. It is meant for assertions ("does the request mention X").
-func FlattenText(contents []*genai.Content) string {
-	var b strings.Builder
-	for _, c := range contents {
-		if c == nil {
-			continue
-		}
-		for _, p := range c.Parts {
-			switch {
-			case p == nil:
-			case p.FunctionCall != nil:
-				fmt.Fprintf(&b, "%s: call %s %s\n", c.Role, p.FunctionCall.Name, compactJSON(p.FunctionCall.Args))
-			case p.FunctionResponse != nil:
-				fmt.Fprintf(&b, "%s: response %s %s\n", c.Role, p.FunctionResponse.Name, compactJSON(p.FunctionResponse.Response))
-			case p.InlineData != nil:
-				fmt.Fprintf(&b, "%s: [inline %s, %d bytes]\n", c.Role, p.InlineData.MIMEType, len(p.InlineData.Data))
-			default:
-				fmt.Fprintf(&b, "%s: %s\n", c.Role, p.Text)
-			}
-		}
-	}
-	return b.String()
-}

@@ -1,0 +1,116 @@
+package tokens
+
+import "math/bits"
+
+// Scripts and runs: the script class of a rune, marks, and the token cost of
+// punctuation and other runs.
+
+// isLatinLetter reports whether r is a non-ASCII Latin letter.
+func isLatinLetter(r rune) bool {
+	return (r >= 0xC0 && r <= 0x24F && r != 0xD7 && r != 0xF7) || (r >= 0x1E00 && r <= 0x1EFF)
+}
+
+// markTokens is the o200k_base cost of a combining mark alone: the marks of
+// U+1AB0–U+1AFF and U+1DC0–U+1DFF are three byte tokens each (61 of 64 and
+// 30 of 31 in the vocabulary); those of U+0300–U+036F, U+20D0–U+20FF and
+// U+FE20–U+FE2F two (their lead bytes pair up; 12 of the 112 basic marks are
+// one token, not worth a table).
+func markTokens(r rune) int32 {
+	if r >= 0x1AB0 && r <= 0x1DFF {
+		return 3
+	}
+	return 2
+}
+
+func scriptOf(r rune) int {
+	switch {
+	case r >= 0x4E00 && r <= 0x9FFF, r >= 0x3400 && r <= 0x4DBF, r >= 0xF900 && r <= 0xFAFF:
+		return sHan
+	case r >= 0x3040 && r <= 0x30FF, r >= 0x31F0 && r <= 0x31FF, r >= 0xFF66 && r <= 0xFF9F:
+		return sKana
+	case r >= 0xAC00 && r <= 0xD7AF, r >= 0x1100 && r <= 0x11FF, r >= 0x3130 && r <= 0x318F:
+		return sHangul
+	case r >= 0x3000 && r <= 0x303F, r >= 0xFF00 && r <= 0xFF65:
+		return sCJKPunct
+	case r >= 0x370 && r <= 0x52F, r >= 0x530 && r <= 0x8FF, r >= 0x900 && r <= 0xDFF,
+		r >= 0xE00 && r <= 0xFFF, r >= 0x10A0 && r <= 0x10FF:
+		return sOther
+	case r >= 0x2000 && r <= 0x206F:
+		return sUniPunct
+	case r >= boxFirst && r <= boxLast:
+		return sBox
+	case r >= combiningFirst && r <= combiningLast, r >= 0x1AB0 && r <= 0x1AFF, r >= 0x1DC0 && r <= 0x1DFF,
+		r >= 0x20D0 && r <= 0x20FF, r >= 0xFE20 && r <= 0xFE2F:
+		return sCombining
+	case r >= 0xE000 && r <= 0xF8FF, r >= 0xE0000 && r <= 0x10FFFF:
+		// Private use, and the tags and variation selectors of plane 14
+		// (subdivision flags are tag sequences): split into bytes.
+		return sPrivate
+	case r >= 0x20000 && r <= 0x3FFFF:
+		return sHanRare
+	case r >= 0x10000 && (r < 0x1F000 || r > 0x1FAFF):
+		// Emoji (U+1F000–U+1FAFF) have tokens of their own; the rest of
+		// the astral planes is mostly split into bytes.
+		return sAstral
+	}
+	return sSymbol
+}
+
+var bmpScript = func() (t [0x10000 >> scriptBlockBits]uint8) {
+	for b := range t {
+		r0 := rune(b << scriptBlockBits)
+		class := scriptOf(r0)
+		for r := r0 + 1; r < r0+1<<scriptBlockBits; r++ {
+			if scriptOf(r) != class {
+				class = sMixed
+				break
+			}
+		}
+		t[b] = uint8(class)
+	}
+	return t
+}()
+
+// scriptOfRune is scriptOf, with the script table for the BMP.
+func scriptOfRune(r rune) int {
+	if r < 0x10000 {
+		if class := bmpScript[r>>scriptBlockBits]; class != sMixed {
+			return int(class)
+		}
+	}
+	return scriptOf(r)
+}
+
+// longPunct is the length from which a run of one ASCII punctuation byte
+// ("=====", "-----") is costed with punctRunLen instead of byte counts:
+// tokenizers hold long runs of common rule characters in one token, and of
+// rare ones in short tokens, which no per-byte weight can describe.
+const longPunct = 4
+
+// longAlt is the number of bytes repeating the byte two before (and not the
+// one before) from which a punctuation run counts them as fPunctAlt instead
+// of fPunct: "-=-=-=", "._._._" and "<><><>" are rules and art, tokenized as
+// repeated pairs, while short ones ("->", "();") are code.
+const longAlt = 4
+
+// PunctRunLen returns the entry of the run table for the ASCII punctuation
+// byte or box-drawing rune r, and whether r has one. It is exported for the
+// fit program, which checks the tables against the vocabulary.
+func PunctRunLen(r rune) (int, bool) {
+	switch {
+	case r < 0x80 && byteKind[r] == kPunct:
+		return int(punctRunLen[r]), true
+	case r >= boxFirst && r <= boxLast:
+		return int(boxRunLen[r-boxFirst]), true
+	}
+	return 0, false
+}
+
+// runTokens is the cost of a run of n copies of a character whose run table
+// entry is l: whole tokens of l copies, and the rest in power-of-two pieces.
+func runTokens(n, l int32) int32 {
+	if l == 0 {
+		return 2 * n
+	}
+	return n/l + int32(bits.OnesCount32(uint32(n%l)))
+}
