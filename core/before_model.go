@@ -52,10 +52,12 @@ type turn struct {
 	// hookInstructions are the before-compaction hook's instructions for
 	// this compaction (compaction_hooks.go).
 	hookInstructions string
-	// prefix is the stored prefix record and how it matched
-	// (prefix_count.go); frontier is the tool steps pruned (pruning.go).
-	prefix   prefixMatch
-	frontier int
+	// storedPrefix is the prefix record in state, "" without one, and
+	// prefix how it matched (prefix_count.go); frontier is the tool steps
+	// pruned (pruning.go).
+	storedPrefix string
+	prefix       prefixMatch
+	frontier     int
 }
 
 // irreducibleSize is the size of a request (raw estimate n) that decides
@@ -104,6 +106,9 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	}
 	t.est = sess.estimator(cfg, req.Model)
 	t.lim = g.requestLimits(cfg, &req)
+	if st != nil {
+		t.storedPrefix = sio.str(st, keyPrefix)
+	}
 	t.inj = injectSummary(t)
 	t.prefix = g.matchPrefix(t, st, sio)
 	if !t.prefix.matched {

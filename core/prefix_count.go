@@ -141,7 +141,7 @@ func (g *Guard) matchPrefix(t *turn, st StateReader, sio stateIO) prefixMatch {
 	if st == nil {
 		return m
 	}
-	m.stored = sio.str(st, keyPrefix)
+	m.stored = t.storedPrefix
 	if m.stored == "" {
 		return m
 	}

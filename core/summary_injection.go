@@ -112,6 +112,26 @@ func locateCut(raw []*genai.Content, st guardState, fingerprint func(*genai.Cont
 	return w, reason, anchor
 }
 
+// unchangedCut is the cut the previous call used for a summary anchored in
+// the host's log, when this request extends that call's: its prefix record
+// names the same summary (compactions, estimate) and the same leading
+// contents (prefixMarks, as counting checks them). The anchored content is
+// then where it was, and the host's log is not walked (Coverage.Covered
+// costs a pass over the session's events). ok is false otherwise, and the
+// anchor decides as usual.
+func (t *turn) unchangedCut() (cut int, ok bool) {
+	if t.req.Coverage == nil || t.prev.anchor == "" || t.storedPrefix == "" {
+		return 0, false
+	}
+	rec, ok := decodePrefixRecord(t.storedPrefix)
+	if !ok || !rec.injected || rec.compactions != t.prev.compactions || rec.total != t.prev.lastEstimate ||
+		rec.cut <= 0 || rec.cut > rec.contents || rec.contents > len(t.raw) ||
+		rec.marks != prefixMarks(t.raw, rec.contents) {
+		return 0, false
+	}
+	return rec.cut, true
+}
+
 // anchorAt is the host's name for the log position of the last of the
 // first n contents of raw, "" without a host that anchors coverage.
 func anchorAt(cov Coverage, raw []*genai.Content, n int) string {
@@ -138,7 +158,11 @@ func injectSummary(t *turn) injection {
 	if t.prev.summary == "" {
 		return injection{}
 	}
-	w, reason, anchor := locateCut(t.raw, t.prev, t.est.fingerprint, t.req.Coverage)
+	w, ok := t.unchangedCut()
+	var reason, anchor string
+	if !ok {
+		w, reason, anchor = locateCut(t.raw, t.prev, t.est.fingerprint, t.req.Coverage)
+	}
 	if w == 0 {
 		t.log().Warn("contextguard: stored summary not applied; sending the contents as they are",
 			"reason", reason, "watermark", t.prev.watermark, "anchor", t.prev.anchor, "contents", len(t.raw))

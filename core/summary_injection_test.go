@@ -213,3 +213,66 @@ func TestCoverage_CompactionStoresTheAnchor(t *testing.T) {
 		})
 	}
 }
+
+// countingLog is an eventLog that counts the walks of the host's log
+// (Covered), which cost a pass over the session's events in ADK v2.
+type countingLog struct {
+	eventLog
+	covered int
+}
+
+func (l *countingLog) Covered(contents []*genai.Content, anchor string) (int, bool) {
+	l.covered++
+	return l.eventLog.Covered(contents, anchor)
+}
+
+// TestCoverage_ExtendedRequestReusesTheCut: once a call has located an
+// anchored summary's cut and stored its prefix record, a call whose request
+// extends that call's reuses the cut without walking the host's log; a
+// request whose leading contents changed walks it again, and is cut on the
+// anchored content.
+func TestCoverage_ExtendedRequestReusesTheCut(t *testing.T) {
+	sum := fixedSummary("SUMMARY-ONE: the user wants the build fixed.")
+	g, _ := newTestGuard(t, sum, WithMaxTokens(8_000))
+	ctx := newFakeCtx("a").withUser("LATEST please fix the build")
+	l := &countingLog{eventLog: eventLog{}}
+	raw := l.logged("e", append(history(20, 300), userMsg("LATEST please fix the build"))...)
+	first := request(raw...)
+	first.Coverage = l
+	_, err := g.beforeModel(ctx, first)
+	require.NoError(t, err)
+	require.Equal(t, 1, sum.Calls(), "the first call compacts")
+	w := ctx.getInt(keyWatermark)
+	require.Positive(t, w)
+
+	// step k extends the request before it; moved puts two contents first.
+	step1 := append(append([]*genai.Content{}, raw...), l.logged("s1", modelMsg("step one"))...)
+	step2 := append(append([]*genai.Content{}, step1...), l.logged("s2", userMsg("tool output two"))...)
+	step3 := append(append([]*genai.Content{}, step2...), l.logged("s3", modelMsg("step three"))...)
+	front := l.logged("front", userMsg("FRONT-1"), modelMsg("FRONT-2"))
+	moved := append(append(append([]*genai.Content{}, front...), step3...), l.logged("s4", userMsg("tool output four"))...)
+	type call struct {
+		name     string
+		contents []*genai.Content
+		walks    int // Covered calls this call makes
+		cutAt    int // index in contents of the first content sent after the summary
+		why      string
+	}
+	calls := []call{
+		{"the first call after the compaction", step1, 1, w, "no prefix record yet: the log is walked"},
+		{"a request extending the previous one", step2, 0, w, "the prefix record matches: the cut is reused"},
+		{"another extension", step3, 0, w, "reused again"},
+		{"a request whose leading contents changed", moved, 1, w + 2, "the marks differ: the log is walked, the cut follows the anchor"},
+	}
+	for _, c := range calls {
+		before := l.covered
+		req := request(c.contents...)
+		req.Coverage = l
+		_, err := g.beforeModel(ctx, req)
+		require.NoError(t, err, c.name)
+		assert.Equal(t, c.walks, l.covered-before, "%s: %s", c.name, c.why)
+		assert.Contains(t, contentText(req.Contents[0]), "SUMMARY-ONE", c.name)
+		assert.Equal(t, c.contents[c.cutAt:], req.Contents[1:], "%s: the summary replaces what it covers", c.name)
+	}
+	assert.Equal(t, 1, sum.Calls(), "no second compaction")
+}
