@@ -4,6 +4,7 @@ go 1.26.6
 
 require (
 	github.com/adk-contextguard/contextguard v0.0.0
+	github.com/adk-contextguard/contextguard/core v0.0.0
 	github.com/glebarez/sqlite v1.8.0
 	github.com/stretchr/testify v1.11.1
 	gonum.org/v1/plot v0.17.0
@@ -21,7 +22,6 @@ require (
 	codeberg.org/go-latex/latex v0.2.0 // indirect
 	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
 	git.sr.ht/~sbinet/gg v0.7.0 // indirect
-	github.com/adk-contextguard/contextguard/core v0.0.0 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/charmbracelet/x/etag v0.2.0 // indirect

@@ -1,18 +1,15 @@
 package integration
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/adk-contextguard/contextguard/core/coretest"
 
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/model"
@@ -21,146 +18,24 @@ import (
 	"google.golang.org/genai"
 )
 
-// geminiPath is the REST path genai v1.57.0 uses for the Gemini API:
-// POST /v1beta/models/{model}:generateContent, and
-// POST /v1beta/models/{model}:streamGenerateContent?alt=sse for streaming.
-var geminiPath = regexp.MustCompile(`^/v1beta/models/([^/:]+):(generateContent|streamGenerateContent)$`)
-
-// wireRequest is the part of a generateContent request body the server
-// reads.
-type wireRequest struct {
-	Contents          []*genai.Content `json:"contents"`
-	SystemInstruction *genai.Content   `json:"systemInstruction"`
-	Tools             []*genai.Tool    `json:"tools"`
-}
-
-// wireCall is one request the fake Gemini server received.
-type wireCall struct {
-	Path, Model string
-	Stream      bool
-	Body        string
-	Contents    []*genai.Content
-	// Tokens is the ground truth over the decoded body, answered as
-	// usageMetadata.promptTokenCount.
-	Tokens int
-	// Chunks is how many SSE events a streamed answer was sent in.
-	Chunks int
-}
-
-// fakeGemini speaks the Gemini REST API on an httptest server: the agent's
-// model plays the scenario script, the summarizer's model answers with
-// summaryOf. Usage is the ground truth over the body received; in a stream
-// it comes only with the last chunk.
-type fakeGemini struct {
-	stepsPerTurn int
-	window       int
-
-	mu    sync.Mutex
-	calls []wireCall
-}
-
-// Calls returns the requests received so far.
-func (f *fakeGemini) Calls() []wireCall {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]wireCall(nil), f.calls...)
-}
-
-func (f *fakeGemini) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	m := geminiPath.FindStringSubmatch(r.URL.Path)
-	if r.Method != http.MethodPost || m == nil {
-		http.Error(w, fmt.Sprintf(`{"error":{"code":404,"message":"no route %s %s","status":"NOT_FOUND"}}`, r.Method, r.URL.Path), http.StatusNotFound)
-		return
+// newFakeGemini is the Gemini API on a local server (coretest.GeminiServer):
+// the agent's model plays the scenario script, the summarizer's model answers
+// with summaryOf, and usage is the ground truth over the body received (in a
+// stream, only with the last chunk).
+func newFakeGemini(stepsPerTurn, window int) *coretest.GeminiServer {
+	return &coretest.GeminiServer{
+		APIKey: "test",
+		Window: window,
+		Count: func(c *coretest.GeminiCall) int {
+			return groundTruth(c.Contents, c.SystemInstruction, c.Tools)
+		},
+		Reply: func(c *coretest.GeminiCall) (*genai.Content, error) {
+			if c.Model == summarizerModelName {
+				return genai.NewContentFromText(summaryOf(requestText(c.Contents)), genai.RoleModel), nil
+			}
+			return nextReply(c.Contents, stepsPerTurn)
+		},
 	}
-	call := wireCall{Path: r.URL.Path, Model: m[1], Stream: m[2] == "streamGenerateContent"}
-	if call.Stream && r.URL.Query().Get("alt") != "sse" {
-		http.Error(w, `{"error":{"code":400,"message":"streaming needs alt=sse","status":"INVALID_ARGUMENT"}}`, http.StatusBadRequest)
-		return
-	}
-	if r.Header.Get("x-goog-api-key") != "test" {
-		http.Error(w, `{"error":{"code":401,"message":"API key not valid","status":"UNAUTHENTICATED"}}`, http.StatusUnauthorized)
-		return
-	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	var req wireRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		http.Error(w, fmt.Sprintf(`{"error":{"code":400,"message":%q,"status":"INVALID_ARGUMENT"}}`, err.Error()), http.StatusBadRequest)
-		return
-	}
-	call.Body, call.Contents = string(body), req.Contents
-	call.Tokens = groundTruth(req.Contents, req.SystemInstruction, req.Tools)
-
-	var reply *genai.Content
-	switch {
-	case call.Model == summarizerModelName:
-		reply = genai.NewContentFromText(summaryOf(requestText(req.Contents)), genai.RoleModel)
-	case call.Tokens > f.window:
-		f.record(call)
-		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprintf(w, `{"error":{"code":400,"message":"The input token count (%d) exceeds the maximum number of tokens allowed (%d).","status":"INVALID_ARGUMENT"}}`, call.Tokens, f.window)
-		return
-	default:
-		reply, err = nextReply(req.Contents, f.stepsPerTurn)
-		if err != nil {
-			f.record(call)
-			http.Error(w, fmt.Sprintf(`{"error":{"code":400,"message":%q,"status":"INVALID_ARGUMENT"}}`, err.Error()), http.StatusBadRequest)
-			return
-		}
-	}
-	out := o200kCount(contentText(reply))
-	usage := map[string]any{"promptTokenCount": call.Tokens, "candidatesTokenCount": out, "totalTokenCount": call.Tokens + out}
-
-	if !call.Stream {
-		f.record(call)
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"candidates":    []any{map[string]any{"content": reply, "finishReason": "STOP", "index": 0}},
-			"usageMetadata": usage,
-			"modelVersion":  call.Model,
-		})
-		return
-	}
-
-	// A stream: text in pieces, a function call whole; the last chunk
-	// carries the finish reason and the usage.
-	var parts []*genai.Part
-	for _, p := range reply.Parts {
-		if p.Text == "" {
-			parts = append(parts, p)
-			continue
-		}
-		words := strings.SplitAfter(p.Text, " ")
-		step := max(1, (len(words)+2)/3)
-		for i := 0; i < len(words); i += step {
-			parts = append(parts, &genai.Part{Text: strings.Join(words[i:min(i+step, len(words))], "")})
-		}
-	}
-	call.Chunks = len(parts)
-	f.record(call)
-	w.Header().Set("Content-Type", "text/event-stream")
-	for i, p := range parts {
-		cand := map[string]any{"content": &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{p}}, "index": 0}
-		chunk := map[string]any{"candidates": []any{cand}, "modelVersion": call.Model}
-		if i == len(parts)-1 {
-			cand["finishReason"] = "STOP"
-			chunk["usageMetadata"] = usage
-		}
-		b, _ := json.Marshal(chunk)
-		fmt.Fprintf(w, "data: %s\r\n\r\n", b)
-		if fl, ok := w.(http.Flusher); ok {
-			fl.Flush()
-		}
-	}
-}
-
-func (f *fakeGemini) record(c wireCall) {
-	f.mu.Lock()
-	f.calls = append(f.calls, c)
-	f.mu.Unlock()
 }
 
 // usageObservation is what the observer plugin saw on one response.
@@ -240,7 +115,7 @@ func TestGeminiWireFormat(t *testing.T) {
 			)
 			ctx := t.Context()
 			salt := t.Name()
-			fake := &fakeGemini{stepsPerTurn: stepsPerTurn, window: window}
+			fake := newFakeGemini(stepsPerTurn, window)
 			srv := httptest.NewServer(fake)
 			t.Cleanup(srv.Close)
 			cfg := &genai.ClientConfig{
@@ -272,7 +147,7 @@ func TestGeminiWireFormat(t *testing.T) {
 			require.GreaterOrEqual(t, len(clog.Events()), wantCompactions, "compactions within %d turns", maxTurns)
 
 			calls := fake.Calls()
-			var agentCalls []wireCall
+			var agentCalls []coretest.GeminiCall
 			summaries := 0
 			for _, c := range calls {
 				if c.Model == summarizerModelName {
@@ -342,7 +217,7 @@ func TestGeminiWireFormat(t *testing.T) {
 					continue
 				}
 				summary := strings.TrimSpace(summaryOf(requestText(c.Contents)))
-				var next *wireCall
+				var next *coretest.GeminiCall
 				for j := i + 1; j < len(calls); j++ {
 					if calls[j].Model != summarizerModelName {
 						next = &calls[j]

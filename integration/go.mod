@@ -4,6 +4,7 @@ go 1.26.6
 
 require (
 	github.com/adk-contextguard/contextguard v0.0.0
+	github.com/adk-contextguard/contextguard/core v0.0.0
 	github.com/glebarez/sqlite v1.8.0
 	github.com/jackc/pgx/v5 v5.10.0
 	github.com/stretchr/testify v1.11.1
@@ -19,7 +20,6 @@ require (
 	cloud.google.com/go v0.123.0 // indirect
 	cloud.google.com/go/auth v0.20.0 // indirect
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect
-	github.com/adk-contextguard/contextguard/core v0.0.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/charmbracelet/x/etag v0.2.0 // indirect
 	github.com/davecgh/go-spew v1.1.1 // indirect

@@ -3,11 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"log"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -17,6 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // readmeQuickstart returns the first ```go block of the README's
@@ -61,41 +61,6 @@ func TestReadmeQuickstartExtraction(t *testing.T) {
 	}
 }
 
-// fakeGemini answers the Gemini API's generateContent on an httptest
-// server, as genai v1.57.0 calls it: POST /v1beta/models/{model}:generateContent
-// with the key in x-goog-api-key.
-type fakeGemini struct {
-	answer      string
-	promptCount int32
-
-	mu       sync.Mutex
-	paths    []string
-	contents [][]*genai.Content
-}
-
-func (f *fakeGemini) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.Header.Get("x-goog-api-key") != "test-key" {
-		http.Error(w, `{"error":{"code":401,"message":"API key not valid","status":"UNAUTHENTICATED"}}`, http.StatusUnauthorized)
-		return
-	}
-	var req struct {
-		Contents []*genai.Content `json:"contents"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	f.mu.Lock()
-	f.paths = append(f.paths, r.URL.Path)
-	f.contents = append(f.contents, req.Contents)
-	f.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"candidates":    []any{map[string]any{"content": genai.NewContentFromText(f.answer, genai.RoleModel), "finishReason": "STOP", "index": 0}},
-		"usageMetadata": map[string]any{"promptTokenCount": f.promptCount, "candidatesTokenCount": 12, "totalTokenCount": f.promptCount + 12},
-	})
-}
-
 // recordingHandler keeps every log record and writes it to stderr, where
 // a log.Fatal of main (which goes through slog's default) stays visible.
 type recordingHandler struct {
@@ -119,7 +84,14 @@ func (h *recordingHandler) WithGroup(string) slog.Handler      { return h }
 // plugins judges that count, and it logs that it does not believe it, so
 // the test also sees that the guard is wired in.
 func TestQuickstartRuns(t *testing.T) {
-	srv := &fakeGemini{answer: "Their requests outgrow the model's context window.", promptCount: 5_000_000}
+	const answer = "Their requests outgrow the model's context window."
+	srv := &coretest.GeminiServer{
+		APIKey: "test-key",
+		Count:  func(*coretest.GeminiCall) int { return 5_000_000 },
+		Reply: func(*coretest.GeminiCall) (*genai.Content, error) {
+			return genai.NewContentFromText(answer, genai.RoleModel), nil
+		},
+	}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	t.Setenv("GOOGLE_API_KEY", "test-key")
@@ -137,12 +109,12 @@ func TestQuickstartRuns(t *testing.T) {
 
 	out := captureStdout(t, main)
 
-	assert.Equal(t, srv.answer+"\n", out)
-	srv.mu.Lock()
-	defer srv.mu.Unlock()
-	require.Equal(t, []string{"/v1beta/models/gemini-2.5-flash:generateContent"}, srv.paths)
-	require.NotEmpty(t, srv.contents[0])
-	last := srv.contents[0][len(srv.contents[0])-1]
+	assert.Equal(t, answer+"\n", out)
+	calls := srv.Calls()
+	require.Len(t, calls, 1)
+	assert.Equal(t, "/v1beta/models/gemini-2.5-flash:generateContent", calls[0].Path)
+	require.NotEmpty(t, calls[0].Contents)
+	last := calls[0].Contents[len(calls[0].Contents)-1]
 	require.NotEmpty(t, last.Parts)
 	assert.Equal(t, "Why do long agent sessions fail?", last.Parts[0].Text)
 
