@@ -121,21 +121,24 @@ func (s *sessionTable) acquire(ctx context.Context, key string) (*sessionEntry, 
 }
 
 // release ends the caller's ownership of e: it clears the busy mark, waking
-// the calls waiting for the session, unlocks e, accounts what e retains
-// and evicts idle entries past the table's bounds.
+// the calls waiting for the session, accounts what e retains, evicts idle
+// entries past the table's bounds and unlocks e. The account is made while
+// e is still locked: a next owner of e, which changes what it retains, then
+// accounts after this one, never before (the table's mutex is never held
+// while an entry's is taken, so the nesting cannot deadlock).
 func (s *sessionTable) release(e *sessionEntry) {
 	if b := e.busy; b != nil {
 		e.busy = nil
 		close(b.done)
 	}
 	size := e.retainedBytes()
-	e.mu.Unlock()
 	s.mu.Lock()
 	s.bytes += size - e.accounted
 	e.accounted = size
 	e.users--
 	s.evictLocked()
 	s.mu.Unlock()
+	e.mu.Unlock()
 }
 
 // leave drops a user of e, evicting idle entries past the table's bounds.
