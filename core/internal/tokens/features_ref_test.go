@@ -89,8 +89,9 @@ func initRefTables() {
 type textRef interface{ ~string | ~[]byte }
 
 // decodeRuneRef decodes the UTF-8 sequence at s[i]. Invalid or truncated
-// sequences yield (-1, 1). It does not reject overlong forms or surrogates:
-// the result only steers an estimate.
+// sequences yield (-1, 1), and so do overlong forms and code points past
+// U+10FFFF, which no encoder writes: a word must not take E0 83 A0 for 'à'.
+// It does not reject surrogates: the result only steers an estimate.
 func decodeRuneRef[T textRef](s T, i int) (rune, int) {
 	n := len(s)
 	c := s[i]
@@ -104,11 +105,12 @@ func decodeRuneRef[T textRef](s T, i int) (rune, int) {
 			return rune(c&0x1F)<<6 | rune(s[i+1]&0x3F), 2
 		}
 	case c < 0xF0:
-		if i+2 < n && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 {
+		if i+2 < n && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 && (c != 0xE0 || s[i+1] >= 0xA0) {
 			return rune(c&0x0F)<<12 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F), 3
 		}
 	case c < 0xF5:
-		if i+3 < n && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 && s[i+3]&0xC0 == 0x80 {
+		if i+3 < n && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 && s[i+3]&0xC0 == 0x80 &&
+			(c != 0xF0 || s[i+1] >= 0x90) && (c != 0xF4 || s[i+1] < 0x90) {
 			return rune(c&0x07)<<18 | rune(s[i+1]&0x3F)<<12 | rune(s[i+2]&0x3F)<<6 | rune(s[i+3]&0x3F), 4
 		}
 	}
