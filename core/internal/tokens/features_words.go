@@ -139,19 +139,6 @@ func latinWord[T text](s T, i, j int, f *Features) int {
 	return j
 }
 
-// shortPunctRun returns the length of the run of ASCII punctuation that
-// starts at s[i], followed by more punctuation, if it is two or three bytes
-// long, and 0 otherwise.
-func shortPunctRun[T text](s T, i int) int {
-	switch n := len(s); {
-	case i+2 >= n || byteKind[s[i+2]] != kPunct:
-		return 2
-	case i+3 >= n || byteKind[s[i+3]] != kPunct:
-		return 3
-	}
-	return 0
-}
-
 // isElision reports whether the apostrophe at s[i], followed by a letter,
 // elides a vowel as French and Italian do ("l'homme", "d'une", "qu'il",
 // "c'est"): it follows a piece of one or two ASCII letters and is not an
