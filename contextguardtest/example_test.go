@@ -7,7 +7,7 @@ import (
 	"github.com/adk-contextguard/contextguard/contextguardtest"
 )
 
-// Run a seed-matrix row without any guard: the 8k conversation overflows and
+// Run a seed-matrix row through ADK v1 without any guard: the 8k conversation overflows and
 // the provider's error surfaces to the caller. With a guard, pass its
 // PluginConfig() as RunConfig.Plugins and its summarizer model as
 // RunConfig.Summarizer.

@@ -1,0 +1,149 @@
+// Command mirrorv2 writes the ADK v2 module's copies of the v1 files that
+// differ from them only by what ADK v2 renamed: the import paths
+// (google.golang.org/adk/... becomes google.golang.org/adk/v2/..., and this
+// repository's packages their adkv2 counterparts), the callback and tool
+// context types (v1's agent.CallbackContext and agent.ToolContext are v2's
+// agent.Context), session.NewEventWithContext (v2's session.NewEvent) and
+// the words "ADK v1". Each copy starts with a "Code generated" line naming
+// its source, so a change is made once, in the v1 file, and reaches both
+// lines. The files of the v2 module that differ in substance (the adapter,
+// the coverage of ADK v2's events, the API's doc comments) are written by
+// hand. Run it from the repository root:
+//
+//	go run ./internal/mirrorv2          # rewrite the copies
+//	go run ./internal/mirrorv2 -check   # list stale copies, exit 1 if any
+//
+// TestMirror_Current fails when a copy is stale, so make test catches a v1
+// change that was not mirrored.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"go/format"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// v2Dir is the ADK v2 module's directory, relative to the repository root.
+const v2Dir = "adkv2"
+
+// mirrored lists the v1 files, relative to the repository root, whose ADK v2
+// copy is generated; the copy has the same path under v2Dir. Per-file
+// replacements, applied after the common ones, follow each file.
+var mirrored = []mirror{
+	{src: "session_service.go"},
+	{src: "summarizer_llm.go"},
+	{src: "adapter_adk_api.go"},
+	{src: "example_test.go"},
+	{src: "conformance_test.go", extra: []string{`NewConformanceRow("v1"`, `NewConformanceRow("v2"`}},
+	{src: "contextguardtest/counter.go"},
+	{src: "contextguardtest/driver.go"},
+	{src: "contextguardtest/model.go"},
+	{src: "contextguardtest/reexport.go"},
+	{src: "contextguardtest/summarizer.go"},
+	{src: "contextguardtest/tools.go"},
+	{src: "contextguardtest/driver_test.go"},
+	{src: "contextguardtest/example_test.go"},
+	{src: "contextguardtest/model_test.go"},
+	{src: "contextguardtest/summarizer_test.go"},
+	{src: "contextguardtest/tools_test.go"},
+	{src: "integration/backend_test.go"},
+	{src: "integration/gemini_test.go"},
+	{src: "integration/groundtruth_test.go"},
+	{src: "integration/harness_test.go"},
+	{src: "integration/models_test.go"},
+	{src: "integration/replicas_test.go"},
+	{src: "integration/restart_test.go"},
+	{src: "integration/script_test.go"},
+	{src: "integration/usage_test.go"},
+}
+
+// mirror is one generated copy: its v1 source and the replacements, as
+// old/new pairs, that only it needs.
+type mirror struct {
+	src   string
+	extra []string
+}
+
+// common are the replacements every copy gets, in order: old, new.
+var common = []string{
+	`"google.golang.org/adk/`, `"google.golang.org/adk/v2/`,
+	`"github.com/adk-contextguard/contextguard/contextguardtest"`, `"github.com/adk-contextguard/contextguard/adkv2/contextguardtest"`,
+	// The root package is imported under its name, contextguard; the v2
+	// package has the same name in a directory named adkv2.
+	"\t\"github.com/adk-contextguard/contextguard\"\n", "\tcontextguard \"github.com/adk-contextguard/contextguard/adkv2\"\n",
+	`contextguard "github.com/adk-contextguard/contextguard"`, `contextguard "github.com/adk-contextguard/contextguard/adkv2"`,
+	"agent.CallbackContext", "agent.Context",
+	"agent.ToolContext", "agent.Context",
+	"session.NewEventWithContext(", "session.NewEvent(",
+	"ADK v1", "ADK v2",
+}
+
+func main() {
+	check := flag.Bool("check", false, "list the stale copies and exit 1 if any, writing nothing")
+	flag.Parse()
+	stale, err := run(".", !*check)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if *check && len(stale) > 0 {
+		fmt.Fprintf(os.Stderr, "stale ADK v2 copies (run go run ./internal/mirrorv2): %s\n", strings.Join(stale, ", "))
+		os.Exit(1)
+	}
+}
+
+// run generates every copy under root and returns the copies whose file
+// differs from what it generates; with write, it rewrites them.
+func run(root string, write bool) ([]string, error) {
+	var stale []string
+	for _, m := range mirrored {
+		src, err := os.ReadFile(filepath.Join(root, m.src))
+		if err != nil {
+			return nil, fmt.Errorf("mirrorv2: %w", err)
+		}
+		out, err := generate(m, src)
+		if err != nil {
+			return nil, err
+		}
+		dst := filepath.Join(root, v2Dir, m.src)
+		if old, err := os.ReadFile(dst); err == nil && bytes.Equal(old, out) {
+			continue
+		}
+		stale = append(stale, dst)
+		if write {
+			if err := os.WriteFile(dst, out, 0o644); err != nil {
+				return nil, fmt.Errorf("mirrorv2: %w", err)
+			}
+		}
+	}
+	return stale, nil
+}
+
+// generate returns the ADK v2 copy of the v1 file src: the header, then src
+// with the common and the file's replacements, gofmt-ed.
+func generate(m mirror, src []byte) ([]byte, error) {
+	if len(m.extra)%2 != 0 {
+		return nil, fmt.Errorf("mirrorv2: %s: odd number of replacement strings", m.src)
+	}
+	s := string(src)
+	for _, pairs := range [][]string{common, m.extra} {
+		for i := 0; i < len(pairs); i += 2 {
+			s = strings.ReplaceAll(s, pairs[i], pairs[i+1])
+		}
+	}
+	for i := 0; i < len(m.extra); i += 2 {
+		if !strings.Contains(string(src), m.extra[i]) {
+			return nil, fmt.Errorf("mirrorv2: %s no longer contains %q", m.src, m.extra[i])
+		}
+	}
+	header := fmt.Sprintf("// Code generated by go run ./internal/mirrorv2 from %s; DO NOT EDIT.\n\n", m.src)
+	out, err := format.Source([]byte(header + s))
+	if err != nil {
+		return nil, fmt.Errorf("mirrorv2: %s: %w", m.src, err)
+	}
+	return out, nil
+}
