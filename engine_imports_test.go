@@ -18,7 +18,8 @@ import (
 var adapterFiles = []string{
 	"adapter_adk.go",     // the plugin, its callbacks' entry points, conversions, the recovery model's call
 	"adapter_adk_api.go", // the public API that takes ADK types (Add, WithRecoveryModel, the in-state forms, CompactTool)
-	"api.go",             // the package doc and the engine's public API re-exported (aliases, wrappers, constants)
+	"api.go",             // the engine's public API re-exported (aliases, wrappers, constants)
+	"doc.go",             // the package doc
 	"session_service.go", // the public API on ADK's session service (Usage, RequestCompaction, DisableSession, ...)
 	"summarizer_llm.go",  // LLMSummarizer, which calls an ADK model
 }

@@ -19,19 +19,22 @@ import (
 	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
-// readmeQuickstart returns the first ```go block of the README's
-// "## Quickstart" section.
+// readmeSection is the README's section that holds this program.
+const readmeSection = "## Quickstart"
+
+// readmeQuickstart returns the first ```go block of the README's section
+// readmeSection.
 func readmeQuickstart(t *testing.T, readme string) string {
 	t.Helper()
-	_, section, ok := strings.Cut(readme, "\n## Quickstart\n")
-	require.True(t, ok, "README.md has no \"## Quickstart\" section")
+	_, section, ok := strings.Cut(readme, "\n"+readmeSection+"\n")
+	require.True(t, ok, "README.md has no %q section", readmeSection)
 	if end := strings.Index(section, "\n## "); end >= 0 {
 		section = section[:end]
 	}
 	_, block, ok := strings.Cut(section, "\n```go\n")
-	require.True(t, ok, "the README's Quickstart section has no ```go block")
+	require.True(t, ok, "the README's %q section has no ```go block", readmeSection)
 	block, _, ok = strings.Cut(block, "\n```\n")
-	require.True(t, ok, "the README's Quickstart ```go block is not closed")
+	require.True(t, ok, "the README's %q ```go block is not closed", readmeSection)
 	return block + "\n"
 }
 

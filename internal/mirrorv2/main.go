@@ -7,8 +7,7 @@
 // the words "ADK v1". Each copy starts with a "Code generated" line naming
 // its source, so a change is made once, in the v1 file, and reaches both
 // lines. The files of the v2 module that differ in substance (the adapter,
-// the coverage of ADK v2's events, the API's doc comments) are written by
-// hand. Run it from the repository root:
+// the coverage of ADK v2's events, the package doc) are written by hand. Run it from the repository root:
 //
 //	go run ./internal/mirrorv2          # rewrite the copies
 //	go run ./internal/mirrorv2 -check   # list stale copies, exit 1 if any
@@ -35,11 +34,19 @@ const v2Dir = "adkv2"
 // copy is generated; the copy has the same path under v2Dir. Per-file
 // replacements, applied after the common ones, follow each file.
 var mirrored = []mirror{
+	{src: "api.go"},
 	{src: "session_service.go"},
 	{src: "summarizer_llm.go"},
 	{src: "adapter_adk_api.go"},
 	{src: "example_test.go"},
 	{src: "conformance_test.go", extra: []string{`NewConformanceRow("v1"`, `NewConformanceRow("v2"`}},
+	{src: "examples/quickstart/main_test.go", extra: []string{
+		// The v2 program is the README's "ADK v2" block, one directory deeper.
+		"## Quickstart", "## ADK v2",
+		"'s Quickstart block", "'s ADK v2 block",
+		`"../../README.md"`, `"../../../README.md"`,
+		"differs from examples/quickstart/main.go", "differs from adkv2/examples/quickstart/main.go",
+	}},
 	{src: "contextguardtest/counter.go"},
 	{src: "contextguardtest/driver.go"},
 	{src: "contextguardtest/model.go"},
