@@ -4,10 +4,21 @@ import (
 	"google.golang.org/genai"
 
 	"google.golang.org/adk/v2/agent"
+	"google.golang.org/adk/v2/model"
 	"google.golang.org/adk/v2/session"
 
 	"github.com/adk-contextguard/contextguard/core"
 )
+
+// fromADK is the engine's view of ADK's request. Its Coverage anchors a
+// summary's cut to the session event it ends at (coverage.go), built only
+// when the engine asks: ADK v2 builds the request from the events visible
+// to the agent's branch and isolation scope, adds messages built from no
+// event and moves function responses, which a count of contents does not
+// survive.
+func fromADK(req *model.LLMRequest, cctx agent.Context) core.Request {
+	return core.Request{Model: req.Model, Contents: req.Contents, Config: req.Config, Origin: req, Coverage: &lazyCoverage{ctx: cctx}}
+}
 
 // The names and texts ADK v2 (google.golang.org/adk/v2 v2.2.0) uses when it
 // builds a model request from the session's events.

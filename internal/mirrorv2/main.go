@@ -34,6 +34,15 @@ const v2Dir = "adkv2"
 // copy is generated; the copy has the same path under v2Dir. Per-file
 // replacements, applied after the common ones, follow each file.
 var mirrored = []mirror{
+	{src: "adapter_adk.go", extra: []string{
+		// ADK v2's view of a request carries the coverage of the session's
+		// events; its fromADK is in coverage.go.
+		"fromADK(req)", "fromADK(req, cctx)",
+		"// fromADK is the engine's view of ADK's request.\n" +
+			"func fromADK(req *model.LLMRequest) core.Request {\n" +
+			"\treturn core.Request{Model: req.Model, Contents: req.Contents, Config: req.Config, Origin: req}\n" +
+			"}\n\n", "",
+	}},
 	{src: "api.go"},
 	{src: "session_service.go"},
 	{src: "summarizer_llm.go"},
