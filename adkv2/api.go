@@ -46,9 +46,23 @@ const (
 	DefaultMaxSessionBytes = core.DefaultMaxSessionBytes
 )
 
-// ReasonRequested is CompactionEvent.Reason for a compaction asked for with
-// RequestCompaction, RequestCompactionInState or CompactTool.
-const ReasonRequested = core.ReasonRequested
+// The reasons of a compaction (CompactionEvent.Reason,
+// Usage.LastCompactionReason).
+const (
+	// ReasonTokens: the request's calibrated count reached the trigger.
+	ReasonTokens = core.ReasonTokens
+	// ReasonTurns: the sliding window's turn budget was spent.
+	ReasonTurns = core.ReasonTurns
+	// ReasonOutputLimit: the previous response stopped at the output limit
+	// near the window.
+	ReasonOutputLimit = core.ReasonOutputLimit
+	// ReasonOverflow: the provider rejected the request as too long, and
+	// the guard compacted it to recover.
+	ReasonOverflow = core.ReasonOverflow
+	// ReasonRequested: a compaction asked for with RequestCompaction,
+	// RequestCompactionInState or CompactTool.
+	ReasonRequested = core.ReasonRequested
+)
 
 // MaxFocusBytes bounds the focus of a compaction request.
 const MaxFocusBytes = core.MaxFocusBytes

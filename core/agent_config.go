@@ -38,17 +38,29 @@ type Agent struct {
 	errs        []error
 }
 
+// triggerKind names the option that set an agent's trigger, as its errors
+// say it.
+type triggerKind string
+
+// The kinds of trigger: the default buffer rule, and one per option.
+const (
+	triggerDefault  triggerKind = ""
+	triggerTokens   triggerKind = "tokens"   // WithTriggerTokens
+	triggerFraction triggerKind = "fraction" // WithTriggerFraction
+	triggerReserve  triggerKind = "reserve"  // WithReserve
+)
+
 // triggerSpec is how an agent's trigger was configured: the seeds' buffer
 // rule by default, or one of WithTriggerTokens, WithTriggerFraction,
 // WithReserve.
 type triggerSpec struct {
-	kind     string // "", "tokens", "fraction", "reserve"
+	kind     triggerKind
 	tokens   int
 	fraction float64
 }
 
 func (c *Agent) setTrigger(t triggerSpec, name string) {
-	if c.trigger.kind != "" && c.trigger.kind != t.kind {
+	if c.trigger.kind != triggerDefault && c.trigger.kind != t.kind {
 		c.errs = append(c.errs, fmt.Errorf("%s: the trigger is already set by a %s option; use only one of WithTriggerTokens, WithTriggerFraction, WithReserve", name, c.trigger.kind))
 		return
 	}
@@ -106,11 +118,11 @@ func (c *Agent) limitsFor(window int) (l limits, ok bool) {
 	def := newLimits(window)
 	var threshold int
 	switch c.trigger.kind {
-	case "tokens":
+	case triggerTokens:
 		threshold = c.trigger.tokens
-	case "fraction":
+	case triggerFraction:
 		threshold = int(float64(window) * c.trigger.fraction)
-	case "reserve":
+	case triggerReserve:
 		threshold = window - c.trigger.tokens
 	default:
 		return def, true

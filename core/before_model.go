@@ -169,15 +169,15 @@ func (g *Guard) decide(t *turn) (guardState, error) {
 	case t.prev.request.pending:
 		reason = ReasonRequested
 	case count > trigger:
-		reason = "tokens"
+		reason = ReasonTokens
 	case t.prev.compactNext != 0:
 		// The previous response stopped at the output limit near the
 		// window (cutAtOutputLimit).
-		reason = "output_limit"
+		reason = ReasonOutputLimit
 	case sliding:
 		var due bool
 		if turns, due = slidingTurnsDue(t); due {
-			reason = "turns"
+			reason = ReasonTurns
 		}
 	}
 	if reason == "" {
@@ -196,7 +196,7 @@ func (g *Guard) decide(t *turn) (guardState, error) {
 
 	args := []any{"reason", reason, "tokens", count, "threshold", t.lim.threshold, "window", t.lim.window,
 		"strategy", t.cfg.strategy, "contents", len(t.raw)}
-	if reason == "turns" {
+	if reason == ReasonTurns {
 		args = append(args, "turns", turns)
 	}
 	t.log().Info("contextguard: trigger reached; compacting", args...)

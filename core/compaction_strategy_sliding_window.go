@@ -150,7 +150,7 @@ func slidingSplits(t *turn, c *compaction, reason string) []int {
 			tail += t.est.content(t.raw[counted])
 		}
 		n := t.cal.scale(tail)
-		if n > share && (k > 1 || reason != "turns" || n > room) {
+		if n > share && (k > 1 || reason != ReasonTurns || n > room) {
 			break // more turns only weigh more
 		}
 		splits = append(splits, split)

@@ -93,6 +93,22 @@ func (g *Guard) Err() error {
 	return errors.Join(all...)
 }
 
+// The reasons of a compaction (CompactionEvent.Reason, the log's reason
+// field, Usage.LastCompactionReason); ReasonRequested is the fifth. They are
+// stored in session state, so their values never change.
+const (
+	// ReasonTokens: the request's calibrated count reached the trigger.
+	ReasonTokens = "tokens"
+	// ReasonTurns: the sliding window's turn budget was spent.
+	ReasonTurns = "turns"
+	// ReasonOutputLimit: the previous response stopped at the output limit
+	// near the window.
+	ReasonOutputLimit = "output_limit"
+	// ReasonOverflow: the provider rejected the request as too long, and
+	// the guard compacted it to recover.
+	ReasonOverflow = "overflow"
+)
+
 // CompactionEvent describes one compaction, for the OnCompaction hook.
 type CompactionEvent struct {
 	// Agent and SessionID identify the conversation.
@@ -100,11 +116,8 @@ type CompactionEvent struct {
 	SessionID string
 	// Strategy is the strategy that compacted.
 	Strategy Strategy
-	// Reason says what triggered it: "tokens" (the threshold), "turns" (the
-	// sliding window's turn budget), "output_limit" (the previous response
-	// stopped at the output limit near the window), "overflow" (the
-	// provider rejected the request as too long) or ReasonRequested
-	// (RequestCompaction asked for it, whatever the count).
+	// Reason says what triggered it: ReasonTokens, ReasonTurns,
+	// ReasonOutputLimit, ReasonOverflow or ReasonRequested.
 	Reason string
 	// TokensBefore and TokensAfter are the guard's calibrated counts of the
 	// request before and after compaction.

@@ -120,7 +120,7 @@ type AgentOption func(*Agent)
 // the default trigger with a warning when the window is known.
 func WithTriggerTokens(n int) AgentOption {
 	return positiveOption("WithTriggerTokens", n, func(c *Agent, name string) {
-		c.setTrigger(triggerSpec{kind: "tokens", tokens: n}, name)
+		c.setTrigger(triggerSpec{kind: triggerTokens, tokens: n}, name)
 	})
 }
 
@@ -132,7 +132,7 @@ func WithTriggerFraction(f float64) AgentOption {
 			c.errs = append(c.errs, fmt.Errorf("WithTriggerFraction(%v): must be in (0, 1)", f))
 			return
 		}
-		c.setTrigger(triggerSpec{kind: "fraction", fraction: f}, fmt.Sprintf("WithTriggerFraction(%v)", f))
+		c.setTrigger(triggerSpec{kind: triggerFraction, fraction: f}, fmt.Sprintf("WithTriggerFraction(%v)", f))
 	}
 }
 
@@ -140,7 +140,7 @@ func WithTriggerFraction(f float64) AgentOption {
 // estimate's error): the trigger is window - n. n must be positive.
 func WithReserve(n int) AgentOption {
 	return positiveOption("WithReserve", n, func(c *Agent, name string) {
-		c.setTrigger(triggerSpec{kind: "reserve", tokens: n}, name)
+		c.setTrigger(triggerSpec{kind: triggerReserve, tokens: n}, name)
 	})
 }
 

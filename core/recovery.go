@@ -222,7 +222,7 @@ func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent,
 	logger.Info("contextguard: compacting the rejected request to half the window",
 		"real_tokens", real, "estimated_tokens", sent, "correction", t.cal.factor, "threshold", t.lim.threshold, "window", window)
 
-	next, err := g.compactThreshold(t, "overflow")
+	next, err := g.compactThreshold(t, ReasonOverflow)
 	recordUsage(t, &next)
 	if st != nil {
 		sio.save(st, prev, next)
