@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -50,7 +51,7 @@ func AsContextOverflow(err error) (ContextOverflow, bool) {
 	case errors.As(err, &apiPtr) && apiPtr != nil:
 		apiErr = *apiPtr
 	}
-	if apiErr.Code == 429 || strings.EqualFold(apiErr.Status, "RESOURCE_EXHAUSTED") {
+	if apiErr.Code == http.StatusTooManyRequests || strings.EqualFold(apiErr.Status, "RESOURCE_EXHAUSTED") {
 		return ContextOverflow{}, false
 	}
 	if apiErr.Message != "" && !strings.Contains(msg, apiErr.Message) {

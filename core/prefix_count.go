@@ -50,6 +50,17 @@ const keyPrefix = stateKeyPrefix + "prefix_"
 // as absent rather than misread.
 const prefixRecordVersion = "p1"
 
+// The encoded record after its version: seven counts in decimal (contents,
+// cut, injected, compactions, frontier, total, body), then two hashes in
+// hex (config, marks), each after a ':'. prefixRecordBytes is the buffer
+// one record is written into without growing it: the version, nine
+// separators, seven counts of up to 7 digits and two hashes of up to 16.
+const (
+	prefixRecordInts   = 7
+	prefixRecordHashes = 2
+	prefixRecordBytes  = 96
+)
+
 // sampleBytes is how many bytes of each end of a string or byte slice a
 // prefix mark hashes: edits of a message, a tool result or an attachment
 // almost always change its length or one of its ends, and 2×32 bytes cost
@@ -87,13 +98,13 @@ type prefixMatch struct {
 
 func (r prefixRecord) encode() string {
 	var b strings.Builder
-	b.Grow(96)
+	b.Grow(prefixRecordBytes)
 	b.WriteString(prefixRecordVersion)
-	for _, n := range [...]int{r.contents, r.cut, int(boolBit(r.injected)), r.compactions, r.frontier, r.total, r.body} {
+	for _, n := range [prefixRecordInts]int{r.contents, r.cut, int(boolBit(r.injected)), r.compactions, r.frontier, r.total, r.body} {
 		b.WriteByte(':')
 		b.WriteString(strconv.Itoa(n))
 	}
-	for _, h := range [...]uint64{r.config, r.marks} {
+	for _, h := range [prefixRecordHashes]uint64{r.config, r.marks} {
 		b.WriteByte(':')
 		b.WriteString(strconv.FormatUint(h, 16))
 	}
@@ -104,10 +115,10 @@ func (r prefixRecord) encode() string {
 // malformed or impossible.
 func decodePrefixRecord(s string) (r prefixRecord, ok bool) {
 	f := strings.Split(s, ":")
-	if len(f) != 10 || f[0] != prefixRecordVersion {
+	if len(f) != 1+prefixRecordInts+prefixRecordHashes || f[0] != prefixRecordVersion {
 		return r, false
 	}
-	var n [7]int
+	var n [prefixRecordInts]int
 	for i := range n {
 		v, err := strconv.Atoi(f[1+i])
 		if err != nil || v < 0 || v > maxPlausibleTokenNum {
@@ -115,9 +126,9 @@ func decodePrefixRecord(s string) (r prefixRecord, ok bool) {
 		}
 		n[i] = v
 	}
-	var h [2]uint64
+	var h [prefixRecordHashes]uint64
 	for i := range h {
-		v, err := strconv.ParseUint(f[8+i], 16, 64)
+		v, err := strconv.ParseUint(f[1+prefixRecordInts+i], 16, 64)
 		if err != nil {
 			return r, false
 		}

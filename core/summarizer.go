@@ -66,10 +66,15 @@ var (
 	summaryUserTmpl   = template.Must(template.New("summary_user").Parse(summaryUserText))
 )
 
-// RenderSummaryPrompt fills the embedded templates.
+// minSummaryWords is the least the summary prompt asks for: a summary of
+// fewer words cannot hold the task, its state and the next step.
+const minSummaryWords = 50
+
+// RenderSummaryPrompt fills the embedded templates. The prompt asks for
+// three words per four tokens of req.MaxTokens, English prose's ratio.
 func RenderSummaryPrompt(req SummaryRequest) (system, user string, err error) {
 	var sb, ub bytes.Buffer
-	words := max(req.MaxTokens*3/4, 50)
+	words := max(req.MaxTokens*3/4, minSummaryWords)
 	if err := summarySystemTmpl.Execute(&sb, map[string]any{
 		"MaxWords":     words,
 		"HasTodos":     len(req.Todos) > 0,
@@ -100,14 +105,29 @@ type excerptLimits struct {
 	toolResult int // bytes of one tool result
 }
 
+// The excerpts' bounds, in bytes. Below the minimums an excerpt says too
+// little to be worth its line (a sentence, a call's key arguments, a result's
+// status and first values); above the maximums one message would crowd out
+// the rest of the span in a large window's transcript.
+const (
+	minTextExcerpt       = 400
+	maxTextExcerpt       = 16_000
+	minToolArgsExcerpt   = 200
+	maxToolArgsExcerpt   = 2_000
+	minToolResultExcerpt = 300
+	maxToolResultExcerpt = 6_000
+)
+
 // limitsForBudget scales the excerpts to the transcript budget (in bytes), so
-// a small window gets short excerpts and a large one keeps more detail.
+// a small window gets short excerpts and a large one keeps more detail: a
+// text may take a quarter of the budget, a result an eighth, a call's
+// arguments a sixteenth.
 func limitsForBudget(budgetBytes int) excerptLimits {
 	clamp := func(v, lo, hi int) int { return min(max(v, lo), hi) }
 	return excerptLimits{
-		text:       clamp(budgetBytes/4, 400, 16_000),
-		toolArgs:   clamp(budgetBytes/16, 200, 2_000),
-		toolResult: clamp(budgetBytes/8, 300, 6_000),
+		text:       clamp(budgetBytes/4, minTextExcerpt, maxTextExcerpt),
+		toolArgs:   clamp(budgetBytes/16, minToolArgsExcerpt, maxToolArgsExcerpt),
+		toolResult: clamp(budgetBytes/8, minToolResultExcerpt, maxToolResultExcerpt),
 	}
 }
 
