@@ -121,12 +121,12 @@ print-staticcheck-version:
 
 .PHONY: fuzz
 
-## fuzz: run every fuzz target of the engine (core) and of the root for
+## fuzz: run every fuzz target of the engine (core), the root and adkv2 for
 ## FUZZTIME each (default 30s), one after the other (go test -fuzz takes one
 ## target at a time), e.g. make fuzz FUZZTIME=10m. Seeds live in
 ## testdata/fuzz/<FuzzName>/ of each package.
 FUZZTIME ?= 30s
-FUZZ_MODULES = core .
+FUZZ_MODULES = core . adkv2
 fuzz:
 	@set -e; for m in $(FUZZ_MODULES); do \
 		for pkg in $$(cd $$m && $(GO) list -f '{{.Dir}}|{{.ImportPath}}' ./...); do \

@@ -216,3 +216,99 @@ func BenchmarkEventCoverage(b *testing.B) {
 
 // longText stands for a model turn of a few kilobytes.
 var longText = string(make([]byte, 4096))
+
+// fuzzIDs are the event IDs a fuzzed session draws from: few, so that
+// duplicates are common.
+var fuzzIDs = []string{"", "e0", "e1", "e2", "e3", "e4", "e5", "e6"}
+
+// fuzzSession decodes data into a session's events, the agent's branch and
+// scope, and a request: each event's content as ADK would send it, then
+// perturbed (contents dropped, repeated, or added from no event, such as
+// the synthetic continue message and another agent's "For context:").
+func fuzzSession(data []byte) (events []*session.Event, branch, scope string, contents []*genai.Content) {
+	next := func() byte {
+		if len(data) == 0 {
+			return 0
+		}
+		b := data[0]
+		data = data[1:]
+		return b
+	}
+	branches := []string{"", "bot@0", "bot@1"}
+	scopes := []string{"", "fc-1"}
+	authors := []string{"user", "bot", "other"}
+	texts := []string{"go", "ok", "", foreignMarker, continueText}
+	branch, scope = branches[int(next())%len(branches)], scopes[int(next())%len(scopes)]
+	for n := int(next()) % 24; n > 0; n-- {
+		op, id := next(), fuzzIDs[int(next())%len(fuzzIDs)]
+		call := fmt.Sprintf("adk-%d", next()%4)
+		var c *genai.Content
+		switch op % 7 {
+		case 0:
+			c = userText(texts[int(op/7)%len(texts)])
+		case 1:
+			c = modelText(texts[int(op/7)%len(texts)])
+		case 2:
+			c = callContent(call, "f")
+		case 3:
+			c = respContent(call, "f", int(op))
+		case 4:
+			c = &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{nil, {Text: "x"}}}
+		}
+		e := event(id, authors[int(op/3)%len(authors)], c)
+		if op%7 == 5 {
+			e = transcript(id, op%2 == 0, texts[int(op/7)%len(texts)])
+		}
+		if op%7 == 6 {
+			e = nil
+		}
+		if e != nil {
+			e.Branch, e.IsolationScope = branches[int(op/5)%len(branches)], scopes[int(op/11)%len(scopes)]
+			if c != nil {
+				contents = append(contents, c)
+			}
+		}
+		events = append(events, e)
+	}
+	for len(data) > 0 {
+		switch op, at := next(), int(next()); {
+		case len(contents) == 0 || op%4 == 0:
+			contents = append(contents, userText(continueText))
+		case op%4 == 1:
+			contents = append(contents[:at%len(contents)], contents[at%len(contents)+1:]...)
+		case op%4 == 2:
+			contents = append(contents, contents[at%len(contents)])
+		default:
+			contents = append(contents, nil)
+		}
+	}
+	return events, branch, scope, contents
+}
+
+// FuzzEventCoverage: on any session and request, nothing panics, an anchor
+// names an event of the session, and a cut named by Anchor is found again by
+// Covered at no more contents than it was named for.
+func FuzzEventCoverage(f *testing.F) {
+	f.Add([]byte{0, 0, 4, 0, 1, 0, 1, 2, 0, 2, 3, 0, 3, 1, 0}, 2)
+	f.Add([]byte{1, 1, 6, 14, 1, 0, 2, 2, 1, 3, 3, 1, 5, 4, 2, 6, 5, 3, 0, 6, 0, 1, 0, 2, 3}, 4)
+	f.Add([]byte{2, 0, 3, 7, 1, 0, 21, 2, 0, 35, 3, 0, 0, 0, 2, 1}, -1)
+	f.Fuzz(func(t *testing.T, data []byte, n int) {
+		events, branch, scope, contents := fuzzSession(data)
+		c := newEventCoverage(events, "bot", branch, scope)
+		anchor := c.Anchor(contents, n)
+		if anchor == "" {
+			for _, id := range fuzzIDs[1:] {
+				if got, ok := c.Covered(contents, id); ok {
+					require.GreaterOrEqual(t, got, 0)
+					require.LessOrEqual(t, got, len(contents))
+				}
+			}
+			return
+		}
+		require.GreaterOrEqual(t, c.indexOf(anchor), 0, "the anchor %q names no event", anchor)
+		got, ok := c.Covered(contents, anchor)
+		require.True(t, ok, "the anchor %q Anchor named is not found", anchor)
+		require.GreaterOrEqual(t, got, 1)
+		require.LessOrEqual(t, got, min(max(n, 0), len(contents)), "the cut found covers more than it was named for")
+	})
+}
