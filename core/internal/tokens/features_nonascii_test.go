@@ -1,0 +1,40 @@
+package tokens
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// What starts at a non-ASCII byte, by script: each text's non-zero features,
+// every other feature zero.
+func TestNonASCII(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want map[int]int32
+	}{
+		{"a Cyrillic word is one run of other letters", "Привет", map[int]int32{fOtherLetter: 6, fOtherRun: 1}},
+		{"a Greek letter then ASCII letters", "Ωmega", map[int]int32{fOtherLetter: 1, fOtherRun: 1, fWord2: 1}},
+		{
+			"Japanese: kana pairs from the kana table, then a kanji run after kana whose two ideographs pair",
+			"こんにちは世界",
+			map[int]int32{fKana: 5, fKanaSolo: 3, fHan: 2, fHanRunKana: 1, fHanHead: 1, fHanSolo: 1},
+		},
+		{"Hangul syllables", "한국어", map[int]int32{fHangul: 3}},
+		{"CJK brackets are CJK punctuation", "「」", map[int]int32{fCJKPunct: 2}},
+		{"an ideograph of Extension B", "\U00020000", map[int]int32{fHanRare: 1}},
+		{"a private-use rune costs its three bytes", "\ue000", map[int]int32{fPrivate: 3}},
+		{"an invalid byte between two words", "ab\xffcd", map[int]int32{fWord1: 2, fCtrl: 1}},
+		{"a word that starts with an accented letter", "été", map[int]int32{fWord2: 1, fAccent: 2, fAccentWord: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var want Features
+			for i, v := range tt.want {
+				want[i] = v
+			}
+			assert.Equal(t, want, Count(tt.in))
+		})
+	}
+}
