@@ -10,6 +10,9 @@ import (
 	"github.com/adk-contextguard/contextguard/core"
 )
 
+// ADK v2's coverage: a summary's cut as the ID of the session event it ends
+// at, mapped onto each request by replaying how ADK v2 builds it.
+
 // fromADK is the engine's view of ADK's request. Its Coverage anchors a
 // summary's cut to the session event it ends at (coverage.go), built only
 // when the engine asks: ADK v2 builds the request from the events visible

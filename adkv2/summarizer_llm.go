@@ -14,6 +14,8 @@ import (
 	"github.com/adk-contextguard/contextguard/core"
 )
 
+// The LLM summarizer: summaries written by an ADK v2 model.LLM.
+
 // LLMSummarizer is the default Summarizer: one call to any model.LLM with a
 // structured prompt (sections Current State, Key Information, Context &
 // Decisions, Exact Next Steps, and the todo list).

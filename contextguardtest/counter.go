@@ -8,6 +8,9 @@ import (
 	"google.golang.org/genai"
 )
 
+// Counters: the ground truths a run is measured against (the seeds' bytes/4 ×
+// ratio, a real tokenizer), on ADK requests.
+
 // Counter is a ground-truth token counter: it says how many prompt tokens a
 // provider would bill for a request. Implementations must be safe for
 // concurrent use.

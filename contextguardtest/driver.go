@@ -16,6 +16,9 @@ import (
 	"google.golang.org/adk/tool"
 )
 
+// The driver: Run plays a scenario through ADK v1's real runner and measures
+// every request.
+
 // RunConfig wires a guard and its environment into [Run].
 type RunConfig struct {
 	// Counter is the ground truth. Default: SeedCounter(scenario.TokenRatio),

@@ -10,6 +10,8 @@ import (
 	"google.golang.org/adk/model"
 )
 
+// The scripted model: core/coretest's Script as an ADK v1 model.LLM.
+
 // ScriptConfig configures a [ScriptedModel]. Its fields are those of
 // [coretest.ScriptConfig], with the ground truth as a [Counter].
 type ScriptConfig struct {

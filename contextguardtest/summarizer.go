@@ -10,6 +10,8 @@ import (
 	"google.golang.org/genai"
 )
 
+// The summarizer model: core/coretest's Summarizer as an ADK v1 model.LLM.
+
 // SummarizerConfig configures a [SummarizerModel]. Its fields are those of
 // [coretest.SummarizerConfig], with the ground truth as a [Counter].
 type SummarizerConfig struct {

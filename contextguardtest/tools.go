@@ -12,6 +12,9 @@ import (
 	"google.golang.org/genai"
 )
 
+// Tools: the fake data tools as ADK v1 function tools, and a tool with a
+// large schema.
+
 // DataTool returns a functiontool named name whose output is generated from
 // its [ToolArgs]: Generate(args.Kind or DefaultKind(name), args.Size,
 // args.Seed), with the tag and marker echoed ([ToolOutput]).

@@ -18,6 +18,9 @@ import (
 	"google.golang.org/adk/v2/tool"
 )
 
+// The driver: Run plays a scenario through ADK v2's real runner and measures
+// every request.
+
 // RunConfig wires a guard and its environment into [Run].
 type RunConfig struct {
 	// Counter is the ground truth. Default: SeedCounter(scenario.TokenRatio),

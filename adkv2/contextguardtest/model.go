@@ -12,6 +12,8 @@ import (
 	"google.golang.org/adk/v2/model"
 )
 
+// The scripted model: core/coretest's Script as an ADK v2 model.LLM.
+
 // ScriptConfig configures a [ScriptedModel]. Its fields are those of
 // [coretest.ScriptConfig], with the ground truth as a [Counter].
 type ScriptConfig struct {

@@ -9,6 +9,10 @@ import (
 	"unicode/utf8"
 )
 
+// Generated content: text of each kind (prose, code, JSON, logs, tables, CJK,
+// IDs ...) of a given size, deterministic per seed, for tool results and
+// messages.
+
 // Kind is the kind of text [Generate] produces. Its value is a short
 // snake_case name, so it can travel in tool-call arguments.
 type Kind string

@@ -7,6 +7,9 @@ import (
 	"strings"
 )
 
+// The seed matrix: the 91 stress scenarios of the seeds, by window, with the
+// compactions each must at least make.
+
 // Windows of the seed matrix. The seeds write "4k", "8k", "200k" and "1M";
 // the matrix uses these rounded values exactly (4k is 4_000, not 4_096).
 const (

@@ -11,6 +11,9 @@ import (
 	"google.golang.org/genai"
 )
 
+// Measuring a run: what a driver records of each model call (Meter) and the
+// Result it reports, with the ground-truth counters it uses.
+
 // ErrStepLimit is recorded in Result.Errors when a turn exceeded the
 // driver's limit of model calls per turn.
 var ErrStepLimit = errors.New("contextguardtest: too many model calls in one turn")

@@ -6,6 +6,9 @@ import (
 	"google.golang.org/genai"
 )
 
+// Pair safety as strict providers enforce it: every function response after
+// its call, every call answered.
+
 // CheckPairs checks the structural pair safety of a request's contents, as
 // strict providers (Anthropic, OpenAI) enforce it:
 //

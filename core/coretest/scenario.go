@@ -2,6 +2,9 @@ package coretest
 
 import "fmt"
 
+// Scenarios: the turns of a conversation, their tool steps and sizes, as the
+// scripted provider plays them.
+
 // Defaults used when a plan leaves a size at zero.
 const (
 	// DefaultResponseSize is the size of the model's final text of a turn

@@ -11,6 +11,10 @@ import (
 	"google.golang.org/genai"
 )
 
+// The scripted provider: it plays a scenario's turns, answers with tool calls
+// and texts, records every request and rejects the ones over its window
+// with a provider's overflow error.
+
 const (
 	// ErrorGemini returns a genai.APIError (HTTP 400, INVALID_ARGUMENT):
 	// "The input token count (N) exceeds the maximum number of tokens allowed (M)."

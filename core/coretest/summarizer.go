@@ -14,6 +14,9 @@ import (
 	"google.golang.org/genai"
 )
 
+// The test summarizer: summaries that keep the markers of their input, and
+// injected faults (an error, an empty answer, a panic, a slow answer).
+
 type faultKind int
 
 const (

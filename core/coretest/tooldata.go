@@ -7,6 +7,9 @@ import (
 	"strings"
 )
 
+// Tool data: the fake tools' arguments and outputs, MCP-style names and
+// schemas.
+
 // ToolArgs are the arguments the scripted model passes to fake tools: the
 // size, kind and seed of the output to generate, a marker to plant in it and
 // the call's tag (echoed back so the model can find its place).

@@ -11,6 +11,9 @@ import (
 	"time"
 )
 
+// Real tool output: the output of commands run at fit time (go, git, grep,
+// the file system) stored as corpus files.
+
 // realBase is the commit of this repository whose history, patches and
 // blame the real-output corpus shows, so that re-running -real reproduces
 // the git parts byte for byte.

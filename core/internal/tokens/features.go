@@ -2,6 +2,11 @@ package tokens
 
 import "math/bits"
 
+// The feature counter: one pass over a text, dispatching on each byte's
+// class, with inline fast paths for spaces, words, digits and short
+// punctuation; longer runs and non-ASCII bytes go to the other features_*
+// files.
+
 // SWAR constants: the low and the high bit of every byte of a word.
 const (
 	lsb = 0x0101010101010101

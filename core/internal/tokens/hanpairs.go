@@ -5,6 +5,9 @@ import (
 	"encoding/binary"
 )
 
+// Han and kana pairs: which adjacent ideographs and kana occur inside one
+// o200k token, and which runes it splits (the tables of hanpairs.bin).
+
 // HanPairBits is the size in bits of the Han pair table.
 const HanPairBits = 1 << 17
 

@@ -8,6 +8,9 @@ import (
 	"google.golang.org/genai"
 )
 
+// The JSON writer: values written as the compact JSON a provider receives,
+// with an explicit stack, bounded in depth and size.
+
 // Limits of the JSON writer. The values it walks come from tools, users and
 // session state, so nothing about their depth, size or shape is trusted.
 const (

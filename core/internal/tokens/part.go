@@ -6,6 +6,9 @@ import (
 	"google.golang.org/genai"
 )
 
+// Parts and contents: the estimate of each genai part, content, tool
+// declaration and built-in tool.
+
 // Fixed costs that cannot be fitted from text. They are estimates of the
 // structure a provider wraps around an item; small next to the content.
 const (

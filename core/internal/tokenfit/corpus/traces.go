@@ -11,6 +11,9 @@ import (
 	"strings"
 )
 
+// Real agent traces: the conversations of the shared traces folder, loaded
+// as fit and check data.
+
 // TracesDir is where the real agent conversations are, relative to the
 // repository root. They are read at fit and test time and never copied
 // into the repository.

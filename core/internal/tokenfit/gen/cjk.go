@@ -6,6 +6,8 @@ import (
 	"strings"
 )
 
+// CJK data: Chinese names, addresses and phrases in records and tables.
+
 // CJK data: people's names, addresses, product titles and short reviews in
 // records and tables. Names and many titles are free combinations of
 // characters rather than dictionary words, so they tokenize less densely

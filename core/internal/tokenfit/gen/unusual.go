@@ -6,6 +6,9 @@ import (
 	"strings"
 )
 
+// Unusual text: scripts, symbols and byte patterns that are rare in the
+// other generators.
+
 // unusual writes text of the classes a byte-pair vocabulary mostly lacks or
 // holds in long tokens, inside ordinary lines: rare CJK ideographs
 // (Extensions B–G), mathematical alphanumerics, combining marks, emoji ZWJ
