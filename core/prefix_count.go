@@ -52,9 +52,10 @@ const prefixRecordVersion = "p1"
 
 // The encoded record after its version: seven counts in decimal (contents,
 // cut, injected, compactions, frontier, total, body), then two hashes in
-// hex (config, marks), each after a ':'. prefixRecordBytes is the buffer
-// one record is written into without growing it: the version, nine
-// separators, seven counts of up to 7 digits and two hashes of up to 16.
+// hex (config, marks), each after a ':'. prefixRecordBytes is the buffer a
+// record is written into: the version, nine separators, seven counts of up
+// to 7 digits (a window of millions of tokens) and two hashes of up to 16
+// hex digits; a larger one grows it.
 const (
 	prefixRecordInts   = 7
 	prefixRecordHashes = 2

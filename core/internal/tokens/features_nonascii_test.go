@@ -30,11 +30,16 @@ func TestNonASCII(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var want Features
-			for i, v := range tt.want {
-				want[i] = v
-			}
-			assert.Equal(t, want, Count(tt.in))
+			assert.Equal(t, featuresOf(tt.want), Count(tt.in))
 		})
 	}
+}
+
+// featuresOf is the feature vector with the counts of m, every other zero.
+func featuresOf(m map[int]int32) Features {
+	var f Features
+	for i, v := range m {
+		f[i] = v
+	}
+	return f
 }

@@ -61,11 +61,7 @@ func punctRun[T text](s T, i int, f *Features) int {
 	f[fPipe] += pipes
 	f[fPunct] += int32(j-i) - rep - long - alt
 	f[fPunctRepeat] += rep
-	if j-i == 1 && j < n && byteFlags[s[j]]&(bLower|bUpper) != 0 {
-		f[fPunctWord]++
-	} else {
-		f[fPunctRun]++
-	}
+	f[fPunctRun]++ // never one byte before a word: those take the fast path
 	return j
 }
 

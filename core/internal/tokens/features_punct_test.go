@@ -23,11 +23,7 @@ func TestPunctRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var want Features
-			for i, v := range tt.want {
-				want[i] = v
-			}
-			assert.Equal(t, want, Count(tt.in))
+			assert.Equal(t, featuresOf(tt.want), Count(tt.in))
 		})
 	}
 }
