@@ -48,9 +48,9 @@ func (g *ContextGuard) PluginConfig() runner.PluginConfig {
 }
 
 // beforeModel is the plugin's BeforeModelCallback (ARCHITECTURE.md, One
-// model call): it finds the agent's configuration, passes the request
-// untouched when the session is switched off, and has the engine guard it
-// (core.Guard.BeforeModel).
+// model call): it finds the agent's configuration and has the engine guard
+// the request (core.Guard.BeforeModel), which in a session switched off only
+// applies what earlier compactions stored.
 func (g *ContextGuard) beforeModel(cctx agent.CallbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {
 	if cctx == nil || req == nil {
 		if req == nil {
@@ -63,9 +63,6 @@ func (g *ContextGuard) beforeModel(cctx agent.CallbackContext, req *model.LLMReq
 		return nil, nil
 	}
 	ro := cctx.ReadonlyState()
-	if g.engine().SwitchedOff(ro) {
-		return nil, nil
-	}
 	if len(req.Contents) == 0 {
 		g.engine().Logger().Debug("contextguard: the request has no contents", "agent", cfg.Name(), "session", cctx.SessionID())
 	}
@@ -77,8 +74,8 @@ func (g *ContextGuard) beforeModel(cctx agent.CallbackContext, req *model.LLMReq
 
 // afterModel is the plugin's AfterModelCallback: for a final response that
 // reports a prompt-token count or stopped at the output limit, of an agent
-// the guard guards in a session not switched off, the engine records the
-// count and handles the cut (core.Guard.AfterModel).
+// the guard guards, the engine records the count and, in a session not
+// switched off, handles the cut (core.Guard.AfterModel).
 func (g *ContextGuard) afterModel(cctx agent.CallbackContext, resp *model.LLMResponse, respErr error) (*model.LLMResponse, error) {
 	if cctx == nil || resp == nil || respErr != nil || resp.Partial {
 		return nil, nil
@@ -88,7 +85,7 @@ func (g *ContextGuard) afterModel(cctx agent.CallbackContext, resp *model.LLMRes
 		return nil, nil
 	}
 	cfg := g.engine().Agent(cctx.AgentName())
-	if cfg == nil || g.engine().SwitchedOff(cctx.ReadonlyState()) {
+	if cfg == nil {
 		return nil, nil
 	}
 	st := cctx.State()

@@ -56,13 +56,14 @@ func (g *Guard) CheckAgent(name string) error { return g.checkAgent(name) }
 func (g *Guard) SwitchedOff(st StateReader) bool { return g.switchedOff(st) }
 
 // BeforeModel guards one request of agent a: st is the state the call
-// reads and writes, ro the session's state without the call's writes. It
-// calls apply with the contents to send (the adapter writes them into its
+// reads and writes, ro the session's state without the call's writes. In a
+// session switched off (StateKeyDisabled) it only applies what earlier
+// compactions stored and counts the request. It calls apply with the contents to send (the adapter writes them into its
 // request: the one place the request is rewritten), then fires the
 // OnCompaction hook, and returns the error to return from the callback
 // (ErrIrreducible, ErrReentrant, ...). For adapters.
 func (g *Guard) BeforeModel(c Call, st State, ro StateReader, a *Agent, req Request, apply func([]*genai.Content)) error {
-	contents, ev, err := g.guardRequest(c, st, ro, a, req)
+	contents, ev, err := g.guardRequest(c, st, ro, a, req, g.modeFor(ro))
 	if apply != nil {
 		apply(contents)
 	}
@@ -71,8 +72,9 @@ func (g *Guard) BeforeModel(c Call, st State, ro StateReader, a *Agent, req Requ
 }
 
 // AfterModel records the final response's prompt-token count and handles
-// a response cut at the output limit near the window; it returns the
-// content that replaces the response's, or nil. For adapters.
+// a response cut at the output limit near the window (not in a session
+// switched off, StateKeyDisabled); it returns the content that replaces
+// the response's, or nil. For adapters.
 func (g *Guard) AfterModel(c Call, a *Agent, st State, resp Response) *genai.Content {
 	return g.afterResponse(c, a, st, &resp)
 }

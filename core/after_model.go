@@ -9,14 +9,15 @@ import "google.golang.org/genai"
 // response of an agent the guard guards: it records the provider's
 // prompt-token count, when it is believable for the request the guard let
 // through (calibration.go), and handles a response that stopped at the
-// output limit near the window (recovery.go, cutAtOutputLimit). It returns
+// output limit near the window (recovery.go, cutAtOutputLimit) unless the
+// session is switched off (session_switch.go). It returns
 // the content that replaces the response's, nil to let the response
 // through untouched.
 func (g *Guard) afterResponse(c Call, cfg *Agent, st State, resp *Response) *genai.Content {
 	if n := resp.promptTokens(); n != 0 {
 		g.recordReport(c, cfg, st, n)
 	}
-	if resp.cutAtOutputLimit() {
+	if resp.cutAtOutputLimit() && !g.switchedOff(st) {
 		return g.cutAtOutputLimit(c, cfg, st, resp)
 	}
 	return nil

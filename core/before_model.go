@@ -58,6 +58,9 @@ type turn struct {
 	storedPrefix string
 	prefix       prefixMatch
 	frontier     int
+	// mode is what the call may do: compact, or only apply what earlier
+	// compactions stored (a session switched off, session_switch.go).
+	mode callMode
 }
 
 // irreducibleSize is the size of a request (raw estimate n) that decides
@@ -76,7 +79,7 @@ func (t *turn) irreducibleSize(n int) int {
 // ro the session's state without the call's writes. It returns the
 // contents to send in place of req's, and the compaction it made, if any,
 // for the hook, which runs once the session is released.
-func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req Request) ([]*genai.Content, *CompactionEvent, error) {
+func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req Request, mode callMode) ([]*genai.Content, *CompactionEvent, error) {
 	sess, err := g.sessions.acquire(c, sessionKey(c))
 	if err != nil {
 		return req.Contents, nil, sessionError(c, cfg.name, err)
@@ -103,6 +106,7 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 		prev: prev,
 		sess: sess,
 		base: g.log,
+		mode: mode,
 	}
 	t.est = sess.estimator(cfg, req.Model)
 	t.lim = g.requestLimits(cfg, &req)
@@ -166,6 +170,9 @@ func (g *Guard) decide(t *turn) (guardState, error) {
 	reason := ""
 	turns := 0
 	switch {
+	case t.mode == modeApplyOnly:
+		// Switched off: the stored summary and pruning stay applied, a
+		// requested or due compaction waits until the guard is back on.
 	case t.prev.request.pending:
 		reason = ReasonRequested
 	case count > trigger:

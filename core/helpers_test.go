@@ -331,9 +331,6 @@ func (g *Guard) beforeModel(c callbackCtx, req *Request) (*Response, error) {
 		return nil, nil
 	}
 	ro := c.ReadonlyState()
-	if g.SwitchedOff(ro) {
-		return nil, nil
-	}
 	if len(req.Contents) == 0 {
 		g.Logger().Debug("contextguard: the request has no contents", "agent", a.Name(), "session", c.SessionID())
 	}
@@ -347,7 +344,7 @@ func (g *Guard) afterModel(c callbackCtx, resp *Response, respErr error) (*Respo
 		return nil, nil
 	}
 	a := g.Agent(c.AgentName())
-	if a == nil || g.SwitchedOff(c.ReadonlyState()) {
+	if a == nil {
 		return nil, nil
 	}
 	content := g.AfterModel(c, a, c.State(), *resp)

@@ -10,17 +10,44 @@ import (
 // (DisableSession).
 
 // StateKeyDisabled is the session-state key that switches the guard off for
-// one session: while it holds true, the guard passes every request of the
-// session untouched, for every agent (no counting, no compaction, no
-// calibration from the provider's counts, no recovery from overflow
-// errors). Any other value, or none, leaves the guard on; a value that is
-// not a bool is logged and ignored. DisableSession and EnableSession set it
-// from outside the agent, DisableInState and EnableInState from inside; an
-// application may also set it itself, for example in the session's initial
-// state. Turned back on, the guard resumes from the state it had: a
-// conversation that grew past the trigger meanwhile is compacted by its
-// next model call.
+// one session: while it holds true, the guard stops compacting the session,
+// for every agent: no new compaction (by tokens, turns, request or the
+// output limit), no summarizer call, no recovery from overflow errors, no
+// rewrite of a response cut at the output limit. What earlier compactions
+// decided stays applied: the stored summary still replaces the history it
+// covers, and old tool results stay pruned, so a conversation already
+// compacted stays compacted and the request sent is never the whole raw
+// history. The guard still counts each request and records the provider's
+// counts, so Usage reports the request actually sent. Any other value, or
+// none, leaves the guard on; a value that is not a bool is logged and
+// ignored. DisableSession and EnableSession set it from outside the agent,
+// DisableInState and EnableInState from inside; an application may also set
+// it itself, for example in the session's initial state. Turned back on,
+// the guard resumes from the state it had: a conversation that grew past
+// the trigger meanwhile, or a compaction requested meanwhile, is compacted
+// by its next model call.
 const StateKeyDisabled = stateKeyPrefix + "disabled"
+
+// callMode is what one guarded model call may do to its request.
+type callMode uint8
+
+const (
+	// modeCompact counts the request and compacts it when due: a session
+	// the guard is on for.
+	modeCompact callMode = iota
+	// modeApplyOnly applies what earlier compactions stored (the summary in
+	// place of the history it covers, pruning) and counts the request, but
+	// starts no compaction: a session switched off.
+	modeApplyOnly
+)
+
+// modeFor is the mode of a call of the session whose state is st.
+func (g *Guard) modeFor(st StateReader) callMode {
+	if g.switchedOff(st) {
+		return modeApplyOnly
+	}
+	return modeCompact
+}
 
 // setDisabledInState sets StateKeyDisabled to off in st (DisableInState,
 // EnableInState).
