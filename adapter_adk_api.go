@@ -119,7 +119,7 @@ func (g *ContextGuard) CompactTool() (tool.Tool, error) {
 
 // DisableInState is DisableSession from inside the agent: st is the state of
 // a tool's or callback's context. The model calls that follow in the same
-// run are already passed untouched.
+// run already compact no more (the stored summary stays applied).
 func (g *ContextGuard) DisableInState(st session.State) error {
 	return g.engine().SetDisabledInState(st, true)
 }

@@ -69,7 +69,8 @@ const MaxFocusBytes = core.MaxFocusBytes
 const CompactToolName = core.CompactToolName
 
 // StateKeyDisabled is the session-state key that switches the guard off for
-// a session when true (DisableSession, DisableInState).
+// a session when true (DisableSession, DisableInState): it stops compacting,
+// and what it already compacted stays compacted.
 const StateKeyDisabled = core.StateKeyDisabled
 
 // ErrIrreducible is returned (wrapped) by the plugin when the part of a

@@ -67,8 +67,11 @@ func (g *ContextGuard) RequestCompaction(ctx context.Context, svc session.Servic
 
 // DisableSession switches the guard off for the session (StateKeyDisabled),
 // through an event appended with the session service, as RequestCompaction
-// does; call it between runs of the session. EnableSession turns it back
-// on.
+// does; call it between runs of the session. Off, the guard stops
+// compacting: no new compaction, summarizer call or overflow recovery. What
+// it already compacted stays compacted (the stored summary still replaces
+// the history it covers), and Usage still reports each request sent.
+// EnableSession turns it back on.
 func (g *ContextGuard) DisableSession(ctx context.Context, svc session.Service, appName, userID, sessionID string) error {
 	return g.setSessionDisabled(ctx, svc, appName, userID, sessionID, true)
 }
