@@ -91,6 +91,9 @@ func newAgentConfig(name, caller string, def Summarizer, defErr error, opts []Ag
 		}
 		opt(c)
 	}
+	if err := c.triggerFitsMaxTokens(); err != nil {
+		c.errs = append(c.errs, err)
+	}
 	switch {
 	case defErr != nil:
 		c.errs = append(c.errs, defErr)
@@ -131,6 +134,27 @@ func (c *Agent) limitsFor(window int) (l limits, ok bool) {
 		return def, false
 	}
 	return limits{window: window, buffer: window - threshold, threshold: threshold}, true
+}
+
+// triggerFitsMaxTokens rejects a trigger that cannot fit the window
+// WithMaxTokens set: WithTriggerTokens at or above it, or WithReserve
+// leaving nothing of it. Without WithMaxTokens the window is known only per
+// model at run time, where limits falls back to the default trigger with a
+// warning.
+func (c *Agent) triggerFitsMaxTokens() error {
+	if c.maxTokens <= 0 {
+		return nil
+	}
+	if _, ok := c.limitsFor(c.maxTokens); ok {
+		return nil
+	}
+	switch c.trigger.kind {
+	case triggerTokens:
+		return fmt.Errorf("WithTriggerTokens(%d) is not below WithMaxTokens(%d): the trigger must be inside the window", c.trigger.tokens, c.maxTokens)
+	case triggerReserve:
+		return fmt.Errorf("WithReserve(%d) is not below WithMaxTokens(%d): the reserve must leave part of the window", c.trigger.tokens, c.maxTokens)
+	}
+	return nil
 }
 
 // bufferFor returns the room kept free below the window: a fixed 20k for

@@ -116,8 +116,10 @@ func WithBeforeCompaction(fn func(context.Context, PendingCompaction) Compaction
 type AgentOption func(*Agent)
 
 // WithTriggerTokens compacts once the request reaches n tokens, whatever the
-// window. n must be positive; a value at or above the window is lowered to
-// the default trigger with a warning when the window is known.
+// window. n must be positive, and below WithMaxTokens when both are set
+// (Plugin reports it otherwise); a value at or above a window known only at
+// run time (the registry's) is lowered to the default trigger with a
+// warning.
 func WithTriggerTokens(n int) AgentOption {
 	return positiveOption("WithTriggerTokens", n, func(c *Agent, name string) {
 		c.setTrigger(triggerSpec{kind: triggerTokens, tokens: n}, name)
@@ -137,7 +139,10 @@ func WithTriggerFraction(f float64) AgentOption {
 }
 
 // WithReserve keeps n tokens free below the window (for the response and the
-// estimate's error): the trigger is window - n. n must be positive.
+// estimate's error): the trigger is window - n. n must be positive, and
+// below WithMaxTokens when both are set (Plugin reports it otherwise); a
+// reserve that leaves nothing of a window known only at run time falls back
+// to the default trigger with a warning.
 func WithReserve(n int) AgentOption {
 	return positiveOption("WithReserve", n, func(c *Agent, name string) {
 		c.setTrigger(triggerSpec{kind: triggerReserve, tokens: n}, name)
