@@ -19,10 +19,11 @@
 //	guard := contextguard.New(nil) // nil: the default, catwalk-backed registry
 //	guard.Add("assistant", llm)    // the agent's name and the model that summarizes
 //	r, err := runner.New(runner.Config{
-//		AppName:        "app",
-//		Agent:          assistant,
-//		SessionService: session.InMemoryService(),
-//		PluginConfig:   guard.PluginConfig(),
+//		AppName:           "app",
+//		Agent:             assistant,
+//		SessionService:    session.InMemoryService(),
+//		PluginConfig:      guard.PluginConfig(),
+//		AutoCreateSession: true, // the first Run creates the session
 //	})
 //
 // Agents that were not added pass through untouched.
