@@ -46,7 +46,13 @@ var mirrored = []mirror{
 	}},
 	{src: "api.go"},
 	{src: "api_gen.go"},
-	{src: "session_service.go"},
+	{src: "session_service.go", extra: []string{
+		// ADK v2 has no session.ErrNotFound: its services report an unknown
+		// session with an error of their own.
+		"// An unknown session's error wraps session.ErrNotFound.\n",
+		"// An unknown session's error wraps the session service's own: ADK v2 has no\n" +
+			"// session.ErrNotFound (its in-memory service says \"session ... not found\").\n",
+	}},
 	{src: "summarizer_llm.go"},
 	{src: "adapter_adk_api.go"},
 	{src: "example_test.go"},
