@@ -28,3 +28,10 @@
 //
 // Agents that were not added pass through untouched.
 package contextguard
+
+// api_gen.go re-exports the engine's public API with core's doc comments
+// (internal/apidoc); the mirror then writes ADK v2's copies of this
+// package's files (internal/mirrorv2). Run both with `go generate .` in the
+// repository root.
+//go:generate go run ./internal/apidoc
+//go:generate go run ./internal/mirrorv2

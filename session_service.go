@@ -17,10 +17,11 @@ import (
 
 // Usage reads an agent's Usage in a session with the session service, for
 // an application that holds only the service and the IDs (an HTTP handler,
-// a status line). It returns an error for a nil service, empty IDs, an agent
-// the guard does not guard, and when the session cannot be read (wrapping
-// session.ErrNotFound for an unknown session). From inside a tool, use
-// UsageFromState.
+// a status line); from inside a tool, use UsageFromState. It returns an
+// error for a nil service, empty IDs, an agent the guard does not guard, and
+// when the session cannot be read.
+//
+// An unknown session's error wraps session.ErrNotFound.
 func (g *ContextGuard) Usage(ctx context.Context, svc session.Service, appName, userID, sessionID, agentName string) (Usage, error) {
 	if err := g.check(agentName); err != nil {
 		return Usage{}, err
@@ -53,7 +54,9 @@ func (g *ContextGuard) Usage(ctx context.Context, svc session.Service, appName, 
 //
 // It returns an error for a nil service, empty IDs, an agent the guard does
 // not guard, a focus that is too long, and when the session cannot be read
-// or written (wrapping session.ErrNotFound for an unknown session).
+// or written.
+//
+// An unknown session's error wraps session.ErrNotFound.
 func (g *ContextGuard) RequestCompaction(ctx context.Context, svc session.Service, appName, userID, sessionID, agentName, focus string) error {
 	if g == nil {
 		return errors.New("contextguard: the guard is nil")

@@ -24,6 +24,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -44,7 +45,14 @@ var mirrored = []mirror{
 			"}\n\n", "",
 	}},
 	{src: "api.go"},
-	{src: "session_service.go"},
+	{src: "api_gen.go"},
+	{src: "session_service.go", extra: []string{
+		// ADK v2 has no session.ErrNotFound: its services report an unknown
+		// session with an error of their own.
+		"// An unknown session's error wraps session.ErrNotFound.\n",
+		"// An unknown session's error wraps the session service's own: ADK v2 has no\n" +
+			"// session.ErrNotFound (its in-memory service says \"session ... not found\").\n",
+	}},
 	{src: "summarizer_llm.go"},
 	{src: "adapter_adk_api.go"},
 	{src: "example_test.go"},
@@ -84,6 +92,10 @@ type mirror struct {
 	src   string
 	extra []string
 }
+
+// generatedHeader matches the line that marks a generated Go file
+// (go help generate).
+var generatedHeader = regexp.MustCompile(`^// Code generated .* DO NOT EDIT\.$`)
 
 // common are the replacements every copy gets, in order: old, new.
 var common = []string{
@@ -145,7 +157,12 @@ func generate(m mirror, src []byte) ([]byte, error) {
 	if len(m.extra)%2 != 0 {
 		return nil, fmt.Errorf("mirrorv2: %s: odd number of replacement strings", m.src)
 	}
+	// A source that is itself generated (api_gen.go, by internal/apidoc)
+	// loses its own header: the copy names the file it was made from.
 	s := string(src)
+	if first, rest, ok := strings.Cut(s, "\n"); ok && generatedHeader.MatchString(first) {
+		s = strings.TrimLeft(rest, "\n")
+	}
 	for _, pairs := range [][]string{common, m.extra} {
 		for i := 0; i < len(pairs); i += 2 {
 			s = strings.ReplaceAll(s, pairs[i], pairs[i+1])
