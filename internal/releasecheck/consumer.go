@@ -27,6 +27,10 @@ const (
 	rehearsalSlack = time.Minute
 	// consumerPath is the module path of a consumer module.
 	consumerPath = "example.com/contextguard-consumer"
+	// waitDelay is how long a command killed at its timeout may keep its
+	// output open (the go command's compiler and linker inherit it) before
+	// the rehearsal stops waiting for it.
+	waitDelay = 10 * time.Second
 )
 
 // rehearsalSource is the program that runs a quickstart against the local
@@ -91,7 +95,7 @@ func runGo(ctx context.Context, goBin, dir string, env []string, args ...string)
 	ctx, cancel := context.WithTimeout(ctx, goTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, goBin, args...)
-	cmd.Dir, cmd.Env = dir, env
+	cmd.Dir, cmd.Env, cmd.WaitDelay = dir, env, waitDelay
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -155,7 +159,7 @@ func rehearse(ctx context.Context, goBin string, env []string, tmp string, line 
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, filepath.Join(dir, "bin", "rehearsal"),
 		"-quickstart", filepath.Join(dir, "bin", "quickstart"), "-timeout", quickstartTimeout.String())
-	cmd.Dir = dir
+	cmd.Dir, cmd.WaitDelay = dir, waitDelay
 	report, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s quickstart: %w\n%s", line.name, err, report)

@@ -73,6 +73,9 @@ func run(ctx context.Context, repo, rev, goBin string) (err error) {
 	}
 	version := versionPrefix + c.hash[:hashDigits]
 	fmt.Printf("== release rehearsal of %s (%s) at %s\n", rev, c.hash, version)
+	if status, err := git(ctx, repo, "status", "--porcelain", "--untracked-files=no"); err == nil && len(status) > 0 {
+		fmt.Printf("   (the working tree has uncommitted changes: the rehearsal releases the commit, not them)\n")
+	}
 
 	var problems []string
 	largeProblems, err := checkLargeFiles(ctx, repo, rev)
@@ -98,6 +101,9 @@ func run(ctx context.Context, repo, rev, goBin string) (err error) {
 			err = fmt.Errorf("removing %s: %w", tmp, rmErr)
 		}
 	}()
+	if inside(repo, tmp) {
+		return fmt.Errorf("the temporary directory %s is inside the repository %s: set TMPDIR elsewhere, so the consumer modules are a user's", tmp, repo)
+	}
 	proxyRoot := filepath.Join(tmp, "proxy")
 
 	released := make(map[string]bool)
@@ -165,6 +171,12 @@ func run(ctx context.Context, repo, rev, goBin string) (err error) {
 		}
 	}
 	return nil
+}
+
+// inside reports whether dir is root or a directory under it.
+func inside(root, dir string) bool {
+	rel, err := filepath.Rel(root, dir)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // inRepo returns the repository path of file, a path in the module at dir.
