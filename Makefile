@@ -1,17 +1,20 @@
 # The two commands a newcomer needs: `make demo` and `make test`.
 #
-# The repository holds five modules (ARCHITECTURE.md, Packages and modules):
+# The repository holds seven modules (ARCHITECTURE.md, Packages and modules):
 # core (the engine, free of ADK), the root (the ADK v1 plugin), adkv2 (the
-# ADK v2 plugin), examples and integration. /go.work joins the ADK v1 line
-# (root, core, examples, integration); adkv2/go.work joins adkv2 and core.
+# ADK v2 plugin), examples, integration, adkv2/integration and
+# internal/releasecheck (the release rehearsal). /go.work joins the ADK v1
+# line (root, core, examples, integration); adkv2/go.work joins adkv2,
+# adkv2/integration and core; internal/releasecheck/go.work holds that
+# module alone.
 GO ?= go
 
 # MODULES are the directories of every module, for the checks that run in
 # each (tidy-check, gowork-check, lint).
-MODULES = core . adkv2 examples integration adkv2/integration
+MODULES = core . adkv2 examples integration adkv2/integration internal/releasecheck
 
 .PHONY: all test vet race core-test adkv2-test conformance demo examples-test integration fmt-check stress lint \
-	tidy-check gowork-check modules-check
+	tidy-check gowork-check modules-check release-check
 
 all: test
 
@@ -100,6 +103,17 @@ gowork-check:
 		echo "== GOWORK=off build and vet $$m"; \
 		(cd $$m && GOWORK=off $(GO) build ./... && GOWORK=off $(GO) vet ./...); \
 	done
+
+## release-check: rehearse a release of HEAD (RELEASING.md): the
+## rehearsal's own tests, then internal/releasecheck, which zips core, the
+## root and adkv2 at a test version as a release would tag them, serves the
+## zips from a file module proxy, and in a fresh module per ADK line outside
+## the repository runs go get of the plugin and its quickstart against a
+## local Gemini API. It fails on a module zip over 5 MB or a tracked file
+## over 1 MB not listed in .large-files, and prints each zip's size.
+release-check:
+	cd internal/releasecheck && $(GO) test -count=1 -timeout 5m ./...
+	cd internal/releasecheck && $(GO) run . -go "$(GO)"
 
 ## demo: run the offline demo (see examples/README.md); flags via DEMO_FLAGS,
 ## e.g. make demo DEMO_FLAGS="-turns 8 -out out/tokens.svg".
