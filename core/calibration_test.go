@@ -1,7 +1,6 @@
 package core
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -242,13 +241,13 @@ var oddOverflowErrors = []struct {
 	name string
 	err  error
 }{
-	{"no count", errors.New("400 Bad Request: prompt is too long")},
-	{"0 > 0", errors.New("prompt is too long: 0 tokens > 0 maximum")},
-	{"2^63", errors.New("prompt is too long: 9223372036854775808 tokens > 16000 maximum")},
-	{"negative count", errors.New("prompt is too long: -5 tokens > 16000 maximum")},
-	{"a limit only", errors.New("This model's maximum context length is 16000 tokens.")},
+	{"no count", providerErr("400 Bad Request: prompt is too long")},
+	{"0 > 0", providerErr("prompt is too long: 0 tokens > 0 maximum")},
+	{"2^63", providerErr("prompt is too long: 9223372036854775808 tokens > 16000 maximum")},
+	{"negative count", providerErr("prompt is too long: -5 tokens > 16000 maximum")},
+	{"a limit only", providerErr("This model's maximum context length is 16000 tokens.")},
 	{"generic", &coretest.OverflowError{Style: coretest.ErrorGeneric}},
-	{"monthly quota", errors.New("403: monthly token limit exceeded")},
+	{"monthly quota", providerErr("403: monthly token limit exceeded")},
 }
 
 // TestOnModelError_OddErrorRaisesRatioOneStep: each odd error, on a small
