@@ -44,7 +44,7 @@ const (
 )
 
 // overflowStep is how much an overflow error that states no usable count
-// raises the session's learned ratio (README, "Calibration"): the provider
+// raises the session's learned ratio (README, "How it decides", step 4): the provider
 // counted the rejected request above its limit, so the ratio the guard
 // judged it with was too low, by an unknown amount. A quarter more, from at
 // least the estimator's default factor, takes a session from the default
