@@ -284,10 +284,11 @@ type CompactionEvent = core.CompactionEvent
 //
 //	type ContextOverflow struct {
 //		// Provider is the shape the error matched: "gemini", "anthropic",
-//		// "openai" or "generic".
+//		// "bedrock", "openai" or "generic".
 //		Provider string
 //		// Tokens is the request's size as the provider counted it, 0 when the
-//		// error does not say.
+//		// error does not say or says something implausible (zero, negative,
+//		// beyond 2^40, or not over the limit it states).
 //		Tokens int
 //		// Limit is the model's limit as the provider stated it, 0 when the error
 //		// does not say.
@@ -297,15 +298,19 @@ type ContextOverflow = core.ContextOverflow
 
 // AsContextOverflow reports whether err is a provider's context-overflow
 // error, and what it says about the request's size and the model's limit.
-// It recognises Gemini ("The input token count (N) exceeds the maximum
-// number of tokens allowed (M)", HTTP 400 INVALID_ARGUMENT, also as a
-// genai.APIError), Anthropic ("prompt is too long: N tokens > M maximum",
-// "input length and max_tokens exceed context limit"), OpenAI-compatible
-// servers (context_length_exceeded, "maximum context length is M tokens ...
-// resulted in N tokens") and generic messages ("context length", "context
-// window", "too many tokens", "token limit", ...). Rate limits and quotas
-// (HTTP 429, "tokens per minute"), output-length errors, cancellation and
-// deadlines are not overflows.
+// It recognises Gemini and Vertex AI ("The input token count (N) exceeds
+// the maximum number of tokens allowed (M)", HTTP 400 INVALID_ARGUMENT,
+// also as a genai.APIError), Anthropic ("prompt is too long: N tokens > M
+// maximum", "input length and max_tokens exceed context limit"), AWS
+// Bedrock ("Input is too long for requested model"), OpenAI, Azure OpenAI
+// and OpenAI-compatible servers such as vLLM and LiteLLM
+// (context_length_exceeded, "maximum context length is M tokens ...
+// resulted in N tokens", "exceed the configured limit of M tokens") and
+// generic messages ("context length", "context window", "too many tokens",
+// "token limit", ...), Ollama's among them. Rate limits, quotas and billing
+// errors (HTTP 429, RESOURCE_EXHAUSTED, "tokens per minute", a daily or
+// monthly token limit, an organization's limit, throttling), output-length
+// errors, cancellation and deadlines are not overflows.
 func AsContextOverflow(err error) (ContextOverflow, bool) { return core.AsContextOverflow(err) }
 
 // ModelRegistry tells the guard how large a model's context window is.

@@ -129,6 +129,7 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	}
 	next.window = t.lim.window
 	next.threshold = t.lim.threshold
+	next.maxOutput = maxOutputTokens(&t.req)
 	recordUsage(t, &next)
 	if st != nil {
 		sio.save(st, prev, next)

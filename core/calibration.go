@@ -5,16 +5,16 @@ import (
 	"math"
 )
 
-// Calibration (ARCHITECTURE.md, "Counting"): the guard's raw estimate is
-// scaled by what the provider reported for earlier requests of the session.
-// Reports are checked before they are believed: a prompt-token count that is
-// absurd for the request the guard let through (zero, negative, beyond the
-// window, far from the estimate, or a sudden jump from the session's usual
-// ratio, as cumulative counts produce) is not recorded, so one bad report
-// cannot poison a session. A count within the window that is only high is
-// believed on its own (without history nothing tells a heavy tokenizer from
-// a wrong count, and believing it only makes the guard compact early); a
-// jump from the session's learned ratio waits for confirmation.
+// Calibration (ARCHITECTURE.md, "Trusting the provider's counts"): the
+// guard's raw estimate is scaled by what the provider reported for earlier
+// requests of the session. Reports are checked before they are believed,
+// by what believing them risks: a prompt-token count that is absurd for the
+// request the guard let through (zero, negative, beyond the window, far
+// under the estimate) is not recorded; a count above the guard's estimate
+// and inside the window is always the call's count, since it can only make
+// the guard compact earlier; and a sudden jump from the session's learned
+// ratio, as cumulative counts produce, is learned for the session only once
+// the next report confirms it (report.judge).
 
 const (
 	// maxCorrection caps the calibration factor real/estimate, so one odd
@@ -43,15 +43,16 @@ const (
 	ratioScale = 1000
 )
 
-// overflowStep is how much an overflow error that states no count raises the
-// session's learned ratio: the provider counted the rejected request above
-// its limit, so the ratio the guard judged it with was too low, by an
-// unknown amount. A quarter more, from at least the estimator's default
-// factor, takes a session from the default 1.10 to 1.375 in one overflow:
-// enough, with the trigger's buffer of a fifth of the window, for a
-// provider counting up to 1.7x the estimate never to overflow again, while
-// a provider counting close to the estimate loses no more than a quarter of
-// its room. Further overflows raise it again, up to maxCorrection.
+// overflowStep is how much an overflow error that states no usable count
+// raises the session's learned ratio (README, "How it decides", step 4): the provider
+// counted the rejected request above its limit, so the ratio the guard
+// judged it with was too low, by an unknown amount. A quarter more, from at
+// least the estimator's default factor, takes a session from the default
+// 1.10 to 1.375 in one overflow: enough, with the trigger's buffer of a
+// fifth of the window, for a provider counting up to 1.7x the estimate
+// never to overflow again, while a provider counting close to the estimate
+// loses no more than a quarter of its room. Further overflows raise it
+// again, one step each, up to maxCorrection.
 const overflowStep = 1.25
 
 // learnFromOverflow returns the provider ratio (per mille) a session learns
@@ -62,10 +63,16 @@ const overflowStep = 1.25
 // session as a usage report would: the ratio is real/estimate, when it is
 // believable (within [minPlausibleRatio, maxCorrection]). An error that
 // states no count, or an unbelievable one, raises the ratio the request was
-// judged with by overflowStep, and at least to what the request must have
-// weighed, just over limit (the provider's or the guard's window). The
+// judged with by one overflowStep and no more, whatever limit (the
+// provider's or the guard's window) says: a small request rejected by an
+// odd error (a generic message, a limit without a count, a quota worded as
+// a token limit) must not take the session to maxCorrection at once, which
+// would make it compact on nearly every later call. A real overflow without
+// a count repeats, and each repetition raises the ratio one more step. The
 // result is bounded by maxCorrection; without an estimate, learned is
-// returned unchanged.
+// returned unchanged. limit is kept for callers; a count is not judged by
+// it (Anthropic's "input length and max_tokens exceed context limit" states
+// an input below the limit).
 func learnFromOverflow(learned int, defaultFactor float64, real, limit, estimate int) int {
 	if estimate <= 0 {
 		return learned
@@ -76,9 +83,6 @@ func learnFromOverflow(learned int, defaultFactor float64, real, limit, estimate
 		}
 	}
 	f := max(defaultFactor, float64(learned)/ratioScale) * overflowStep
-	if limit > 0 {
-		f = max(f, float64(satAdd(limit, 1))/float64(estimate))
-	}
 	return ratioPerMille(min(f, maxCorrection))
 }
 
@@ -151,39 +155,88 @@ type report struct {
 	suspect int
 }
 
-// judge says whether a report is believed, and if not, why. A believed
-// report's ratio (per mille) is returned for the session to learn; a
-// rejected one that only jumped is returned as the new suspect ratio.
-func (r report) judge() (ratio int, trusted bool, reason string) {
+// verdict is what a report is believed for (ARCHITECTURE.md, "Trusting the
+// provider's counts"). A report has two uses that risk different things:
+// the call's count, which the next call is counted at least at and
+// calibrated with, and the session's learned ratio, which outlives the call
+// and every compaction.
+type verdict struct {
+	// count: the report is the call's count.
+	count bool
+	// learn: the session learns ratio.
+	learn bool
+	// ratio is the report's ratio to the estimate, per mille, bounded to
+	// twice maxCorrection; 0 without an estimate.
+	ratio int
+	// suspect is the ratio kept for the next report to confirm, per mille
+	// (0: none).
+	suspect int
+	// reason says why the report is not the call's count, or why its ratio
+	// is not learned yet.
+	reason string
+}
+
+// judge decides what a report is believed for.
+//
+// A count that is not positive, beyond the window, or under a fifth of the
+// estimate is believed for nothing. Otherwise the report's ratio is
+// compared with the session's learned ratio:
+//   - within maxRatioJump of it, or confirming a suspect ratio (the
+//     previous report's, within ratioConfirmTolerance): believed for both
+//     uses;
+//   - higher by more: the call's count, always, since a count above the
+//     guard's calibrated estimate and inside the window can only make the
+//     guard compact earlier, and at most once (the next call is counted at
+//     least at it; a compaction clears it). Its ratio waits for the next
+//     report to confirm it before the session learns it;
+//   - lower by more: believed for nothing until confirmed, since it would
+//     let the guard send more than the provider was seen to take.
+//
+// What the jump guard still holds back is the learned ratio, the one use
+// that can make a session unusable: it calibrates every later request,
+// compacted ones included, so a ratio learned from one count that does not
+// repeat (a running total, an adapter's glitch) can put the calibrated
+// irreducible part of every later request (system instruction, tools, the
+// user's request: calibration factor x its raw estimate) over the trigger,
+// and every later call would compact, for good. A real change of content
+// repeats in the next report and is learned then.
+func (r report) judge() verdict {
 	switch {
 	case r.real <= 0:
-		return 0, false, "the count is not positive"
+		return verdict{reason: "the count is not positive"}
 	case r.hardLimit > 0 && r.real > r.hardLimit:
-		return 0, false, "the count exceeds the window, which a call that succeeded cannot have sent"
+		return verdict{reason: "the count exceeds the window, which a call that succeeded cannot have sent"}
 	case r.estimate <= 0:
-		return 0, true, ""
+		return verdict{count: true}
 	}
 	f := float64(r.real) / float64(r.estimate)
-	ratio = int(math.Round(min(f, maxCorrection*2) * ratioScale))
+	ratio := int(math.Round(min(f, maxCorrection*2) * ratioScale))
+	learned := float64(r.learned) / ratioScale
 	switch {
 	case f < minPlausibleRatio:
-		return 0, false, "the count is under a fifth of the guard's estimate"
-	case r.learned <= 0 || within(f, float64(r.learned)/ratioScale, maxRatioJump):
-		return ratio, true, ""
+		return verdict{reason: "the count is under a fifth of the guard's estimate"}
+	case r.learned <= 0 || within(f, learned, maxRatioJump):
+		return verdict{count: true, learn: true, ratio: ratio}
 	case r.suspect > 0 && math.Abs(f/(float64(r.suspect)/ratioScale)-1) <= ratioConfirmTolerance:
-		return ratio, true, ""
+		return verdict{count: true, learn: true, ratio: ratio}
+	case f > learned:
+		return verdict{count: true, ratio: ratio, suspect: ratio,
+			reason: "the count's ratio to the estimate jumped above the session's usual ratio; the next call is counted with it, and the session learns it once the next count confirms it"}
 	}
-	return ratio, false, "the count's ratio to the estimate jumped from the session's usual ratio; waiting for the next count to confirm it"
+	return verdict{ratio: ratio, suspect: ratio,
+		reason: "the count's ratio to the estimate dropped from the session's usual ratio; waiting for the next count to confirm it"}
 }
 
 // within reports whether a and b differ by at most a factor of f.
 func within(a, b, f float64) bool { return a <= b*f && b <= a*f }
 
 // recordReport records the provider's prompt-token count of the request the
-// guard let through in this call, if it is believed; otherwise it clears the
-// call's count, so the next call calibrates with the session's learned
-// ratio, and says why (a warning the first time for the agent, debug
-// after, so a broken adapter does not flood the log).
+// guard let through in this call, for what it is believed (report.judge):
+// as the call's count, and as the session's learned ratio. A count not
+// believed clears the call's count, so the next call calibrates with the
+// session's learned ratio. Anything not believed is said (a warning the
+// first time for the agent, debug after, so a broken adapter does not flood
+// the log).
 func (g *Guard) recordReport(c Call, cfg *Agent, st State, real int) {
 	sio := cfg.stateIO(g.log)
 	prev := guardState{
@@ -195,24 +248,29 @@ func (g *Guard) recordReport(c Call, cfg *Agent, st State, real int) {
 	if prev.window > 0 {
 		rep.hardLimit = newLimits(prev.window).hardLimit()
 	}
-	ratio, trusted, reason := rep.judge()
+	v := rep.judge()
 	next := prev
-	next.suspectRatio = 0
-	if !trusted {
-		next.suspectRatio = ratio
+	next.suspectRatio = v.suspect
+	if v.learn && v.ratio > 0 {
+		next.providerRatio = v.ratio
+	}
+	if v.count {
+		sio.set(st, keyRealTokens, nil, real)
+	} else {
+		sio.set(st, keyRealTokens, nil, 0)
+	}
+	if v.reason != "" {
 		level := slog.LevelDebug
 		if _, seen := g.reportWarned.LoadOrStore(cfg.name, true); !seen {
 			level = slog.LevelWarn
 		}
-		g.log.Log(c, level, "contextguard: the provider's prompt-token count is not believable; not calibrating with it",
-			"agent", cfg.name, "session", c.SessionID(), "real_tokens", real, "estimate", rep.estimate,
-			"window", prev.window, "reason", reason)
-		sio.set(st, keyRealTokens, nil, 0)
-	} else {
-		sio.set(st, keyRealTokens, nil, real)
-		if ratio > 0 {
-			next.providerRatio = ratio
+		msg := "contextguard: the provider's prompt-token count is not believable; not calibrating with it"
+		if v.count {
+			msg = "contextguard: the provider's prompt-token count jumped; calibrating the next call with it, not the session yet"
 		}
+		g.log.Log(c, level, msg,
+			"agent", cfg.name, "session", c.SessionID(), "real_tokens", real, "estimate", rep.estimate,
+			"window", prev.window, "reason", v.reason)
 	}
 	sio.set(st, keyProviderRatio, prev.providerRatio, next.providerRatio)
 	sio.set(st, keySuspectRatio, prev.suspectRatio, next.suspectRatio)

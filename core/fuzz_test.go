@@ -651,7 +651,7 @@ func FuzzStateDecoding(f *testing.F) {
 
 // FuzzOverflowError checks the recognition of provider errors on random
 // messages: no panics, counts never negative, and the kit's overflow errors
-// always recognised with their counts.
+// always recognised with their counts when the count is over the limit.
 func FuzzOverflowError(f *testing.F) {
 	f.Add("The input token count (9000) exceeds the maximum number of tokens allowed (8000).", 9000, 8000)
 	f.Add("prompt is too long: 210000 tokens > 200000 maximum", 1, 2)
@@ -660,7 +660,13 @@ func FuzzOverflowError(f *testing.F) {
 		if ov, ok := AsContextOverflow(errors.New(msg)); ok && (ov.Tokens < 0 || ov.Limit < 0 || ov.Provider == "") {
 			t.Fatalf("%q: %+v", msg, ov)
 		}
-		tokens, limit = 1+abs(tokens%maxPlausibleTokenNum), 1+abs(limit%maxPlausibleTokenNum)
+		// An overflow's count is over its limit: a count at or under it is
+		// no usable count (AsContextOverflow).
+		a, b := 1+abs(tokens%(maxPlausibleTokenNum-1)), 1+abs(limit%(maxPlausibleTokenNum-1))
+		tokens, limit = max(a, b), min(a, b)
+		if tokens == limit {
+			tokens++
+		}
 		for _, style := range []coretest.ErrorStyle{coretest.ErrorGemini, coretest.ErrorAnthropic, coretest.ErrorOpenAI} {
 			ov, ok := AsContextOverflow(&coretest.OverflowError{Style: style, Tokens: tokens, Limit: limit})
 			if !ok || ov.Tokens != tokens || ov.Limit != limit {

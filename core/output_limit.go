@@ -26,6 +26,7 @@ func (g *Guard) cutAtOutputLimit(c Call, cfg *Agent, st State, resp *Response) *
 		providerRatio: sio.num(st, keyProviderRatio),
 		window:        sio.num(st, keyWindow),
 		compactNext:   sio.num(st, keyCompactNext),
+		maxOutput:     sio.num(st, keyMaxOutput),
 	}
 	prompt, output, threshold, near := outputNearWindow(cfg, prev, resp)
 	if !near {
@@ -54,6 +55,15 @@ func (g *Guard) cutAtOutputLimit(c Call, cfg *Agent, st State, resp *Response) *
 	return &genai.Content{Role: genai.RoleModel, Parts: append(parts, &genai.Part{Text: cutCallNote})}
 }
 
+// maxOutputOvershoot is how far past the request's MaxOutputTokens the
+// output count of a response cut at the output limit is believed. Stopped
+// at MAX_TOKENS, the provider generated at most MaxOutputTokens (reasoning
+// tokens included, where it counts them as output); adapters and providers
+// differ in what they count by a little, never by twice. A count more than
+// twice the limit is a broken adapter's (a running total, a sum over
+// candidates, a sentinel such as 2^31-1), and is treated as unknown.
+const maxOutputOvershoot = 2
+
 // outputNearWindow says whether a response that stopped at the output limit
 // came from a request near the window, and with what numbers. Near the
 // window means that the request's prompt plus the output it was cut at
@@ -63,8 +73,9 @@ func (g *Guard) cutAtOutputLimit(c Call, cfg *Agent, st State, resp *Response) *
 // anyway. The prompt is the provider's believed count of it (recordReport
 // stored it), else the guard's estimate of it calibrated by the session's
 // learned ratio, at least defaultCorrection. The output is the response's
-// output-token count, else the trigger's buffer. Without the window the
-// request was judged against, nothing is near.
+// output-token count when it is plausible (plausibleOutput), else the
+// trigger's buffer. Without the window the request was judged against,
+// nothing is near.
 func outputNearWindow(cfg *Agent, st guardState, resp *Response) (prompt, output, threshold int, near bool) {
 	if st.window <= 0 {
 		return 0, 0, 0, false
@@ -73,7 +84,7 @@ func outputNearWindow(cfg *Agent, st guardState, resp *Response) (prompt, output
 	reported := 0
 	if u := resp.UsageMetadata; u != nil {
 		reported = int(u.PromptTokenCount)
-		output = int(u.CandidatesTokenCount)
+		output = plausibleOutput(int(u.CandidatesTokenCount), st)
 	}
 	switch {
 	case reported > 0 && reported == st.realTokens:
@@ -85,4 +96,18 @@ func outputNearWindow(cfg *Agent, st guardState, resp *Response) (prompt, output
 		output = lim.buffer
 	}
 	return prompt, output, lim.threshold, satAdd(prompt, output) >= lim.threshold
+}
+
+// plausibleOutput is n, the output count a provider reported for a response
+// cut at the output limit, or 0 (unknown) when no call could have produced
+// it: not positive, over the window, or more than maxOutputOvershoot times
+// the request's MaxOutputTokens.
+func plausibleOutput(n int, st guardState) int {
+	switch {
+	case n <= 0, n > st.window:
+		return 0
+	case st.maxOutput > 0 && n > scaleSat(st.maxOutput, maxOutputOvershoot):
+		return 0
+	}
+	return n
 }

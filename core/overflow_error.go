@@ -18,10 +18,11 @@ import (
 // than the model's context window.
 type ContextOverflow struct {
 	// Provider is the shape the error matched: "gemini", "anthropic",
-	// "openai" or "generic".
+	// "bedrock", "openai" or "generic".
 	Provider string
 	// Tokens is the request's size as the provider counted it, 0 when the
-	// error does not say.
+	// error does not say or says something implausible (zero, negative,
+	// beyond 2^40, or not over the limit it states).
 	Tokens int
 	// Limit is the model's limit as the provider stated it, 0 when the error
 	// does not say.
@@ -30,15 +31,19 @@ type ContextOverflow struct {
 
 // AsContextOverflow reports whether err is a provider's context-overflow
 // error, and what it says about the request's size and the model's limit.
-// It recognises Gemini ("The input token count (N) exceeds the maximum
-// number of tokens allowed (M)", HTTP 400 INVALID_ARGUMENT, also as a
-// genai.APIError), Anthropic ("prompt is too long: N tokens > M maximum",
-// "input length and max_tokens exceed context limit"), OpenAI-compatible
-// servers (context_length_exceeded, "maximum context length is M tokens ...
-// resulted in N tokens") and generic messages ("context length", "context
-// window", "too many tokens", "token limit", ...). Rate limits and quotas
-// (HTTP 429, "tokens per minute"), output-length errors, cancellation and
-// deadlines are not overflows.
+// It recognises Gemini and Vertex AI ("The input token count (N) exceeds
+// the maximum number of tokens allowed (M)", HTTP 400 INVALID_ARGUMENT,
+// also as a genai.APIError), Anthropic ("prompt is too long: N tokens > M
+// maximum", "input length and max_tokens exceed context limit"), AWS
+// Bedrock ("Input is too long for requested model"), OpenAI, Azure OpenAI
+// and OpenAI-compatible servers such as vLLM and LiteLLM
+// (context_length_exceeded, "maximum context length is M tokens ...
+// resulted in N tokens", "exceed the configured limit of M tokens") and
+// generic messages ("context length", "context window", "too many tokens",
+// "token limit", ...), Ollama's among them. Rate limits, quotas and billing
+// errors (HTTP 429, RESOURCE_EXHAUSTED, "tokens per minute", a daily or
+// monthly token limit, an organization's limit, throttling), output-length
+// errors, cancellation and deadlines are not overflows.
 func AsContextOverflow(err error) (ContextOverflow, bool) {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return ContextOverflow{}, false
@@ -61,50 +66,89 @@ func AsContextOverflow(err error) (ContextOverflow, bool) {
 }
 
 // overflowPattern is one provider message shape; tokens and limit are the
-// indexes of the submatches holding the counts (0: not given).
+// indexes of the submatches holding the counts (0: not given). exceeds says
+// the message states the request's count as over the limit ("N > M", "N
+// exceeds M"): a count at or under its own limit is then no usable count.
+// (OpenAI's "you requested N tokens (X in the messages, Y in the
+// completion)" and Anthropic's "N + max_tokens > M" state an input under
+// the limit, and are not such shapes.)
 type overflowPattern struct {
 	provider      string
 	re            *regexp.Regexp
 	tokens, limit int
+	exceeds       bool
 }
 
 // num matches a count, possibly with thousands separators.
 const num = `([0-9][0-9,]*)`
 
+// overflowPatterns are the providers' overflow messages, matched on the
+// lowercased message. The test table of real messages (overflow_error_test.go)
+// holds an example of each beside its rate-limit and quota look-alikes.
 var overflowPatterns = []overflowPattern{
-	{"gemini", regexp.MustCompile(`input token count\s*\(?` + num + `\)?\s*exceeds the maximum number of tokens allowed\s*\(?` + num), 1, 2},
-	{"gemini", regexp.MustCompile(`exceeds the maximum number of tokens allowed`), 0, 0},
-	{"anthropic", regexp.MustCompile(`prompt is too long:?\s*` + num + `\s*tokens?\s*>\s*` + num), 1, 2},
-	{"anthropic", regexp.MustCompile("input length and `?max_tokens`? exceed context limit:?\\s*" + num + `\s*\+\s*` + num + `\s*>\s*` + num), 1, 3},
-	{"anthropic", regexp.MustCompile(`prompt is too long`), 0, 0},
-	// OpenAI and OpenAI-compatible servers (vLLM, xAI, Groq, ...). The
-	// count of the messages alone wins over the total with the completion.
-	{"openai", regexp.MustCompile(`\(` + num + ` in the messages`), 1, 0},
-	{"openai", regexp.MustCompile(`(?:resulted in|you requested|request contains|prompt contains|request has|input has)\s*` + num + `\s*(?:input\s*)?tokens`), 1, 0},
-	{"openai", regexp.MustCompile(`maximum (?:context|prompt) length is\s*` + num), 0, 1},
-	{"openai", regexp.MustCompile(`input \(` + num + ` tokens?\) is longer than the model's context length \(` + num), 1, 2},
-	{"openai", regexp.MustCompile(`context_length_exceeded|maximum context length`), 0, 0},
+	// Gemini API and Vertex AI (400 INVALID_ARGUMENT).
+	{"gemini", regexp.MustCompile(`input token count\s*\(?` + num + `\)?\s*exceeds the maximum number of tokens allowed\s*\(?` + num), 1, 2, true},
+	{"gemini", regexp.MustCompile(`exceeds the maximum number of tokens allowed`), 0, 0, false},
+	// Anthropic, also through Bedrock, Vertex AI and LiteLLM.
+	{"anthropic", regexp.MustCompile(`prompt is too long:?\s*` + num + `\s*tokens?\s*>\s*` + num), 1, 2, true},
+	{"anthropic", regexp.MustCompile("input length and `?max_tokens`? exceed context limit:?\\s*" + num + `\s*\+\s*` + num + `\s*>\s*` + num), 1, 3, false},
+	{"anthropic", regexp.MustCompile(`prompt is too long`), 0, 0, false},
+	// AWS Bedrock's own validation message (no counts).
+	{"bedrock", regexp.MustCompile(`input is too long for requested model`), 0, 0, false},
+	// OpenAI, Azure OpenAI and OpenAI-compatible servers (vLLM, SGLang,
+	// xAI, Groq, ...). The count of the messages alone wins over the total
+	// with the completion.
+	{"openai", regexp.MustCompile(`\(` + num + ` in (?:the messages|your prompt)`), 1, 0, false},
+	{"openai", regexp.MustCompile(`(?:resulted in|you requested|request contains|prompt contains|request has|input has)\s*` + num + `\s*(?:input\s*)?tokens`), 1, 0, false},
+	{"openai", regexp.MustCompile(`maximum (?:context|prompt) length is\s*` + num), 0, 1, false},
+	{"openai", regexp.MustCompile(`exceed the configured limit of\s*` + num + `\s*tokens`), 0, 1, false},
+	{"openai", regexp.MustCompile(`input \(` + num + ` tokens?\) is longer than the model's context length \(` + num), 1, 2, true},
+	{"openai", regexp.MustCompile(`prompt \(total length ` + num + `\) is too long to fit into the model \(context length ` + num), 1, 2, true},
+	{"openai", regexp.MustCompile(`context_length_exceeded|maximum context length`), 0, 0, false},
 }
 
-// genericOverflow are phrases that mark an overflow error of any provider.
+// genericOverflow are phrases that mark an overflow error of any provider
+// (Ollama's "the input length exceeds the context length", llama.cpp's
+// "exceeds the available context size", ...).
 var genericOverflow = []string{
 	"context length", "context_length", "context window", "context size",
 	"too many tokens", "token limit", "tokens limit", "maximum context",
 	"input is too long", "prompt too long", "input too long",
-	"maximum prompt length", "too long for the model",
+	"maximum prompt length", "too long for the model", "contextwindowexceeded",
 }
 
-// notOverflow are phrases of errors that mention tokens but that compaction
-// cannot fix: rate limits, quotas and output lengths.
-var notOverflow = []string{
-	"rate limit", "rate_limit", "ratelimit", "quota", "tokens per min", "per minute",
-	"resource_exhausted", "too many requests",
-	"max_tokens is too large", "max_output_tokens", "maxoutputtokens", "completion tokens", "output token",
+// quotaPhrases mark errors that are never overflows, whatever else they
+// say: rate limits, quotas and billing, which compaction cannot fix and
+// waiting or paying can. Many name tokens and limits ("Token limit (N per
+// day) exceeded", "on tokens per min (TPM): Limit N", "Too many tokens,
+// please wait"), and some even ask to "reduce the prompt length".
+var quotaPhrases = []string{
+	"rate limit", "rate_limit", "ratelimit", "rate-limit", "quota", "resource_exhausted", "resource exhausted",
+	"too many requests", "throttl", "please wait",
+	"per min", "per hour", "per day", "per week", "per month", "(tpm)", "(tpd)", "(rpm)",
+	"hourly", "daily", "weekly", "monthly", "billing", "credit balance", "budget", "usage limit",
+	"spend limit", "organization",
+}
+
+// rateLimitStatus matches an HTTP 429 stated in an error's text, as
+// adapters that flatten the provider's error into a string write it.
+var rateLimitStatus = regexp.MustCompile(`(?:error code|status code|status|http|"code"|'code')\W{0,4}429\b`)
+
+// outputPhrases mark output-length errors, which compaction cannot fix
+// either; a message that states the input's count is an overflow even so
+// (Anthropic's "input length and max_tokens exceed context limit" names
+// max_tokens).
+var outputPhrases = []string{
+	"max_tokens is too large", "max_output_tokens", "maxoutputtokens", "max_completion_tokens",
+	"completion tokens", "output token",
 }
 
 // parseOverflow classifies an error message (see AsContextOverflow).
 func parseOverflow(msg string) (ContextOverflow, bool) {
 	low := strings.ToLower(msg)
+	if containsAny(low, quotaPhrases) || rateLimitStatus.MatchString(low) {
+		return ContextOverflow{}, false
+	}
 	var out ContextOverflow
 	matched := false
 	for _, p := range overflowPatterns {
@@ -116,38 +160,48 @@ func parseOverflow(msg string) (ContextOverflow, bool) {
 			out.Provider = p.provider
 			matched = true
 		}
-		if p.tokens > 0 && out.Tokens == 0 {
-			out.Tokens = parseCount(m[p.tokens])
+		tokens, limit := 0, 0
+		if p.tokens > 0 {
+			tokens = parseCount(m[p.tokens])
 		}
-		if p.limit > 0 && out.Limit == 0 {
-			out.Limit = parseCount(m[p.limit])
+		if p.limit > 0 {
+			limit = parseCount(m[p.limit])
+		}
+		if p.exceeds && tokens <= limit {
+			tokens = 0 // "0 > 0", "5 tokens > 200000": no usable count
+		}
+		if out.Tokens == 0 {
+			out.Tokens = tokens
+		}
+		if out.Limit == 0 {
+			out.Limit = limit
 		}
 	}
 	if !matched {
-		for _, s := range genericOverflow {
-			if strings.Contains(low, s) {
-				out.Provider, matched = "generic", true
-				break
-			}
-		}
-		if !matched {
+		if !containsAny(low, genericOverflow) {
 			return ContextOverflow{}, false
 		}
+		out.Provider = "generic"
 	}
-	// A specific input-size pattern wins over the exclusions (Anthropic's
-	// "input length and max_tokens exceed context limit" names max_tokens).
-	if out.Tokens == 0 {
-		for _, s := range notOverflow {
-			if strings.Contains(low, s) {
-				return ContextOverflow{}, false
-			}
-		}
+	if out.Tokens == 0 && containsAny(low, outputPhrases) {
+		return ContextOverflow{}, false
 	}
 	return out, true
 }
 
+// containsAny reports whether s contains any of the phrases.
+func containsAny(s string, phrases []string) bool {
+	for _, p := range phrases {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // parseCount reads a count with optional thousands separators; an
-// implausible value is 0 (unknown).
+// implausible value (zero, beyond maxPlausibleTokenNum, or too long to
+// parse, such as 2^63) is 0 (unknown).
 func parseCount(s string) int {
 	s = strings.ReplaceAll(s, ",", "")
 	n, err := strconv.Atoi(s)

@@ -26,6 +26,11 @@ const (
 	keySuspectRatio     = stateKeyPrefix + "suspect_ratio_"
 	keyWindow           = stateKeyPrefix + "window_"
 	keyCompactNext      = stateKeyPrefix + "compact_next_"
+	// keyMaxOutput is the MaxOutputTokens of the request last let through
+	// (0: none), for AfterModelCallback, which does not see the request, to
+	// judge the output count of a response cut at the output limit
+	// (output_limit.go).
+	keyMaxOutput = stateKeyPrefix + "max_output_"
 	// keyAnchor names the host's log position of the last content the
 	// summary covers, for a host that anchors coverage (Request.Coverage;
 	// ARCHITECTURE.md, Summary injection and the watermark).
@@ -79,6 +84,9 @@ type guardState struct {
 	// count: a response near the window stopped at the output limit
 	// (afterModel).
 	compactNext int
+	// maxOutput is the MaxOutputTokens of the request last let through, 0
+	// when it set none.
+	maxOutput int
 	// tokens is the calibrated count of the request last let through, and
 	// threshold the trigger it was judged against (usage.go).
 	tokens    int
@@ -108,7 +116,7 @@ type stateIO struct {
 var agentKeyNames = []string{
 	keySummary, keyWatermark, keySummarizedAt, keyRealTokens, keyLastEstimate, keyFingerprint,
 	keyUserRequest, keyCompactions, keyIrreducibleFloor, keyProviderRatio, keySuspectRatio, keyWindow,
-	keyCompactNext, keyLastTokens, keyThreshold, keyCompactedAt, keyCompactReason, keyCompactRequest, keyPrefix,
+	keyCompactNext, keyMaxOutput, keyLastTokens, keyThreshold, keyCompactedAt, keyCompactReason, keyCompactRequest, keyPrefix,
 	keyAnchor,
 }
 
@@ -152,6 +160,7 @@ func (s stateIO) load(st StateReader) guardState {
 	g.suspectRatio = s.num(st, keySuspectRatio)
 	g.window = s.num(st, keyWindow)
 	g.compactNext = s.num(st, keyCompactNext)
+	g.maxOutput = s.num(st, keyMaxOutput)
 	g.threshold = s.num(st, keyThreshold)
 	return g
 }
@@ -305,6 +314,7 @@ func (s stateIO) save(st State, prev, next guardState) {
 	s.set(st, keySuspectRatio, prev.suspectRatio, next.suspectRatio)
 	s.set(st, keyWindow, prev.window, next.window)
 	s.set(st, keyCompactNext, prev.compactNext, next.compactNext)
+	s.set(st, keyMaxOutput, prev.maxOutput, next.maxOutput)
 	s.set(st, keyLastTokens, prev.tokens, next.tokens)
 	s.set(st, keyThreshold, prev.threshold, next.threshold)
 	s.set(st, keyCompactedAt, prev.compactedAt, next.compactedAt)
