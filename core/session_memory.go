@@ -44,6 +44,9 @@ type agentMemory struct {
 	sentRaw []*genai.Content
 	// sentBytes is what sentRaw retains, about (retainedBytesPerToken).
 	sentBytes int
+	// sentLen is how many contents ADK built for the request last let
+	// through: an overflow of it records it (pendingOverflow.contents).
+	sentLen int
 	// trimWarned records that trimming to the current request was logged
 	// (compaction_strategy_threshold.go), so it is said once per session.
 	trimWarned bool
@@ -57,6 +60,12 @@ type pendingOverflow struct {
 	// ratio is the provider ratio the session learns from the overflow
 	// (learnFromOverflow), per mille; 0 if nothing was learned.
 	ratio int
+	// contents is how many contents ADK built for the rejected request, 0
+	// if unknown. A next request with fewer does not hold the rejected one
+	// (a new turn of an agent with IncludeContents "none"): the rejected
+	// request's count says nothing of its size, only the ratio learned
+	// applies.
+	contents int
 }
 
 // memory returns the record of agent in the session, creating it.
@@ -95,6 +104,7 @@ func (m *agentMemory) rememberCompaction(st StateReader, before int) {
 // overflow, turned into the calibration signal that makes this call compact
 // first. It returns the state the call starts from.
 func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stateIO, req *Request, prev guardState) guardState {
+	m.sentLen = len(req.Contents)
 	if cfg.recoveryLLM != nil {
 		m.sentReq, m.sentRaw = req.Origin, req.Contents
 		m.sentBytes = scaleSat(prev.lastEstimate, retainedBytesPerToken)
@@ -127,6 +137,12 @@ func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stat
 				sio.set(st, keyProviderRatio, prev.providerRatio, ov.ratio)
 			}
 			prev.providerRatio = ov.ratio
+		}
+		if ov.contents > len(req.Contents) {
+			g.log.Info("contextguard: the provider rejected the previous request as too long; this request does not hold it, so it is judged with the ratio learned",
+				"agent", cfg.name, "session", call.SessionID(), "real_tokens", ov.real, "limit", ov.limit,
+				"provider_ratio", float64(prev.providerRatio)/ratioScale)
+			return prev
 		}
 		real := ov.real
 		if real <= 0 {
