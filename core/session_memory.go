@@ -172,3 +172,59 @@ func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stat
 	}
 	return prev
 }
+
+// keptMemory is what an evicted session's agents had learned that the
+// session state cannot show yet: the provider overflows their next calls
+// act on. ADK drops the state delta of the failed call that learned them
+// (ARCHITECTURE.md, Recovery), so until the session's next call writes
+// them, the in-memory record is their only copy; an eviction must not
+// drop it, or every later turn of the session overflows again.
+type keptMemory struct {
+	key       string
+	overflows []keptOverflow
+}
+
+// keptOverflow is one agent's pending overflow.
+type keptOverflow struct {
+	agent string
+	ov    *pendingOverflow
+}
+
+// keepLocked keeps, when the table evicts e, its agents' pending
+// overflows for the session's next call. At most as many sessions' are
+// kept as the table holds sessions, the most recently evicted; each is a
+// few words, whatever the session's size. The caller holds the table's
+// mutex and e is idle.
+func (s *sessionTable) keepLocked(e *sessionEntry) {
+	var kept []keptOverflow
+	for _, m := range e.agents {
+		if m.overflow != nil {
+			kept = append(kept, keptOverflow{agent: m.agent, ov: m.overflow})
+		}
+	}
+	if len(kept) == 0 {
+		return
+	}
+	if el, ok := s.kept[e.key]; ok {
+		s.keptOrder.Remove(el)
+	}
+	s.kept[e.key] = s.keptOrder.PushFront(&keptMemory{key: e.key, overflows: kept})
+	for s.keptOrder.Len() > max(s.max.sessions, 1) {
+		old := s.keptOrder.Remove(s.keptOrder.Back()).(*keptMemory)
+		delete(s.kept, old.key)
+	}
+}
+
+// restoreLocked gives a new entry e what its session's evicted entry kept
+// (keepLocked). The caller holds the table's mutex; e is not yet shared.
+func (s *sessionTable) restoreLocked(e *sessionEntry) {
+	el, ok := s.kept[e.key]
+	if !ok {
+		return
+	}
+	delete(s.kept, e.key)
+	k := s.keptOrder.Remove(el).(*keptMemory)
+	for _, o := range k.overflows {
+		e.memory(o.agent).overflow = o.ov
+	}
+}
