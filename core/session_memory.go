@@ -19,7 +19,9 @@ import (
 //     shows it, so a summary already paid for is reused rather than paid
 //     again;
 //   - a provider overflow to act on: the next call compacts first,
-//     calibrated with the provider's real count;
+//     calibrated with the provider's real count, and writes the ratio it
+//     taught; it is kept when the table evicts the session (keepLocked),
+//     since no state can hold it before that call;
 //   - for agents with a recovery model, the request last let through and the
 //     contents ADK built for it, so a rejected request can be compacted again
 //     from the original history.
