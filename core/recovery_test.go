@@ -238,7 +238,7 @@ func TestOnModelError_InsideATurn(t *testing.T) {
 			g, logs := newTestGuard(t, sum, opts...)
 			ctx := newFakeCtx("a").withUser(request)
 			raw := turnSteps(request, 6, 800)
-			req := request2(raw)
+			req := requestOf(raw)
 			_, err := g.beforeModel(ctx, req)
 			require.NoError(t, err)
 			require.Zero(t, sum.Calls(), "under the threshold by the guard's estimate")
@@ -269,7 +269,7 @@ func TestOnModelError_InsideATurn(t *testing.T) {
 			// call compacts first and persists the ratio learned.
 			ctx.state = newMapState()
 			ctx.withUser("and run the tests")
-			req2 := request2(append(append([]*genai.Content{}, raw...), userMsg("and run the tests")))
+			req2 := requestOf(append(append([]*genai.Content{}, raw...), userMsg("and run the tests")))
 			_, err = g.beforeModel(ctx, req2)
 			require.NoError(t, err)
 			assert.Equal(t, 1, sum.Calls(), "the next call compacts first")
@@ -297,7 +297,7 @@ func TestOnModelError_OnlyTheRequest_IsIrreducible(t *testing.T) {
 			g, _ := newTestGuard(t, sum, opts...)
 			text := "HUGE " + filler(3_000, 1)
 			ctx := newFakeCtx("a").withUser(text)
-			req := request2([]*genai.Content{userMsg(text)})
+			req := requestOf([]*genai.Content{userMsg(text)})
 			_, err := g.beforeModel(ctx, req)
 			require.NoError(t, err)
 			resp, err := g.onModelError(ctx, req, &coretest.OverflowError{Style: coretest.ErrorGemini, Tokens: 30_000, Limit: 8_000})
@@ -309,8 +309,8 @@ func TestOnModelError_OnlyTheRequest_IsIrreducible(t *testing.T) {
 	}
 }
 
-// request2 is request over a slice.
-func request2(cs []*genai.Content) *Request { return request(cs...) }
+// requestOf is request over a slice.
+func requestOf(cs []*genai.Content) *Request { return request(cs...) }
 
 // TestOnModelError_IncludeContentsNone_NextTurnLearnsTheRatio: without a
 // recovery model, an overflow in a turn of an agent with IncludeContents
@@ -323,7 +323,7 @@ func TestOnModelError_IncludeContentsNone_NextTurnLearnsTheRatio(t *testing.T) {
 	g, _ := newTestGuard(t, sum, WithMaxTokens(8_000))
 	ctx := newFakeCtx("a").withUser("REQUEST-1 fix the build")
 	raw := turnSteps("REQUEST-1 fix the build", 6, 800)
-	req := request2(raw)
+	req := requestOf(raw)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
 	sent := requestTokens(testEst, engineReq(req))
@@ -332,7 +332,7 @@ func TestOnModelError_IncludeContentsNone_NextTurnLearnsTheRatio(t *testing.T) {
 
 	ctx.state = newMapState()
 	ctx.withUser("REQUEST-2 run the tests")
-	req2 := request2([]*genai.Content{userMsg("REQUEST-2 run the tests")})
+	req2 := requestOf([]*genai.Content{userMsg("REQUEST-2 run the tests")})
 	_, err = g.beforeModel(ctx, req2)
 	require.NoError(t, err)
 	assert.Zero(t, sum.Calls(), "nothing of the rejected request to compact")

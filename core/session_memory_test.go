@@ -26,7 +26,7 @@ func TestSessionMemory_PendingOverflowSurvivesEviction(t *testing.T) {
 			s1, s2 := newFakeCtx("a").withUser("LATEST"), newFakeCtx("a").withUser("hi")
 			s2.sessionID = "s2"
 			raw := append(history(20, 300), userMsg("LATEST"))
-			req := request2(raw)
+			req := requestOf(raw)
 			_, err := g.beforeModel(s1, req)
 			require.NoError(t, err)
 			sent := requestTokens(testEst, engineReq(req))
@@ -40,7 +40,7 @@ func TestSessionMemory_PendingOverflowSurvivesEviction(t *testing.T) {
 			}
 			s1.state = newMapState() // the failed call's delta is lost
 			s1.withUser("LATEST again")
-			req2 := request2(append(append([]*genai.Content{}, raw...), userMsg("LATEST again")))
+			req2 := requestOf(append(append([]*genai.Content{}, raw...), userMsg("LATEST again")))
 			_, err = g.beforeModel(s1, req2)
 			require.NoError(t, err)
 			assert.Equal(t, 1, sum.Calls(), "the next call compacts first")
