@@ -30,11 +30,11 @@ func (g *Guard) recoverOverflow(c Call, st State, ro StateReader, cfg *Agent, re
 	logger.Warn("contextguard: the provider rejected the request as too long",
 		"provider", ov.Provider, "real_tokens", ov.Tokens, "limit", ov.Limit, "recovery_model", cfg.recoveryLLM != nil)
 	if onlyCurrentRequest(c, req) {
-		// Nothing before the user's current request could be cut: the
-		// provider rejected the part no compaction can shrink (for example
-		// an attachment it charges far above the estimate).
+		// Nothing but the user's current request: the provider rejected
+		// the part no compaction can shrink (for example an attachment it
+		// charges far above the estimate).
 		logger.Error("contextguard: the provider rejected the user's current request itself; nothing the guard can cut will make it fit")
-		return nil, fmt.Errorf("%w: the provider rejected the user's current request with nothing before it to compact", irreducibleError(max(ov.Tokens, ov.Limit+1), overflowWindow(ov, g.limits(cfg, req.Model).window)))
+		return nil, fmt.Errorf("%w: the provider rejected the user's current request, which is all the request holds", irreducibleError(max(ov.Tokens, ov.Limit+1), overflowWindow(ov, g.limits(cfg, req.Model).window)))
 	}
 
 	creq, ev, err := g.handleOverflow(c, st, ro, cfg, req, ov, logger)
@@ -80,23 +80,25 @@ func overflowWindow(ov ContextOverflow, window int) int {
 	return window
 }
 
-// onlyCurrentRequest reports whether the rejected request is the user's
-// current request alone: nothing before it, or only the guard's summary
-// message carrying it (the recovery's own compaction, already cut to half
-// the window); a compaction could not make it smaller.
+// onlyCurrentRequest reports whether the rejected request holds nothing a
+// compaction may cover but the user's current request: the request alone,
+// or only the guard's summary message carrying it (the recovery's own
+// compaction, already cut to half the window), with at most the adapter's
+// synthetic continuations after it (coverableLen, the rule every
+// compaction covers by). A compaction could not make it smaller. Anything
+// else, the turn's own tool steps after the request included (a session's
+// first turn, an agent with IncludeContents "none"), is compacted as the
+// strategies compact it (ARCHITECTURE.md, Recovery).
 func onlyCurrentRequest(c Call, req *Request) bool {
-	if req == nil || len(req.Contents) == 0 {
+	if req == nil || coverableLen(req.Contents) != 1 {
 		return false
 	}
-	_, i := currentRequest(c.UserContent(), req.Contents)
-	switch {
-	case i == 0:
-		return true
-	case i < 0:
+	if isSummaryMessage(req.Contents[0]) {
 		// The summary message quotes the request: it is the request.
-		return len(req.Contents) == 1 && isSummaryMessage(req.Contents[0])
+		return true
 	}
-	return false
+	_, i := currentRequest(c.UserContent(), req.Contents[:1])
+	return i == 0
 }
 
 // handleOverflow does the work of OnModelErrorCallback while it owns the
@@ -156,7 +158,7 @@ func (g *Guard) recordOverflow(st StateReader, sess *sessionEntry, cfg *Agent, m
 
 // recordOverflowFrom is recordOverflow from the learned ratio given.
 func (g *Guard) recordOverflowFrom(sess *sessionEntry, cfg *Agent, mem *agentMemory, req *Request, ov ContextOverflow, learned int) {
-	p := &pendingOverflow{real: ov.Tokens, limit: ov.Limit}
+	p := &pendingOverflow{real: ov.Tokens, limit: ov.Limit, contents: mem.sentLen}
 	if req != nil {
 		est := sess.estimator(cfg, req.Model)
 		p.estimate = requestTokens(est, req)

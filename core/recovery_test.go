@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -200,4 +201,142 @@ func TestOnModelError_RecoveryModelFails(t *testing.T) {
 	assert.Contains(t, contentText(req2.Contents[0]), "PAID-SUMMARY")
 	assert.Contains(t, requestText(req2), "LATEST again")
 	assert.Equal(t, "PAID-SUMMARY", ctx.getStr(keySummary), "and persisted again")
+}
+
+// turnSteps is one user turn of tool steps, as a session's first turn or a
+// turn of an agent with IncludeContents "none" reaches the model: the
+// user's request first, then steps read_file calls, each answered by a
+// result of size bytes.
+func turnSteps(request string, steps, size int) []*genai.Content {
+	cs := []*genai.Content{userMsg(request)}
+	for i := range steps {
+		cs = append(cs,
+			callMsg("read_file", map[string]any{"path": fmt.Sprintf("pkg/file%d.go", i)}),
+			respMsg("read_file", map[string]any{"content": fmt.Sprintf("STEP-%d %s", i, filler(size, i))}))
+	}
+	return cs
+}
+
+// TestOnModelError_InsideATurn: the provider rejects a request made of the
+// user's request and the turn's own tool steps, with nothing before the
+// request (a session's first turn, or any turn of an agent with
+// IncludeContents "none"). The steps may be summarized: with a recovery
+// model the rejected request is compacted, pair-safe and with the request
+// whole, and answered; without one the provider's error is returned, and
+// the next call compacts first. Either way the session learns the
+// provider's ratio, and nothing reports ErrIrreducible.
+func TestOnModelError_InsideATurn(t *testing.T) {
+	const request = "REQUEST-7 please fix the failing build"
+	for _, recover := range []bool{true, false} {
+		t.Run(fmt.Sprintf("recovery model %v", recover), func(t *testing.T) {
+			sum := fixedSummary("TURN-SUMMARY")
+			recovery := &fakeLLM{name: "gemini-2.5-flash", reply: func(context.Context, *Request) (string, error) { return "recovered answer", nil }}
+			opts := []AgentOption{WithMaxTokens(8_000)}
+			if recover {
+				opts = append(opts, WithRecoveryModel(recovery))
+			}
+			g, logs := newTestGuard(t, sum, opts...)
+			ctx := newFakeCtx("a").withUser(request)
+			raw := turnSteps(request, 6, 800)
+			req := requestOf(raw)
+			_, err := g.beforeModel(ctx, req)
+			require.NoError(t, err)
+			require.Zero(t, sum.Calls(), "under the threshold by the guard's estimate")
+			sent := requestTokens(testEst, engineReq(req))
+
+			resp, err := g.onModelError(ctx, req, &coretest.OverflowError{Style: coretest.ErrorGemini, Tokens: 9_000, Limit: 8_000})
+			require.NoError(t, err, "the turn's steps can be compacted: not irreducible")
+			assert.NotContains(t, logs.String(), "nothing before it")
+			wantRatio := ratioPerMille(9_000 / float64(sent))
+			if recover {
+				require.NotNil(t, resp)
+				assert.Equal(t, "recovered answer", contentText(resp.Content))
+				require.Equal(t, 1, recovery.Calls())
+				assert.Equal(t, 1, sum.Calls())
+				got := recovery.last.Contents
+				require.NoError(t, coretest.CheckPairs(got))
+				assert.Contains(t, requestText(recovery.last), request, "the user's request whole")
+				assert.Contains(t, requestText(recovery.last), "TURN-SUMMARY")
+				assert.Less(t, requestTokens(testEst, recovery.last), sent/2)
+				assert.Equal(t, wantRatio, ctx.getInt(keyProviderRatio), "the ratio is learned, riding on the recovery response")
+				assert.Equal(t, "TURN-SUMMARY", ctx.getStr(keySummary))
+				return
+			}
+			assert.Nil(t, resp, "the provider's error is returned")
+			assert.Zero(t, sum.Calls())
+
+			// The failed call's state delta is lost; the next turn's first
+			// call compacts first and persists the ratio learned.
+			ctx.state = newMapState()
+			ctx.withUser("and run the tests")
+			req2 := requestOf(append(append([]*genai.Content{}, raw...), userMsg("and run the tests")))
+			_, err = g.beforeModel(ctx, req2)
+			require.NoError(t, err)
+			assert.Equal(t, 1, sum.Calls(), "the next call compacts first")
+			assert.Contains(t, logs.String(), "compacting first")
+			assert.NoError(t, coretest.CheckPairs(req2.Contents))
+			assert.Contains(t, requestText(req2), "and run the tests")
+			assert.Equal(t, wantRatio, ctx.getInt(keyProviderRatio))
+		})
+	}
+}
+
+// TestOnModelError_OnlyTheRequest_IsIrreducible: a rejected request that
+// holds nothing but the user's request (and the adapter's continuation)
+// has nothing a compaction may cover: ErrIrreducible, with or without a
+// recovery model.
+func TestOnModelError_OnlyTheRequest_IsIrreducible(t *testing.T) {
+	for _, recover := range []bool{true, false} {
+		t.Run(fmt.Sprintf("recovery model %v", recover), func(t *testing.T) {
+			sum := fixedSummary("S")
+			recovery := &fakeLLM{name: "gemini-2.5-flash", reply: func(context.Context, *Request) (string, error) { return "ok", nil }}
+			opts := []AgentOption{WithMaxTokens(8_000)}
+			if recover {
+				opts = append(opts, WithRecoveryModel(recovery))
+			}
+			g, _ := newTestGuard(t, sum, opts...)
+			text := "HUGE " + filler(3_000, 1)
+			ctx := newFakeCtx("a").withUser(text)
+			req := requestOf([]*genai.Content{userMsg(text)})
+			_, err := g.beforeModel(ctx, req)
+			require.NoError(t, err)
+			resp, err := g.onModelError(ctx, req, &coretest.OverflowError{Style: coretest.ErrorGemini, Tokens: 30_000, Limit: 8_000})
+			assert.Nil(t, resp)
+			require.ErrorIs(t, err, ErrIrreducible)
+			assert.Zero(t, recovery.Calls())
+			assert.Zero(t, sum.Calls())
+		})
+	}
+}
+
+// requestOf is request over a slice.
+func requestOf(cs []*genai.Content) *Request { return request(cs...) }
+
+// TestOnModelError_IncludeContentsNone_NextTurnLearnsTheRatio: without a
+// recovery model, an overflow in a turn of an agent with IncludeContents
+// "none" is returned; the next turn's request holds none of the rejected
+// one, so it is not compacted on the rejected request's count (a summary
+// of the lone new request would buy nothing), but it is judged with the
+// ratio learned, which is persisted.
+func TestOnModelError_IncludeContentsNone_NextTurnLearnsTheRatio(t *testing.T) {
+	sum := fixedSummary("S")
+	g, _ := newTestGuard(t, sum, WithMaxTokens(8_000))
+	ctx := newFakeCtx("a").withUser("REQUEST-1 fix the build")
+	raw := turnSteps("REQUEST-1 fix the build", 6, 800)
+	req := requestOf(raw)
+	_, err := g.beforeModel(ctx, req)
+	require.NoError(t, err)
+	sent := requestTokens(testEst, engineReq(req))
+	_, err = g.onModelError(ctx, req, &coretest.OverflowError{Style: coretest.ErrorGemini, Tokens: 9_000, Limit: 8_000})
+	require.NoError(t, err)
+
+	ctx.state = newMapState()
+	ctx.withUser("REQUEST-2 run the tests")
+	req2 := requestOf([]*genai.Content{userMsg("REQUEST-2 run the tests")})
+	_, err = g.beforeModel(ctx, req2)
+	require.NoError(t, err)
+	assert.Zero(t, sum.Calls(), "nothing of the rejected request to compact")
+	require.Len(t, req2.Contents, 1)
+	assert.Equal(t, "REQUEST-2 run the tests", contentText(req2.Contents[0]))
+	assert.Equal(t, ratioPerMille(9_000/float64(sent)), ctx.getInt(keyProviderRatio), "the ratio learned is persisted")
 }

@@ -19,7 +19,9 @@ import (
 //     shows it, so a summary already paid for is reused rather than paid
 //     again;
 //   - a provider overflow to act on: the next call compacts first,
-//     calibrated with the provider's real count;
+//     calibrated with the provider's real count, and writes the ratio it
+//     taught; it is kept when the table evicts the session (keepLocked),
+//     since no state can hold it before that call;
 //   - for agents with a recovery model, the request last let through and the
 //     contents ADK built for it, so a rejected request can be compacted again
 //     from the original history.
@@ -44,6 +46,9 @@ type agentMemory struct {
 	sentRaw []*genai.Content
 	// sentBytes is what sentRaw retains, about (retainedBytesPerToken).
 	sentBytes int
+	// sentLen is how many contents ADK built for the request last let
+	// through: an overflow of it records it (pendingOverflow.contents).
+	sentLen int
 	// trimWarned records that trimming to the current request was logged
 	// (compaction_strategy_threshold.go), so it is said once per session.
 	trimWarned bool
@@ -57,6 +62,12 @@ type pendingOverflow struct {
 	// ratio is the provider ratio the session learns from the overflow
 	// (learnFromOverflow), per mille; 0 if nothing was learned.
 	ratio int
+	// contents is how many contents ADK built for the rejected request, 0
+	// if unknown. A next request with fewer does not hold the rejected one
+	// (a new turn of an agent with IncludeContents "none"): the rejected
+	// request's count says nothing of its size, only the ratio learned
+	// applies.
+	contents int
 }
 
 // memory returns the record of agent in the session, creating it.
@@ -95,6 +106,7 @@ func (m *agentMemory) rememberCompaction(st StateReader, before int) {
 // overflow, turned into the calibration signal that makes this call compact
 // first. It returns the state the call starts from.
 func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stateIO, req *Request, prev guardState) guardState {
+	m.sentLen = len(req.Contents)
 	if cfg.recoveryLLM != nil {
 		m.sentReq, m.sentRaw = req.Origin, req.Contents
 		m.sentBytes = scaleSat(prev.lastEstimate, retainedBytesPerToken)
@@ -128,6 +140,12 @@ func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stat
 			}
 			prev.providerRatio = ov.ratio
 		}
+		if ov.contents > len(req.Contents) {
+			g.log.Info("contextguard: the provider rejected the previous request as too long; this request does not hold it, so it is judged with the ratio learned",
+				"agent", cfg.name, "session", call.SessionID(), "real_tokens", ov.real, "limit", ov.limit,
+				"provider_ratio", float64(prev.providerRatio)/ratioScale)
+			return prev
+		}
 		real := ov.real
 		if real <= 0 {
 			// The provider did not say: the request was over its limit, and
@@ -155,4 +173,60 @@ func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stat
 			"provider_ratio", float64(prev.providerRatio)/ratioScale)
 	}
 	return prev
+}
+
+// keptMemory is what an evicted session's agents had learned that the
+// session state cannot show yet: the provider overflows their next calls
+// act on. ADK drops the state delta of the failed call that learned them
+// (ARCHITECTURE.md, Recovery), so until the session's next call writes
+// them, the in-memory record is their only copy; an eviction must not
+// drop it, or every later turn of the session overflows again.
+type keptMemory struct {
+	key       string
+	overflows []keptOverflow
+}
+
+// keptOverflow is one agent's pending overflow.
+type keptOverflow struct {
+	agent string
+	ov    *pendingOverflow
+}
+
+// keepLocked keeps, when the table evicts e, its agents' pending
+// overflows for the session's next call. At most as many sessions' are
+// kept as the table holds sessions, the most recently evicted; each is a
+// few words, whatever the session's size. The caller holds the table's
+// mutex and e is idle.
+func (s *sessionTable) keepLocked(e *sessionEntry) {
+	var kept []keptOverflow
+	for _, m := range e.agents {
+		if m.overflow != nil {
+			kept = append(kept, keptOverflow{agent: m.agent, ov: m.overflow})
+		}
+	}
+	if len(kept) == 0 {
+		return
+	}
+	if el, ok := s.kept[e.key]; ok {
+		s.keptOrder.Remove(el)
+	}
+	s.kept[e.key] = s.keptOrder.PushFront(&keptMemory{key: e.key, overflows: kept})
+	for s.keptOrder.Len() > max(s.max.sessions, 1) {
+		old := s.keptOrder.Remove(s.keptOrder.Back()).(*keptMemory)
+		delete(s.kept, old.key)
+	}
+}
+
+// restoreLocked gives a new entry e what its session's evicted entry kept
+// (keepLocked). The caller holds the table's mutex; e is not yet shared.
+func (s *sessionTable) restoreLocked(e *sessionEntry) {
+	el, ok := s.kept[e.key]
+	if !ok {
+		return
+	}
+	delete(s.kept, e.key)
+	k := s.keptOrder.Remove(el).(*keptMemory)
+	for _, o := range k.overflows {
+		e.memory(o.agent).overflow = o.ov
+	}
 }

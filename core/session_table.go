@@ -47,6 +47,11 @@ type sessionTable struct {
 	bytes int           // what the entries retain (retainedBytes), as last accounted
 	byKey map[string]*list.Element
 	order *list.List // front: most recently used
+	// kept holds what evicted entries had learned and the session state
+	// cannot yet show (keptMemory), until the session's next call;
+	// keptOrder bounds it (session_memory.go, keep).
+	kept      map[string]*list.Element
+	keptOrder *list.List // of *keptMemory, front: most recently evicted
 }
 
 type sessionEntry struct {
@@ -84,7 +89,8 @@ type summaryMemo struct {
 }
 
 func newSessionTable(b sessionBounds) *sessionTable {
-	return &sessionTable{max: b, byKey: make(map[string]*list.Element), order: list.New()}
+	return &sessionTable{max: b, byKey: make(map[string]*list.Element), order: list.New(),
+		kept: make(map[string]*list.Element), keptOrder: list.New()}
 }
 
 // acquire makes the caller the owner of the session's entry, with its mutex
@@ -96,7 +102,9 @@ func (s *sessionTable) acquire(ctx context.Context, key string) (*sessionEntry, 
 	s.mu.Lock()
 	el, ok := s.byKey[key]
 	if !ok {
-		el = s.order.PushFront(&sessionEntry{key: key, cache: newCountCache()})
+		e := &sessionEntry{key: key, cache: newCountCache()}
+		s.restoreLocked(e)
+		el = s.order.PushFront(e)
 		s.byKey[key] = el
 	} else {
 		s.order.MoveToFront(el)
@@ -156,6 +164,7 @@ func (s *sessionTable) evictLocked() {
 			s.order.Remove(el)
 			delete(s.byKey, e.key)
 			s.bytes -= e.accounted
+			s.keepLocked(e)
 		}
 		el = prev
 	}

@@ -57,6 +57,7 @@ var mirrored = []mirror{
 	{src: "adapter_adk_api.go"},
 	{src: "example_test.go"},
 	{src: "conformance_test.go", extra: []string{`NewConformanceRow("v1"`, `NewConformanceRow("v2"`}},
+	{src: "recovery_turn_test.go"},
 	{src: "examples/quickstart/main_test.go", extra: []string{
 		// The v2 program is the README's "ADK v2" block, one directory deeper.
 		"## Quickstart", "## ADK v2",
