@@ -107,10 +107,10 @@ func (g *Guard) summarizeSpan(t *turn, c *compaction, end int, shorter bool, bui
 	asked := min(budget, c.input.answer)
 	sreq := SummaryRequest{
 		Agent:        t.cfg.name,
-		UserRequest:  c.userReq,
-		Todos:        c.todos,
+		UserRequest:  c.input.extras.userRequest,
+		Todos:        c.input.extras.todos,
 		MaxTokens:    t.cal.unscale(asked),
-		Instructions: t.summaryInstructions(),
+		Instructions: c.input.extras.instructions,
 	}
 	if !c.ev.Fallback {
 		var from int
@@ -270,23 +270,31 @@ func boundedUserRequest(t *turn) string {
 // at most summarizerAnswerShare of its window); budget is what its window
 // leaves for the previous summary and the transcript (summarizerInputShare
 // of it, or less when the room reserved for the answer needs more, less the
-// prompt's own text), of which the previous summary may take half; lim bounds the excerpts of the transcript, scaled
+// prompt's own text and the parts beside the transcript, summarizer_input.go),
+// of which the previous summary may take half; lim bounds the excerpts of the transcript, scaled
 // to what the compaction's previous summary leaves.
 type summarizerInput struct {
 	answer int
 	budget int
 	lim    excerptLimits
+	// extras are the parts of every input beside the transcript and the
+	// previous summary, already taken out of budget.
+	extras summarizerExtras
 }
 
-// newSummarizerInput is the room of one call to the turn's summarizer.
-func newSummarizerInput(t *turn, prev string, summaryTokens int) summarizerInput {
+// newSummarizerInput is the room of one call to the turn's summarizer,
+// with the parts of its input beside the transcript (the instructions, the
+// todo list, the user's request) bounded to their shares of it and taken
+// out of its budget.
+func newSummarizerInput(t *turn, prev string, summaryTokens int, todos []TodoItem, userRequest string) summarizerInput {
 	w := t.guardSummarizerWindow()
 	answer := max(min(summaryTokens, int(float64(w)*summarizerAnswerShare)), minSummaryTokens/2)
 	// The answer's room is what the call reserves for it (MaxOutputTokens,
 	// twice the length asked), which some providers count against the
 	// window; the input share keeps the estimate's margin.
-	budget := min(int(float64(w)*summarizerInputShare), w-2*answer) - promptOverheadTokens
-	in := summarizerInput{answer: answer, budget: max(budget, minSummarizerInput)}
+	budget := max(min(int(float64(w)*summarizerInputShare), w-2*answer)-promptOverheadTokens, minSummarizerInput)
+	extras := newSummarizerExtras(t, budget, todos, userRequest)
+	in := summarizerInput{answer: answer, budget: budget - extras.tokens, extras: extras}
 	remaining := in.budget - t.cal.scale(t.est.text(in.boundPrev(t, prev)))
 	in.lim = limitsForBudget(remaining * 3)
 	return in
