@@ -28,6 +28,10 @@ const (
 	DefaultContextWindow = core.DefaultContextWindow
 	// DefaultMaxCompactionAttempts bounds summarizer calls per model call.
 	DefaultMaxCompactionAttempts = core.DefaultMaxCompactionAttempts
+	// DefaultMaxSummarizerCalls bounds the summarizer calls of one
+	// compaction, a rolling summary's pieces included
+	// (WithMaxSummarizerCalls).
+	DefaultMaxSummarizerCalls = core.DefaultMaxSummarizerCalls
 	// DefaultSlidingWindowTurns is the turn budget used by WithSlidingWindow(0).
 	DefaultSlidingWindowTurns = core.DefaultSlidingWindowTurns
 	// DefaultPruneKeepSteps is how many of the newest tool steps
@@ -307,6 +311,15 @@ func WithMaxTokens(n int) AgentOption { return core.WithMaxTokens(n) }
 // request when a summary comes back too long for the trigger. Zero means
 // DefaultMaxCompactionAttempts; a negative value is an error.
 func WithMaxCompactionAttempts(n int) AgentOption { return core.WithMaxCompactionAttempts(n) }
+
+// WithMaxSummarizerCalls bounds the summarizer calls one compaction, and so
+// one model call, may make, the pieces of a rolling summary (a span larger
+// than the summarizer's window) and the retries of a summary too long
+// included. A span that needs more calls has its oldest messages listed by
+// the deterministic fallback summary, which the summarizer then reads as
+// the summary so far beside the newest messages. Zero means
+// DefaultMaxSummarizerCalls; a negative value is an error.
+func WithMaxSummarizerCalls(n int) AgentOption { return core.WithMaxSummarizerCalls(n) }
 
 // WithSummarizer replaces the LLM summarizer built from the model given to
 // Add (for example with one over a cheaper model, see NewLLMSummarizer).
