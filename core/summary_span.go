@@ -211,7 +211,7 @@ func (g *Guard) rollUp(t *turn, c *compaction, sreq SummaryRequest, end int) (pr
 	}
 	c.rolled = c.rolled[:reused]
 	sreq.MaxTokens = t.cal.unscale(c.input.answer)
-	prev, from = g.digestOldest(t, c, prev, from, end)
+	prev, from = digestOldest(t, c, prev, from, end)
 	for {
 		pieceEnd, text, shown := nextPiece(t, c, prev, from, end)
 		if pieceEnd >= end {
@@ -254,18 +254,17 @@ func (g *Guard) rollUp(t *turn, c *compaction, sreq SummaryRequest, end int) (pr
 
 // digestOldest bounds the rolling summary of t.raw[from:end], which folds
 // in prev, to the summarizer calls the compaction has left
-// (WithMaxSummarizerCalls), less the retries its last call may need: when
-// its transcript outweighs what that many inputs hold (each two fifths of
+// (WithMaxSummarizerCalls), less the retries its last call may need. When
+// the transcript outweighs what that many inputs hold (each two fifths of
 // the input budget: half is left beside the summary so far, boundPrev, less
-// the end of a piece where a content does not fit whole), its oldest contents, with prev, are listed by the fallback
-// summary in at most half an input, which stands as the summary so far of
-// a rolled piece; the summarizer then reads that list beside the newest
-// contents. It returns the summary so far and where the contents still to
-// summarize start.
-func (g *Guard) digestOldest(t *turn, c *compaction, prev string, from, end int) (string, int) {
-	// The calls left, less the retries the last call may need.
+// where a piece ends before a content that does not fit whole), its oldest
+// contents, with prev, are listed by the fallback summary in half an input,
+// which stands as the summary so far of a rolled piece: the summarizer then
+// reads that list beside the newest contents. It returns the summary so far
+// and where the contents still to summarize start.
+func digestOldest(t *turn, c *compaction, prev string, from, end int) (string, int) {
 	calls := t.cfg.maxSummarizerCalls - c.ev.SummarizerCalls - max(c.callsLeft-1, 0)
-	capacity := max(calls, 1) * (c.input.budget * 2 / 5)
+	capacity := scaleSat(c.input.budget*2/5, float64(max(calls, 1))) // calls may be near math.MaxInt
 	cut, held := end, 0
 	for cut > from {
 		n := c.render(t, cut-1).tokens
@@ -278,9 +277,9 @@ func (g *Guard) digestOldest(t *turn, c *compaction, prev string, from, end int)
 	if cut == from {
 		return prev, from
 	}
-	digest := "(The conversation's first " + strconv.Itoa(cut) + " messages, listed mechanically: summarizing them too would take more than " +
-		strconv.Itoa(t.cfg.maxSummarizerCalls) + " summarizer calls.)\n" +
-		fallbackSummary(t.est, t.cal, prev, t.raw[from:cut], nil, c.input.budget/2)
+	head := "(The conversation's first " + strconv.Itoa(cut) + " messages, listed mechanically: summarizing them too would take more than " +
+		strconv.Itoa(t.cfg.maxSummarizerCalls) + " summarizer calls.)\n"
+	digest := head + fallbackSummary(t.est, t.cal, prev, t.raw[from:cut], nil, c.input.budget/2-t.cal.scale(t.est.text(head)))
 	t.log().Warn("contextguard: the span needs more summarizer calls than allowed; its oldest messages are listed mechanically",
 		"max_summarizer_calls", t.cfg.maxSummarizerCalls, "listed_contents", cut-from, "summarized_contents", end-cut)
 	c.rolled = append(c.rolled, rolledPiece{end: cut, summary: digest})
@@ -303,10 +302,10 @@ func fallbackAfterPieces(t *turn, c *compaction, end, budget int) string {
 	if from == c.first {
 		return fallbackSummary(t.est, t.cal, c.prevSummary, t.raw[c.first:end], c.todos, budget)
 	}
-	head := "(Summary of the conversation's first " + strconv.Itoa(from) + " messages:)\n" + excerptToFit(t, prev, budget/2) + "\n"
-	if t.cal.scale(t.est.text(prev)) <= budget/2 {
-		head = "(Summary of the conversation's first " + strconv.Itoa(from) + " messages:)\n" + prev + "\n"
+	if t.cal.scale(t.est.text(prev)) > budget/2 {
+		prev = excerptToFit(t, prev, budget/2)
 	}
+	head := "(Summary of the conversation's first " + strconv.Itoa(from) + " messages:)\n" + prev + "\n"
 	return head + fallbackSummary(t.est, t.cal, "", t.raw[from:end], c.todos, budget-t.cal.scale(t.est.text(head)))
 }
 

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -77,8 +78,9 @@ func TestRollingSummary_NoMessageLost(t *testing.T) {
 			reg := windowRegistry{"gemini-2.5-flash": tc.agentWindow, "small-summarizer": tc.summarizerWindow}
 			g := newGuard(reg, WithLogger(logs.logger()), WithOnCompaction(func(_ context.Context, e CompactionEvent) { events = append(events, e) }))
 			// As many calls as the span needs (WithMaxSummarizerCalls'
-			// bound is TestRollingSummary_CallsBounded's).
-			g.addModel("a", nil, WithSummarizer(llm), WithMaxTokens(tc.agentWindow), WithMaxSummarizerCalls(1_000))
+			// bound is TestRollingSummary_CallsBounded's); the largest
+			// bound saturates.
+			g.addModel("a", nil, WithSummarizer(llm), WithMaxTokens(tc.agentWindow), WithMaxSummarizerCalls(math.MaxInt))
 			require.NoError(t, g.Err())
 			ctx := newFakeCtx("a").withUser(user)
 			req := request(raw...)
