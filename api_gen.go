@@ -35,6 +35,13 @@ const (
 	DefaultContextWindow = core.DefaultContextWindow
 	// DefaultMaxCompactionAttempts bounds summarizer calls per model call.
 	DefaultMaxCompactionAttempts = core.DefaultMaxCompactionAttempts
+	// DefaultMaxSummarizerCalls bounds the summarizer calls of one
+	// compaction, a rolling summary's pieces included: at the 5 s a
+	// summarizer call commonly takes, a model call waits under a minute for
+	// its compaction (a rolling summary over a huge span once made 65 calls
+	// inside one model call). A span that needs more is summarized from its
+	// newest part, the oldest listed mechanically (WithMaxSummarizerCalls).
+	DefaultMaxSummarizerCalls = core.DefaultMaxSummarizerCalls
 	// DefaultSlidingWindowTurns is the turn budget used by WithSlidingWindow(0).
 	DefaultSlidingWindowTurns = core.DefaultSlidingWindowTurns
 	// DefaultPruneKeepSteps is how many of the newest tool steps
@@ -120,6 +127,17 @@ func WithInstructions(text string) AgentOption { return core.WithInstructions(te
 // request when a summary comes back too long for the trigger. Zero means
 // DefaultMaxCompactionAttempts; a negative value is an error.
 func WithMaxCompactionAttempts(n int) AgentOption { return core.WithMaxCompactionAttempts(n) }
+
+// WithMaxSummarizerCalls bounds the summarizer calls one compaction, and so
+// one model call, may make, the pieces of a rolling summary (a span larger
+// than the summarizer's window) and the retries of a summary too long
+// included. A span that needs more calls has its oldest messages listed by
+// the deterministic fallback summary (the user's requests, the tools
+// called, the last model message), which the summarizer then reads as the
+// summary so far beside the newest messages; should the calls still run
+// out, the pieces already summarized are kept and the fallback lists the
+// rest. Zero means DefaultMaxSummarizerCalls; a negative value is an error.
+func WithMaxSummarizerCalls(n int) AgentOption { return core.WithMaxSummarizerCalls(n) }
 
 // WithMaxTokens overrides the context window the registry reports for the
 // agent's model (both strategies). Zero keeps the registry's value; a

@@ -19,11 +19,12 @@ func TestOptionValidation(t *testing.T) {
 		want []string
 	}{
 		{"valid", func(g *ContextGuard) {
-			g.Add("a", llm, WithSlidingWindow(0), WithMaxTokens(0), WithMaxCompactionAttempts(0))
+			g.Add("a", llm, WithSlidingWindow(0), WithMaxTokens(0), WithMaxCompactionAttempts(0), WithMaxSummarizerCalls(0))
 		}, nil, nil},
 		{"negative sliding window", func(g *ContextGuard) { g.Add("a", llm, WithSlidingWindow(-1)) }, nil, []string{`Add("a")`, "WithSlidingWindow(-1)"}},
 		{"negative max tokens", func(g *ContextGuard) { g.Add("a", llm, WithMaxTokens(-5)) }, nil, []string{"WithMaxTokens(-5)"}},
 		{"negative attempts", func(g *ContextGuard) { g.Add("a", llm, WithMaxCompactionAttempts(-1)) }, nil, []string{"WithMaxCompactionAttempts(-1)"}},
+		{"negative summarizer calls", func(g *ContextGuard) { g.Add("a", llm, WithMaxSummarizerCalls(-1)) }, nil, []string{"WithMaxSummarizerCalls(-1)"}},
 		{"zero summary timeout", func(g *ContextGuard) { g.Add("a", llm, WithSummaryTimeout(0)) }, nil, []string{"WithSummaryTimeout(0s)"}},
 		{"nil summarizer", func(g *ContextGuard) { g.Add("a", llm, WithSummarizer(nil)) }, nil, []string{"WithSummarizer"}},
 		{"nil model", func(g *ContextGuard) { g.Add("a", nil) }, nil, []string{"model is nil"}},

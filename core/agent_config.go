@@ -36,6 +36,10 @@ type Agent struct {
 	// recoveryLLM is WithRecoveryModel's model, nil without one.
 	recoveryLLM HostModel
 	errs        []error
+
+	// maxSummarizerCalls bounds the summarizer calls of one compaction
+	// (WithMaxSummarizerCalls).
+	maxSummarizerCalls int
 }
 
 // triggerKind names the option that set an agent's trigger, as its errors
@@ -79,6 +83,8 @@ func newAgentConfig(name, caller string, def Summarizer, defErr error, opts []Ag
 		maxAttempts:    DefaultMaxCompactionAttempts,
 		summaryTimeout: DefaultSummaryTimeout,
 		host:           Host{}.withDefaults(),
+
+		maxSummarizerCalls: DefaultMaxSummarizerCalls,
 	}
 	if name == "" {
 		c.errs = append(c.errs, errors.New("agent name is empty"))

@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 )
 
 // The agents the guard guards: those added by name, AddDefault's for the
@@ -11,6 +12,23 @@ import (
 // defaultAgentName names AddDefault's configuration until it is derived for
 // an agent (deriveDefault); no agent runs under it.
 const defaultAgentName = "(default)"
+
+// maxDerivedAgents bounds how many agent names AddDefault's configuration
+// is kept derived for (about 2.5 KB each, mostly its state key names): an
+// application that names its agents per session or per user would
+// otherwise keep one per name for good (48 MB for 20,000 names). An agent
+// tree has tens of names, far below it; past it, names not used since the
+// last eviction are dropped first, and a dropped name is derived again on
+// its next call, which costs one configuration's allocation.
+const maxDerivedAgents = 1_024
+
+// derivedAgent is AddDefault's configuration under one agent's name, with
+// whether a call used it since the last eviction (a clock's reference bit:
+// marking it takes no lock beyond the lookup's read lock).
+type derivedAgent struct {
+	cfg  *Agent
+	used atomic.Bool
+}
 
 // add registers cfg under its name (Add), or records its errors and leaves
 // the agent as it was.
@@ -45,7 +63,13 @@ func (g *Guard) agent(name string) *Agent {
 	g.mu.RLock()
 	cfg, ok := g.agents[name]
 	if !ok {
-		cfg, ok = g.derived[name]
+		var d *derivedAgent
+		if d, ok = g.derived[name]; ok {
+			cfg = d.cfg
+			if !d.used.Load() {
+				d.used.Store(true)
+			}
+		}
 	}
 	fallback := g.fallback
 	g.mu.RUnlock()
@@ -73,21 +97,51 @@ func (g *Guard) agentForCall(name string) *Agent {
 }
 
 // deriveDefault is the default configuration (AddDefault) under the name of
-// the agent it guards, made once per name.
+// the agent it guards, made once per name while at most maxDerivedAgents
+// names are kept (evictDerived).
 func (g *Guard) deriveDefault(name string) *Agent {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if cfg, ok := g.agents[name]; ok {
 		return cfg
 	}
-	if cfg, ok := g.derived[name]; ok {
-		return cfg
+	if d, ok := g.derived[name]; ok {
+		return d.cfg
+	}
+	if len(g.derived) >= maxDerivedAgents {
+		g.evictDerived()
 	}
 	cfg := *g.fallback
 	cfg.name = name
 	cfg.stateKeys = stateKeysFor(name)
-	g.derived[name] = &cfg
+	g.derived[name] = &derivedAgent{cfg: &cfg}
 	return &cfg
+}
+
+// evictDerived drops a quarter of the derived configurations, those no call
+// used since the last eviction first (their marks are cleared for the
+// next), so a full table costs one eviction per quarter of its size. A
+// configuration dropped while a call holds it stays valid for that call.
+// g.mu is held.
+func (g *Guard) evictDerived() {
+	drop := len(g.derived) / 4
+	for name, d := range g.derived {
+		if drop == 0 {
+			break
+		}
+		if !d.used.Load() {
+			delete(g.derived, name)
+			drop--
+		}
+	}
+	for name, d := range g.derived {
+		if drop > 0 {
+			delete(g.derived, name)
+			drop--
+			continue
+		}
+		d.used.Store(false)
+	}
 }
 
 // checkAgent says why the guard cannot answer for agentName.

@@ -1,7 +1,9 @@
 package core
 
 import (
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -104,4 +106,72 @@ func TestAgentLookup_OnlyModelCallsAreLogged(t *testing.T) {
 	_, err = g.beforeModel(newFakeCtx("ghost"), request(userMsg("hi")))
 	require.NoError(t, err)
 	assert.Equal(t, 1, strings.Count(logs.String(), "not guarded"), "a model call of the agent is")
+}
+
+// TestAgentLookup_DefaultMemoryBounded: AddDefault's configuration derived
+// for 20,000 distinct agent names, each in a session of its own under
+// WithMaxSessions(10), keeps at most maxDerivedAgents of them: the memory
+// the guard retains stays bounded however many names it has seen, and a
+// name seen again gets the same configuration back. Before the bound, each
+// name kept about 2.5 KB for good: 48 MB for 20,000 names.
+func TestAgentLookup_DefaultMemoryBounded(t *testing.T) {
+	const names = 20_000
+	g := newGuard(NewCrushRegistry(WithRegistryLogger(quietLog)), WithLogger(quietLog), WithMaxSessions(10))
+	g.addDefaultModel(fixedSummary("unused"), WithMaxTokens(100_000))
+	require.NoError(t, g.Err())
+	call := func(i int) {
+		ctx := newFakeCtx("agent-" + strconv.Itoa(i)).withUser("go on")
+		ctx.sessionID = "s" + strconv.Itoa(i)
+		_, err := g.beforeModel(ctx, request(userMsg("go on")))
+		require.NoError(t, err)
+	}
+	call(0)
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	for i := 1; i < names; i++ {
+		call(i)
+	}
+	retained := int64(heap()) - int64(before)
+
+	g.mu.RLock()
+	derived := len(g.derived)
+	g.mu.RUnlock()
+	assert.LessOrEqual(t, derived, maxDerivedAgents, "configurations kept")
+	// What maxDerivedAgents configurations weigh, with room for the heap's
+	// noise; the unbounded map retained about 48 MB.
+	assert.Less(t, retained, int64(8<<20), "bytes retained after %d agent names", names)
+	t.Logf("%d agent names: %d configurations kept, %d bytes retained", names, derived, retained)
+
+	// A name seen again, evicted or not, is guarded as before.
+	for _, i := range []int{0, names - 1} {
+		cfg := g.agent("agent-" + strconv.Itoa(i))
+		require.NotNil(t, cfg)
+		assert.Equal(t, "agent-"+strconv.Itoa(i), cfg.Name())
+		assert.Equal(t, keySummary+"agent-"+strconv.Itoa(i), cfg.stateKeys[keySummary])
+		assert.Same(t, cfg, g.agent("agent-"+strconv.Itoa(i)), "kept while in use")
+	}
+}
+
+// TestAgentLookup_DefaultKeepsNamesInUse: past maxDerivedAgents names, the
+// names no call used since the last eviction are dropped first: an agent
+// called all along keeps its configuration while thousands of other names
+// come and go.
+func TestAgentLookup_DefaultKeepsNamesInUse(t *testing.T) {
+	g := newGuard(NewCrushRegistry(WithRegistryLogger(quietLog)), WithLogger(quietLog))
+	g.addDefaultModel(fixedSummary("unused"), WithMaxTokens(100_000))
+	require.NoError(t, g.Err())
+	hot := g.agent("hot")
+	require.NotNil(t, hot)
+	for i := range 3 * maxDerivedAgents {
+		require.NotNil(t, g.agent("once-"+strconv.Itoa(i)))
+		require.Same(t, hot, g.agent("hot"), "after %d other names", i+1)
+	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	assert.LessOrEqual(t, len(g.derived), maxDerivedAgents)
 }

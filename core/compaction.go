@@ -111,9 +111,9 @@ func (g *Guard) beginCompaction(t *turn, strategy Strategy, reason string) (c *c
 		return nil, next, err
 	}
 	t.sumWindow = g.summarizerWindow(t)
-	c.input = newSummarizerInput(t, c.prevSummary, c.budget)
-	c.rendered = make([]renderedContent, c.cov-c.first)
 	c.todos = loadTodos(t.ro)
+	c.input = newSummarizerInput(t, c.prevSummary, c.budget, c.todos, c.userReq)
+	c.rendered = make([]renderedContent, c.cov-c.first)
 	c.callsLeft = t.cfg.maxAttempts
 
 	t.spanCtx, c.span = g.tel.startCompaction(t.ctx, t.cfg.name, t.ctx.SessionID(), strategy)

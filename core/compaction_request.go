@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -67,7 +68,7 @@ func (s stateIO) requestAt(st StateReader, fullKey string) compactionRequest {
 			// Written by an application itself: cut, not refused.
 			s.log.Warn("contextguard: the requested compaction's focus is too long; using its beginning",
 				"agent", s.agent, "key", fullKey, "bytes", len(r), "max_bytes", MaxFocusBytes)
-			r = strings.ToValidUTF8(r[:MaxFocusBytes], "")
+			r = focusHead(r)
 		}
 		return compactionRequest{pending: r != "", focus: r}
 	}
@@ -115,19 +116,10 @@ func (t *turn) takeRequest() {
 	t.prev.request = compactionRequest{}
 }
 
-// summaryInstructions are the summary prompt's extra instructions, in
-// order: the agent's (WithInstructions), the focus of a requested
-// compaction, and the before-compaction hook's (compaction_hooks.go).
-func (t *turn) summaryInstructions() string {
-	var parts []string
-	if t.cfg.instructions != "" {
-		parts = append(parts, t.cfg.instructions)
-	}
-	if t.focus != "" {
-		parts = append(parts, "Focus of this summary: "+t.focus)
-	}
-	if t.hookInstructions != "" {
-		parts = append(parts, t.hookInstructions)
-	}
-	return strings.Join(parts, "\n\n")
+// focusHead is the beginning of a focus longer than MaxFocusBytes, with a
+// marker that says how much was omitted, so the summarizer sees the cut.
+func focusHead(s string) string {
+	marker := func(n int) string { return " [... " + strconv.Itoa(n) + " more bytes of the focus omitted]" }
+	head := validPrefix(s, MaxFocusBytes-len(marker(len(s))))
+	return head + marker(len(s)-len(head))
 }

@@ -24,7 +24,8 @@ func TestCompactionRequest_StateValues(t *testing.T) {
 		{"empty text: none", "", compactionRequest{}, false},
 		{"nil: none", nil, compactionRequest{}, false},
 		{"a number: wrong type, none", 1, compactionRequest{}, false},
-		{"text too long: its beginning", strings.Repeat("é", MaxFocusBytes), compactionRequest{pending: true, focus: strings.Repeat("é", MaxFocusBytes/2)}, true},
+		{"text too long: its beginning, the cut marked", strings.Repeat("é", MaxFocusBytes),
+			compactionRequest{pending: true, focus: strings.Repeat("é", 978) + " [... 2044 more bytes of the focus omitted]"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

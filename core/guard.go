@@ -35,9 +35,9 @@ type Guard struct {
 	mu     sync.RWMutex
 	agents map[string]*Agent
 	// fallback is AddDefault's configuration; derived holds it under the
-	// name of each agent it has guarded.
+	// names of the agents it guarded lately (at most maxDerivedAgents).
 	fallback *Agent
-	derived  map[string]*Agent
+	derived  map[string]*derivedAgent
 	errs     []error
 	// unguardedLogged holds the names of agents without a configuration
 	// whose first call was logged.
@@ -80,7 +80,7 @@ func New(registry ModelRegistry, opts ...Option) *Guard {
 		beforeHook: o.beforeCompaction,
 		optErrs:    o.errs,
 		agents:     make(map[string]*Agent),
-		derived:    make(map[string]*Agent),
+		derived:    make(map[string]*derivedAgent),
 		sessions:   newSessionTable(o.bounds.withDefaults()),
 	}
 }

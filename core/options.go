@@ -33,6 +33,13 @@ const (
 	DefaultContextWindow = 128_000
 	// DefaultMaxCompactionAttempts bounds summarizer calls per model call.
 	DefaultMaxCompactionAttempts = 3
+	// DefaultMaxSummarizerCalls bounds the summarizer calls of one
+	// compaction, a rolling summary's pieces included: at the 5 s a
+	// summarizer call commonly takes, a model call waits under a minute for
+	// its compaction (a rolling summary over a huge span once made 65 calls
+	// inside one model call). A span that needs more is summarized from its
+	// newest part, the oldest listed mechanically (WithMaxSummarizerCalls).
+	DefaultMaxSummarizerCalls = 10
 	// DefaultSlidingWindowTurns is the turn budget used by WithSlidingWindow(0).
 	DefaultSlidingWindowTurns = 20
 	// DefaultPruneKeepSteps is how many of the newest tool steps
@@ -271,6 +278,28 @@ func WithMaxCompactionAttempts(n int) AgentOption {
 			c.maxAttempts = DefaultMaxCompactionAttempts
 		default:
 			c.maxAttempts = n
+		}
+	}
+}
+
+// WithMaxSummarizerCalls bounds the summarizer calls one compaction, and so
+// one model call, may make, the pieces of a rolling summary (a span larger
+// than the summarizer's window) and the retries of a summary too long
+// included. A span that needs more calls has its oldest messages listed by
+// the deterministic fallback summary (the user's requests, the tools
+// called, the last model message), which the summarizer then reads as the
+// summary so far beside the newest messages; should the calls still run
+// out, the pieces already summarized are kept and the fallback lists the
+// rest. Zero means DefaultMaxSummarizerCalls; a negative value is an error.
+func WithMaxSummarizerCalls(n int) AgentOption {
+	return func(c *Agent) {
+		switch {
+		case n < 0:
+			c.errs = append(c.errs, fmt.Errorf("WithMaxSummarizerCalls(%d): must be >= 0 (0 means the default %d)", n, DefaultMaxSummarizerCalls))
+		case n == 0:
+			c.maxSummarizerCalls = DefaultMaxSummarizerCalls
+		default:
+			c.maxSummarizerCalls = n
 		}
 	}
 }

@@ -107,10 +107,10 @@ func (g *Guard) summarizeSpan(t *turn, c *compaction, end int, shorter bool, bui
 	asked := min(budget, c.input.answer)
 	sreq := SummaryRequest{
 		Agent:        t.cfg.name,
-		UserRequest:  c.userReq,
-		Todos:        c.todos,
+		UserRequest:  c.input.extras.userRequest,
+		Todos:        c.input.extras.todos,
 		MaxTokens:    t.cal.unscale(asked),
-		Instructions: t.summaryInstructions(),
+		Instructions: c.input.extras.instructions,
 	}
 	if !c.ev.Fallback {
 		var from int
@@ -127,6 +127,8 @@ func (g *Guard) summarizeSpan(t *turn, c *compaction, end int, shorter bool, bui
 			// The summarizer already failed during this compaction.
 		case c.callsLeft <= 0:
 			reason = "summarizer attempts spent"
+		case c.ev.SummarizerCalls >= t.cfg.maxSummarizerCalls:
+			reason = "summarizer calls spent (WithMaxSummarizerCalls)"
 		default:
 			var err error
 			s, err = g.summarize(t, sreq)
@@ -145,7 +147,7 @@ func (g *Guard) summarizeSpan(t *turn, c *compaction, end int, shorter bool, bui
 			c.ev.Fallback, c.ev.FallbackReason = true, reason
 		}
 		if c.ev.Fallback {
-			s = fallbackSummary(t.est, t.cal, c.prevSummary, span, c.todos, budget)
+			s = fallbackAfterPieces(t, c, end, budget)
 		}
 		o.summary = s
 		t.send(build(s))
@@ -209,10 +211,22 @@ func (g *Guard) rollUp(t *turn, c *compaction, sreq SummaryRequest, end int) (pr
 	}
 	c.rolled = c.rolled[:reused]
 	sreq.MaxTokens = t.cal.unscale(c.input.answer)
+	prev, from = digestOldest(t, c, prev, from, end)
 	for {
 		pieceEnd, text, shown := nextPiece(t, c, prev, from, end)
 		if pieceEnd >= end {
 			return shown, text, from
+		}
+		if c.ev.SummarizerCalls+1 >= t.cfg.maxSummarizerCalls {
+			// This piece would leave no call for the last: the pieces
+			// summarized so far are kept, the fallback lists the rest
+			// (fallbackAfterPieces).
+			reason := "the span needs more than " + strconv.Itoa(t.cfg.maxSummarizerCalls) +
+				" summarizer calls (WithMaxSummarizerCalls)"
+			t.log().Warn("contextguard: summarizer calls spent; using the fallback summary for the rest of the span", "fallback_reason", reason,
+				"summarizer_model", summarizerModel(t.cfg.summarizer), "rolling_pieces", len(c.rolled), "remaining_contents", end-from)
+			c.ev.Fallback, c.ev.FallbackReason = true, reason
+			return "", "", from
 		}
 		sreq.PreviousSummary, sreq.Transcript, sreq.Contents = shown, text, t.raw[from:pieceEnd]
 		s, err := g.summarize(t, sreq)
@@ -236,6 +250,63 @@ func (g *Guard) rollUp(t *turn, c *compaction, sreq SummaryRequest, end int) (pr
 		c.rolled = append(c.rolled, rolledPiece{end: pieceEnd, summary: s})
 		prev, from = s, pieceEnd
 	}
+}
+
+// digestOldest bounds the rolling summary of t.raw[from:end], which folds
+// in prev, to the summarizer calls the compaction has left
+// (WithMaxSummarizerCalls), less the retries its last call may need. When
+// the transcript outweighs what that many inputs hold (each two fifths of
+// the input budget: half is left beside the summary so far, boundPrev, less
+// where a piece ends before a content that does not fit whole), its oldest
+// contents, with prev, are listed by the fallback summary in half an input,
+// which stands as the summary so far of a rolled piece: the summarizer then
+// reads that list beside the newest contents. It returns the summary so far
+// and where the contents still to summarize start.
+func digestOldest(t *turn, c *compaction, prev string, from, end int) (string, int) {
+	calls := t.cfg.maxSummarizerCalls - c.ev.SummarizerCalls - max(c.callsLeft-1, 0)
+	capacity := scaleSat(c.input.budget*2/5, float64(max(calls, 1))) // calls may be near math.MaxInt
+	cut, held := end, 0
+	for cut > from {
+		n := c.render(t, cut-1).tokens
+		if held+n > capacity {
+			break
+		}
+		held += n
+		cut--
+	}
+	if cut == from {
+		return prev, from
+	}
+	head := "(The conversation's first " + strconv.Itoa(cut) + " messages, listed mechanically: summarizing them too would take more than " +
+		strconv.Itoa(t.cfg.maxSummarizerCalls) + " summarizer calls.)\n"
+	digest := head + fallbackSummary(t.est, t.cal, prev, t.raw[from:cut], nil, c.input.budget/2-t.cal.scale(t.est.text(head)))
+	t.log().Warn("contextguard: the span needs more summarizer calls than allowed; its oldest messages are listed mechanically",
+		"max_summarizer_calls", t.cfg.maxSummarizerCalls, "listed_contents", cut-from, "summarized_contents", end-cut)
+	c.rolled = append(c.rolled, rolledPiece{end: cut, summary: digest})
+	return digest, cut
+}
+
+// fallbackAfterPieces is the deterministic fallback summary of the
+// previous summary and t.raw[c.first:end], of budget tokens. When pieces of
+// a rolling summary were summarized for the span, the last is kept (at
+// most half the budget, by head and tail) and the fallback lists the
+// contents after it: nothing the summarizer already wrote is thrown away.
+func fallbackAfterPieces(t *turn, c *compaction, end, budget int) string {
+	prev, from := c.prevSummary, c.first
+	for _, p := range c.rolled {
+		if p.end >= end {
+			break
+		}
+		prev, from = p.summary, p.end
+	}
+	if from == c.first {
+		return fallbackSummary(t.est, t.cal, c.prevSummary, t.raw[c.first:end], c.todos, budget)
+	}
+	if t.cal.scale(t.est.text(prev)) > budget/2 {
+		prev = excerptToFit(t, prev, budget/2)
+	}
+	head := "(Summary of the conversation's first " + strconv.Itoa(from) + " messages:)\n" + prev + "\n"
+	return head + fallbackSummary(t.est, t.cal, "", t.raw[from:end], c.todos, budget-t.cal.scale(t.est.text(head)))
 }
 
 // summaryBudget is the length asked of a summary: want (WithSummaryTokens),
@@ -270,33 +341,43 @@ func boundedUserRequest(t *turn) string {
 // at most summarizerAnswerShare of its window); budget is what its window
 // leaves for the previous summary and the transcript (summarizerInputShare
 // of it, or less when the room reserved for the answer needs more, less the
-// prompt's own text), of which the previous summary may take half; lim bounds the excerpts of the transcript, scaled
+// prompt's own text and the parts beside the transcript, summarizer_input.go),
+// of which the previous summary may take half; lim bounds the excerpts of the transcript, scaled
 // to what the compaction's previous summary leaves.
 type summarizerInput struct {
 	answer int
 	budget int
 	lim    excerptLimits
+	// extras are the parts of every input beside the transcript and the
+	// previous summary, already taken out of budget.
+	extras summarizerExtras
 }
 
-// newSummarizerInput is the room of one call to the turn's summarizer.
-func newSummarizerInput(t *turn, prev string, summaryTokens int) summarizerInput {
+// newSummarizerInput is the room of one call to the turn's summarizer,
+// with the parts of its input beside the transcript (the instructions, the
+// todo list, the user's request) bounded to their shares of it and taken
+// out of its budget.
+func newSummarizerInput(t *turn, prev string, summaryTokens int, todos []TodoItem, userRequest string) summarizerInput {
 	w := t.guardSummarizerWindow()
 	answer := max(min(summaryTokens, int(float64(w)*summarizerAnswerShare)), minSummaryTokens/2)
 	// The answer's room is what the call reserves for it (MaxOutputTokens,
 	// twice the length asked), which some providers count against the
 	// window; the input share keeps the estimate's margin.
-	budget := min(int(float64(w)*summarizerInputShare), w-2*answer) - promptOverheadTokens
-	in := summarizerInput{answer: answer, budget: max(budget, minSummarizerInput)}
+	budget := max(min(int(float64(w)*summarizerInputShare), w-2*answer)-promptOverheadTokens, minSummarizerInput)
+	extras := newSummarizerExtras(t, budget, todos, userRequest)
+	in := summarizerInput{answer: answer, budget: budget - extras.tokens, extras: extras}
 	remaining := in.budget - t.cal.scale(t.est.text(in.boundPrev(t, prev)))
 	in.lim = limitsForBudget(remaining * 3)
 	return in
 }
 
-// boundPrev bounds a previous summary to about half the input, cutting its
-// middle.
+// boundPrev bounds a previous summary to half the input, cutting its
+// middle (counted, not guessed from its bytes: a summary dense in
+// identifiers would otherwise crowd out the transcript, and a rolling
+// summary would need a piece per few contents).
 func (in summarizerInput) boundPrev(t *turn, prev string) string {
 	if t.cal.scale(t.est.text(prev)) > in.budget/2 {
-		return truncateMiddle(prev, in.budget*3/2)
+		return excerptToFit(t, prev, in.budget/2)
 	}
 	return prev
 }

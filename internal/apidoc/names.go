@@ -6,7 +6,7 @@ package main
 // wrapper, a constant or variable a declaration of core's value.
 var reexported = []string{
 	// Constants and variables.
-	"CompactToolName", "DefaultContextWindow", "DefaultMaxCompactionAttempts", "DefaultMaxSessionBytes",
+	"CompactToolName", "DefaultContextWindow", "DefaultMaxCompactionAttempts", "DefaultMaxSessionBytes", "DefaultMaxSummarizerCalls",
 	"DefaultMaxSessions", "DefaultPruneKeepSteps", "DefaultSlidingWindowTurns", "DefaultSummaryTimeout",
 	"ErrIrreducible", "ErrReentrant", "MaxFocusBytes", "PluginName", "ReasonOutputLimit", "ReasonOverflow",
 	"ReasonRequested", "ReasonTokens", "ReasonTurns", "StateKeyDisabled", "StrategySlidingWindow",
@@ -17,7 +17,7 @@ var reexported = []string{
 	"TokenCounter", "TokenCounterFunc", "Usage",
 	// Functions.
 	"AsContextOverflow", "NewCrushRegistry", "WithBeforeCompaction", "WithDefaultWindow", "WithInstructions",
-	"WithLogger", "WithMaxCompactionAttempts", "WithMaxSessionBytes", "WithMaxSessions", "WithMaxTokens",
+	"WithLogger", "WithMaxCompactionAttempts", "WithMaxSessionBytes", "WithMaxSessions", "WithMaxSummarizerCalls", "WithMaxTokens",
 	"WithMeterProvider", "WithOnCompaction", "WithRegistryLogger", "WithReserve", "WithSlidingWindow",
 	"WithSummarizer", "WithSummarizerWindow", "WithSummaryTimeout", "WithSummaryTokens", "WithTokenCounter",
 	"WithToolResultPruning", "WithTracerProvider", "WithTriggerFraction", "WithTriggerTokens",
