@@ -58,6 +58,10 @@ type turn struct {
 	storedPrefix string
 	prefix       prefixMatch
 	frontier     int
+	// hashes is the agent's memo of its contents' chain (prefix_mark.go),
+	// brought to raw on first use (chained).
+	hashes  *prefixMemo
+	chained bool
 }
 
 // irreducibleSize is the size of a request (raw estimate n) that decides
@@ -95,14 +99,15 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 		defer mem.rememberCompaction(st, prev.compactions)
 	}
 	t := &turn{
-		ctx:  c,
-		ro:   ro,
-		cfg:  cfg,
-		req:  req,
-		raw:  req.Contents,
-		prev: prev,
-		sess: sess,
-		base: g.log,
+		ctx:    c,
+		ro:     ro,
+		cfg:    cfg,
+		req:    req,
+		raw:    req.Contents,
+		prev:   prev,
+		sess:   sess,
+		base:   g.log,
+		hashes: &mem.prefix,
 	}
 	t.est = sess.estimator(cfg, req.Model)
 	t.lim = g.requestLimits(cfg, &req)

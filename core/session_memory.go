@@ -47,6 +47,9 @@ type agentMemory struct {
 	// trimWarned records that trimming to the current request was logged
 	// (compaction_strategy_threshold.go), so it is said once per session.
 	trimWarned bool
+	// prefix is the chain of the contents last built for the agent
+	// (prefix_mark.go).
+	prefix prefixMemo
 }
 
 // pendingOverflow is a provider overflow recorded for the next call.

@@ -115,7 +115,7 @@ func locateCut(raw []*genai.Content, st guardState, fingerprint func(*genai.Cont
 // unchangedCut is the cut the previous call used for a summary anchored in
 // the host's log, when this request extends that call's: its prefix record
 // names the same summary (compactions, estimate) and the same leading
-// contents (prefixMarks, as counting checks them). The anchored content is
+// contents (the chain, as counting checks it). The anchored content is
 // then where it was, and the host's log is not walked (Coverage.Covered
 // costs a pass over the session's events). ok is false otherwise, and the
 // anchor decides as usual.
@@ -126,7 +126,7 @@ func (t *turn) unchangedCut() (cut int, ok bool) {
 	rec, ok := decodePrefixRecord(t.storedPrefix)
 	if !ok || !rec.injected || rec.compactions != t.prev.compactions || rec.total != t.prev.lastEstimate ||
 		rec.cut <= 0 || rec.cut > rec.contents || rec.contents > len(t.raw) ||
-		rec.marks != prefixMarks(t.raw, rec.contents) {
+		rec.chain != t.prefixChain(rec.contents) {
 		return 0, false
 	}
 	return rec.cut, true
