@@ -122,12 +122,7 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	t.cal = newCalibration(prev, t.est)
 
 	next, err := g.decide(t)
-	if t.inj.anchor != "" && next.anchor == "" && next.compactions == t.prev.compactions {
-		// State written before the host anchored coverage: the summary
-		// still in use gets the anchor of the cut located for it, which
-		// decides the later calls' cuts.
-		next.anchor = t.inj.anchor
-	}
+	t.reanchor(&next)
 	next.window = t.lim.window
 	next.threshold = t.lim.threshold
 	recordUsage(t, &next)

@@ -108,7 +108,7 @@ func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stat
 			// The session state has it, or something newer.
 			m.compacted = nil
 		default:
-			if w, _, _ := locateCut(req.Contents, *c, fingerprint, req.Coverage); w == 0 {
+			if w, _, _, _ := locateCut(req.Contents, *c, fingerprint, req.Coverage); w == 0 {
 				m.compacted = nil
 				break
 			}
