@@ -2,6 +2,9 @@ package core
 
 import (
 	"hash/crc32"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"google.golang.org/genai"
@@ -80,17 +83,31 @@ func chainNext(h, content uint64) uint64 {
 // the contents it names, so no address a key names is reused for other
 // bytes while it holds them. A restart, an eviction or another replica
 // starts with an empty memo and hashes every content once.
+//
+// With an in-memory session service the pinned contents' strings are the
+// session events' own; the memo is accounted as if they were not (as the
+// count cache is: contentRetained), so a session the service dropped does
+// not retain more than the table's bound. A session service that loads the
+// events anew for every call (a database) gives them new strings each
+// time: no key ever matches, so once a call matches none of the memo's
+// contents the memo stops pinning (unpinned) and keeps only this call's
+// chain, and such a session retains no history between calls.
 type prefixMemo struct {
-	pin     []*genai.Content
-	entries []memoEntry
-	bytes   int // what pin retains, about (contentRetained)
+	pin      []*genai.Content
+	entries  []memoEntry
+	unpinned bool
+	bytes    int // what the memo retains, as the session table accounts it
 }
 
 type memoEntry struct {
 	key   uint64 // contentKey, 0 for none (the content is hashed every call)
 	chain uint64 // chain hash of the contents up to this one
-	size  int    // contentRetained of the content
+	size  int    // what pinning the content retains (contentRetained), 0 unpinned
 }
+
+// memoEntryBytes is what one memo entry retains without its pin: the entry
+// itself.
+const memoEntryBytes = int(unsafe.Sizeof(memoEntry{}))
 
 // update brings the memo to cs: the leading contents whose keys match keep
 // their entries, every later one is hashed by value.
@@ -103,21 +120,69 @@ func (m *prefixMemo) update(cs []*genai.Content) {
 		}
 		same++
 	}
+	if same == 0 && len(m.entries) > 0 && len(cs) > 0 {
+		m.unpinned = true
+	}
 	for _, e := range m.entries[same:] {
-		m.bytes -= e.size
+		m.bytes -= e.size + memoEntryBytes
 	}
 	m.entries = m.entries[:same]
 	h := m.at(same)
-	for _, c := range cs[same:] {
-		k, _ := memoKey(c)
-		h = chainNext(h, contentHash(c))
-		e := memoEntry{key: k, chain: h, size: contentRetained(c)}
-		m.bytes = satAdd(m.bytes, e.size)
+	hashes := contentHashes(cs[same:])
+	for i, c := range cs[same:] {
+		e := memoEntry{}
+		if !m.unpinned {
+			e.key, _ = memoKey(c)
+			e.size = contentRetained(c)
+		}
+		if hashes != nil {
+			h = chainNext(h, hashes[i])
+		} else {
+			h = chainNext(h, contentHash(c))
+		}
+		e.chain = h
+		m.bytes = satAdd(m.bytes, e.size+memoEntryBytes)
 		m.entries = append(m.entries, e)
 	}
-	clear(m.pin[min(len(cs), len(m.pin)):])
-	m.pin = append(m.pin[:0], cs...)
+	clear(m.pin)
+	m.pin = m.pin[:0]
+	if m.unpinned {
+		m.bytes = len(m.entries) * memoEntryBytes
+		return
+	}
+	m.pin = append(m.pin, cs...)
 }
+
+// contentHashes hashes cs in parallel when there are many (a session's
+// first call in a process: a restart, a replica, an eviction), as prefetch
+// counts them; nil when there are few, which update hashes one by one.
+// Hashing is a pure function of a content, so the hashes are the ones
+// contentHash computes.
+func contentHashes(cs []*genai.Content) []uint64 {
+	workers := min(runtime.GOMAXPROCS(0), maxHashWorkers)
+	if len(cs) < parallelMinMisses || workers < 2 {
+		return nil
+	}
+	out := make([]uint64, len(cs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < len(cs); i = int(next.Add(1)) - 1 {
+				out[i] = contentHash(cs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// maxHashWorkers bounds the goroutines contentHashes starts, as prefetch's
+// workers are bounded: hashing runs at memory speed, and more cores than
+// this only contend for its bandwidth.
+const maxHashWorkers = 8
 
 // at is the chain hash of the first n contents the memo holds.
 func (m *prefixMemo) at(n int) uint64 {

@@ -119,13 +119,31 @@ func TestSessionBound_IdleSessionRetainsWhatIsNew(t *testing.T) {
 	_, err = g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: next})
 	require.NoError(t, err)
 	// The prefix chain's memo pins the contents it names (prefix_mark.go),
-	// and is accounted.
+	// and is accounted as the count cache is.
 	memo := 0
 	for _, c := range next {
-		memo += contentRetained(c)
+		memo += contentRetained(c) + memoEntryBytes
 	}
 	assert.GreaterOrEqual(t, g.sessions.bytes, memo, "the memo is accounted")
 	assert.Less(t, g.sessions.bytes, sessionOverhead+2*entryOverhead+memo, "after a prefix count only the new message is cached")
+}
+
+// TestSessionBound_ReloadedSessionRetainsNoHistory: a session whose
+// contents come with new strings on every call (a database session
+// service) retains, once a call used its prefix record, only that call's
+// new content and the chain's entries: the memo stops pinning contents
+// whose strings never come back.
+func TestSessionBound_ReloadedSessionRetainsNoHistory(t *testing.T) {
+	g := boundedGuard(t)
+	ctx := newFakeCtx("a")
+	h := prefixHistory(10, "s1")
+	_, err := g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: cloneContents(h)})
+	require.NoError(t, err)
+	next := cloneContents(append(h, userMsg("next")))
+	_, err = g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: next})
+	require.NoError(t, err)
+	assert.Less(t, g.sessions.bytes, sessionOverhead+2*entryOverhead+len(next)*memoEntryBytes, "no history is retained")
+	assert.Equal(t, requestTokens(testEst, engineReq(&Request{Model: "gemini-2.5-flash", Contents: next})), ctx.getInt(keyLastEstimate), "the count used is the whole request's")
 }
 
 // cloneContents copies a history with new bytes for every string, as a
