@@ -116,7 +116,7 @@ type byteCounter struct {
 
 // CounterName gives the counter a stable identity, so the restarted
 // process trusts the prefix record the first one stored under it
-// (contextguard.NamedTokenCounter).
+// (the engine's NamedTokenCounter).
 func (c *byteCounter) CounterName() string { return "bytes-per-4/v1" }
 
 func (c *byteCounter) CountTokens(s string) int {
