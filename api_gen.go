@@ -62,9 +62,9 @@ const (
 	DefaultMaxSessions = core.DefaultMaxSessions
 	// DefaultMaxSessionBytes is how many bytes the sessions kept in memory
 	// may retain by default (WithMaxSessionBytes): 256 MiB holds, for
-	// example, 10,000 idle sessions of a few kilobytes each (their last
-	// message and summary), or 250 sessions of 200k tokens whose whole
-	// history is cached right after their first call.
+	// example, 10,000 idle sessions of about 25 KB each (their pinned
+	// history, last message and summary), or about 150 sessions of 200k
+	// tokens whose whole history is cached and pinned.
 	DefaultMaxSessionBytes = core.DefaultMaxSessionBytes
 )
 
@@ -199,8 +199,10 @@ func WithSummaryTokens(n int) AgentOption { return core.WithSummaryTokens(n) }
 // the model family's published rules, and each message adds the estimator's
 // fitted framing cost. Counts are cached per content, so tc runs once per
 // new content, not once per call. Because tc is exact, the guard applies no
-// default correction before the provider's first real count. A nil counter
-// is an error.
+// default correction before the provider's first real count. Give tc a
+// stable name (NamedTokenCounter, NameTokenCounter) so that another process
+// can trust what this one counted; without one, a session's first call in
+// each process counts its whole request. A nil counter is an error.
 func WithTokenCounter(tc TokenCounter) AgentOption { return core.WithTokenCounter(tc) }
 
 // WithToolResultPruning replaces the payloads of function responses older
@@ -350,6 +352,32 @@ type ModelRegistry = core.ModelRegistry
 // model, the first-party provider's entry wins. An unknown model gets DefaultContextWindow and one warning per
 // model name.
 func NewCrushRegistry(opts ...RegistryOption) ModelRegistry { return core.NewCrushRegistry(opts...) }
+
+// NamedTokenCounter is a TokenCounter with a stable identity: a name that
+// is the same in every process for the same counts, and changes whenever
+// its counts may change (its tokenizer, its vocabulary, its version). The
+// prefix record a call stores in session state (ARCHITECTURE.md, Counting)
+// names the counter that counted it; a later process trusts the record only
+// under a counter of the same name. A counter without a name (or with an
+// empty one) is trusted only by the process that wrote the record: after a
+// restart, or on another replica, its session's first call counts the
+// whole request once.
+//
+// Its declaration in core:
+//
+//	type NamedTokenCounter interface {
+//		TokenCounter
+//		// CounterName returns the counter's stable name, for example
+//		// "o200k_base/tiktoken-go-v0.7".
+//		CounterName() string
+//	}
+type NamedTokenCounter = core.NamedTokenCounter
+
+// NameTokenCounter gives tc a stable name (see NamedTokenCounter), for
+// counters that cannot carry one themselves, such as a TokenCounterFunc.
+func NameTokenCounter(name string, tc TokenCounter) NamedTokenCounter {
+	return core.NameTokenCounter(name, tc)
+}
 
 // Option configures a ContextGuard.
 type Option = core.Option

@@ -166,22 +166,26 @@ func newEventCoverage(events []*session.Event, agentName, branch, isolationScope
 // Anchor returns the ID of the event the last of the first n contents was
 // built from: the latest such event when the content merges several. It
 // returns "" when no content among the first n was built from an event,
-// when a content after the n-th was built from an event no later than that
-// one (the cut is then no prefix of the session and cannot be named), when
-// the request left out an event before that one that later requests hold
-// again, or when that event's ID does not name it alone.
+// when the mapping of the first n contents is weak (strongCut), when a
+// content after the n-th was built from an event no later than that one
+// (the cut is then no prefix of the session and cannot be named), when the
+// request left out an event before that one that later requests hold
+// again, or when that event's ID does not name it alone. The engine then
+// keeps the cut's position and fingerprint, as with ADK v1.
 func (c *eventCoverage) Anchor(contents []*genai.Content, n int) string {
 	n = min(max(n, 0), len(contents))
-	pos := c.align(contents)
+	at := c.alignSlots(contents)
 	anchor := -1
-	for _, p := range pos[:n] {
-		anchor = max(anchor, p)
+	for _, s := range at[:n] {
+		if s >= 0 {
+			anchor = max(anchor, c.slots[s].last)
+		}
 	}
-	if anchor < 0 || anchor >= c.skipped {
+	if anchor < 0 || anchor >= c.skipped || !c.strongCut(contents[:n], at[:n], anchor) {
 		return ""
 	}
-	for _, p := range pos[n:] {
-		if p >= 0 && p <= anchor {
+	for _, s := range at[n:] {
+		if s >= 0 && c.slots[s].last <= anchor {
 			return ""
 		}
 	}
@@ -190,6 +194,55 @@ func (c *eventCoverage) Anchor(contents []*genai.Content, n int) string {
 		return ""
 	}
 	return id
+}
+
+// maxUnbuiltCovered is how many of the contents a named cut covers may
+// match no event: ADK v2 puts at most one content built from no event
+// before a cut (a scoped agent's task input; its "Continue processing"
+// message comes last), and another plugin may add one (a memory or
+// instruction message). More than that means the request and the session's
+// events no longer line up.
+const maxUnbuiltCovered = 1
+
+// strongCut reports whether the first contents of a request (covered, with
+// at their matched slots) map onto the session's events strongly enough to
+// name the cut by the event anchor. The mapping is weak, and names no
+// event, when either
+//
+//   - an expected content built from events up to anchor, after the first
+//     one matched, is matched by none of them: the request skipped or
+//     reordered part of what the cut would cover (the oldest expected
+//     contents may all be missing: an agent that sees only its current
+//     turn, IncludeContents "none", holds no history), or
+//   - more than maxUnbuiltCovered of them that carry anything match no
+//     expected content (events out of the request's order, contents
+//     another plugin rewrote).
+//
+// A weak mapping would name an event that does not end what the summary
+// covers (ARCHITECTURE.md, Summary injection and the watermark).
+func (c *eventCoverage) strongCut(covered []*genai.Content, at []int, anchor int) bool {
+	unbuilt := 0
+	first := len(c.slots)
+	matched := make([]bool, len(c.slots))
+	for i, s := range at {
+		if s >= 0 {
+			matched[s] = true
+			first = min(first, s)
+			continue
+		}
+		if _, _, ok := contentPrint(covered[i]); ok {
+			unbuilt++
+		}
+	}
+	if unbuilt > maxUnbuiltCovered {
+		return false
+	}
+	for i := first; i < len(c.slots); i++ {
+		if c.slots[i].last <= anchor && !matched[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // Covered returns how many leading contents were built from events up to
@@ -224,16 +277,28 @@ func (c *eventCoverage) indexOf(id string) int {
 }
 
 // align returns, for each content, the position in the session of the
-// latest event it was built from, or -1 when it was built from none. It
-// matches each content with the next expected content of the same
-// fingerprint, in order, so contents ADK did not build from events, and
-// expected contents another plugin removed, are skipped.
+// latest event it was built from, or -1 when it was built from none.
 func (c *eventCoverage) align(contents []*genai.Content) []int {
-	pos := make([]int, len(contents))
+	pos := c.alignSlots(contents)
+	for i, s := range pos {
+		if s >= 0 {
+			pos[i] = c.slots[s].last
+		}
+	}
+	return pos
+}
+
+// alignSlots returns, for each content, the expected content (slot) it
+// matched, or -1 when it was built from no event. It matches each content
+// with the next expected content of the same fingerprint, in order, so
+// contents ADK did not build from events, and expected contents another
+// plugin removed, are skipped.
+func (c *eventCoverage) alignSlots(contents []*genai.Content) []int {
+	at := make([]int, len(contents))
 	c.round++
 	next := 0
 	for i, content := range contents {
-		pos[i] = -1
+		at[i] = -1
 		p, plain, ok := contentPrint(content)
 		if !ok {
 			continue
@@ -246,9 +311,9 @@ func (c *eventCoverage) align(contents []*genai.Content) []int {
 			continue
 		}
 		next = s + 1
-		pos[i] = c.slots[s].last
+		at[i] = s
 	}
-	return pos
+	return at
 }
 
 // printGroup lists the slots of one fingerprint, in order (first, then

@@ -1,14 +1,23 @@
 package contextguard
 
 import (
+	"context"
 	"fmt"
+	"iter"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
+	"google.golang.org/adk/v2/agent"
+	"google.golang.org/adk/v2/agent/llmagent"
 	"google.golang.org/adk/v2/model"
+	"google.golang.org/adk/v2/runner"
 	"google.golang.org/adk/v2/session"
 )
 
@@ -311,4 +320,241 @@ func FuzzEventCoverage(f *testing.F) {
 		require.GreaterOrEqual(t, got, 1)
 		require.LessOrEqual(t, got, min(max(n, 0), len(contents)), "the cut found covers more than it was named for")
 	})
+}
+
+// reloadingService is a session service whose sessions list their events
+// as a database-backed service may: each load (Get) gives the events new
+// IDs (newIDs), or each read of the event list gives them in another order
+// (unstable: no stable ORDER BY, so the request ADK builds and the list the
+// guard reads disagree).
+type reloadingService struct {
+	session.Service
+	newIDs, unstable bool
+	mu               sync.Mutex
+	loads, reads     int
+}
+
+func (s *reloadingService) Get(ctx context.Context, req *session.GetRequest) (*session.GetResponse, error) {
+	resp, err := s.Service.Get(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.loads++
+	load := s.loads
+	s.mu.Unlock()
+	resp.Session = &reloadedSession{Session: resp.Session, svc: s, load: load}
+	return resp, nil
+}
+
+func (s *reloadingService) AppendEvent(ctx context.Context, sess session.Session, ev *session.Event) error {
+	if r, ok := sess.(*reloadedSession); ok {
+		sess = r.Session
+	}
+	return s.Service.AppendEvent(ctx, sess, ev)
+}
+
+// reloadedSession is one load of a session of a reloadingService.
+type reloadedSession struct {
+	session.Session
+	svc  *reloadingService
+	load int
+}
+
+func (r *reloadedSession) Events() session.Events {
+	var evs eventList
+	for e := range r.Session.Events().All() {
+		cp := *e
+		if r.svc.newIDs {
+			cp.ID = fmt.Sprintf("%s@load%d", e.ID, r.load)
+		}
+		evs = append(evs, &cp)
+	}
+	if r.svc.unstable {
+		r.svc.mu.Lock()
+		r.svc.reads++
+		odd := r.svc.reads%2 == 1
+		r.svc.mu.Unlock()
+		if odd {
+			// Events of the same second come back in either order: the
+			// user's message and the answer to it swap.
+			for i := 0; i+2 < len(evs); i += 2 {
+				evs[i], evs[i+1] = evs[i+1], evs[i]
+			}
+		}
+	}
+	return evs
+}
+
+// eventList is a session's events as a slice.
+type eventList []*session.Event
+
+func (l eventList) All() iter.Seq[*session.Event] {
+	return func(yield func(*session.Event) bool) {
+		for _, e := range l {
+			if !yield(e) {
+				return
+			}
+		}
+	}
+}
+func (l eventList) Len() int                { return len(l) }
+func (l eventList) At(i int) *session.Event { return l[i] }
+
+// echoLLM answers every request with the last user text it holds, so each
+// turn adds two long messages.
+type echoLLM struct{}
+
+func (echoLLM) Name() string { return "gemini-2.5-flash" }
+
+func (echoLLM) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
+	last := ""
+	for _, c := range req.Contents {
+		if c != nil && c.Role == genai.RoleUser && len(c.Parts) > 0 && c.Parts[0] != nil {
+			last = c.Parts[0].Text
+		}
+	}
+	return func(yield func(*model.LLMResponse, error) bool) {
+		yield(&model.LLMResponse{Content: modelText("noted: " + last), TurnComplete: true}, nil)
+	}
+}
+
+// countingSummarizer counts its calls and returns a short summary.
+type countingSummarizer struct {
+	mu    sync.Mutex
+	calls int
+}
+
+func (s *countingSummarizer) Summarize(context.Context, SummaryRequest) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	return fmt.Sprintf("SUMMARY %d: the user sent numbered reports; each was noted.", s.calls), nil
+}
+
+// playReports plays turns of long user reports through the v2 runner with
+// the guard installed, on svc, and returns the summarizer's calls and the
+// compactions made.
+func playReports(t *testing.T, svc session.Service, turns int) (calls, compactions int) {
+	t.Helper()
+	sum := &countingSummarizer{}
+	var mu sync.Mutex
+	g := New(nil, WithLogger(slog.New(slog.DiscardHandler)), WithOnCompaction(func(context.Context, CompactionEvent) {
+		mu.Lock()
+		compactions++
+		mu.Unlock()
+	}))
+	g.Add("bot", nil, WithSummarizer(sum), WithMaxTokens(32_000), WithTriggerTokens(6_000))
+	require.NoError(t, g.Err())
+	bot, err := llmagent.New(llmagent.Config{Name: "bot", Model: echoLLM{}, Instruction: "Note each report."})
+	require.NoError(t, err)
+	r, err := runner.New(runner.Config{AppName: testApp, Agent: bot, SessionService: svc, PluginConfig: g.PluginConfig(), AutoCreateSession: true})
+	require.NoError(t, err)
+	for turn := range turns {
+		report := fmt.Sprintf("report %d: %s", turn, strings.Repeat(fmt.Sprintf("metric-%d is stable at %d ms; ", turn, turn*7), 120))
+		for _, err := range r.Run(t.Context(), testUser, testSession, genai.NewContentFromText(report, genai.RoleUser), agent.RunConfig{}) {
+			require.NoError(t, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return sum.calls, compactions
+}
+
+// TestCoverage_UnstableSessionDegradesToPositionAndFingerprint: a session
+// service whose event IDs change between loads, or whose event list comes
+// back in another order than the request was built in, makes the stored
+// anchor useless; the summary is then placed by its stored position and
+// fingerprint, as with ADK v1, so each compaction costs one summarizer call
+// and the session compacts no more often than on a stable service.
+func TestCoverage_UnstableSessionDegradesToPositionAndFingerprint(t *testing.T) {
+	const turns = 14
+	stableCalls, stable := playReports(t, session.InMemoryService(), turns)
+	require.Positive(t, stable, "the stable session compacts")
+	require.Equal(t, stable, stableCalls, "one summarizer call per compaction")
+	for _, tt := range []struct {
+		name string
+		svc  *reloadingService
+	}{
+		{"event IDs that change between loads", &reloadingService{Service: session.InMemoryService(), newIDs: true}},
+		{"events out of the request's order", &reloadingService{Service: session.InMemoryService(), unstable: true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			calls, compactions := playReports(t, tt.svc, turns)
+			t.Logf("%d summarizer calls, %d compactions (stable session: %d)", calls, compactions, stable)
+			assert.Equal(t, compactions, calls, "one summarizer call per compaction")
+			assert.LessOrEqual(t, compactions, stable, "no more compactions than on a stable session")
+		})
+	}
+}
+
+// conversation is 25 events of the agent "bot" (users and answers,
+// alternating) and the contents ADK builds from them.
+func conversation() ([]*session.Event, []*genai.Content) {
+	var events []*session.Event
+	var contents []*genai.Content
+	for i := range 25 {
+		text := fmt.Sprintf("message %d", i)
+		if i%2 == 0 {
+			events = append(events, event(fmt.Sprintf("e%d", i), "user", userText(text)))
+			contents = append(contents, userText(text))
+		} else {
+			events = append(events, event(fmt.Sprintf("e%d", i), "bot", modelText(text)))
+			contents = append(contents, modelText(text))
+		}
+	}
+	return events, contents
+}
+
+// TestEventCoverage_WeakMappingNamesNoEvent: a cut is named only when the
+// contents it covers match the session's events (strongCut); a weak
+// mapping names no event, and the engine keeps the cut's position and
+// fingerprint. A request that lacks only the oldest expected contents (an
+// agent that sees its current turn only) still names its cut.
+func TestEventCoverage_WeakMappingNamesNoEvent(t *testing.T) {
+	tests := []struct {
+		name string
+		// request turns the contents ADK built into the request's.
+		request func(cs []*genai.Content) []*genai.Content
+		n       int
+		want    string
+	}{
+		{"the contents as built", func(cs []*genai.Content) []*genai.Content { return cs }, 24, "e23"},
+		{"events out of the request's order: the request reversed", func(cs []*genai.Content) []*genai.Content {
+			out := append([]*genai.Content(nil), cs...)
+			slices.Reverse(out)
+			return out
+		}, 24, ""},
+		{"events out of the request's order: each message and its answer swapped", func(cs []*genai.Content) []*genai.Content {
+			out := append([]*genai.Content(nil), cs...)
+			for i := 0; i+1 < 24; i += 2 {
+				out[i], out[i+1] = out[i+1], out[i]
+			}
+			return out
+		}, 24, ""},
+		{"1 of 25 contents matches: the others rewritten by another plugin", func(cs []*genai.Content) []*genai.Content {
+			out := make([]*genai.Content, len(cs))
+			for i, c := range cs {
+				out[i] = &genai.Content{Role: c.Role, Parts: []*genai.Part{{Text: strings.Repeat("*", len(c.Parts[0].Text))}}}
+			}
+			out[23] = cs[23]
+			return out
+		}, 24, ""},
+		{"an expected content missing inside the cut", func(cs []*genai.Content) []*genai.Content {
+			return slices.Delete(append([]*genai.Content(nil), cs...), 10, 11)
+		}, 20, ""},
+		{"one content another plugin added inside the cut", func(cs []*genai.Content) []*genai.Content {
+			return slices.Insert(append([]*genai.Content(nil), cs...), 10, userText("memory: likes tea"))
+		}, 21, "e19"},
+		{"only the oldest expected contents missing (current turn only)", func(cs []*genai.Content) []*genai.Content {
+			return cs[20:]
+		}, 3, "e22"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			events, built := conversation()
+			c := newEventCoverage(events, "bot", "", "")
+			assert.Equal(t, tt.want, c.Anchor(tt.request(built), tt.n))
+		})
+	}
 }

@@ -30,7 +30,10 @@ type Agent struct {
 	// registry's.
 	summarizerWindow int
 	counter          TokenCounter
-	trigger          triggerSpec
+	// counterSalt separates counter's counts and prefix records from
+	// other counters' (token_counter.go counterSalt).
+	counterSalt uint64
+	trigger     triggerSpec
 	// host is the guard's Host, set when the guard adds the agent.
 	host Host
 	// recoveryLLM is WithRecoveryModel's model, nil without one.

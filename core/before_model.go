@@ -61,6 +61,10 @@ type turn struct {
 	// mode is what the call may do: compact, or only apply what earlier
 	// compactions stored (a session switched off, session_switch.go).
 	mode callMode
+	// hashes is the agent's memo of its contents' chain (prefix_mark.go),
+	// brought to raw on first use (chained).
+	hashes  *prefixMemo
+	chained bool
 }
 
 // irreducibleSize is the size of a request (raw estimate n) that decides
@@ -98,15 +102,16 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 		defer mem.rememberCompaction(st, prev.compactions)
 	}
 	t := &turn{
-		ctx:  c,
-		ro:   ro,
-		cfg:  cfg,
-		req:  req,
-		raw:  req.Contents,
-		prev: prev,
-		sess: sess,
-		base: g.log,
-		mode: mode,
+		ctx:    c,
+		ro:     ro,
+		cfg:    cfg,
+		req:    req,
+		raw:    req.Contents,
+		prev:   prev,
+		sess:   sess,
+		base:   g.log,
+		hashes: &mem.prefix,
+		mode:   mode,
 	}
 	t.est = sess.estimator(cfg, req.Model)
 	t.lim = g.requestLimits(cfg, &req)
@@ -121,12 +126,7 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	t.cal = newCalibration(prev, t.est)
 
 	next, err := g.decide(t)
-	if t.inj.anchor != "" && next.anchor == "" && next.compactions == t.prev.compactions {
-		// State written before the host anchored coverage: the summary
-		// still in use gets the anchor of the cut located for it, which
-		// decides the later calls' cuts.
-		next.anchor = t.inj.anchor
-	}
+	t.reanchor(&next)
 	next.window = t.lim.window
 	next.threshold = t.lim.threshold
 	next.maxOutput = maxOutputTokens(&t.req)

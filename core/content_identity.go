@@ -92,10 +92,11 @@ var markNames = [numMarks]string{
 // keeps the key's calls direct on the hot path.
 type identity struct {
 	byValue bool
-	// sampled, with byValue, hashes strings, bytes and payloads by a
-	// bounded sample of them instead of in full: a prefix mark
-	// (prefix_count.go).
-	sampled bool
+	// fast, with byValue, hashes long strings and byte slices with the
+	// CPU's CRC instructions instead of FNV-64a byte by byte: a content's
+	// hash in the prefix chain (prefix_mark.go), never a fingerprint,
+	// which is persisted and must not change.
+	fast bool
 	// sizing, with byValue, adds up the bytes of the strings and byte
 	// slices a content holds in size instead of hashing them: what a
 	// cache entry pinning it retains (session_memory_bound.go).
@@ -127,10 +128,6 @@ func (s *identity) str(x string) {
 		s.k.str(x)
 		return
 	}
-	if s.sampled {
-		s.sample(x)
-		return
-	}
 	if s.sizing {
 		s.size = satAdd(s.size, len(x))
 		return
@@ -146,12 +143,12 @@ func (s *identity) blob(b []byte) {
 		s.k.add(uint64(len(b)))
 		return
 	}
-	if s.sampled {
-		s.sample(unsafe.String(unsafe.SliceData(b), len(b)))
-		return
-	}
 	if s.sizing {
 		s.size = satAdd(s.size, len(b))
+		return
+	}
+	if s.fast && len(b) >= fastHashBytes {
+		s.h = crcFold(s.h, b)
 		return
 	}
 	s.write(b)
@@ -173,10 +170,6 @@ func (s *identity) num(n uint64) {
 func (s *identity) value(m map[string]any) bool {
 	if !s.byValue {
 		return s.k.value(m)
-	}
-	if s.sampled {
-		s.sampleValue(m)
-		return true
 	}
 	if s.sizing {
 		s.size = satAdd(s.size, valueSize(m))

@@ -35,6 +35,8 @@ func fpContent(s *identity, c *genai.Content) {
 	walkContent(c, s)
 }
 
+// write hashes b with FNV-64a. It never takes the fast path (blob does),
+// so that the small arrays its callers build stay on the stack.
 func (s *identity) write(b []byte) {
 	h := s.h
 	for _, c := range b {
@@ -45,6 +47,10 @@ func (s *identity) write(b []byte) {
 }
 
 func (s *identity) writeString(x string) {
+	if s.fast && len(x) >= fastHashBytes {
+		s.h = crcFoldString(s.h, x)
+		return
+	}
 	h := s.h
 	for i := 0; i < len(x); i++ {
 		h ^= uint64(x[i])

@@ -11,48 +11,44 @@ import (
 // ADK rebuilds the request from the session's append-only event log, so the
 // request of one call is, but for the contents added since, the request of
 // the previous call. After each call that did not compact, the guard stores
-// in session state a prefix record: how many contents ADK built, a sampled
-// mark of them, how the stored summary was injected, the pruning frontier, a
-// hash of the system instruction and tools, and the raw estimate of the
-// request without the summary message. The next call, in this process or
-// in another (a restart, a replica, a session evicted from the table),
-// checks the record against its own request; when everything matches, its
-// raw estimate is the record's plus the estimate of the summary message and
-// of the contents after the prefix, and the contents of the prefix are
-// neither read nor counted. When anything differs (a compaction in between,
-// changed tools or instruction, another estimator, a rewritten, shortened or
-// rearranged history, a pruning frontier that moved, another agent's view of
-// the session) the whole request is counted, as without a record. The
-// calibration is unchanged: the estimate is the raw estimate of the same
-// request, and count = max(real, estimate × factor) keeps the provider's
-// real count of the previous request as the floor.
+// in session state a prefix record: how many contents ADK built, the chain
+// hash of them, how the stored summary was injected, the pruning frontier, a
+// hash of the system instruction, the tools and the counter, and the raw
+// estimate of the request without the summary message. The next call, in
+// this process or in another (a restart, a replica, a session evicted from
+// the table), checks the record against its own request; when everything
+// matches, its raw estimate is the record's plus the estimate of the summary
+// message and of the contents after the prefix, and the contents of the
+// prefix are not counted. When anything differs (a compaction in between,
+// changed tools or instruction, another estimator or counter, a rewritten,
+// shortened or rearranged history, a pruning frontier that moved, another
+// agent's view of the session) the whole request is counted, as without a
+// record. The calibration is unchanged: the estimate is the raw estimate of
+// the same request, and count = max(real, estimate × factor) keeps the
+// provider's real count of the previous request as the floor.
 //
-// The mark samples, it does not hash every byte (1M tokens are about 4 MB,
-// and a call should cost what is new): the number of contents, and at six
-// positions (the first content, a quarter, the half, three quarters, and
-// the last two) each content's role, parts, field kinds, names, numbers,
-// the lengths of its strings and byte slices and their first and last
-// sampleBytes bytes, and the top-level keys of its payloads. That is safe
-// because ADK's log is append-only: the guard's own rewrites (compactions)
-// are in state and checked exactly, and what ADK itself moves (the latest
-// function response, moved next to its call) lies at the end of the
-// prefix, which is sampled. A rewrite the mark does not see (an edit that
-// keeps a string's length and both ends, at a position not sampled) makes
-// the estimate off by that edit's tokens; the provider's next real count
-// corrects it, since the calibration factor is real / estimate of the same
-// request.
+// The chain proves the prefix: every content is hashed by value (every
+// field a provider is sent, every byte) and the hashes are chained in
+// order, so an edit anywhere, of any length, or a new content of the same
+// shape, changes it. Each content is hashed once per process: the agent's
+// memo (prefix_mark.go) keeps the chain by the contents' identity keys,
+// which cost no byte read, so a steady call hashes only what is new. A
+// process that has not served the session (a restart, a replica, an
+// eviction) hashes every content once, at memory speed (about a tenth of
+// what counting them costs).
 
 // keyPrefix is the state key of the prefix record (the agent's name is
 // appended, as for every key of state.go).
 const keyPrefix = stateKeyPrefix + "prefix_"
 
-// prefixRecordVersion starts an encoded record, so a later format is read
-// as absent rather than misread.
-const prefixRecordVersion = "p1"
+// prefixRecordVersion starts an encoded record, so another format is read
+// as absent rather than misread: "p1" records held a sampled mark, which
+// proves nothing, and are ignored (logged) by this version.
+const prefixRecordVersion = "p2"
 
 // The encoded record after its version: seven counts in decimal (contents,
 // cut, injected, compactions, frontier, total, body), then two hashes in
-// hex (config, marks), each after a ':'. prefixRecordBytes is the buffer a
+// hex (config, chain), each after a ':'. prefixRecordBytes is the buffer a
 // record is written into: the version, nine separators, seven counts of up
 // to 7 digits (a window of millions of tokens) and two hashes of up to 16
 // hex digits; a larger one grows it.
@@ -61,17 +57,6 @@ const (
 	prefixRecordHashes = 2
 	prefixRecordBytes  = 96
 )
-
-// sampleBytes is how many bytes of each end of a string or byte slice a
-// prefix mark hashes: edits of a message, a tool result or an attachment
-// almost always change its length or one of its ends, and 2×32 bytes cost
-// a few dozen nanoseconds whatever the content's size.
-const sampleBytes = 32
-
-// maxSampledKeys bounds the keys of a payload a prefix mark hashes one by
-// one (Go's map order is random, so the keys of a larger payload cannot be
-// sampled deterministically; its size is hashed instead).
-const maxSampledKeys = 32
 
 // prefixRecord is what one call stores for the next to trust its request as
 // a prefix of its own.
@@ -84,7 +69,7 @@ type prefixRecord struct {
 	total       int    // raw estimate of the request (the stored last estimate)
 	body        int    // total less the summary message
 	config      uint64 // configHash of the request
-	marks       uint64 // prefixMarks of the contents
+	chain       uint64 // chain hash of the contents (prefixChain)
 }
 
 // prefixMatch is what a turn knows about the stored record.
@@ -105,7 +90,7 @@ func (r prefixRecord) encode() string {
 		b.WriteByte(':')
 		b.WriteString(strconv.Itoa(n))
 	}
-	for _, h := range [prefixRecordHashes]uint64{r.config, r.marks} {
+	for _, h := range [prefixRecordHashes]uint64{r.config, r.chain} {
 		b.WriteByte(':')
 		b.WriteString(strconv.FormatUint(h, 16))
 	}
@@ -136,7 +121,7 @@ func decodePrefixRecord(s string) (r prefixRecord, ok bool) {
 		h[i] = v
 	}
 	r = prefixRecord{contents: n[0], cut: n[1], injected: n[2] == 1, compactions: n[3], frontier: n[4],
-		total: n[5], body: n[6], config: h[0], marks: h[1]}
+		total: n[5], body: n[6], config: h[0], chain: h[1]}
 	if n[2] > 1 || r.cut > r.contents || r.body > r.total || r.contents == 0 {
 		return prefixRecord{}, false
 	}
@@ -145,8 +130,8 @@ func decodePrefixRecord(s string) (r prefixRecord, ok bool) {
 
 // matchPrefix reads the stored record and checks it against the turn's
 // request, whose summary is injected: every check is a comparison of
-// numbers, but for the mark (six contents sampled) and the config hash
-// (cached per guard). The pruning frontier is checked once pruning ran
+// numbers, but for the chain (each content hashed once per process) and the
+// config hash (cached per guard). The pruning frontier is checked once pruning ran
 // (requestEstimate).
 func (g *Guard) matchPrefix(t *turn, st StateReader, sio stateIO) prefixMatch {
 	m := prefixMatch{config: g.configHash(&t.req, t.est.salt)}
@@ -158,6 +143,11 @@ func (g *Guard) matchPrefix(t *turn, st StateReader, sio stateIO) prefixMatch {
 		return m
 	}
 	rec, ok := decodePrefixRecord(m.stored)
+	if !ok && !strings.HasPrefix(m.stored, prefixRecordVersion+":") {
+		sio.log.Info("contextguard: the session's prefix record has another format (an earlier version's); counting the whole request",
+			"agent", sio.agent, "key", sio.key(keyPrefix))
+		return m
+	}
 	if !ok {
 		sio.log.Warn("contextguard: the session's prefix record is malformed; counting the whole request",
 			"agent", sio.agent, "key", sio.key(keyPrefix))
@@ -169,7 +159,7 @@ func (g *Guard) matchPrefix(t *turn, st StateReader, sio stateIO) prefixMatch {
 		rec.injected == t.inj.injected && rec.cut == t.inj.cut &&
 		rec.contents <= len(t.raw) &&
 		rec.config == m.config &&
-		rec.marks == prefixMarks(t.raw, rec.contents)
+		rec.chain == t.prefixChain(rec.contents)
 	return m
 }
 
@@ -210,7 +200,7 @@ func (t *turn) recordPrefix(est int) {
 		contents: len(t.raw), cut: t.inj.cut, injected: t.inj.injected,
 		compactions: t.prev.compactions, frontier: t.frontier,
 		total: est, body: min(t.prefix.body, est),
-		config: t.prefix.config, marks: prefixMarks(t.raw, len(t.raw)),
+		config: t.prefix.config, chain: t.prefixChain(len(t.raw)),
 	}.encode()
 }
 

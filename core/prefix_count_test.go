@@ -18,6 +18,10 @@ type countingCounter struct {
 	bytes int
 }
 
+// CounterName gives the test counter a stable identity, so a restarted
+// guard trusts the records it wrote (NamedTokenCounter).
+func (c *countingCounter) CounterName() string { return "counting-test/v1" }
+
 func (c *countingCounter) CountTokens(s string) int {
 	c.mu.Lock()
 	c.bytes += len(s)
@@ -173,7 +177,7 @@ func TestPrefixCount_ColdCall(t *testing.T) {
 			return r
 		}},
 		{name: "mismatch: a malformed record", next: appendNew, state: func(f *fakeCtx) {
-			f.set(keyPrefix, "p1:12:x")
+			f.set(keyPrefix, "p2:12:x")
 		}},
 	}
 	for _, sc := range scenarios {
@@ -302,60 +306,178 @@ func exactCount(req *Request) int {
 }
 
 func TestPrefixRecord_Encoding(t *testing.T) {
-	r := prefixRecord{contents: 12, cut: 3, injected: true, compactions: 2, frontier: 6, total: 9000, body: 8000, config: 0xdeadbeef, marks: 1<<63 + 5}
+	r := prefixRecord{contents: 12, cut: 3, injected: true, compactions: 2, frontier: 6, total: 9000, body: 8000, config: 0xdeadbeef, chain: 1<<63 + 5}
 	got, ok := decodePrefixRecord(r.encode())
 	require.True(t, ok)
 	assert.Equal(t, r, got)
-	for _, bad := range []string{"", "p1", "p2:12:3:1:2:6:9000:8000:a:b", "p1:12:3:1:2:6:9000:8000:a", "p1:-1:0:0:0:0:1:1:a:b",
-		"p1:2:3:0:0:0:1:1:a:b", "p1:2:0:2:0:0:1:1:a:b", "p1:2:0:0:0:0:1:2:a:b", "p1:0:0:0:0:0:1:1:a:b", "p1:2:0:0:0:0:1:1:z:b"} {
+	for _, bad := range []string{"", "p2", "p1:12:3:1:2:6:9000:8000:a:b", "p3:12:3:1:2:6:9000:8000:a:b", "p2:12:3:1:2:6:9000:8000:a", "p2:-1:0:0:0:0:1:1:a:b",
+		"p2:2:3:0:0:0:1:1:a:b", "p2:2:0:2:0:0:1:1:a:b", "p2:2:0:0:0:0:1:2:a:b", "p2:0:0:0:0:0:1:1:a:b", "p2:2:0:0:0:0:1:1:z:b"} {
 		_, ok := decodePrefixRecord(bad)
 		assert.False(t, ok, bad)
 	}
 }
 
-// TestPrefixCount_UnseenRewriteIsCorrectedByTheRealCount documents the
-// sampled mark's trade-off: an edit that keeps a content's length and both
-// ends, at a position the mark does not sample, is not seen, so the count
-// used misses the edit's tokens; the provider's real count of that request
-// then calibrates the next call, whose count is again at least the whole
-// request's.
-func TestPrefixCount_UnseenRewriteIsCorrectedByTheRealCount(t *testing.T) {
-	words := func(s string) int { return len(strings.Fields(s)) } // the provider's tokenizer: one token per word
-	opts := []AgentOption{WithTokenCounter(TokenCounterFunc(words)), WithMaxTokens(1_000_000)}
-	first, _ := newTestGuard(t, fixedSummary("unused"), opts...)
-	ctx := newFakeCtx("a")
-	h := prefixHistory(3, "s1") // 12 contents: 0, 3, 6, 9, 10 and 11 are sampled
-	const edited = 5
-	body := strings.Repeat("x", 4000)
-	h[edited] = modelMsg("begin " + body + " end")
-	_, err := first.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: h})
-	require.NoError(t, err)
+// wordCounter is the provider's tokenizer of the edit tests: one token per
+// word, so an edit that keeps a text's length and ends can change its count
+// many times over.
+var wordCounter = NameTokenCounter("words/v1", TokenCounterFunc(func(s string) int { return len(strings.Fields(s)) }))
 
-	// The same length and ends, many more words.
-	h2 := adkCopy(h)
-	h2[edited] = modelMsg("begin " + strings.Repeat("x ", 2000) + " end")
-	require.Len(t, h2[edited].Parts[0].Text, len(h[edited].Parts[0].Text))
-	req := &Request{Model: "gemini-2.5-flash", Contents: append(h2, userMsg("what now?"))}
-	count := func(r *Request) int {
-		e, _ := (&Agent{counter: TokenCounterFunc(words)}).estimator(r.Model)
-		return requestTokens(e, engineReq(r))
+// wordCount is a request's whole count by wordCounter.
+func wordCount(r *Request) int {
+	e, _ := (&Agent{counter: wordCounter}).estimator(r.Model)
+	return requestTokens(e, engineReq(r))
+}
+
+// lookAlike returns a text of s's length and first and last 32 bytes, whose
+// middle is words where s has one long word: the same shape, many more
+// tokens (a PII mask, a regenerated chunk).
+func lookAlike(s string) string {
+	const ends = 32
+	mid := []byte(strings.Repeat("x ", len(s)))[:len(s)-2*ends]
+	return s[:ends] + string(mid) + s[len(s)-ends:]
+}
+
+// TestPrefixCount_SameLengthEditIsSeen: an edit that keeps a content's
+// length and both 32-byte ends, at any position of the prefix (the sampled
+// mark of earlier versions saw only six), is seen by the prefix chain, in
+// the process that stored the record and in a restarted one: the count
+// used is the whole request's.
+func TestPrefixCount_SameLengthEditIsSeen(t *testing.T) {
+	body := "begin " + strings.Repeat("x", 4000) + " end of the message, checked."
+	for _, restart := range []bool{false, true} {
+		for edited := range 12 {
+			t.Run(fmt.Sprintf("restart=%v/content %d", restart, edited), func(t *testing.T) {
+				opts := []AgentOption{WithTokenCounter(wordCounter), WithMaxTokens(1_000_000)}
+				g, _ := newTestGuard(t, fixedSummary("unused"), opts...)
+				ctx := newFakeCtx("a")
+				h := prefixHistory(3, "s1") // 12 contents
+				h[edited] = modelMsg(body)
+				_, err := g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: h})
+				require.NoError(t, err)
+
+				h2 := adkCopy(h)
+				h2[edited] = modelMsg(lookAlike(body))
+				require.Len(t, h2[edited].Parts[0].Text, len(body))
+				req := &Request{Model: "gemini-2.5-flash", Contents: append(h2, userMsg("what now?"))}
+				if restart {
+					g, _ = newTestGuard(t, fixedSummary("unused"), opts...)
+				}
+				_, err = g.beforeModel(ctx, req)
+				require.NoError(t, err)
+				assert.Equal(t, wordCount(req), ctx.getInt(keyLastEstimate), "the edit is seen: the whole request is counted")
+			})
+		}
 	}
-	restarted, _ := newTestGuard(t, fixedSummary("unused"), opts...)
+}
+
+// TestPrefixCount_LookAlikeChunkNeverMatches: an agent that sees only the
+// current message (IncludeContents "none") sends one new chunk per call. A
+// chunk of the same byte length and the same 32-byte ends as the previous
+// one is another content, whose count is its own, in the process that
+// served the previous call and after a restart.
+func TestPrefixCount_LookAlikeChunkNeverMatches(t *testing.T) {
+	chunk := "Chunk 1 of the report follows:  " + strings.Repeat("y", 20_000) + "  -- end of chunk, please go on."
+	for _, restart := range []bool{false, true} {
+		t.Run(fmt.Sprint("restart=", restart), func(t *testing.T) {
+			opts := []AgentOption{WithTokenCounter(wordCounter), WithMaxTokens(1_000_000)}
+			g, _ := newTestGuard(t, fixedSummary("unused"), opts...)
+			ctx := newFakeCtx("a")
+			_, err := g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: []*genai.Content{userMsg(chunk)}})
+			require.NoError(t, err)
+			first := ctx.getInt(keyLastEstimate)
+
+			next := &Request{Model: "gemini-2.5-flash", Contents: []*genai.Content{userMsg(lookAlike(chunk))}}
+			if restart {
+				g, _ = newTestGuard(t, fixedSummary("unused"), opts...)
+			}
+			_, err = g.beforeModel(ctx, next)
+			require.NoError(t, err)
+			assert.Equal(t, wordCount(next), ctx.getInt(keyLastEstimate), "the new chunk is counted")
+			assert.Greater(t, ctx.getInt(keyLastEstimate), 100*first, "not the previous chunk's estimate")
+		})
+	}
+}
+
+// TestPrefixCount_RecordNamesItsCounter: a restarted guard trusts a prefix
+// record only when it counts with the counter that wrote it, known by its
+// stable name: another counter, or a counter without a name (which cannot
+// prove it is the same), counts the whole request.
+func TestPrefixCount_RecordNamesItsCounter(t *testing.T) {
+	bytes4 := func(s string) int { return len(s)/4 + 1 }
+	words := func(s string) int { return len(strings.Fields(s)) }
+	tests := []struct {
+		name          string
+		before, after TokenCounter
+		trusted       bool
+	}{
+		{"the same name", NameTokenCounter("bytes/v1", TokenCounterFunc(bytes4)), NameTokenCounter("bytes/v1", TokenCounterFunc(bytes4)), true},
+		{"another name", NameTokenCounter("words/v1", TokenCounterFunc(words)), NameTokenCounter("bytes/v1", TokenCounterFunc(bytes4)), false},
+		{"another unnamed counter", TokenCounterFunc(words), TokenCounterFunc(bytes4), false},
+		{"the same unnamed counter", TokenCounterFunc(bytes4), TokenCounterFunc(bytes4), false},
+		{"an empty name", NameTokenCounter("", TokenCounterFunc(bytes4)), NameTokenCounter("", TokenCounterFunc(bytes4)), false},
+		{"the built-in estimator before", nil, NameTokenCounter("bytes/v1", TokenCounterFunc(bytes4)), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := func(tc TokenCounter) []AgentOption {
+				o := []AgentOption{WithMaxTokens(1_000_000)}
+				if tc != nil {
+					o = append(o, WithTokenCounter(tc))
+				}
+				return o
+			}
+			first, _ := newTestGuard(t, fixedSummary("unused"), opts(tt.before)...)
+			ctx := newFakeCtx("a")
+			prev := &Request{Model: "gemini-2.5-flash", Contents: prefixHistory(3, "s1")}
+			_, err := first.beforeModel(ctx, prev)
+			require.NoError(t, err)
+			require.NotEmpty(t, ctx.getStr(keyPrefix))
+
+			// The restarted guard's counter, as tt.after names it, also
+			// records what it counts.
+			counting := &countingCounter{}
+			var after TokenCounter = TokenCounterFunc(func(s string) int { counting.CountTokens(s); return tt.after.CountTokens(s) })
+			if n, ok := tt.after.(NamedTokenCounter); ok {
+				after = NameTokenCounter(n.CounterName(), after)
+			}
+			restarted, _ := newTestGuard(t, fixedSummary("unused"), opts(after)...)
+			req := appendNew(prev)
+			counting.take()
+			_, err = restarted.beforeModel(ctx, req)
+			require.NoError(t, err)
+			counted := counting.take()
+			prefixBytes := len(requestText(&Request{Contents: prev.Contents}))
+			if tt.trusted {
+				assert.Less(t, counted, prefixBytes/4, "the record is trusted: only what is new is counted")
+			} else {
+				assert.GreaterOrEqual(t, counted, prefixBytes*3/4, "the record is not trusted: the whole request is counted")
+			}
+		})
+	}
+}
+
+// TestPrefixCount_OldRecordIsIgnored: a record of the earlier format (a
+// sampled mark) is not misread: the whole request is counted, and the
+// call stores a record of the current format.
+func TestPrefixCount_OldRecordIsIgnored(t *testing.T) {
+	counter := &countingCounter{}
+	g, _ := newTestGuard(t, fixedSummary("unused"), WithTokenCounter(counter), WithMaxTokens(1_000_000))
+	ctx := newFakeCtx("a")
+	prev := &Request{Model: "gemini-2.5-flash", Contents: prefixHistory(3, "s1")}
+	_, err := g.beforeModel(ctx, prev)
+	require.NoError(t, err)
+	rec, ok := decodePrefixRecord(ctx.getStr(keyPrefix))
+	require.True(t, ok)
+	old := "p1" + strings.TrimPrefix(rec.encode(), prefixRecordVersion)
+	ctx.set(keyPrefix, old)
+
+	restarted, _ := newTestGuard(t, fixedSummary("unused"), WithTokenCounter(counter), WithMaxTokens(1_000_000))
+	counter.take()
+	req := appendNew(prev)
 	_, err = restarted.beforeModel(ctx, req)
 	require.NoError(t, err)
-	full := count(req)
-	require.Less(t, ctx.getInt(keyLastEstimate), full, "the edit is not seen: its tokens are missed")
-
-	// The provider counts the request it was sent.
-	_, err = restarted.afterModel(ctx, &Response{UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: int32(full)}}, nil)
-	require.NoError(t, err)
-	next := &Request{Model: "gemini-2.5-flash", Contents: append(adkCopy(req.Contents), modelMsg("checking the pods"))}
-	before := sessionStateOf(ctx)
-	_, err = restarted.beforeModel(ctx, next)
-	require.NoError(t, err)
-	e, _ := (&Agent{counter: TokenCounterFunc(words)}).estimator(next.Model)
-	cal := newCalibration(before, e)
-	assert.GreaterOrEqual(t, cal.count(ctx.getInt(keyLastEstimate)), count(next), "calibrated by the real count, the count covers the whole request")
+	assert.GreaterOrEqual(t, counter.take(), len(requestText(&Request{Contents: prev.Contents}))*3/4, "the whole request is counted")
+	assert.True(t, strings.HasPrefix(ctx.getStr(keyPrefix), prefixRecordVersion+":"), "a record of the current format is stored")
 }
 
 // TestConfigHashes_CachedAndBounded: an instruction's or declaration's hash

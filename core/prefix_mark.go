@@ -1,21 +1,24 @@
 package core
 
 import (
-	"encoding/json"
-	"math"
+	"hash/crc32"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
 
 	"google.golang.org/genai"
 )
 
-// The prefix record's sampled mark: six contents hashed by their shape,
-// lengths and ends, about 100 ns each whatever their size (ARCHITECTURE.md,
+// The prefix record's chain: every content of the prefix hashed by value,
+// each once per process, the hashes chained in order (ARCHITECTURE.md,
 // Counting).
 
-// Seeds that keep the hashes of different things apart: a mark, a config
+// Seeds that keep the hashes of different things apart: a chain, a config
 // hash, and the cache keys of instructions and of declarations (whose
 // identity keys come from different walks and could otherwise collide).
 const (
-	markSeed        = 0x70726566 // "pref"
+	chainSeed       = 0x63686169 // "chai"
 	configSeed      = 0x636f6e66 // "conf"
 	instructionSeed = 0x696e7374 // "inst"
 	declarationSeed = 0x6465636c // "decl"
@@ -24,102 +27,197 @@ const (
 	nilMark = 1
 )
 
-// prefixSamples is how many contents a prefix mark samples.
-const prefixSamples = 6
+// fastHashBytes is the length from which the content hash of a prefix chain
+// hashes a string or byte slice with the CPU's CRC instructions instead of
+// FNV-64a byte by byte: FNV runs at about 3.5 GB/s, the two CRC-32s at
+// about 12 GB/s together, and below some tens of bytes the call costs more
+// than it saves.
+const fastHashBytes = 64
 
-// samplePositions are the contents of cs[:n] a prefix mark samples: the
-// first, the quarters and the last two (see the comment at the top).
-func samplePositions(n int) [prefixSamples]int {
-	return [prefixSamples]int{0, n / 4, n / 2, n * 3 / 4, max(n-2, 0), n - 1}
+// castagnoli is the CRC-32C table; hash/crc32 uses the CPU's instructions
+// for it (SSE4.2 on amd64, CRC32 on arm64).
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// crcFold folds b's length and two CRC-32s of it (Castagnoli and IEEE,
+// together a 64-bit check that misses an edit with probability about
+// 2^-64 unless it is crafted) into the FNV state h. Like FNV, it is not
+// meant to resist an adversary: the prefix record guards against edits,
+// not against attacks on the estimate (a crafted collision only makes the
+// estimate low until the provider's next count).
+func crcFold(h uint64, b []byte) uint64 {
+	c := uint64(crc32.Update(0, castagnoli, b))<<32 | uint64(crc32.ChecksumIEEE(b))
+	return fnvUint64(fnvUint64(h, uint64(len(b))), c)
 }
 
-// prefixMarks is the mark of cs[:n]: n and the sampled contents.
-func prefixMarks(cs []*genai.Content, n int) uint64 {
-	k := keyer{h: uint64(n) ^ markSeed}
-	if n <= 0 || n > len(cs) {
-		return k.h
-	}
-	for _, i := range samplePositions(n) {
-		k.add(uint64(i))
-		k.add(contentMark(cs[i]))
-	}
-	return k.h
+// crcFoldString is crcFold over a string's bytes, without copying them.
+func crcFoldString(h uint64, x string) uint64 {
+	return crcFold(h, unsafe.Slice(unsafe.StringData(x), len(x)))
 }
 
-// contentMark is a content's sampled mark: the walk of the fingerprint
-// (walkContent, so no field a provider is sent is left out), with strings,
-// bytes and payloads sampled.
-func contentMark(c *genai.Content) uint64 {
+// contentHash is a content's hash by value for the prefix chain: the
+// fingerprint's walk (walkContent, every field a provider is sent, payloads
+// canonical), long strings and byte slices through crcFold. It reads every
+// byte, at memory speed.
+func contentHash(c *genai.Content) uint64 {
 	if c == nil {
 		return nilMark
 	}
-	s := identity{byValue: true, sampled: true, h: fnvOffset}
+	s := identity{byValue: true, fast: true, h: fnvOffset}
 	walkContent(c, &s)
 	return s.h
 }
 
-// sample hashes a string's length and its first and last sampleBytes bytes.
-func (s *identity) sample(x string) { s.h = sampleString(s.h, x) }
-
-// sampleValue hashes a payload's sample.
-func (s *identity) sampleValue(m map[string]any) { s.h = sampleOf(s.h, m, true) }
-
-// sampleString is FNV-64a over a string's length and its first and last
-// sampleBytes bytes.
-func sampleString(h uint64, x string) uint64 {
-	h = fnvUint64(h, uint64(len(x)))
-	if len(x) <= 2*sampleBytes {
-		return fnvString(h, x)
-	}
-	return fnvString(fnvString(h, x[:sampleBytes]), x[len(x)-sampleBytes:])
+// chainNext chains the hash of one more content onto h.
+func chainNext(h, content uint64) uint64 {
+	k := keyer{h: h}
+	k.add(content)
+	return k.h
 }
 
-// sampleOf is FNV-64a over a payload's sample: scalars as the fingerprint
-// reads them (numbers as the float64 a database returns), strings sampled,
-// and, at the top, the entries of a map of at most maxSampledKeys keys,
-// combined in any order; nested containers by their size.
-func sampleOf(h uint64, v any, top bool) uint64 {
-	switch x := v.(type) {
-	case nil:
-		return fnvUint64(h, 1)
-	case string:
-		return sampleString(fnvUint64(h, 2), x)
-	case bool:
-		return fnvUint64(h, 3+boolBit(x))
-	case map[string]any:
-		h = fnvUint64(fnvUint64(h, 5), uint64(len(x)))
-		if !top || len(x) > maxSampledKeys {
-			return h
-		}
-		var sum uint64
-		for key, e := range x {
-			sum += mix(sampleOf(sampleString(fnvOffset, key), e, false))
-		}
-		return fnvUint64(h, sum)
-	case []any:
-		return fnvUint64(fnvUint64(h, 6), uint64(len(x)))
-	case json.Number:
-		f, err := x.Float64()
-		if err != nil {
-			return fnvUint64(h, 8)
-		}
-		return fnvUint64(fnvUint64(h, 7), math.Float64bits(f))
-	}
-	if f, ok := asFloat(v); ok {
-		return fnvUint64(fnvUint64(h, 7), math.Float64bits(f))
-	}
-	// A typed value: a database returns it as a map, whose mark differs,
-	// and the record then does not match (a full count).
-	return fnvUint64(h, 9)
+// prefixMemo is what one agent of a session remembers, in memory, of the
+// contents ADK last built for it: each content's identity key (by address,
+// no byte read) and the chain hash up to it. A later call whose leading
+// contents have the same keys has the same contents (the key changes with
+// any string, number, map key or shape) and takes their chain hashes from
+// here; only the contents after them are hashed by value. The memo pins
+// the contents it names, so no address a key names is reused for other
+// bytes while it holds them. A restart, an eviction or another replica
+// starts with an empty memo and hashes every content once.
+//
+// With an in-memory session service the pinned contents' strings are the
+// session events' own; the memo is accounted as if they were not (as the
+// count cache is: contentRetained), so a session the service dropped does
+// not retain more than the table's bound. A session service that loads the
+// events anew for every call (a database) gives them new strings each
+// time: no key ever matches, so once a call matches none of the memo's
+// contents the memo stops pinning (unpinned) and keeps only this call's
+// chain, and such a session retains no history between calls.
+type prefixMemo struct {
+	pin      []*genai.Content
+	entries  []memoEntry
+	unpinned bool
+	bytes    int // what the memo retains, as the session table accounts it
 }
 
-// fnvString is FNV-64a over x's bytes, from h.
-func fnvString(h uint64, x string) uint64 {
-	for i := 0; i < len(x); i++ {
-		h ^= uint64(x[i])
-		h *= fnvPrime
+type memoEntry struct {
+	key   uint64 // contentKey, 0 for none (the content is hashed every call)
+	chain uint64 // chain hash of the contents up to this one
+	size  int    // what pinning the content retains (contentRetained), 0 unpinned
+}
+
+// memoEntryBytes is what one memo entry retains without its pin: the entry
+// itself.
+const memoEntryBytes = int(unsafe.Sizeof(memoEntry{}))
+
+// update brings the memo to cs: the leading contents whose keys match keep
+// their entries, every later one is hashed by value.
+func (m *prefixMemo) update(cs []*genai.Content) {
+	same := 0
+	for same < len(cs) && same < len(m.entries) {
+		k, ok := memoKey(cs[same])
+		if !ok || k != m.entries[same].key {
+			break
+		}
+		same++
 	}
-	return h
+	if same == 0 && len(m.entries) > 0 && len(cs) > 0 {
+		m.unpinned = true
+	}
+	for _, e := range m.entries[same:] {
+		m.bytes -= e.size + memoEntryBytes
+	}
+	m.entries = m.entries[:same]
+	h := m.at(same)
+	hashes := contentHashes(cs[same:])
+	for i, c := range cs[same:] {
+		e := memoEntry{}
+		if !m.unpinned {
+			e.key, _ = memoKey(c)
+			e.size = contentRetained(c)
+		}
+		if hashes != nil {
+			h = chainNext(h, hashes[i])
+		} else {
+			h = chainNext(h, contentHash(c))
+		}
+		e.chain = h
+		m.bytes = satAdd(m.bytes, e.size+memoEntryBytes)
+		m.entries = append(m.entries, e)
+	}
+	clear(m.pin)
+	m.pin = m.pin[:0]
+	if m.unpinned {
+		m.bytes = len(m.entries) * memoEntryBytes
+		return
+	}
+	m.pin = append(m.pin, cs...)
+}
+
+// contentHashes hashes cs in parallel when there are many (a session's
+// first call in a process: a restart, a replica, an eviction), as prefetch
+// counts them; nil when there are few, which update hashes one by one.
+// Hashing is a pure function of a content, so the hashes are the ones
+// contentHash computes.
+func contentHashes(cs []*genai.Content) []uint64 {
+	workers := min(runtime.GOMAXPROCS(0), maxHashWorkers)
+	if len(cs) < parallelMinMisses || workers < 2 {
+		return nil
+	}
+	out := make([]uint64, len(cs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < len(cs); i = int(next.Add(1)) - 1 {
+				out[i] = contentHash(cs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// maxHashWorkers bounds the goroutines contentHashes starts, as prefetch's
+// workers are bounded: hashing runs at memory speed, and more cores than
+// this only contend for its bandwidth.
+const maxHashWorkers = 8
+
+// at is the chain hash of the first n contents the memo holds.
+func (m *prefixMemo) at(n int) uint64 {
+	if n <= 0 {
+		return chainSeed
+	}
+	return m.entries[n-1].chain
+}
+
+// memoKey is a content's identity key for the memo; ok is false for a
+// content without one (nil, or a payload the key cannot identify), which
+// is hashed by value on every call.
+func memoKey(c *genai.Content) (uint64, bool) {
+	if c == nil {
+		return 0, false
+	}
+	k, ok := contentKey(c)
+	return k, ok && k != 0
+}
+
+// prefixChain is the chain hash of the first n contents of the request ADK
+// built (t.raw), from the agent's memo, brought to t.raw on first use in
+// the turn. A turn without a memo (recovery) hashes into its own.
+func (t *turn) prefixChain(n int) uint64 {
+	if n > len(t.raw) {
+		return 0
+	}
+	if t.hashes == nil {
+		t.hashes = &prefixMemo{}
+	}
+	if !t.chained {
+		t.hashes.update(t.raw)
+		t.chained = true
+	}
+	return t.hashes.at(n)
 }
 
 // fnvUint64 is FNV-64a over n's 8 bytes, big-endian, from h.

@@ -109,8 +109,8 @@ type Coverage interface {
 	Anchor(contents []*genai.Content, n int) string
 	// Covered returns how many leading contents of contents were built
 	// from the log up to and including anchor; ok is false when anchor is
-	// not in the log (the engine then treats the summary as lost, as a
-	// fingerprint mismatch).
+	// not in the log (the engine then locates the summary by its stored
+	// position and fingerprint, as without a host).
 	Covered(contents []*genai.Content, anchor string) (n int, ok bool)
 }
 

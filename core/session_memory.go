@@ -52,6 +52,9 @@ type agentMemory struct {
 	// trimWarned records that trimming to the current request was logged
 	// (compaction_strategy_threshold.go), so it is said once per session.
 	trimWarned bool
+	// prefix is the chain of the contents last built for the agent
+	// (prefix_mark.go).
+	prefix prefixMemo
 }
 
 // pendingOverflow is a provider overflow recorded for the next call.
@@ -117,7 +120,7 @@ func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stat
 			// The session state has it, or something newer.
 			m.compacted = nil
 		default:
-			if w, _, _ := locateCut(req.Contents, *c, fingerprint, req.Coverage); w == 0 {
+			if w, _, _, _ := locateCut(req.Contents, *c, fingerprint, req.Coverage); w == 0 {
 				m.compacted = nil
 				break
 			}

@@ -18,9 +18,14 @@ import (
 // keeps only what that call counted: the new contents and the summary
 // message. After a call that counted everything (a session's first call,
 // the call after a compaction) it keeps the whole history until the next
-// call. The table is bounded by sessions and by these bytes, evicting the
+// call. Each agent's prefix chain (prefix_mark.go) pins the contents last
+// built for it, so that the next call hashes only what is new: with an
+// in-memory session service their strings are the events' own, with a
+// database one they are the history's bytes, and they are accounted as
+// such. The table is bounded by sessions and by these bytes, evicting the
 // least recently used idle sessions; an evicted session's next call counts
-// only what is new, from its prefix record, so eviction costs little.
+// only what is new, from its prefix record, after hashing its history once
+// (at memory speed), so eviction costs little.
 
 // Defaults of the session table's bounds.
 const (
@@ -29,9 +34,9 @@ const (
 	DefaultMaxSessions = 10_000
 	// DefaultMaxSessionBytes is how many bytes the sessions kept in memory
 	// may retain by default (WithMaxSessionBytes): 256 MiB holds, for
-	// example, 10,000 idle sessions of a few kilobytes each (their last
-	// message and summary), or 250 sessions of 200k tokens whose whole
-	// history is cached right after their first call.
+	// example, 10,000 idle sessions of about 25 KB each (their pinned
+	// history, last message and summary), or about 150 sessions of 200k
+	// tokens whose whole history is cached and pinned.
 	DefaultMaxSessionBytes = 256 << 20
 )
 
@@ -117,6 +122,7 @@ func (e *sessionEntry) retainedBytes() int {
 	}
 	for _, m := range e.agents {
 		n = satAdd(n, m.sentBytes)
+		n = satAdd(n, m.prefix.bytes)
 	}
 	return n
 }

@@ -102,9 +102,10 @@ func TestSessionBound_EvictedSessionCountsWhatIsNew(t *testing.T) {
 	assert.Equal(t, exactCount(&Request{Model: "gemini-2.5-flash", Contents: next}), s1.getInt(keyLastEstimate))
 }
 
-// TestSessionBound_IdleSessionRetainsWhatIsNew: a session retains its whole
-// history after a call that counted everything, and only the call's new
-// content after a call that used its prefix record.
+// TestSessionBound_IdleSessionRetainsWhatIsNew: a session's count cache
+// retains its whole history after a call that counted everything, and only
+// the call's new content after a call that used its prefix record; the
+// prefix chain's memo pins the history in both cases.
 func TestSessionBound_IdleSessionRetainsWhatIsNew(t *testing.T) {
 	g := boundedGuard(t)
 	ctx := newFakeCtx("a")
@@ -114,9 +115,35 @@ func TestSessionBound_IdleSessionRetainsWhatIsNew(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, g.sessions.bytes, hb, "after a full count the history is cached")
 
-	_, err = g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: append(adkCopy(h), userMsg("next"))})
+	next := append(adkCopy(h), userMsg("next"))
+	_, err = g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: next})
 	require.NoError(t, err)
-	assert.Less(t, g.sessions.bytes, sessionOverhead+2*entryOverhead, "after a prefix count only the new message is cached")
+	// The prefix chain's memo pins the contents it names (prefix_mark.go),
+	// and is accounted as the count cache is.
+	memo := 0
+	for _, c := range next {
+		memo += contentRetained(c) + memoEntryBytes
+	}
+	assert.GreaterOrEqual(t, g.sessions.bytes, memo, "the memo is accounted")
+	assert.Less(t, g.sessions.bytes, sessionOverhead+2*entryOverhead+memo, "after a prefix count only the new message is cached")
+}
+
+// TestSessionBound_ReloadedSessionRetainsNoHistory: a session whose
+// contents come with new strings on every call (a database session
+// service) retains, once a call used its prefix record, only that call's
+// new content and the chain's entries: the memo stops pinning contents
+// whose strings never come back.
+func TestSessionBound_ReloadedSessionRetainsNoHistory(t *testing.T) {
+	g := boundedGuard(t)
+	ctx := newFakeCtx("a")
+	h := prefixHistory(10, "s1")
+	_, err := g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: cloneContents(h)})
+	require.NoError(t, err)
+	next := cloneContents(append(h, userMsg("next")))
+	_, err = g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: next})
+	require.NoError(t, err)
+	assert.Less(t, g.sessions.bytes, sessionOverhead+2*entryOverhead+len(next)*memoEntryBytes, "no history is retained")
+	assert.Equal(t, requestTokens(testEst, engineReq(&Request{Model: "gemini-2.5-flash", Contents: next})), ctx.getInt(keyLastEstimate), "the count used is the whole request's")
 }
 
 // cloneContents copies a history with new bytes for every string, as a

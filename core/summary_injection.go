@@ -46,9 +46,27 @@ type injection struct {
 	injected bool
 	// reason says why no cut was made although a summary exists.
 	reason string
-	// anchor is the anchor of the cut located without one in state
-	// (locateCut), to store; "" when there is nothing to store.
+	// anchor is the anchor of the cut located without a stored anchor
+	// that holds (locateCut), to store; "" when there is nothing to store.
 	anchor string
+	// staleAnchor reports that the stored anchor did not hold: it is
+	// replaced by anchor, or cleared.
+	staleAnchor bool
+}
+
+// reanchor updates the anchor next stores for the summary still in use
+// (next has the same compaction counter as the call started with): the
+// anchor of the cut located for it when the state had none (state written
+// before the host anchored coverage) or when the stored one did not hold;
+// a stored anchor that did not hold and cannot be replaced is cleared, so
+// later calls locate the cut by its position and fingerprint directly.
+func (t *turn) reanchor(next *guardState) {
+	if next.compactions != t.prev.compactions || next.anchor != t.prev.anchor {
+		return // a compaction stored its own
+	}
+	if t.inj.anchor != "" || t.inj.staleAnchor {
+		next.anchor = t.inj.anchor
+	}
 }
 
 // locateWatermark finds where the stored summary ends in raw: at the stored
@@ -90,32 +108,33 @@ func locateWatermark(raw []*genai.Content, st guardState, fingerprint func(*gena
 
 // locateCut finds where the stored summary ends in raw. With a host that
 // anchors coverage (cov) and an anchor in state, the anchor decides
-// (Coverage.Covered), and an anchor the host's log no longer holds cuts
-// nothing, like a fingerprint mismatch. Otherwise the cut is located as
-// locateWatermark does; with cov, anchor is then the anchor of that cut,
-// for the caller to store (state written before the host anchored it).
-func locateCut(raw []*genai.Content, st guardState, fingerprint func(*genai.Content) string, cov Coverage) (w int, reason, anchor string) {
+// (Coverage.Covered) when it holds: the host's log still has it, and the
+// last content it covers is the one the summary's fingerprint names. When
+// it does not hold (the log's IDs changed between loads, its events came
+// back in another order), the cut degrades to the rule without a host
+// (locateWatermark: the stored position and fingerprint), as does state
+// written before the host anchored it; with cov, anchor is then the anchor
+// of the cut found, "" when the host cannot name it, for the caller to
+// store.
+func locateCut(raw []*genai.Content, st guardState, fingerprint func(*genai.Content) string, cov Coverage) (w int, reason, anchor string, stale bool) {
 	if cov != nil && st.anchor != "" {
 		n, ok := cov.Covered(raw, st.anchor)
-		switch {
-		case !ok:
-			return 0, "anchor not found", ""
-		case n <= 0 || n > len(raw):
-			return 0, "anchor covers no contents", ""
+		if ok && n > 0 && n <= len(raw) && (st.fingerprint == "" || fingerprint(raw[n-1]) == st.fingerprint) {
+			return n, "", "", false
 		}
-		return n, "", ""
+		stale = true
 	}
 	w, reason = locateWatermark(raw, st, fingerprint)
 	if w > 0 {
 		anchor = anchorAt(cov, raw, w)
 	}
-	return w, reason, anchor
+	return w, reason, anchor, stale
 }
 
 // unchangedCut is the cut the previous call used for a summary anchored in
 // the host's log, when this request extends that call's: its prefix record
 // names the same summary (compactions, estimate) and the same leading
-// contents (prefixMarks, as counting checks them). The anchored content is
+// contents (the chain, as counting checks it). The anchored content is
 // then where it was, and the host's log is not walked (Coverage.Covered
 // costs a pass over the session's events). ok is false otherwise, and the
 // anchor decides as usual.
@@ -126,7 +145,7 @@ func (t *turn) unchangedCut() (cut int, ok bool) {
 	rec, ok := decodePrefixRecord(t.storedPrefix)
 	if !ok || !rec.injected || rec.compactions != t.prev.compactions || rec.total != t.prev.lastEstimate ||
 		rec.cut <= 0 || rec.cut > rec.contents || rec.contents > len(t.raw) ||
-		rec.marks != prefixMarks(t.raw, rec.contents) {
+		rec.chain != t.prefixChain(rec.contents) {
 		return 0, false
 	}
 	return rec.cut, true
@@ -160,13 +179,18 @@ func injectSummary(t *turn) injection {
 	}
 	w, ok := t.unchangedCut()
 	var reason, anchor string
+	var stale bool
 	if !ok {
-		w, reason, anchor = locateCut(t.raw, t.prev, t.est.fingerprint, t.req.Coverage)
+		w, reason, anchor, stale = locateCut(t.raw, t.prev, t.est.fingerprint, t.req.Coverage)
+	}
+	if stale {
+		t.log().Debug("contextguard: the summary's anchor does not hold in this request; locating it by position and fingerprint",
+			"anchor", t.prev.anchor, "watermark", t.prev.watermark, "found", w)
 	}
 	if w == 0 {
 		t.log().Warn("contextguard: stored summary not applied; sending the contents as they are",
 			"reason", reason, "watermark", t.prev.watermark, "anchor", t.prev.anchor, "contents", len(t.raw))
-		return injection{reason: reason}
+		return injection{reason: reason, staleAnchor: stale}
 	}
 	start := pairSafeStart(t.raw, w)
 	request := t.prev.userRequest
@@ -180,5 +204,5 @@ func injectSummary(t *turn) injection {
 	out = append(out, summaryMessage(t, t.prev.summary, request, cur))
 	out = append(out, t.raw[start:]...)
 	t.send(out)
-	return injection{cut: start, injected: true, anchor: anchor}
+	return injection{cut: start, injected: true, anchor: anchor, staleAnchor: stale}
 }

@@ -54,8 +54,9 @@ func coveredSession(raw []*genai.Content, anchor string) *fakeCtx {
 // anchors coverage, the anchor in state decides where the summary ends, a
 // rearranged request keeps the cut on the anchored content, state without an
 // anchor (the earlier guard's, or ADK v1's) is located as before and then
-// anchored, an anchor the log no longer holds cuts nothing, like a
-// fingerprint mismatch, and without Coverage nothing changes.
+// anchored, an anchor that does not hold (the log no longer has it, or its
+// cut does not end at the fingerprinted content) degrades to the position
+// and fingerprint, as without a host, and without Coverage nothing changes.
 func TestCoverage_AnchorDecidesTheCut(t *testing.T) {
 	type scenario struct {
 		name string
@@ -114,14 +115,39 @@ func TestCoverage_AnchorDecidesTheCut(t *testing.T) {
 			wantAnchor: func(l eventLog, raw []*genai.Content) string { return l[raw[9]] },
 		},
 		{
-			name: "an anchor not in the log cuts nothing, like a fingerprint mismatch",
+			name: "an anchor not in the log (IDs that changed between loads) degrades to the position and fingerprint, and is re-anchored",
 			build: func(l eventLog) (*fakeCtx, []*genai.Content, Coverage) {
 				raw := append(l.logged("e", history(7, 40)...), userMsg(latestRequest))
 				return coveredSession(raw, "an-event-no-longer-in-the-log"), raw, l
 			},
+			wantCut:    10,
+			wantAnchor: func(l eventLog, raw []*genai.Content) string { return l[raw[9]] },
+			wantLog:    "anchor does not hold",
+		},
+		{
+			name: "an anchor whose cut does not end at the fingerprinted content (a weak mapping) degrades to the position and fingerprint",
+			build: func(l eventLog) (*fakeCtx, []*genai.Content, Coverage) {
+				raw := append(l.logged("e", history(7, 40)...), userMsg(latestRequest))
+				// The log names the fourth content by the anchor: a cut of
+				// 4, whose last content is not the one summarized last.
+				l[raw[3]] = "misplaced"
+				return coveredSession(raw, "misplaced"), raw, l
+			},
+			wantCut:    10,
+			wantAnchor: func(l eventLog, raw []*genai.Content) string { return l[raw[9]] },
+			wantLog:    "anchor does not hold",
+		},
+		{
+			name: "an anchor not in the log and a fingerprint found nowhere cuts nothing, and the anchor is cleared",
+			build: func(l eventLog) (*fakeCtx, []*genai.Content, Coverage) {
+				raw := append(l.logged("e", history(7, 40)...), userMsg(latestRequest))
+				ctx := coveredSession(raw, "an-event-no-longer-in-the-log")
+				ctx.set(keyFingerprint, "0123456789abcdef")
+				return ctx, raw, l
+			},
 			wantCut:    0,
-			wantAnchor: func(eventLog, []*genai.Content) string { return "an-event-no-longer-in-the-log" },
-			wantLog:    "anchor not found",
+			wantAnchor: func(eventLog, []*genai.Content) string { return "" },
+			wantLog:    "fingerprint mismatch",
 		},
 		{
 			name: "without Coverage an anchor in state is ignored and kept",

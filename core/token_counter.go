@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 
 	"google.golang.org/genai"
 
@@ -19,6 +20,36 @@ type TokenCounter interface {
 	CountTokens(text string) int
 }
 
+// NamedTokenCounter is a TokenCounter with a stable identity: a name that
+// is the same in every process for the same counts, and changes whenever
+// its counts may change (its tokenizer, its vocabulary, its version). The
+// prefix record a call stores in session state (ARCHITECTURE.md, Counting)
+// names the counter that counted it; a later process trusts the record only
+// under a counter of the same name. A counter without a name (or with an
+// empty one) is trusted only by the process that wrote the record: after a
+// restart, or on another replica, its session's first call counts the
+// whole request once.
+type NamedTokenCounter interface {
+	TokenCounter
+	// CounterName returns the counter's stable name, for example
+	// "o200k_base/tiktoken-go-v0.7".
+	CounterName() string
+}
+
+// NameTokenCounter gives tc a stable name (see NamedTokenCounter), for
+// counters that cannot carry one themselves, such as a TokenCounterFunc.
+func NameTokenCounter(name string, tc TokenCounter) NamedTokenCounter {
+	return namedCounter{TokenCounter: tc, name: name}
+}
+
+type namedCounter struct {
+	TokenCounter
+	name string
+}
+
+// CounterName returns the name the counter was given.
+func (n namedCounter) CounterName() string { return n.name }
+
 // TokenCounterFunc adapts a function to TokenCounter.
 type TokenCounterFunc func(text string) int
 
@@ -32,8 +63,10 @@ func (f TokenCounterFunc) CountTokens(text string) int { return f(text) }
 // the model family's published rules, and each message adds the estimator's
 // fitted framing cost. Counts are cached per content, so tc runs once per
 // new content, not once per call. Because tc is exact, the guard applies no
-// default correction before the provider's first real count. A nil counter
-// is an error.
+// default correction before the provider's first real count. Give tc a
+// stable name (NamedTokenCounter, NameTokenCounter) so that another process
+// can trust what this one counted; without one, a session's first call in
+// each process counts its whole request. A nil counter is an error.
 func WithTokenCounter(tc TokenCounter) AgentOption {
 	return func(c *Agent) {
 		if tc == nil {
@@ -41,8 +74,28 @@ func WithTokenCounter(tc TokenCounter) AgentOption {
 			return
 		}
 		c.counter = tc
+		c.counterSalt = counterSalt(tc)
 	}
 }
+
+// counterSalt is what keeps the counts and prefix records of a custom
+// counter apart from every other counter's: its name's hash, the same in
+// every process, or for a counter without a name a random value drawn once
+// for the agent, which no other process (and no other agent) shares.
+func counterSalt(tc TokenCounter) uint64 {
+	if n, ok := tc.(NamedTokenCounter); ok {
+		if name := n.CounterName(); name != "" {
+			s := identity{byValue: true, h: fnvOffset ^ counterNameSeed}
+			s.fpStr(name)
+			return mix(s.h)
+		}
+	}
+	return rand.Uint64()
+}
+
+// counterNameSeed starts the hash of a counter's name, apart from the
+// other hashes of names (estimator families, state keys).
+const counterNameSeed = 0x636e7472 // "cntr"
 
 // counterEstimator counts through a user's TokenCounter.
 type counterEstimator struct {
@@ -106,7 +159,7 @@ func (c counterEstimator) builtinTools(t *genai.Tool) int { return c.media.Built
 // that keeps its cached counts apart from other estimators'.
 func (c *Agent) estimator(model string) (tokenEstimator, uint64) {
 	if c.counter != nil {
-		return counterEstimator{tc: c.counter, media: tokens.ForModel(model)}, mix(0xc0de) ^ estimatorSalt(model)
+		return counterEstimator{tc: c.counter, media: tokens.ForModel(model)}, c.counterSalt ^ estimatorSalt(model)
 	}
 	return estimatorFor(model), estimatorSalt(model)
 }

@@ -13,10 +13,10 @@ var reexported = []string{
 	"StrategyThreshold",
 	// Types.
 	"AgentOption", "CompactionDecision", "CompactionEvent", "ContextOverflow", "ModelRegistry", "Option",
-	"PendingCompaction", "RegistryOption", "Strategy", "Summarizer", "SummaryRequest", "TodoItem",
+	"NamedTokenCounter", "PendingCompaction", "RegistryOption", "Strategy", "Summarizer", "SummaryRequest", "TodoItem",
 	"TokenCounter", "TokenCounterFunc", "Usage",
 	// Functions.
-	"AsContextOverflow", "NewCrushRegistry", "WithBeforeCompaction", "WithDefaultWindow", "WithInstructions",
+	"AsContextOverflow", "NameTokenCounter", "NewCrushRegistry", "WithBeforeCompaction", "WithDefaultWindow", "WithInstructions",
 	"WithLogger", "WithMaxCompactionAttempts", "WithMaxSessionBytes", "WithMaxSessions", "WithMaxSummarizerCalls", "WithMaxTokens",
 	"WithMeterProvider", "WithOnCompaction", "WithRegistryLogger", "WithReserve", "WithSlidingWindow",
 	"WithSummarizer", "WithSummarizerWindow", "WithSummaryTimeout", "WithSummaryTokens", "WithTokenCounter",
