@@ -208,6 +208,24 @@ func WithBeforeCompaction(fn func(context.Context, PendingCompaction) Compaction
 	return core.WithBeforeCompaction(fn)
 }
 
+// Clock is the guard's source of time (WithClock). SystemClock is the
+// default; tests pass a clock they advance themselves
+// (contextguardtest.FakeClock), so that a summary timeout fires when the
+// test says so, never because the machine was slow. Its methods may be
+// called from any goroutine.
+type Clock = core.Clock
+
+// SystemClock returns the clock of the operating system: time.Now and
+// time.AfterFunc.
+func SystemClock() Clock { return core.SystemClock() }
+
+// WithClock sets the clock of the guard's timeouts (WithSummaryTimeout, the
+// WithBeforeCompaction hook's bound) and of the durations it reports
+// (CompactionEvent.Duration, the summarizer's latency); the time stamped on
+// a compaction stays the host framework's when it gives one (ADK's
+// platform.Now). The default is SystemClock(). A nil clock is an error.
+func WithClock(c Clock) Option { return core.WithClock(c) }
+
 // WithMaxSessions bounds how many sessions the guard keeps in memory (their
 // count caches, summary messages and in-memory records); past it the least
 // recently used idle session is dropped, and its next call counts from its
@@ -315,7 +333,9 @@ func WithSummarizer(s Summarizer) AgentOption { return core.WithSummarizer(s) }
 // summarizer's and a custom one's alike. When it expires the guard stops
 // waiting, even for a summarizer or model that ignores its context (the
 // abandoned call is left to return on its own), and the deterministic
-// fallback summary is used. It must be positive.
+// fallback summary is used. The summarizer's context is then cancelled,
+// with a cause (context.Cause) that wraps context.DeadlineExceeded. The
+// time is the guard's clock's (WithClock). It must be positive.
 func WithSummaryTimeout(d time.Duration) AgentOption { return core.WithSummaryTimeout(d) }
 
 // WithTokenCounter makes the guard count with tc instead of its built-in

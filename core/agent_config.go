@@ -78,7 +78,7 @@ func newAgentConfig(name, caller string, def Summarizer, defErr error, opts []Ag
 		strategy:       StrategyThreshold,
 		maxAttempts:    DefaultMaxCompactionAttempts,
 		summaryTimeout: DefaultSummaryTimeout,
-		host:           Host{}.withDefaults(),
+		host:           Host{}.withDefaults(SystemClock()),
 	}
 	if name == "" {
 		c.errs = append(c.errs, errors.New("agent name is empty"))
