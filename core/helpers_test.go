@@ -236,7 +236,7 @@ func slowSummarizer(clock *coretest.FakeClock) *fakeLLM {
 		case <-ctx.Done():
 			return "", ctx.Err()
 		case <-time.After(hangBound):
-			return "", errors.New("the summary timeout never ended the call")
+			return "", errors.New("the guard's clock never ended the call")
 		}
 	}}
 }

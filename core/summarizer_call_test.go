@@ -98,7 +98,10 @@ func TestSummaryTimeout_FallbackKeepsWhatTheErrorPathKeeps(t *testing.T) {
 			func(c Clock) *fakeLLM {
 				return &fakeLLM{name: "summarizer", reply: func(context.Context, *Request) (string, error) {
 					c.(*coretest.FakeClock).Advance(testSummaryTimeout)
-					<-hang // the context is deliberately ignored
+					select { // the context is deliberately ignored
+					case <-hang:
+					case <-time.After(hangBound): // a guard that never stops waiting fails the test
+					}
 					return "TOO-LATE", nil
 				}}
 			}, 1},
