@@ -12,6 +12,9 @@ import (
 	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
+// The test kit's clock is a Clock.
+var _ Clock = (*coretest.FakeClock)(nil)
+
 // TestWithClock_NilIsAnError: a nil clock is a configuration error, reported
 // by the guard like every other bad option.
 func TestWithClock_NilIsAnError(t *testing.T) {
