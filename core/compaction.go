@@ -62,7 +62,7 @@ type outcome struct {
 // A nil compaction means there is nothing to compact, or that nothing can
 // help (err then wraps ErrIrreducible); next and err are then the result.
 func (g *Guard) beginCompaction(t *turn, strategy Strategy, reason string) (c *compaction, next guardState, err error) {
-	c = &compaction{start: time.Now(), cov: coverableLen(t.raw), orig: t.req.Contents}
+	c = &compaction{start: g.clock.Now(), cov: coverableLen(t.raw), orig: t.req.Contents}
 	c.origEst = requestTokens(t.est, &t.req)
 	next = t.prev
 	if t.inj.injected {
@@ -195,7 +195,7 @@ func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) (next guardS
 	ev := c.ev
 	ev.TokensAfter = o.newCount
 	ev.Summary = o.summary
-	ev.Duration = time.Since(c.start)
+	ev.Duration = g.clock.Now().Sub(c.start)
 	if n := t.irreducibleSize(o.newEst); n > t.lim.hardLimit() {
 		err = irreducibleError(n, t.lim.window)
 	}
@@ -236,7 +236,7 @@ func (g *Guard) discardCompaction(t *turn, c *compaction, o outcome) (guardState
 	ev := c.ev
 	ev.Discarded = true
 	ev.TokensAfter = t.before
-	ev.Duration = time.Since(c.start)
+	ev.Duration = g.clock.Now().Sub(c.start)
 	var err error
 	if n := t.irreducibleSize(c.origEst); n > t.lim.hardLimit() {
 		err = irreducibleError(n, t.lim.window)
