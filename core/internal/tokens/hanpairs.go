@@ -106,3 +106,10 @@ func isKanaPair(a, b rune) bool {
 	i := KanaPairIndex(a, b)
 	return kanaPairs[i>>6]&(1<<(i&63)) != 0
 }
+
+// isKanaPairGemma reports whether the kana a, b together are one Gemma-3
+// token (the table of features_tables.go).
+func isKanaPairGemma(a, b rune) bool {
+	i := KanaPairIndex(a, b)
+	return kanaPairsGemma[i>>3]&(1<<(i&7)) != 0
+}
