@@ -169,12 +169,6 @@ func countFeatures[T text](s T, f *Features) {
 		}
 		if k == kWord {
 			prev = prevNone
-			if i+longLetterRun-1 < n && s[i+1] == c && s[i+2] == c && s[i+3] == c && byteFlags[c]&(bLower|bUpper) != 0 {
-				// "aaaaaaaa", "IIIIII": a run of one letter merges by
-				// doubling, not as a word.
-				i = letterRun(s, i, f)
-				continue
-			}
 			// Fast path, inline: a plain ASCII word (lower case, or one
 			// capital then lower case) that the next byte cannot continue.
 			if fl := byteFlags[c]; fl&(bLower|bUpper) != 0 {
@@ -197,6 +191,12 @@ func countFeatures[T text](s T, f *Features) {
 				}
 				if j == n || byteFlags[s[j]]&bEnd != 0 {
 					letters := j - i
+					if letters >= longLetterRun && s[i+1] == c && s[i+2] == c && s[i+3] == c {
+						// "aaaaaaaa": a run of one letter merges by
+						// doubling, not as a word.
+						i = letterRun(s, i, f)
+						continue
+					}
 					// A capital then lower-case letters, without a branch
 					// (capitals are hard to predict).
 					f[fTitle] += int32(fl/bUpper&1) & b2i(letters > 1)
@@ -206,6 +206,11 @@ func countFeatures[T text](s T, f *Features) {
 						addPiece(f, letters, 0, false)
 					}
 					i = j
+					continue
+				}
+				if i+longLetterRun-1 < n && s[i+1] == c && s[i+2] == c && s[i+3] == c {
+					// "IIIIII", "aaaaB": a run of one letter, as above.
+					i = letterRun(s, i, f)
 					continue
 				}
 				// Two more cases that wordRun and pieces would count the
@@ -341,7 +346,9 @@ func countFeatures[T text](s T, f *Features) {
 					e := s[i+2]
 					rep += b2i(e == d)
 					pipes += b2i(e == '|')
-					tri = pair & b2i(e != d) & tripleBit(c, d, e)
+					if pair != 0 && e != d {
+						tri = tripleBit(c, d, e)
+					}
 					pair = pair&^tri | (1-pair)&b2i(d != c && e != d)&pairBit(d, e)
 				}
 				f[fPunct] += int32(l) - rep - 2*pair - 3*tri

@@ -78,7 +78,7 @@ runs:
 			// sHan case below, kept inline: as a shared
 			// method (not inlined) it cost a quarter of
 			// Chinese text's speed (zh 635 -> 465 MB/s).
-			if prev == prevHan && r == hanPrev && !(hanOpen && isHanPair(hanPrev, r)) {
+			if r == hanPrev && prev == prevHan && !(hanOpen && isHanPair(hanPrev, r)) {
 				// A run of one ideograph: each is a token of its own,
 				// or two when it is split alone, past a pair the
 				// vocabulary holds ("慢慢").
@@ -118,28 +118,27 @@ runs:
 			f[fCJKPunct]++
 			prev = prevNone
 		case r >= KanaFirst && r <= KanaLast:
-			f[fKanaRun] += b2i(prev != prevKana)
-			if prev == prevKana && r == kanaPrev && !(kanaOpen && isKanaPair(kanaPrev, r)) {
-				f[fCJKRepeat]++
-				f[fCJKRepeatSplit] += kanaSplitBit(r)
-				kanaOpen, kanaOpenG = false, false
-				i += 3
-				continue
+			// The pair tables of both families, with one index.
+			paired, pairedG := false, false
+			if prev == prevKana {
+				k := KanaPairIndex(kanaPrev, r)
+				paired = kanaOpen && kanaPairs[k>>6]&(1<<(k&63)) != 0
+				if r == kanaPrev && !paired {
+					f[fCJKRepeat]++
+					f[fCJKRepeatSplit] += kanaSplitBit(r)
+					kanaOpen, kanaOpenG = false, false
+					i += 3
+					continue
+				}
+				pairedG = kanaOpenG && kanaPairsGemma[k>>3]&(1<<(k&7)) != 0
+			} else {
+				f[fKanaRun]++
 			}
 			f[fKana]++
 			f[fCJKSplit] += kanaSplitBit(r)
-			if prev == prevKana && kanaOpen && isKanaPair(kanaPrev, r) {
-				kanaOpen = false
-			} else {
-				f[fKanaSolo]++
-				kanaOpen = true
-			}
-			if prev == prevKana && kanaOpenG && isKanaPairGemma(kanaPrev, r) {
-				kanaOpenG = false
-			} else {
-				f[fKanaSoloG]++
-				kanaOpenG = true
-			}
+			f[fKanaSolo] += 1 - b2i(paired)
+			f[fKanaSoloG] += 1 - b2i(pairedG)
+			kanaOpen, kanaOpenG = !paired, !pairedG
 			kanaPrev = r
 			prev = prevKana
 		case r >= 0xAC00 && r <= 0xD7AF:
