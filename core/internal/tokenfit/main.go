@@ -72,9 +72,8 @@ var prior = map[string]float64{
 	// A pair or triple of punctuation bytes that is one token, and a byte
 	// that is none of them, in long runs.
 	"punct_pair": 1, "punct_mixed": 1, "punct_mixed_pair": 1, "punct_mixed_triple": 1, "punct_triple": 1,
-	// A run of kana costs more than its kana when it is short; a repeated
-	// letter of another script is a token.
-	"kana_run": 0, "other_repeat": 1,
+	// A repeated letter of another script is a token.
+	"other_repeat": 1,
 	// Gemma 3 keeps a space before a symbol as a token of its own.
 	"space_symbol": 0.5,
 	// A repeated ideograph or kana is a token of its own.

@@ -89,7 +89,6 @@ const (
 	fBoxTokensG              // box_tokens with the Gemma-3 run table
 	fPunctTriple             // triples of adjacent ASCII punctuation bytes that are one o200k token, in runs of two or three (their bytes are not counted by punct)
 	fPunctMixedTriple        // punct_triple, in runs of four or more
-	fKanaRun                 // runs of kana (random kana, unlike Japanese words, do not merge)
 	fOtherRepeat             // letters of other scripts equal to the rune before, counted instead of other_letter
 	fCJKRepeatSplit          // cjk_repeat of runes in the split tables (o200k splits them alone)
 	fCJKRepeatSplitG         // cjk_repeat of ideographs, costed by what Gemma 3 adds to one alone (gemmaHanExtra)
@@ -112,7 +111,7 @@ var FeatureNames = [NumFeatures]string{
 	"cjk_split", "kana_solo", "elision", "tab_punct", "snake", "snake_upper", "verb_end", "contraction", "accent_rare", "newline_word",
 	"punct_pair", "letter_run", "letter_run_g", "cjk_repeat", "symbol_o200k", "symbol_gemma",
 	"punct_mixed", "punct_mixed_pair", "punct_long_more", "punct_long_more_g", "box_tokens_g",
-	"punct_triple", "punct_mixed_triple", "kana_run", "other_repeat", "cjk_repeat_split", "cjk_repeat_split_g", "space_symbol", "kana_solo_g",
+	"punct_triple", "punct_mixed_triple", "other_repeat", "cjk_repeat_split", "cjk_repeat_split_g", "space_symbol", "kana_solo_g",
 }
 
 // FeatureIndex returns the index of the named feature, or -1.

@@ -131,8 +131,6 @@ runs:
 					continue
 				}
 				pairedG = kanaOpenG && kanaPairsGemma[k>>3]&(1<<(k&7)) != 0
-			} else {
-				f[fKanaRun]++
 			}
 			f[fKana]++
 			f[fCJKSplit] += kanaSplitBit(r)
@@ -202,7 +200,6 @@ func scriptRune[T text](s T, i int, r rune, size int, f *Features, prev int, st 
 		// Only kana outside U+3040–U+30FF, or truncated, reach
 		// here: none is in the pair table.
 		next = prevKana
-		f[fKanaRun] += b2i(prev != prevKana)
 		if prev == prevKana && r == st.kanaPrev {
 			f[fCJKRepeat]++
 			st.kanaOpen, st.kanaOpenG = false, false

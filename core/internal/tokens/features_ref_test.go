@@ -501,9 +501,6 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 				hanLen++
 				han = true
 			case sKanaRef:
-				if !prevKana {
-					f[fKanaRun]++
-				}
 				if prevKana && r == kanaPrev && !(r >= 0x3040 && r <= 0x30FF && kanaOpen && isKanaPairRef(kanaPrev, r)) {
 					f[fCJKRepeat]++
 					f[fCJKRepeatSplit] += splitBitRef(r)
