@@ -52,6 +52,9 @@ type agentMemory struct {
 	// trimWarned records that trimming to the current request was logged
 	// (compaction_strategy_threshold.go), so it is said once per session.
 	trimWarned bool
+	// recall is the agent's recall index (recall.go), nil until the agent's
+	// first recall in this process.
+	recall *recallIndex
 }
 
 // pendingOverflow is a provider overflow recorded for the next call.

@@ -118,7 +118,7 @@ func (e *sessionEntry) retainedBytes() int {
 	for _, m := range e.agents {
 		n = satAdd(n, m.sentBytes)
 	}
-	return n
+	return satAdd(n, e.recallRetained())
 }
 
 // contentRetained is what a cache entry pinning c retains.
