@@ -194,3 +194,36 @@ func finalResponse(ctx context.Context, llm model.LLM, req *model.LLMRequest) (r
 	}
 	return resp, nil
 }
+
+// recallHistory is the session's contents as the tool's agent sees them, for
+// the recall tool (ARCHITECTURE.md, Recall): the session's events read from
+// svc, in order, those of the call's branch or an ancestor's, each with
+// content. This ADK line keeps no isolation scope: the scope is the branch.
+func recallHistory(ctx agent.ReadonlyContext, svc session.Service) ([]*genai.Content, core.RecallScope, error) {
+	scope := core.RecallScope{Branch: ctx.Branch()}
+	resp, err := svc.Get(ctx, &session.GetRequest{AppName: ctx.AppName(), UserID: ctx.UserID(), SessionID: ctx.SessionID()})
+	if err != nil {
+		return nil, scope, fmt.Errorf("contextguard: recall_context: reading session %q: %w", ctx.SessionID(), err)
+	}
+	if resp == nil || resp.Session == nil || resp.Session.Events() == nil {
+		return nil, scope, nil
+	}
+	evs := resp.Session.Events()
+	history := make([]*genai.Content, 0, evs.Len())
+	for e := range evs.All() {
+		if e == nil || e.Content == nil || len(e.Content.Parts) == 0 || !visibleFrom(scope.Branch, e.Branch) {
+			continue
+		}
+		history = append(history, e.Content)
+	}
+	return history, scope, nil
+}
+
+// visibleFrom reports whether an event of branch eventBranch is in the
+// history of branch: either is empty, they are equal, or the event's is an
+// ancestor (ADK's branches are dot-separated agent paths).
+func visibleFrom(branch, eventBranch string) bool {
+	n := len(eventBranch)
+	return branch == "" || eventBranch == "" || branch == eventBranch ||
+		(len(branch) > n && branch[:n] == eventBranch && branch[n] == '.')
+}

@@ -27,9 +27,11 @@ const (
 	// room the agent's last request left under the window, so the answer
 	// itself cannot push the next request over.
 	recallRoomShare = 4
-	// recallMinTokens is the least answer worth giving: below it the room
-	// is better used by a compaction, which the answer then suggests.
-	recallMinTokens = 64
+	// recallMinTokens is the least answer worth giving (a page of a tool
+	// result and its header, recallPageBytes + recallHeaderBytes): below
+	// it the room is better used by a compaction, which the answer then
+	// suggests.
+	recallMinTokens = 300
 	// recallBytesPerToken converts the budget to bytes, low (text runs at
 	// about four bytes a token) so an answer never exceeds its budget.
 	recallBytesPerToken = 3
@@ -211,21 +213,33 @@ func recallResult(history []*genai.Content, callID string, page, budget int) str
 		return "recall_context: no tool result with call_id " + strconv.Quote(callID) + " in this conversation. Search by words instead."
 	}
 	full := marshalJSON(fr.Response)
-	size := max(budget-recallHeaderBytes, minExcerptBytes)
-	bounds := pageBounds(full, size)
+	// Pages are fixed units, the same whatever the room, so page numbers
+	// stay valid from one call to the next while the room shrinks; one
+	// answer holds as many units as its budget takes.
+	bounds := pageBounds(full, recallPageBytes)
 	pages := len(bounds) - 1
 	page = min(max(page, 1), pages)
-	start, end := bounds[page-1], bounds[page]
+	n := (budget - recallHeaderBytes) / recallPageBytes
+	if n < 1 {
+		return noRoom
+	}
+	last := min(page+n-1, pages)
+	start, end := bounds[page-1], bounds[last]
 	var b strings.Builder
 	b.WriteString("recall_context: the result of tool " + fr.Name + " (call_id " + callID + "), bytes " +
-		strconv.Itoa(start) + "-" + strconv.Itoa(end) + " of " + strconv.Itoa(len(full)) + " of its JSON, page " +
-		strconv.Itoa(page) + " of " + strconv.Itoa(pages) + ":\n")
+		strconv.Itoa(start) + "-" + strconv.Itoa(end) + " of " + strconv.Itoa(len(full)) + " of its JSON, pages " +
+		strconv.Itoa(page) + "-" + strconv.Itoa(last) + " of " + strconv.Itoa(pages) + ":\n")
 	b.WriteString(full[start:end])
-	if page < pages {
-		b.WriteString("\n[More: call recall_context with call_id " + callID + " and page " + strconv.Itoa(page+1) + ".]")
+	if last < pages {
+		b.WriteString("\n[More: call recall_context with call_id " + callID + " and page " + strconv.Itoa(last+1) + ".]")
 	}
 	return b.String()
 }
+
+// recallPageBytes is one page of a tool result asked for by call_id: about
+// 200 tokens, so the least answer (recallMinTokens) holds a page, and a
+// roomy one several at once.
+const recallPageBytes = 600
 
 // pageBounds cuts s into pages of at most size bytes on rune boundaries
 // (a page of a valid string stays valid, so pages join byte for byte):

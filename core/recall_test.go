@@ -81,6 +81,22 @@ func TestRecall_UnknownAgentIsAnError(t *testing.T) {
 	require.Error(t, err)
 }
 
+// resultPage splits an answer for a call_id into the result's bytes it
+// holds and the next page it names (0: none).
+func resultPage(t *testing.T, out, callID string) (string, int) {
+	t.Helper()
+	head, body, ok := strings.Cut(out, ":\n")
+	require.True(t, ok, out)
+	require.Contains(t, head, "call_id "+callID)
+	body, more, _ := strings.Cut(body, "\n[More: call recall_context with call_id "+callID+" and page ")
+	next := 0
+	if more != "" {
+		_, err := fmt.Sscanf(more, "%d", &next)
+		require.NoError(t, err)
+	}
+	return body, next
+}
+
 // readStep is a call and its response of n bytes, with call ID id.
 func readStep(id string, payload string) []*genai.Content {
 	return []*genai.Content{
@@ -101,22 +117,24 @@ func TestRecall_PrunedResultByCallIDInPagesByteForByte(t *testing.T) {
 		h = append(h, readStep(fmt.Sprintf("call-%d", i), p)...)
 	}
 	want := marshalJSON(map[string]any{"output": payload})
-	var got strings.Builder
-	for page := 1; ; page++ {
-		out, err := g.Recall(callOf("u", "s"), newMapState(), "a", RecallScope{}, h, RecallArgs{CallID: "call-0", Page: page})
-		require.NoError(t, err)
-		require.LessOrEqual(t, len(out), recallDefaultTokens*recallBytesPerToken+recallHeaderBytes)
-		head, body, ok := strings.Cut(out, ":\n")
-		require.True(t, ok, out)
-		require.Contains(t, head, "call_id call-0")
-		body, more, _ := strings.Cut(body, "\n[More: call recall_context with call_id call-0 and page ")
-		got.WriteString(body)
-		if more == "" {
-			break
+	for _, room := range []int{0, 1_500} { // the default budget, and a small one
+		st := newMapState()
+		if room > 0 {
+			_ = st.Set(keyWindow+"a", 100_000)
+			_ = st.Set(keyLastTokens+"a", 100_000-room)
 		}
-		require.Less(t, page, 1000)
+		var got strings.Builder
+		for page, calls := 1, 0; page > 0; calls++ {
+			require.Less(t, calls, 1000)
+			out, err := g.Recall(callOf("u", "s"), st, "a", RecallScope{}, h, RecallArgs{CallID: "call-0", Page: page})
+			require.NoError(t, err)
+			require.LessOrEqual(t, len(out), recallBudget(stateIO{agent: "a", log: quietLog, missing: func(error) bool { return true }}.loadAll(st)), "within the budget")
+			var body string
+			body, page = resultPage(t, out, "call-0")
+			got.WriteString(body)
+		}
+		assert.Equal(t, want, got.String(), "room %d: the pages join into the result byte for byte", room)
 	}
-	assert.Equal(t, want, got.String(), "the pages join into the result byte for byte")
 
 	out, err := g.Recall(callOf("u", "s"), newMapState(), "a", RecallScope{}, h, RecallArgs{Query: "ünïcödé quoted"})
 	require.NoError(t, err)
