@@ -352,7 +352,7 @@ func recallHistory(ctx agent.Context) ([]*genai.Content, core.RecallScope, error
 	history := make([]*genai.Content, 0, len(slots))
 	for _, s := range slots {
 		if c := events[s.last].Content; c != nil && len(c.Parts) > 0 {
-			history = append(history, c)
+			history = append(history, asRequested(c))
 		}
 	}
 	return history, scope, nil

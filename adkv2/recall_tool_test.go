@@ -40,10 +40,11 @@ const (
 )
 
 // recallAgentModel is the agent's model, scripted by the request's last
-// content: a user message "RECALL q" calls recall_context with query q,
-// "RECALLID id page" with a call_id and page, "READ id" calls read_file
-// with call ID id; a tool's answer is answered in text. It records the
-// answers of recall_context and the first text of each request.
+// content (or the request a summary in its place quotes): a user message
+// "RECALL q" calls recall_context with query q, "RECALLID id page" with a
+// call_id and page, "READ id" calls read_file with call ID id; a tool's
+// answer is answered in text. It records the first text and the whole text
+// of each request; recallTurn records the tool's answers.
 type recallAgentModel struct {
 	mu      sync.Mutex
 	answers []string
@@ -80,15 +81,16 @@ func (m *recallAgentModel) answer(req *model.LLMRequest) *genai.Content {
 	}
 	last := req.Contents[len(req.Contents)-1]
 	p := last.Parts[0]
+	if q, ok := quotedRequest(p.Text); ok {
+		// A summary in place of the conversation: the user's request is
+		// the one it quotes.
+		p = &genai.Part{Text: q}
+	}
 	call := func(name, id string, args map[string]any) *genai.Content {
 		return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{ID: id, Name: name, Args: args}}}}
 	}
 	switch {
 	case p.FunctionResponse != nil:
-		if p.FunctionResponse.Name == contextguard.RecallToolName {
-			s, _ := p.FunctionResponse.Response["result"].(string)
-			m.answers = append(m.answers, s)
-		}
 		return genai.NewContentFromText("Done.", genai.RoleModel)
 	case strings.HasPrefix(p.Text, "RECALLID "):
 		var id string
@@ -102,6 +104,16 @@ func (m *recallAgentModel) answer(req *model.LLMRequest) *genai.Content {
 		return call("read_file", id, map[string]any{"path": id + ".log"})
 	}
 	return genai.NewContentFromText("Noted.", genai.RoleModel)
+}
+
+// quotedRequest is the user's request a summary message quotes.
+func quotedRequest(text string) (string, bool) {
+	_, rest, ok := strings.Cut(text, "<user_request>\n")
+	if !ok {
+		return "", false
+	}
+	q, _, ok := strings.Cut(rest, "\n</user_request>")
+	return q, ok
 }
 
 func (m *recallAgentModel) lastAnswer() string {
@@ -163,8 +175,27 @@ func newRecallRig(t *testing.T, svc session.Service) *recallRig {
 // say plays one user message in user's session.
 func (r *recallRig) say(user, sessionID, text string) {
 	r.t.Helper()
-	for _, err := range r.run.Run(r.t.Context(), user, sessionID, genai.NewContentFromText(text, genai.RoleUser), agent.RunConfig{}) {
-		require.NoError(r.t, err)
+	recallTurn(r.t, r.run, r.llm, user, sessionID, text)
+}
+
+// recallTurn plays one user message through run and records the answers
+// of recall_context among the turn's events in m (the model may not see
+// them: a compaction may summarize them first).
+func recallTurn(t *testing.T, run *runner.Runner, m *recallAgentModel, user, sessionID, text string) {
+	t.Helper()
+	for ev, err := range run.Run(t.Context(), user, sessionID, genai.NewContentFromText(text, genai.RoleUser), agent.RunConfig{}) {
+		require.NoError(t, err)
+		if ev == nil || ev.Content == nil {
+			continue
+		}
+		for _, p := range ev.Content.Parts {
+			if fr := p.FunctionResponse; fr != nil && fr.Name == contextguard.RecallToolName {
+				s, _ := fr.Response["result"].(string)
+				m.mu.Lock()
+				m.answers = append(m.answers, s)
+				m.mu.Unlock()
+			}
+		}
 	}
 }
 

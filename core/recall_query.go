@@ -31,7 +31,7 @@ const (
 	// result and its header, recallPageBytes + recallHeaderBytes): below
 	// it the room is better used by a compaction, which the answer then
 	// suggests.
-	recallMinTokens = 300
+	recallMinTokens = 160
 	// recallBytesPerToken converts the budget to bytes, low (text runs at
 	// about four bytes a token) so an answer never exceeds its budget.
 	recallBytesPerToken = 3
@@ -42,8 +42,10 @@ const (
 	// k excerpts cost a heap of k.
 	maxRecallPages = 20
 	// recallHeaderBytes is the room kept for an answer's header and
-	// paging lines.
-	recallHeaderBytes = 300
+	// paging lines (the query is quoted in at most recallQuoteBytes).
+	recallHeaderBytes = 224
+	// recallQuoteBytes bounds the query as an answer quotes it back.
+	recallQuoteBytes = 60
 )
 
 // recallQuery is a cleaned query: its terms in order, at most
@@ -113,21 +115,28 @@ func renderMatches(x *recallIndex, q recallQuery, page, budget int, note string)
 	page = max(page, 1)
 	hits, total := x.search(q.terms, min(page, maxRecallPages)*recallPerPage)
 	if total == 0 {
-		return note + "recall_context: no earlier excerpt matches " + strconv.Quote(validPrefix(q.text, 200)) + ". Try other words: a name, a number, an error's words."
+		return note + "recall_context: no earlier excerpt matches " + strconv.Quote(validPrefix(q.text, recallQuoteBytes)) + ". Try other words: a name, a number, an error's words."
 	}
-	pages := min((total+recallPerPage-1)/recallPerPage, maxRecallPages)
+	// A small budget shows fewer excerpts a page, each at least
+	// minExcerptBytes, rather than five unreadable ones.
+	room := budget - recallHeaderBytes - len(note)
+	perPage := min(recallPerPage, max(room/(minExcerptBytes+recallSourceBytes), 1))
+	pages := min((total+perPage-1)/perPage, maxRecallPages)
 	page = min(page, pages)
-	shown := hits[(page-1)*recallPerPage : min(page*recallPerPage, len(hits))]
-	each := max((budget-recallHeaderBytes-len(note))/len(shown), 0)
+	shown := hits[(page-1)*perPage : min(page*perPage, len(hits))]
+	srcs := make([]string, len(shown))
+	for i, h := range shown {
+		srcs[i] = "\n[" + strconv.Itoa((page-1)*perPage+i+1) + "] " + describeSource(x.srcs[x.docs[h.doc].src]) + ":\n"
+		room -= len(srcs[i]) + len("……\n")
+	}
+	each := max(room/len(shown), minCutBytes)
 	var b strings.Builder
 	b.WriteString(note)
 	b.WriteString("recall_context: " + strconv.Itoa(total) + " excerpt(s) of the earlier conversation match " +
-		strconv.Quote(validPrefix(q.text, 200)) + ", best first; page " + strconv.Itoa(page) + " of " + strconv.Itoa(pages) + ".\n")
+		strconv.Quote(validPrefix(q.text, recallQuoteBytes)) + ", best first; page " + strconv.Itoa(page) + " of " + strconv.Itoa(pages) + ".\n")
 	for i, h := range shown {
-		d := x.docs[h.doc]
-		src := x.srcs[d.src]
-		b.WriteString("\n[" + strconv.Itoa((page-1)*recallPerPage+i+1) + "] " + describeSource(src) + ":\n")
-		b.WriteString(excerptAround(d.text, q.terms, each))
+		b.WriteString(srcs[i])
+		b.WriteString(excerptAround(x.docs[h.doc].text, q.terms, each))
 		b.WriteByte('\n')
 	}
 	if page < pages {
@@ -159,9 +168,7 @@ func excerptAround(text string, terms []string, limit int) string {
 	if len(text) <= limit {
 		return text
 	}
-	if limit < minExcerptBytes {
-		limit = minExcerptBytes
-	}
+	limit = max(limit, minCutBytes)
 	at := -1
 	lower := strings.ToLower(text)
 	for _, t := range terms {
@@ -187,9 +194,18 @@ func excerptAround(text string, terms []string, limit int) string {
 	return out
 }
 
-// minExcerptBytes is the least an excerpt is cut to: a sentence around the
-// match.
-const minExcerptBytes = 160
+// Excerpt sizes, in bytes.
+const (
+	// minExcerptBytes is the least a page plans an excerpt at: a sentence
+	// around the match.
+	minExcerptBytes = 160
+	// recallSourceBytes is what a page plans for an excerpt's source line
+	// (its number, turn, role, tool and call_id).
+	recallSourceBytes = 80
+	// minCutBytes is the least an excerpt is cut to when a long source
+	// line leaves less: the match and a few words around it.
+	minCutBytes = 40
+)
 
 // utf8RuneStartByte reports whether b starts a UTF-8 sequence.
 func utf8RuneStartByte(b byte) bool { return b&0xC0 != 0x80 }
@@ -237,9 +253,9 @@ func recallResult(history []*genai.Content, callID string, page, budget int) str
 }
 
 // recallPageBytes is one page of a tool result asked for by call_id: about
-// 200 tokens, so the least answer (recallMinTokens) holds a page, and a
-// roomy one several at once.
-const recallPageBytes = 600
+// 80 tokens, so the least answer (recallMinTokens) holds a page, and a
+// roomy one many at once.
+const recallPageBytes = 256
 
 // pageBounds cuts s into pages of at most size bytes on rune boundaries
 // (a page of a valid string stays valid, so pages join byte for byte):

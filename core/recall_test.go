@@ -225,6 +225,7 @@ func TestRecall_BudgetIsAQuarterOfTheRoomLeft(t *testing.T) {
 		{0, 0, recallDefaultTokens * recallBytesPerToken},
 		{1_000_000, 10_000, recallDefaultTokens * recallBytesPerToken},
 		{10_000, 8_000, 500 * recallBytesPerToken},
+		{4_000, 3_300, 175 * recallBytesPerToken},
 	} {
 		_ = st.Set(keyWindow+"a", tc.window)
 		_ = st.Set(keyLastTokens+"a", tc.tokens)

@@ -67,6 +67,7 @@ var mirrored = []mirror{
 	{src: "example_test.go"},
 	{src: "conformance_test.go", extra: []string{`NewConformanceRow("v1"`, `NewConformanceRow("v2"`}},
 	{src: "recovery_turn_test.go"},
+	{src: "recall_matrix_test.go", extra: []string{"g.RecallTool(svc)", "g.RecallTool()"}},
 	{src: "recall_tool_test.go", extra: []string{
 		// ADK v2's RecallTool reads the events from its context.
 		"r.g.RecallTool(svc)", "r.g.RecallTool()",
@@ -127,7 +128,7 @@ const recallHistoryV1 = "\n" +
 	"\t\tif e == nil || e.Content == nil || len(e.Content.Parts) == 0 || !visibleFrom(scope.Branch, e.Branch) {\n" +
 	"\t\t\tcontinue\n" +
 	"\t\t}\n" +
-	"\t\thistory = append(history, e.Content)\n" +
+	"\t\thistory = append(history, asRequested(e.Content))\n" +
 	"\t}\n" +
 	"\treturn history, scope, nil\n" +
 	"}\n" +
