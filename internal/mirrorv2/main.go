@@ -97,6 +97,7 @@ var mirrored = []mirror{
 	{src: "integration/groundtruth_test.go"},
 	{src: "integration/harness_test.go"},
 	{src: "integration/models_test.go"},
+	{src: "integration/recall_test.go", extra: []string{"guard2.RecallTool(db2.svc)", "guard2.RecallTool()"}},
 	{src: "integration/replicas_test.go"},
 	{src: "integration/restart_test.go"},
 	{src: "integration/script_test.go"},
