@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -320,6 +321,24 @@ func BenchmarkRecall(b *testing.B) {
 			for b.Loop() {
 				g, _ := newTestGuard(b, fixedSummary("S")) // a restart: no index
 				if _, err := g.Recall(callOf("u", "s"), st, "a", RecallScope{}, h, args); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("growing/%dk", tokens/1000), func(b *testing.B) {
+			// The conversation goes on after the cut: each recall sees a
+			// longer history (nothing new to index), so each pays the pass
+			// over the history.
+			const tail = 4096
+			long := append(slices.Clone(h), benchHistory(tail*120)[:tail]...)
+			g, _ := newTestGuard(b, fixedSummary("S"))
+			if _, err := g.Recall(callOf("u", "s"), st, "a", RecallScope{}, long[:len(h)], args); err != nil {
+				b.Fatal(err)
+			}
+			i := 0
+			for b.Loop() {
+				i++
+				if _, err := g.Recall(callOf("u", "s"), st, "a", RecallScope{}, long[:len(h)+1+i%tail], args); err != nil {
 					b.Fatal(err)
 				}
 			}
