@@ -330,7 +330,7 @@ func BenchmarkRecall(b *testing.B) {
 			// longer history (nothing new to index), so each pays the pass
 			// over the history.
 			const tail = 4096
-			long := append(slices.Clone(h), benchHistory(tail*120)[:tail]...)
+			long := append(slices.Clone(h), benchHistory(tail * 120)[:tail]...)
 			g, _ := newTestGuard(b, fixedSummary("S"))
 			if _, err := g.Recall(callOf("u", "s"), st, "a", RecallScope{}, long[:len(h)], args); err != nil {
 				b.Fatal(err)
