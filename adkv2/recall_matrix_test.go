@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -54,8 +55,8 @@ type recallTally struct {
 // excerptNumber splits an answer into its numbered excerpts.
 var excerptNumber = regexp.MustCompile(`\n\[(\d+)\] `)
 
-// inTop reports whether marker is in one of the first n excerpts of answer.
-func inTop(answer, marker string, n int) bool {
+// inTop reports whether fact is in one of the first n excerpts of answer.
+func inTop(answer, fact string, n int) bool {
 	idx := excerptNumber.FindAllStringIndex(answer, -1)
 	for i, at := range idx {
 		if i >= n {
@@ -65,7 +66,7 @@ func inTop(answer, marker string, n int) bool {
 		if i+1 < len(idx) {
 			end = idx[i+1][0]
 		}
-		if strings.Contains(answer[at[0]:end], marker) {
+		if strings.Contains(answer[at[0]:end], fact) {
 			return true
 		}
 	}
@@ -89,6 +90,121 @@ func sentenceWords(text, marker string) string {
 	return strings.Join(words, " ")
 }
 
+// maxRecallPoints bounds the compactions after which a row is recalled:
+// each point plays the row again up to that compaction's turn.
+const maxRecallPoints = 4
+
+// recallPoints are the turns of the compactions after which a row is
+// recalled: every one, or maxRecallPoints spread over them, the first and
+// last among them.
+func recallPoints(turns []int) []int {
+	if len(turns) <= maxRecallPoints {
+		return turns
+	}
+	out := make([]int, 0, maxRecallPoints)
+	for i := range maxRecallPoints {
+		out = append(out, turns[i*(len(turns)-1)/(maxRecallPoints-1)])
+	}
+	return out
+}
+
+// playedRow is a row played through the runner with the guard.
+type playedRow struct {
+	svc session.Service
+	g   *contextguard.ContextGuard
+	// sent is what the last request held, the summary message left out
+	// (the summarizer keeps markers; the turns themselves are gone).
+	sent string
+	// compactionTurns are the turns in which compactions happened, once
+	// each, in order.
+	compactionTurns []int
+}
+
+// turnTag reads the turn tags of a request.
+var turnTag = regexp.MustCompile(`\[turn (\d+)\]`)
+
+// playRecallRow plays sc through the runner with a guard.
+func playRecallRow(t *testing.T, sc contextguardtest.Scenario) playedRow {
+	t.Helper()
+	svc := session.InMemoryService()
+	sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{})
+	var mu sync.Mutex
+	pending := false
+	out := playedRow{svc: svc}
+	out.g = contextguard.New(nil, contextguard.WithLogger(slog.New(slog.DiscardHandler)),
+		contextguard.WithOnCompaction(func(context.Context, contextguard.CompactionEvent) { mu.Lock(); pending = true; mu.Unlock() }))
+	out.g.Add("assistant", sum, contextguard.WithMaxTokens(sc.Window))
+	var last strings.Builder
+	_, err := contextguardtest.Run(t.Context(), sc, contextguardtest.RunConfig{
+		Summarizer: sum, Plugins: out.g.PluginConfig(), SessionService: svc, AppName: "app", UserID: "user", SessionID: "s",
+		OnRequest: func(_ int, req *model.LLMRequest) {
+			last.Reset()
+			turn := -1
+			for _, c := range req.Contents {
+				for _, p := range c.Parts {
+					for _, m := range turnTag.FindAllStringSubmatch(p.Text, -1) {
+						n, _ := strconv.Atoi(m[1])
+						turn = max(turn, n)
+					}
+				}
+				if len(c.Parts) > 0 && strings.HasPrefix(c.Parts[0].Text, "[Conversation summary") {
+					continue
+				}
+				for _, p := range c.Parts {
+					last.WriteString(p.Text)
+					if p.FunctionResponse != nil {
+						fmt.Fprint(&last, p.FunctionResponse.Response)
+					}
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if pending && turn >= 0 && (len(out.compactionTurns) == 0 || out.compactionTurns[len(out.compactionTurns)-1] != turn) {
+				out.compactionTurns = append(out.compactionTurns, turn)
+			}
+			pending = false
+		},
+	})
+	require.NoError(t, err)
+	out.sent = last.String()
+	return out
+}
+
+// recallRemoved calls recall_context, through the runner on the played
+// session, for every user turn's marker the last request no longer held:
+// by the marker and by three words of its sentence.
+func recallRemoved(t *testing.T, sc contextguardtest.Scenario, played playedRow) (markers, byMarker, byWords int) {
+	t.Helper()
+	llm := &recallAgentModel{}
+	recall, err := played.g.RecallTool()
+	require.NoError(t, err)
+	a, err := llmagent.New(llmagent.Config{Name: "assistant", Model: llm, Instruction: "You are a coding agent.", Tools: []tool.Tool{recall}})
+	require.NoError(t, err)
+	run, err := runner.New(runner.Config{AppName: "app", Agent: a, SessionService: played.svc, PluginConfig: played.g.PluginConfig()})
+	require.NoError(t, err)
+	for turn := range sc.Turns {
+		msg, marker := coretest.UserContent(sc, turn, sc.TurnPlan(turn))
+		if strings.Contains(played.sent, marker) {
+			continue // still in the agent's request: nothing to recall
+		}
+		markers++
+		// The turn's own message, not an earlier recall's query that
+		// named the marker.
+		fact := coretest.TurnTag(turn) + " " + marker
+		recallTurn(t, run, llm, "user", "s", "RECALL "+marker)
+		if strings.Contains(llm.lastAnswer(), fact) {
+			byMarker++
+		} else {
+			t.Errorf("turn %d, %s not found: %s", turn, marker, llm.lastAnswer())
+		}
+		recallTurn(t, run, llm, "user", "s", "RECALL "+sentenceWords(msg.Parts[0].Text, marker))
+		if inTop(llm.lastAnswer(), fact, 3) {
+			byWords++
+		}
+	}
+	return markers, byMarker, byWords
+}
+
 func TestRecallTool_MatrixMarkers(t *testing.T) {
 	rows := map[string]contextguardtest.Scenario{}
 	for _, sc := range contextguardtest.SeedMatrix() {
@@ -105,70 +221,20 @@ func TestRecallTool_MatrixMarkers(t *testing.T) {
 			tallies[family] = tl
 		}
 		t.Run(name, func(t *testing.T) {
-			svc := session.InMemoryService()
-			sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{})
-			var mu sync.Mutex
-			compactions := 0
-			g := contextguard.New(nil, contextguard.WithLogger(slog.New(slog.DiscardHandler)),
-				contextguard.WithOnCompaction(func(context.Context, contextguard.CompactionEvent) { mu.Lock(); compactions++; mu.Unlock() }))
-			g.Add("assistant", sum, contextguard.WithMaxTokens(sc.Window))
-			var last strings.Builder
-			res, err := contextguardtest.Run(t.Context(), sc, contextguardtest.RunConfig{
-				Summarizer: sum, Plugins: g.PluginConfig(), SessionService: svc, AppName: "app", UserID: "user", SessionID: "s",
-				OnRequest: func(_ int, req *model.LLMRequest) {
-					last.Reset()
-					for _, c := range req.Contents {
-						if len(c.Parts) > 0 && strings.HasPrefix(c.Parts[0].Text, "[Conversation summary") {
-							continue // the summarizer keeps markers; the turn itself is gone
-						}
-						for _, p := range c.Parts {
-							last.WriteString(p.Text)
-							if p.FunctionResponse != nil {
-								fmt.Fprint(&last, p.FunctionResponse.Response)
-							}
-						}
-					}
-				},
-			})
-			require.NoError(t, err)
-			require.Positive(t, compactions, "the row compacts: %s", res)
-			sent := last.String()
-
-			llm := &recallAgentModel{}
-			recall, err := g.RecallTool()
-			require.NoError(t, err)
-			a, err := llmagent.New(llmagent.Config{Name: "assistant", Model: llm, Instruction: "You are a coding agent.", Tools: []tool.Tool{recall}})
-			require.NoError(t, err)
-			run, err := runner.New(runner.Config{AppName: "app", Agent: a, SessionService: svc, PluginConfig: g.PluginConfig()})
-			require.NoError(t, err)
-
-			var missed []string
-			markers, byMarker, byWords := 0, 0, 0
-			for turn := range sc.Turns {
-				msg, marker := coretest.UserContent(sc, turn, sc.TurnPlan(turn))
-				if strings.Contains(sent, marker) {
-					continue // still in the agent's request: nothing to recall
+			full := playRecallRow(t, sc)
+			require.NotEmpty(t, full.compactionTurns, "the row compacts")
+			for _, turn := range recallPoints(full.compactionTurns) {
+				played, short := full, sc
+				if turn < sc.Turns-1 {
+					short.Turns = turn + 1 // the run ends with the turn of this compaction
+					played = playRecallRow(t, short)
 				}
-				markers++
-				recallTurn(t, run, llm, "user", "s", "RECALL "+marker)
-				if strings.Contains(llm.lastAnswer(), marker) {
-					byMarker++
-				} else {
-					missed = append(missed, marker)
-					t.Logf("turn %d, %s: %s", turn, marker, llm.lastAnswer())
-				}
-				words := sentenceWords(msg.Parts[0].Text, marker)
-				recallTurn(t, run, llm, "user", "s", "RECALL "+words)
-				if inTop(llm.lastAnswer(), marker, 3) {
-					byWords++
-				}
+				markers, byMarker, byWords := recallRemoved(t, short, played)
+				t.Logf("after the compaction of turn %d: %d markers removed; by marker %d found, by three words %d in the top 3", turn, markers, byMarker, byWords)
+				tl.markers += markers
+				tl.byMarker += byMarker
+				tl.byWords += byWords
 			}
-			require.Positive(t, markers, "compactions removed some markers")
-			t.Logf("%s: %d markers removed; by marker %d found, by three words %d in the top 3", name, markers, byMarker, byWords)
-			assert.Empty(t, missed, "every marker is found by itself")
-			tl.markers += markers
-			tl.byMarker += byMarker
-			tl.byWords += byWords
 		})
 	}
 	families := make([]string, 0, len(tallies))
