@@ -368,10 +368,10 @@ func TestWatermark(t *testing.T) {
 			st.summary = "S"
 			req := request(tt.raw...)
 			tr := newTestTurn(req, st, logs.logger())
-			inj := injectSummary(tr)
+			inj, cs := injectSummary(tr)
 			assert.Equal(t, tt.wantInj, inj.injected)
 			assert.Equal(t, tt.wantCut, inj.cut)
-			assert.Len(t, tr.req.Contents, tt.wantSize)
+			assert.Len(t, cs, tt.wantSize)
 			if tt.wantLog != "" {
 				assert.Contains(t, logs.String(), tt.wantLog)
 				assert.Contains(t, logs.String(), "level=WARN")

@@ -397,15 +397,17 @@ func newTestTurn(req *Request, st guardState, log *slog.Logger) *turn {
 	sess := &sessionEntry{cache: newCountCache()}
 	ctx := newFakeCtx("a")
 	return &turn{
-		ctx:  ctx,
-		ro:   ctx.state,
-		cfg:  &Agent{name: "a", host: Host{}.withDefaults()},
-		req:  *engineReq(req),
-		raw:  req.Contents,
-		prev: st,
-		sess: sess,
-		est:  cachedEstimator{tokenEstimator: testEst, cache: sess.cache},
-		base: log,
+		ctx:   ctx,
+		ro:    ctx.state,
+		cfg:   &Agent{name: "a", host: Host{}.withDefaults()},
+		req:   *engineReq(req),
+		raw:   req.Contents,
+		prev:  st,
+		sess:  sess,
+		est:   cachedEstimator{tokenEstimator: testEst, cache: sess.cache},
+		fixed: fixedTokens(testEst, engineReq(req)),
+		base:  log,
+		chain: callChain{memo: &prefixMemo{}},
 	}
 }
 
