@@ -192,6 +192,15 @@ func WithSummaryTimeout(d time.Duration) AgentOption { return core.WithSummaryTi
 // of what the contents it replaces free. n must be positive.
 func WithSummaryTokens(n int) AgentOption { return core.WithSummaryTokens(n) }
 
+// WithTailRetention selects the tail-retention strategy: at the token
+// trigger the guard keeps the newest contents verbatim, as many as fit in
+// fraction of the context window (and in the room the summary leaves under
+// the trigger), never separating a function call from its response, and
+// summarizes the previous summary plus everything before them. When the
+// kept contents and the summary do not fit under the trigger, it summarizes
+// everything, as the threshold strategy does. fraction must be in (0, 1).
+func WithTailRetention(fraction float64) AgentOption { return core.WithTailRetention(fraction) }
+
 // WithTokenCounter makes the guard count with tc instead of its built-in
 // estimator. Texts, function names, call arguments and results (as their
 // compact JSON) and tool declarations (as their compact JSON) go through
@@ -474,6 +483,10 @@ const (
 	// rest, triggered by turn count or by the token trigger.
 	StrategySlidingWindow Strategy = core.StrategySlidingWindow
 )
+
+// StrategyTailRetention keeps the newest contents verbatim, up to a share of
+// the window by tokens, and summarizes the rest (WithTailRetention).
+const StrategyTailRetention Strategy = core.StrategyTailRetention
 
 // Summarizer turns a conversation into a summary the agent can resume from.
 // Implementations should honour ctx; the guard bounds each call with the
