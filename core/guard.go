@@ -25,8 +25,11 @@ type Guard struct {
 	// host is the host framework's functions (WithHost), with defaults.
 	host     Host
 	registry ModelRegistry
-	log      *slog.Logger
-	hook     func(context.Context, CompactionEvent)
+	// unknownModels are the model names the registry did not know, warned
+	// about once each (window).
+	unknownModels sync.Map
+	log           *slog.Logger
+	hook          func(context.Context, CompactionEvent)
 	// beforeHook is WithBeforeCompaction's hook, nil without one.
 	beforeHook func(context.Context, PendingCompaction) CompactionDecision
 	tel        *telemetry

@@ -164,8 +164,8 @@ func llmSummarize(ctx context.Context, name string, sr SummaryRequest, generate 
 			SystemInstruction: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: system}}},
 		},
 	}
-	if sr.MaxTokens > 0 {
-		req.Config.MaxOutputTokens = int32(min(sr.MaxTokens*2, 1<<30))
+	if sr.SummaryTokens > 0 {
+		req.Config.MaxOutputTokens = int32(min(sr.SummaryTokens*2, 1<<30))
 	}
 	resp, err := generate(ctx, req)
 	if err != nil {

@@ -103,11 +103,11 @@ func (g *Guard) summarizeSpan(t *turn, c *compaction, end int, shorter bool, bui
 	// summarizer is told it in its own (calibration.unscale).
 	asked := min(budget, c.input.answer)
 	sreq := SummaryRequest{
-		Agent:        t.cfg.name,
-		UserRequest:  c.input.extras.userRequest,
-		Todos:        c.input.extras.todos,
-		MaxTokens:    t.cal.unscale(asked),
-		Instructions: c.input.extras.instructions,
+		Agent:         t.cfg.name,
+		UserRequest:   c.input.extras.userRequest,
+		Todos:         c.input.extras.todos,
+		SummaryTokens: t.cal.unscale(asked),
+		Instructions:  c.input.extras.instructions,
 	}
 	if !c.ev.Fallback {
 		var from int
@@ -155,7 +155,7 @@ func (g *Guard) summarizeSpan(t *turn, c *compaction, end int, shorter bool, bui
 			return o
 		}
 		asked = target
-		sreq.MaxTokens = t.cal.unscale(asked)
+		sreq.SummaryTokens = t.cal.unscale(asked)
 	}
 }
 
@@ -225,7 +225,7 @@ func (g *Guard) rollUp(t *turn, c *compaction, sreq SummaryRequest, end int) (pr
 		reused++
 	}
 	c.rolled = c.rolled[:reused]
-	sreq.MaxTokens = t.cal.unscale(c.input.answer)
+	sreq.SummaryTokens = t.cal.unscale(c.input.answer)
 	prev, from = digestOldest(t, c, prev, from, end)
 	for {
 		pieceEnd, text, shown := nextPiece(t, c, prev, from, end)
