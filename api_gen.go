@@ -182,7 +182,9 @@ func WithSummarizerWindow(n int) AgentOption { return core.WithSummarizerWindow(
 // summarizer's and a custom one's alike. When it expires the guard stops
 // waiting, even for a summarizer or model that ignores its context (the
 // abandoned call is left to return on its own), and the deterministic
-// fallback summary is used. It must be positive.
+// fallback summary is used. The summarizer's context is then cancelled,
+// with a cause (context.Cause) that wraps context.DeadlineExceeded. The
+// time is the guard's clock's (WithClock). It must be positive.
 func WithSummaryTimeout(d time.Duration) AgentOption { return core.WithSummaryTimeout(d) }
 
 // WithSummaryTokens sets the length asked of a summary, in tokens (the
@@ -239,6 +241,28 @@ func WithTriggerFraction(f float64) AgentOption { return core.WithTriggerFractio
 // run time (the registry's) is lowered to the default trigger with a
 // warning.
 func WithTriggerTokens(n int) AgentOption { return core.WithTriggerTokens(n) }
+
+// Clock is the guard's source of time. SystemClock is the default; tests
+// pass a clock they advance themselves (core/coretest's FakeClock), so that
+// a summary timeout fires when the test says so, never because the machine
+// was slow. Its methods may be called from any goroutine.
+//
+// Its declaration in core:
+//
+//	type Clock interface {
+//		// Now returns the current time.
+//		Now() time.Time
+//		// AfterFunc calls f, on a goroutine of the clock's choosing, once d
+//		// has elapsed, and returns a function that cancels the call: it
+//		// reports whether it stopped the call before it began, as
+//		// time.Timer.Stop does.
+//		AfterFunc(d time.Duration, f func()) (stop func() bool)
+//	}
+type Clock = core.Clock
+
+// SystemClock returns the clock of the operating system: time.Now and
+// time.AfterFunc.
+func SystemClock() Clock { return core.SystemClock() }
 
 // CompactionDecision is a WithBeforeCompaction hook's answer. The zero value
 // lets the compaction run as configured.
@@ -408,6 +432,13 @@ type Option = core.Option
 func WithBeforeCompaction(fn func(context.Context, PendingCompaction) CompactionDecision) Option {
 	return core.WithBeforeCompaction(fn)
 }
+
+// WithClock sets the clock of the guard's timeouts (WithSummaryTimeout, the
+// WithBeforeCompaction hook's bound) and of the durations it reports
+// (CompactionEvent.Duration, the summarizer's latency); the time stamped on
+// a compaction stays the host framework's when it gives one (ADK's
+// platform.Now). The default is SystemClock(). A nil clock is an error.
+func WithClock(c Clock) Option { return core.WithClock(c) }
 
 // WithLogger sets the logger the guard writes to. The default is
 // slog.Default(). A nil logger is an error.

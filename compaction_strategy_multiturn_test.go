@@ -236,14 +236,22 @@ type scenarioRun struct {
 	// fillBudget makes the summarizer write summaries as long as asked
 	// (contextguardtest.SummarizerConfig.FillBudget).
 	fillBudget bool
-	// abandonsSummarizer marks a fault that makes the guard stop waiting
-	// for the summarizer (a summarizer slower than the summary timeout).
-	// The guard hands the span to the summarizer's goroutine and, when the
-	// timeout expires, sends the fallback; on a loaded machine that
-	// goroutine may not have started, so the kit has not seen the span in
-	// any summarizer input, and lost markers are not judged.
-	abandonsSummarizer bool
+	// summaryTimeout, when > 0, is the guard's WithSummaryTimeout. The
+	// guard runs on a fake clock that only a summarizer call that blocks
+	// (FaultSlow, FaultHang) moves, by summaryTimeout, once it has
+	// recorded its input: the timeout fires then, whatever the machine's
+	// load.
+	summaryTimeout time.Duration
 }
+
+// matrixSummaryTimeout is the summary timeout of the matrix's blocking
+// faults. An hour: only the fake clock reaches it, never a real timer.
+const matrixSummaryTimeout = time.Hour
+
+// summarizerReleaseBound is how long a run waits, at its end, for the
+// summarizer calls the guard stopped waiting for to return once released:
+// far beyond their return, a guard against a test that would hang.
+const summarizerReleaseBound = 20 * time.Second
 
 type guardKind int
 
@@ -266,8 +274,6 @@ type scenarioOutcome struct {
 	minSummarizerCalls int
 	// tally adds up the guard's compaction events.
 	tally eventTally
-	// abandonsSummarizer is scenarioRun's.
-	abandonsSummarizer bool
 }
 
 // eventTally adds up the guard's compaction events (recovery compactions
@@ -280,6 +286,9 @@ type eventTally struct {
 // compactionTally is what the stress table reports of a run's compactions.
 type compactionTally struct {
 	compactions, calls, rolling, discarded int
+	// timeouts counts the compactions that took the fallback because the
+	// summary timeout passed.
+	timeouts int
 }
 
 func (t *eventTally) add(e CompactionEvent) {
@@ -290,6 +299,9 @@ func (t *eventTally) add(e CompactionEvent) {
 	t.rolling += e.RollingCalls
 	if e.Discarded {
 		t.discarded++
+	}
+	if e.Fallback && strings.Contains(e.FallbackReason, "summary timeout") {
+		t.timeouts++
 	}
 }
 
@@ -306,12 +318,22 @@ func runScenario(t *testing.T, sc contextguardtest.Scenario, run scenarioRun) *s
 	// The summarizer's own counter stays the kit's cheap default: its
 	// records' token counts are not asserted, and counting every transcript
 	// exactly would dominate the tokenizer-mode runs.
-	sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{FillBudget: run.fillBudget})
+	clock := contextguardtest.NewFakeClock(time.Time{})
+	sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{FillBudget: run.fillBudget,
+		OnBlocked: func() { clock.Advance(cmp.Or(run.summaryTimeout, DefaultSummaryTimeout)) }})
 	if run.fault != nil {
 		sum.InjectFaultFrom(1, *run.fault)
 	}
+	// Calls the guard stopped waiting for are released at the end, and
+	// must then return: no goroutine outlives the run.
+	t.Cleanup(func() {
+		sum.Release()
+		ctx, cancel := context.WithTimeout(context.Background(), summarizerReleaseBound)
+		defer cancel()
+		assert.NoError(t, sum.Wait(ctx), "the summarizer calls return once released")
+	})
 	pr := newProbe(truth)
-	out := &scenarioOutcome{sum: sum, probe: pr, abandonsSummarizer: run.abandonsSummarizer}
+	out := &scenarioOutcome{sum: sum, probe: pr}
 	pp, err := plugin.New(plugin.Config{Name: "matrix-probe", BeforeModelCallback: pr.beforeModel})
 	require.NoError(t, err)
 
@@ -320,13 +342,17 @@ func runScenario(t *testing.T, sc contextguardtest.Scenario, run scenarioRun) *s
 		cfg.Counter = run.mode.counter(sc)
 	}
 	if run.guard != guardOff {
-		g := New(NewCrushRegistry(WithRegistryLogger(quietLogger)), WithLogger(quietLogger),
+		g := New(NewCrushRegistry(WithRegistryLogger(quietLogger)), WithLogger(quietLogger), WithClock(clock),
 			WithOnCompaction(func(_ context.Context, e CompactionEvent) { out.tally.add(e) }))
 		window := sc.Window
 		if run.guard == guardBlind {
 			window = blindWindow
 		}
-		g.Add("assistant", sum, append([]AgentOption{WithMaxTokens(window)}, run.agentOpts...)...)
+		opts := append([]AgentOption{WithMaxTokens(window)}, run.agentOpts...)
+		if run.summaryTimeout > 0 {
+			opts = append(opts, WithSummaryTimeout(run.summaryTimeout))
+		}
+		g.Add("assistant", sum, opts...)
 		guard := g.PluginConfig()
 		cfg.Plugins = runner.PluginConfig{Plugins: append([]*plugin.Plugin{pp}, guard.Plugins...)}
 	} else {
@@ -380,7 +406,6 @@ func (o *scenarioOutcome) violations() []string {
 		SummarizerCalls:    o.sum.Calls(),
 		MinSummarizerCalls: o.minSummarizerCalls,
 		Irreducible:        func(err error) bool { return errors.Is(err, ErrIrreducible) },
-		AbandonsSummarizer: o.abandonsSummarizer,
 	}.Violations()
 }
 
@@ -790,8 +815,11 @@ func TestMatrixBug_CalibrationResetAfterCompaction(t *testing.T) {
 // TestMatrixBug_SummarizerFailureNeverPassesThrough is the earlier guard's
 // pass-through: when the summarizer failed, the bloated request went to the
 // provider. With every summarizer call failing (error, empty, oversize,
-// panic, timeout), the fallback summary must keep every request inside the
-// window: nothing may even be rejected.
+// panic, a timeout while the summarizer waits for its context, and one the
+// guard stops waiting for while the summarizer ignores its context), the
+// fallback summary must keep every request inside the window: nothing may
+// even be rejected. The timeouts fire on the guard's fake clock once the
+// summarizer is called, never by wall-clock time.
 func TestMatrixBug_SummarizerFailureNeverPassesThrough(t *testing.T) {
 	t.Parallel()
 	faults := []contextguardtest.Fault{
@@ -799,7 +827,8 @@ func TestMatrixBug_SummarizerFailureNeverPassesThrough(t *testing.T) {
 		contextguardtest.FaultEmpty,
 		contextguardtest.FaultHuge,
 		contextguardtest.FaultPanic,
-		contextguardtest.FaultSlow(time.Minute),
+		contextguardtest.FaultSlow,
+		contextguardtest.FaultHang,
 	}
 	rows := []string{"Brutal_8k_ToolResponseBiggerThanWindow", "Stress_8k_RepeatedCompactions", "Brutal_4k_EveryTurnExceedsWindow"}
 	for _, fault := range faults {
@@ -814,11 +843,10 @@ func TestMatrixBug_SummarizerFailureNeverPassesThrough(t *testing.T) {
 				sc := seedRow(t, name)
 				bothModes(t, func(t *testing.T, mode matrixMode) {
 					f := fault
-					out := runScenario(t, sc, scenarioRun{
-						mode: mode, fault: &f,
-						agentOpts:          []AgentOption{WithSummaryTimeout(50 * time.Millisecond)},
-						abandonsSummarizer: strings.HasPrefix(f.String(), "slow"),
-					})
+					out := runScenario(t, sc, scenarioRun{mode: mode, fault: &f, summaryTimeout: matrixSummaryTimeout})
+					if f == contextguardtest.FaultSlow || f == contextguardtest.FaultHang {
+						assert.Positive(t, out.tally.get().timeouts, "the summary timeout fired")
+					}
 					res := out.res
 					assert.Empty(t, out.violations(), res.String())
 					assert.Positive(t, res.SummarizerCalls, "the summarizer was never tried")

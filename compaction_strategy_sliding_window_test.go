@@ -60,9 +60,16 @@ func runSliding(t *testing.T, sc contextguardtest.Scenario, sum *contextguardtes
 // runSlidingAgainst is runSliding against the ground truth truth.
 func runSlidingAgainst(t *testing.T, sc contextguardtest.Scenario, truth contextguardtest.Counter, sum *contextguardtest.SummarizerModel, opts ...AgentOption) *swRun {
 	t.Helper()
+	return runSlidingOn(t, sc, truth, contextguardtest.NewFakeClock(time.Time{}), sum, opts...)
+}
+
+// runSlidingOn is runSlidingAgainst with the guard on clock (WithClock);
+// the others' guards run on a fake clock no one moves, so no timeout fires.
+func runSlidingOn(t *testing.T, sc contextguardtest.Scenario, truth contextguardtest.Counter, clock Clock, sum *contextguardtest.SummarizerModel, opts ...AgentOption) *swRun {
+	t.Helper()
 	run := &swRun{sum: sum, logs: &logBuffer{}}
 	var mu sync.Mutex
-	g := New(NewCrushRegistry(WithRegistryLogger(run.logs.logger())), WithLogger(run.logs.logger()),
+	g := New(NewCrushRegistry(WithRegistryLogger(run.logs.logger())), WithLogger(run.logs.logger()), WithClock(clock),
 		WithOnCompaction(func(_ context.Context, e CompactionEvent) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -240,29 +247,33 @@ func TestSlidingWindow_40Turns_ThroughRunner(t *testing.T) {
 }
 
 // TestSlidingWindow_SummarizerFaults_ThroughRunner makes every summarizer
-// call fail (error, empty, oversize, deadline, panic): the fallback summary
+// call fail (error, empty, oversize, a timeout, panic): the fallback summary
 // is used, every request fits, the latest user message is present and pairs
-// are intact.
+// are intact. The slow summarizer times out on the guard's fake clock,
+// which it moves past the summary timeout once called.
 func TestSlidingWindow_SummarizerFaults_ThroughRunner(t *testing.T) {
 	faults := []struct {
 		fault contextguardtest.Fault
-		opts  []AgentOption
 		want  string
 	}{
-		{contextguardtest.FaultError, nil, "injected summarizer failure"},
-		{contextguardtest.FaultEmpty, nil, "empty summary"},
-		{contextguardtest.FaultHuge, nil, "exceeds its budget"},
-		{contextguardtest.FaultSlow(time.Minute), []AgentOption{WithSummaryTimeout(30 * time.Millisecond)}, "deadline exceeded"},
-		{contextguardtest.FaultPanic, nil, "summarizer panicked"},
+		{contextguardtest.FaultError, "injected summarizer failure"},
+		{contextguardtest.FaultEmpty, "empty summary"},
+		{contextguardtest.FaultHuge, "exceeds its budget"},
+		{contextguardtest.FaultSlow, "summary timeout"},
+		{contextguardtest.FaultPanic, "summarizer panicked"},
 	}
 	for _, f := range faults {
 		t.Run(f.fault.String(), func(t *testing.T) {
 			t.Parallel()
-			sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{Name: "gemini-2.5-flash"})
+			clock := contextguardtest.NewFakeClock(time.Time{})
+			sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{Name: "gemini-2.5-flash",
+				OnBlocked: func() { clock.Advance(matrixSummaryTimeout) }})
 			sum.InjectFaultFrom(1, f.fault)
-			run := runSliding(t, contextguardtest.Scenario{
+			run := runSlidingOn(t, contextguardtest.Scenario{
 				Name: "SlidingFaults_" + f.fault.String(), Window: 12_000, Turns: 16, Plan: swPlan(2_000), Seed: 7,
-			}, sum, append([]AgentOption{WithSlidingWindow(6)}, f.opts...)...)
+			}, contextguardtest.TokenizerCounter(1.0), clock, sum, WithSlidingWindow(6), WithSummaryTimeout(matrixSummaryTimeout))
+			sum.Release()
+			require.NoError(t, sum.Wait(t.Context()), "no summarizer call is left")
 			run.assertHealthy(t)
 			require.NotEmpty(t, run.events)
 			for _, e := range run.events {

@@ -43,6 +43,7 @@ func TestOptionValidation(t *testing.T) {
 		{"empty instructions", func(g *ContextGuard) { g.Add("a", llm, WithInstructions("")) }, nil, []string{"WithInstructions: text is empty"}},
 		{"nil tracer provider", func(*ContextGuard) {}, []Option{WithTracerProvider(nil)}, []string{"WithTracerProvider"}},
 		{"nil meter provider", func(*ContextGuard) {}, []Option{WithMeterProvider(nil)}, []string{"WithMeterProvider"}},
+		{"nil clock", func(*ContextGuard) {}, []Option{WithClock(nil)}, []string{"WithClock: clock is nil"}},
 		{"nil option", func(*ContextGuard) {}, []Option{nil}, []string{"nil Option"}},
 		{"nil hook", func(*ContextGuard) {}, []Option{WithOnCompaction(nil)}, []string{"WithOnCompaction"}},
 		{"all errors joined", func(g *ContextGuard) {

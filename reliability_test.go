@@ -2,9 +2,9 @@ package contextguard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,13 +22,16 @@ import (
 	"github.com/adk-contextguard/contextguard/contextguardtest"
 )
 
-// concurrencySummarizer wraps the kit's summarizer: random latency, and a
-// count of calls in flight, overall and per session (a session is known by
-// the markers in its input).
+// concurrencySummarizer wraps the kit's summarizer with a count of calls in
+// flight, overall and per session (a session is known by the markers in its
+// input). Its calls wait at a gate that opens once two are in flight at
+// once: a guard that summarized sessions one after the other would never
+// open it, and its calls fail after overlapBound.
 type concurrencySummarizer struct {
-	inner   *contextguardtest.SummarizerModel
-	owner   func(marker string) int // session of a marker, -1 if unknown
-	latency func() time.Duration
+	inner *contextguardtest.SummarizerModel
+	owner func(marker string) int // session of a marker, -1 if unknown
+	gate  chan struct{}
+	once  sync.Once
 
 	active, maxActive atomic.Int64
 	mu                sync.Mutex
@@ -73,11 +76,15 @@ func (s *concurrencySummarizer) GenerateContent(ctx context.Context, req *model.
 			s.perSession[sess]--
 			s.mu.Unlock()
 		}()
-		if d := s.latency(); d > 0 {
-			select {
-			case <-time.After(d):
-			case <-ctx.Done():
-			}
+		if n >= 2 {
+			s.once.Do(func() { close(s.gate) })
+		}
+		select {
+		case <-s.gate:
+		case <-ctx.Done():
+		case <-time.After(overlapBound):
+			yield(nil, errors.New("no two summarizer calls were ever in flight at once"))
+			return
 		}
 		for resp, err := range s.inner.GenerateContent(ctx, req, stream) {
 			if !yield(resp, err) {
@@ -90,9 +97,14 @@ func (s *concurrencySummarizer) GenerateContent(ctx context.Context, req *model.
 // sessionMarker is the marker of turn turn of session s.
 func sessionMarker(s, turn int) string { return contextguardtest.Marker(int64(s)*1_000 + int64(turn)) }
 
+// overlapBound is how long a summarizer call waits for a second one to be in
+// flight: far beyond the time 200 sessions take to reach their first
+// compaction, a guard against a test that would hang.
+const overlapBound = 20 * time.Second
+
 // TestConcurrency_200Sessions runs 200 sessions at once through one guard
-// shared by three agents, each behind its own runner, with a summarizer of
-// random latency. Run with -race. Every summary must hold only its own
+// shared by three agents, each behind its own runner, with a summarizer
+// whose calls wait until two are in flight at once. Run with -race. Every summary must hold only its own
 // session's markers, no session may be summarized twice at once, and
 // summaries of different sessions must overlap in time.
 func TestConcurrency_200Sessions(t *testing.T) {
@@ -103,9 +115,8 @@ func TestConcurrency_200Sessions(t *testing.T) {
 			owner[sessionMarker(s, turn)] = s
 		}
 	}
-	var rngMu sync.Mutex
-	rng := rand.New(rand.NewPCG(1, 2))
 	sum := &concurrencySummarizer{
+		gate:  make(chan struct{}),
 		inner: contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{SummarySize: 600}),
 		owner: func(m string) int {
 			if s, ok := owner[m]; ok {
@@ -113,15 +124,12 @@ func TestConcurrency_200Sessions(t *testing.T) {
 			}
 			return -1
 		},
-		latency: func() time.Duration {
-			rngMu.Lock()
-			defer rngMu.Unlock()
-			return time.Duration(rng.IntN(20)) * time.Millisecond
-		},
 		perSession: map[int]int{},
 	}
 	logs := &logBuffer{}
-	g := New(nil, WithLogger(logs.logger()))
+	// A fake clock no one moves: no summary timeout fires while calls wait
+	// at the summarizer's gate.
+	g := New(nil, WithLogger(logs.logger()), WithClock(contextguardtest.NewFakeClock(time.Time{})))
 	agents := []string{"alpha", "beta", "gamma"}
 	m := contextguardtest.NewScriptedModel(contextguardtest.ScriptConfig{Name: "gemini-2.5-flash"})
 	svc := session.InMemoryService()

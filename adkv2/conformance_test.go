@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,11 +55,17 @@ func playConformance(t *testing.T, c coretest.ConformanceCase) coretest.Conforma
 	sc := c.Scenario
 	quiet := slog.New(slog.DiscardHandler)
 	var compactions atomic.Int64
-	g := contextguard.New(nil, contextguard.WithLogger(quiet),
+	// The guard's timeouts run on a fake clock: a summarizer call that
+	// blocks moves it past the summary timeout (OnBlocked), so the timeout
+	// fires while the call is known to be waiting; no other moves it.
+	clock := contextguardtest.NewFakeClock(time.Time{})
+	g := contextguard.New(nil, contextguard.WithLogger(quiet), contextguard.WithClock(clock),
 		contextguard.WithOnCompaction(func(context.Context, contextguard.CompactionEvent) { compactions.Add(1) }))
 	opts := []contextguard.AgentOption{contextguard.WithMaxTokens(sc.Window)}
+	timeout := contextguard.DefaultSummaryTimeout
 	if c.SummaryTimeout > 0 {
-		opts = append(opts, contextguard.WithSummaryTimeout(c.SummaryTimeout))
+		timeout = c.SummaryTimeout
+		opts = append(opts, contextguard.WithSummaryTimeout(timeout))
 	}
 	if c.TailRetention > 0 {
 		opts = append(opts, contextguard.WithTailRetention(c.TailRetention))
@@ -70,10 +77,20 @@ func playConformance(t *testing.T, c coretest.ConformanceCase) coretest.Conforma
 	}
 	sums := make([]*contextguardtest.SummarizerModel, c.SessionCount())
 	for i := range sums {
-		sums[i] = contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{})
+		sums[i] = contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{
+			OnBlocked: func() { clock.Advance(timeout) },
+		})
 		if c.Fault != nil {
 			sums[i].InjectFaultFrom(1, *c.Fault)
 		}
+		// Calls the guard stopped waiting for (FaultHang) are released at
+		// the end, and must then return: no goroutine outlives the case.
+		t.Cleanup(func() {
+			sums[i].Release()
+			ctx, cancel := context.WithTimeout(context.Background(), conformanceReleaseBound)
+			defer cancel()
+			assert.NoError(t, sums[i].Wait(ctx), "the summarizer calls return once released")
+		})
 		g.Add(conformanceAgent(i), sums[i], opts...)
 	}
 	plugins := g.PluginConfig()
@@ -102,6 +119,11 @@ func playConformance(t *testing.T, c coretest.ConformanceCase) coretest.Conforma
 	t.Log(row)
 	return row
 }
+
+// conformanceReleaseBound is how long a case waits, at its end, for the
+// summarizer calls the guard stopped waiting for to return once released:
+// far beyond their return, a guard against a test that would hang.
+const conformanceReleaseBound = 20 * time.Second
 
 // conformanceAgent names the agent of a case's session i.
 func conformanceAgent(i int) string { return fmt.Sprintf("assistant_%d", i) }

@@ -50,7 +50,14 @@ type (
 	// SummarizerCall records one call to a [SummarizerModel]; see
 	// [coretest.SummarizerCall].
 	SummarizerCall = coretest.SummarizerCall
+	// FakeClock is a clock that moves only when the test advances it, for
+	// the guard's WithClock; see [coretest.FakeClock].
+	FakeClock = coretest.FakeClock
 )
+
+// NewFakeClock returns a clock at start (a fixed instant when start is the
+// zero time). See [coretest.NewFakeClock].
+func NewFakeClock(start time.Time) *FakeClock { return coretest.NewFakeClock(start) }
 
 // Sizes, windows, framing costs and provider styles; see coretest.
 const (
@@ -153,11 +160,13 @@ var (
 	FaultHuge = coretest.FaultHuge
 	// FaultPanic panics inside GenerateContent.
 	FaultPanic = coretest.FaultPanic
+	// FaultSlow blocks until the call's context ends (and returns its
+	// error) or until [SummarizerModel.Release]. See [coretest.FaultSlow].
+	FaultSlow = coretest.FaultSlow
+	// FaultHang ignores the call's context and blocks until
+	// [SummarizerModel.Release]. See [coretest.FaultHang].
+	FaultHang = coretest.FaultHang
 )
-
-// FaultSlow waits d before answering normally; if the context ends first it
-// returns the context's error. See [coretest.FaultSlow].
-func FaultSlow(d time.Duration) Fault { return coretest.FaultSlow(d) }
 
 // Call returns a ToolCall of the tool's default kind.
 func Call(name string, size int) ToolCall { return coretest.Call(name, size) }

@@ -33,6 +33,11 @@ type SummarizerConfig struct {
 	// for, in tokens of Counter, instead of SummarySize bytes. See
 	// [coretest.SummarizerConfig].
 	FillBudget bool
+	// OnBlocked, when set, is called by each call that blocks
+	// ([FaultSlow], [FaultHang]) before it blocks, e.g. to advance the
+	// guard's [FakeClock] past its summary timeout. See
+	// [coretest.SummarizerConfig].
+	OnBlocked func()
 }
 
 // SummarizerModel is a model.LLM to use as a guard's summarizer: the ADK v1
@@ -50,7 +55,7 @@ var _ model.LLM = (*SummarizerModel)(nil)
 func NewSummarizerModel(cfg SummarizerConfig) *SummarizerModel {
 	return &SummarizerModel{s: coretest.NewSummarizer(coretest.SummarizerConfig{
 		Name: cfg.Name, SummarySize: cfg.SummarySize, Markers: cfg.Markers,
-		Counter: toKit(cfg.Counter), KeepText: cfg.KeepText, FillBudget: cfg.FillBudget,
+		Counter: toKit(cfg.Counter), KeepText: cfg.KeepText, FillBudget: cfg.FillBudget, OnBlocked: cfg.OnBlocked,
 	})}
 }
 
@@ -63,6 +68,15 @@ func (s *SummarizerModel) InjectFault(call int, f Fault) { s.s.InjectFault(call,
 // InjectFaultFrom makes every call from number call (1-based) on fail with
 // f, unless [SummarizerModel.InjectFault] set a fault for that call.
 func (s *SummarizerModel) InjectFaultFrom(call int, f Fault) { s.s.InjectFaultFrom(call, f) }
+
+// Release lets every call blocked by [FaultSlow] or [FaultHang], and every
+// later one, answer. See [coretest.Summarizer.Release].
+func (s *SummarizerModel) Release() { s.s.Release() }
+
+// Wait waits until no call is in progress, or returns ctx's error. A test
+// that injects [FaultHang] calls Release and then Wait at its end, so that
+// no goroutine is left behind. See [coretest.Summarizer.Wait].
+func (s *SummarizerModel) Wait(ctx context.Context) error { return s.s.Wait(ctx) }
 
 // Calls returns how many times the summarizer was called.
 func (s *SummarizerModel) Calls() int { return s.s.Calls() }

@@ -10,34 +10,34 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // TestWithHost: the host's functions reach the engine. Its clock stamps a
 // compaction's time, and its "no such key" keeps a missing key quiet;
-// without WithHost every failed read is logged and the wall clock is used.
+// without WithHost every failed read is logged and the guard's clock
+// (WithClock) is used.
 func TestWithHost(t *testing.T) {
 	hostNow := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
+	clockNow := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name         string
 		host         *Host
-		wantTime     func(t *testing.T, start, stamped time.Time)
+		wantTime     time.Time
 		wantReadWarn bool
 	}{
 		{"the host's clock and missing key", &Host{
 			MissingKey: func(err error) bool { return errors.Is(err, errNoKey) },
 			Now:        func(context.Context) time.Time { return hostNow },
-		}, func(t *testing.T, _, stamped time.Time) { assert.Equal(t, hostNow, stamped) }, false},
-		{"nil fields keep the defaults", &Host{}, func(t *testing.T, start, stamped time.Time) {
-			assert.False(t, stamped.Before(start), "the wall clock: not before the call")
-		}, true},
-		{"no host", nil, func(t *testing.T, start, stamped time.Time) {
-			assert.False(t, stamped.Before(start), "the wall clock: not before the call")
-		}, true},
+		}, hostNow, false},
+		{"nil fields keep the defaults: the guard's clock", &Host{}, clockNow, true},
+		{"no host", nil, clockNow, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			logs := &logBuffer{}
-			opts := []Option{WithLogger(logs.logger())}
+			opts := []Option{WithLogger(logs.logger()), WithClock(coretest.NewFakeClock(clockNow))}
 			if tt.host != nil {
 				opts = append([]Option{WithHost(*tt.host)}, opts...)
 			}
@@ -45,11 +45,10 @@ func TestWithHost(t *testing.T) {
 			g.addModel("a", fixedSummary("SUMMARY"), WithMaxTokens(8_000))
 			require.NoError(t, g.Err())
 			ctx := newFakeCtx("a")
-			start := time.Now().Truncate(time.Second)
 			_, _ = compactOnce(t, g, ctx)
 			stamped, err := time.Parse(time.RFC3339Nano, ctx.getStr(keyCompactedAt))
 			require.NoError(t, err)
-			tt.wantTime(t, start, stamped)
+			assert.Equal(t, tt.wantTime, stamped)
 			assert.Equal(t, tt.wantReadWarn, strings.Contains(logs.String(), "reading session state failed"),
 				"a missing key is logged only when the host does not say it is missing")
 		})

@@ -85,7 +85,7 @@ func newAgentConfig(name, caller string, def Summarizer, defErr error, opts []Ag
 		policy:         thresholdStrategy{},
 		maxAttempts:    DefaultMaxCompactionAttempts,
 		summaryTimeout: DefaultSummaryTimeout,
-		host:           Host{}.withDefaults(),
+		host:           Host{}.withDefaults(SystemClock()),
 
 		maxSummarizerCalls: DefaultMaxSummarizerCalls,
 	}

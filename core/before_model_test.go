@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 func TestDecodeInt(t *testing.T) {
@@ -401,6 +403,7 @@ func TestWatermark_SyntheticTrailingMessageNotCovered(t *testing.T) {
 }
 
 func TestSummarizerFaults(t *testing.T) {
+	clock := coretest.NewFakeClock(time.Time{})
 	faults := []struct {
 		name string
 		llm  *fakeLLM
@@ -410,14 +413,15 @@ func TestSummarizerFaults(t *testing.T) {
 		{"error", failingSummarizer(errBoom), nil, "boom"},
 		{"empty text", fixedSummary("   "), nil, "empty summary"},
 		{"200k-char output", fixedSummary(strings.Repeat("very long summary ", 200_000/18)), nil, "exceeds its budget"},
-		{"context deadline", slowSummarizer(time.Minute), []AgentOption{WithSummaryTimeout(20 * time.Millisecond)}, "deadline exceeded"},
+		{"context deadline", slowSummarizer(clock), []AgentOption{WithSummaryTimeout(testSummaryTimeout)}, "summary timeout"},
 		{"panic", &fakeLLM{name: "s", reply: func(context.Context, *Request) (string, error) { panic("summarizer bug") }}, nil, "summarizer panicked"},
 	}
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
 			var events []CompactionEvent
 			logs := &logBuffer{}
-			g := newGuard(NewCrushRegistry(WithRegistryLogger(logs.logger())), WithLogger(logs.logger()), WithOnCompaction(func(_ context.Context, e CompactionEvent) { events = append(events, e) }))
+			g := newGuard(NewCrushRegistry(WithRegistryLogger(logs.logger())), WithLogger(logs.logger()), WithClock(clock),
+				WithOnCompaction(func(_ context.Context, e CompactionEvent) { events = append(events, e) }))
 			g.addModel("a", f.llm, append([]AgentOption{WithMaxTokens(8_000)}, f.opts...)...)
 			require.NoError(t, g.Err())
 			ctx := newFakeCtx("a")

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -41,10 +42,13 @@ func finishes(t *testing.T, what string, f func()) bool {
 // stuckModel is a HostModel whose GenerateContent ignores its context: it
 // blocks until the test releases it, then answers. It records how many calls
 // entered and how many returned, so a test can tell that the guard returned
-// while a call was still blocked.
+// while a call was still blocked. onEnter, when set, runs on each call's
+// goroutine before it blocks (a test moves its fake clock there).
 type stuckModel struct {
 	name     string
 	entered  chan struct{} // one value per call that entered
+	left     chan struct{} // one value per call that returned
+	onEnter  func()
 	release  chan struct{}
 	once     sync.Once
 	calls    atomic.Int32
@@ -52,13 +56,22 @@ type stuckModel struct {
 }
 
 func newStuckModel(t *testing.T, name string) *stuckModel {
-	m := &stuckModel{name: name, entered: make(chan struct{}, 16), release: make(chan struct{})}
-	// Release the blocked calls at the end, and wait for them to return, so
-	// no goroutine outlives the test.
+	baseline := runtime.NumGoroutine()
+	m := &stuckModel{name: name, entered: make(chan struct{}, 16), left: make(chan struct{}, 16), release: make(chan struct{})}
+	// Release the blocked calls at the end, wait for each to return, and
+	// check that their goroutines ended, so no goroutine outlives the test.
 	t.Cleanup(func() {
 		m.unblock()
-		assert.Eventually(t, func() bool { return m.returned.Load() == m.calls.Load() }, hangBound, time.Millisecond,
-			"the abandoned model calls return once released")
+		for range m.calls.Load() {
+			select {
+			case <-m.left:
+			case <-time.After(hangBound):
+				t.Errorf("a released call did not return within %v", hangBound)
+				return
+			}
+		}
+		assert.Equal(t, m.calls.Load(), m.returned.Load())
+		assert.Zero(t, coretest.GoroutinesLeft(baseline), "the abandoned calls return once released")
 	})
 	return m
 }
@@ -70,10 +83,16 @@ func (m *stuckModel) Name() string { return m.name }
 // generate is the model's answer to a request: it blocks until released.
 func (m *stuckModel) generate(context.Context, *Request) (*Response, error) {
 	m.calls.Add(1)
-	defer m.returned.Add(1)
+	defer func() {
+		m.returned.Add(1)
+		m.left <- struct{}{}
+	}()
 	select {
 	case m.entered <- struct{}{}:
 	default:
+	}
+	if m.onEnter != nil {
+		m.onEnter()
 	}
 	<-m.release // the context is deliberately ignored
 	return &Response{Content: genai.NewContentFromText("late answer", genai.RoleModel)}, nil
@@ -102,9 +121,10 @@ func (s stuckSummarizer) Summarize(context.Context, SummaryRequest) (string, err
 // TestSummaryTimeout_BoundsSummarizersThatIgnoreTheirContext: WithSummaryTimeout
 // bounds every summarizer, including the default LLM summarizer over a model
 // that ignores its context. The guard stops waiting, compacts with the
-// fallback summary and returns while the model call is still blocked.
+// fallback summary and returns while the model call is still blocked. The
+// timeout fires when the model, once called, moves the guard's clock past
+// it.
 func TestSummaryTimeout_BoundsSummarizersThatIgnoreTheirContext(t *testing.T) {
-	const timeout = 50 * time.Millisecond
 	tests := []struct {
 		name string
 		opts func(m *stuckModel) (HostModel, []AgentOption)
@@ -121,13 +141,15 @@ func TestSummaryTimeout_BoundsSummarizersThatIgnoreTheirContext(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			clock := coretest.NewFakeClock(time.Time{})
 			stuck := newStuckModel(t, "summarizer")
+			stuck.onEnter = func() { clock.Advance(testSummaryTimeout) }
 			llm, opts := tt.opts(stuck)
 			var events []CompactionEvent
 			logs := &logBuffer{}
-			g := newGuard(NewCrushRegistry(WithRegistryLogger(logs.logger())), WithLogger(logs.logger()),
+			g := newGuard(NewCrushRegistry(WithRegistryLogger(logs.logger())), WithLogger(logs.logger()), WithClock(clock),
 				WithOnCompaction(func(_ context.Context, e CompactionEvent) { events = append(events, e) }))
-			g.addModel("a", llm, append([]AgentOption{WithMaxTokens(8_000), WithSummaryTimeout(timeout)}, opts...)...)
+			g.addModel("a", llm, append([]AgentOption{WithMaxTokens(8_000), WithSummaryTimeout(testSummaryTimeout)}, opts...)...)
 			require.NoError(t, g.Err())
 			ctx := newFakeCtx("a")
 
@@ -139,6 +161,7 @@ func TestSummaryTimeout_BoundsSummarizersThatIgnoreTheirContext(t *testing.T) {
 			assert.Zero(t, stuck.returned.Load(), "the guard returned while the summarizer was still blocked")
 			require.Len(t, events, 1)
 			assert.True(t, events[0].Fallback, "the fallback summary is used")
+			assert.Contains(t, events[0].FallbackReason, "summary timeout")
 			assert.Contains(t, events[0].FallbackReason, "deadline exceeded")
 			assert.Equal(t, 1, events[0].SummarizerCalls, "a summarizer that timed out is not asked again")
 			assert.Contains(t, requestText(req), "Automatic summary")

@@ -89,7 +89,7 @@ type outcome struct {
 // compact, or that nothing can help (its error then wraps ErrIrreducible);
 // the step is then the result.
 func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, strategy Strategy, reason string) (*compaction, step) {
-	c := &compaction{start: time.Now(), cov: coverableLen(t.raw), orig: cs}
+	c := &compaction{start: g.clock.Now(), cov: coverableLen(t.raw), orig: cs}
 	c.origEst = t.weigh(cs)
 	done := step{contents: cs, next: t.prev}
 	if t.inj.injected {
@@ -262,7 +262,7 @@ func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) step {
 	ev := c.ev
 	ev.TokensAfter = o.newCount
 	ev.Summary = o.summary
-	ev.Duration = time.Since(c.start)
+	ev.Duration = g.clock.Now().Sub(c.start)
 	var err error
 	if n := t.irreducibleSize(o.newEst); n > t.lim.hardLimit() {
 		err = irreducibleError(n, t.lim.window)
@@ -302,7 +302,7 @@ func (g *Guard) discardCompaction(t *turn, c *compaction, o outcome) step {
 	ev := c.ev
 	ev.Discarded = true
 	ev.TokensAfter = t.before
-	ev.Duration = time.Since(c.start)
+	ev.Duration = g.clock.Now().Sub(c.start)
 	var err error
 	if n := t.irreducibleSize(c.origEst); n > t.lim.hardLimit() {
 		err = irreducibleError(n, t.lim.window)

@@ -58,7 +58,7 @@ func (g *Guard) beforeCompaction(t *turn, reason string, count int) (skip bool, 
 		Agent: t.cfg.name, SessionID: t.ctx.SessionID(), Strategy: t.cfg.policy.name(), Reason: reason,
 		Tokens: count, Threshold: t.lim.threshold, Window: t.lim.window,
 	}
-	ctx, cancel := context.WithTimeout(t.ctx, t.cfg.summaryTimeout)
+	ctx, cancel := withTimeout(t.ctx, g.clock, t.cfg.summaryTimeout)
 	defer cancel()
 	hook := g.beforeHook // the goroutine must not capture t
 	d, err := CallBounded(t.sess.park(ctx), func(ctx context.Context) (CompactionDecision, error) {

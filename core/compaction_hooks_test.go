@@ -2,12 +2,16 @@ package core
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // TestBeforeCompaction plays one call over the trigger, then a second one,
@@ -252,4 +256,41 @@ func TestBeforeCompaction_RequestedCompaction(t *testing.T) {
 	require.True(t, agentAt >= 0 && focusAt >= 0 && hookAt >= 0, "all three instructions: %q", got)
 	assert.Less(t, agentAt, focusAt)
 	assert.Less(t, focusAt, hookAt)
+}
+
+// TestBeforeCompaction_HookTimesOut: a hook that ignores its context is
+// bounded by the summary timeout on the guard's clock: the guard stops
+// waiting once the clock passes it, logs the failure and compacts as
+// configured, without the hook's instructions. The hook is released at the
+// end and no goroutine is left.
+func TestBeforeCompaction_HookTimesOut(t *testing.T) {
+	baseline := runtime.NumGoroutine()
+	clock := coretest.NewFakeClock(time.Time{})
+	release := make(chan struct{})
+	rs := &recordingSummarizer{reply: func(int, SummaryRequest) (string, error) { return "SUMMARY", nil }}
+	logs := &logBuffer{}
+	g := newGuard(NewCrushRegistry(WithRegistryLogger(quietLogger)), WithLogger(logs.logger()), WithClock(clock),
+		WithBeforeCompaction(func(context.Context, PendingCompaction) CompactionDecision {
+			clock.Advance(testSummaryTimeout) // the guard's timer was armed before the hook ran
+			<-release                         // the context is deliberately ignored
+			return CompactionDecision{Skip: true, Instructions: "LATE-INSTRUCTIONS"}
+		}))
+	g.addModel("a", nil, WithSummarizer(rs), WithMaxTokens(8_000), WithSummaryTimeout(testSummaryTimeout))
+	require.NoError(t, g.Err())
+	ctx := newFakeCtx("a").withUser("go on")
+
+	var err error
+	finishes(t, "BeforeModelCallback", func() {
+		_, err = g.beforeModel(ctx, request(append(history(30, 400), userMsg("go on"))...))
+	})
+	close(release)
+	require.NoError(t, err)
+	assert.Contains(t, logs.String(), "the before-compaction hook failed")
+	assert.Contains(t, logs.String(), "summary timeout")
+	assert.Equal(t, 1, ctx.getInt(keyCompactions), "the compaction ran as configured")
+	for _, r := range rs.requests() {
+		assert.NotContains(t, r.Instructions, "LATE-INSTRUCTIONS")
+	}
+	assert.Zero(t, clock.Timers(), "every timer the guard armed is stopped or fired")
+	assert.Zero(t, coretest.GoroutinesLeft(baseline), "the hook's goroutine ends once released")
 }

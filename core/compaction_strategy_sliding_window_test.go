@@ -343,6 +343,7 @@ func TestSlidingWindow_NothingToSummarizeAfterWatermark(t *testing.T) {
 }
 
 func TestSlidingWindow_FaultsUseFallback(t *testing.T) {
+	clock := coretest.NewFakeClock(time.Time{})
 	faults := []struct {
 		name string
 		llm  *fakeLLM
@@ -352,13 +353,14 @@ func TestSlidingWindow_FaultsUseFallback(t *testing.T) {
 		{"error", failingSummarizer(errBoom), nil, "boom"},
 		{"empty", fixedSummary("  "), nil, "empty summary"},
 		{"oversize", fixedSummary(strings.Repeat("very long summary ", 200_000/18)), nil, "exceeds its budget"},
-		{"deadline", slowSummarizer(time.Minute), []AgentOption{WithSummaryTimeout(20 * time.Millisecond)}, "deadline exceeded"},
+		{"deadline", slowSummarizer(clock), []AgentOption{WithSummaryTimeout(testSummaryTimeout)}, "summary timeout"},
 		{"panic", &fakeLLM{name: "s", reply: func(context.Context, *Request) (string, error) { panic("bug") }}, nil, "summarizer panicked"},
 	}
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
 			var events []CompactionEvent
-			g := newGuard(nil, WithLogger(quietTestLogger()), WithOnCompaction(func(_ context.Context, e CompactionEvent) { events = append(events, e) }))
+			g := newGuard(nil, WithLogger(quietTestLogger()), WithClock(clock),
+				WithOnCompaction(func(_ context.Context, e CompactionEvent) { events = append(events, e) }))
 			g.addModel("a", f.llm, append([]AgentOption{WithSlidingWindow(4), WithMaxTokens(8_000)}, f.opts...)...)
 			require.NoError(t, g.Err())
 			ctx := newFakeCtx("a").withUser("U9-MARK latest")

@@ -23,7 +23,9 @@ const PluginName = "contextguard"
 // also after the plugin was built.
 type Guard struct {
 	// host is the host framework's functions (WithHost), with defaults.
-	host     Host
+	host Host
+	// clock is WithClock's, SystemClock by default.
+	clock    Clock
 	registry ModelRegistry
 	// unknownModels are the model names the registry did not know, warned
 	// about once each (window).
@@ -58,7 +60,7 @@ type Guard struct {
 // registry means the default one (NewCrushRegistry). Options are validated
 // here; their errors are reported by Plugin and PluginConfig.
 func New(registry ModelRegistry, opts ...Option) *Guard {
-	o := guardOptions{logger: slog.Default()}
+	o := guardOptions{logger: slog.Default(), clock: SystemClock()}
 	for _, opt := range opts {
 		if opt == nil {
 			o.errs = append(o.errs, errors.New("contextguard: nil Option"))
@@ -75,7 +77,8 @@ func New(registry ModelRegistry, opts ...Option) *Guard {
 		tel, _ = newTelemetry(tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider())
 	}
 	return &Guard{
-		host:       o.host.withDefaults(),
+		host:       o.host.withDefaults(o.clock),
+		clock:      o.clock,
 		tel:        tel,
 		registry:   registry,
 		log:        o.logger,

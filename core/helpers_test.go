@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // The engine's tests drive it through its seams with the small fakes
@@ -215,15 +218,53 @@ func failingSummarizer(err error) *fakeLLM {
 	return &fakeLLM{name: "summarizer", reply: func(context.Context, *Request) (string, error) { return "", err }}
 }
 
-func slowSummarizer(d time.Duration) *fakeLLM {
+// testSummaryTimeout is the summary timeout of the tests whose summarizer
+// times out. Their guard runs on a fake clock, which the test moves past it:
+// an hour, so that a timer on the real clock would never fire during the
+// test, and the test would fail, not pass by luck.
+const testSummaryTimeout = time.Hour
+
+// slowSummarizer is a summarizer slower than testSummaryTimeout on clock:
+// once called, it moves clock past the timeout (the guard's timer is armed
+// before the call starts) and waits for its context to end. A context that
+// never ends fails the call after hangBound, so a broken timeout fails the
+// test instead of hanging it.
+func slowSummarizer(clock *coretest.FakeClock) *fakeLLM {
 	return &fakeLLM{name: "summarizer", reply: func(ctx context.Context, _ *Request) (string, error) {
+		clock.Advance(testSummaryTimeout)
 		select {
-		case <-time.After(d):
-			return "late summary", nil
 		case <-ctx.Done():
 			return "", ctx.Err()
+		case <-time.After(hangBound):
+			return "", errors.New("the guard's clock never ended the call")
 		}
 	}}
+}
+
+// waitUntil waits until cond holds, yielding between looks; it fails the
+// test when cond still does not hold after hangBound (the code under test is
+// stuck). cond must become true by the test's own steps, never by time.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(hangBound)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after %v", what, hangBound)
+		}
+		runtime.Gosched()
+		time.Sleep(time.Millisecond) // a back-off between looks, not a timing
+	}
+}
+
+// sessionUsers is how many calls own or wait for c's session in g's table.
+func sessionUsers(g *Guard, c Call) int {
+	g.sessions.mu.Lock()
+	defer g.sessions.mu.Unlock()
+	el, ok := g.sessions.byKey[sessionKey(c)]
+	if !ok {
+		return 0
+	}
+	return el.Value.(*sessionEntry).users
 }
 
 var errBoom = errors.New("boom")
@@ -278,9 +319,12 @@ func newTestGuard(t testing.TB, llm HostModel, opts ...AgentOption) (*Guard, *lo
 	return g, logs
 }
 
-// newGuard is New with the tests' Host first, as an adapter passes its own.
+// newGuard is New with the tests' Host first, as an adapter passes its own,
+// and a fake clock that no one moves unless the test passes its own
+// (WithClock): no timeout of a test's guard fires because the machine is
+// slow.
 func newGuard(registry ModelRegistry, opts ...Option) *Guard {
-	return New(registry, append([]Option{WithHost(testHost)}, opts...)...)
+	return New(registry, append([]Option{WithHost(testHost), WithClock(coretest.NewFakeClock(time.Time{}))}, opts...)...)
 }
 
 // summarizerOf is the summarizer of a model given to addModel, as the
@@ -399,7 +443,7 @@ func newTestTurn(req *Request, st guardState, log *slog.Logger) *turn {
 	return &turn{
 		ctx:   ctx,
 		ro:    ctx.state,
-		cfg:   &Agent{name: "a", host: Host{}.withDefaults()},
+		cfg:   &Agent{name: "a", host: Host{}.withDefaults(SystemClock())},
 		req:   *engineReq(req),
 		raw:   req.Contents,
 		prev:  st,

@@ -66,6 +66,7 @@ type Option func(*guardOptions)
 
 type guardOptions struct {
 	host             Host
+	clock            Clock
 	logger           *slog.Logger
 	onCompaction     func(context.Context, CompactionEvent)
 	beforeCompaction func(context.Context, PendingCompaction) CompactionDecision
@@ -321,7 +322,9 @@ func WithSummarizer(s Summarizer) AgentOption {
 // summarizer's and a custom one's alike. When it expires the guard stops
 // waiting, even for a summarizer or model that ignores its context (the
 // abandoned call is left to return on its own), and the deterministic
-// fallback summary is used. It must be positive.
+// fallback summary is used. The summarizer's context is then cancelled,
+// with a cause (context.Cause) that wraps context.DeadlineExceeded. The
+// time is the guard's clock's (WithClock). It must be positive.
 func WithSummaryTimeout(d time.Duration) AgentOption {
 	return func(c *Agent) {
 		if d <= 0 {

@@ -2,8 +2,10 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -224,7 +226,9 @@ func TestBadInput(t *testing.T) {
 				ctx.withContext(c).withUser(latestRequest)
 				return request(overThreshold()...)
 			},
-			summarizer: slowSummarizer(time.Minute),
+			// Its clock is not the guard's: only the cancelled context
+			// can end its call.
+			summarizer: slowSummarizer(coretest.NewFakeClock(time.Time{})),
 			log:        "using the fallback summary",
 			latest:     latestRequest,
 		},
@@ -314,14 +318,28 @@ func TestBadInput_NilRequest(t *testing.T) {
 // Concurrency (ARCHITECTURE.md, Concurrency)
 // ---------------------------------------------------------------------------
 
-// blockingSummarizer answers after delay, counting calls in flight.
-type blockingSummarizer struct {
-	delay             time.Duration
+// gateSummarizer holds every call at a gate until it opens: once opensAt
+// calls are in flight at once (0: never by itself), or when the test calls
+// open. It counts its calls and the most in flight at once, and signals
+// each call that reaches the gate (entered). A gate that never opens fails
+// its calls after hangBound, so a guard that serializes sessions fails the
+// test instead of hanging it.
+type gateSummarizer struct {
+	opensAt           int64
 	calls             atomic.Int64
 	active, maxActive atomic.Int64
+	entered           chan struct{}
+	gate              chan struct{}
+	once              sync.Once
 }
 
-func (b *blockingSummarizer) Summarize(ctx context.Context, _ SummaryRequest) (string, error) {
+func newGateSummarizer(opensAt int64) *gateSummarizer {
+	return &gateSummarizer{opensAt: opensAt, entered: make(chan struct{}, 1024), gate: make(chan struct{})}
+}
+
+func (b *gateSummarizer) open() { b.once.Do(func() { close(b.gate) }) }
+
+func (b *gateSummarizer) Summarize(ctx context.Context, _ SummaryRequest) (string, error) {
 	b.calls.Add(1)
 	n := b.active.Add(1)
 	defer b.active.Add(-1)
@@ -331,11 +349,20 @@ func (b *blockingSummarizer) Summarize(ctx context.Context, _ SummaryRequest) (s
 			break
 		}
 	}
+	if b.opensAt > 0 && n >= b.opensAt {
+		b.open()
+	}
 	select {
-	case <-time.After(b.delay):
+	case b.entered <- struct{}{}:
+	default:
+	}
+	select {
+	case <-b.gate:
 		return "summary", nil
 	case <-ctx.Done():
 		return "", ctx.Err()
+	case <-time.After(hangBound):
+		return "", errors.New("the gate never opened")
 	}
 }
 
@@ -364,40 +391,72 @@ func compactSessions(tb testing.TB, g *Guard, n int, round int) time.Duration {
 // sessions hold only their own session's lock, so their summarizer calls
 // overlap; calls of one session never do.
 func TestConcurrency_SessionsCompactInParallel(t *testing.T) {
+	baseline := runtime.NumGoroutine()
 	// One compaction of overThreshold takes perCompaction calls (the
 	// history is larger than one summarizer input: a rolling summary).
-	single := &blockingSummarizer{}
+	single := newGateSummarizer(1)
 	g0, _ := newTestGuard(t, nil, WithMaxTokens(8_000), WithSummarizer(single))
 	compactSessions(t, g0, 1, 0)
 	perCompaction := single.calls.Load()
 	require.Positive(t, perCompaction)
 
-	sum := &blockingSummarizer{delay: 50 * time.Millisecond}
+	// The summarizer answers only once two calls are in flight at once:
+	// sessions that compacted one after the other would never get there.
+	sum := newGateSummarizer(2)
 	g, _ := newTestGuard(t, nil, WithMaxTokens(8_000), WithSummarizer(sum))
 	const n = 16
-	wall := compactSessions(t, g, n, 0)
+	compactSessions(t, g, n, 0)
 	assert.EqualValues(t, n*perCompaction, sum.calls.Load())
 	assert.GreaterOrEqual(t, sum.maxActive.Load(), int64(2), "compactions of different sessions overlap")
-	t.Logf("%d sessions, 50 ms summarizer: %v wall (serial: %v), %d at once", n, wall, n*50*time.Millisecond, sum.maxActive.Load())
 
-	// One session: concurrent calls queue on its lock; the first compacts,
-	// the others find its summary and do not pay again.
-	one := &blockingSummarizer{delay: 20 * time.Millisecond}
+	// One session: concurrent calls queue on its lock while the first
+	// compacts; the others then find its summary and do not pay again.
+	one := newGateSummarizer(0)
 	g1, _ := newTestGuard(t, nil, WithMaxTokens(8_000), WithSummarizer(one))
 	ctx := newFakeCtx("a").withUser(latestRequest)
 	raw := overThreshold()
+	const callers = 8
 	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range callers {
+		wg.Go(func() {
 			_, err := g1.beforeModel(ctx, request(raw...))
 			assert.NoError(t, err)
-		}()
+		})
 	}
+	<-one.entered
+	waitUntil(t, "every call owns or waits for the session", func() bool { return sessionUsers(g1, ctx) == callers })
+	one.open()
 	wg.Wait()
 	assert.EqualValues(t, perCompaction, one.calls.Load(), "one session never summarizes the same history twice")
 	assert.EqualValues(t, 1, one.maxActive.Load())
+	assert.Zero(t, coretest.GoroutinesLeft(baseline), "no goroutine is left behind")
+}
+
+// latencySummarizer answers after delay, counting calls in flight. Only the
+// benchmark below uses it: it measures wall time, and asserts nothing.
+type latencySummarizer struct {
+	delay     time.Duration
+	active    atomic.Int64
+	maxActive atomic.Int64
+}
+
+func (b *latencySummarizer) Summarize(ctx context.Context, _ SummaryRequest) (string, error) {
+	n := b.active.Add(1)
+	defer b.active.Add(-1)
+	for {
+		m := b.maxActive.Load()
+		if n <= m || b.maxActive.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	t := time.NewTimer(b.delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return "summary", nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
 }
 
 // BenchmarkConcurrentCompactions has N sessions compact at once with a
@@ -406,7 +465,7 @@ func TestConcurrency_SessionsCompactInParallel(t *testing.T) {
 func BenchmarkConcurrentCompactions(b *testing.B) {
 	for _, n := range []int{1, 8, 64, 256} {
 		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
-			sum := &blockingSummarizer{delay: 50 * time.Millisecond}
+			sum := &latencySummarizer{delay: 50 * time.Millisecond}
 			g, _ := newTestGuard(b, nil, WithMaxTokens(8_000), WithSummarizer(sum))
 			var total time.Duration
 			round := 0

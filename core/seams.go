@@ -64,20 +64,20 @@ type Host struct {
 }
 
 // withDefaults fills the nil fields: no error says a key is missing, and
-// the time is the wall clock's.
-func (h Host) withDefaults() Host {
+// the time is clock's (WithClock).
+func (h Host) withDefaults(clock Clock) Host {
 	if h.MissingKey == nil {
 		h.MissingKey = func(error) bool { return false }
 	}
 	if h.Now == nil {
-		h.Now = func(context.Context) time.Time { return time.Now() }
+		h.Now = func(context.Context) time.Time { return clock.Now() }
 	}
 	return h
 }
 
 // WithHost sets the host framework's functions; an adapter passes it first,
 // before the user's options. Nil fields keep the defaults (no key is ever
-// "missing" by error; time.Now).
+// "missing" by error; the guard's clock, WithClock).
 func WithHost(h Host) Option {
 	return func(o *guardOptions) { o.host = h }
 }

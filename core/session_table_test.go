@@ -233,6 +233,7 @@ func TestConcurrency_CallWaitsForTheSessionsCompaction(t *testing.T) {
 		_, err := g.beforeModel(sameSession(outer, waiterCtx), request(overThreshold()...))
 		waited <- err
 	}()
+	waitUntil(t, "the second call waits for the session", func() bool { return sessionUsers(g, outer) == 2 })
 	select {
 	case err := <-waited:
 		t.Fatalf("the second call returned (%v) while the session was being compacted", err)
@@ -256,6 +257,7 @@ func TestConcurrency_CallWaitsForTheSessionsCompaction(t *testing.T) {
 		_, err := g.beforeModel(sameSession(outer, context.Background()), req2)
 		waited2 <- err
 	}()
+	waitUntil(t, "the third call waits for the session", func() bool { return sessionUsers(g, outer) == 2 })
 	stuck.unblock()
 	if !finishes(t, "the compaction", func() { err = <-compacted }) {
 		return
@@ -274,10 +276,12 @@ func TestConcurrency_CallWaitsForTheSessionsCompaction(t *testing.T) {
 // does not descend from the one it was given cannot be recognised; its call
 // waits like any concurrent one, until the summary timeout makes the guard
 // stop waiting for the summarizer and finish the compaction with the
-// fallback summary. The call is then served, and nothing deadlocks.
+// fallback summary. The call is then served, and nothing deadlocks. The
+// timeout fires when the test moves the guard's clock, once the call waits.
 func TestReentrancy_SummarizerCallsBackWithAnUnrelatedContext(t *testing.T) {
 	var events []CompactionEvent
-	g := newGuard(nil, WithLogger((&logBuffer{}).logger()),
+	clock := coretest.NewFakeClock(time.Time{})
+	g := newGuard(nil, WithLogger((&logBuffer{}).logger()), WithClock(clock),
 		WithOnCompaction(func(_ context.Context, e CompactionEvent) { events = append(events, e) }))
 	outer := newFakeCtx("a").withUser(latestRequest)
 	var cb callbackSet
@@ -286,11 +290,18 @@ func TestReentrancy_SummarizerCallsBackWithAnUnrelatedContext(t *testing.T) {
 		_, err := cb.before(sameSession(outer, context.Background()), inner)
 		return err
 	}}
-	g.addModel("a", nil, WithMaxTokens(8_000), WithSummarizer(sum), WithSummaryTimeout(50*time.Millisecond))
+	g.addModel("a", nil, WithMaxTokens(8_000), WithSummarizer(sum), WithSummaryTimeout(testSummaryTimeout))
 	cb = pluginCallbacks(t, g)
 
 	var err error
-	if !finishes(t, "the outer BeforeModelCallback", func() { _, err = cb.before(outer, request(overThreshold()...)) }) {
+	compacted := make(chan struct{})
+	go func() {
+		defer close(compacted)
+		_, err = cb.before(outer, request(overThreshold()...))
+	}()
+	waitUntil(t, "the summarizer's call waits for the session", func() bool { return sessionUsers(g, outer) == 2 })
+	clock.Advance(testSummaryTimeout)
+	if !finishes(t, "the outer BeforeModelCallback", func() { <-compacted }) {
 		return
 	}
 	require.NoError(t, err)
@@ -299,7 +310,7 @@ func TestReentrancy_SummarizerCallsBackWithAnUnrelatedContext(t *testing.T) {
 	assert.Contains(t, events[0].FallbackReason, "summary timeout")
 
 	// The summarizer's own call is served once the compaction is done.
-	require.Eventually(t, func() bool { return len(sum.results()) == 1 }, hangBound, time.Millisecond)
+	waitUntil(t, "the summarizer's call is served", func() bool { return len(sum.results()) == 1 })
 	require.NoError(t, sum.results()[0])
 	assert.Contains(t, contentText(inner.Contents[0]), "Automatic summary", "it sent the compaction's fallback summary")
 	assert.Equal(t, 1, outer.getInt(keyCompactions), "and did not compact again")

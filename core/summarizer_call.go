@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 )
 
 // The summarizer's call: its window, and the call bounded by the summary
@@ -65,16 +64,16 @@ func (g *Guard) summarize(t *turn, req SummaryRequest) (string, error) {
 	if t.spanCtx != nil {
 		parent = t.spanCtx
 	}
-	ctx, cancel := context.WithTimeout(parent, t.cfg.summaryTimeout)
+	ctx, cancel := withTimeout(parent, g.clock, t.cfg.summaryTimeout)
 	defer cancel()
-	began := time.Now()
+	began := g.clock.Now()
 	sum := t.cfg.summarizer // the goroutine must not capture t: it would escape
 	s, err := CallBounded(t.sess.park(ctx), func(ctx context.Context) (string, error) {
 		return sum.Summarize(ctx, req)
 	})
 	t.sess.unpark()
-	g.tel.summarizerCall(parent, t.cfg.name, time.Since(began))
-	if err != nil && ctx.Err() != nil && parent.Err() == nil {
+	g.tel.summarizerCall(parent, t.cfg.name, g.clock.Now().Sub(began))
+	if err != nil && timedOut(ctx) && parent.Err() == nil {
 		err = fmt.Errorf("no summary within the summary timeout of %v: %w", t.cfg.summaryTimeout, err)
 	}
 	var p *PanicError

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,6 +17,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 func TestObservability_SpanMetricsAndHook(t *testing.T) {
@@ -26,10 +29,16 @@ func TestObservability_SpanMetricsAndHook(t *testing.T) {
 
 	var events []CompactionEvent
 	logs := &logBuffer{}
-	g := newGuard(NewCrushRegistry(WithRegistryLogger(logs.logger())), WithLogger(logs.logger()),
+	// The summarizer takes took on the guard's clock.
+	const took = 1500 * time.Millisecond
+	clock := coretest.NewFakeClock(time.Time{})
+	g := newGuard(NewCrushRegistry(WithRegistryLogger(logs.logger())), WithLogger(logs.logger()), WithClock(clock),
 		WithTracerProvider(tp), WithMeterProvider(mp),
 		WithOnCompaction(func(_ context.Context, e CompactionEvent) { events = append(events, e) }))
-	sum := fixedSummary("SUMMARY")
+	sum := &fakeLLM{name: "summarizer", reply: func(context.Context, *Request) (string, error) {
+		clock.Advance(took)
+		return "SUMMARY", nil
+	}}
 	g.addModel("a", sum, WithMaxTokens(8_000))
 	require.NoError(t, g.Err())
 
@@ -56,7 +65,7 @@ func TestObservability_SpanMetricsAndHook(t *testing.T) {
 	assert.Equal(t, StrategyThreshold, ev.Strategy)
 	assert.Equal(t, "SUMMARY", ev.Summary, "the summary that went into the request")
 	assert.Contains(t, contentText(req.Contents[0]), ev.Summary)
-	assert.Positive(t, ev.Duration)
+	assert.Equal(t, took, ev.Duration, "measured on the guard's clock")
 
 	// The span.
 	ended := spans.Ended()
@@ -92,6 +101,7 @@ func TestObservability_SpanMetricsAndHook(t *testing.T) {
 	assert.EqualValues(t, wantAfter, after.Sum)
 	lat := got["contextguard.summarizer.duration"].(metricdata.Histogram[float64]).DataPoints[0]
 	assert.EqualValues(t, 1, lat.Count)
+	assert.InDelta(t, took.Seconds(), lat.Sum, 1e-9, "the summarizer's latency on the guard's clock")
 }
 
 func TestObservability_FallbackCounted(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -58,9 +57,8 @@ func TestSummarizerModel_Faults(t *testing.T) {
 	s.InjectFault(1, FaultError)
 	s.InjectFault(2, FaultEmpty)
 	s.InjectFault(3, FaultHuge)
-	s.InjectFault(4, FaultSlow(time.Hour))
+	s.InjectFault(4, FaultSlow)
 	s.InjectFault(5, FaultPanic)
-	s.InjectFaultFrom(6, FaultSlow(time.Millisecond))
 
 	_, err := summarize(context.Background(), s, "a")
 	assert.ErrorIs(t, err, ErrSummarizerFault)
@@ -70,14 +68,35 @@ func TestSummarizerModel_Faults(t *testing.T) {
 	out, err = summarize(context.Background(), s, "a")
 	assert.NoError(t, err)
 	assert.Len(t, out, HugeSummarySize)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-	defer cancel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // FaultSlow blocks until its context ends
 	_, err = summarize(ctx, s, "a")
-	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.ErrorIs(t, err, context.Canceled)
 	assert.Panics(t, func() { _, _ = summarize(context.Background(), s, "a") })
 	out, err = summarize(context.Background(), s, "a")
 	assert.NoError(t, err)
 	assert.Len(t, out, DefaultSummarySize)
 	assert.Equal(t, 6, s.Calls())
-	assert.Equal(t, "slow(1ms)", s.Records()[5].Fault.String())
+	assert.Equal(t, "slow", s.Records()[3].Fault.String())
+}
+
+// TestSummarizerModel_HangUntilReleased: FaultHang ignores its context,
+// tells the test it blocks, and answers once released; Wait then sees no
+// call in progress.
+func TestSummarizerModel_HangUntilReleased(t *testing.T) {
+	blocked := make(chan struct{}, 1)
+	s := NewSummarizerModel(SummarizerConfig{OnBlocked: func() { blocked <- struct{}{} }})
+	s.InjectFaultFrom(1, FaultHang)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := summarize(ctx, s, "MARK-0000cafe")
+		done <- err
+	}()
+	<-blocked
+	s.Release()
+	require.NoError(t, <-done, "a released call answers, whatever its context")
+	require.NoError(t, s.Wait(context.Background()))
+	assert.Equal(t, []string{"MARK-0000cafe"}, s.Records()[0].Markers)
 }

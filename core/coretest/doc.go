@@ -19,6 +19,11 @@
 //     [Reply] it makes, which each ADK line's ScriptedModel turns into its
 //     response type; and [Summarizer], the summarizer model's logic (faults,
 //     recorded calls).
+//   - [FakeClock], a clock for the guard's WithClock whose timers fire only
+//     when the test advances it, and [GoroutinesLeft], a check that a test
+//     left no goroutine behind. With the summarizer's [FaultSlow] and
+//     [FaultHang], which block until released, no test needs wall-clock
+//     timing.
 //   - [Meter] and [Result], the driver's measurement: effective input,
 //     utilization at trigger, compactions that do not shrink, markers lost
 //     without being summarized. Each ADK line's Run is the glue: a runner,

@@ -99,13 +99,6 @@ type MatrixRun struct {
 	// Irreducible reports whether err is the guard's irreducible-request
 	// error (each line's ErrIrreducible).
 	Irreducible func(err error) bool
-	// AbandonsSummarizer marks a fault that makes the guard stop waiting
-	// for the summarizer (a summarizer slower than the summary timeout):
-	// the guard hands the span to the summarizer's goroutine and sends the
-	// fallback on timeout; on a loaded machine that goroutine may not have
-	// started, so the kit has not seen the span in any summarizer input,
-	// and lost markers are not judged.
-	AbandonsSummarizer bool
 }
 
 // noSummaryRoomTenths: when the system instruction and tools fill 70% of
@@ -138,7 +131,7 @@ func (o MatrixRun) Violations() []string {
 		add("%d request(s) without the user's latest message", res.MissingLatestUser)
 	}
 	noSummaryRoom := o.Probe.FixedTokens()*10 >= res.Window*noSummaryRoomTenths
-	if res.LostMarkers > 0 && !noSummaryRoom && !o.AbandonsSummarizer {
+	if res.LostMarkers > 0 && !noSummaryRoom {
 		for _, rec := range res.Requests {
 			if len(rec.LostMarkers) > 0 {
 				add("%d marker(s) neither sent nor summarized, first at request %d (turn %d step %d): %v",

@@ -9,13 +9,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"google.golang.org/genai"
 )
 
 // The test summarizer: summaries that keep the markers of their input, and
-// injected faults (an error, an empty answer, a panic, a slow answer).
+// injected faults (an error, an empty answer, a panic, a summarizer that
+// blocks until released).
 
 type faultKind int
 
@@ -25,13 +25,13 @@ const (
 	faultEmpty
 	faultHuge
 	faultSlow
+	faultHang
 	faultPanic
 )
 
 // Fault is a failure a [Summarizer] can be told to inject.
 type Fault struct {
-	kind  faultKind
-	delay time.Duration
+	kind faultKind
 }
 
 // Faults a [Summarizer] can inject.
@@ -46,11 +46,18 @@ var (
 	FaultHuge = Fault{kind: faultHuge}
 	// FaultPanic panics inside the call ([Summarizer.Summarize]).
 	FaultPanic = Fault{kind: faultPanic}
+	// FaultSlow is a summarizer slower than any timeout: the call blocks
+	// until its context ends, and returns the context's error, or until
+	// [Summarizer.Release], and answers normally. It calls
+	// [SummarizerConfig.OnBlocked] first.
+	FaultSlow = Fault{kind: faultSlow}
+	// FaultHang is a summarizer that ignores its context: the call blocks
+	// until [Summarizer.Release], then answers normally. It calls
+	// [SummarizerConfig.OnBlocked] first. A test that injects it releases
+	// the summarizer at its end and waits for the call ([Summarizer.Wait]),
+	// so that no goroutine is left behind.
+	FaultHang = Fault{kind: faultHang}
 )
-
-// FaultSlow waits d before answering normally; if the context ends first it
-// returns ctx.Err().
-func FaultSlow(d time.Duration) Fault { return Fault{kind: faultSlow, delay: d} }
 
 // String names the fault.
 func (f Fault) String() string {
@@ -62,7 +69,9 @@ func (f Fault) String() string {
 	case faultHuge:
 		return "huge"
 	case faultSlow:
-		return "slow(" + f.delay.String() + ")"
+		return "slow"
+	case faultHang:
+		return "hang"
 	case faultPanic:
 		return "panic"
 	}
@@ -102,6 +111,12 @@ type SummarizerConfig struct {
 	// request's MaxOutputTokens (twice the length asked); SummarySize is
 	// used when neither is there.
 	FillBudget bool
+	// OnBlocked, when set, is called by each call that blocks
+	// ([FaultSlow], [FaultHang]) once its input is recorded and before it
+	// blocks, on the call's goroutine: a test advances its clock there
+	// ([FakeClock.Advance]) to make the guard's summary timeout fire while
+	// the summarizer is known to be waiting.
+	OnBlocked func()
 }
 
 // SummarizerCall records one call to a [Summarizer].
@@ -124,8 +139,15 @@ type SummarizerCall struct {
 // injected per call. It is safe for concurrent use.
 type Summarizer struct {
 	cfg SummarizerConfig
+	// release is closed by Release: blocked calls, and later ones, go on.
+	release     chan struct{}
+	releaseOnce sync.Once
 
-	mu        sync.Mutex
+	mu sync.Mutex
+	// inFlight counts the calls that have not returned; idle is closed,
+	// and replaced, whenever a call returns.
+	inFlight  int
+	idle      chan struct{}
 	calls     []SummarizerCall
 	faultAt   map[int]Fault
 	faultFrom int
@@ -146,7 +168,54 @@ func NewSummarizer(cfg SummarizerConfig) *Summarizer {
 	if cfg.Counter == nil {
 		cfg.Counter = SeedCounter(1)
 	}
-	return &Summarizer{cfg: cfg, faultAt: map[int]Fault{}}
+	return &Summarizer{cfg: cfg, faultAt: map[int]Fault{}, release: make(chan struct{}), idle: make(chan struct{})}
+}
+
+// Release lets every call blocked by [FaultSlow] or [FaultHang], and every
+// later one, answer. It may be called more than once.
+func (s *Summarizer) Release() {
+	s.releaseOnce.Do(func() { close(s.release) })
+}
+
+// Wait waits until no call is in progress, e.g. after [Summarizer.Release]
+// at a test's end, so that the calls a guard stopped waiting for have
+// returned; it returns ctx's error when ctx ends first.
+func (s *Summarizer) Wait(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		n, idle := s.inFlight, s.idle
+		s.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return fmt.Errorf("%d summarizer call(s) still in progress: %w", n, context.Cause(ctx))
+		}
+	}
+}
+
+// enter counts a call in progress; the function it returns counts it
+// returned.
+func (s *Summarizer) enter() (leave func()) {
+	s.mu.Lock()
+	s.inFlight++
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.inFlight--
+		close(s.idle)
+		s.idle = make(chan struct{})
+	}
+}
+
+// blocked tells the test that a call is about to block.
+func (s *Summarizer) blocked() {
+	if s.cfg.OnBlocked != nil {
+		s.cfg.OnBlocked()
+	}
 }
 
 // Name returns the model name.
@@ -186,7 +255,10 @@ func (s *Summarizer) Records() []SummarizerCall {
 // or with no part for [FaultEmpty]. It returns [ErrSummarizerFault] for
 // [FaultError], ctx's error when ctx ends first, and panics for
 // [FaultPanic] (the fault exists to test a guard's panic handling).
+// [FaultSlow] and [FaultHang] block until [Summarizer.Release] (FaultSlow
+// also until ctx ends).
 func (s *Summarizer) Summarize(ctx context.Context, contents []*genai.Content, config *genai.GenerateContentConfig) (*genai.Content, error) {
+	defer s.enter()()
 	// The call is counted before its input is measured, so a caller
 	// that stops waiting (a summary timeout) while the input of a large
 	// request is still being counted sees it counted at once, not
@@ -229,13 +301,16 @@ func (s *Summarizer) Summarize(ctx context.Context, contents []*genai.Content, c
 	case faultEmpty:
 		return &genai.Content{Role: genai.RoleModel}, nil
 	case faultSlow:
-		t := time.NewTimer(f.delay)
+		s.blocked()
 		select {
 		case <-ctx.Done():
-			t.Stop()
 			return nil, fmt.Errorf("scripted summarizer: %w", ctx.Err())
-		case <-t.C:
+		case <-s.release:
 		}
+		summary = s.answer(rec, n)
+	case faultHang:
+		s.blocked()
+		<-s.release // the context is deliberately ignored
 		summary = s.answer(rec, n)
 	case faultHuge:
 		summary = s.summary(rec.Markers, HugeSummarySize, n)

@@ -12,11 +12,11 @@ var reexported = []string{
 	"ReasonRequested", "ReasonTokens", "ReasonTurns", "StateKeyDisabled", "StrategySlidingWindow",
 	"StrategyTailRetention", "StrategyThreshold",
 	// Types.
-	"AgentOption", "CompactionDecision", "CompactionEvent", "ContextOverflow", "ModelRegistry", "Option",
+	"AgentOption", "Clock", "CompactionDecision", "CompactionEvent", "ContextOverflow", "ModelRegistry", "Option",
 	"NamedTokenCounter", "PendingCompaction", "RegistryOption", "Strategy", "Summarizer", "SummaryRequest", "TodoItem",
 	"TokenCounter", "TokenCounterFunc", "Usage",
 	// Functions.
-	"AsContextOverflow", "NameTokenCounter", "NewCrushRegistry", "WithBeforeCompaction", "WithDefaultWindow", "WithInstructions",
+	"AsContextOverflow", "NameTokenCounter", "NewCrushRegistry", "SystemClock", "WithClock", "WithBeforeCompaction", "WithDefaultWindow", "WithInstructions",
 	"WithLogger", "WithMaxCompactionAttempts", "WithMaxSessionBytes", "WithMaxSessions", "WithMaxSummarizerCalls", "WithMaxTokens",
 	"WithMeterProvider", "WithOnCompaction", "WithRegistryLogger", "WithReserve", "WithSlidingWindow",
 	"WithSummarizer", "WithSummarizerWindow", "WithSummaryTimeout", "WithSummaryTokens", "WithTailRetention", "WithTokenCounter",
