@@ -220,7 +220,7 @@ func (t *turn) log() *slog.Logger {
 // pruned, so the summarizer runs only when pruning was not enough.
 func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	next := t.prev
-	cs, t.frontier = pruneToolResults(t.est, t.cfg.pruneKeep, t.raw, cs)
+	cs, t.frontier = pruneToolResults(t.est, t.cfg.pruneKeep, declaresRecall(t.req.Config), t.raw, cs)
 	est, body := t.requestEstimate(cs)
 	t.prefix.body = body
 	count := t.cal.count(est)

@@ -48,9 +48,10 @@ type prunedContent struct {
 // on its number and N, so the same history always gives the same request,
 // a result once pruned stays pruned, and a compaction does not bring pruned
 // results back. cs must end with the newest steps of raw, as every request
-// the guard builds does. It also returns F, the frontier (0 when nothing
-// is old enough).
-func pruneToolResults(e cachedEstimator, keep int, raw, cs []*genai.Content) ([]*genai.Content, int) {
+// the guard builds does. With recall, the request declares recall_context
+// and the placeholders say how to recall a result. It also returns F, the
+// frontier (0 when nothing is old enough).
+func pruneToolResults(e cachedEstimator, keep int, recall bool, raw, cs []*genai.Content) ([]*genai.Content, int) {
 	if keep <= 0 {
 		return cs, 0
 	}
@@ -79,7 +80,7 @@ func pruneToolResults(e cachedEstimator, keep int, raw, cs []*genai.Content) ([]
 		if step++; step > frontier {
 			break
 		}
-		if p := prunedFor(e, c); p.content != nil {
+		if p := prunedFor(e, c, recall); p.content != nil {
 			if out == nil {
 				out = slices.Clone(cs)
 			}
@@ -104,23 +105,27 @@ func hasFunctionResponse(c *genai.Content) bool {
 }
 
 // prunedFor returns the pruned copy of c, from the session's cache when c was
-// seen before.
-func prunedFor(e cachedEstimator, c *genai.Content) *prunedContent {
+// seen before; recall: the placeholders say how to recall the result.
+func prunedFor(e cachedEstimator, c *genai.Content, recall bool) *prunedContent {
 	ent := e.cache.entry(e.tokenEstimator, e.salt, c)
 	if ent == nil {
-		return buildPruned(e.tokenEstimator, c)
+		return buildPruned(e.tokenEstimator, c, recall)
 	}
-	if ent.pruned == nil {
-		ent.pruned = buildPruned(e.tokenEstimator, c)
+	slot := &ent.pruned
+	if recall {
+		slot = &ent.prunedRecall
 	}
-	return ent.pruned
+	if *slot == nil {
+		*slot = buildPruned(e.tokenEstimator, c, recall)
+	}
+	return *slot
 }
 
 // buildPruned makes the pruned copy of c: each function response whose
 // payload is at least pruneMinResultTokens gets a placeholder payload such as
 // {"pruned": "kubectl_logs output of 48213 bytes removed to save context; ask
 // again if needed"}; inline parts of the response are dropped with it.
-func buildPruned(e tokenEstimator, c *genai.Content) *prunedContent {
+func buildPruned(e tokenEstimator, c *genai.Content, recall bool) *prunedContent {
 	var parts []*genai.Part
 	for j, p := range c.Parts {
 		if p == nil || p.FunctionResponse == nil {
@@ -137,7 +142,11 @@ func buildPruned(e tokenEstimator, c *genai.Content) *prunedContent {
 				size += len(rp.InlineData.Data)
 			}
 		}
-		fr.Response = map[string]any{prunedKey: placeholderText(fr.Name, size)}
+		text := placeholderText(fr.Name, size)
+		if recall {
+			text = recallPlaceholderText(fr.Name, fr.ID, size)
+		}
+		fr.Response = map[string]any{prunedKey: text}
 		fr.Parts = nil
 		np := *p
 		np.FunctionResponse = &fr
@@ -162,6 +171,19 @@ func placeholderText(tool string, bytes int) string {
 		tool = "tool"
 	}
 	return tool + " output of " + strconv.Itoa(bytes) + " bytes removed to save context; ask again if needed"
+}
+
+// recallPlaceholderText is placeholderText for a model that has the recall
+// tool: it names the call_id that recalls the result whole.
+func recallPlaceholderText(tool, callID string, bytes int) string {
+	if tool == "" {
+		tool = "tool"
+	}
+	how := "call " + RecallToolName + " with words from it to find it again"
+	if callID != "" {
+		how = "call " + RecallToolName + " with call_id " + strconv.Quote(callID) + " to get it whole"
+	}
+	return tool + " output of " + strconv.Itoa(bytes) + " bytes removed to save context; " + how
 }
 
 // partTokens is the estimate of one part, framing excluded.

@@ -249,6 +249,6 @@ func TestPruning_Option(t *testing.T) {
 
 // pruneTest prunes cs as tr's call would.
 func pruneTest(tr *turn, cs []*genai.Content) []*genai.Content {
-	out, _ := pruneToolResults(tr.est, tr.cfg.pruneKeep, tr.raw, cs)
+	out, _ := pruneToolResults(tr.est, tr.cfg.pruneKeep, declaresRecall(tr.req.Config), tr.raw, cs)
 	return out
 }
