@@ -200,6 +200,15 @@ func WithSummaryTimeout(d time.Duration) AgentOption { return core.WithSummaryTi
 // of what the contents it replaces free. n must be positive.
 func WithSummaryTokens(n int) AgentOption { return core.WithSummaryTokens(n) }
 
+// WithTailRetention selects the tail-retention strategy: at the token
+// trigger the guard keeps the newest contents verbatim, as many as fit in
+// fraction of the context window (and in the room the summary leaves under
+// the trigger), never separating a function call from its response, and
+// summarizes the previous summary plus everything before them. When the
+// kept contents and the summary do not fit under the trigger, it summarizes
+// everything, as the threshold strategy does. fraction must be in (0, 1).
+func WithTailRetention(fraction float64) AgentOption { return core.WithTailRetention(fraction) }
+
 // WithTokenCounter makes the guard count with tc instead of its built-in
 // estimator. Texts, function names, call arguments and results (as their
 // compact JSON) and tool declarations (as their compact JSON) go through
@@ -369,7 +378,10 @@ func AsContextOverflow(err error) (ContextOverflow, bool) { return core.AsContex
 //
 //	type ModelRegistry interface {
 //		// ContextWindow is the model's context window in tokens; 0 or less
-//		// means unknown (the guard then uses DefaultContextWindow).
+//		// means unknown. For an unknown agent model the guard uses
+//		// DefaultContextWindow and warns once per model, naming WithMaxTokens;
+//		// for an unknown summarizer model it does the same, naming
+//		// WithSummarizerWindow.
 //		ContextWindow(model string) int
 //	}
 type ModelRegistry = core.ModelRegistry
@@ -379,8 +391,11 @@ type ModelRegistry = core.ModelRegistry
 // case, surrounding space, "models/" and provider prefixes such as
 // "anthropic/", and date, version or release suffixes such as "-20250929",
 // "-latest" and "-preview" are ignored; when several providers list a
-// model, the first-party provider's entry wins. An unknown model gets DefaultContextWindow and one warning per
-// model name.
+// model, the first-party provider's entry wins. An unknown model is
+// reported as unknown (0, as the ModelRegistry contract says), so the
+// guard gives it DefaultContextWindow with one warning per model name that
+// names the option to set; WithDefaultWindow reports another window
+// instead.
 func NewCrushRegistry(opts ...RegistryOption) ModelRegistry { return core.NewCrushRegistry(opts...) }
 
 // NamedTokenCounter is a TokenCounter with a stable identity: a name that
@@ -492,12 +507,16 @@ type PendingCompaction = core.PendingCompaction
 // RegistryOption configures NewCrushRegistry.
 type RegistryOption = core.RegistryOption
 
-// WithDefaultWindow sets the window reported for unknown models (default
-// DefaultContextWindow). Values of 0 or less keep the default.
+// WithDefaultWindow sets the window reported for unknown models, with a
+// warning once per model name. Without it (or with 0 or less) an unknown
+// model is reported as unknown (0), and the guard assumes
+// DefaultContextWindow for it.
 func WithDefaultWindow(n int) RegistryOption { return core.WithDefaultWindow(n) }
 
-// WithRegistryLogger sets where the registry warns about unknown models
-// (default slog.Default()).
+// WithRegistryLogger sets where the registry warns when it reports
+// WithDefaultWindow's window for an unknown model (default slog.Default()).
+// Without WithDefaultWindow the registry reports an unknown model as
+// unknown, and the guard warns with its own logger (WithLogger).
 func WithRegistryLogger(l *slog.Logger) RegistryOption { return core.WithRegistryLogger(l) }
 
 // Strategy names how an agent's conversation is compacted.
@@ -511,6 +530,10 @@ const (
 	// rest, triggered by turn count or by the token trigger.
 	StrategySlidingWindow Strategy = core.StrategySlidingWindow
 )
+
+// StrategyTailRetention keeps the newest contents verbatim, up to a share of
+// the window by tokens, and summarizes the rest (WithTailRetention).
+const StrategyTailRetention Strategy = core.StrategyTailRetention
 
 // Summarizer turns a conversation into a summary the agent can resume from.
 // Implementations should honour ctx; the guard bounds each call with the
@@ -548,11 +571,12 @@ type Summarizer = core.Summarizer
 //		UserRequest string
 //		// Todos is the session's todo list (state key "todos").
 //		Todos []TodoItem
-//		// MaxTokens is the length budget of the summary, in tokens as a
+//		// SummaryTokens is the length budget of the summary, in tokens as a
 //		// typical tokenizer counts them (the guard's estimate before it is
 //		// calibrated to the agent's provider): a summary of about this many
-//		// tokens takes the room the guard set aside for it.
-//		MaxTokens int
+//		// tokens takes the room the guard set aside for it. (It is not the
+//		// context window, which WithMaxTokens sets.)
+//		SummaryTokens int
 //		// Instructions are extra instructions appended to the prompt.
 //		Instructions string
 //	}

@@ -172,8 +172,13 @@ func runSeedRow(t *testing.T, fullName string) {
 // small enough that most rows compact by turns as well as by tokens.
 const matrixSlidingTurns = 6
 
-// matrixRuns are the ways every row is played: the threshold strategy
-// against both ground truths, and the sliding window against the seeds'.
+// matrixTailFraction is the tail-retention strategy's share of the window
+// in the matrix: the newest contents up to 30% of it are kept verbatim.
+const matrixTailFraction = 0.3
+
+// matrixRuns are the ways every row is played: the threshold strategy and
+// tail retention against both ground truths, and the sliding window
+// against the seeds'.
 // Each run asserts every violation (no overflow surfaced, no non-shrinking
 // compaction, no marker neither sent nor summarized, pairs, the user's
 // latest message).
@@ -188,6 +193,8 @@ var matrixRuns = []struct {
 	{modeSeed.name, modeSeed, nil, false},
 	{modeTokenizer.name, modeTokenizer, nil, false},
 	{"sliding_" + modeSeed.name, modeSeed, []AgentOption{WithSlidingWindow(matrixSlidingTurns)}, true},
+	{"tail_" + modeSeed.name, modeSeed, []AgentOption{WithTailRetention(matrixTailFraction)}, true},
+	{"tail_" + modeTokenizer.name, modeTokenizer, []AgentOption{WithTailRetention(matrixTailFraction)}, true},
 }
 
 // recoveryModelFor is a scripted model playing sc against mode's ground

@@ -67,6 +67,9 @@ func playConformance(t *testing.T, c coretest.ConformanceCase) coretest.Conforma
 		timeout = c.SummaryTimeout
 		opts = append(opts, contextguard.WithSummaryTimeout(timeout))
 	}
+	if c.TailRetention > 0 {
+		opts = append(opts, contextguard.WithTailRetention(c.TailRetention))
+	}
 	if c.Recovery {
 		opts = append(opts, contextguard.WithRecoveryModel(contextguardtest.NewScriptedModel(contextguardtest.ScriptConfig{
 			Window: sc.Window, Plan: sc.TurnPlan, Counter: contextguardtest.SeedCounter(sc.TokenRatio), NoUsage: sc.NoUsageMetadata,

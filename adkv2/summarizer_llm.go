@@ -54,10 +54,10 @@ func (s *LLMSummarizer) Summarize(ctx context.Context, req SummaryRequest) (stri
 			SystemInstruction: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: system}}},
 		},
 	}
-	if req.MaxTokens > 0 {
+	if req.SummaryTokens > 0 {
 		// Room above the asked length so a slightly long answer is not cut
 		// mid-sentence; the guard checks the length itself.
-		llmReq.Config.MaxOutputTokens = int32(min(req.MaxTokens*2, 1<<30))
+		llmReq.Config.MaxOutputTokens = int32(min(req.SummaryTokens*2, 1<<30))
 	}
 	var out strings.Builder
 	for resp, err := range s.llm.GenerateContent(ctx, llmReq, false) {

@@ -13,9 +13,9 @@ import (
 // Agent is the validated configuration of one agent, opaque to adapters
 // (Name, RecoveryModel). It is immutable once Add returns.
 type Agent struct {
-	name           string
-	strategy       Strategy
-	maxTurns       int
+	name string
+	// policy is the agent's compaction strategy (compactionStrategy).
+	policy         compactionStrategy
 	pruneKeep      int // newest tool steps kept intact; 0: no pruning
 	maxTokens      int
 	maxAttempts    int
@@ -82,7 +82,7 @@ func (c *Agent) setTrigger(t triggerSpec, name string) {
 func newAgentConfig(name, caller string, def Summarizer, defErr error, opts []AgentOption) *Agent {
 	c := &Agent{
 		name:           name,
-		strategy:       StrategyThreshold,
+		policy:         thresholdStrategy{},
 		maxAttempts:    DefaultMaxCompactionAttempts,
 		summaryTimeout: DefaultSummaryTimeout,
 		host:           Host{}.withDefaults(SystemClock()),

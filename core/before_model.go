@@ -7,30 +7,31 @@ import (
 	"google.golang.org/genai"
 )
 
-// Before the model call: the flow of one BeforeModelCallback, top to bottom
+// Before the model call: the pipeline of one call, top to bottom
 // (ARCHITECTURE.md, One model call): load, inject the summary, count,
-// decide, compact, save.
+// decide, compact, save. This file and compaction.go are the pipeline: they
+// alone write a call's state (turn). Every other step takes what it needs
+// and returns what it decides: the contents to send, the state to persist,
+// the compaction's event (step).
 
-// send sets the contents the request will carry: the one place the engine
-// rewrites the request it guards. Summary injection, pruning and the
-// strategies decide contents and hand them here (a strategy is a function
-// from a summary to the request's contents); the adapter writes the final
-// contents into its own request.
-func (t *turn) send(cs []*genai.Content) { t.req.Contents = cs }
-
-// turn is everything one BeforeModelCallback decides with.
+// turn is everything one model call decides with. It is built once, by
+// newTurn, for the guarded call and for recovery from a rejection alike.
+// The contents to send are not part of it: each step returns them.
 type turn struct {
 	ctx Call
 	// ro is the session's state without the call's pending writes (ADK's
 	// ReadonlyState): the todo list is read from it.
 	ro  StateReader
 	cfg *Agent
-	// req is the request as it will be sent: its contents are rewritten
-	// (injectSummary, pruning, the strategies).
-	req    Request
-	raw    []*genai.Content // contents as ADK built them
-	prev   guardState
-	est    cachedEstimator
+	// req is the request as ADK built it; its contents are raw. It is
+	// never rewritten: the contents to send flow as values (step).
+	req  Request
+	raw  []*genai.Content // contents as ADK built them
+	prev guardState
+	est  cachedEstimator
+	// fixed is the raw estimate of what every request of the call carries
+	// besides its contents: the system instruction and the tools.
+	fixed  int
 	sess   *sessionEntry
 	lim    limits
 	cal    calibration
@@ -42,8 +43,6 @@ type turn struct {
 	sumWindow int
 	// spanCtx carries the compaction span to the summarizer call.
 	spanCtx context.Context
-	// event is the compaction this turn made, for the OnCompaction hook.
-	event *CompactionEvent
 	// rejected marks recovery from the provider's rejection of this very
 	// request: its calibration comes from the provider's own count of it.
 	rejected bool
@@ -61,11 +60,94 @@ type turn struct {
 	// mode is what the call may do: compact, or only apply what earlier
 	// compactions stored (a session switched off, session_switch.go).
 	mode callMode
-	// hashes is the agent's memo of its contents' chain (prefix_mark.go),
-	// brought to raw on first use (chained).
-	hashes  *prefixMemo
-	chained bool
+	// chain is the agent's memo of its contents' chain (prefix_mark.go),
+	// brought to raw on first use.
+	chain callChain
 }
+
+// step is what a step of the pipeline decides: the contents to send, the
+// state to persist, the compaction made (for the OnCompaction hook, nil
+// for none) and the error to return.
+type step struct {
+	contents []*genai.Content
+	next     guardState
+	event    *CompactionEvent
+	err      error
+}
+
+// callInput is what a call's state is built from, beside its request.
+type callInput struct {
+	call Call
+	ro   StateReader
+	cfg  *Agent
+	sess *sessionEntry
+	prev guardState
+	// storedPrefix is the prefix record in state; memo the agent's memo of
+	// its contents' chain (nil: the call hashes into its own).
+	storedPrefix string
+	memo         *prefixMemo
+	mode         callMode
+	// rejection is set by recovery: its own limits and calibration.
+	rejection *rejection
+}
+
+// rejection is what recovery from the provider's rejection of a request
+// decides for itself (recovery.go): the limits it compacts to and the
+// calibration the provider's own count gives.
+type rejection struct {
+	lim limits
+	cal calibration
+}
+
+// newTurn builds the state of a call of req, the request as ADK built it,
+// and injects the stored summary: it returns the turn and the contents to
+// send so far.
+func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
+	memo := in.memo
+	if memo == nil {
+		memo = &prefixMemo{}
+	}
+	t := &turn{
+		ctx:          in.call,
+		ro:           in.ro,
+		cfg:          in.cfg,
+		req:          req,
+		raw:          req.Contents,
+		prev:         in.prev,
+		sess:         in.sess,
+		base:         g.log,
+		storedPrefix: in.storedPrefix,
+		mode:         in.mode,
+		chain:        callChain{memo: memo},
+	}
+	t.est = in.sess.estimator(in.cfg, req.Model)
+	t.fixed = fixedTokens(t.est, &req)
+	if r := in.rejection; r != nil {
+		t.lim, t.cal, t.rejected = r.lim, r.cal, true
+	} else {
+		t.lim = g.requestLimits(in.cfg, &req)
+	}
+	var cs []*genai.Content
+	t.inj, cs = injectSummary(t)
+	if t.rejected {
+		t.before = t.cal.count(t.weigh(cs))
+	} else {
+		// Calibrated once the summary is placed (continuationBound).
+		t.cal = newCalibration(in.prev, t.est)
+	}
+	return t, cs
+}
+
+// withContents is req carrying cs: the one place the engine sets the
+// contents of a request it guards. Every step decides contents as values
+// and weighs them (weigh) without building a request.
+func withContents(req Request, cs []*genai.Content) Request {
+	req.Contents = cs
+	return req
+}
+
+// weigh is the raw estimate of the request with contents cs.
+func (t *turn) weigh(cs []*genai.Content) int { return satAdd(contentsTokens(t.est, cs), t.fixed) }
 
 // irreducibleSize is the size of a request (raw estimate n) that decides
 // ErrIrreducible: the raw estimate, never scaled by a calibration factor
@@ -91,51 +173,35 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	defer g.sessions.release(sess)
 
 	sio := cfg.stateIO(g.log)
-	var prev guardState
+	in := callInput{call: c, ro: ro, cfg: cfg, sess: sess, mode: mode}
 	if st != nil {
-		prev = sio.load(st)
+		in.prev = sio.load(st)
+		in.storedPrefix = sio.str(st, keyPrefix)
 	}
 	mem := sess.memory(cfg.name)
-	prev.request = sio.requestAt(st, mem.requestKey)
-	prev = g.recall(c, cfg, mem, st, sio, &req, prev)
+	in.prev.request = sio.requestAt(st, mem.requestKey)
+	in.prev = g.recall(c, cfg, mem, st, sio, &req, in.prev)
 	if st != nil {
-		defer mem.rememberCompaction(st, prev.compactions)
+		defer mem.rememberCompaction(st, in.prev.compactions)
 	}
-	t := &turn{
-		ctx:    c,
-		ro:     ro,
-		cfg:    cfg,
-		req:    req,
-		raw:    req.Contents,
-		prev:   prev,
-		sess:   sess,
-		base:   g.log,
-		hashes: &mem.prefix,
-		mode:   mode,
-	}
-	t.est = sess.estimator(cfg, req.Model)
-	t.lim = g.requestLimits(cfg, &req)
-	if st != nil {
-		t.storedPrefix = sio.str(st, keyPrefix)
-	}
-	t.inj = injectSummary(t)
+	in.memo = &mem.prefix
+	t, cs := g.newTurn(in, req)
 	t.prefix = g.matchPrefix(t, st, sio)
 	if !t.prefix.matched {
-		t.est.prefetch(t.req.Contents)
+		t.est.prefetch(cs)
 	}
-	t.cal = newCalibration(prev, t.est)
 
-	next, err := g.decide(t)
-	t.reanchor(&next)
-	next.window = t.lim.window
-	next.threshold = t.lim.threshold
-	next.maxOutput = maxOutputTokens(&t.req)
-	recordUsage(t, &next)
+	s := g.decide(t, cs)
+	t.reanchor(&s.next)
+	s.next.window = t.lim.window
+	s.next.threshold = t.lim.threshold
+	s.next.maxOutput = maxOutputTokens(&t.req)
+	recordUsage(t, &s.next)
 	if st != nil {
-		sio.save(st, prev, next)
+		sio.save(st, in.prev, s.next)
 		t.savePrefix(st, sio)
 	}
-	return t.req.Contents, t.event, err
+	return s.contents, s.event, s.err
 }
 
 // log returns the turn's logger, built only when something is logged so the
@@ -147,15 +213,16 @@ func (t *turn) log() *slog.Logger {
 	return t.logger
 }
 
-// decide compares the calibrated count with the trigger and compacts when it
-// is reached, or, for the sliding-window strategy, when more turns than its
-// budget were added since the last compaction. With tool-result pruning the
-// request is pruned first and counted as pruned, so the summarizer runs only
-// when pruning was not enough. It returns the state to persist.
-func (g *Guard) decide(t *turn) (guardState, error) {
+// decide compares the calibrated count of cs, the contents with the
+// summary injected, with the trigger and compacts when it is reached, or
+// when the agent's strategy says a compaction is due (compactionStrategy).
+// With tool-result pruning the request is pruned first and counted as
+// pruned, so the summarizer runs only when pruning was not enough.
+func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	next := t.prev
-	t.send(pruneToolResults(t, t.req.Contents))
-	est := t.requestEstimate()
+	cs, t.frontier = pruneToolResults(t.est, t.cfg.pruneKeep, declaresRecall(t.req.Config), t.raw, cs)
+	est, body := t.requestEstimate(cs)
+	t.prefix.body = body
 	count := t.cal.count(est)
 	t.before = count
 
@@ -167,9 +234,8 @@ func (g *Guard) decide(t *turn) (guardState, error) {
 		// less the room kept for the output).
 		trigger = f + (room-f)/2
 	}
-	sliding := t.cfg.strategy == StrategySlidingWindow
 	reason := ""
-	turns := 0
+	var why []any
 	switch {
 	case t.mode == modeApplyOnly:
 		// Switched off: the stored summary and pruning stay applied, a
@@ -182,34 +248,28 @@ func (g *Guard) decide(t *turn) (guardState, error) {
 		// The previous response stopped at the output limit near the
 		// window (cutAtOutputLimit).
 		reason = ReasonOutputLimit
-	case sliding:
-		var due bool
-		if turns, due = slidingTurnsDue(t); due {
-			reason = ReasonTurns
-		}
+	default:
+		reason, why = t.cfg.policy.due(t, cs)
 	}
 	if reason == "" {
 		next.lastEstimate = est
-		t.recordPrefix(est)
-		return next, nil
+		t.prefix.next = t.recordPrefix(est)
+		return step{contents: cs, next: next}
 	}
 	t.prev.compactNext = 0 // one compaction answers it, whatever its outcome
-	t.takeRequest()        // one compaction answers it too, even one the hook skips
-	if g.beforeCompaction(t, reason, count) {
+	// One compaction answers a request too, even one the hook skips.
+	t.focus, t.prev.request = takeRequest(t.prev.request)
+	skip, instructions := g.beforeCompaction(t, reason, count)
+	t.hookInstructions = instructions
+	if skip {
 		next.compactNext = 0
 		next.request = compactionRequest{}
 		next.lastEstimate = est
-		return next, nil
+		return step{contents: cs, next: next}
 	}
 
-	args := []any{"reason", reason, "tokens", count, "threshold", t.lim.threshold, "window", t.lim.window,
-		"strategy", t.cfg.strategy, "contents", len(t.raw)}
-	if reason == ReasonTurns {
-		args = append(args, "turns", turns)
-	}
+	args := append([]any{"reason", reason, "tokens", count, "threshold", t.lim.threshold, "window", t.lim.window,
+		"strategy", t.cfg.policy.name(), "contents", len(t.raw)}, why...)
 	t.log().Info("contextguard: trigger reached; compacting", args...)
-	if sliding {
-		return g.compactSlidingWindow(t, reason)
-	}
-	return g.compactThreshold(t, reason)
+	return g.compact(t, cs, t.cfg.policy, reason)
 }

@@ -370,10 +370,10 @@ func TestWatermark(t *testing.T) {
 			st.summary = "S"
 			req := request(tt.raw...)
 			tr := newTestTurn(req, st, logs.logger())
-			inj := injectSummary(tr)
+			inj, cs := injectSummary(tr)
 			assert.Equal(t, tt.wantInj, inj.injected)
 			assert.Equal(t, tt.wantCut, inj.cut)
-			assert.Len(t, tr.req.Contents, tt.wantSize)
+			assert.Len(t, cs, tt.wantSize)
 			if tt.wantLog != "" {
 				assert.Contains(t, logs.String(), tt.wantLog)
 				assert.Contains(t, logs.String(), "level=WARN")
@@ -500,24 +500,33 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
+// TestRegistry_UnknownModelWarnsOnce: the registry reports a model it does
+// not know as unknown (0, the ModelRegistry contract), and the guard gives
+// it DefaultContextWindow with one warning per model name; with
+// WithDefaultWindow the registry reports that window and warns itself.
 func TestRegistry_UnknownModelWarnsOnce(t *testing.T) {
+	assert.Zero(t, NewCrushRegistry().ContextWindow("acme-llm-9000"), "unknown is 0")
+
 	logs := &logBuffer{}
-	r := NewCrushRegistry(WithRegistryLogger(logs.logger()))
+	g := newGuard(NewCrushRegistry(), WithLogger(logs.logger()))
+	cfg := &Agent{name: "a"}
 	var wg sync.WaitGroup
 	for range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			assert.Equal(t, DefaultContextWindow, r.ContextWindow("acme-llm-9000"))
-		}()
+		wg.Go(func() { assert.Equal(t, DefaultContextWindow, g.window(cfg, "acme-llm-9000")) })
 	}
 	wg.Wait()
-	assert.Equal(t, DefaultContextWindow, r.ContextWindow("acme-llm-9000"))
+	assert.Equal(t, DefaultContextWindow, g.window(cfg, "acme-llm-9000"))
 	assert.Equal(t, 1, strings.Count(logs.String(), "unknown model"))
 	assert.Contains(t, logs.String(), "model=acme-llm-9000")
-
-	r.ContextWindow("another-unknown")
+	assert.Contains(t, logs.String(), "WithMaxTokens")
+	g.window(cfg, "another-unknown")
 	assert.Equal(t, 2, strings.Count(logs.String(), "unknown model"), "one warning per model")
+
+	regLogs := &logBuffer{}
+	r := NewCrushRegistry(WithRegistryLogger(regLogs.logger()), WithDefaultWindow(64_000))
+	assert.Equal(t, 64_000, r.ContextWindow("acme-llm-9000"))
+	assert.Equal(t, 64_000, r.ContextWindow("acme-llm-9000"))
+	assert.Equal(t, 1, strings.Count(regLogs.String(), "unknown model"))
 }
 
 func TestFallbackSummaryFitsBudget(t *testing.T) {

@@ -7,9 +7,33 @@ import (
 	"google.golang.org/genai"
 )
 
-// The compaction both strategies share: its start (the span, the budget, the
-// hook), its end (applied, or discarded when not smaller), and the trim to
-// the current request.
+// The compaction every strategy shares: its start (the span, the budget,
+// the hook), its one loop (compact), its end (applied, or discarded when
+// not smaller), and the trim to the current request.
+
+// compactionStrategy is how an agent's conversation is compacted
+// (ARCHITECTURE.md, Strategies): when to compact beyond the token trigger,
+// and which verbatim suffixes of the request to try keeping beside the
+// summary. Every strategy runs the same loop (compact).
+//
+// A strategy can only keep a verbatim suffix. The stored state names one
+// watermark: the summary covers the raw contents before it, and every
+// later call sends the contents from the watermark on exactly as ADK built
+// them (summary injection). A content kept verbatim before a summarized one
+// could not be told apart from what the summary covers, so a strategy
+// chooses where the kept suffix starts, never what it holds.
+type compactionStrategy interface {
+	// name is the strategy's name in events, logs and spans.
+	name() Strategy
+	// due reports whether a compaction is due although the request is
+	// under the token trigger: its reason ("" for none) and what the log
+	// line says about it.
+	due(t *turn, cs []*genai.Content) (reason string, why []any)
+	// suffixes are the starts in t.raw of the verbatim suffixes to try
+	// keeping, in order (each pair-safe and after c.first); the loop
+	// summarizes everything when none fits.
+	suffixes(t *turn, c *compaction, reason string) []int
+}
 
 // compaction is one compaction in progress: what both strategies share.
 type compaction struct {
@@ -49,7 +73,9 @@ type compaction struct {
 
 // outcome is what a strategy made of a compaction.
 type outcome struct {
-	summary string
+	// contents are the request's contents with the summary.
+	contents []*genai.Content
+	summary  string
 	// watermark is how many leading raw contents the summary covers.
 	watermark int
 	// newEst and newCount are the raw and calibrated size of the request
@@ -58,13 +84,14 @@ type outcome struct {
 }
 
 // beginCompaction does what every compaction starts with: it finds what may
-// be summarized and the irreducible part of the request, and opens the span.
-// A nil compaction means there is nothing to compact, or that nothing can
-// help (err then wraps ErrIrreducible); next and err are then the result.
-func (g *Guard) beginCompaction(t *turn, strategy Strategy, reason string) (c *compaction, next guardState, err error) {
-	c = &compaction{start: g.clock.Now(), cov: coverableLen(t.raw), orig: t.req.Contents}
-	c.origEst = requestTokens(t.est, &t.req)
-	next = t.prev
+// be summarized in cs (the contents so far) and the irreducible part of the
+// request, and opens the span. A nil compaction means there is nothing to
+// compact, or that nothing can help (its error then wraps ErrIrreducible);
+// the step is then the result.
+func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, strategy Strategy, reason string) (*compaction, step) {
+	c := &compaction{start: g.clock.Now(), cov: coverableLen(t.raw), orig: cs}
+	c.origEst = t.weigh(cs)
+	done := step{contents: cs, next: t.prev}
 	if t.inj.injected {
 		c.first = t.inj.cut
 		c.prevSummary = t.prev.summary
@@ -81,34 +108,33 @@ func (g *Guard) beginCompaction(t *turn, strategy Strategy, reason string) (c *c
 	// overflow it reports is recovered.
 	// The refusal is decided on the raw estimate plus its margin, never on
 	// a calibration factor (calibration.go).
-	fixed := requestTokens(t.est, &t.req) - contentsTokens(t.est, t.req.Contents)
-	rawBare := satAdd(fixed, t.est.content(summaryContent("", c.userReq, requestAttachments(coveredRequest(t, c.cov))...)))
+	rawBare := satAdd(t.fixed, t.est.content(summaryContent("", c.userReq, requestAttachments(coveredRequest(t, c.cov))...)))
 	c.bare = t.cal.scale(rawBare)
 	if n := t.irreducibleSize(rawBare); n > t.lim.hardLimit() {
 		if t.prev.floor != c.bare {
 			t.log().Error("contextguard: the system instruction, tools and current request alone exceed the context window; nothing the guard can cut will make the request fit",
 				"irreducible_tokens", c.bare, "threshold", t.lim.threshold, "window", t.lim.window)
 		}
-		next.floor = c.bare
-		next.lastEstimate = requestTokens(t.est, &t.req)
-		return nil, next, irreducibleError(n, t.lim.window)
+		done.next.floor = c.bare
+		done.next.lastEstimate = c.origEst
+		done.err = irreducibleError(n, t.lim.window)
+		return nil, done
 	}
 	if c.cov == c.first && c.prevSummary == "" {
-		next.lastEstimate = requestTokens(t.est, &t.req)
-		if n := t.irreducibleSize(next.lastEstimate); n > t.lim.hardLimit() {
+		done.next.lastEstimate = c.origEst
+		if n := t.irreducibleSize(c.origEst); n > t.lim.hardLimit() {
 			// Only adapter continuations, which a summary may not cover:
 			// say so rather than send a request known not to fit.
 			t.log().Error("contextguard: the request exceeds the context window and holds nothing the guard can summarize",
 				"tokens", n, "window", t.lim.window)
-			return nil, next, irreducibleError(n, t.lim.window)
+			done.err = irreducibleError(n, t.lim.window)
 		}
-		return nil, next, nil
+		return nil, done
 	}
 
 	c.budget = summaryBudget(t.lim, c.bare, t.cfg.summaryTokens)
 	if c.budget < minSummaryTokens {
-		next, err = trimToCurrentRequest(t, next)
-		return nil, next, err
+		return nil, trimToCurrentRequest(t, t.prev)
 	}
 	t.sumWindow = g.summarizerWindow(t)
 	c.todos = loadTodos(t.ro)
@@ -126,7 +152,47 @@ func (g *Guard) beginCompaction(t *turn, strategy Strategy, reason string) (c *c
 		Threshold:    t.lim.threshold,
 		Window:       t.lim.window,
 	}
-	return c, next, nil
+	return c, done
+}
+
+// compact is the one compaction loop, for every strategy: it tries to keep
+// each verbatim suffix the strategy offers beside a summary of what comes
+// before it, and takes the first whose request fits under the threshold;
+// when none does, it summarizes everything. Candidate contents are weighed
+// as values, never sent, until one is chosen. Any summarizer fault takes
+// the deterministic fallback summary, never the raw history.
+func (g *Guard) compact(t *turn, cs []*genai.Content, s compactionStrategy, reason string) step {
+	c, done := g.beginCompaction(t, cs, s.name(), reason)
+	if c == nil {
+		return done
+	}
+	for _, split := range s.suffixes(t, c, reason) {
+		tail := t.raw[split:]
+		o := g.summarizeSpan(t, c, split, false, func(summary string) []*genai.Content {
+			out := make([]*genai.Content, 0, len(tail)+1)
+			out = append(out, summaryMessage(t, summary, c.userReq, coveredRequest(t, split)))
+			out = append(out, tail...)
+			out, _ = pruneToolResults(t.est, t.cfg.pruneKeep, declaresRecall(t.req.Config), t.raw, out)
+			return out
+		})
+		if o.newCount <= t.lim.threshold {
+			o.watermark = split
+			return g.finishCompaction(t, c, o)
+		}
+		t.log().Info("contextguard: the kept turns do not fit beside the summary; keeping fewer",
+			"tokens_after", o.newCount, "threshold", t.lim.threshold, "window", t.lim.window, "kept_contents", len(tail))
+	}
+	return g.finishCompaction(t, c, g.fullSummary(t, c))
+}
+
+// fullSummary summarizes everything the compaction may cover and makes the
+// summary message the request's only content.
+func (g *Guard) fullSummary(t *turn, c *compaction) outcome {
+	o := g.summarizeSpan(t, c, c.cov, true, func(summary string) []*genai.Content {
+		return []*genai.Content{summaryMessage(t, summary, c.userReq, coveredRequest(t, c.cov))}
+	})
+	o.watermark = max(c.cov, 1)
+	return o
 }
 
 // trimToCurrentRequest handles a request whose irreducible part leaves no
@@ -135,26 +201,27 @@ func (g *Guard) beginCompaction(t *turn, strategy Strategy, reason string) (c *c
 // current request on, verbatim and pair-safe, which is the smallest request
 // that still carries the task; no summary is paid for or stored, and the
 // next call over the trigger trims again. It is logged once per session.
-func trimToCurrentRequest(t *turn, next guardState) (guardState, error) {
+func trimToCurrentRequest(t *turn, next guardState) step {
 	_, start := currentRequest(t.ctx.UserContent(), t.raw)
 	if start < 0 {
 		start = len(t.raw) - 1
 	}
 	start = pairSafeStart(t.raw, max(start, 0))
-	t.send(t.raw[start:])
-	est := requestTokens(t.est, &t.req)
+	cs := t.raw[start:]
+	est := t.weigh(cs)
 	if mem := t.sess.memory(t.cfg.name); !mem.trimWarned {
 		mem.trimWarned = true
 		t.log().Warn("contextguard: the system instruction and tools leave no room for a summary; sending only the newest contents from the user's current request on",
-			"tokens_after", t.cal.scale(est), "threshold", t.lim.threshold, "window", t.lim.window, "kept_contents", len(t.req.Contents))
+			"tokens_after", t.cal.scale(est), "threshold", t.lim.threshold, "window", t.lim.window, "kept_contents", len(cs))
 	}
 	next.floor = 0
 	next.realTokens = 0
 	next.lastEstimate = est
+	s := step{contents: cs, next: next}
 	if n := t.irreducibleSize(est); n > t.lim.hardLimit() {
-		return next, irreducibleError(n, t.lim.window)
+		s.err = irreducibleError(n, t.lim.window)
 	}
-	return next, nil
+	return s
 }
 
 // finishCompaction records the outcome: the irreducible floor, the state to
@@ -162,7 +229,7 @@ func trimToCurrentRequest(t *turn, next guardState) (guardState, error) {
 //
 // A compaction whose request is not smaller than the request before it is
 // not applied (discardCompaction).
-func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) (next guardState, err error) {
+func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) step {
 	// Compared in the calibrated measure, with the provider's count of the
 	// request before as its floor (t.before): a provider that charges
 	// attachments far above their estimate has said how large the request
@@ -170,7 +237,7 @@ func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) (next guardS
 	if o.newCount >= t.before {
 		return g.discardCompaction(t, c, o)
 	}
-	next = t.prev
+	next := t.prev
 	if o.newCount > t.lim.threshold {
 		if t.prev.floor == 0 {
 			t.log().Warn("contextguard: the compacted request is still over the threshold; its irreducible part is too large, so the guard will not compact again until the conversation grows",
@@ -196,6 +263,7 @@ func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) (next guardS
 	ev.TokensAfter = o.newCount
 	ev.Summary = o.summary
 	ev.Duration = g.clock.Now().Sub(c.start)
+	var err error
 	if n := t.irreducibleSize(o.newEst); n > t.lim.hardLimit() {
 		err = irreducibleError(n, t.lim.window)
 	}
@@ -203,12 +271,11 @@ func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) (next guardS
 	t.log().Info("contextguard: compacted",
 		"tokens_before", ev.TokensBefore, "tokens_after", ev.TokensAfter,
 		"threshold", ev.Threshold, "window", ev.Window, "strategy", ev.Strategy,
-		"reason", ev.Reason, "contents_summarized", ev.ContentsSummarized, "kept_contents", len(t.req.Contents)-1,
+		"reason", ev.Reason, "contents_summarized", ev.ContentsSummarized, "kept_contents", len(o.contents)-1,
 		"summarizer_model", summarizerModel(t.cfg.summarizer), "summarizer_calls", ev.SummarizerCalls,
 		"rolling_calls", ev.RollingCalls, "fallback", ev.Fallback, "duration_ms", ev.Duration.Milliseconds())
 	// The hook runs once the session is released (fireHook).
-	t.event = &ev
-	return next, err
+	return step{contents: o.contents, next: next, event: &ev, err: err}
 }
 
 // discardCompaction handles a compaction whose request came out no smaller
@@ -217,10 +284,9 @@ func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) (next guardS
 // was, nothing is stored, and the size it came out at is kept as the floor,
 // so the guard compacts again only once the request has grown past it (the
 // token trigger then waits for half the room left, see decide; the turn
-// trigger for the request to outgrow the floor, see slidingTurnsDue). It is
+// trigger for the request to outgrow the floor, see slidingWindow.turnsDue). It is
 // logged once until a compaction is applied.
-func (g *Guard) discardCompaction(t *turn, c *compaction, o outcome) (guardState, error) {
-	t.send(c.orig)
+func (g *Guard) discardCompaction(t *turn, c *compaction, o outcome) step {
 	next := t.prev
 	next.lastEstimate = c.origEst
 	next.floor = max(o.newCount, t.before)
@@ -242,6 +308,5 @@ func (g *Guard) discardCompaction(t *turn, c *compaction, o outcome) (guardState
 		err = irreducibleError(n, t.lim.window)
 	}
 	g.tel.endCompaction(t.spanCtx, c.span, ev, err)
-	t.event = &ev
-	return next, err
+	return step{contents: c.orig, next: next, event: &ev, err: err}
 }

@@ -48,14 +48,14 @@ type CompactionDecision struct {
 // hook is user code: it runs with the session released to waiting calls
 // (park) and bounded by the summary timeout, like a summarizer; a hook that
 // fails (panics or does not return in time) is logged and the compaction
-// runs as configured. Its instructions are kept on t for the summary
+// runs as configured. It returns the hook's instructions for the summary
 // prompt.
-func (g *Guard) beforeCompaction(t *turn, reason string, count int) (skip bool) {
+func (g *Guard) beforeCompaction(t *turn, reason string, count int) (skip bool, instructions string) {
 	if g.beforeHook == nil {
-		return false
+		return false, ""
 	}
 	p := PendingCompaction{
-		Agent: t.cfg.name, SessionID: t.ctx.SessionID(), Strategy: t.cfg.strategy, Reason: reason,
+		Agent: t.cfg.name, SessionID: t.ctx.SessionID(), Strategy: t.cfg.policy.name(), Reason: reason,
 		Tokens: count, Threshold: t.lim.threshold, Window: t.lim.window,
 	}
 	ctx, cancel := withTimeout(t.ctx, g.clock, t.cfg.summaryTimeout)
@@ -71,18 +71,18 @@ func (g *Guard) beforeCompaction(t *turn, reason string, count int) (skip bool) 
 			err = fmt.Errorf("panic: %v", pe.Value)
 		}
 		t.log().Error("contextguard: the before-compaction hook failed; compacting as configured", "error", err)
-		return false
+		return false, ""
 	}
-	t.hookInstructions = strings.TrimSpace(d.Instructions)
+	instructions = strings.TrimSpace(d.Instructions)
 	if !d.Skip {
-		return false
+		return false, instructions
 	}
 	if count > t.lim.room() {
 		t.log().Warn("contextguard: the before-compaction hook asked to skip, but the request would not fit the window; compacting",
 			"tokens", count, "window", t.lim.window)
-		return false
+		return false, instructions
 	}
 	t.log().Info("contextguard: compaction skipped by the before-compaction hook",
 		"reason", reason, "tokens", count, "threshold", t.lim.threshold, "window", t.lim.window)
-	return true
+	return true, instructions
 }

@@ -106,14 +106,14 @@ func (g *Guard) requestCompactionIn(st State, agentName, focus string) error {
 	return nil
 }
 
-// takeRequest answers a pending request: the turn compacts with its focus,
-// and the request is cleared from the state the turn persists, whatever the
+// takeRequest answers a pending request r: it returns the focus the call
+// compacts with and the request left to persist, none, whatever the
 // compaction's outcome.
-func (t *turn) takeRequest() {
-	if t.prev.request.pending {
-		t.focus = t.prev.request.focus
+func takeRequest(r compactionRequest) (focus string, left compactionRequest) {
+	if r.pending {
+		focus = r.focus
 	}
-	t.prev.request = compactionRequest{}
+	return focus, compactionRequest{}
 }
 
 // focusHead is the beginning of a focus longer than MaxFocusBytes, with a

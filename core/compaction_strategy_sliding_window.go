@@ -42,11 +42,31 @@ const (
 	slidingMinSpanCap   = 2_048
 )
 
-// slidingTurnsDue counts the turns after the injected summary's cut (all of
+// slidingWindow is the sliding-window strategy (WithSlidingWindow): keep the
+// newest turns verbatim behind a pair-safe split, summarize the previous
+// summary plus the contents from the watermark up to the split, and set the
+// watermark to the split. If the request is still over the threshold, fewer
+// turns are kept on each retry, down to the newest one; when even that does
+// not fit, everything is summarized as the threshold strategy does
+// (compact). Beyond the token trigger it compacts when more than maxTurns
+// turns were added since the last compaction.
+type slidingWindow struct{ maxTurns int }
+
+func (slidingWindow) name() Strategy { return StrategySlidingWindow }
+
+func (s slidingWindow) due(t *turn, cs []*genai.Content) (string, []any) {
+	turns, due := s.turnsDue(t, cs)
+	if !due {
+		return "", nil
+	}
+	return ReasonTurns, []any{"turns", turns}
+}
+
+// turnsDue counts the turns after the injected summary's cut (all of
 // them when no summary was injected) and reports whether a turn-triggered
 // compaction is due: more than maxTurns turns, and enough to summarize
 // before the newest keepTurns (see slidingMinSpanFloor).
-func slidingTurnsDue(t *turn) (turns int, due bool) {
+func (s slidingWindow) turnsDue(t *turn, cs []*genai.Content) (turns int, due bool) {
 	from := 0
 	if t.inj.injected {
 		from = min(t.inj.cut, len(t.raw))
@@ -59,7 +79,7 @@ func slidingTurnsDue(t *turn) (turns int, due bool) {
 		}
 	}
 	turns = len(starts)
-	if turns <= t.cfg.maxTurns {
+	if turns <= s.maxTurns {
 		return turns, false
 	}
 	if f := t.prev.floor; f > 0 && t.before <= f {
@@ -67,15 +87,15 @@ func slidingTurnsDue(t *turn) (turns int, due bool) {
 		// it under the threshold): wait until the request outgrows it.
 		return turns, false
 	}
-	split := pairSafeStart(t.raw, starts[len(starts)-keepTurns(t.cfg.maxTurns)])
+	split := pairSafeStart(t.raw, starts[len(starts)-keepTurns(s.maxTurns)])
 	if split <= from {
 		return turns, false
 	}
-	// Weigh the span as it is sent (pruned, when pruning is on): the request
-	// holds t.raw[from:] as its last contents.
+	// Weigh the span as it is sent (pruned, when pruning is on): cs holds
+	// t.raw[from:] as its last contents.
 	span := t.raw[from:split]
-	if off := len(t.req.Contents) - (len(t.raw) - from); off >= 0 {
-		span = t.req.Contents[off : off+split-from]
+	if off := len(cs) - (len(t.raw) - from); off >= 0 {
+		span = cs[off : off+split-from]
 	}
 	need := min(max(t.lim.buffer/2, slidingMinSpanFloor), slidingMinSpanCap)
 	if !t.inj.injected {
@@ -86,38 +106,7 @@ func slidingTurnsDue(t *turn) (turns int, due bool) {
 	return turns, t.cal.scale(contentsTokens(t.est, span)) >= need
 }
 
-// compactSlidingWindow is the sliding-window strategy (ARCHITECTURE.md, Strategies): keep the
-// newest turns verbatim behind a pair-safe split, summarize the previous
-// summary plus the contents from the watermark up to the split, and set the
-// watermark to the split. If the request is still over the threshold, fewer
-// turns are kept on each retry, down to the newest one; when even that does
-// not fit, everything is summarized as the threshold strategy does. Any
-// summarizer fault takes the deterministic fallback summary, never the raw
-// history.
-func (g *Guard) compactSlidingWindow(t *turn, reason string) (guardState, error) {
-	c, next, err := g.beginCompaction(t, StrategySlidingWindow, reason)
-	if c == nil {
-		return next, err
-	}
-	for _, split := range slidingSplits(t, c, reason) {
-		tail := t.raw[split:]
-		o := g.summarizeSpan(t, c, split, false, func(summary string) []*genai.Content {
-			cs := make([]*genai.Content, 0, len(tail)+1)
-			cs = append(cs, summaryMessage(t, summary, c.userReq, coveredRequest(t, split)))
-			cs = append(cs, tail...)
-			return pruneToolResults(t, cs)
-		})
-		if o.newCount <= t.lim.threshold {
-			o.watermark = split
-			return g.finishCompaction(t, c, o)
-		}
-		t.log().Info("contextguard: the kept turns do not fit beside the summary; keeping fewer",
-			"tokens_after", o.newCount, "threshold", t.lim.threshold, "window", t.lim.window, "kept_contents", len(tail))
-	}
-	return g.finishCompaction(t, c, g.fullSummary(t, c))
-}
-
-// slidingSplits returns the split points a sliding-window compaction tries,
+// suffixes are the split points a sliding-window compaction tries,
 // in order: the start of the newest keepTurns turns, then of fewer and fewer,
 // down to the newest turn, each moved back as far as pair safety requires,
 // and only those whose kept contents fit their share of the room under the
@@ -125,7 +114,7 @@ func (g *Guard) compactSlidingWindow(t *turn, reason string) (guardState, error)
 // was triggered by turns rather than tokens). Every split leaves something to
 // summarize after the previous watermark. An empty result means only a full
 // summary can help.
-func slidingSplits(t *turn, c *compaction, reason string) []int {
+func (s slidingWindow) suffixes(t *turn, c *compaction, reason string) []int {
 	var starts []int
 	for i := c.first; i < c.cov; i++ {
 		if isTurnStart(t.raw[i]) {
@@ -137,7 +126,7 @@ func slidingSplits(t *turn, c *compaction, reason string) []int {
 
 	var splits []int
 	tail, counted := 0, len(t.raw) // raw tokens of t.raw[counted:]
-	for k := 1; k <= min(keepTurns(t.cfg.maxTurns), len(starts)); k++ {
+	for k := 1; k <= min(keepTurns(s.maxTurns), len(starts)); k++ {
 		split := pairSafeStart(t.raw, starts[len(starts)-k])
 		if split <= c.first {
 			break // nothing left to summarize, with this many turns or more

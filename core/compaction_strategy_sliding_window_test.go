@@ -264,7 +264,7 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 
 	rs := &recordingSummarizer{reply: func(n int, req SummaryRequest) (string, error) {
 		if n == 1 {
-			return long(req.MaxTokens), nil
+			return long(req.SummaryTokens), nil
 		}
 		return "SHORT-SUMMARY", nil
 	}}
@@ -284,7 +284,7 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	require.Len(t, reqs, 2, "a second summary keeping fewer turns")
 	require.Len(t, events, 1)
 	assert.Equal(t, "tokens", events[0].Reason)
-	assert.Equal(t, told, reqs[0].MaxTokens, "the span is large enough for the full budget")
+	assert.Equal(t, told, reqs[0].SummaryTokens, "the span is large enough for the full budget")
 	assert.Equal(t, 2, events[0].SummarizerCalls)
 	assert.False(t, events[0].Fallback)
 	assert.Contains(t, logs.String(), "keeping fewer")

@@ -5,25 +5,16 @@ import (
 )
 
 // The threshold strategy: everything since the last summary is summarized
-// into one message once the request reaches the trigger.
+// into one message once the request reaches the trigger (ARCHITECTURE.md,
+// Strategies).
 
-// compactThreshold is the threshold strategy (ARCHITECTURE.md, Strategies): summarize the
-// previous summary plus everything after the watermark, replace the request's
-// contents with one summary message, reset calibration and persist.
-func (g *Guard) compactThreshold(t *turn, reason string) (guardState, error) {
-	c, next, err := g.beginCompaction(t, StrategyThreshold, reason)
-	if c == nil {
-		return next, err
-	}
-	return g.finishCompaction(t, c, g.fullSummary(t, c))
-}
+// thresholdStrategy keeps no verbatim suffix and compacts only at the token
+// trigger: the previous summary plus everything after the watermark becomes
+// one summary message, the request's only content.
+type thresholdStrategy struct{}
 
-// fullSummary summarizes everything the compaction may cover and makes the
-// summary message the request's only content (the threshold behaviour).
-func (g *Guard) fullSummary(t *turn, c *compaction) outcome {
-	o := g.summarizeSpan(t, c, c.cov, true, func(summary string) []*genai.Content {
-		return []*genai.Content{summaryMessage(t, summary, c.userReq, coveredRequest(t, c.cov))}
-	})
-	o.watermark = max(c.cov, 1)
-	return o
-}
+func (thresholdStrategy) name() Strategy { return StrategyThreshold }
+
+func (thresholdStrategy) due(*turn, []*genai.Content) (string, []any) { return "", nil }
+
+func (thresholdStrategy) suffixes(*turn, *compaction, string) []int { return nil }

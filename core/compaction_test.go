@@ -48,7 +48,7 @@ func TestSlidingWindow_SummaryBoundedBySpan(t *testing.T) {
 		t.Run(fmt.Sprintf("%dk", window/1000), func(t *testing.T) {
 			raw, user := slidingDue(2_300)
 			rs := &recordingSummarizer{reply: func(_ int, req SummaryRequest) (string, error) {
-				return fillerOf(req.MaxTokens, 3), nil // exactly the length asked
+				return fillerOf(req.SummaryTokens, 3), nil // exactly the length asked
 			}}
 			g, events, _ := guardWithEvents(t, WithSummarizer(rs), WithSlidingWindow(4), WithMaxTokens(window))
 			ctx := newFakeCtx("a").withUser(user)
@@ -62,7 +62,7 @@ func TestSlidingWindow_SummaryBoundedBySpan(t *testing.T) {
 			assert.False(t, e.Discarded)
 			assert.Less(t, e.TokensAfter, e.TokensBefore, "the compaction shrinks the request")
 			require.Len(t, rs.requests(), 1)
-			asked := rs.requests()[0].MaxTokens
+			asked := rs.requests()[0].SummaryTokens
 			span := newCalibration(guardState{}, testEst).scale(contentsTokens(testEst, raw[:e.ContentsSummarized]))
 			assert.LessOrEqual(t, asked, span/2, "the summary asked is bounded by the span it replaces")
 			assert.GreaterOrEqual(t, asked, minSummaryTokens/2)
@@ -170,10 +170,10 @@ func TestSummaryLength_AskedAgainOnlyWhenTheRequestWouldNotFit(t *testing.T) {
 			final := 0
 			rs := &recordingSummarizer{reply: func(_ int, req SummaryRequest) (string, error) {
 				if !strings.Contains(req.Transcript, "LATEST please fix the build") {
-					return tc.reply(0, req.MaxTokens), nil
+					return tc.reply(0, req.SummaryTokens), nil
 				}
 				final++
-				return tc.reply(final, req.MaxTokens), nil
+				return tc.reply(final, req.SummaryTokens), nil
 			}}
 			g, events, _ := guardWithEvents(t, WithSummarizer(rs), WithMaxTokens(8_000))
 			req, _ := compactOnce(t, g, newFakeCtx("a"))
@@ -189,7 +189,7 @@ func TestSummaryLength_AskedAgainOnlyWhenTheRequestWouldNotFit(t *testing.T) {
 			}
 			reqs := rs.requests()[e.RollingCalls:]
 			for k := 1; k < len(reqs); k++ {
-				assert.Less(t, reqs[k].MaxTokens, reqs[k-1].MaxTokens, "call %d asks for less", k+1)
+				assert.Less(t, reqs[k].SummaryTokens, reqs[k-1].SummaryTokens, "call %d asks for less", k+1)
 			}
 			assert.Contains(t, contentText(req.Contents[0]), tc.wantInReq)
 			assert.LessOrEqual(t, e.TokensAfter, newLimits(8_000).threshold)

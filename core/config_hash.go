@@ -52,12 +52,11 @@ func (c *configHashes) get(key uint64, pin any, f func() uint64) uint64 {
 }
 
 // configHash identifies by value what a request sends besides its contents
-// (the system instruction and the tools) and the estimator counting it
+// (cfg: the system instruction and the tools) and the estimator counting it
 // (salt): a record made under another instruction, other tools or another
 // estimator does not match.
-func (g *Guard) configHash(req *Request, salt uint64) uint64 {
+func (g *Guard) configHash(cfg *genai.GenerateContentConfig, salt uint64) uint64 {
 	k := keyer{h: salt ^ configSeed}
-	cfg := req.Config
 	if cfg == nil {
 		return k.h
 	}

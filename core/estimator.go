@@ -31,12 +31,16 @@ func requestTokens(e tokenEstimator, req *Request) int {
 	if req == nil {
 		return 0
 	}
-	n := contentsTokens(e, req.Contents)
-	if req.Config != nil {
-		n = satAdd(n, e.content(req.Config.SystemInstruction))
-		n = satAdd(n, toolsTokens(e, req.Config.Tools))
+	return satAdd(contentsTokens(e, req.Contents), fixedTokens(e, req))
+}
+
+// fixedTokens is the estimate of what a request carries besides its
+// contents: the system instruction and the tool declarations.
+func fixedTokens(e tokenEstimator, req *Request) int {
+	if req == nil || req.Config == nil {
+		return 0
 	}
-	return n
+	return satAdd(e.content(req.Config.SystemInstruction), toolsTokens(e, req.Config.Tools))
 }
 
 // toolsTokens is the estimate of the tool declarations sent with every call.

@@ -27,8 +27,11 @@ type Guard struct {
 	// clock is WithClock's, SystemClock by default.
 	clock    Clock
 	registry ModelRegistry
-	log      *slog.Logger
-	hook     func(context.Context, CompactionEvent)
+	// unknownModels are the model names the registry did not know, warned
+	// about once each (window).
+	unknownModels sync.Map
+	log           *slog.Logger
+	hook          func(context.Context, CompactionEvent)
 	// beforeHook is WithBeforeCompaction's hook, nil without one.
 	beforeHook func(context.Context, PendingCompaction) CompactionDecision
 	tel        *telemetry

@@ -167,8 +167,8 @@ func llmSummarize(ctx context.Context, name string, sr SummaryRequest, generate 
 			SystemInstruction: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: system}}},
 		},
 	}
-	if sr.MaxTokens > 0 {
-		req.Config.MaxOutputTokens = int32(min(sr.MaxTokens*2, 1<<30))
+	if sr.SummaryTokens > 0 {
+		req.Config.MaxOutputTokens = int32(min(sr.SummaryTokens*2, 1<<30))
 	}
 	resp, err := generate(ctx, req)
 	if err != nil {
@@ -441,15 +441,17 @@ func newTestTurn(req *Request, st guardState, log *slog.Logger) *turn {
 	sess := &sessionEntry{cache: newCountCache()}
 	ctx := newFakeCtx("a")
 	return &turn{
-		ctx:  ctx,
-		ro:   ctx.state,
-		cfg:  &Agent{name: "a", host: Host{}.withDefaults(SystemClock())},
-		req:  *engineReq(req),
-		raw:  req.Contents,
-		prev: st,
-		sess: sess,
-		est:  cachedEstimator{tokenEstimator: testEst, cache: sess.cache},
-		base: log,
+		ctx:   ctx,
+		ro:    ctx.state,
+		cfg:   &Agent{name: "a", host: Host{}.withDefaults(SystemClock())},
+		req:   *engineReq(req),
+		raw:   req.Contents,
+		prev:  st,
+		sess:  sess,
+		est:   cachedEstimator{tokenEstimator: testEst, cache: sess.cache},
+		fixed: fixedTokens(testEst, engineReq(req)),
+		base:  log,
+		chain: callChain{memo: &prefixMemo{}},
 	}
 }
 

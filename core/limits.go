@@ -108,13 +108,19 @@ func scaleSat(n int, f float64) int {
 	return int(v)
 }
 
-// window is the agent's context window: WithMaxTokens, else the registry's.
+// window is the agent's context window: WithMaxTokens, else the
+// registry's; a model the registry does not know gets
+// DefaultContextWindow, with a warning once per model name.
 func (g *Guard) window(cfg *Agent, modelName string) int {
 	if cfg.maxTokens > 0 {
 		return cfg.maxTokens
 	}
 	if w := g.registry.ContextWindow(modelName); w > 0 {
 		return w
+	}
+	if _, seen := g.unknownModels.LoadOrStore(modelName, struct{}{}); !seen {
+		g.log.Warn("contextguard: unknown model; assuming the default context window (set WithMaxTokens to override)",
+			"model", modelName, "window", DefaultContextWindow)
 	}
 	return DefaultContextWindow
 }

@@ -221,9 +221,9 @@ func WithSlidingWindow(maxTurns int) AgentOption {
 		case maxTurns < 0:
 			c.errs = append(c.errs, fmt.Errorf("WithSlidingWindow(%d): maxTurns must be >= 0 (0 means the default %d)", maxTurns, DefaultSlidingWindowTurns))
 		case maxTurns == 0:
-			c.strategy, c.maxTurns = StrategySlidingWindow, DefaultSlidingWindowTurns
+			c.policy = slidingWindow{maxTurns: DefaultSlidingWindowTurns}
 		default:
-			c.strategy, c.maxTurns = StrategySlidingWindow, maxTurns
+			c.policy = slidingWindow{maxTurns: maxTurns}
 		}
 	}
 }

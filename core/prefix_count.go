@@ -1,6 +1,7 @@
 package core
 
 import (
+	"google.golang.org/genai"
 	"strconv"
 	"strings"
 )
@@ -134,7 +135,7 @@ func decodePrefixRecord(s string) (r prefixRecord, ok bool) {
 // config hash (cached per guard). The pruning frontier is checked once pruning ran
 // (requestEstimate).
 func (g *Guard) matchPrefix(t *turn, st StateReader, sio stateIO) prefixMatch {
-	m := prefixMatch{config: g.configHash(&t.req, t.est.salt)}
+	m := prefixMatch{config: g.configHash(t.req.Config, t.est.salt)}
 	if st == nil {
 		return m
 	}
@@ -163,40 +164,39 @@ func (g *Guard) matchPrefix(t *turn, st StateReader, sio stateIO) prefixMatch {
 	return m
 }
 
-// requestEstimate is the raw estimate of the request as it will be sent:
-// the record's estimate of the prefix plus the summary message and the
-// contents after the prefix when the record matches, else every content.
-func (t *turn) requestEstimate() int {
-	cs := t.req.Contents
+// requestEstimate is the raw estimate of the request with contents cs, as
+// it will be sent: the record's estimate of the prefix plus the summary
+// message and the contents after the prefix when the record matches, else
+// every content. It also returns the estimate less the summary message
+// (prefixMatch.body).
+func (t *turn) requestEstimate(cs []*genai.Content) (est, body int) {
 	summary, lead := 0, 0
 	if t.inj.injected && len(cs) > 0 {
 		summary, lead = t.est.content(cs[0]), 1
 	}
-	p := &t.prefix
+	p := t.prefix
 	if fresh := len(t.raw) - p.rec.contents; p.matched && p.rec.frontier == t.frontier && len(cs)-fresh >= lead {
 		body := p.rec.body
 		for _, c := range cs[len(cs)-fresh:] {
 			body = satAdd(body, t.est.content(c))
 		}
-		p.body = body
 		// The prefix's counts are not needed again: the next call checks
 		// the record, and a compaction counts what it summarizes. Keep
 		// only what this call touched, so an idle session holds little.
 		t.est.cache.dropUntouched()
-		return satAdd(body, summary)
+		return satAdd(body, summary), body
 	}
-	est := requestTokens(t.est, &t.req)
-	p.body = max(est-summary, 0)
-	return est
+	est = t.weigh(cs)
+	return est, max(est-summary, 0)
 }
 
-// recordPrefix prepares the record this call stores: the request it let
-// through, uncompacted, estimated at est raw tokens.
-func (t *turn) recordPrefix(est int) {
+// recordPrefix is the record this call stores: the request it let
+// through, uncompacted, estimated at est raw tokens ("" for none).
+func (t *turn) recordPrefix(est int) string {
 	if len(t.raw) == 0 {
-		return
+		return ""
 	}
-	t.prefix.next = prefixRecord{
+	return prefixRecord{
 		contents: len(t.raw), cut: t.inj.cut, injected: t.inj.injected,
 		compactions: t.prev.compactions, frontier: t.frontier,
 		total: est, body: min(t.prefix.body, est),

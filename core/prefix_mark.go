@@ -203,6 +203,13 @@ func memoKey(c *genai.Content) (uint64, bool) {
 	return k, ok && k != 0
 }
 
+// callChain is the agent's memo of its contents' chain as one call uses
+// it: brought to the call's raw contents on first use.
+type callChain struct {
+	memo    *prefixMemo
+	chained bool
+}
+
 // prefixChain is the chain hash of the first n contents of the request ADK
 // built (t.raw), from the agent's memo, brought to t.raw on first use in
 // the turn. A turn without a memo (recovery) hashes into its own.
@@ -210,14 +217,16 @@ func (t *turn) prefixChain(n int) uint64 {
 	if n > len(t.raw) {
 		return 0
 	}
-	if t.hashes == nil {
-		t.hashes = &prefixMemo{}
+	return t.chain.at(t.raw, n)
+}
+
+// at is the chain hash of the first n of raw, the call's contents.
+func (c *callChain) at(raw []*genai.Content, n int) uint64 {
+	if !c.chained {
+		c.memo.update(raw)
+		c.chained = true
 	}
-	if !t.chained {
-		t.hashes.update(t.raw)
-		t.chained = true
-	}
-	return t.hashes.at(n)
+	return c.memo.at(n)
 }
 
 // fnvUint64 is FNV-64a over n's 8 bytes, big-endian, from h.

@@ -39,32 +39,32 @@ type prunedContent struct {
 // and names, every other part and every user text stay, so pair structure is
 // kept.
 //
-// Which results are old is decided on the history ADK built (t.raw), which
+// Which results are old is decided on the history ADK built (raw), which
 // only ever grows: its tool steps are numbered from the first, and with K =
-// t.cfg.pruneKeep, steps 1..F are pruned where F = floor((N-K)/K)*K for N
+// keep (WithToolResultPruning), steps 1..F are pruned where F = floor((N-K)/K)*K for N
 // steps. The newest K steps are thus never pruned, and pruning advances K
 // steps at a time, so the request (and the provider's prompt cache) changes
 // once every K steps rather than on every step. A step's fate depends only
 // on its number and N, so the same history always gives the same request,
 // a result once pruned stays pruned, and a compaction does not bring pruned
-// results back. cs must end with the newest steps of t.raw, as every request
-// the guard builds does.
-func pruneToolResults(t *turn, cs []*genai.Content) []*genai.Content {
-	keep := t.cfg.pruneKeep
+// results back. cs must end with the newest steps of raw, as every request
+// the guard builds does. With recall, the request declares recall_context
+// and the placeholders say how to recall a result. It also returns F, the
+// frontier (0 when nothing is old enough).
+func pruneToolResults(e cachedEstimator, keep int, recall bool, raw, cs []*genai.Content) ([]*genai.Content, int) {
 	if keep <= 0 {
-		return cs
+		return cs, 0
 	}
 	n := 0
-	for _, c := range t.raw {
+	for _, c := range raw {
 		if hasFunctionResponse(c) {
 			n++
 		}
 	}
 	frontier := (n - keep) / keep * keep
 	if frontier <= 0 {
-		return cs
+		return cs, 0
 	}
-	t.frontier = frontier
 	m := 0
 	for _, c := range cs {
 		if hasFunctionResponse(c) {
@@ -72,7 +72,6 @@ func pruneToolResults(t *turn, cs []*genai.Content) []*genai.Content {
 		}
 	}
 	var out []*genai.Content
-	recall := declaresRecall(t.req.Config)
 	step := n - m // the number of the step before cs's first
 	for i, c := range cs {
 		if !hasFunctionResponse(c) {
@@ -81,7 +80,7 @@ func pruneToolResults(t *turn, cs []*genai.Content) []*genai.Content {
 		if step++; step > frontier {
 			break
 		}
-		if p := prunedFor(t.est, c, recall); p.content != nil {
+		if p := prunedFor(e, c, recall); p.content != nil {
 			if out == nil {
 				out = slices.Clone(cs)
 			}
@@ -89,9 +88,9 @@ func pruneToolResults(t *turn, cs []*genai.Content) []*genai.Content {
 		}
 	}
 	if out == nil {
-		return cs
+		return cs, frontier
 	}
-	return out
+	return out, frontier
 }
 
 // hasFunctionResponse reports whether c holds a function response: one tool

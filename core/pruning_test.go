@@ -48,7 +48,7 @@ func TestPruneToolResults(t *testing.T) {
 	small := respMsg("grep", map[string]any{"output": "3 matches"})
 	raw := append(pruneHistory(6, 8_000), callMsg("grep", map[string]any{"q": "err"}), small, modelMsg("done"))
 	tr := pruneTestTurn(raw, 2, 200_000, nil)
-	out := pruneToolResults(tr, raw)
+	out := pruneTest(tr, raw)
 
 	require.Len(t, out, len(raw))
 	require.NoError(t, coretest.CheckPairs(out), "pair structure kept")
@@ -79,7 +79,7 @@ func TestPruneToolResults(t *testing.T) {
 
 	// Deterministic: the same history, rebuilt as ADK does, gives the same
 	// request, with the very same pruned contents from the session's cache.
-	again := pruneToolResults(tr, adkCopy(raw))
+	again := pruneTest(tr, adkCopy(raw))
 	for i := range out {
 		if out[i] != raw[i] {
 			assert.Same(t, out[i], again[i], "content %d: the cached pruned copy is reused", i)
@@ -89,9 +89,9 @@ func TestPruneToolResults(t *testing.T) {
 
 	// Off, or too few steps: the contents themselves.
 	tr.cfg.pruneKeep = 0
-	assert.Equal(t, raw, pruneToolResults(tr, raw))
+	assert.Equal(t, raw, pruneTest(tr, raw))
 	tr.cfg.pruneKeep = 10
-	assert.Equal(t, raw, pruneToolResults(tr, raw))
+	assert.Equal(t, raw, pruneTest(tr, raw))
 }
 
 func TestPruneToolResults_ParallelAndSmallParts(t *testing.T) {
@@ -105,7 +105,7 @@ func TestPruneToolResults_ParallelAndSmallParts(t *testing.T) {
 		{FunctionCall: &genai.FunctionCall{ID: "c2", Name: "grep"}},
 	}}
 	raw := append([]*genai.Content{userMsg("go"), call, parallel, modelMsg("ok")}, pruneHistory(2, 100)...)
-	out := pruneToolResults(pruneTestTurn(raw, 1, 200_000, nil), raw) // 3 steps, K = 1: steps 1-2
+	out := pruneTest(pruneTestTurn(raw, 1, 200_000, nil), raw) // 3 steps, K = 1: steps 1-2
 	require.NoError(t, coretest.CheckPairs(out))
 	p := out[2]
 	require.NotSame(t, parallel, p)
@@ -126,7 +126,7 @@ func TestPruneToolResults_Batches(t *testing.T) {
 	changes := 0
 	for i := range 40 {
 		raw = append(raw, pruneTurn(i, 2_000)...)
-		out := pruneToolResults(pruneTestTurn(raw, keep, 200_000, cache), raw)
+		out := pruneTest(pruneTestTurn(raw, keep, 200_000, cache), raw)
 		pruned := 0
 		for j := range raw {
 			if out[j] != raw[j] {
@@ -158,10 +158,10 @@ func TestPruneToolResults_Batches(t *testing.T) {
 func TestPruneToolResults_StableAcrossCompaction(t *testing.T) {
 	raw := pruneHistory(12, 3_000)
 	tr := pruneTestTurn(raw, 3, 200_000, nil)
-	before := pruneToolResults(tr, raw)
+	before := pruneTest(tr, raw)
 	for _, split := range []int{4, 20, 36} {
 		cs := append([]*genai.Content{summaryContent("S", "u")}, raw[split:]...)
-		after := pruneToolResults(tr, cs)
+		after := pruneTest(tr, cs)
 		for i, c := range after[1:] {
 			assert.Same(t, before[split+i], c, "split %d: content %d", split, split+i)
 		}
@@ -245,4 +245,10 @@ func TestPruning_Option(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "WithToolResultPruning(-2)")
 	assert.Contains(t, err.Error(), `Add("a")`)
+}
+
+// pruneTest prunes cs as tr's call would.
+func pruneTest(tr *turn, cs []*genai.Content) []*genai.Content {
+	out, _ := pruneToolResults(tr.est, tr.cfg.pruneKeep, declaresRecall(tr.req.Config), tr.raw, cs)
+	return out
 }

@@ -197,8 +197,7 @@ func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent,
 
 	est := sess.estimator(cfg, req.Model)
 	sent := max(requestTokens(est, req), 1)
-	creq := *req
-	creq.Contents = raw
+	creq := withContents(*req, raw)
 
 	lim := g.requestLimits(cfg, req)
 	window := lim.window
@@ -213,32 +212,30 @@ func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent,
 	if real <= 0 {
 		real = max(satAdd(window, 1), scaleSat(sent, float64(learned.providerRatio)/ratioScale))
 	}
-	t := &turn{ctx: c, ro: ro, cfg: cfg, req: creq, raw: raw, prev: learned, est: est, sess: sess, base: g.log, rejected: true}
-	t.lim = limits{window: window, buffer: window - window/2, threshold: window / 2}
-	if lo, ok := t.lim.withOutput(lim.output); ok {
-		t.lim = lo
+	rej := &rejection{lim: limits{window: window, buffer: window - window/2, threshold: window / 2}}
+	if lo, ok := rej.lim.withOutput(lim.output); ok {
+		rej.lim = lo
 	}
-	t.cal = newCalibration(guardState{realTokens: real, lastEstimate: sent}, est)
-	t.inj = injectSummary(t)
-	t.before = t.cal.count(requestTokens(est, &t.req))
+	rej.cal = newCalibration(guardState{realTokens: real, lastEstimate: sent}, est)
+	t, cs := g.newTurn(callInput{call: c, ro: ro, cfg: cfg, sess: sess, prev: learned, rejection: rej}, creq)
 	logger.Info("contextguard: compacting the rejected request to half the window",
-		"real_tokens", real, "estimated_tokens", sent, "correction", t.cal.factor, "threshold", t.lim.threshold, "window", window)
+		"real_tokens", real, "estimated_tokens", sent, "correction", rej.cal.factor, "threshold", rej.lim.threshold, "window", window)
 
-	next, err := g.compactThreshold(t, ReasonOverflow)
-	recordUsage(t, &next)
+	s := g.compact(t, cs, thresholdStrategy{}, ReasonOverflow)
+	recordUsage(t, &s.next)
 	if st != nil {
-		sio.save(st, prev, next)
+		sio.save(st, prev, s.next)
 	}
-	if next.compactions > prev.compactions {
-		c := next
+	if s.next.compactions > prev.compactions {
+		c := s.next
 		mem.compacted = &c
 	}
-	if err != nil {
-		return nil, t.event, err
+	if s.err != nil {
+		return nil, s.event, s.err
 	}
-	if next.compactions == prev.compactions {
-		return nil, t.event, nil
+	if s.next.compactions == prev.compactions {
+		return nil, s.event, nil
 	}
-	out := t.req
-	return &out, t.event, nil
+	out := withContents(creq, s.contents)
+	return &out, s.event, nil
 }

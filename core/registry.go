@@ -12,15 +12,20 @@ import (
 // ModelRegistry tells the guard how large a model's context window is.
 type ModelRegistry interface {
 	// ContextWindow is the model's context window in tokens; 0 or less
-	// means unknown (the guard then uses DefaultContextWindow).
+	// means unknown. For an unknown agent model the guard uses
+	// DefaultContextWindow and warns once per model, naming WithMaxTokens;
+	// for an unknown summarizer model it does the same, naming
+	// WithSummarizerWindow.
 	ContextWindow(model string) int
 }
 
 // RegistryOption configures NewCrushRegistry.
 type RegistryOption func(*crushRegistry)
 
-// WithRegistryLogger sets where the registry warns about unknown models
-// (default slog.Default()).
+// WithRegistryLogger sets where the registry warns when it reports
+// WithDefaultWindow's window for an unknown model (default slog.Default()).
+// Without WithDefaultWindow the registry reports an unknown model as
+// unknown, and the guard warns with its own logger (WithLogger).
 func WithRegistryLogger(l *slog.Logger) RegistryOption {
 	return func(r *crushRegistry) {
 		if l != nil {
@@ -29,8 +34,10 @@ func WithRegistryLogger(l *slog.Logger) RegistryOption {
 	}
 }
 
-// WithDefaultWindow sets the window reported for unknown models (default
-// DefaultContextWindow). Values of 0 or less keep the default.
+// WithDefaultWindow sets the window reported for unknown models, with a
+// warning once per model name. Without it (or with 0 or less) an unknown
+// model is reported as unknown (0), and the guard assumes
+// DefaultContextWindow for it.
 func WithDefaultWindow(n int) RegistryOption {
 	return func(r *crushRegistry) {
 		if n > 0 {
@@ -44,10 +51,13 @@ func WithDefaultWindow(n int) RegistryOption {
 // case, surrounding space, "models/" and provider prefixes such as
 // "anthropic/", and date, version or release suffixes such as "-20250929",
 // "-latest" and "-preview" are ignored; when several providers list a
-// model, the first-party provider's entry wins. An unknown model gets DefaultContextWindow and one warning per
-// model name.
+// model, the first-party provider's entry wins. An unknown model is
+// reported as unknown (0, as the ModelRegistry contract says), so the
+// guard gives it DefaultContextWindow with one warning per model name that
+// names the option to set; WithDefaultWindow reports another window
+// instead.
 func NewCrushRegistry(opts ...RegistryOption) ModelRegistry {
-	r := &crushRegistry{log: slog.Default(), defaultWindow: DefaultContextWindow}
+	r := &crushRegistry{log: slog.Default()}
 	for _, o := range opts {
 		if o != nil {
 			o(r)
@@ -57,7 +67,8 @@ func NewCrushRegistry(opts ...RegistryOption) ModelRegistry {
 }
 
 type crushRegistry struct {
-	log           *slog.Logger
+	log *slog.Logger
+	// defaultWindow is WithDefaultWindow's window, 0 for none.
 	defaultWindow int
 	warned        sync.Map // model name -> struct{}
 }
@@ -68,22 +79,17 @@ func (r *crushRegistry) find(model string) (models.Info, bool) {
 	return info, ok && info.ContextWindow > 0
 }
 
-// lookup is find, warning once per model name it does not know.
-func (r *crushRegistry) lookup(model string) (models.Info, bool) {
+// ContextWindow implements ModelRegistry.
+func (r *crushRegistry) ContextWindow(model string) int {
 	if info, ok := r.find(model); ok {
-		return info, true
+		return info.ContextWindow
+	}
+	if r.defaultWindow <= 0 {
+		return 0
 	}
 	if _, seen := r.warned.LoadOrStore(model, struct{}{}); !seen {
 		r.log.Warn("contextguard: unknown model; assuming the default context window (set WithMaxTokens to override)",
 			"model", model, "window", r.defaultWindow)
-	}
-	return models.Info{}, false
-}
-
-// ContextWindow implements ModelRegistry.
-func (r *crushRegistry) ContextWindow(model string) int {
-	if info, ok := r.lookup(model); ok {
-		return info.ContextWindow
 	}
 	return r.defaultWindow
 }

@@ -46,11 +46,12 @@ type SummaryRequest struct {
 	UserRequest string
 	// Todos is the session's todo list (state key "todos").
 	Todos []TodoItem
-	// MaxTokens is the length budget of the summary, in tokens as a
+	// SummaryTokens is the length budget of the summary, in tokens as a
 	// typical tokenizer counts them (the guard's estimate before it is
 	// calibrated to the agent's provider): a summary of about this many
-	// tokens takes the room the guard set aside for it.
-	MaxTokens int
+	// tokens takes the room the guard set aside for it. (It is not the
+	// context window, which WithMaxTokens sets.)
+	SummaryTokens int
 	// Instructions are extra instructions appended to the prompt.
 	Instructions string
 }
@@ -71,10 +72,10 @@ var (
 const minSummaryWords = 50
 
 // RenderSummaryPrompt fills the embedded templates. The prompt asks for
-// three words per four tokens of req.MaxTokens, English prose's ratio.
+// three words per four tokens of req.SummaryTokens, English prose's ratio.
 func RenderSummaryPrompt(req SummaryRequest) (system, user string, err error) {
 	var sb, ub bytes.Buffer
-	words := max(req.MaxTokens*3/4, minSummaryWords)
+	words := max(req.SummaryTokens*3/4, minSummaryWords)
 	if err := summarySystemTmpl.Execute(&sb, map[string]any{
 		"MaxWords":     words,
 		"HasTodos":     len(req.Todos) > 0,

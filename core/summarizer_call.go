@@ -37,13 +37,8 @@ func (g *Guard) summarizerWindow(t *turn) int {
 }
 
 // knownWindow is the registry's window for model, and whether the registry
-// knows the model, without the registry's own warning about unknown
-// models (which names the agent's option, WithMaxTokens).
+// knows the model (ModelRegistry: 0 or less is unknown).
 func (g *Guard) knownWindow(model string) (int, bool) {
-	if r, ok := g.registry.(*crushRegistry); ok {
-		info, ok := r.find(model)
-		return info.ContextWindow, ok
-	}
 	w := g.registry.ContextWindow(model)
 	return w, w > 0
 }

@@ -33,7 +33,7 @@ func TestSummaryPrompt_Golden(t *testing.T) {
 		Transcript:      transcript,
 		UserRequest:     "Why is checkout-api failing in prod? Use namespace shop.",
 		Todos:           []TodoItem{{Content: "Read checkout-api logs", Status: "in_progress"}},
-		MaxTokens:       1000,
+		SummaryTokens:   1000,
 		Instructions:    "Keep pod names verbatim.",
 	})
 	require.NoError(t, err)

@@ -172,10 +172,11 @@ func abs(x int) int {
 // summary covers the user's current request (currentRequest), the message
 // carries the request's attachments, and quotes the request itself if the
 // stored continuation does not (state of the earlier guard, or stale or
-// corrupt state), so the request is never dropped.
-func injectSummary(t *turn) injection {
+// corrupt state), so the request is never dropped. It returns the
+// injection and the contents to send: t.raw itself when nothing is cut.
+func injectSummary(t *turn) (injection, []*genai.Content) {
 	if t.prev.summary == "" {
-		return injection{}
+		return injection{}, t.raw
 	}
 	w, ok := t.unchangedCut()
 	var reason, anchor string
@@ -190,7 +191,7 @@ func injectSummary(t *turn) injection {
 	if w == 0 {
 		t.log().Warn("contextguard: stored summary not applied; sending the contents as they are",
 			"reason", reason, "watermark", t.prev.watermark, "anchor", t.prev.anchor, "contents", len(t.raw))
-		return injection{reason: reason, staleAnchor: stale}
+		return injection{reason: reason, staleAnchor: stale}, t.raw
 	}
 	start := pairSafeStart(t.raw, w)
 	request := t.prev.userRequest
@@ -203,6 +204,5 @@ func injectSummary(t *turn) injection {
 	out := make([]*genai.Content, 0, len(t.raw)-start+1)
 	out = append(out, summaryMessage(t, t.prev.summary, request, cur))
 	out = append(out, t.raw[start:]...)
-	t.send(out)
-	return injection{cut: start, injected: true, anchor: anchor, staleAnchor: stale}
+	return injection{cut: start, injected: true, anchor: anchor, staleAnchor: stale}, out
 }

@@ -73,16 +73,15 @@ type rolledPiece struct {
 // called with an empty summary to weigh the summary message's own header and
 // continuation.
 func spanBudget(t *turn, c *compaction, build func(summary string) []*genai.Content) int {
-	t.send(build(""))
-	freed := t.cal.scale(c.origEst - requestTokens(t.est, &t.req))
+	freed := t.cal.scale(c.origEst - t.weigh(build("")))
 	prev := t.cal.scale(t.est.text(c.prevSummary))
 	b := prev + int(float64(max(freed-prev, 0))*summaryFreshShare)
 	return min(c.budget, max(b, minSummaryTokens/2))
 }
 
 // summarizeSpan asks the summarizer for a summary of the previous summary
-// plus t.raw[c.first:end], calls build with it to rewrite the request, and
-// counts the result.
+// plus t.raw[c.first:end], calls build with it for the request's contents,
+// and weighs them: the fit loop.
 //
 // Every content of the span reaches a summarizer input: when the span does
 // not fit one (summarizerInput), it is summarized in pieces, oldest first,
@@ -95,22 +94,20 @@ func spanBudget(t *turn, c *compaction, build func(summary string) []*genai.Cont
 // (oversizeTolerance) or, with shorter set, if a shorter one can make the
 // request fit; a summary past its length that leaves the request over the
 // threshold once attempts are spent takes the deterministic fallback
-// summary, as does any other failure (error, empty text, deadline, panic).
-// Once the fallback was used the summarizer is not asked again during this
-// compaction.
+// summary, as does any other failure (callSummarizer). Once the fallback
+// was used the summarizer is not asked again during this compaction.
 func (g *Guard) summarizeSpan(t *turn, c *compaction, end int, shorter bool, build func(summary string) []*genai.Content) outcome {
-	span := t.raw[c.first:end]
-	c.ev.ContentsSummarized = len(span)
+	c.ev.ContentsSummarized = end - c.first
 	budget := spanBudget(t, c, build)
 	// asked is the summary's length in the calibrated measure; the
 	// summarizer is told it in its own (calibration.unscale).
 	asked := min(budget, c.input.answer)
 	sreq := SummaryRequest{
-		Agent:        t.cfg.name,
-		UserRequest:  c.input.extras.userRequest,
-		Todos:        c.input.extras.todos,
-		MaxTokens:    t.cal.unscale(asked),
-		Instructions: c.input.extras.instructions,
+		Agent:         t.cfg.name,
+		UserRequest:   c.input.extras.userRequest,
+		Todos:         c.input.extras.todos,
+		SummaryTokens: t.cal.unscale(asked),
+		Instructions:  c.input.extras.instructions,
 	}
 	if !c.ev.Fallback {
 		var from int
@@ -118,40 +115,16 @@ func (g *Guard) summarizeSpan(t *turn, c *compaction, end int, shorter bool, bui
 		sreq.Contents = t.raw[from:end]
 	}
 
-	var o outcome
 	for {
-		var s string
-		reason := ""
-		switch {
-		case c.ev.Fallback:
-			// The summarizer already failed during this compaction.
-		case c.callsLeft <= 0:
-			reason = "summarizer attempts spent"
-		case c.ev.SummarizerCalls >= t.cfg.maxSummarizerCalls:
-			reason = "summarizer calls spent (WithMaxSummarizerCalls)"
-		default:
-			var err error
-			s, err = g.summarize(t, sreq)
-			c.ev.SummarizerCalls++
-			c.callsLeft--
-			switch {
-			case err != nil:
-				reason = err.Error()
-			case strings.TrimSpace(s) == "":
-				reason = "empty summary"
-			}
-		}
-		if reason != "" {
-			t.log().Warn("contextguard: summarizer failed; using the fallback summary", "fallback_reason", reason,
-				"summarizer_model", summarizerModel(t.cfg.summarizer), "attempt", c.ev.SummarizerCalls)
-			c.ev.Fallback, c.ev.FallbackReason = true, reason
+		s := ""
+		if !c.ev.Fallback {
+			s = g.requestSummary(t, c, sreq)
 		}
 		if c.ev.Fallback {
 			s = fallbackAfterPieces(t, c, end, budget)
 		}
-		o.summary = s
-		t.send(build(s))
-		o.newEst = requestTokens(t.est, &t.req)
+		cs := build(s)
+		o := outcome{contents: cs, summary: s, newEst: t.weigh(cs)}
 		o.newCount = t.cal.scale(o.newEst)
 		if o.newCount <= t.lim.threshold || c.ev.Fallback {
 			return o
@@ -171,11 +144,9 @@ func (g *Guard) summarizeSpan(t *turn, c *compaction, end int, shorter bool, bui
 			t.log().Warn("contextguard: summary too long for the request to fit; asking again for a shorter one",
 				"attempt", c.ev.SummarizerCalls, "summary_tokens", have, "asked_tokens", asked, "tokens_after", o.newCount, "threshold", t.lim.threshold)
 		case over:
-			reason = "summary of " + strconv.Itoa(have) + " tokens exceeds its budget of " + strconv.Itoa(asked) +
-				" and the request would not fit under the threshold"
-			t.log().Warn("contextguard: summarizer failed; using the fallback summary", "fallback_reason", reason,
-				"summarizer_model", summarizerModel(t.cfg.summarizer), "attempt", c.ev.SummarizerCalls)
-			c.ev.Fallback, c.ev.FallbackReason = true, reason
+			c.fallBack(t, "contextguard: summarizer failed; using the fallback summary",
+				"summary of "+strconv.Itoa(have)+" tokens exceeds its budget of "+strconv.Itoa(asked)+
+					" and the request would not fit under the threshold", "attempt", c.ev.SummarizerCalls)
 			continue
 		case shorter && canHelp:
 			// The summary kept to its length but the request is still
@@ -184,8 +155,52 @@ func (g *Guard) summarizeSpan(t *turn, c *compaction, end int, shorter bool, bui
 			return o
 		}
 		asked = target
-		sreq.MaxTokens = t.cal.unscale(asked)
+		sreq.SummaryTokens = t.cal.unscale(asked)
 	}
+}
+
+// requestSummary asks for the summary that goes into the request, while
+// the compaction's attempts (WithMaxCompactionAttempts) and summarizer
+// calls (WithMaxSummarizerCalls) last; when they are spent, or the call
+// fails, the compaction takes the fallback summary and "" is returned.
+func (g *Guard) requestSummary(t *turn, c *compaction, sreq SummaryRequest) string {
+	reason := ""
+	s := ""
+	switch {
+	case c.callsLeft <= 0:
+		reason = "summarizer attempts spent"
+	case c.ev.SummarizerCalls >= t.cfg.maxSummarizerCalls:
+		reason = "summarizer calls spent (WithMaxSummarizerCalls)"
+	default:
+		c.callsLeft--
+		s, reason = g.callSummarizer(t, c, sreq)
+	}
+	if reason != "" {
+		c.fallBack(t, "contextguard: summarizer failed; using the fallback summary", reason, "attempt", c.ev.SummarizerCalls)
+	}
+	return s
+}
+
+// callSummarizer is one summarizer call of compaction c, counted, with its
+// failure classified: it returns the summary, or "" and the reason the
+// compaction falls back (an error, a timeout, a panic, an empty summary).
+func (g *Guard) callSummarizer(t *turn, c *compaction, sreq SummaryRequest) (summary, failure string) {
+	s, err := g.summarize(t, sreq)
+	c.ev.SummarizerCalls++
+	switch {
+	case err != nil:
+		return "", err.Error()
+	case strings.TrimSpace(s) == "":
+		return "", "empty summary"
+	}
+	return s, ""
+}
+
+// fallBack makes compaction c take the deterministic fallback summary from
+// now on, for reason, and logs msg with args.
+func (c *compaction) fallBack(t *turn, msg, reason string, args ...any) {
+	t.log().Warn(msg, append([]any{"fallback_reason", reason, "summarizer_model", summarizerModel(t.cfg.summarizer)}, args...)...)
+	c.ev.Fallback, c.ev.FallbackReason = true, reason
 }
 
 // rollUp prepares the input of the summarizer call whose summary goes into
@@ -210,7 +225,7 @@ func (g *Guard) rollUp(t *turn, c *compaction, sreq SummaryRequest, end int) (pr
 		reused++
 	}
 	c.rolled = c.rolled[:reused]
-	sreq.MaxTokens = t.cal.unscale(c.input.answer)
+	sreq.SummaryTokens = t.cal.unscale(c.input.answer)
 	prev, from = digestOldest(t, c, prev, from, end)
 	for {
 		pieceEnd, text, shown := nextPiece(t, c, prev, from, end)
@@ -221,28 +236,17 @@ func (g *Guard) rollUp(t *turn, c *compaction, sreq SummaryRequest, end int) (pr
 			// This piece would leave no call for the last: the pieces
 			// summarized so far are kept, the fallback lists the rest
 			// (fallbackAfterPieces).
-			reason := "the span needs more than " + strconv.Itoa(t.cfg.maxSummarizerCalls) +
-				" summarizer calls (WithMaxSummarizerCalls)"
-			t.log().Warn("contextguard: summarizer calls spent; using the fallback summary for the rest of the span", "fallback_reason", reason,
-				"summarizer_model", summarizerModel(t.cfg.summarizer), "rolling_pieces", len(c.rolled), "remaining_contents", end-from)
-			c.ev.Fallback, c.ev.FallbackReason = true, reason
+			c.fallBack(t, "contextguard: summarizer calls spent; using the fallback summary for the rest of the span",
+				"the span needs more than "+strconv.Itoa(t.cfg.maxSummarizerCalls)+" summarizer calls (WithMaxSummarizerCalls)",
+				"rolling_pieces", len(c.rolled), "remaining_contents", end-from)
 			return "", "", from
 		}
 		sreq.PreviousSummary, sreq.Transcript, sreq.Contents = shown, text, t.raw[from:pieceEnd]
-		s, err := g.summarize(t, sreq)
-		c.ev.SummarizerCalls++
+		s, failure := g.callSummarizer(t, c, sreq)
 		c.ev.RollingCalls++
-		reason := ""
-		switch {
-		case err != nil:
-			reason = err.Error()
-		case strings.TrimSpace(s) == "":
-			reason = "empty summary"
-		}
-		if reason != "" {
-			t.log().Warn("contextguard: summarizer failed; using the fallback summary", "fallback_reason", reason,
-				"summarizer_model", summarizerModel(t.cfg.summarizer), "attempt", c.ev.SummarizerCalls, "rolling_piece", len(c.rolled)+1)
-			c.ev.Fallback, c.ev.FallbackReason = true, reason
+		if failure != "" {
+			c.fallBack(t, "contextguard: summarizer failed; using the fallback summary", failure,
+				"attempt", c.ev.SummarizerCalls, "rolling_piece", len(c.rolled)+1)
 			return "", "", from
 		}
 		t.log().Debug("contextguard: the span does not fit one summarizer input; summarized a piece of it",

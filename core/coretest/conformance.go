@@ -27,6 +27,9 @@ type ConformanceCase struct {
 	// ([SummarizerConfig.OnBlocked]): the timeout fires while the
 	// summarizer is known to be waiting, whatever the machine's load.
 	SummaryTimeout time.Duration
+	// TailRetention, when > 0, selects the tail-retention strategy with
+	// this fraction of the window (WithTailRetention).
+	TailRetention float64
 	// Recovery gives the guard a recovery model (WithRecoveryModel) that
 	// plays the scenario against the same ground truth.
 	Recovery bool
@@ -47,6 +50,9 @@ const (
 	// of those cases times out and takes the fallback. An hour, so that
 	// only the fake clock reaches it.
 	conformanceSummaryTimeout = time.Hour
+	// conformanceTailFraction is the tail-retention case's share of the
+	// window kept verbatim.
+	conformanceTailFraction = 0.3
 	// conformanceSessions is the number of concurrent sessions of the
 	// concurrency case (the 20).
 	conformanceSessions = 20
@@ -82,7 +88,7 @@ func conformanceScenario(name string, window, turns, scale int, ratio float64) S
 }
 
 // ConformanceCases returns the suite: 30-turn tool-heavy sessions at 8k
-// and 200k, the summarizer failing in each way a summarizer fails,
+// and 200k (at 8k with tail retention too), the summarizer failing in each way a summarizer fails,
 // recovery from a provider's overflow errors, and 20 concurrent sessions on
 // one guard.
 func ConformanceCases() []ConformanceCase {
@@ -101,6 +107,8 @@ func ConformanceCases() []ConformanceCase {
 	return []ConformanceCase{
 		{Name: small.Name, Scenario: small},
 		{Name: "ToolHeavy_30Turns_200k", Scenario: conformanceScenario("ToolHeavy_30Turns_200k", conformanceLargeWindow, conformanceTurns, 24_000, 1.0)},
+		{Name: "TailRetention_30Turns_8k", Scenario: conformanceScenario("TailRetention_30Turns_8k", conformanceSmallWindow, conformanceTurns, 1_000, 1.0),
+			TailRetention: conformanceTailFraction},
 		faulty("Error", FaultError),
 		faulty("Empty", FaultEmpty),
 		faulty("Panic", FaultPanic),

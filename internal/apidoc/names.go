@@ -10,7 +10,7 @@ var reexported = []string{
 	"DefaultMaxSessions", "DefaultPruneKeepSteps", "DefaultSlidingWindowTurns", "DefaultSummaryTimeout",
 	"ErrIrreducible", "ErrReentrant", "MaxFocusBytes", "PluginName", "ReasonOutputLimit", "ReasonOverflow",
 	"ReasonRequested", "ReasonTokens", "RecallToolName", "ReasonTurns", "StateKeyDisabled", "StrategySlidingWindow",
-	"StrategyThreshold",
+	"StrategyTailRetention", "StrategyThreshold",
 	// Types.
 	"AgentOption", "Clock", "CompactionDecision", "CompactionEvent", "ContextOverflow", "ModelRegistry", "Option",
 	"NamedTokenCounter", "PendingCompaction", "RegistryOption", "Strategy", "Summarizer", "SummaryRequest", "TodoItem",
@@ -19,7 +19,7 @@ var reexported = []string{
 	"AsContextOverflow", "NameTokenCounter", "NewCrushRegistry", "SystemClock", "WithClock", "WithBeforeCompaction", "WithDefaultWindow", "WithInstructions",
 	"WithLogger", "WithMaxCompactionAttempts", "WithMaxSessionBytes", "WithMaxSessions", "WithMaxSummarizerCalls", "WithMaxTokens",
 	"WithMeterProvider", "WithOnCompaction", "WithRegistryLogger", "WithReserve", "WithSlidingWindow",
-	"WithSummarizer", "WithSummarizerWindow", "WithSummaryTimeout", "WithSummaryTokens", "WithTokenCounter",
+	"WithSummarizer", "WithSummarizerWindow", "WithSummaryTimeout", "WithSummaryTokens", "WithTailRetention", "WithTokenCounter",
 	"WithToolResultPruning", "WithTracerProvider", "WithTriggerFraction", "WithTriggerTokens",
 }
 

@@ -1,0 +1,64 @@
+package core
+
+import (
+	"fmt"
+	"math"
+
+	"google.golang.org/genai"
+)
+
+// The tail-retention strategy: the newest contents, up to a share of the
+// window, kept verbatim; the rest summarized (ARCHITECTURE.md, Strategies).
+
+// StrategyTailRetention keeps the newest contents verbatim, up to a share of
+// the window by tokens, and summarizes the rest (WithTailRetention).
+const StrategyTailRetention Strategy = "tail_retention"
+
+// WithTailRetention selects the tail-retention strategy: at the token
+// trigger the guard keeps the newest contents verbatim, as many as fit in
+// fraction of the context window (and in the room the summary leaves under
+// the trigger), never separating a function call from its response, and
+// summarizes the previous summary plus everything before them. When the
+// kept contents and the summary do not fit under the trigger, it summarizes
+// everything, as the threshold strategy does. fraction must be in (0, 1).
+func WithTailRetention(fraction float64) AgentOption {
+	return func(c *Agent) {
+		if math.IsNaN(fraction) || fraction <= 0 || fraction >= 1 {
+			c.errs = append(c.errs, fmt.Errorf("WithTailRetention(%v): fraction must be > 0 and < 1", fraction))
+			return
+		}
+		c.policy = tailRetention{fraction: fraction}
+	}
+}
+
+// tailRetention is the tail-retention strategy: it compacts at the token
+// trigger only, and offers one verbatim suffix, the longest pair-safe one
+// whose calibrated size fits fraction of the window and the room under the
+// trigger beside the summary.
+type tailRetention struct{ fraction float64 }
+
+func (tailRetention) name() Strategy { return StrategyTailRetention }
+
+func (tailRetention) due(*turn, []*genai.Content) (string, []any) { return "", nil }
+
+func (s tailRetention) suffixes(t *turn, c *compaction, _ string) []int {
+	limit := min(scaleSat(t.lim.window, s.fraction), t.lim.threshold-c.bare-c.budget)
+	// The longest suffix within limit that leaves something to summarize
+	// after the previous watermark.
+	from, tail := len(t.raw), 0
+	for from > c.first+1 {
+		n := satAdd(tail, t.est.content(t.raw[from-1]))
+		if t.cal.scale(n) > limit {
+			break
+		}
+		from, tail = from-1, n
+	}
+	// Pair safety can only move a start back, past the limit: take the
+	// first pair-safe start at or after it, which keeps less.
+	for ; from < c.cov; from++ {
+		if pairSafeStart(t.raw, from) == from {
+			return []int{from}
+		}
+	}
+	return nil
+}
