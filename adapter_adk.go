@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"google.golang.org/adk/agent"
@@ -193,4 +194,82 @@ func finalResponse(ctx context.Context, llm model.LLM, req *model.LLMRequest) (r
 		return nil, errors.New("returned no response")
 	}
 	return resp, nil
+}
+
+// adkCallIDPrefix starts the function call IDs ADK generates itself; ADK
+// clears them in the requests it builds.
+const adkCallIDPrefix = "adk-"
+
+// asRequested is an event's content as ADK puts it into a request: the
+// function call and response IDs ADK generated are cleared (the content is
+// copied only then), so the recall tool finds the stored summary's cut by
+// the fingerprint of a request's content.
+func asRequested(c *genai.Content) *genai.Content {
+	var parts []*genai.Part
+	for i, p := range c.Parts {
+		if p == nil {
+			continue
+		}
+		switch {
+		case p.FunctionCall != nil && strings.HasPrefix(p.FunctionCall.ID, adkCallIDPrefix):
+			fc := *p.FunctionCall
+			fc.ID = ""
+			np := *p
+			np.FunctionCall = &fc
+			parts = clonedParts(parts, c.Parts)
+			parts[i] = &np
+		case p.FunctionResponse != nil && strings.HasPrefix(p.FunctionResponse.ID, adkCallIDPrefix):
+			fr := *p.FunctionResponse
+			fr.ID = ""
+			np := *p
+			np.FunctionResponse = &fr
+			parts = clonedParts(parts, c.Parts)
+			parts[i] = &np
+		}
+	}
+	if parts == nil {
+		return c
+	}
+	return &genai.Content{Role: c.Role, Parts: parts}
+}
+
+// clonedParts is parts, or a copy of src when parts is still nil.
+func clonedParts(parts, src []*genai.Part) []*genai.Part {
+	if parts != nil {
+		return parts
+	}
+	return append([]*genai.Part(nil), src...)
+}
+
+// recallHistory is the session's contents as the tool's agent sees them, for
+// the recall tool (ARCHITECTURE.md, Recall): the session's events read from
+// svc, in order, those of the call's branch or an ancestor's, each with
+// content. This ADK line keeps no isolation scope: the scope is the branch.
+func recallHistory(ctx agent.ReadonlyContext, svc session.Service) ([]*genai.Content, core.RecallScope, error) {
+	scope := core.RecallScope{Branch: ctx.Branch()}
+	resp, err := svc.Get(ctx, &session.GetRequest{AppName: ctx.AppName(), UserID: ctx.UserID(), SessionID: ctx.SessionID()})
+	if err != nil {
+		return nil, scope, fmt.Errorf("contextguard: recall_context: reading session %q: %w", ctx.SessionID(), err)
+	}
+	if resp == nil || resp.Session == nil || resp.Session.Events() == nil {
+		return nil, scope, nil
+	}
+	evs := resp.Session.Events()
+	history := make([]*genai.Content, 0, evs.Len())
+	for e := range evs.All() {
+		if e == nil || e.Content == nil || len(e.Content.Parts) == 0 || !visibleFrom(scope.Branch, e.Branch) {
+			continue
+		}
+		history = append(history, asRequested(e.Content))
+	}
+	return history, scope, nil
+}
+
+// visibleFrom reports whether an event of branch eventBranch is in the
+// history of branch: either is empty, they are equal, or the event's is an
+// ancestor (ADK's branches are dot-separated agent paths).
+func visibleFrom(branch, eventBranch string) bool {
+	n := len(eventBranch)
+	return branch == "" || eventBranch == "" || branch == eventBranch ||
+		(len(branch) > n && branch[:n] == eventBranch && branch[n] == '.')
 }

@@ -82,6 +82,12 @@ const PluginName = core.PluginName
 // RequestCompaction.
 const ReasonRequested = core.ReasonRequested
 
+// RecallToolName is the name of the tool RecallTool returns. When a request
+// declares a tool of this name, the summary message and the pruning
+// placeholders tell the model that the earlier conversation can be
+// recalled, and how.
+const RecallToolName = core.RecallToolName
+
 // StateKeyDisabled is the session-state key that switches the guard off for
 // one session: while it holds true, the guard stops compacting the session,
 // for every agent: no new compaction (by tokens, turns, request or the

@@ -65,5 +65,5 @@ func ExampleContextGuard_CompactTool() {
 
 	say(r, "The payment service fails: "+strings.Repeat("timeout while calling the ledger; ", 40))
 	say(r, "/compact focus on the ledger timeouts")
-	// Output: compacted (requested), 531 of 8000 tokens before
+	// Output: compacted (requested), 534 of 8000 tokens before
 }

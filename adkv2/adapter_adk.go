@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"google.golang.org/adk/v2/agent"
@@ -190,4 +191,49 @@ func finalResponse(ctx context.Context, llm model.LLM, req *model.LLMRequest) (r
 		return nil, errors.New("returned no response")
 	}
 	return resp, nil
+}
+
+// adkCallIDPrefix starts the function call IDs ADK generates itself; ADK
+// clears them in the requests it builds.
+const adkCallIDPrefix = "adk-"
+
+// asRequested is an event's content as ADK puts it into a request: the
+// function call and response IDs ADK generated are cleared (the content is
+// copied only then), so the recall tool finds the stored summary's cut by
+// the fingerprint of a request's content.
+func asRequested(c *genai.Content) *genai.Content {
+	var parts []*genai.Part
+	for i, p := range c.Parts {
+		if p == nil {
+			continue
+		}
+		switch {
+		case p.FunctionCall != nil && strings.HasPrefix(p.FunctionCall.ID, adkCallIDPrefix):
+			fc := *p.FunctionCall
+			fc.ID = ""
+			np := *p
+			np.FunctionCall = &fc
+			parts = clonedParts(parts, c.Parts)
+			parts[i] = &np
+		case p.FunctionResponse != nil && strings.HasPrefix(p.FunctionResponse.ID, adkCallIDPrefix):
+			fr := *p.FunctionResponse
+			fr.ID = ""
+			np := *p
+			np.FunctionResponse = &fr
+			parts = clonedParts(parts, c.Parts)
+			parts[i] = &np
+		}
+	}
+	if parts == nil {
+		return c
+	}
+	return &genai.Content{Role: c.Role, Parts: parts}
+}
+
+// clonedParts is parts, or a copy of src when parts is still nil.
+func clonedParts(parts, src []*genai.Part) []*genai.Part {
+	if parts != nil {
+		return parts
+	}
+	return append([]*genai.Part(nil), src...)
 }

@@ -119,6 +119,48 @@ func (g *ContextGuard) CompactTool() (tool.Tool, error) {
 	return t, nil
 }
 
+// recallAnswer is the recall tool's answer to the model.
+type recallAnswer struct {
+	Result string `json:"result"`
+}
+
+// recallDescription is the recall tool's description for the model.
+const recallDescription = "Searches the earlier part of this conversation that was compacted into a summary or removed to save context " +
+	"(tool results replaced by a placeholder), and returns the exact excerpts, best first, with the turn and tool they came from. " +
+	"Give words or a phrase (an error message, a file name, a value the user gave); or the call_id a placeholder names to get that tool result whole, in pages. " +
+	"Use it before asking the user to repeat something or redoing a step."
+
+// RecallTool returns a tool, named RecallToolName, that lets the agent
+// search what compactions and pruning removed from its requests in this
+// session and get the exact excerpts back ("query"), or a pruned tool
+// result whole by its "call_id", in pages ("page"). Give it to an agent the
+// guard guards, among its llmagent tools; the summary message and the
+// pruning placeholders then tell the model it is there. The tool reads
+// the session's events from its context (Session().Events()), in place,
+// and keeps only an index of them in memory (nothing in
+// the session state).
+func (g *ContextGuard) RecallTool() (tool.Tool, error) {
+	if g == nil {
+		return nil, errors.New("contextguard: RecallTool: the guard is nil")
+	}
+	t, err := functiontool.New(functiontool.Config{Name: RecallToolName, Description: recallDescription},
+		func(ctx agent.Context, a core.RecallArgs) (recallAnswer, error) {
+			history, scope, err := recallHistory(ctx)
+			if err != nil {
+				return recallAnswer{}, err
+			}
+			out, err := g.engine().Recall(ctx, ctx.State(), ctx.AgentName(), scope, history, a)
+			if err != nil {
+				return recallAnswer{}, err
+			}
+			return recallAnswer{Result: out}, nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("contextguard: RecallTool: %w", err)
+	}
+	return t, nil
+}
+
 // DisableInState is DisableSession from inside the agent: st is the state of
 // a tool's or callback's context. The model calls that follow in the same
 // run already compact no more (the stored summary stays applied).

@@ -386,3 +386,39 @@ func (l *lazyCoverage) Covered(contents []*genai.Content, anchor string) (int, b
 
 // The engine's seam this file implements.
 var _ core.Coverage = (*lazyCoverage)(nil)
+
+// recallHistory is the session's contents as the tool's agent sees them, for
+// the recall tool (ARCHITECTURE.md, Recall): the session's events from the
+// tool's invocation context, those ADK puts into the agent's request
+// (visibleSlots: the branch, the isolation scope, not ADK's internal calls),
+// in order. Another agent's event is its content as it was written. The
+// scope names the branch and the isolation scope, so an index never serves
+// another's.
+func recallHistory(ctx agent.Context) ([]*genai.Content, core.RecallScope, error) {
+	inv := ctx.WithICDelta(nil)
+	if inv == nil {
+		return nil, core.RecallScope{Branch: ctx.Branch()}, nil
+	}
+	scope := core.RecallScope{Branch: inv.Branch(), IsolationScope: inv.IsolationScope()}
+	name := ctx.AgentName()
+	if a := inv.Agent(); a != nil {
+		name = a.Name()
+	}
+	var events []*session.Event
+	if s := inv.Session(); s != nil {
+		if evs := s.Events(); evs != nil {
+			events = make([]*session.Event, 0, evs.Len())
+			for e := range evs.All() {
+				events = append(events, e)
+			}
+		}
+	}
+	slots := visibleSlots(events, name, scope.Branch, scope.IsolationScope)
+	history := make([]*genai.Content, 0, len(slots))
+	for _, s := range slots {
+		if c := events[s.last].Content; c != nil && len(c.Parts) > 0 {
+			history = append(history, asRequested(c))
+		}
+	}
+	return history, scope, nil
+}

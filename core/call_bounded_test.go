@@ -47,6 +47,7 @@ func finishes(t *testing.T, what string, f func()) bool {
 type stuckModel struct {
 	name     string
 	entered  chan struct{} // one value per call that entered
+	left     chan struct{} // one value per call that returned
 	onEnter  func()
 	release  chan struct{}
 	once     sync.Once
@@ -56,13 +57,21 @@ type stuckModel struct {
 
 func newStuckModel(t *testing.T, name string) *stuckModel {
 	baseline := runtime.NumGoroutine()
-	m := &stuckModel{name: name, entered: make(chan struct{}, 16), release: make(chan struct{})}
-	// Release the blocked calls at the end, and check that their
-	// goroutines ended, so no goroutine outlives the test.
+	m := &stuckModel{name: name, entered: make(chan struct{}, 16), left: make(chan struct{}, 16), release: make(chan struct{})}
+	// Release the blocked calls at the end, wait for each to return, and
+	// check that their goroutines ended, so no goroutine outlives the test.
 	t.Cleanup(func() {
 		m.unblock()
-		assert.Zero(t, coretest.GoroutinesLeft(baseline), "the abandoned calls return once released")
+		for range m.calls.Load() {
+			select {
+			case <-m.left:
+			case <-time.After(hangBound):
+				t.Errorf("a released call did not return within %v", hangBound)
+				return
+			}
+		}
 		assert.Equal(t, m.calls.Load(), m.returned.Load())
+		assert.Zero(t, coretest.GoroutinesLeft(baseline), "the abandoned calls return once released")
 	})
 	return m
 }
@@ -74,7 +83,10 @@ func (m *stuckModel) Name() string { return m.name }
 // generate is the model's answer to a request: it blocks until released.
 func (m *stuckModel) generate(context.Context, *Request) (*Response, error) {
 	m.calls.Add(1)
-	defer m.returned.Add(1)
+	defer func() {
+		m.returned.Add(1)
+		m.left <- struct{}{}
+	}()
 	select {
 	case m.entered <- struct{}{}:
 	default:

@@ -72,6 +72,7 @@ func pruneToolResults(t *turn, cs []*genai.Content) []*genai.Content {
 		}
 	}
 	var out []*genai.Content
+	recall := declaresRecall(t.req.Config)
 	step := n - m // the number of the step before cs's first
 	for i, c := range cs {
 		if !hasFunctionResponse(c) {
@@ -80,7 +81,7 @@ func pruneToolResults(t *turn, cs []*genai.Content) []*genai.Content {
 		if step++; step > frontier {
 			break
 		}
-		if p := prunedFor(t.est, c); p.content != nil {
+		if p := prunedFor(t.est, c, recall); p.content != nil {
 			if out == nil {
 				out = slices.Clone(cs)
 			}
@@ -105,23 +106,27 @@ func hasFunctionResponse(c *genai.Content) bool {
 }
 
 // prunedFor returns the pruned copy of c, from the session's cache when c was
-// seen before.
-func prunedFor(e cachedEstimator, c *genai.Content) *prunedContent {
+// seen before; recall: the placeholders say how to recall the result.
+func prunedFor(e cachedEstimator, c *genai.Content, recall bool) *prunedContent {
 	ent := e.cache.entry(e.tokenEstimator, e.salt, c)
 	if ent == nil {
-		return buildPruned(e.tokenEstimator, c)
+		return buildPruned(e.tokenEstimator, c, recall)
 	}
-	if ent.pruned == nil {
-		ent.pruned = buildPruned(e.tokenEstimator, c)
+	slot := &ent.pruned
+	if recall {
+		slot = &ent.prunedRecall
 	}
-	return ent.pruned
+	if *slot == nil {
+		*slot = buildPruned(e.tokenEstimator, c, recall)
+	}
+	return *slot
 }
 
 // buildPruned makes the pruned copy of c: each function response whose
 // payload is at least pruneMinResultTokens gets a placeholder payload such as
 // {"pruned": "kubectl_logs output of 48213 bytes removed to save context; ask
 // again if needed"}; inline parts of the response are dropped with it.
-func buildPruned(e tokenEstimator, c *genai.Content) *prunedContent {
+func buildPruned(e tokenEstimator, c *genai.Content, recall bool) *prunedContent {
 	var parts []*genai.Part
 	for j, p := range c.Parts {
 		if p == nil || p.FunctionResponse == nil {
@@ -138,7 +143,11 @@ func buildPruned(e tokenEstimator, c *genai.Content) *prunedContent {
 				size += len(rp.InlineData.Data)
 			}
 		}
-		fr.Response = map[string]any{prunedKey: placeholderText(fr.Name, size)}
+		text := placeholderText(fr.Name, size)
+		if recall {
+			text = recallPlaceholderText(fr.Name, fr.ID, size)
+		}
+		fr.Response = map[string]any{prunedKey: text}
 		fr.Parts = nil
 		np := *p
 		np.FunctionResponse = &fr
@@ -163,6 +172,19 @@ func placeholderText(tool string, bytes int) string {
 		tool = "tool"
 	}
 	return tool + " output of " + strconv.Itoa(bytes) + " bytes removed to save context; ask again if needed"
+}
+
+// recallPlaceholderText is placeholderText for a model that has the recall
+// tool: it names the call_id that recalls the result whole.
+func recallPlaceholderText(tool, callID string, bytes int) string {
+	if tool == "" {
+		tool = "tool"
+	}
+	how := "call " + RecallToolName + " with words from it to find it again"
+	if callID != "" {
+		how = "call " + RecallToolName + " with call_id " + strconv.Quote(callID) + " to get it whole"
+	}
+	return tool + " output of " + strconv.Itoa(bytes) + " bytes removed to save context; " + how
 }
 
 // partTokens is the estimate of one part, framing excluded.

@@ -55,6 +55,9 @@ type agentMemory struct {
 	// prefix is the chain of the contents last built for the agent
 	// (prefix_mark.go).
 	prefix prefixMemo
+	// recall is the agent's recall index (recall.go), nil until the agent's
+	// first recall in this process.
+	recall *recallIndex
 }
 
 // pendingOverflow is a provider overflow recorded for the next call.

@@ -124,7 +124,7 @@ func (e *sessionEntry) retainedBytes() int {
 		n = satAdd(n, m.sentBytes)
 		n = satAdd(n, m.prefix.bytes)
 	}
-	return n
+	return satAdd(n, e.recallRetained())
 }
 
 // contentRetained is what a cache entry pinning c retains.

@@ -85,6 +85,7 @@ type busyMark struct {
 // summary is unchanged, so its text is neither rebuilt nor recounted.
 type summaryMemo struct {
 	summary, request string
+	recall           bool // the message says the recall tool is there
 	msg              *genai.Content
 }
 

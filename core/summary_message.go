@@ -13,6 +13,9 @@ const (
 	summaryHeader = "[Conversation summary: the earlier part of this conversation was compacted to fit the context window. It is reference material about work already done.]"
 	summaryFooter = "[End of summary]"
 	// continuationLead frames the user's request as reference, not a new task.
+	// recallNote tells a model that has the recall tool that what the
+	// summary left out can be fetched (ARCHITECTURE.md, Recall).
+	recallNote       = "[The full earlier conversation is recallable: call " + RecallToolName + " with words or a phrase (an error message, a file name, a value) to get the exact excerpts, or with the call_id of a removed tool result to get it whole.]"
 	continuationLead = "[Continuation: the user's request at the time of compaction is quoted below for reference. Continue the current task from where it stopped; do not redo finished steps and do not ask the user to repeat anything.]"
 )
 
@@ -29,13 +32,24 @@ func isSummaryMessage(c *genai.Content) bool {
 }
 
 func summaryContent(summary, userRequest string, attachments ...*genai.Part) *genai.Content {
+	return buildSummaryContent(summary, userRequest, false, attachments...)
+}
+
+// buildSummaryContent is summaryContent, saying after the summary, when
+// recall is set (the request declares the recall tool), that the earlier
+// conversation can be recalled.
+func buildSummaryContent(summary, userRequest string, recall bool, attachments ...*genai.Part) *genai.Content {
 	var b strings.Builder
-	b.Grow(len(summaryHeader) + len(summary) + len(userRequest) + len(continuationLead) + len(attachmentsNote) + 64)
+	b.Grow(len(summaryHeader) + len(summary) + len(userRequest) + len(continuationLead) + len(attachmentsNote) + len(recallNote) + 64)
 	b.WriteString(summaryHeader)
 	b.WriteString("\n\n")
 	b.WriteString(strings.TrimSpace(summary))
 	b.WriteString("\n\n")
 	b.WriteString(summaryFooter)
+	if recall {
+		b.WriteString("\n")
+		b.WriteString(recallNote)
+	}
 	n := 0
 	for _, p := range attachments {
 		if p != nil {
@@ -164,9 +178,11 @@ func boundContinuation(t *turn, s string) string {
 // state neither rebuilds nor recounts it.
 func summaryMessage(t *turn, summary, request string, cur *genai.Content) *genai.Content {
 	atts := requestAttachments(cur)
+	recall := declaresRecall(t.req.Config)
 	m := &t.sess.summary
-	if m.msg == nil || m.summary != summary || m.request != request || !carries(m.msg, atts) {
-		m.summary, m.request, m.msg = summary, request, summaryContent(summary, request, atts...)
+	if m.msg == nil || m.summary != summary || m.request != request || m.recall != recall || !carries(m.msg, atts) {
+		m.summary, m.request, m.recall = summary, request, recall
+		m.msg = buildSummaryContent(summary, request, recall, atts...)
 	}
 	return m.msg
 }

@@ -53,6 +53,9 @@ type countEntry struct {
 	// pruned is the content's tool-result-pruned copy, built on first use
 	// (WithToolResultPruning).
 	pruned *prunedContent
+	// prunedRecall is the same copy for a request that declares the recall
+	// tool, whose placeholders say how to recall the result.
+	prunedRecall *prunedContent
 }
 
 // maxCacheEntries bounds one session's cache; past it, entries not used by

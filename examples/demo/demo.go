@@ -86,8 +86,9 @@ type report struct {
 	Chart            string
 	DB               string
 	Elapsed          time.Duration
-	summarizerOnSelf int // summaries the offline summarizer wrote (cross-check)
-	Requested        int // compactions asked for with RequestCompaction
+	summarizerOnSelf int    // summaries the offline summarizer wrote (cross-check)
+	Requested        int    // compactions asked for with RequestCompaction
+	Recalled         string // recall_context's answer after the story
 }
 
 // recorder measures every model call of the agent through two plugins, one
@@ -398,9 +399,17 @@ func run(ctx context.Context, cfg config, w io.Writer) (*report, error) {
 			rep.Chart = abs
 		}
 	}
+	if rep.Compactions > 0 {
+		if rep.Recalled, err = recallFact(ctx, guard, guardPlugin, sessions, sessionID); err != nil {
+			return nil, err
+		}
+	}
 	rep.Elapsed = time.Since(start)
 	printReport(w, rep)
 	printLastSummary(w, rep)
+	if rep.Recalled != "" {
+		printRecall(w, rep.Recalled)
+	}
 	return rep, nil
 }
 

@@ -69,6 +69,10 @@ func TestDemoSmoke(t *testing.T) {
 		t.Errorf("the last summary is not printed, marked as the scripted summarizer's:\n%s", out)
 	}
 
+	if !strings.Contains(rep.Recalled, "about 12% of requests") || !strings.Contains(out, "== recall after compaction") {
+		t.Errorf("the first turn's numbers are not recalled after the compaction:\n%s", out)
+	}
+
 	f, err := os.Open(rep.Chart)
 	if err != nil {
 		t.Fatalf("chart: %v", err)

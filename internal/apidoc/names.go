@@ -9,7 +9,7 @@ var reexported = []string{
 	"CompactToolName", "DefaultContextWindow", "DefaultMaxCompactionAttempts", "DefaultMaxSessionBytes", "DefaultMaxSummarizerCalls",
 	"DefaultMaxSessions", "DefaultPruneKeepSteps", "DefaultSlidingWindowTurns", "DefaultSummaryTimeout",
 	"ErrIrreducible", "ErrReentrant", "MaxFocusBytes", "PluginName", "ReasonOutputLimit", "ReasonOverflow",
-	"ReasonRequested", "ReasonTokens", "ReasonTurns", "StateKeyDisabled", "StrategySlidingWindow",
+	"ReasonRequested", "ReasonTokens", "RecallToolName", "ReasonTurns", "StateKeyDisabled", "StrategySlidingWindow",
 	"StrategyThreshold",
 	// Types.
 	"AgentOption", "Clock", "CompactionDecision", "CompactionEvent", "ContextOverflow", "ModelRegistry", "Option",
@@ -39,6 +39,8 @@ var hostOnly = map[string]string{
 	"ModelNamer":          "a seam: a model that names itself",
 	"New":                 "the plugin's New returns a ContextGuard",
 	"PanicError":          "recovered from the adapters' recovery model",
+	"RecallArgs":          "the recall tool's arguments, which the adapter's RecallTool decodes",
+	"RecallScope":         "a seam: the branch and isolation scope a history was read in",
 	"Recovery":            "a seam: an overflow recovery in progress",
 	"RenderSummaryPrompt": "used by the adapters' LLM summarizers",
 	"Request":             "a seam: the engine's view of a model request",

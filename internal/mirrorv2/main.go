@@ -43,6 +43,9 @@ var mirrored = []mirror{
 			"func fromADK(req *model.LLMRequest) core.Request {\n" +
 			"\treturn core.Request{Model: req.Model, Contents: req.Contents, Config: req.Config, Origin: req}\n" +
 			"}\n\n", "",
+		// ADK v2's recall tool reads the events from its own context, with
+		// the isolation scope (coverage.go recallHistory).
+		recallHistoryV1, "",
 	}},
 	{src: "api.go"},
 	{src: "api_gen.go"},
@@ -54,10 +57,24 @@ var mirrored = []mirror{
 			"// session.ErrNotFound (its in-memory service says \"session ... not found\").\n",
 	}},
 	{src: "summarizer_llm.go"},
-	{src: "adapter_adk_api.go"},
+	{src: "adapter_adk_api.go", extra: []string{
+		"RecallTool(svc session.Service)", "RecallTool()",
+		"recallHistory(ctx, svc)", "recallHistory(ctx)",
+		" svc is the\n// session service the runner uses: the tool reads the session's events\n// from it, in place,",
+		" The tool reads\n// the session's events from its context (Session().Events()), in place,\n//",
+		"\tif core.IsNil(svc) {\n\t\treturn nil, errors.New(\"contextguard: RecallTool: the session service is nil\")\n\t}\n", "",
+	}},
 	{src: "example_test.go"},
 	{src: "conformance_test.go", extra: []string{`NewConformanceRow("v1"`, `NewConformanceRow("v2"`}},
 	{src: "recovery_turn_test.go"},
+	{src: "recall_branches_test.go", extra: []string{"g.RecallTool(svc)", "g.RecallTool()"}},
+	{src: "recall_matrix_test.go", extra: []string{"g.RecallTool(played.svc)", "g.RecallTool()"}},
+	{src: "recall_tool_test.go", extra: []string{
+		// ADK v2's RecallTool reads the events from its context.
+		"r.g.RecallTool(svc)", "r.g.RecallTool()",
+		"g.RecallTool(session.InMemoryService())", "g.RecallTool()",
+		"\t_, err = contextguard.New(nil).RecallTool(nil)\n\trequire.Error(t, err)\n", "",
+	}},
 	{src: "examples/quickstart/main_test.go", extra: []string{
 		// The v2 program is the README's "ADK v2" block, one directory deeper.
 		"## Quickstart", "## ADK v2",
@@ -82,6 +99,7 @@ var mirrored = []mirror{
 	{src: "integration/groundtruth_test.go"},
 	{src: "integration/harness_test.go"},
 	{src: "integration/models_test.go"},
+	{src: "integration/recall_test.go", extra: []string{"guard2.RecallTool(db2.svc)", "guard2.RecallTool()"}},
 	{src: "integration/replicas_test.go"},
 	{src: "integration/restart_test.go"},
 	{src: "integration/script_test.go"},
@@ -90,6 +108,44 @@ var mirrored = []mirror{
 
 // mirror is one generated copy: its v1 source and the replacements, as
 // old/new pairs, that only it needs.
+// recallHistoryV1 is the v1 adapter's recallHistory and visibleFrom
+// (adapter_adk.go, exactly), which ADK v2's adapter replaces by its own
+// (coverage.go): ADK v2's tool reads the events from its own context.
+const recallHistoryV1 = "\n" +
+	"// recallHistory is the session's contents as the tool's agent sees them, for\n" +
+	"// the recall tool (ARCHITECTURE.md, Recall): the session's events read from\n" +
+	"// svc, in order, those of the call's branch or an ancestor's, each with\n" +
+	"// content. This ADK line keeps no isolation scope: the scope is the branch.\n" +
+	"func recallHistory(ctx agent.ReadonlyContext, svc session.Service) ([]*genai.Content, core.RecallScope, error) {\n" +
+	"\tscope := core.RecallScope{Branch: ctx.Branch()}\n" +
+	"\tresp, err := svc.Get(ctx, &session.GetRequest{AppName: ctx.AppName(), UserID: ctx.UserID(), SessionID: ctx.SessionID()})\n" +
+	"\tif err != nil {\n" +
+	"\t\treturn nil, scope, fmt.Errorf(\"contextguard: recall_context: reading session %q: %w\", ctx.SessionID(), err)\n" +
+	"\t}\n" +
+	"\tif resp == nil || resp.Session == nil || resp.Session.Events() == nil {\n" +
+	"\t\treturn nil, scope, nil\n" +
+	"\t}\n" +
+	"\tevs := resp.Session.Events()\n" +
+	"\thistory := make([]*genai.Content, 0, evs.Len())\n" +
+	"\tfor e := range evs.All() {\n" +
+	"\t\tif e == nil || e.Content == nil || len(e.Content.Parts) == 0 || !visibleFrom(scope.Branch, e.Branch) {\n" +
+	"\t\t\tcontinue\n" +
+	"\t\t}\n" +
+	"\t\thistory = append(history, asRequested(e.Content))\n" +
+	"\t}\n" +
+	"\treturn history, scope, nil\n" +
+	"}\n" +
+	"\n" +
+	"// visibleFrom reports whether an event of branch eventBranch is in the\n" +
+	"// history of branch: either is empty, they are equal, or the event's is an\n" +
+	"// ancestor (ADK's branches are dot-separated agent paths).\n" +
+	"func visibleFrom(branch, eventBranch string) bool {\n" +
+	"\tn := len(eventBranch)\n" +
+	"\treturn branch == \"\" || eventBranch == \"\" || branch == eventBranch ||\n" +
+	"\t\t(len(branch) > n && branch[:n] == eventBranch && branch[n] == '.')\n" +
+	"}\n" +
+	""
+
 type mirror struct {
 	src   string
 	extra []string

@@ -4,6 +4,8 @@
 //
 //	go run ./internal/tokenfit            # fit, write weights and report
 //	go run ./internal/tokenfit -manifest chunks.json   # chunk list for gemma3/count.mjs
+//	go run ./internal/tokenfit -gemmabpe  # Gemma-3 vocabulary subset of the hostile-class test
+//	go run ./internal/tokenfit -tables    # vocabulary tables of the feature counter
 //	TOKENFIT_WORST=prose_fr go run ./internal/tokenfit # also list that type's held-out texts, worst first ("*": all)
 //
 // Inputs: the corpus in internal/tokens/testdata/corpus (split into chunks by
@@ -67,6 +69,35 @@ var prior = map[string]float64{
 	"contraction": 0.3,
 	// Circumflexes, cedillas and the like split words more than é, è, à.
 	"accent_rare": 0.3,
+	// A pair or triple of punctuation bytes that is one token, and a byte
+	// that is none of them, in long runs.
+	"punct_pair": 1, "punct_mixed": 1, "punct_mixed_pair": 1, "punct_mixed_triple": 1, "punct_triple": 1,
+	// A repeated letter of another script is a token.
+	"other_repeat": 1,
+	// Gemma 3 keeps a space before a symbol as a token of its own.
+	"space_symbol": 0.5,
+	// A repeated ideograph or kana is a token of its own.
+	"cjk_repeat": 1,
+}
+
+// familyPrior overrides prior per family for the features counted with one
+// family's tables (in that family's tokens): each family's prior is 1 on its
+// own table and 0 on the other's, so that where the corpus has no such text
+// (runs of one letter, rare symbols) each family's estimate is its own
+// table's cost.
+var familyPrior = map[string]map[string]float64{
+	"o200k": {"punct_long_more": 1, "punct_long_more_g": 0, "letter_run": 1, "letter_run_g": 0, "symbol_o200k": 1, "symbol_gemma": 0,
+		"box_tokens": 1, "box_tokens_g": 0, "cjk_repeat_split": 1, "cjk_repeat_split_g": 0, "kana_solo_g": 0},
+	"gemma3": {"punct_long_more": 0, "punct_long_more_g": 1, "letter_run": 0, "letter_run_g": 1, "symbol_o200k": 0, "symbol_gemma": 1,
+		"box_tokens": 0, "box_tokens_g": 1, "cjk_repeat_split": 0, "cjk_repeat_split_g": 1, "kana_solo_g": 0.5},
+}
+
+// priorOf returns the prior weight of a feature for a family.
+func priorOf(family, name string) float64 {
+	if p, ok := familyPrior[family][name]; ok {
+		return p
+	}
+	return prior[name]
 }
 
 // minTokens is the least exact count of a text whose error is reported:
@@ -96,8 +127,18 @@ func main() {
 	dir := flag.String("dir", "internal/tokens", "the internal/tokens package directory (run from the core module's directory, core/)")
 	manifest := flag.String("manifest", "", "write the chunk list (key, file, start, end) as JSON to this file and exit")
 	hanPairs := flag.Bool("hanpairs", false, "write hanpairs.bin (the CJK pair and split tables, from the o200k_base vocabulary) and exit")
+	gemmaSubset := flag.Bool("gemmabpe", false, "write testdata/gemma3_bpe.bz2 (the Gemma-3 vocabulary subset of the hostile-class test) from the npm package of gemma3/ and exit")
+	tables := flag.Bool("tables", false, "write internal/tokens/features_tables.go (punctuation pairs, run lengths, symbol costs) from the vocabularies and exit")
 	real := flag.Bool("real", false, "run real tools (go, git, ls, find, grep, tree, ps, df) and rewrite the corpus files real_*.out.txt first")
 	flag.Parse()
+	if *gemmaSubset {
+		writeGemmaSubset(*dir)
+		return
+	}
+	if *tables {
+		writeTables(*dir)
+		return
+	}
 	if *real {
 		writeRealCorpus(*dir)
 	}
@@ -150,7 +191,7 @@ func main() {
 		}
 		o = append(o, sample{c: c, x: tokens.Count(c.Text), y: float64(n)})
 	}
-	wo := fit(o)
+	wo := fit(o, "o200k")
 	framing := o200kFraming(enc, chunks)
 	write(*dir, "o200k", weightsFile{Family: "o200k", Tokenizer: "o200k_base via github.com/tiktoken-go/tokenizer v0.7.0",
 		Framing: framing, Weights: named(wo)})
@@ -172,7 +213,7 @@ func main() {
 			}
 			g = append(g, sample{c: s.c, x: s.x, y: float64(n)})
 		}
-		wg := fit(g)
+		wg := fit(g, "gemma3")
 		write(*dir, "gemma3", weightsFile{Family: "gemma3", Tokenizer: gc.Tokenizer, Framing: gc.Framing, Weights: named(wg)})
 		fmt.Fprintf(&report, "\n== gemma3 (%s); framing per message %.2f tokens\n", gc.Tokenizer, gc.Framing)
 		table(&report, g, wg)

@@ -53,19 +53,13 @@ const (
 	boxLast  = 0x259F
 )
 
-// punctRunLen holds, for each ASCII punctuation byte c, the longest run of c
-// of a power-of-two length such that the runs of c of 1, 2, 4, ... up to it
+// boxRunLen holds, for the runes U+2500–U+259F, the longest run of the
+// rune of a power-of-two length such that the runs of 1, 2, 4, ... up to it
 // are all single o200k_base tokens (byte-pair merges build long runs by
-// doubling). boxRunLen holds the same for the runes U+2500–U+259F, 0 meaning
-// that the rune alone is not a token (it costs two, and runs of it do not
-// merge). Written by go run ./internal/tokenfit
-// -runtables, which the fit checks.
+// doubling), 0 meaning that the rune alone is not a token (it costs two, and
+// runs of it do not merge). The same tables of ASCII characters, for both
+// families, are in features_tables.go.
 var (
-	punctRunLen = [128]uint8{
-		'!': 16, '"': 4, '#': 64, '$': 4, '%': 32, '&': 2, '\'': 4, '(': 4, ')': 4, '*': 64, '+': 32,
-		',': 4, '-': 64, '.': 64, '/': 64, ':': 16, ';': 16, '<': 8, '=': 64, '>': 8, '?': 8,
-		'@': 8, '[': 2, '\\': 4, ']': 2, '^': 8, '_': 64, '`': 2, '{': 2, '|': 4, '}': 2, '~': 32,
-	}
 	boxRunLen = [boxLast - boxFirst + 1]uint8{
 		0x00: 16, 0x01: 8, 0x02: 1, 0x03: 1, 0x1C: 1, 0x23: 1, 0x50: 8, 0x51: 1, 0x57: 1, 0x5D: 1,
 		0x80: 1, 0x84: 2, 0x88: 4, 0x8B: 1, 0x91: 1, 0x92: 1, 0x93: 1,
@@ -197,6 +191,12 @@ func countFeatures[T text](s T, f *Features) {
 				}
 				if j == n || byteFlags[s[j]]&bEnd != 0 {
 					letters := j - i
+					if letters >= longLetterRun && s[i+1] == c && s[i+2] == c && s[i+3] == c {
+						// "aaaaaaaa": a run of one letter merges by
+						// doubling, not as a word.
+						i = letterRun(s, i, f)
+						continue
+					}
 					// A capital then lower-case letters, without a branch
 					// (capitals are hard to predict).
 					f[fTitle] += int32(fl/bUpper&1) & b2i(letters > 1)
@@ -206,6 +206,11 @@ func countFeatures[T text](s T, f *Features) {
 						addPiece(f, letters, 0, false)
 					}
 					i = j
+					continue
+				}
+				if i+longLetterRun-1 < n && s[i+1] == c && s[i+2] == c && s[i+3] == c {
+					// "IIIIII", "aaaaB": a run of one letter, as above.
+					i = letterRun(s, i, f)
 					continue
 				}
 				// Two more cases that wordRun and pieces would count the
@@ -318,7 +323,7 @@ func countFeatures[T text](s T, f *Features) {
 				j++
 			}
 			f[fTabRun]++
-			f[fTab] += int32(j - i)
+			f[fTab] += int32(min(j-i, tabCap))
 			if j < n && byteKind[s[j]] == kPunct {
 				// Tab-indented JSON ("\t\t\"key\""): o200k_base lets one
 				// tab or space lead a word, not punctuation.
@@ -330,13 +335,25 @@ func countFeatures[T text](s T, f *Features) {
 				// A run of two or three bytes ("\":", "),", "();"),
 				// without the loop below: it repeats no byte often
 				// enough for the run table or the alternation count.
-				rep := b2i(s[i+1] == c)
-				pipes := b2i(c == '|') + b2i(s[i+1] == '|')
+				d := s[i+1]
+				rep := b2i(d == c)
+				pipes := b2i(c == '|') + b2i(d == '|')
+				// The first two bytes are one token, or else the last two
+				// (see punctRun).
+				pair := (1 - rep) & pairBit(c, d)
+				tri := int32(0)
 				if l == 3 {
-					rep += b2i(s[i+2] == s[i+1])
-					pipes += b2i(s[i+2] == '|')
+					e := s[i+2]
+					rep += b2i(e == d)
+					pipes += b2i(e == '|')
+					if pair != 0 && e != d {
+						tri = tripleBit(c, d, e)
+					}
+					pair = pair&^tri | (1-pair)&b2i(d != c && e != d)&pairBit(d, e)
 				}
-				f[fPunct] += int32(l) - rep
+				f[fPunct] += int32(l) - rep - 2*pair - 3*tri
+				f[fPunctPair] += pair
+				f[fPunctTriple] += tri
 				f[fPunctRepeat] += rep
 				f[fPipe] += pipes
 				f[fPunctRun]++

@@ -136,4 +136,12 @@ func init() {
 		byteFlags[i] = f
 		byteKind[i] = k
 	}
+	p := uint8(0)
+	for c := range punctIndex {
+		punctIndex[c] = 0xFF
+		if byteKind[c] == kPunct && c < 0x80 {
+			punctIndex[c] = p
+			p++
+		}
+	}
 }

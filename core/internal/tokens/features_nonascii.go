@@ -11,6 +11,8 @@ package tokens
 // and of kana.
 type scriptRuns struct {
 	hanLen int // length so far of the current run of ideographs
+	// The previous letter of another script (sOther), for runs of one.
+	otherPrev rune
 	// The previous ideograph, and whether it may still pair with the next
 	// one (it is not the second of a pair already counted).
 	hanPrev rune
@@ -18,6 +20,8 @@ type scriptRuns struct {
 	// The same for kana, with the kana pair table.
 	kanaPrev rune
 	kanaOpen bool
+	// The same with the Gemma-3 kana pair table.
+	kanaOpenG bool
 }
 
 // nonASCII counts what starts at the non-ASCII byte s[i], after a rune of
@@ -60,7 +64,7 @@ func nonASCII[T text](s T, i int, f *Features, prev int, st *scriptRuns) (int, i
 // registers.
 func cjkRun[T text](s T, i int, f *Features, prev int, st *scriptRuns) (int, int) {
 	n := len(s)
-	hanLen, hanPrev, hanOpen, kanaPrev, kanaOpen := st.hanLen, st.hanPrev, st.hanOpen, st.kanaPrev, st.kanaOpen
+	hanLen, hanPrev, hanOpen, kanaPrev, kanaOpen, kanaOpenG := st.hanLen, st.hanPrev, st.hanOpen, st.kanaPrev, st.kanaOpen, st.kanaOpenG
 runs:
 	for i+2 < n {
 		c, c1, c2 := s[i], s[i+1], s[i+2]
@@ -74,6 +78,18 @@ runs:
 			// sHan case below, kept inline: as a shared
 			// method (not inlined) it cost a quarter of
 			// Chinese text's speed (zh 635 -> 465 MB/s).
+			if r == hanPrev && prev == prevHan && !(hanOpen && isHanPair(hanPrev, r)) {
+				// A run of one ideograph: each is a token of its own,
+				// or two when it is split alone, past a pair the
+				// vocabulary holds ("慢慢").
+				f[fCJKRepeat]++
+				f[fCJKRepeatSplit] += hanSplitBit(r)
+				f[fCJKRepeatSplitG] += gemmaHanExtra(r)
+				hanOpen = false
+				hanLen++
+				i += 3
+				continue
+			}
 			f[fHan]++
 			f[fCJKSplit] += hanSplitBit(r)
 			if prev != prevHan {
@@ -102,14 +118,25 @@ runs:
 			f[fCJKPunct]++
 			prev = prevNone
 		case r >= KanaFirst && r <= KanaLast:
+			// The pair tables of both families, with one index.
+			paired, pairedG := false, false
+			if prev == prevKana {
+				k := KanaPairIndex(kanaPrev, r)
+				paired = kanaOpen && kanaPairs[k>>6]&(1<<(k&63)) != 0
+				if r == kanaPrev && !paired {
+					f[fCJKRepeat]++
+					f[fCJKRepeatSplit] += kanaSplitBit(r)
+					kanaOpen, kanaOpenG = false, false
+					i += 3
+					continue
+				}
+				pairedG = kanaOpenG && kanaPairsGemma[k>>3]&(1<<(k&7)) != 0
+			}
 			f[fKana]++
 			f[fCJKSplit] += kanaSplitBit(r)
-			if prev == prevKana && kanaOpen && isKanaPair(kanaPrev, r) {
-				kanaOpen = false
-			} else {
-				f[fKanaSolo]++
-				kanaOpen = true
-			}
+			f[fKanaSolo] += 1 - b2i(paired)
+			f[fKanaSoloG] += 1 - b2i(pairedG)
+			kanaOpen, kanaOpenG = !paired, !pairedG
 			kanaPrev = r
 			prev = prevKana
 		case r >= 0xAC00 && r <= 0xD7AF:
@@ -120,7 +147,7 @@ runs:
 		}
 		i += 3
 	}
-	st.hanLen, st.hanPrev, st.hanOpen, st.kanaPrev, st.kanaOpen = hanLen, hanPrev, hanOpen, kanaPrev, kanaOpen
+	st.hanLen, st.hanPrev, st.hanOpen, st.kanaPrev, st.kanaOpen, st.kanaOpenG = hanLen, hanPrev, hanOpen, kanaPrev, kanaOpen, kanaOpenG
 	return i, prev
 }
 
@@ -133,6 +160,17 @@ func scriptRune[T text](s T, i int, r rune, size int, f *Features, prev int, st 
 	next := prevNone
 	switch scriptOfRune(r) {
 	case sHan:
+		if prev == prevHan && r == st.hanPrev && !(st.hanOpen && isHanPair(st.hanPrev, r)) {
+			f[fCJKRepeat]++
+			if r >= HanSplitFirst && r <= HanSplitLast {
+				f[fCJKRepeatSplit] += hanSplitBit(r)
+			}
+			f[fCJKRepeatSplitG] += gemmaHanExtra(r)
+			st.hanOpen = false
+			st.hanLen++
+			next = prevHan
+			break
+		}
 		f[fHan]++
 		if r >= HanSplitFirst && r <= HanSplitLast {
 			f[fCJKSplit] += hanSplitBit(r)
@@ -161,20 +199,33 @@ func scriptRune[T text](s T, i int, r rune, size int, f *Features, prev int, st 
 	case sKana:
 		// Only kana outside U+3040–U+30FF, or truncated, reach
 		// here: none is in the pair table.
+		next = prevKana
+		if prev == prevKana && r == st.kanaPrev {
+			f[fCJKRepeat]++
+			st.kanaOpen, st.kanaOpenG = false, false
+			break
+		}
 		f[fKana]++
 		f[fKanaSolo]++
-		st.kanaOpen = false
-		next = prevKana
+		f[fKanaSoloG]++
+		st.kanaOpen, st.kanaOpenG = false, false
+		st.kanaPrev = r
 	case sHangul:
 		f[fHangul]++
 	case sCJKPunct:
 		f[fCJKPunct]++
 	case sOther:
+		next = prevOther
+		if prev == prevOther && r == st.otherPrev {
+			// A run of one letter does not merge.
+			f[fOtherRepeat]++
+			break
+		}
 		f[fOtherLetter]++
 		if prev != prevOther {
 			f[fOtherRun]++
 		}
-		next = prevOther
+		st.otherPrev = r
 	case sUniPunct:
 		f[fUniPunct]++
 	case sHanRare:
@@ -195,9 +246,17 @@ func scriptRune[T text](s T, i int, r rune, size int, f *Features, prev int, st 
 			j += 3
 		}
 		f[fBoxTokens] += runTokens(int32(j-i)/3, int32(boxRunLen[r-boxFirst]))
+		f[fSpaceSymbol] += b2i(i > 0 && s[i-1] == ' ')
+		f[fBoxTokensG] += runTokensBytes(int32(j-i)/3, int32(boxRunLenGemma[r-boxFirst]), 3)
 		size = j - i
 	default:
-		f[fSymbol]++
+		if inSymTables(r) {
+			f[fSymO200k] += symCost(&symCostO200k, r)
+			f[fSymGemma] += symCost(&symCostGemma, r)
+			f[fSpaceSymbol] += b2i(i > 0 && s[i-1] == ' ')
+		} else {
+			f[fSymbol]++
+		}
 	}
 	return size, next
 }

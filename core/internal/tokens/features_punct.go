@@ -19,6 +19,20 @@ func punctRun[T text](s T, i int, f *Features) int {
 	// same counts the bytes equal to the one before in the
 	// current run of one byte; long runs are costed by the table.
 	same, long, alt := int32(0), int32(0), int32(0)
+	// A byte that differs from the one before is the head of a run of one
+	// byte; two heads in a row, the first a run of one, are one token when
+	// the pair table says so, greedily from the left, as byte-pair merges
+	// join common pairs ("()", "=>", "\":") first. open: the byte before
+	// is a head that may pair.
+	// A pair whose second byte is a run of one, followed by a head, is a
+	// triple when the triple table says so ("\":\"" is two tokens, not
+	// three). paired: the byte before is the second of a pair; tripled:
+	// the third of a triple.
+	pairs, triples := int32(0), int32(0)
+	open, paired, tripled := true, false, false
+	// altRun is the length of the current stretch of bytes that repeat the
+	// two before them ("-=-=-="); stretches of longAlt and more count.
+	altRun := int32(0)
 	for j < n && byteKind[s[j]] == kPunct {
 		if d := s[j]; d == s[j-1] {
 			// The byte and the rest of its run ("-----"), eight
@@ -33,16 +47,34 @@ func punctRun[T text](s T, i int, f *Features) int {
 				pipes += int32(e - j)
 			}
 			j = e
+			open = false
+			alt += altRun & -b2i(altRun >= longAlt)
+			altRun = 0
 			continue
 		}
-		if j-i >= 2 && s[j] == s[j-2] {
-			alt++
+		// A byte of an alternation pairs with nothing: punct_alt costs
+		// it if the stretch is long.
+		isAlt := j-i >= 3 && s[j] == s[j-2] && s[j-1] == s[j-3]
+		if isAlt {
+			altRun++
+		} else {
+			alt += altRun & -b2i(altRun >= longAlt)
+			altRun = 0
 		}
 		if same >= longPunct-1 {
 			rep -= same
 			long += same + 1
-			f[fPunctLong] += runTokens(same+1, int32(punctRunLen[s[j-1]]))
+			addLongPunct(f, same+1, s[j-1])
+			// A long run's head pairs with nothing: a triple it ends
+			// is a pair.
+			pairs += b2i(tripled) - b2i(paired)
+			triples -= b2i(tripled)
 		}
+		tripled = !isAlt && paired && same == 0 && tripleBit(s[j-2], s[j-1], s[j]) != 0
+		paired = !isAlt && !tripled && open && same == 0 && pairBit(s[j-1], s[j]) != 0
+		pairs += b2i(paired) - b2i(tripled)
+		triples += b2i(tripled)
+		open = !paired && !tripled && !isAlt
 		same = 0
 		if s[j] == '|' {
 			pipes++
@@ -52,14 +84,16 @@ func punctRun[T text](s T, i int, f *Features) int {
 	if same >= longPunct-1 {
 		rep -= same
 		long += same + 1
-		f[fPunctLong] += runTokens(same+1, int32(punctRunLen[s[j-1]]))
+		addLongPunct(f, same+1, s[j-1])
+		pairs += b2i(tripled) - b2i(paired)
+		triples -= b2i(tripled)
 	}
-	if alt < longAlt {
-		alt = 0
-	}
+	alt += altRun & -b2i(altRun >= longAlt)
 	f[fPunctAlt] += alt
 	f[fPipe] += pipes
-	f[fPunct] += int32(j-i) - rep - long - alt
+	f[fPunctMixed] += int32(j-i) - rep - long - alt - 2*pairs - 3*triples
+	f[fPunctMixedPair] += pairs
+	f[fPunctMixedTriple] += triples
 	f[fPunctRepeat] += rep
 	f[fPunctRun]++ // never one byte before a word: those take the fast path
 	return j
@@ -76,4 +110,53 @@ func shortPunctRun[T text](s T, i int) int {
 		return 3
 	}
 	return 0
+}
+
+// addLongPunct counts a run of m copies of the punctuation byte c, m at
+// least longPunct, with the run tables of both families.
+func addLongPunct(f *Features, m int32, c byte) {
+	f[fPunctLong]++
+	f[fPunctLongMore] += runTokens(m, int32(runLenO200k[c])) - 1
+	f[fPunctLongMoreG] += runTokens(m, int32(runLenGemma[c])) - 1
+}
+
+// pairBit returns 1 if the ASCII punctuation bytes a, b together are one
+// o200k_base token, and 0 otherwise.
+func pairBit(a, b byte) int32 {
+	return int32(punctPair[a&0x7F][b>>6&1] >> (b & 63) & 1)
+}
+
+// punctIndex maps each ASCII punctuation byte to its index (0–31) in the
+// triple table, and every other byte to 0xFF; filled by the init of
+// features_bytes.go, after byteKind.
+var punctIndex [256]uint8
+
+// PunctIndex returns the index of the ASCII punctuation byte c in the
+// triple table. It is exported for the fit program, which writes the table.
+func PunctIndex(c byte) (int, bool) {
+	if punctIndex[c] == 0xFF {
+		return 0, false
+	}
+	return int(punctIndex[c]), true
+}
+
+// tripleBit returns 1 if the ASCII punctuation bytes a, b, c together are
+// one o200k_base token, and 0 otherwise.
+func tripleBit(a, b, c byte) int32 {
+	return int32(punctTriple[uint32(punctIndex[a]&31)<<5|uint32(punctIndex[b]&31)] >> (punctIndex[c] & 31) & 1)
+}
+
+// letterRun counts the run of one ASCII letter at s[i], at least
+// longLetterRun long, with the run tables of both families, and returns its
+// end.
+func letterRun[T text](s T, i int, f *Features) int {
+	c := s[i]
+	j := i + 1
+	for j < len(s) && s[j] == c {
+		j++
+	}
+	m := int32(j - i)
+	f[fLetterRun] += runTokens(m, int32(runLenO200k[c]))
+	f[fLetterRunG] += runTokens(m, int32(runLenGemma[c]))
+	return j
 }

@@ -13,7 +13,8 @@ import (
 // combining marks costed apart from the letters; with the CJK split and kana
 // pair tables, elisions and tabs before punctuation; with words after
 // newlines, snake_case joints, English contractions and French verb
-// endings. Do not edit it to follow features.go.
+// endings; with pairs of punctuation, runs of one letter, repeated CJK runes,
+// the symbol tables and the cap on tabs. Do not edit it to follow features.go.
 
 // Byte flags of the ASCII class table.
 const (
@@ -180,6 +181,8 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 	hanOpen := false
 	var kanaPrev rune
 	kanaOpen := false
+	kanaOpenG := false
+	var otherPrev rune
 	for i < n {
 		c := s[i]
 		k := byteKindRef[c]
@@ -206,6 +209,16 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 		}
 		if k == kWordRef {
 			prevOther, prevHan, prevKana = false, false, false
+			if byteFlagsRef[c]&(bLowerRef|bUpperRef) != 0 && i+3 < n && s[i+1] == c && s[i+2] == c && s[i+3] == c {
+				j := i
+				for j < n && s[j] == c {
+					j++
+				}
+				f[fLetterRun] += runTokens(int32(j-i), int32(runLenO200k[c]))
+				f[fLetterRunG] += runTokens(int32(j-i), int32(runLenGemma[c]))
+				i = j
+				continue
+			}
 			// Fast path, inline: a plain ASCII word (lower case, or one
 			// capital then lower case) that the next byte cannot continue.
 			if fl := byteFlagsRef[c]; fl&(bLowerRef|bUpperRef) != 0 {
@@ -263,7 +276,7 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 				j++
 			}
 			f[fTabRun]++
-			f[fTab] += int32(j - i)
+			f[fTab] += int32(min(j-i, 4))
 			if j < n && byteKindRef[s[j]] == kPunctRef {
 				f[fTabPunct]++
 			}
@@ -304,33 +317,85 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 				}
 				j++
 			}
-			// Bytes equal to the one two before but not the one before:
-			// alternating patterns, counted as such when there are enough.
+			// Bytes that repeat the two before them, not the one before:
+			// alternating patterns, counted in stretches of longAlt or
+			// more.
 			alt := int32(0)
-			for k := i + 2; k < j; k++ {
-				if s[k] == s[k-2] && s[k] != s[k-1] {
-					alt++
+			stretch := int32(0)
+			for k := i; k <= j; k++ {
+				if k < j && k >= i+3 && s[k] == s[k-2] && s[k-1] == s[k-3] && s[k] != s[k-1] {
+					stretch++
+					continue
 				}
-			}
-			if alt < longAlt {
-				alt = 0
+				if stretch >= longAlt {
+					alt += stretch
+				}
+				stretch = 0
 			}
 			f[fPunctAlt] += alt
-			f[fPunct] -= alt
+			heads := int32(0)
 			// Split the run into runs of one byte: short ones count a
-			// punct and repeats, long ones their table cost.
+			// punct and repeats, long ones their table cost. Two short
+			// ones in a row, the first of one byte, pair up when the pair
+			// table says so, from the left.
+			// Then, from the left, a short one of one byte and the short
+			// one after it make a pair when the pair table says so, and
+			// with a third short one a triple when the second is of one
+			// byte and the triple table says so.
+			type unit struct {
+				c   byte
+				m   int32
+				alt bool // its byte repeats the two before it
+			}
+			var units []unit
 			for a := i; a < j; {
 				b := a + 1
 				for b < j && s[b] == s[a] {
 					b++
 				}
-				if m := int32(b - a); m >= longPunct {
-					f[fPunctLong] += runTokens(m, int32(punctRunLen[s[a]]))
-				} else {
-					f[fPunct]++
-					rep += m - 1
-				}
+				units = append(units, unit{s[a], int32(b - a), a >= i+3 && s[a] == s[a-2] && s[a-1] == s[a-3] && s[a] != s[a-1]})
 				a = b
+			}
+			short := func(k int) bool { return k < len(units) && units[k].m < longPunct && !units[k].alt }
+			pairs, triples := int32(0), int32(0)
+			for k := 0; k < len(units); k++ {
+				u := units[k]
+				if u.m >= longPunct {
+					f[fPunctLong]++
+					f[fPunctLongMore] += runTokens(u.m, int32(runLenO200k[u.c])) - 1
+					f[fPunctLongMoreG] += runTokens(u.m, int32(runLenGemma[u.c])) - 1
+					continue
+				}
+				heads++
+				rep += u.m - 1
+				if u.alt || u.m != 1 || !short(k+1) || punctPair[u.c][units[k+1].c/64]&(1<<(units[k+1].c%64)) == 0 {
+					continue
+				}
+				v := units[k+1]
+				heads++
+				rep += v.m - 1
+				if v.m == 1 && short(k+2) {
+					w := units[k+2]
+					if punctTriple[int(punctIndex[u.c])*32+int(punctIndex[v.c])]&(1<<punctIndex[w.c]) != 0 {
+						heads++
+						rep += w.m - 1
+						triples++
+						k += 2
+						continue
+					}
+				}
+				pairs++
+				k++
+			}
+			// Runs of four bytes or more count apart.
+			if j-i >= 4 {
+				f[fPunctMixed] += heads - alt - 2*pairs - 3*triples
+				f[fPunctMixedPair] += pairs
+				f[fPunctMixedTriple] += triples
+			} else {
+				f[fPunct] += heads - 2*pairs - 3*triples
+				f[fPunctPair] += pairs
+				f[fPunctTriple] += triples
 			}
 			f[fPipe] += pipes
 			f[fPunctRepeat] += rep
@@ -352,6 +417,16 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 			if c >= 0xE4 && c <= 0xE9 && i+2 < n && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 &&
 				(c > 0xE4 || s[i+1] >= 0xB8) {
 				r := rune(c&0x0F)<<12 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F)
+				if prevHan && r == hanPrev && !(hanOpen && isHanPairRef(hanPrev, r)) {
+					f[fCJKRepeat]++
+					f[fCJKRepeatSplit] += splitBitRef(r)
+					f[fCJKRepeatSplitG] += gemmaHanExtra(r)
+					hanOpen = false
+					hanLen++
+					prevOther, prevHan, prevKana = false, true, false
+					i += 3
+					continue
+				}
 				f[fHan]++
 				f[fCJKSplit] += splitBitRef(r)
 				if !prevHan {
@@ -393,6 +468,15 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 			other, han, kana := false, false, false
 			switch scriptOfRef(r) {
 			case sHanRef:
+				if prevHan && r == hanPrev && !(hanOpen && isHanPairRef(hanPrev, r)) {
+					f[fCJKRepeat]++
+					f[fCJKRepeatSplit] += splitBitRef(r)
+					f[fCJKRepeatSplitG] += gemmaHanExtra(r)
+					hanOpen = false
+					hanLen++
+					han = true
+					break
+				}
 				f[fHan]++
 				f[fCJKSplit] += splitBitRef(r)
 				if !prevHan {
@@ -417,6 +501,14 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 				hanLen++
 				han = true
 			case sKanaRef:
+				if prevKana && r == kanaPrev && !(r >= 0x3040 && r <= 0x30FF && kanaOpen && isKanaPairRef(kanaPrev, r)) {
+					f[fCJKRepeat]++
+					f[fCJKRepeatSplit] += splitBitRef(r)
+					kanaOpen = false
+					kanaOpenG = false
+					kana = true
+					break
+				}
 				f[fKana]++
 				f[fCJKSplit] += splitBitRef(r)
 				if r >= 0x3040 && r <= 0x30FF && prevKana && kanaOpen && isKanaPairRef(kanaPrev, r) {
@@ -425,6 +517,12 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 					f[fKanaSolo]++
 					kanaOpen = r >= 0x3040 && r <= 0x30FF
 				}
+				if r >= 0x3040 && r <= 0x30FF && prevKana && kanaOpenG && isKanaPairGemma(kanaPrev, r) {
+					kanaOpenG = false
+				} else {
+					f[fKanaSoloG]++
+					kanaOpenG = r >= 0x3040 && r <= 0x30FF
+				}
 				kanaPrev = r
 				kana = true
 			case sHangulRef:
@@ -432,11 +530,16 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 			case sCJKPunctRef:
 				f[fCJKPunct]++
 			case sOtherRef:
+				other = true
+				if prevOther && r == otherPrev {
+					f[fOtherRepeat]++
+					break
+				}
 				f[fOtherLetter]++
 				if !prevOther {
 					f[fOtherRun]++
 				}
-				other = true
+				otherPrev = r
 			case sUniPunctRef:
 				f[fUniPunct]++
 			case sHanRareRef:
@@ -463,9 +566,25 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 					m++
 				}
 				f[fBoxTokens] += runTokens(int32(m), int32(boxRunLen[r-0x2500]))
+				if i > 0 && s[i-1] == ' ' {
+					f[fSpaceSymbol]++
+				}
+				if l := boxRunLenGemma[r-0x2500]; l == 0 {
+					f[fBoxTokensG] += 3 * int32(m)
+				} else {
+					f[fBoxTokensG] += runTokens(int32(m), int32(l))
+				}
 				size *= m
 			default:
-				f[fSymbol]++
+				if r >= 0x2000 && r < 0x2C00 || r >= 0x1F000 && r < 0x1FC00 {
+					f[fSymO200k] += symCost(&symCostO200k, r)
+					f[fSymGemma] += symCost(&symCostGemma, r)
+					if i > 0 && s[i-1] == ' ' {
+						f[fSpaceSymbol]++
+					}
+				} else {
+					f[fSymbol]++
+				}
 			}
 			prevOther, prevHan, prevKana = other, han, kana
 			i += size

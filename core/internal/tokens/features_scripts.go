@@ -87,10 +87,74 @@ func scriptOfRune(r rune) int {
 // rare ones in short tokens, which no per-byte weight can describe.
 const longPunct = 4
 
-// longAlt is the number of bytes repeating the byte two before (and not the
-// one before) from which a punctuation run counts them as fPunctAlt instead
-// of fPunct: "-=-=-=", "._._._" and "<><><>" are rules and art, tokenized as
-// repeated pairs, while short ones ("->", "();") are code.
+// longLetterRun is the length from which a run of one ASCII letter at the
+// start of a word is costed with the run tables: "aaaa" is one token, as a
+// word would be, "aaaaaaaaaaaa" is not.
+const longLetterRun = 4
+
+// tabCap is the most tabs of a run that the tab feature counts: both
+// vocabularies hold runs of 16 tabs and more in one token, so deep
+// indentation costs what shallow does.
+const tabCap = 4
+
+// The ranges of the symbol tables: symbols (arrows, math operators,
+// technical symbols, dingbats) from SymTableFirst and emoji from
+// EmojiTableFirst, symTableRunes runes each. A symbol costs one to four
+// tokens alone, by the rune, in ways no per-rune weight can follow: the
+// tables of features_tables.go give each family's cost of each one.
+const (
+	SymTableFirst   = 0x2000
+	EmojiTableFirst = 0x1F000
+	symTableRunes   = 0xC00
+)
+
+// SymbolTableRune reports whether the symbol tables cost r: a rune of their
+// ranges that is counted as a symbol (not a box-drawing rune nor general
+// punctuation). It is exported for the fit program, which writes the tables.
+func SymbolTableRune(r rune) bool {
+	return inSymTables(r) && scriptOf(r) == sSymbol
+}
+
+func inSymTables(r rune) bool {
+	return r >= SymTableFirst && r < SymTableFirst+symTableRunes || r >= EmojiTableFirst && r < EmojiTableFirst+symTableRunes
+}
+
+// The range of the Gemma-3 ideograph table.
+const (
+	GemmaHanFirst = 0x4E00
+	GemmaHanLast  = 0x6FFF
+)
+
+// gemmaHanExtra returns the tokens Gemma 3 adds to one for the ideograph r
+// alone (2 for one outside its vocabulary: three byte tokens), from the
+// table of U+4E00–U+6FFF, and for other ideographs twice the o200k split
+// bit (an ideograph o200k splits is mostly rare in Gemma's too).
+func gemmaHanExtra(r rune) int32 {
+	if r >= GemmaHanFirst && r <= GemmaHanLast {
+		k := int(r - GemmaHanFirst)
+		return int32(gemmaHanCost[k>>2] >> (2 * (k & 3)) & 3)
+	}
+	if r >= HanSplitFirst && r <= HanSplitLast {
+		return 2 * hanSplitBit(r)
+	}
+	return 0
+}
+
+// symCost returns the cost of r in table t (two bits a rune: the cost minus
+// one). r must be in the tables' ranges.
+func symCost(t *[2]string, r rune) int32 {
+	k, s := int(r-SymTableFirst), t[0]
+	if r >= EmojiTableFirst {
+		k, s = int(r-EmojiTableFirst), t[1]
+	}
+	return int32(s[k>>2]>>(2*(k&3))&3) + 1
+}
+
+// longAlt is the length from which a stretch of punctuation bytes that each
+// repeat the two bytes before them counts in fPunctAlt: "-=-=-=-=",
+// "._._._._" and "<><><><>" are rules and art, tokenized as repeated pairs,
+// which the pair count alone does not see; short ones ("->", "();") are code,
+// and random punctuation has no long stretch.
 const longAlt = 4
 
 // PunctRunLen returns the entry of the run table for the ASCII punctuation
@@ -99,11 +163,20 @@ const longAlt = 4
 func PunctRunLen(r rune) (int, bool) {
 	switch {
 	case r < 0x80 && byteKind[r] == kPunct:
-		return int(punctRunLen[r]), true
+		return int(runLenO200k[r]), true
 	case r >= boxFirst && r <= boxLast:
 		return int(boxRunLen[r-boxFirst]), true
 	}
 	return 0, false
+}
+
+// runTokensBytes is runTokens for a vocabulary with byte fallback (Gemma
+// 3's): a rune that is no token alone costs one token per UTF-8 byte, size.
+func runTokensBytes(n, l, size int32) int32 {
+	if l == 0 {
+		return n * size
+	}
+	return runTokens(n, l)
 }
 
 // runTokens is the cost of a run of n copies of a character whose run table

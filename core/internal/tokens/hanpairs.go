@@ -102,7 +102,9 @@ func KanaPairIndex(a, b rune) uint32 {
 	return uint32(a-KanaFirst)*kanaN + uint32(b-KanaFirst)
 }
 
-func isKanaPair(a, b rune) bool {
+// isKanaPairGemma reports whether the kana a, b together are one Gemma-3
+// token (the table of features_tables.go).
+func isKanaPairGemma(a, b rune) bool {
 	i := KanaPairIndex(a, b)
-	return kanaPairs[i>>6]&(1<<(i&63)) != 0
+	return kanaPairsGemma[i>>3]&(1<<(i&7)) != 0
 }

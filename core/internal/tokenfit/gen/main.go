@@ -267,6 +267,7 @@ func main() {
 		{"dev_output.gen.txt", 90_000, (*gen).devOutput},
 		{"cjk_data.gen.txt", 60_000, (*gen).cjkData},
 		{"unusual.gen.txt", 80_000, (*gen).unusual},
+		{"noise.gen.txt", 40_000, (*gen).noise},
 	}
 	for i, j := range jobs {
 		g := &gen{r: rand.New(rand.NewPCG(20250101, uint64(i)))}

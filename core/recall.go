@@ -1,0 +1,193 @@
+package core
+
+import (
+	"errors"
+
+	"google.golang.org/genai"
+)
+
+// Recall (ARCHITECTURE.md, Recall): what compactions and pruning removed from
+// an agent's requests stays one tool call away. The adapters' RecallTool
+// reads the session's event log in place, as the agent sees it (its branch
+// and isolation scope), and hands it here; the engine keeps only an index of
+// it, in the session table's entry, never a copy in the session state.
+
+// RecallToolName is the name of the tool RecallTool returns. When a request
+// declares a tool of this name, the summary message and the pruning
+// placeholders tell the model that the earlier conversation can be
+// recalled, and how.
+const RecallToolName = "recall_context"
+
+// RecallArgs are the recall tool's arguments.
+type RecallArgs struct {
+	// Query is words or a phrase to search for.
+	Query string `json:"query,omitempty" jsonschema:"words or a phrase from the earlier conversation to look for, for example an error message, a file name or a value the user gave"`
+	// CallID names a pruned tool result, returned whole, in pages.
+	CallID string `json:"call_id,omitempty" jsonschema:"optional: the call_id of a tool result that was removed to save context; its full text is returned in pages"`
+	// Page is the page to return, from 1.
+	Page int `json:"page,omitempty" jsonschema:"optional: the page of matches or of a tool result to return, from 1"`
+}
+
+// RecallScope is where a history was read: the host's branch and isolation
+// scope. An index is kept per agent and scope; a recall in another scope
+// rebuilds it, so no excerpt crosses scopes.
+type RecallScope struct {
+	Branch, IsolationScope string
+}
+
+// Recall answers the recall tool of agentName in the session of c: history
+// is the session's contents as the agent sees them (the host's event log,
+// filtered to the agent's branch and isolation scope, in order), st the
+// session's state. What it searches is what the stored summary covers and
+// what pruning replaced by placeholders; a call_id names one pruned result.
+// The answer is text for the model, bounded (about 2,000 tokens, at most a
+// quarter of the room the agent's last request left); a query it cannot
+// use gets a message saying why. The error is for a guard that cannot
+// answer (nil, an agent it does not guard, a session busy past the call's
+// context). For adapters.
+func (g *Guard) Recall(c Call, st StateReader, agentName string, scope RecallScope, history []*genai.Content, args RecallArgs) (string, error) {
+	if err := g.checkAgent(agentName); err != nil {
+		return "", err
+	}
+	if c == nil {
+		return "", errors.New("contextguard: Recall: no call")
+	}
+	cfg := g.agent(agentName)
+	sio := stateIO{agent: agentName, log: g.log, missing: g.host.MissingKey}
+	s := sio.loadAll(st)
+	budget := recallBudget(s)
+	if args.CallID != "" {
+		return recallResult(history, args.CallID, args.Page, budget), nil
+	}
+	q, note := cleanQuery(args.Query)
+	if len(q.terms) == 0 {
+		return note, nil
+	}
+	sess, err := g.sessions.acquire(c, sessionKey(c))
+	if err != nil {
+		return "", sessionError(c, agentName, err)
+	}
+	defer g.sessions.release(sess)
+	x := sess.memory(agentName).recallIndexFor(scope)
+	indexRemoved(x, history, s, cfg)
+	return renderMatches(x, q, args.Page, budget, note), nil
+}
+
+// recallIndexFor is the agent's index in scope, a new one when it has none
+// or one of another scope.
+func (m *agentMemory) recallIndexFor(scope RecallScope) *recallIndex {
+	key := scope.Branch + "\x00" + scope.IsolationScope
+	if m.recall == nil || m.recall.scope != key {
+		m.recall = newRecallIndex(key)
+	}
+	return m.recall
+}
+
+// indexRemoved brings x up to date with history: the contents before the
+// stored summary's cut and the tool results pruning replaced, each indexed
+// once. A history that no longer holds what x was built from rebuilds it.
+func indexRemoved(x *recallIndex, history []*genai.Content, s guardState, cfg *Agent) {
+	if !x.valid(history) {
+		*x = *newRecallIndex(x.scope)
+	}
+	seen := recallScan{contents: len(history), watermark: s.watermark, fingerprint: s.fingerprint, summary: s.summary != ""}
+	if x.scanned == seen {
+		return // the same history and the same cut: nothing new
+	}
+	x.scanned = seen
+	cut := 0
+	if s.summary != "" {
+		cut, _, _, _ = locateCut(history, s, fingerprint, nil)
+	}
+	frontier := prunedFrontier(history, cfg)
+	turn, step := 0, 0
+	for i, c := range history {
+		if isUserTurn(c) {
+			turn++
+		}
+		resp := hasFunctionResponse(c)
+		if resp {
+			step++
+		}
+		if i < cut || (resp && step <= frontier) {
+			x.add(history, i, turn)
+		} else if i >= cut && step > frontier {
+			break
+		}
+	}
+}
+
+// recallScan is what an index was last brought up to date with: the
+// history's length and the stored cut. The same again means nothing new to
+// index, and the pass over the history is skipped.
+type recallScan struct {
+	contents, watermark int
+	fingerprint         string
+	summary             bool
+}
+
+// prunedFrontier is the number of the last tool step pruning replaces in
+// history (pruneToolResults), 0 when none is or pruning is off.
+func prunedFrontier(history []*genai.Content, cfg *Agent) int {
+	keep := 0
+	if cfg != nil {
+		keep = cfg.pruneKeep
+	}
+	if keep <= 0 {
+		return 0
+	}
+	n := 0
+	for _, c := range history {
+		if hasFunctionResponse(c) {
+			n++
+		}
+	}
+	return max((n-keep)/keep*keep, 0)
+}
+
+// isUserTurn reports whether c is a message the user typed: a user content
+// with text and no tool response.
+func isUserTurn(c *genai.Content) bool {
+	if c == nil || c.Role != genai.RoleUser || hasFunctionResponse(c) {
+		return false
+	}
+	for _, p := range c.Parts {
+		if p != nil && p.Text != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// declaresRecall reports whether cfg declares the recall tool among its
+// tools: the app gave the agent RecallTool. Reading the request's own
+// declarations needs no configuration and is exact: the model is told of
+// the tool exactly when it can call it.
+func declaresRecall(cfg *genai.GenerateContentConfig) bool {
+	if cfg == nil {
+		return false
+	}
+	for _, tl := range cfg.Tools {
+		if tl == nil {
+			continue
+		}
+		for _, d := range tl.FunctionDeclarations {
+			if d != nil && d.Name == RecallToolName {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// recallRetained is what the agents' recall indexes retain, for the
+// table's accounting.
+func (e *sessionEntry) recallRetained() int {
+	n := 0
+	for _, m := range e.agents {
+		if m.recall != nil {
+			n = satAdd(n, m.recall.bytes)
+		}
+	}
+	return n
+}
