@@ -6,7 +6,7 @@ package contextguard
 // guard that proves the assertions can fail.
 //
 // The 91 TestStress_* / TestBrutal_* functions are generated into
-// compaction_strategy_multiturn_gen_test.go from contextguardtest.SeedMatrix;
+// compaction_strategy_multiturn_gen_test.go from coretest.SeedMatrix;
 // TestMatrixCoversSeedRows checks that they match the matrix exactly.
 //
 // `make stress` runs the matrix without -race and prints a table of every
@@ -110,7 +110,7 @@ func (m matrixMode) groundTruth(sc contextguardtest.Scenario) contextguardtest.C
 
 var seedRows = sync.OnceValue(func() map[string]contextguardtest.Scenario {
 	rows := map[string]contextguardtest.Scenario{}
-	for _, sc := range contextguardtest.SeedMatrix() {
+	for _, sc := range coretest.SeedMatrix() {
 		rows[sc.FullName()] = sc
 	}
 	return rows
@@ -122,7 +122,7 @@ func seedRow(t testing.TB, fullName string) contextguardtest.Scenario {
 	t.Helper()
 	sc, ok := seedRows()[fullName]
 	if !ok {
-		t.Fatalf("no row %q in contextguardtest.SeedMatrix()", fullName)
+		t.Fatalf("no row %q in coretest.SeedMatrix()", fullName)
 	}
 	return sc
 }
@@ -225,7 +225,7 @@ type scenarioRun struct {
 	// agentOpts are extra options for the guarded agent.
 	agentOpts []AgentOption
 	// fault, when set, is injected into every summarizer call.
-	fault *contextguardtest.Fault
+	fault *coretest.Fault
 	// record adds the run to the stress table.
 	record bool
 	// label names the run in the stress table (default: the mode's name).
@@ -539,11 +539,11 @@ func (c *stressCollector) print(w io.Writer) {
 
 // TestMatrixCoversSeedRows parses the package's test files and checks that
 // the TestStress_* / TestBrutal_* functions are exactly the rows of
-// contextguardtest.SeedMatrix(), each running its own row.
+// coretest.SeedMatrix(), each running its own row.
 func TestMatrixCoversSeedRows(t *testing.T) {
 	want := map[string]bool{}
 	stress, brutal := 0, 0
-	for _, sc := range contextguardtest.SeedMatrix() {
+	for _, sc := range coretest.SeedMatrix() {
 		require.False(t, want["Test"+sc.FullName()], "duplicate row %s", sc.FullName())
 		want["Test"+sc.FullName()] = true
 		switch sc.Prefix {
@@ -822,18 +822,18 @@ func TestMatrixBug_CalibrationResetAfterCompaction(t *testing.T) {
 // summarizer is called, never by wall-clock time.
 func TestMatrixBug_SummarizerFailureNeverPassesThrough(t *testing.T) {
 	t.Parallel()
-	faults := []contextguardtest.Fault{
-		contextguardtest.FaultError,
-		contextguardtest.FaultEmpty,
-		contextguardtest.FaultHuge,
-		contextguardtest.FaultPanic,
-		contextguardtest.FaultSlow,
-		contextguardtest.FaultHang,
+	faults := []coretest.Fault{
+		coretest.FaultError,
+		coretest.FaultEmpty,
+		coretest.FaultHuge,
+		coretest.FaultPanic,
+		coretest.FaultSlow,
+		coretest.FaultHang,
 	}
 	rows := []string{"Brutal_8k_ToolResponseBiggerThanWindow", "Stress_8k_RepeatedCompactions", "Brutal_4k_EveryTurnExceedsWindow"}
 	for _, fault := range faults {
 		names := rows
-		if fault == contextguardtest.FaultError {
+		if fault == coretest.FaultError {
 			// One large window, with the plainest fault.
 			names = append(slices.Clone(rows), "Stress_200k_ToolHeavy")
 		}
@@ -844,7 +844,7 @@ func TestMatrixBug_SummarizerFailureNeverPassesThrough(t *testing.T) {
 				bothModes(t, func(t *testing.T, mode matrixMode) {
 					f := fault
 					out := runScenario(t, sc, scenarioRun{mode: mode, fault: &f, summaryTimeout: matrixSummaryTimeout})
-					if f == contextguardtest.FaultSlow || f == contextguardtest.FaultHang {
+					if f == coretest.FaultSlow || f == coretest.FaultHang {
 						assert.Positive(t, out.tally.get().timeouts, "the summary timeout fired")
 					}
 					res := out.res
@@ -868,7 +868,7 @@ func TestMatrixBug_SummarizerFailureNeverPassesThrough(t *testing.T) {
 // none above the window.
 func TestMatrixBug_BufferAt200k(t *testing.T) {
 	t.Parallel()
-	sc := bugScenario("BufferAt200k", contextguardtest.Window200k, 50, 2.0, eachTurn(contextguardtest.TurnPlan{
+	sc := bugScenario("BufferAt200k", coretest.Window200k, 50, 2.0, eachTurn(contextguardtest.TurnPlan{
 		UserTextSize: 300, ResponseSize: 300,
 		Steps: contextguardtest.Parallel(contextguardtest.Call("kubectl_logs", 8_000)),
 	}))
@@ -896,16 +896,16 @@ func TestMatrixBug_ToolDefinitionsAndInlineDataCounted(t *testing.T) {
 	mcp := func(defs, size int) func(int) contextguardtest.TurnPlan {
 		return func(turn int) contextguardtest.TurnPlan {
 			return contextguardtest.TurnPlan{UserTextSize: 200, ResponseSize: 300, Steps: contextguardtest.Parallel(
-				contextguardtest.ToolCall{Name: contextguardtest.MCPToolName(turn % defs), Size: size, Kind: contextguardtest.KindPrettyJSON})}
+				contextguardtest.ToolCall{Name: coretest.MCPToolName(turn % defs), Size: size, Kind: coretest.KindPrettyJSON})}
 		}
 	}
-	defs8k := bugScenario("ToolDefinitions_8k", contextguardtest.Window8k, 20, 1, mcp(12, 1_200))
+	defs8k := bugScenario("ToolDefinitions_8k", coretest.Window8k, 20, 1, mcp(12, 1_200))
 	defs8k.ToolDefs, defs8k.ToolDefSchemaSize = 12, 1_000
-	defs200k := bugScenario("ToolDefinitions_200k", contextguardtest.Window200k, 20, 1, mcp(50, 16_000))
+	defs200k := bugScenario("ToolDefinitions_200k", coretest.Window200k, 20, 1, mcp(50, 16_000))
 	defs200k.ToolDefs, defs200k.ToolDefSchemaSize = 50, 6_000
 	// ADK deep-copies inline data byte by byte (by reflection) on every
 	// step, which the race detector makes slow: the images stay small.
-	images8k := bugScenario("InlineImages_8k", contextguardtest.Window8k, 20, 1, eachTurn(contextguardtest.TurnPlan{UserTextSize: 200, ResponseSize: 300, Images: []int{12_000}}))
+	images8k := bugScenario("InlineImages_8k", coretest.Window8k, 20, 1, eachTurn(contextguardtest.TurnPlan{UserTextSize: 200, ResponseSize: 300, Images: []int{12_000}}))
 	for _, sc := range []contextguardtest.Scenario{defs8k, defs200k, images8k} {
 		sc.NoUsageMetadata = true
 		for _, mode := range []matrixMode{modeTokenizerGPT, modeTokenizer} {
@@ -926,12 +926,12 @@ func TestMatrixBug_ToolDefinitionsAndInlineDataCounted(t *testing.T) {
 
 // bytesForTokens returns the size of a payload of kind whose ground truth
 // under mode is about tokens.
-func bytesForTokens(mode matrixMode, sc contextguardtest.Scenario, kind contextguardtest.Kind, tokens int) int {
+func bytesForTokens(mode matrixMode, sc contextguardtest.Scenario, kind coretest.Kind, tokens int) int {
 	if mode.counter == nil {
 		return int(float64(tokens) * 4 / sc.TokenRatio)
 	}
 	const sample = 256 << 10
-	text := contextguardtest.Generate(kind, sample, 1)
+	text := coretest.Generate(kind, sample, 1)
 	n := contextguardtest.CountContents(mode.groundTruth(sc), []*genai.Content{{Role: genai.RoleUser, Parts: []*genai.Part{{Text: text}}}})
 	return int(float64(tokens) * float64(sample) / float64(n))
 }
@@ -940,12 +940,12 @@ func bytesForTokens(mode matrixMode, sc contextguardtest.Scenario, kind contextg
 // window, in 4k, 8k and 200k windows.
 func TestMatrix_ToolResultFiveTimesTheWindow(t *testing.T) {
 	t.Parallel()
-	for _, window := range []int{contextguardtest.Window4k, contextguardtest.Window8k, contextguardtest.Window200k} {
+	for _, window := range []int{coretest.Window4k, coretest.Window8k, coretest.Window200k} {
 		t.Run(strconv.Itoa(window/1000)+"k", func(t *testing.T) {
 			t.Parallel()
 			bothModes(t, func(t *testing.T, mode matrixMode) {
 				sc := bugScenario("ToolResult5x_"+strconv.Itoa(window/1000)+"k", window, 4, 2.0, nil)
-				size := bytesForTokens(mode, sc, contextguardtest.KindLogLines, 5*window)
+				size := bytesForTokens(mode, sc, coretest.KindLogLines, 5*window)
 				sc.Plan = func(turn int) contextguardtest.TurnPlan {
 					p := contextguardtest.TurnPlan{UserTextSize: 200, ResponseSize: 300}
 					if turn == 1 {
@@ -973,8 +973,8 @@ func TestMatrix_ToolResultFiveTimesTheWindow(t *testing.T) {
 // rows already play 1M windows against the tokenizer.
 func TestMatrix_1MWindowWith100kToolResults(t *testing.T) {
 	t.Parallel()
-	sc := bugScenario("1M_100kToolResults", contextguardtest.Window1M, 12, 2.0, nil)
-	size := bytesForTokens(modeSeed, sc, contextguardtest.KindCompactJSON, 100_000)
+	sc := bugScenario("1M_100kToolResults", coretest.Window1M, 12, 2.0, nil)
+	size := bytesForTokens(modeSeed, sc, coretest.KindCompactJSON, 100_000)
 	sc.Plan = eachTurn(contextguardtest.TurnPlan{UserTextSize: 300, ResponseSize: 500, Steps: contextguardtest.Parallel(contextguardtest.Call("http_get", size))})
 	out := runScenario(t, sc, scenarioRun{mode: modeSeed})
 	res := out.res
@@ -996,8 +996,8 @@ func TestMatrix_1MWindowWith100kToolResults(t *testing.T) {
 func TestMatrix_SystemPromptLargerThanWindow(t *testing.T) {
 	t.Parallel()
 	bothModes(t, func(t *testing.T, mode matrixMode) {
-		sc := bugScenario("SystemPromptLargerThanWindow", contextguardtest.Window8k, 4, 2.0, nil)
-		sc.SystemPromptSize = bytesForTokens(mode, sc, contextguardtest.KindProseEnglish, 3*sc.Window)
+		sc := bugScenario("SystemPromptLargerThanWindow", coretest.Window8k, 4, 2.0, nil)
+		sc.SystemPromptSize = bytesForTokens(mode, sc, coretest.KindProseEnglish, 3*sc.Window)
 		out := runScenario(t, sc, scenarioRun{mode: mode})
 		res := out.res
 		assert.Empty(t, out.violations(), res.String())
@@ -1016,12 +1016,12 @@ func TestMatrix_SystemPromptLargerThanWindow(t *testing.T) {
 // send it, and the conversation goes on afterwards.
 func TestMatrix_UserMessageLargerThanWindow(t *testing.T) {
 	t.Parallel()
-	for _, window := range []int{contextguardtest.Window8k, contextguardtest.Window200k} {
+	for _, window := range []int{coretest.Window8k, coretest.Window200k} {
 		t.Run(strconv.Itoa(window/1000)+"k", func(t *testing.T) {
 			t.Parallel()
 			bothModes(t, func(t *testing.T, mode matrixMode) {
 				sc := bugScenario("UserMessageLargerThanWindow_"+strconv.Itoa(window/1000)+"k", window, 5, 2.0, nil)
-				size := bytesForTokens(mode, sc, contextguardtest.KindProseEnglish, 3*window/2)
+				size := bytesForTokens(mode, sc, coretest.KindProseEnglish, 3*window/2)
 				sc.Plan = func(turn int) contextguardtest.TurnPlan {
 					p := contextguardtest.TurnPlan{UserTextSize: 300, ResponseSize: 300, Steps: contextguardtest.Parallel(contextguardtest.Call("grep", 1_000))}
 					if turn == 2 {

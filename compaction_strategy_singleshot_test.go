@@ -13,6 +13,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // toolHeavyPlan alternates parallel and sequential tool calls whose outputs
@@ -21,9 +22,9 @@ func toolHeavyPlan(window int) func(turn int) contextguardtest.TurnPlan {
 	unit := max(window/20, 300) // bytes per tool result
 	return func(turn int) contextguardtest.TurnPlan {
 		calls := []contextguardtest.ToolCall{
-			{Name: "http_get", Size: unit + (turn*131)%unit, Kind: contextguardtest.KindPrettyJSON},
-			{Name: "sql_query", Size: unit/2 + (turn*71)%unit, Kind: contextguardtest.KindMarkdownTable},
-			{Name: "kubectl_logs", Size: unit + (turn*37)%unit, Kind: contextguardtest.KindLogLines},
+			{Name: "http_get", Size: unit + (turn*131)%unit, Kind: coretest.KindPrettyJSON},
+			{Name: "sql_query", Size: unit/2 + (turn*71)%unit, Kind: coretest.KindMarkdownTable},
+			{Name: "kubectl_logs", Size: unit + (turn*37)%unit, Kind: coretest.KindLogLines},
 		}
 		if turn%2 == 0 {
 			return contextguardtest.TurnPlan{Steps: contextguardtest.Parallel(calls...)}
@@ -141,7 +142,7 @@ func TestThreshold_ThroughRunner(t *testing.T) {
 
 // sumCallsBefore is the number of summarizer calls made before request i
 // reached the model.
-func sumCallsBefore(recs []contextguardtest.RequestRecord, i int) int {
+func sumCallsBefore(recs []coretest.RequestRecord, i int) int {
 	n := 0
 	for _, r := range recs[:i+1] {
 		n += r.SummarizerCalls

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/adk/runner"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // swPlan is a 40-turn mix of text-only turns, single calls, parallel calls
@@ -253,14 +254,14 @@ func TestSlidingWindow_40Turns_ThroughRunner(t *testing.T) {
 // which it moves past the summary timeout once called.
 func TestSlidingWindow_SummarizerFaults_ThroughRunner(t *testing.T) {
 	faults := []struct {
-		fault contextguardtest.Fault
+		fault coretest.Fault
 		want  string
 	}{
-		{contextguardtest.FaultError, "injected summarizer failure"},
-		{contextguardtest.FaultEmpty, "empty summary"},
-		{contextguardtest.FaultHuge, "exceeds its budget"},
-		{contextguardtest.FaultSlow, "summary timeout"},
-		{contextguardtest.FaultPanic, "summarizer panicked"},
+		{coretest.FaultError, "injected summarizer failure"},
+		{coretest.FaultEmpty, "empty summary"},
+		{coretest.FaultHuge, "exceeds its budget"},
+		{coretest.FaultSlow, "summary timeout"},
+		{coretest.FaultPanic, "summarizer panicked"},
 	}
 	for _, f := range faults {
 		t.Run(f.fault.String(), func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // TestEarlierGuardOverflowShapes replays the three request shapes on which
@@ -31,10 +32,10 @@ func TestEarlierGuardOverflowShapes(t *testing.T) {
 				Plan: func(turn int) contextguardtest.TurnPlan {
 					if turn == 11 {
 						return contextguardtest.TurnPlan{Steps: contextguardtest.Parallel(
-							contextguardtest.ToolCall{Name: "fetch", Size: 80_000 * 1.35, Kind: contextguardtest.KindBase64})}
+							contextguardtest.ToolCall{Name: "fetch", Size: 80_000 * 1.35, Kind: coretest.KindBase64})}
 					}
 					return contextguardtest.TurnPlan{UserTextSize: 3_000, ResponseSize: 4_000, Steps: contextguardtest.Parallel(
-						contextguardtest.ToolCall{Name: "http_get", Size: 40_000, Kind: contextguardtest.KindPrettyJSON})}
+						contextguardtest.ToolCall{Name: "http_get", Size: 40_000, Kind: coretest.KindPrettyJSON})}
 				},
 			},
 		},
@@ -47,7 +48,7 @@ func TestEarlierGuardOverflowShapes(t *testing.T) {
 				Plan: func(turn int) contextguardtest.TurnPlan {
 					if turn == 5 {
 						return contextguardtest.TurnPlan{Steps: contextguardtest.Parallel(
-							contextguardtest.ToolCall{Name: "sql_query", Size: 12_000, Kind: contextguardtest.KindMarkdownTable})}
+							contextguardtest.ToolCall{Name: "sql_query", Size: 12_000, Kind: coretest.KindMarkdownTable})}
 					}
 					return contextguardtest.TurnPlan{UserTextSize: 1_200, ResponseSize: 1_500}
 				},
@@ -61,7 +62,7 @@ func TestEarlierGuardOverflowShapes(t *testing.T) {
 				Window: 200_000, Turns: 25, NoUsageMetadata: true,
 				Plan: func(int) contextguardtest.TurnPlan {
 					return contextguardtest.TurnPlan{Steps: contextguardtest.Parallel(
-						contextguardtest.ToolCall{Name: "fetch", Size: 20_000, Kind: contextguardtest.KindBase64})}
+						contextguardtest.ToolCall{Name: "fetch", Size: 20_000, Kind: coretest.KindBase64})}
 				},
 			},
 		},

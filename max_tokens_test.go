@@ -11,6 +11,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // TestMaxTokens_CutResponse plays sessions through a real runner where the
@@ -57,7 +58,7 @@ func TestMaxTokens_CutResponse(t *testing.T) {
 					return contextguardtest.TurnPlan{Steps: contextguardtest.Sequential(
 						contextguardtest.Call("read_file", 2_400), contextguardtest.Call("grep", 2_400))}
 				},
-				CutAtOutputLimit: func(rec contextguardtest.RequestRecord) bool {
+				CutAtOutputLimit: func(rec coretest.RequestRecord) bool {
 					mu.Lock()
 					defer mu.Unlock()
 					if cutAt < 0 && rec.Step == 0 && rec.Tokens >= tt.minTokens && rec.Tokens < tt.maxTokens {

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/adk/runner"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // heavyProviderRatio is how much heavier than o200k the provider of the
@@ -22,7 +23,7 @@ const heavyProviderRatio = 1.5
 // toolHeavySession is a session of turns that each read a file of about an
 // eighth of the window (in o200k tokens), so it crosses the trigger several
 // times: every crossing is a chance to overflow again.
-func toolHeavySession(window, turns int, style contextguardtest.ErrorStyle) contextguardtest.Scenario {
+func toolHeavySession(window, turns int, style coretest.ErrorStyle) contextguardtest.Scenario {
 	return contextguardtest.Scenario{
 		Prefix:          "OverflowLearning",
 		Name:            fmt.Sprintf("%dk_%s", window/1000, style),
@@ -90,9 +91,9 @@ func runHeavyProvider(t *testing.T, sc contextguardtest.Scenario, recovery bool)
 // one (3 to 6 times each).
 func TestOverflowLearning_HeavyProviderOverflowsOnce(t *testing.T) {
 	t.Parallel()
-	styles := []contextguardtest.ErrorStyle{
-		contextguardtest.ErrorGemini, contextguardtest.ErrorAnthropic,
-		contextguardtest.ErrorOpenAI, contextguardtest.ErrorGeneric,
+	styles := []coretest.ErrorStyle{
+		coretest.ErrorGemini, coretest.ErrorAnthropic,
+		coretest.ErrorOpenAI, coretest.ErrorGeneric,
 	}
 	for _, window := range []int{8_000, 16_000, 32_000} {
 		for _, style := range styles {

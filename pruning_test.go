@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // TestPruning_StressScenarios plays the tool-heavy rows of the seed matrix
@@ -18,7 +19,7 @@ import (
 // run may overflow or break a pair.
 func TestPruning_StressScenarios(t *testing.T) {
 	rows := map[string]contextguardtest.Scenario{}
-	for _, sc := range contextguardtest.SeedMatrix() {
+	for _, sc := range coretest.SeedMatrix() {
 		rows[sc.FullName()] = sc
 	}
 	for _, name := range []string{"Stress_200k_ToolHeavy", "Stress_200k_KubeAgent", "Stress_200k_CodingAgent"} {

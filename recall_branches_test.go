@@ -19,6 +19,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard"
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // Recall in ADK v1's branches (ARCHITECTURE.md, Recall): two agents of a
@@ -55,8 +56,8 @@ func TestRecallTool_StaysInItsBranch(t *testing.T) {
 	run, err := runner.New(runner.Config{AppName: "app", Agent: par, SessionService: svc, AutoCreateSession: true, PluginConfig: g.PluginConfig()})
 	require.NoError(t, err)
 
-	recallTurn(t, run, llm, "u", "s", "first: the deploy window is tuesday. "+contextguardtest.Generate(contextguardtest.KindProseEnglish, 3_000, 1))
-	recallTurn(t, run, llm, "u", "s", "second: the rollback owner is dana. "+contextguardtest.Generate(contextguardtest.KindProseEnglish, 3_000, 2))
+	recallTurn(t, run, llm, "u", "s", "first: the deploy window is tuesday. "+coretest.Generate(coretest.KindProseEnglish, 3_000, 1))
+	recallTurn(t, run, llm, "u", "s", "second: the rollback owner is dana. "+coretest.Generate(coretest.KindProseEnglish, 3_000, 2))
 	require.NoError(t, g.RequestCompaction(t.Context(), svc, "app", "u", "s", "beta", ""))
 
 	recallTurn(t, run, llm, "u", "s", "RECALL rollback owner")

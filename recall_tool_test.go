@@ -23,6 +23,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard"
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // The recall tool through ADK v1's real runner (ARCHITECTURE.md, Recall):
@@ -199,12 +200,12 @@ func recallTurn(t *testing.T, run *runner.Runner, m *recallAgentModel, user, ses
 
 // fill plays the turns that plant fact in user's session and compact it.
 func (r *recallRig) fill(user, sessionID, fact string) {
-	r.say(user, sessionID, "USER-0 "+contextguardtest.Generate(contextguardtest.KindProseEnglish, 800, 1))
-	r.say(user, sessionID, "USER-1 please remember: "+fact+". "+contextguardtest.Generate(contextguardtest.KindProseEnglish, 800, 2))
+	r.say(user, sessionID, "USER-0 "+coretest.Generate(coretest.KindProseEnglish, 800, 1))
+	r.say(user, sessionID, "USER-1 please remember: "+fact+". "+coretest.Generate(coretest.KindProseEnglish, 800, 2))
 	r.say(user, sessionID, "READ build-17")
 	r.say(user, sessionID, "READ build-18")
 	for i := 2; i < 12; i++ {
-		r.say(user, sessionID, fmt.Sprintf("USER-%d %s", i, contextguardtest.Generate(contextguardtest.KindProseEnglish, 2_000, int64(i))))
+		r.say(user, sessionID, fmt.Sprintf("USER-%d %s", i, coretest.Generate(coretest.KindProseEnglish, 2_000, int64(i))))
 	}
 }
 

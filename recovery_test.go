@@ -20,6 +20,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // modelCall records one call of a wrappedModel.
@@ -146,7 +147,7 @@ func (h *harness) state(sessionID, key string) any {
 // size bytes of prose.
 func userText(turn, size int) string {
 	marker := contextguardtest.Marker(int64(1000 + turn))
-	return contextguardtest.UserMessage(turn, marker, contextguardtest.Generate(contextguardtest.KindProseEnglish, size, int64(turn)))
+	return coretest.UserMessage(turn, marker, coretest.Generate(coretest.KindProseEnglish, size, int64(turn)))
 }
 
 // ---------------------------------------------------------------------------
@@ -154,8 +155,8 @@ func userText(turn, size int) string {
 // ---------------------------------------------------------------------------
 
 func TestAsContextOverflow(t *testing.T) {
-	kit := func(style contextguardtest.ErrorStyle) error {
-		return &contextguardtest.OverflowError{Style: style, Tokens: 9_123, Limit: 8_000}
+	kit := func(style coretest.ErrorStyle) error {
+		return &coretest.OverflowError{Style: style, Tokens: 9_123, Limit: 8_000}
 	}
 	tests := []struct {
 		name     string
@@ -165,9 +166,9 @@ func TestAsContextOverflow(t *testing.T) {
 		tokens   int
 		limit    int
 	}{
-		{"kit gemini", kit(contextguardtest.ErrorGemini), true, "gemini", 9_123, 8_000},
-		{"kit anthropic", kit(contextguardtest.ErrorAnthropic), true, "anthropic", 9_123, 8_000},
-		{"kit openai", kit(contextguardtest.ErrorOpenAI), true, "openai", 9_123, 8_000},
+		{"kit gemini", kit(coretest.ErrorGemini), true, "gemini", 9_123, 8_000},
+		{"kit anthropic", kit(coretest.ErrorAnthropic), true, "anthropic", 9_123, 8_000},
+		{"kit openai", kit(coretest.ErrorOpenAI), true, "openai", 9_123, 8_000},
 		{"gemini APIError value", genai.APIError{Code: 400, Status: "INVALID_ARGUMENT", Message: "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."}, true, "gemini", 1_200_000, 1_048_576},
 		{"gemini APIError pointer, wrapped", fmt.Errorf("model: %w", &genai.APIError{Code: 400, Status: "INVALID_ARGUMENT", Message: "The input token count (1,200,000) exceeds the maximum number of tokens allowed (1,048,576)."}), true, "gemini", 1_200_000, 1_048_576},
 		{"gemini without counts", errors.New("400 INVALID_ARGUMENT: request exceeds the maximum number of tokens allowed"), true, "gemini", 0, 0},
@@ -223,7 +224,7 @@ func TestWithRecoveryModel_NilIsAnError(t *testing.T) {
 // overflowSetup is a scripted model whose ground truth is three times the
 // seeds' bytes/4 and that reports no usage, so the guard underestimates
 // every request and the provider rejects some.
-func overflowSetup(style contextguardtest.ErrorStyle) *contextguardtest.ScriptedModel {
+func overflowSetup(style coretest.ErrorStyle) *contextguardtest.ScriptedModel {
 	return contextguardtest.NewScriptedModel(contextguardtest.ScriptConfig{
 		Name:       "gemini-2.5-flash",
 		Window:     8_000,
@@ -234,7 +235,7 @@ func overflowSetup(style contextguardtest.ErrorStyle) *contextguardtest.Scripted
 }
 
 func TestRecovery_Runner_WithRecoveryModel(t *testing.T) {
-	for _, style := range []contextguardtest.ErrorStyle{contextguardtest.ErrorGemini, contextguardtest.ErrorAnthropic, contextguardtest.ErrorOpenAI} {
+	for _, style := range []coretest.ErrorStyle{coretest.ErrorGemini, coretest.ErrorAnthropic, coretest.ErrorOpenAI} {
 		t.Run(style.String(), func(t *testing.T) {
 			m := overflowSetup(style)
 			sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{SummarySize: 1_000})
@@ -274,7 +275,7 @@ func TestRecovery_Runner_WithRecoveryModel(t *testing.T) {
 }
 
 func TestRecovery_Runner_WithoutRecoveryModel(t *testing.T) {
-	for _, style := range []contextguardtest.ErrorStyle{contextguardtest.ErrorGemini, contextguardtest.ErrorAnthropic, contextguardtest.ErrorOpenAI} {
+	for _, style := range []coretest.ErrorStyle{coretest.ErrorGemini, coretest.ErrorAnthropic, coretest.ErrorOpenAI} {
 		t.Run(style.String(), func(t *testing.T) {
 			m := overflowSetup(style)
 			sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{SummarySize: 1_000})
@@ -373,7 +374,7 @@ func TestFailedCallAfterCompaction_ReusesSummary(t *testing.T) {
 func TestSummarizerPanic_Runner(t *testing.T) {
 	m := contextguardtest.NewScriptedModel(contextguardtest.ScriptConfig{Name: "gemini-2.5-flash"})
 	sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{})
-	sum.InjectFaultFrom(1, contextguardtest.FaultPanic)
+	sum.InjectFaultFrom(1, coretest.FaultPanic)
 	logs := &logBuffer{}
 	var events []CompactionEvent
 	var mu sync.Mutex

@@ -15,6 +15,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard"
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // Recovery from a provider's overflow inside a turn, and what a session
@@ -100,8 +101,8 @@ func (r *rig) guard(opts ...contextguard.Option) *runner.Runner {
 func (r *rig) play(run *runner.Runner, sessionID string, turn int) (errs []error, rejected int) {
 	r.t.Helper()
 	before := len(r.provider.Requests())
-	text := contextguardtest.UserMessage(turn, contextguardtest.Marker(int64(100+turn)),
-		contextguardtest.Generate(contextguardtest.KindProseEnglish, 300, int64(turn)))
+	text := coretest.UserMessage(turn, contextguardtest.Marker(int64(100+turn)),
+		coretest.Generate(coretest.KindProseEnglish, 300, int64(turn)))
 	steps := 0
 	for _, err := range run.Run(r.t.Context(), "u", sessionID, genai.NewContentFromText(text, genai.RoleUser), agent.RunConfig{}) {
 		if err != nil {

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // concurrencySummarizer wraps the kit's summarizer with a count of calls in
@@ -150,7 +151,7 @@ func TestConcurrency_200Sessions(t *testing.T) {
 			defer wg.Done()
 			r := runners[s%len(runners)]
 			for turn := range turns {
-				text := contextguardtest.UserMessage(turn, sessionMarker(s, turn), contextguardtest.Generate(contextguardtest.KindProseEnglish, 2_500, int64(s*100+turn)))
+				text := coretest.UserMessage(turn, sessionMarker(s, turn), coretest.Generate(coretest.KindProseEnglish, 2_500, int64(s*100+turn)))
 				msg := genai.NewContentFromText(text, genai.RoleUser)
 				for _, err := range r.Run(context.Background(), "u", fmt.Sprintf("s%03d", s), msg, agent.RunConfig{}) {
 					if err != nil {

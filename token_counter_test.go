@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,7 +17,7 @@ func TestWithTokenCounter_TriggersAtTheThreshold(t *testing.T) {
 	sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{Counter: counter})
 	logs := &logBuffer{}
 	g := New(NewCrushRegistry(WithRegistryLogger(logs.logger())), WithLogger(logs.logger()))
-	g.Add("assistant", sum, WithMaxTokens(8_000), WithTokenCounter(TokenCounterFunc(contextguardtest.O200kCount)))
+	g.Add("assistant", sum, WithMaxTokens(8_000), WithTokenCounter(TokenCounterFunc(coretest.O200kCount)))
 	res, err := contextguardtest.Run(context.Background(), contextguardtest.Scenario{
 		Name: "ExactCounter_8k", Window: 8_000, Turns: 30, Plan: toolHeavyPlan(8_000), Seed: 8,
 	}, contextguardtest.RunConfig{Counter: counter, Plugins: g.PluginConfig(), Summarizer: sum})

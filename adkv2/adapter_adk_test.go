@@ -22,6 +22,7 @@ import (
 
 	contextguard "github.com/adk-contextguard/contextguard/adkv2"
 	"github.com/adk-contextguard/contextguard/adkv2/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // The ADK v2 plugin through ADK v2's real runner: seed rows of the stress
@@ -81,7 +82,7 @@ func TestPlugin_SeedRowsThroughTheV2Runner(t *testing.T) {
 // seedRow is the seed matrix's row named fullName.
 func seedRow(t *testing.T, fullName string) contextguardtest.Scenario {
 	t.Helper()
-	for _, sc := range contextguardtest.SeedMatrix() {
+	for _, sc := range coretest.SeedMatrix() {
 		if sc.FullName() == fullName {
 			return sc
 		}

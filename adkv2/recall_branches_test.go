@@ -21,6 +21,7 @@ import (
 
 	contextguard "github.com/adk-contextguard/contextguard/adkv2"
 	"github.com/adk-contextguard/contextguard/adkv2/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // Recall in ADK v2's branches (ARCHITECTURE.md, Recall): two agents of a
@@ -57,8 +58,8 @@ func TestRecallTool_StaysInItsBranch(t *testing.T) {
 	run, err := runner.New(runner.Config{AppName: "app", Agent: par, SessionService: svc, AutoCreateSession: true, PluginConfig: g.PluginConfig()})
 	require.NoError(t, err)
 
-	recallTurn(t, run, llm, "u", "s", "first: the deploy window is tuesday. "+contextguardtest.Generate(contextguardtest.KindProseEnglish, 3_000, 1))
-	recallTurn(t, run, llm, "u", "s", "second: the rollback owner is dana. "+contextguardtest.Generate(contextguardtest.KindProseEnglish, 3_000, 2))
+	recallTurn(t, run, llm, "u", "s", "first: the deploy window is tuesday. "+coretest.Generate(coretest.KindProseEnglish, 3_000, 1))
+	recallTurn(t, run, llm, "u", "s", "second: the rollback owner is dana. "+coretest.Generate(coretest.KindProseEnglish, 3_000, 2))
 	require.NoError(t, g.RequestCompaction(t.Context(), svc, "app", "u", "s", "beta", ""))
 
 	recallTurn(t, run, llm, "u", "s", "RECALL rollback owner")

@@ -207,7 +207,7 @@ func recallRemoved(t *testing.T, sc contextguardtest.Scenario, played playedRow)
 
 func TestRecallTool_MatrixMarkers(t *testing.T) {
 	rows := map[string]contextguardtest.Scenario{}
-	for _, sc := range contextguardtest.SeedMatrix() {
+	for _, sc := range coretest.SeedMatrix() {
 		rows[sc.FullName()] = sc
 	}
 	tallies := map[string]*recallTally{}

@@ -6,30 +6,31 @@
 // the contextguard package, so the kit measures a guard from the outside,
 // exactly as a provider and a user would see it.
 //
-// The kit is split in two. Its ADK-free parts live in
-// [github.com/adk-contextguard/contextguard/core/coretest] and are shared
-// with the kit of the ADK v2 plugin (package contextguardtest of the adkv2
-// module); this package re-exports them under their old names and adds the
-// ADK v1 glue:
+// The package holds what a test of a user's own agent needs:
 //
+//   - A driver, [Run], that plays a [Scenario] (a [TurnPlan] per user turn,
+//     built with [Call], [Parallel] and [Sequential]) through a real
+//     runner.Runner and llmagent with the guard's plugins installed, and
+//     measures what the guard did: compactions, utilization, overflows, pair
+//     safety, and whether the user's latest request survived every rewrite
+//     ([Result]).
+//   - A [ScriptedModel] that plays a scenario turn by turn, reports usage
+//     from the ground truth, and fails like a real provider when a request
+//     exceeds its window; a [SummarizerModel] with fault injection; and fake
+//     tools ([DataTool], [Tools]).
 //   - Ground-truth token counters ([Counter], [SeedCounter],
-//     [TokenizerCounter]) that say how many tokens a provider would bill for
-//     an [model.LLMRequest].
-//   - Deterministic content generators ([Generate], [PNG], [PNGOfSize],
-//     [PDF]) producing realistic tool payloads (JSON, YAML, kubectl tables,
-//     logs, Go code, prose in several languages, images).
-//   - A [ScriptedModel] that plays a scenario turn by turn (text replies,
-//     parallel and sequential tool calls), reports usage from the ground
-//     truth, and fails like a real provider when a request exceeds its
-//     window; a [SummarizerModel] with fault injection; and fake tools
-//     ([DataTool], [Tools], [MCPTools]). The two models are model.LLM
-//     wrappers of coretest's Script and Summarizer.
-//   - A driver, [Run], that plays a [Scenario] through a real runner.Runner
-//     and llmagent with the guard's plugins installed, and measures what the
-//     guard did: compactions, utilization, overflows, pair safety, and whether
-//     the user's latest request survived every rewrite ([Result], measured by
-//     coretest's Meter).
-//   - [SeedMatrix], the 91 scenarios of the stress matrix.
+//     [TokenizerCounter], [CountContents]) that say how many tokens a
+//     provider would bill for an [model.LLMRequest].
+//   - A [FakeClock] for the guard's WithClock, and the checks a test asserts
+//     ([CheckPairs], [FlattenText], [Marker], [MarkerPattern],
+//     [IsOverflowError]).
+//
+// Everything else (content generators, fault values, providers' error
+// styles, the seed matrix, window sizes) is in the ADK-free
+// [github.com/adk-contextguard/contextguard/core/coretest], shared with the
+// kit of the ADK v2 plugin (package contextguardtest of the adkv2 module);
+// the few coretest names above are re-exported here as aliases and thin
+// wrappers.
 //
 // Sizes given to generators and scenarios are in bytes (characters for
 // ASCII text), as in the seed matrix.

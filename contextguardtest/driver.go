@@ -65,7 +65,7 @@ func (d *driver) beforeModel(_ agent.CallbackContext, req *model.LLMRequest) (*m
 }
 
 // observe is called by the model with the record of each request.
-func (d *driver) observe(rec *RequestRecord, req *model.LLMRequest) {
+func (d *driver) observe(rec *coretest.RequestRecord, req *model.LLMRequest) {
 	step := d.meter.Observe(rec)
 	if d.onRequest != nil {
 		d.onRequest(step, req)
@@ -79,7 +79,7 @@ func buildTools(sc Scenario) ([]tool.Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build tools: %w", err)
 	}
-	tools := MCPTools(sc.ToolDefs, sc.ToolDefSchemaSize, sc.Seed)
+	tools := mcpTools(sc.ToolDefs, sc.ToolDefSchemaSize, sc.Seed)
 	data, err := Tools(names...)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package contextguardtest
 
 import (
 	"context"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,7 +19,7 @@ import (
 
 func matrixRow(t *testing.T, fullName string) Scenario {
 	t.Helper()
-	for _, sc := range SeedMatrix() {
+	for _, sc := range coretest.SeedMatrix() {
 		if sc.FullName() == fullName {
 			return sc
 		}
@@ -174,9 +175,9 @@ func TestRun_DetectsNonShrinkingCompactions(t *testing.T) {
 
 func TestRun_StreamingProviderIDsTokenizer(t *testing.T) {
 	sc := Scenario{Name: "streaming", Window: 50_000, Turns: 4, TokenRatio: 2, Streaming: true, ProviderCallIDs: true,
-		ToolDefs: 3, ToolDefSchemaSize: 1500, ErrorStyle: ErrorAnthropic,
+		ToolDefs: 3, ToolDefSchemaSize: 1500, ErrorStyle: coretest.ErrorAnthropic,
 		Plan: func(t int) TurnPlan {
-			return TurnPlan{Images: []int{5_000}, Documents: []int{2_000}, Steps: append(Parallel(Call("grep", 500), Call(MCPToolName(t%3), 700)), Sequential(Call("read_file", 300))...)}
+			return TurnPlan{Images: []int{5_000}, Documents: []int{2_000}, Steps: append(Parallel(Call("grep", 500), Call(coretest.MCPToolName(t%3), 700)), Sequential(Call("read_file", 300))...)}
 		}}
 	res, err := Run(context.Background(), sc, RunConfig{Counter: TokenizerCounter(1.2)})
 	require.NoError(t, err)
@@ -192,7 +193,7 @@ func TestRun_StreamingProviderIDsTokenizer(t *testing.T) {
 func TestRun_Errors(t *testing.T) {
 	_, err := Run(context.Background(), Scenario{Turns: -1}, RunConfig{})
 	assert.Error(t, err)
-	_, err = Run(context.Background(), Scenario{Turns: 1, Plan: each(TurnPlan{Steps: Parallel(Call(MCPToolName(3), 10))})}, RunConfig{})
+	_, err = Run(context.Background(), Scenario{Turns: 1, Plan: each(TurnPlan{Steps: Parallel(Call(coretest.MCPToolName(3), 10))})}, RunConfig{})
 	assert.ErrorContains(t, err, "declares only 0 MCP tools")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -201,7 +202,7 @@ func TestRun_Errors(t *testing.T) {
 }
 
 func TestResult_String(t *testing.T) {
-	r := &Result{Scenario: "X", Window: 100, Requests: []RequestRecord{{Tokens: 50, Compaction: true, EffectiveInput: 80, HasLatestUser: true}, {Tokens: 120, Rejected: true, HasLatestUser: true}}}
+	r := &Result{Scenario: "X", Window: 100, Requests: []coretest.RequestRecord{{Tokens: 50, Compaction: true, EffectiveInput: 80, HasLatestUser: true}, {Tokens: 120, Rejected: true, HasLatestUser: true}}}
 	r.Finish()
 	assert.Equal(t, 1.2, r.MaxUtilization)
 	assert.Equal(t, 0.8, r.MeanUtilizationAtTrigger)

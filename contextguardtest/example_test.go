@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // Run a seed-matrix row through ADK v1 without any guard: the 8k conversation overflows and
@@ -13,7 +14,7 @@ import (
 // RunConfig.Summarizer.
 func Example() {
 	var sc contextguardtest.Scenario
-	for _, row := range contextguardtest.SeedMatrix() {
+	for _, row := range coretest.SeedMatrix() {
 		if row.FullName() == "Stress_8k_NormalConversation" {
 			sc = row
 		}

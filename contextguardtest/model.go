@@ -18,7 +18,7 @@ type ScriptConfig struct {
 	// Name is the model name (default "scripted-model").
 	Name string
 	// Window is the context window in ground-truth tokens; a request above it
-	// is rejected with an [*OverflowError]. 0 means unlimited.
+	// is rejected with an [*coretest.OverflowError]. 0 means unlimited.
 	Window int
 	// Counter is the ground truth (default SeedCounter(1)).
 	Counter Counter
@@ -30,7 +30,7 @@ type ScriptConfig struct {
 	// UsageFromTurn reports usage only from this turn on (0: from the start).
 	UsageFromTurn int
 	// ErrorStyle selects the overflow error's provider shape.
-	ErrorStyle ErrorStyle
+	ErrorStyle coretest.ErrorStyle
 	// ProviderCallIDs gives function calls provider-style IDs ("call_..."),
 	// which ADK keeps in later requests; by default calls have no ID, like
 	// Gemini, and ADK's client IDs are stripped from contents.
@@ -46,7 +46,7 @@ type ScriptConfig struct {
 	ReportUsage func(index, tokens int) int
 	// CutAtOutputLimit, if set and true for a request's record, makes the
 	// response stop at the output-token limit. See [coretest.ScriptConfig].
-	CutAtOutputLimit func(rec RequestRecord) bool
+	CutAtOutputLimit func(rec coretest.RequestRecord) bool
 }
 
 // kit returns c as the configuration of a [coretest.Script].
@@ -63,12 +63,12 @@ func (c ScriptConfig) kit() coretest.ScriptConfig {
 // glue of a [coretest.Script], which decides each response (see there for
 // how it finds its position in a rewritten request). It reports
 // UsageMetadata.PromptTokenCount from its ground-truth [Counter], rejects
-// requests above its window with an [*OverflowError], and records every
+// requests above its window with an [*coretest.OverflowError], and records every
 // request ([ScriptedModel.Requests]). It is safe for concurrent use across
 // sessions.
 type ScriptedModel struct {
 	script  *coretest.Script
-	observe func(rec *RequestRecord, req *model.LLMRequest)
+	observe func(rec *coretest.RequestRecord, req *model.LLMRequest)
 }
 
 var _ model.LLM = (*ScriptedModel)(nil)
@@ -82,7 +82,7 @@ func NewScriptedModel(cfg ScriptConfig) *ScriptedModel {
 func (m *ScriptedModel) Name() string { return m.script.Name() }
 
 // Requests returns a copy of the records of every request received so far.
-func (m *ScriptedModel) Requests() []RequestRecord { return m.script.Requests() }
+func (m *ScriptedModel) Requests() []coretest.RequestRecord { return m.script.Requests() }
 
 // Rejected returns how many requests were rejected as too long.
 func (m *ScriptedModel) Rejected() int { return m.script.Rejected() }
@@ -112,9 +112,9 @@ func (m *ScriptedModel) GenerateContent(ctx context.Context, req *model.LLMReque
 			yield(nil, errors.New("scripted model: nil request"))
 			return
 		}
-		var observe func(*RequestRecord)
+		var observe func(*coretest.RequestRecord)
 		if m.observe != nil {
-			observe = func(rec *RequestRecord) { m.observe(rec, req) }
+			observe = func(rec *coretest.RequestRecord) { m.observe(rec, req) }
 		}
 		reply, err := m.script.Respond(ctx, sessionIDOf(ctx), req.Contents, req.Config, stream, observe)
 		if err != nil {

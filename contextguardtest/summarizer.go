@@ -18,7 +18,7 @@ type SummarizerConfig struct {
 	// Name is the model name (default "scripted-summarizer").
 	Name string
 	// SummarySize is the size of the summaries in bytes (default
-	// [DefaultSummarySize]).
+	// [coretest.DefaultSummarySize]).
 	SummarySize int
 	// Markers is the pattern of the markers the summary digests (default
 	// [MarkerPattern]).
@@ -27,14 +27,14 @@ type SummarizerConfig struct {
 	// SeedCounter(1)).
 	Counter Counter
 	// KeepText keeps the flattened input of each call in
-	// [SummarizerCall.Text] (off by default: inputs can be large).
+	// [coretest.SummarizerCall.Text] (off by default: inputs can be large).
 	KeepText bool
 	// FillBudget makes every summary as long as the length the guard asks
 	// for, in tokens of Counter, instead of SummarySize bytes. See
 	// [coretest.SummarizerConfig].
 	FillBudget bool
 	// OnBlocked, when set, is called by each call that blocks
-	// ([FaultSlow], [FaultHang]) before it blocks, e.g. to advance the
+	// ([coretest.FaultSlow], [coretest.FaultHang]) before it blocks, e.g. to advance the
 	// guard's [FakeClock] past its summary timeout. See
 	// [coretest.SummarizerConfig].
 	OnBlocked func()
@@ -63,18 +63,18 @@ func NewSummarizerModel(cfg SummarizerConfig) *SummarizerModel {
 func (s *SummarizerModel) Name() string { return s.s.Name() }
 
 // InjectFault makes call number call (1-based) fail with f.
-func (s *SummarizerModel) InjectFault(call int, f Fault) { s.s.InjectFault(call, f) }
+func (s *SummarizerModel) InjectFault(call int, f coretest.Fault) { s.s.InjectFault(call, f) }
 
 // InjectFaultFrom makes every call from number call (1-based) on fail with
 // f, unless [SummarizerModel.InjectFault] set a fault for that call.
-func (s *SummarizerModel) InjectFaultFrom(call int, f Fault) { s.s.InjectFaultFrom(call, f) }
+func (s *SummarizerModel) InjectFaultFrom(call int, f coretest.Fault) { s.s.InjectFaultFrom(call, f) }
 
-// Release lets every call blocked by [FaultSlow] or [FaultHang], and every
+// Release lets every call blocked by [coretest.FaultSlow] or [coretest.FaultHang], and every
 // later one, answer. See [coretest.Summarizer.Release].
 func (s *SummarizerModel) Release() { s.s.Release() }
 
 // Wait waits until no call is in progress, or returns ctx's error. A test
-// that injects [FaultHang] calls Release and then Wait at its end, so that
+// that injects [coretest.FaultHang] calls Release and then Wait at its end, so that
 // no goroutine is left behind. See [coretest.Summarizer.Wait].
 func (s *SummarizerModel) Wait(ctx context.Context) error { return s.s.Wait(ctx) }
 
@@ -82,7 +82,7 @@ func (s *SummarizerModel) Wait(ctx context.Context) error { return s.s.Wait(ctx)
 func (s *SummarizerModel) Calls() int { return s.s.Calls() }
 
 // Records returns a copy of the record of every call.
-func (s *SummarizerModel) Records() []SummarizerCall { return s.s.Records() }
+func (s *SummarizerModel) Records() []coretest.SummarizerCall { return s.s.Records() }
 
 // kit returns the summarizer's core (nil for a nil model).
 func (s *SummarizerModel) kit() *coretest.Summarizer {

@@ -16,14 +16,14 @@ import (
 // large schema.
 
 // DataTool returns a functiontool named name whose output is generated from
-// its [ToolArgs]: Generate(args.Kind or DefaultKind(name), args.Size,
-// args.Seed), with the tag and marker echoed ([ToolOutput]).
+// its [coretest.ToolArgs]: coretest.Generate(args.Kind or coretest.DefaultKind(name), args.Size,
+// args.Seed), with the tag and marker echoed ([coretest.ToolOutput]).
 func DataTool(name, description string) (tool.Tool, error) {
 	if description == "" {
 		description = "Fake " + name + " tool: returns generated output of the requested size and kind."
 	}
 	t, err := functiontool.New(functiontool.Config{Name: name, Description: description},
-		func(_ agent.ToolContext, a ToolArgs) (ToolOutput, error) {
+		func(_ agent.ToolContext, a coretest.ToolArgs) (coretest.ToolOutput, error) {
 			return coretest.Produce(name, a)
 		})
 	if err != nil {
@@ -50,19 +50,19 @@ func Tools(names ...string) ([]tool.Tool, error) {
 	return out, nil
 }
 
-// SchemaTool is a tool with a fixed, possibly large, JSON schema, like the
+// schemaTool is a tool with a fixed, possibly large, JSON schema, like the
 // tools an MCP server declares. Its declaration lands in
 // req.Config.Tools as a FunctionDeclaration with ParametersJsonSchema; when
 // called it behaves like a [DataTool].
-type SchemaTool struct {
+type schemaTool struct {
 	name, description string
 	decl              *genai.FunctionDeclaration
 }
 
-// NewSchemaTool returns a tool declaring schema (a JSON Schema object) as its
+// newSchemaTool returns a tool declaring schema (a JSON Schema object) as its
 // parameters.
-func NewSchemaTool(name, description string, schema map[string]any) *SchemaTool {
-	return &SchemaTool{
+func newSchemaTool(name, description string, schema map[string]any) *schemaTool {
+	return &schemaTool{
 		name:        name,
 		description: description,
 		decl: &genai.FunctionDeclaration{
@@ -74,21 +74,21 @@ func NewSchemaTool(name, description string, schema map[string]any) *SchemaTool 
 }
 
 // Name returns the tool name.
-func (t *SchemaTool) Name() string { return t.name }
+func (t *schemaTool) Name() string { return t.name }
 
 // Description returns the tool description.
-func (t *SchemaTool) Description() string { return t.description }
+func (t *schemaTool) Description() string { return t.description }
 
 // IsLongRunning reports false.
-func (t *SchemaTool) IsLongRunning() bool { return false }
+func (t *schemaTool) IsLongRunning() bool { return false }
 
 // Declaration returns the tool's function declaration (the same value on
 // every call).
-func (t *SchemaTool) Declaration() *genai.FunctionDeclaration { return t.decl }
+func (t *schemaTool) Declaration() *genai.FunctionDeclaration { return t.decl }
 
 // ProcessRequest adds the tool and its declaration to req, as ADK's function
 // tools do.
-func (t *SchemaTool) ProcessRequest(_ agent.ToolContext, req *model.LLMRequest) error {
+func (t *schemaTool) ProcessRequest(_ agent.ToolContext, req *model.LLMRequest) error {
 	if req.Tools == nil {
 		req.Tools = map[string]any{}
 	}
@@ -109,19 +109,19 @@ func (t *SchemaTool) ProcessRequest(_ agent.ToolContext, req *model.LLMRequest) 
 	return nil
 }
 
-// Run generates the output described by args (see [ToolArgs]).
-func (t *SchemaTool) Run(_ agent.ToolContext, args any) (map[string]any, error) {
+// Run generates the output described by args (see [coretest.ToolArgs]).
+func (t *schemaTool) Run(_ agent.ToolContext, args any) (map[string]any, error) {
 	return coretest.ProduceMap(t.name, args)
 }
 
-// MCPTools returns n [SchemaTool]s named like MCP tools ([MCPToolName])
+// mcpTools returns n schemaTools named like MCP tools ([coretest.MCPToolName])
 // whose parameter schemas serialize to about schemaSize bytes of compact
 // JSON each (at least the few hundred bytes of the mandatory properties).
 // The schemas are deterministic in seed.
-func MCPTools(n, schemaSize int, seed int64) []tool.Tool {
+func mcpTools(n, schemaSize int, seed int64) []tool.Tool {
 	out := make([]tool.Tool, 0, max(n, 0))
 	for i := range max(n, 0) {
-		out = append(out, NewSchemaTool(coretest.MCPToolName(i), coretest.MCPToolDescription(i, seed), coretest.MCPToolSchema(i, schemaSize, seed)))
+		out = append(out, newSchemaTool(coretest.MCPToolName(i), coretest.MCPToolDescription(i, seed), coretest.MCPToolSchema(i, schemaSize, seed)))
 	}
 	return out
 }

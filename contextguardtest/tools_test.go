@@ -2,6 +2,7 @@ package contextguardtest
 
 import (
 	"encoding/json"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,19 +10,19 @@ import (
 )
 
 func TestMCPTools(t *testing.T) {
-	tools := MCPTools(4, 3000, 1)
+	tools := mcpTools(4, 3000, 1)
 	require.Len(t, tools, 4)
 	for i, tl := range tools {
-		st := tl.(*SchemaTool)
-		assert.Equal(t, MCPToolName(i), st.Name())
+		st := tl.(*schemaTool)
+		assert.Equal(t, coretest.MCPToolName(i), st.Name())
 		schema, err := json.Marshal(st.Declaration().ParametersJsonSchema)
 		require.NoError(t, err)
 		assert.InEpsilon(t, 3000, len(schema), 0.1, "schema of %s is %d bytes", st.Name(), len(schema))
 		out, err := st.Run(nil, map[string]any{"size": 100, "kind": "yaml", "seed": 3, "tag": "t0.s0.c0", "marker": "MARK-1"})
 		require.NoError(t, err)
-		assert.Equal(t, Generate(KindYAML, 100, 3), out["output"])
+		assert.Equal(t, coretest.Generate(coretest.KindYAML, 100, 3), out["output"])
 		assert.Equal(t, "t0.s0.c0", out["tag"])
 	}
-	_, err := tools[0].(*SchemaTool).Run(nil, "bad")
+	_, err := tools[0].(*schemaTool).Run(nil, "bad")
 	assert.Error(t, err)
 }

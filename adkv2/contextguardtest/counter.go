@@ -90,12 +90,3 @@ func TokenizerCounter(factor float64) Counter {
 func CountContents(c Counter, contents []*genai.Content) int {
 	return coretest.CountContents(toKit(c), contents)
 }
-
-// SerializedBytes returns the serialized size of req as [SeedCounter]
-// defines it (0 for a nil request).
-func SerializedBytes(req *model.LLMRequest) int {
-	if req == nil {
-		return 0
-	}
-	return coretest.SerializedBytes(req.Contents, req.Config)
-}

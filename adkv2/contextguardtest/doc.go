@@ -8,15 +8,18 @@
 // the contextguard package, so the kit measures a guard from the outside,
 // exactly as a provider and a user would see it.
 //
-// The ADK-free parts (scenarios, the seed matrix, ground-truth counters,
-// content generators, the pair checker, the scripted provider's and the
-// summarizer's logic, the driver's measurement) live in
-// [github.com/adk-contextguard/contextguard/core/coretest] and are
-// re-exported here. This package adds the ADK v2 glue: [ScriptedModel] and
-// [SummarizerModel] (model.LLM wrappers), the fake tools ([DataTool],
-// [Tools], [MCPTools], on v2's functiontool and tool packages), and [Run],
-// which plays a [Scenario] through v2's runner.Runner and llmagent with the
-// guard's plugins ([RunConfig].Plugins is v2's runner.PluginConfig).
+// It holds what a test of a user's own agent needs, on ADK v2: [Run], which
+// plays a [Scenario] (a [TurnPlan] per user turn, built with [Call],
+// [Parallel] and [Sequential]) through v2's runner.Runner and llmagent with
+// the guard's plugins ([RunConfig].Plugins is v2's runner.PluginConfig) and
+// returns a [Result]; [ScriptedModel] and [SummarizerModel] (model.LLM
+// wrappers); the fake tools ([DataTool], [Tools], on v2's functiontool and
+// tool packages); the ground-truth counters ([Counter], [SeedCounter],
+// [TokenizerCounter], [CountContents]); a [FakeClock]; and the checks a
+// test asserts ([CheckPairs], [FlattenText], [Marker], [MarkerPattern],
+// [IsOverflowError]). Everything else (content generators, fault values,
+// providers' error styles, the seed matrix, window sizes) is in the
+// ADK-free [github.com/adk-contextguard/contextguard/core/coretest].
 //
 // # ADK v2's synthetic message
 //

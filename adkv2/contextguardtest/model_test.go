@@ -5,6 +5,7 @@ package contextguardtest
 import (
 	"context"
 	"errors"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,7 +28,7 @@ func collect(t *testing.T, m model.LLM, req *model.LLMRequest, stream bool) ([]*
 }
 
 func userText(turn int, body string) *genai.Content {
-	return genai.NewContentFromText(UserMessage(turn, Marker(int64(turn)), body), genai.RoleUser)
+	return genai.NewContentFromText(coretest.UserMessage(turn, Marker(int64(turn)), body), genai.RoleUser)
 }
 
 // answer plays the fake tools for a model response: one user content with a
@@ -73,7 +74,7 @@ func TestScriptedModel_ParallelCallsThenText(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, calls(rs[0]))
 	assert.Contains(t, rs[0].Content.Parts[0].Text, "Turn 0 done.")
-	assert.Len(t, rs[0].Content.Parts[0].Text, DefaultResponseSize)
+	assert.Len(t, rs[0].Content.Parts[0].Text, coretest.DefaultResponseSize)
 }
 
 func TestScriptedModel_SequentialChainSurvivesCompaction(t *testing.T) {
@@ -112,14 +113,14 @@ func TestScriptedModel_SequentialChainSurvivesCompaction(t *testing.T) {
 }
 
 func TestScriptedModel_OverflowErrors(t *testing.T) {
-	big := &model.LLMRequest{Contents: []*genai.Content{userText(0, Generate(KindLogLines, 8_000, 1))}}
+	big := &model.LLMRequest{Contents: []*genai.Content{userText(0, coretest.Generate(coretest.KindLogLines, 8_000, 1))}}
 	tests := []struct {
-		style ErrorStyle
+		style coretest.ErrorStyle
 		want  string
 	}{
-		{ErrorGemini, "exceeds the maximum number of tokens allowed (1000)"},
-		{ErrorAnthropic, "prompt is too long:"},
-		{ErrorOpenAI, "context_length_exceeded"},
+		{coretest.ErrorGemini, "exceeds the maximum number of tokens allowed (1000)"},
+		{coretest.ErrorAnthropic, "prompt is too long:"},
+		{coretest.ErrorOpenAI, "context_length_exceeded"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.style.String(), func(t *testing.T) {
@@ -129,12 +130,12 @@ func TestScriptedModel_OverflowErrors(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.want)
 			assert.True(t, IsOverflowError(err))
 			assert.True(t, IsOverflowError(errors.New(err.Error())), "recognised by message too")
-			var oe *OverflowError
+			var oe *coretest.OverflowError
 			require.ErrorAs(t, err, &oe)
 			assert.Equal(t, 1000, oe.Limit)
 			assert.Greater(t, oe.Tokens, 1000)
 			var api genai.APIError
-			assert.Equal(t, tt.style == ErrorGemini, errors.As(err, &api))
+			assert.Equal(t, tt.style == coretest.ErrorGemini, errors.As(err, &api))
 			assert.Equal(t, 1, m.Rejected())
 			recs := m.Requests()
 			require.Len(t, recs, 1)

@@ -4,6 +4,7 @@ package contextguardtest
 
 import (
 	"context"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"strings"
 	"testing"
 
@@ -54,39 +55,39 @@ func TestSummarizerModel_DigestAndSize(t *testing.T) {
 
 func TestSummarizerModel_Faults(t *testing.T) {
 	s := NewSummarizerModel(SummarizerConfig{})
-	s.InjectFault(1, FaultError)
-	s.InjectFault(2, FaultEmpty)
-	s.InjectFault(3, FaultHuge)
-	s.InjectFault(4, FaultSlow)
-	s.InjectFault(5, FaultPanic)
+	s.InjectFault(1, coretest.FaultError)
+	s.InjectFault(2, coretest.FaultEmpty)
+	s.InjectFault(3, coretest.FaultHuge)
+	s.InjectFault(4, coretest.FaultSlow)
+	s.InjectFault(5, coretest.FaultPanic)
 
 	_, err := summarize(context.Background(), s, "a")
-	assert.ErrorIs(t, err, ErrSummarizerFault)
+	assert.ErrorIs(t, err, coretest.ErrSummarizerFault)
 	out, err := summarize(context.Background(), s, "a")
 	assert.NoError(t, err)
 	assert.Empty(t, out)
 	out, err = summarize(context.Background(), s, "a")
 	assert.NoError(t, err)
-	assert.Len(t, out, HugeSummarySize)
+	assert.Len(t, out, coretest.HugeSummarySize)
 	ctx, cancel := context.WithCancel(context.Background())
-	cancel() // FaultSlow blocks until its context ends
+	cancel() // coretest.FaultSlow blocks until its context ends
 	_, err = summarize(ctx, s, "a")
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Panics(t, func() { _, _ = summarize(context.Background(), s, "a") })
 	out, err = summarize(context.Background(), s, "a")
 	assert.NoError(t, err)
-	assert.Len(t, out, DefaultSummarySize)
+	assert.Len(t, out, coretest.DefaultSummarySize)
 	assert.Equal(t, 6, s.Calls())
 	assert.Equal(t, "slow", s.Records()[3].Fault.String())
 }
 
-// TestSummarizerModel_HangUntilReleased: FaultHang ignores its context,
+// TestSummarizerModel_HangUntilReleased: coretest.FaultHang ignores its context,
 // tells the test it blocks, and answers once released; Wait then sees no
 // call in progress.
 func TestSummarizerModel_HangUntilReleased(t *testing.T) {
 	blocked := make(chan struct{}, 1)
 	s := NewSummarizerModel(SummarizerConfig{OnBlocked: func() { blocked <- struct{}{} }})
-	s.InjectFaultFrom(1, FaultHang)
+	s.InjectFaultFrom(1, coretest.FaultHang)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	done := make(chan error, 1)

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // scriptedModelName is the name of both offline models. The guard treats a
@@ -324,7 +325,7 @@ func (m *summarizerModel) summarize(in string, budget int) string {
 	}
 	for {
 		s := renderSummary(findings, cmds, current)
-		if contextguardtest.O200kCount(s) <= budget || (len(findings) <= 1 && len(cmds) <= 1) {
+		if coretest.O200kCount(s) <= budget || (len(findings) <= 1 && len(cmds) <= 1) {
 			return s
 		}
 		if len(cmds) > 1 {

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/adk/tool"
 	"google.golang.org/adk/tool/functiontool"
 
-	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // toolResult is what every demo tool returns: the command it stands for,
@@ -628,14 +628,14 @@ func fileContent(p string) string {
 	case ".go":
 		return "package " + path.Base(path.Dir(p)) + "\n\n" + goBody(4000, seed)
 	case ".yaml", ".yml":
-		return contextguardtest.Generate(contextguardtest.KindYAML, 2500, seed)
+		return coretest.Generate(coretest.KindYAML, 2500, seed)
 	}
 	return "cat: " + p + ": No such file or directory\n"
 }
 
 // goBody is generated Go code without its package clause and imports.
 func goBody(size int, seed int64) string {
-	code := contextguardtest.Generate(contextguardtest.KindGoCode, size, seed)
+	code := coretest.Generate(coretest.KindGoCode, size, seed)
 	if i := strings.Index(code, "\n)\n"); i >= 0 {
 		code = code[i+3:]
 	}

@@ -1,6 +1,6 @@
 // Command matrixgen writes the stress matrix's test functions: one
 // TestStress_<Name> or TestBrutal_<Name> per row of
-// contextguardtest.SeedMatrix(), each calling runSeedRow with the row's full
+// coretest.SeedMatrix(), each calling runSeedRow with the row's full
 // name. It is run by go generate in the repository root:
 //
 //	//go:generate go run ./internal/matrixgen -o compaction_strategy_multiturn_gen_test.go
@@ -16,12 +16,13 @@ import (
 	"strings"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 func main() {
 	out := flag.String("o", "", "output file (default: standard output)")
 	flag.Parse()
-	src, err := render(contextguardtest.SeedMatrix())
+	src, err := render(coretest.SeedMatrix())
 	if err != nil {
 		log.Fatal(err)
 	}

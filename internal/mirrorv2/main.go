@@ -88,6 +88,7 @@ var mirrored = []mirror{
 	{src: "contextguardtest/reexport.go"},
 	{src: "contextguardtest/summarizer.go"},
 	{src: "contextguardtest/tools.go"},
+	{src: "contextguardtest/doc_test.go"},
 	{src: "contextguardtest/driver_test.go"},
 	{src: "contextguardtest/example_test.go"},
 	{src: "contextguardtest/model_test.go"},

@@ -169,7 +169,7 @@ var probeKinds = []string{"pretty_json", "compact_json", "yaml", "kubectl_table"
 	"test_output", "id_filler"}
 
 // TestEstimatorGeneralization measures estimate/o200k on content from a
-// generator the fit never saw, and reports the same on contextguardtest's
+// generator the fit never saw, and reports the same on coretest's
 // content kinds.
 func TestEstimatorGeneralization(t *testing.T) {
 	if testing.Short() {
@@ -196,7 +196,7 @@ func TestEstimatorGeneralization(t *testing.T) {
 	}
 	sort.Float64s(errs)
 	med := errs[len(errs)/2]
-	fmt.Fprintf(&report, "median |error| %.1f%%\n\ncontextguardtest.Generate (8 KB, seed 3): estimate / o200k\n", 100*med)
+	fmt.Fprintf(&report, "median |error| %.1f%%\n\ncoretest.Generate (8 KB, seed 3): estimate / o200k\n", 100*med)
 	assert.LessOrEqual(t, med, 0.06, "median |error|")
 	for _, k := range coretest.Kinds() {
 		s := coretest.Generate(k, 8192, 3)
