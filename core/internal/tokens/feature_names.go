@@ -86,7 +86,7 @@ const (
 	fPunctMixedPair          // punct_pair, in runs of four or more
 	fPunctLongMore           // the tokens after the first of the runs of punct_long (the first merges with a space or newline around the run)
 	fPunctLongMoreG          // the same with the Gemma-3 run table
-	fBoxTokensG              // box_tokens with the Gemma-3 run table
+	fBoxTokensG              // box_tokens with the Gemma-3 run table, and a token for a space before the run
 	fPunctTriple             // triples of adjacent ASCII punctuation bytes that are one o200k token, in runs of two or three (their bytes are not counted by punct)
 	fPunctMixedTriple        // punct_triple, in runs of four or more
 	fOtherRepeat             // letters of other scripts equal to the rune before, counted instead of other_letter

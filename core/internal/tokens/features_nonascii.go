@@ -245,9 +245,13 @@ func scriptRune[T text](s T, i int, r rune, size int, f *Features, prev int, st 
 		for j+2 < n && s[j] == c && s[j+1] == s[i+1] && s[j+2] == s[i+2] {
 			j += 3
 		}
+		space := b2i(i > 0 && s[i-1] == ' ')
 		f[fBoxTokens] += runTokens(int32(j-i)/3, int32(boxRunLen[r-boxFirst]))
-		f[fSpaceSymbol] += b2i(i > 0 && s[i-1] == ' ')
-		f[fBoxTokensG] += runTokensBytes(int32(j-i)/3, int32(boxRunLenGemma[r-boxFirst]), 3)
+		f[fSpaceSymbol] += space
+		// Gemma 3 has no " ▂" or " ─" piece: a single space before a box
+		// or block rune is a token of its own (a run of spaces is one
+		// already), part of the run's Gemma cost.
+		f[fBoxTokensG] += runTokensBytes(int32(j-i)/3, int32(boxRunLenGemma[r-boxFirst]), 3) + space&b2i(i < 2 || s[i-2] != ' ')
 		size = j - i
 	default:
 		if inSymTables(r) {

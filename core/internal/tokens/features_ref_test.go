@@ -568,6 +568,9 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 				f[fBoxTokens] += runTokens(int32(m), int32(boxRunLen[r-0x2500]))
 				if i > 0 && s[i-1] == ' ' {
 					f[fSpaceSymbol]++
+					if i < 2 || s[i-2] != ' ' {
+						f[fBoxTokensG]++
+					}
 				}
 				if l := boxRunLenGemma[r-0x2500]; l == 0 {
 					f[fBoxTokensG] += 3 * int32(m)
