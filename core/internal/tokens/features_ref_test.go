@@ -528,6 +528,9 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 					kanaOpenG = false
 				} else {
 					f[fKanaSoloG]++
+					if prevKana && kanaOpenG {
+						f[fKanaSolo2G]++
+					}
 					kanaOpenG = r >= 0x3040 && r <= 0x30FF
 				}
 				kanaPrev = r
