@@ -27,6 +27,16 @@ const ridge = 0.5
 // other punctuation features instead.
 var strongPrior = map[string]float64{"punct_mixed": 40, "punct_mixed_pair": 40, "punct_mixed_triple": 40}
 
+// familyOnly names the features that only one family's fit may weigh: they
+// count what that family's vocabulary does (kana_solo2_g: Gemma 3 keeps
+// random kana apart), and the other family's fit would only use them to
+// bend its held-out CJK figures. Elsewhere they are pinned at 0.
+var familyOnly = map[string]string{"kana_solo2_g": "gemma3"}
+
+// pinned is the ridge that holds a feature of familyOnly at its prior (0)
+// in the other family's fit.
+const pinned = 1e9
+
 // fit solves the ridge-regularised non-negative least-squares problem on
 // the fit split, with the priors of family.
 func fit(samples []sample, family string) []float64 {
@@ -64,6 +74,9 @@ func fit(samples []sample, family string) []float64 {
 		r := ridge * strongPrior[name]
 		if r == 0 {
 			r = ridge
+		}
+		if only, ok := familyOnly[name]; ok && only != family {
+			r = pinned
 		}
 		a[j][j] += r
 		b[j] += r * priorOf(family, name)

@@ -54,15 +54,14 @@ const (
 // yet hold at hostileLow, by family, with the floor it holds instead
 // (measured over many seeds, less a margin for the race detector's smaller
 // sample). The test fails if one falls under it, and logs it as a gap
-// otherwise. Random kana and random Latin letters as words (emoji_scripts)
-// are half the tokens they cost in Gemma 3, whose kana and letter pieces
-// merge less than the corpus's Japanese and English; Gemma 3 keeps a space
-// before a block element apart (ascii_art_indent); a run of one rare
-// ideograph or of a mixed-case letter run costs o200k more than its table
-// says (single_char_runs).
+// otherwise. Random Latin letters as words (emoji_scripts) are a third of
+// the tokens they cost, which o200k's over-count of accented Latin and
+// ideographs makes up for and Gemma 3's does not quite (p5 0.85-0.86 over
+// 200 texts, down to 0.84 over 32); a run of a full-width letter that o200k
+// splits in two, or of letters glued to another run ("FFFAAAAnnnn"), costs
+// o200k more than its table says (single_char_runs).
 var hostileGaps = map[string]float64{
-	"gemma3/emoji_scripts":    0.75,
-	"gemma3/ascii_art_indent": 0.78,
+	"gemma3/emoji_scripts":    0.80,
 	"o200k/single_char_runs":  0.70,
 	"gemma3/single_char_runs": 0.70,
 }

@@ -86,7 +86,7 @@ const (
 	fPunctMixedPair          // punct_pair, in runs of four or more
 	fPunctLongMore           // the tokens after the first of the runs of punct_long (the first merges with a space or newline around the run)
 	fPunctLongMoreG          // the same with the Gemma-3 run table
-	fBoxTokensG              // box_tokens with the Gemma-3 run table
+	fBoxTokensG              // box_tokens with the Gemma-3 run table, and a token for a space before the run
 	fPunctTriple             // triples of adjacent ASCII punctuation bytes that are one o200k token, in runs of two or three (their bytes are not counted by punct)
 	fPunctMixedTriple        // punct_triple, in runs of four or more
 	fOtherRepeat             // letters of other scripts equal to the rune before, counted instead of other_letter
@@ -94,6 +94,7 @@ const (
 	fCJKRepeatSplitG         // cjk_repeat of ideographs, costed by what Gemma 3 adds to one alone (gemmaHanExtra)
 	fSpaceSymbol             // single spaces before a symbol or emoji of the symbol tables (Gemma 3 keeps the space apart)
 	fKanaSoloG               // kana that do not complete a pair of the Gemma-3 kana pair table (kana_solo for Gemma 3)
+	fKanaSolo2G              // kana_solo_g directly after a kana_solo_g: neither merged with a neighbour before it (random kana, particles)
 	// NumFeatures is the length of a feature vector.
 	NumFeatures
 )
@@ -112,6 +113,7 @@ var FeatureNames = [NumFeatures]string{
 	"punct_pair", "letter_run", "letter_run_g", "cjk_repeat", "symbol_o200k", "symbol_gemma",
 	"punct_mixed", "punct_mixed_pair", "punct_long_more", "punct_long_more_g", "box_tokens_g",
 	"punct_triple", "punct_mixed_triple", "other_repeat", "cjk_repeat_split", "cjk_repeat_split_g", "space_symbol", "kana_solo_g",
+	"kana_solo2_g",
 }
 
 // FeatureIndex returns the index of the named feature, or -1.

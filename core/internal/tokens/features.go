@@ -96,6 +96,9 @@ func countFeatures[T text](s T, f *Features) {
 	// every word sets it.
 	prev := prevNone
 	var st scriptRuns
+	// The packed counts of the runs of two or three punctuation bytes, and
+	// how many runs they hold.
+	short, shortN := uint64(0), 0
 	for i < n {
 		c := s[i]
 		k := byteKind[c]
@@ -195,6 +198,13 @@ func countFeatures[T text](s T, f *Features) {
 						// "aaaaaaaa": a run of one letter merges by
 						// doubling, not as a word.
 						i = letterRun(s, i, f)
+						continue
+					}
+					if letters > longLetterRun && s[i+2] == s[i+1] && s[i+3] == s[i+1] && s[i+4] == s[i+1] {
+						// "Nnnnnnnn": a letter, then a run of one letter
+						// (rare in words: "Aaargh" is a run of three).
+						f[fWord1]++
+						i = letterRun(s, i+1, f)
 						continue
 					}
 					// A capital then lower-case letters, without a branch
@@ -335,28 +345,19 @@ func countFeatures[T text](s T, f *Features) {
 				// A run of two or three bytes ("\":", "),", "();"),
 				// without the loop below: it repeats no byte often
 				// enough for the run table or the alternation count.
-				d := s[i+1]
-				rep := b2i(d == c)
-				pipes := b2i(c == '|') + b2i(d == '|')
-				// The first two bytes are one token, or else the last two
-				// (see punctRun).
-				pair := (1 - rep) & pairBit(c, d)
-				tri := int32(0)
+				// Its counts, from the table of every such run, add up
+				// in one register (see shortPunctTable).
+				k := uint32(punctIndex[c]&31)<<5 | uint32(punctIndex[s[i+1]]&31)
+				e := uint32(shortPunctNone)
 				if l == 3 {
-					e := s[i+2]
-					rep += b2i(e == d)
-					pipes += b2i(e == '|')
-					if pair != 0 && e != d {
-						tri = tripleBit(c, d, e)
-					}
-					pair = pair&^tri | (1-pair)&b2i(d != c && e != d)&pairBit(d, e)
+					e = uint32(punctIndex[s[i+2]] & 31)
 				}
-				f[fPunct] += int32(l) - rep - 2*pair - 3*tri
-				f[fPunctPair] += pair
-				f[fPunctTriple] += tri
-				f[fPunctRepeat] += rep
-				f[fPipe] += pipes
-				f[fPunctRun]++
+				short += shortPunct[k*shortPunctThird+e]
+				shortN++
+				if shortN == shortPunctFlush {
+					flushShortPunct(f, short, shortN)
+					short, shortN = 0, 0
+				}
 				i += l
 				break
 			}
@@ -370,6 +371,7 @@ func countFeatures[T text](s T, f *Features) {
 		}
 		prev = prevNone
 	}
+	flushShortPunct(f, short, shortN)
 	if int(f[fAccent]-accents)*verbEndAccentBytes >= n && n > 0 {
 		// French verb endings are a sign of French only in text dense
 		// with accented letters ("wait" and "portrait" are English), and

@@ -144,4 +144,5 @@ func init() {
 			p++
 		}
 	}
+	fillShortPunct()
 }

@@ -119,7 +119,7 @@ runs:
 			prev = prevNone
 		case r >= KanaFirst && r <= KanaLast:
 			// The pair tables of both families, with one index.
-			paired, pairedG := false, false
+			paired, pairedG, solo2G := false, false, int32(0)
 			if prev == prevKana {
 				k := KanaPairIndex(kanaPrev, r)
 				paired = kanaOpen && kanaPairs[k>>6]&(1<<(k&63)) != 0
@@ -131,11 +131,13 @@ runs:
 					continue
 				}
 				pairedG = kanaOpenG && kanaPairsGemma[k>>3]&(1<<(k&7)) != 0
+				solo2G = b2i(kanaOpenG && !pairedG)
 			}
 			f[fKana]++
 			f[fCJKSplit] += kanaSplitBit(r)
 			f[fKanaSolo] += 1 - b2i(paired)
 			f[fKanaSoloG] += 1 - b2i(pairedG)
+			f[fKanaSolo2G] += solo2G
 			kanaOpen, kanaOpenG = !paired, !pairedG
 			kanaPrev = r
 			prev = prevKana
@@ -208,6 +210,7 @@ func scriptRune[T text](s T, i int, r rune, size int, f *Features, prev int, st 
 		f[fKana]++
 		f[fKanaSolo]++
 		f[fKanaSoloG]++
+		f[fKanaSolo2G] += b2i(prev == prevKana && st.kanaOpenG)
 		st.kanaOpen, st.kanaOpenG = false, false
 		st.kanaPrev = r
 	case sHangul:
@@ -245,9 +248,13 @@ func scriptRune[T text](s T, i int, r rune, size int, f *Features, prev int, st 
 		for j+2 < n && s[j] == c && s[j+1] == s[i+1] && s[j+2] == s[i+2] {
 			j += 3
 		}
+		space := b2i(i > 0 && s[i-1] == ' ')
 		f[fBoxTokens] += runTokens(int32(j-i)/3, int32(boxRunLen[r-boxFirst]))
-		f[fSpaceSymbol] += b2i(i > 0 && s[i-1] == ' ')
-		f[fBoxTokensG] += runTokensBytes(int32(j-i)/3, int32(boxRunLenGemma[r-boxFirst]), 3)
+		f[fSpaceSymbol] += space
+		// Gemma 3 has no " ▂" or " ─" piece: a single space before a box
+		// or block rune is a token of its own (a run of spaces is one
+		// already), part of the run's Gemma cost.
+		f[fBoxTokensG] += runTokensBytes(int32(j-i)/3, int32(boxRunLenGemma[r-boxFirst]), 3) + space&b2i(i < 2 || s[i-2] != ' ')
 		size = j - i
 	default:
 		if inSymTables(r) {

@@ -19,7 +19,12 @@ func TestNonASCII(t *testing.T) {
 		{
 			"Japanese: kana pairs from the kana table, then a kanji run after kana whose two ideographs pair",
 			"こんにちは世界",
-			map[int]int32{fKana: 5, fKanaSolo: 3, fKanaSoloG: 3, fHan: 2, fHanRunKana: 1, fHanHead: 1, fHanSolo: 1},
+			map[int]int32{fKana: 5, fKanaSolo: 3, fKanaSoloG: 3, fKanaSolo2G: 1, fHan: 2, fHanRunKana: 1, fHanHead: 1, fHanSolo: 1},
+		},
+		{
+			"random kana: in Gemma 3 each after the first is alone, apart from the one before",
+			"ゑぬゐ",
+			map[int]int32{fKana: 3, fCJKSplit: 3, fKanaSolo: 3, fKanaSoloG: 3, fKanaSolo2G: 2},
 		},
 		{"Hangul syllables", "한국어", map[int]int32{fHangul: 3}},
 		{"a run of one ideograph: each after the first a token", "东东东",

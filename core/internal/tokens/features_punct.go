@@ -160,3 +160,77 @@ func letterRun[T text](s T, i int, f *Features) int {
 	f[fLetterRunG] += runTokens(m, int32(runLenGemma[c]))
 	return j
 }
+
+// The runs of two or three ASCII punctuation bytes ("\":", "),", "();") are
+// most of JSON's and code's punctuation. Their counts depend on the bytes
+// only, so shortPunct holds them for every such run, packed in lanes of
+// shortPunctBits bits (punct, punct_pair, punct_triple, punct_repeat,
+// pipe), and the counter adds a run's entry to one register, flushed into
+// the features every shortPunctFlush runs and at the end.
+const (
+	// shortPunctBits is the width of a lane: a run adds at most 3 to a
+	// lane, so shortPunctFlush runs fit in it.
+	shortPunctBits = 12
+	shortPunctMask = 1<<shortPunctBits - 1
+	// shortPunctFlush is the number of runs after which the register is
+	// flushed, before a lane can overflow (3 × 1024 < 4096).
+	shortPunctFlush = 1024
+	// shortPunctNone is the third byte's index of a run of two bytes, past
+	// the 32 punctuation bytes; shortPunctThird is the stride of the third
+	// byte's index.
+	shortPunctNone  = 32
+	shortPunctThird = 33
+)
+
+// shortPunct holds the packed counts of every run of two or three ASCII
+// punctuation bytes, indexed by (punctIndex of the first byte << 5 |
+// punctIndex of the second) × shortPunctThird + punctIndex of the third or
+// shortPunctNone; filled by the init of features_bytes.go.
+var shortPunct [32 * 32 * shortPunctThird]uint64
+
+// fillShortPunct fills shortPunct from the pair and triple tables: the
+// first two bytes are one token, or else the last two (see punctRun).
+func fillShortPunct() {
+	var bytes [32]byte
+	for c := range 128 {
+		if k := punctIndex[c]; k != 0xFF {
+			bytes[k] = byte(c)
+		}
+	}
+	for a, c := range bytes {
+		for b, d := range bytes {
+			for t := range shortPunctThird {
+				l := int32(2)
+				rep := b2i(d == c)
+				pipes := b2i(c == '|') + b2i(d == '|')
+				pair := (1 - rep) & pairBit(c, d)
+				tri := int32(0)
+				if t != shortPunctNone {
+					l = 3
+					e := bytes[t]
+					rep += b2i(e == d)
+					pipes += b2i(e == '|')
+					if pair != 0 && e != d {
+						tri = tripleBit(c, d, e)
+					}
+					pair = pair&^tri | (1-pair)&b2i(d != c && e != d)&pairBit(d, e)
+				}
+				v := uint64(0)
+				for i, x := range [...]int32{l - rep - 2*pair - 3*tri, pair, tri, rep, pipes} {
+					v |= uint64(x) << (i * shortPunctBits)
+				}
+				shortPunct[(a<<5|b)*shortPunctThird+t] = v
+			}
+		}
+	}
+}
+
+// flushShortPunct adds the packed counts of n runs to f.
+func flushShortPunct(f *Features, v uint64, n int) {
+	f[fPunct] += int32(v & shortPunctMask)
+	f[fPunctPair] += int32(v >> shortPunctBits & shortPunctMask)
+	f[fPunctTriple] += int32(v >> (2 * shortPunctBits) & shortPunctMask)
+	f[fPunctRepeat] += int32(v >> (3 * shortPunctBits) & shortPunctMask)
+	f[fPipe] += int32(v >> (4 * shortPunctBits) & shortPunctMask)
+	f[fPunctRun] += int32(n)
+}

@@ -228,6 +228,13 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 				}
 				if j == n || byteFlagsRef[s[j]]&bRunRef == 0 && s[j] < 0x80 {
 					letters := j - i
+					if letters > 4 && s[i+2] == s[i+1] && s[i+3] == s[i+1] && s[i+4] == s[i+1] {
+						f[fWord1]++
+						f[fLetterRun] += runTokens(int32(letters-1), int32(runLenO200k[s[i+1]]))
+						f[fLetterRunG] += runTokens(int32(letters-1), int32(runLenGemma[s[i+1]]))
+						i = j
+						continue
+					}
 					if fl&bUpperRef != 0 && letters > 1 {
 						f[fTitle]++
 					}
@@ -521,6 +528,9 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 					kanaOpenG = false
 				} else {
 					f[fKanaSoloG]++
+					if prevKana && kanaOpenG {
+						f[fKanaSolo2G]++
+					}
 					kanaOpenG = r >= 0x3040 && r <= 0x30FF
 				}
 				kanaPrev = r
@@ -568,6 +578,9 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 				f[fBoxTokens] += runTokens(int32(m), int32(boxRunLen[r-0x2500]))
 				if i > 0 && s[i-1] == ' ' {
 					f[fSpaceSymbol]++
+					if i < 2 || s[i-2] != ' ' {
+						f[fBoxTokensG]++
+					}
 				}
 				if l := boxRunLenGemma[r-0x2500]; l == 0 {
 					f[fBoxTokensG] += 3 * int32(m)
