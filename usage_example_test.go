@@ -95,7 +95,7 @@ func ExampleContextGuard_RequestCompaction() {
 	}
 	fmt.Println("compactions:", u.Compactions, "last:", u.LastCompactionReason, "still requested:", u.CompactionRequested)
 	// Output:
-	// compacted (requested): 1026 -> 158 tokens
+	// compacted (requested): 1026 -> 159 tokens
 	// compactions: 1 last: requested still requested: false
 }
 
