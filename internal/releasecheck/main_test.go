@@ -15,7 +15,7 @@ func TestInside(t *testing.T) {
 		{name: "the root itself", root: "/repo", dir: "/repo", want: true},
 		{name: "a directory under it", root: "/repo", dir: "/repo/tmp/x", want: true},
 		{name: "a sibling whose name starts with the root's", root: "/repo", dir: "/repo2/x", want: false},
-		{name: "the system's temporary directory", root: "/work/repo", dir: "/tmp/contextguard-releasecheck-1", want: false},
+		{name: "the system's temporary directory", root: "/home/dev/repo", dir: "/tmp/contextguard-releasecheck-1", want: false},
 		{name: "a directory named ..x under the root", root: "/repo", dir: "/repo/..x", want: true},
 	}
 	for _, tt := range tests {
