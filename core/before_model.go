@@ -60,6 +60,9 @@ type turn struct {
 	// mode is what the call may do: compact, or only apply what earlier
 	// compactions stored (a session switched off, session_switch.go).
 	mode callMode
+	// recall reports that the request declares the recall tool (recall.go):
+	// the summary message and pruning placeholders then say how to recall.
+	recall bool
 	// chain is the agent's memo of its contents' chain (prefix_mark.go),
 	// brought to raw on first use.
 	chain callChain
@@ -119,6 +122,7 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 		storedPrefix: in.storedPrefix,
 		mode:         in.mode,
 		chain:        callChain{memo: memo},
+		recall:       declaresRecall(req.Config),
 	}
 	t.est = in.sess.estimator(in.cfg, req.Model)
 	t.fixed = fixedTokens(t.est, &req)
@@ -220,7 +224,7 @@ func (t *turn) log() *slog.Logger {
 // pruned, so the summarizer runs only when pruning was not enough.
 func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	next := t.prev
-	cs, t.frontier = pruneToolResults(t.est, t.cfg.pruneKeep, declaresRecall(t.req.Config), t.raw, cs)
+	cs, t.frontier = pruneToolResults(t.est, t.cfg.pruneKeep, t.recall, t.raw, cs)
 	est, body := t.requestEstimate(cs)
 	t.prefix.body = body
 	count := t.cal.count(est)

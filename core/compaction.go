@@ -172,7 +172,7 @@ func (g *Guard) compact(t *turn, cs []*genai.Content, s compactionStrategy, reas
 			out := make([]*genai.Content, 0, len(tail)+1)
 			out = append(out, summaryMessage(t, summary, c.userReq, coveredRequest(t, split)))
 			out = append(out, tail...)
-			out, _ = pruneToolResults(t.est, t.cfg.pruneKeep, declaresRecall(t.req.Config), t.raw, out)
+			out, _ = pruneToolResults(t.est, t.cfg.pruneKeep, t.recall, t.raw, out)
 			return out
 		})
 		if o.newCount <= t.lim.threshold {

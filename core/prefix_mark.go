@@ -2,9 +2,6 @@ package core
 
 import (
 	"hash/crc32"
-	"runtime"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"google.golang.org/genai"
@@ -159,30 +156,13 @@ func (m *prefixMemo) update(cs []*genai.Content) {
 // Hashing is a pure function of a content, so the hashes are the ones
 // contentHash computes.
 func contentHashes(cs []*genai.Content) []uint64 {
-	workers := min(runtime.GOMAXPROCS(0), maxHashWorkers)
-	if len(cs) < parallelMinMisses || workers < 2 {
+	if !spreads(len(cs)) {
 		return nil
 	}
 	out := make([]uint64, len(cs))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1)) - 1; i < len(cs); i = int(next.Add(1)) - 1 {
-				out[i] = contentHash(cs[i])
-			}
-		}()
-	}
-	wg.Wait()
+	spread(len(cs), func(i int) { out[i] = contentHash(cs[i]) })
 	return out
 }
-
-// maxHashWorkers bounds the goroutines contentHashes starts, as prefetch's
-// workers are bounded: hashing runs at memory speed, and more cores than
-// this only contend for its bandwidth.
-const maxHashWorkers = 8
 
 // at is the chain hash of the first n contents the memo holds.
 func (m *prefixMemo) at(n int) uint64 {

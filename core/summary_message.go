@@ -178,7 +178,7 @@ func boundContinuation(t *turn, s string) string {
 // state neither rebuilds nor recounts it.
 func summaryMessage(t *turn, summary, request string, cur *genai.Content) *genai.Content {
 	atts := requestAttachments(cur)
-	recall := declaresRecall(t.req.Config)
+	recall := t.recall
 	m := &t.sess.summary
 	if m.msg == nil || m.summary != summary || m.request != request || m.recall != recall || !carries(m.msg, atts) {
 		m.summary, m.request, m.recall = summary, request, recall

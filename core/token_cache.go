@@ -144,6 +144,41 @@ func (ce cachedEstimator) declaration(d *genai.FunctionDeclaration) int {
 // goroutines costs about what it saves.
 const parallelMinMisses = 16
 
+// maxWorkers bounds the goroutines spread starts: counting and hashing run
+// at memory speed, and more cores than this only contend for its
+// bandwidth.
+const maxWorkers = 8
+
+// spreads reports whether spread would run n items in parallel: at least
+// parallelMinMisses of them, and more than one CPU.
+func spreads(n int) bool {
+	return n >= parallelMinMisses && runtime.GOMAXPROCS(0) > 1
+}
+
+// spread runs f(0), ..., f(n-1) on up to maxWorkers goroutines and reports
+// whether it ran them: when spreads(n) is false it runs nothing and returns
+// false, for the caller's sequential path. The calls of f must be
+// independent.
+func spread(n int, f func(i int)) bool {
+	if !spreads(n) {
+		return false
+	}
+	workers := min(runtime.GOMAXPROCS(0), maxWorkers)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
+	return true
+}
+
 // prefetch counts, in parallel, the contents of cs the cache has not seen,
 // when most of them are new (the first call of a session in this process:
 // after a restart, or on a replica that has not served it yet). In steady
@@ -152,10 +187,6 @@ const parallelMinMisses = 16
 // concurrent use, so the counts are the ones content would compute.
 func (ce cachedEstimator) prefetch(cs []*genai.Content) {
 	if len(cs) < parallelMinMisses || len(ce.cache.entries) >= len(cs)/2 {
-		return
-	}
-	workers := min(runtime.GOMAXPROCS(0), 8)
-	if workers < 2 {
 		return
 	}
 	type miss struct {
@@ -177,25 +208,9 @@ func (ce cachedEstimator) prefetch(cs []*genai.Content) {
 			misses = append(misses, miss{key: k, x: x})
 		}
 	}
-	if len(misses) < parallelMinMisses {
+	if !spread(len(misses), func(i int) { misses[i].n = ce.tokenEstimator.content(misses[i].x) }) {
 		return
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(misses) {
-					return
-				}
-				misses[i].n = ce.tokenEstimator.content(misses[i].x)
-			}
-		}()
-	}
-	wg.Wait()
 	for _, m := range misses {
 		if _, hit := ce.cache.entries[m.key]; hit {
 			continue // the same content twice in one request
