@@ -63,17 +63,17 @@ const overflowStep = 1.25
 // session as a usage report would: the ratio is real/estimate, when it is
 // believable (within [minPlausibleRatio, maxCorrection]). An error that
 // states no count, or an unbelievable one, raises the ratio the request was
-// judged with by one overflowStep and no more, whatever limit (the
-// provider's or the guard's window) says: a small request rejected by an
+// judged with by one overflowStep and no more, whatever limit the error
+// states: a small request rejected by an
 // odd error (a generic message, a limit without a count, a quota worded as
 // a token limit) must not take the session to maxCorrection at once, which
 // would make it compact on nearly every later call. A real overflow without
 // a count repeats, and each repetition raises the ratio one more step. The
 // result is bounded by maxCorrection; without an estimate, learned is
-// returned unchanged. limit is kept for callers; a count is not judged by
-// it (Anthropic's "input length and max_tokens exceed context limit" states
-// an input below the limit).
-func learnFromOverflow(learned int, defaultFactor float64, real, limit, estimate int) int {
+// returned unchanged. A stated count is not judged by the stated limit
+// (Anthropic's "input length and max_tokens exceed context limit" states an
+// input below the limit).
+func learnFromOverflow(learned int, defaultFactor float64, real, estimate int) int {
 	if estimate <= 0 {
 		return learned
 	}

@@ -204,33 +204,29 @@ func TestCalibration_Unscale(t *testing.T) {
 }
 
 // TestLearnFromOverflow: the provider ratio a session learns when the
-// provider rejects a request the guard estimated at 10,000 tokens, in a
-// window of 12,000.
+// provider rejects a request the guard estimated at 10,000 tokens.
 func TestLearnFromOverflow(t *testing.T) {
-	const est, limit = 10_000, 12_000
+	const est = 10_000
 	tests := []struct {
 		name    string
 		learned int
 		real    int
-		limit   int
 		want    int
 	}{
-		{"a stated count calibrates the session", 0, 15_000, limit, 1_500},
-		{"a stated count replaces an earlier ratio", 1_800, 15_000, limit, 1_500},
-		{"no count: a step up from the default factor", 0, 0, limit, 1_375},
-		{"no count: a step up from the learned ratio", 1_400, 0, limit, 1_750},
-		{"no count: bounded by maxCorrection", 4_500, 0, limit, 5_000},
-		{"an unbelievable count is no count", 0, 90_000, limit, 1_375},
-		{"a limit far over the estimate: still one step", 0, 0, 128_000, 1_375},
-		{"a limit twice the estimate: one step", 0, 0, 19_999, 1_375},
+		{"a stated count calibrates the session", 0, 15_000, 1_500},
+		{"a stated count replaces an earlier ratio", 1_800, 15_000, 1_500},
+		{"no count: a step up from the default factor", 0, 0, 1_375},
+		{"no count: a step up from the learned ratio", 1_400, 0, 1_750},
+		{"no count: bounded by maxCorrection", 4_500, 0, 5_000},
+		{"an unbelievable count is no count", 0, 90_000, 1_375},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, learnFromOverflow(tt.learned, defaultCorrection, tt.real, tt.limit, est))
+			assert.Equal(t, tt.want, learnFromOverflow(tt.learned, defaultCorrection, tt.real, est))
 		})
 	}
 	t.Run("no estimate: nothing learned", func(t *testing.T) {
-		assert.Equal(t, 1_200, learnFromOverflow(1_200, defaultCorrection, 15_000, limit, 0))
+		assert.Equal(t, 1_200, learnFromOverflow(1_200, defaultCorrection, 15_000, 0))
 	})
 }
 

@@ -162,19 +162,9 @@ func (g *Guard) recordOverflowFrom(sess *sessionEntry, cfg *Agent, mem *agentMem
 	if req != nil {
 		est := sess.estimator(cfg, req.Model)
 		p.estimate = requestTokens(est, req)
-		p.ratio = learnFromOverflow(learned, est.defaultFactor(), ov.Tokens, g.overflowLimit(cfg, req.Model, ov), p.estimate)
+		p.ratio = learnFromOverflow(learned, est.defaultFactor(), ov.Tokens, p.estimate)
 	}
 	mem.overflow = p
-}
-
-// overflowLimit is the limit a rejected request was over: the provider's,
-// when it states one below the guard's window, else the window.
-func (g *Guard) overflowLimit(cfg *Agent, modelName string, ov ContextOverflow) int {
-	w := g.window(cfg, modelName)
-	if ov.Limit > 0 && ov.Limit < w {
-		return ov.Limit
-	}
-	return w
 }
 
 // compactForRecovery compacts the rejected request to half the window
@@ -207,7 +197,7 @@ func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent,
 	// The session learns the provider's ratio from the rejection; it rides
 	// on the recovery response with the compaction.
 	learned := prev
-	learned.providerRatio = learnFromOverflow(prev.providerRatio, est.defaultFactor(), ov.Tokens, window, sent)
+	learned.providerRatio = learnFromOverflow(prev.providerRatio, est.defaultFactor(), ov.Tokens, sent)
 	real := ov.Tokens
 	if real <= 0 {
 		real = max(satAdd(window, 1), scaleSat(sent, float64(learned.providerRatio)/ratioScale))
