@@ -200,13 +200,6 @@ func countFeatures[T text](s T, f *Features) {
 						i = letterRun(s, i, f)
 						continue
 					}
-					if letters > longLetterRun && s[i+2] == s[i+1] && s[i+3] == s[i+1] && s[i+4] == s[i+1] {
-						// "Nnnnnnnn": a letter, then a run of one letter
-						// (rare in words: "Aaargh" is a run of three).
-						f[fWord1]++
-						i = letterRun(s, i+1, f)
-						continue
-					}
 					// A capital then lower-case letters, without a branch
 					// (capitals are hard to predict).
 					f[fTitle] += int32(fl/bUpper&1) & b2i(letters > 1)

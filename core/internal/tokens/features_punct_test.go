@@ -25,7 +25,6 @@ func TestPunctRun(t *testing.T) {
 		{"brackets: a repeat, then a pair", "}}])", map[int]int32{fPunctRun: 1, fPunctRepeat: 1, fPunctMixed: 1, fPunctMixedPair: 1}},
 		{"a run of one letter costs its run table", "aaaaaaaa", map[int]int32{fLetterRun: 1, fLetterRunG: 1}},
 		{"runs of a capital cost more in Gemma 3", "IIIIII", map[int]int32{fLetterRun: 2, fLetterRunG: 3}},
-		{"a letter before a run of one letter is a word of its own", "Nnnnnnnnn", map[int]int32{fWord1: 1, fLetterRun: 4, fLetterRunG: 2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -228,13 +228,6 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 				}
 				if j == n || byteFlagsRef[s[j]]&bRunRef == 0 && s[j] < 0x80 {
 					letters := j - i
-					if letters > 4 && s[i+2] == s[i+1] && s[i+3] == s[i+1] && s[i+4] == s[i+1] {
-						f[fWord1]++
-						f[fLetterRun] += runTokens(int32(letters-1), int32(runLenO200k[s[i+1]]))
-						f[fLetterRunG] += runTokens(int32(letters-1), int32(runLenGemma[s[i+1]]))
-						i = j
-						continue
-					}
 					if fl&bUpperRef != 0 && letters > 1 {
 						f[fTitle]++
 					}
