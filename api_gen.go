@@ -333,8 +333,30 @@ type CompactionDecision = core.CompactionDecision
 //		FallbackReason string
 //		// Duration is the wall time the compaction took.
 //		Duration time.Duration
+//		// Ran says how the compaction ran: inline in the model call that needed
+//		// it, from a summary prepared while tools ran, or between two turns.
+//		Ran CompactionRun
+//		// Waited is how long the model call waited for the compaction: all of
+//		// Duration when it ran inline, what was left of a prepared summary, 0
+//		// between turns.
+//		Waited time.Duration
 //	}
 type CompactionEvent = core.CompactionEvent
+
+// CompactionRun is how a compaction ran (CompactionEvent.Ran, the log's ran
+// field). The values are stable: they are written to logs and spans.
+type CompactionRun = core.CompactionRun
+
+// How a compaction ran.
+const (
+	// RanInline: in the model call that needed it, which waited for it.
+	RanInline CompactionRun = core.RanInline
+	// RanPrepared: from a summary written in the background while the
+	// previous step's tools ran; the call waited only for what was left.
+	RanPrepared CompactionRun = core.RanPrepared
+	// RanBetweenTurns: after a run ended, before the next one started.
+	RanBetweenTurns CompactionRun = core.RanBetweenTurns
+)
 
 // ContextOverflow describes a provider's rejection of a request as longer
 // than the model's context window.

@@ -151,6 +151,7 @@ func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, strategy Strategy,
 		TokensBefore: t.before,
 		Threshold:    t.lim.threshold,
 		Window:       t.lim.window,
+		Ran:          RanInline,
 	}
 	return c, done
 }
@@ -263,6 +264,7 @@ func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) step {
 	ev.TokensAfter = o.newCount
 	ev.Summary = o.summary
 	ev.Duration = g.clock.Now().Sub(c.start)
+	ev.Waited = ev.Duration
 	var err error
 	if n := t.irreducibleSize(o.newEst); n > t.lim.hardLimit() {
 		err = irreducibleError(n, t.lim.window)
@@ -273,7 +275,8 @@ func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) step {
 		"threshold", ev.Threshold, "window", ev.Window, "strategy", ev.Strategy,
 		"reason", ev.Reason, "contents_summarized", ev.ContentsSummarized, "kept_contents", len(o.contents)-1,
 		"summarizer_model", summarizerModel(t.cfg.summarizer), "summarizer_calls", ev.SummarizerCalls,
-		"rolling_calls", ev.RollingCalls, "fallback", ev.Fallback, "duration_ms", ev.Duration.Milliseconds())
+		"rolling_calls", ev.RollingCalls, "fallback", ev.Fallback, "duration_ms", ev.Duration.Milliseconds(),
+		"ran", ev.Ran, "waited_ms", ev.Waited.Milliseconds())
 	// The hook runs once the session is released (fireHook).
 	return step{contents: o.contents, next: next, event: &ev, err: err}
 }
@@ -303,6 +306,7 @@ func (g *Guard) discardCompaction(t *turn, c *compaction, o outcome) step {
 	ev.Discarded = true
 	ev.TokensAfter = t.before
 	ev.Duration = g.clock.Now().Sub(c.start)
+	ev.Waited = ev.Duration
 	var err error
 	if n := t.irreducibleSize(c.origEst); n > t.lim.hardLimit() {
 		err = irreducibleError(n, t.lim.window)

@@ -155,7 +155,29 @@ type CompactionEvent struct {
 	FallbackReason string
 	// Duration is the wall time the compaction took.
 	Duration time.Duration
+	// Ran says how the compaction ran: inline in the model call that needed
+	// it, from a summary prepared while tools ran, or between two turns.
+	Ran CompactionRun
+	// Waited is how long the model call waited for the compaction: all of
+	// Duration when it ran inline, what was left of a prepared summary, 0
+	// between turns.
+	Waited time.Duration
 }
+
+// CompactionRun is how a compaction ran (CompactionEvent.Ran, the log's ran
+// field). The values are stable: they are written to logs and spans.
+type CompactionRun string
+
+// How a compaction ran.
+const (
+	// RanInline: in the model call that needed it, which waited for it.
+	RanInline CompactionRun = "inline"
+	// RanPrepared: from a summary written in the background while the
+	// previous step's tools ran; the call waited only for what was left.
+	RanPrepared CompactionRun = "prepared"
+	// RanBetweenTurns: after a run ended, before the next one started.
+	RanBetweenTurns CompactionRun = "between_turns"
+)
 
 // fireHook calls the OnCompaction hook with ev, when there is both. It is
 // called after the session was released, so a hook that calls back into the

@@ -100,6 +100,7 @@ func (t *telemetry) endCompaction(ctx context.Context, span trace.Span, ev Compa
 		attribute.String("contextguard.agent", ev.Agent),
 		attribute.String("contextguard.strategy", string(ev.Strategy)),
 		attribute.Bool("contextguard.fallback", ev.Fallback),
+		attribute.String("contextguard.ran", string(ev.Ran)),
 	)
 	t.compactions.Add(ctx, 1, attrs)
 	if ev.Fallback {

@@ -9,10 +9,10 @@ var reexported = []string{
 	"CompactToolName", "DefaultContextWindow", "DefaultMaxCompactionAttempts", "DefaultMaxSessionBytes", "DefaultMaxSummarizerCalls",
 	"DefaultMaxSessions", "DefaultPruneKeepSteps", "DefaultSlidingWindowTurns", "DefaultSummaryTimeout",
 	"ErrIrreducible", "ErrReentrant", "MaxFocusBytes", "PluginName", "ReasonOutputLimit", "ReasonOverflow",
-	"ReasonRequested", "ReasonTokens", "RecallToolName", "ReasonTurns", "StateKeyDisabled", "StrategySlidingWindow",
+	"ReasonRequested", "ReasonTokens", "RecallToolName", "ReasonTurns", "RanBetweenTurns", "RanInline", "RanPrepared", "StateKeyDisabled", "StrategySlidingWindow",
 	"StrategyTailRetention", "StrategyThreshold",
 	// Types.
-	"AgentOption", "Clock", "CompactionDecision", "CompactionEvent", "ContextOverflow", "ModelRegistry", "Option",
+	"AgentOption", "Clock", "CompactionDecision", "CompactionEvent", "CompactionRun", "ContextOverflow", "ModelRegistry", "Option",
 	"NamedTokenCounter", "PendingCompaction", "RegistryOption", "Strategy", "Summarizer", "SummaryRequest", "TodoItem",
 	"TokenCounter", "TokenCounterFunc", "Usage",
 	// Functions.
