@@ -1,0 +1,377 @@
+package costbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"math"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/adk-contextguard/contextguard"
+	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/agent/llmagent"
+	"google.golang.org/adk/model"
+	"google.golang.org/adk/plugin"
+	"google.golang.org/adk/runner"
+	"google.golang.org/adk/session"
+	"google.golang.org/adk/tool"
+	"google.golang.org/genai"
+)
+
+// The replay: a recorded session played through ADK v1's real runner and
+// llmagent with the guard's plugin, a model that answers each agent request
+// with the next recorded step, and tools that return the recorded outputs.
+
+const (
+	// agentName, appName and userID name the replayed agent and session.
+	agentName = "agent"
+	appName   = "costbench"
+	userID    = "user"
+	// summarySize is the size in bytes of the summaries the fake answers
+	// with (about 1,500 o200k tokens): a plausible summary, bounded, below
+	// what the guard asks for at 32k (10% of the window).
+	summarySize = 6000
+	// userHeadBytes is how much of the start of the user's latest message
+	// an agent request must carry for the message to count as kept: enough
+	// to identify it, short enough to survive a quote cut to its head.
+	userHeadBytes = 64
+	// emptyFinal is the final text of a turn whose recording has none: an
+	// empty model content would end ADK's flow differently from the
+	// recording.
+	emptyFinal = "Done."
+)
+
+// Config is one configuration of the guard the benchmark plays.
+type Config struct {
+	// Name names it in the table.
+	Name string
+	// Window is the model's context window in tokens.
+	Window int
+	// Options are the configuration's agent options, besides the window.
+	Options []contextguard.AgentOption
+}
+
+// Configs returns the configurations of the table: the threshold strategy
+// (default), with tool-result pruning, and the sliding window with pruning,
+// each at 32k and 128k.
+func Configs() []Config {
+	var out []Config
+	for _, w := range []int{32_000, 128_000} {
+		out = append(out,
+			Config{Name: "default", Window: w},
+			Config{Name: "pruning", Window: w, Options: []contextguard.AgentOption{contextguard.WithToolResultPruning(0)}},
+			Config{Name: "sliding + pruning", Window: w, Options: []contextguard.AgentOption{
+				contextguard.WithSlidingWindow(0), contextguard.WithToolResultPruning(0)}},
+		)
+	}
+	return out
+}
+
+// Session is what one replay captured.
+type Session struct {
+	// Requests are every request the model received, in order.
+	Requests []Request
+	// Compactions is how many compactions the guard reported.
+	Compactions int
+	// Errors are the errors the runner surfaced.
+	Errors []error
+}
+
+// Stats measures the session against window.
+func (s *Session) Stats(window int) Stats {
+	st := Measure(s.Requests, window)
+	st.Compactions = s.Compactions
+	st.Errors = len(s.Errors)
+	return st
+}
+
+// Replay plays tr through a real runner with the guard configured by cfg,
+// and returns every request the model received. The guard's summarizer is
+// its default LLM summarizer over the agent's own model.
+func Replay(ctx context.Context, tr *Trace, cfg Config) (*Session, error) {
+	m := newReplayModel(tr)
+	guard := contextguard.New(nil,
+		contextguard.WithOnCompaction(m.compacted),
+		contextguard.WithLogger(slog.New(slog.DiscardHandler)))
+	opts := append([]contextguard.AgentOption{
+		contextguard.WithMaxTokens(cfg.Window),
+		// The summarizer's model is the agent's: the same window.
+		contextguard.WithSummarizerWindow(cfg.Window),
+	}, cfg.Options...)
+	guard.Add(agentName, m, opts...)
+	p, err := guard.Plugin()
+	if err != nil {
+		return nil, fmt.Errorf("costbench: guard: %w", err)
+	}
+	instruction := tr.System
+	ag, err := llmagent.New(llmagent.Config{
+		Name:        agentName,
+		Description: "replays " + tr.File,
+		Model:       m,
+		// A provider, not Instruction: ADK would substitute {placeholders}
+		// of the recorded prompt.
+		InstructionProvider: func(agent.ReadonlyContext) (string, error) { return instruction, nil },
+		Tools:               replayTools(tr),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("costbench: agent: %w", err)
+	}
+	svc := session.InMemoryService()
+	r, err := runner.New(runner.Config{
+		AppName:        appName,
+		Agent:          ag,
+		SessionService: svc,
+		PluginConfig:   runner.PluginConfig{Plugins: []*plugin.Plugin{p}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("costbench: runner: %w", err)
+	}
+	sid := "session-" + tr.File
+	if _, err := svc.Create(ctx, &session.CreateRequest{AppName: appName, UserID: userID, SessionID: sid}); err != nil {
+		return nil, fmt.Errorf("costbench: create session: %w", err)
+	}
+	out := &Session{}
+	for i, turn := range tr.Turns {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("costbench: %s turn %d: %w", tr.File, i, err)
+		}
+		m.startTurn(i)
+		msg := genai.NewContentFromText(turn.User, genai.RoleUser)
+		for _, err := range r.Run(ctx, userID, sid, msg, agent.RunConfig{}) {
+			if err != nil {
+				out.Errors = append(out.Errors, fmt.Errorf("%s turn %d: %w", tr.File, i, err))
+			}
+		}
+	}
+	out.Requests, out.Compactions = m.captured()
+	return out, nil
+}
+
+// replayModel is a model.LLM that answers the agent's requests with the
+// recorded steps of a session, in order, and its summarizer's requests
+// with a summary of a bounded size. A request comes from the agent's flow
+// when its context is ADK's invocation context (ADK's flow calls the model
+// with it); the guard's summarizer calls it with a context of its own.
+type replayModel struct {
+	trace *Trace
+	summ  *contextguardtest.SummarizerModel
+
+	mu          sync.Mutex
+	turn, step  int
+	requests    []Request
+	compactions int
+	prevAgent   int // index in requests of the last agent request, -1 before it
+}
+
+var _ model.LLM = (*replayModel)(nil)
+
+func newReplayModel(tr *Trace) *replayModel {
+	return &replayModel{
+		trace: tr,
+		summ: contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{
+			Name:        "replay-summarizer",
+			SummarySize: summarySize,
+			Counter:     contextguardtest.TokenizerCounter(1),
+		}),
+		prevAgent: -1,
+	}
+}
+
+// Name is the model's name, the same for the agent and its summarizer.
+func (m *replayModel) Name() string { return "replay-" + m.trace.File }
+
+// startTurn moves the replay to user turn i.
+func (m *replayModel) startTurn(i int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.turn, m.step = i, 0
+}
+
+// compacted is the guard's WithOnCompaction hook.
+func (m *replayModel) compacted(context.Context, contextguard.CompactionEvent) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.compactions++
+}
+
+// captured returns the requests received and the compactions reported.
+func (m *replayModel) captured() ([]Request, int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.requests, m.compactions
+}
+
+// GenerateContent records the request and answers it.
+func (m *replayModel) GenerateContent(ctx context.Context, req *model.LLMRequest, stream bool) iter.Seq2[*model.LLMResponse, error] {
+	if req == nil {
+		return func(yield func(*model.LLMResponse, error) bool) {
+			yield(nil, errors.New("costbench: nil request"))
+		}
+	}
+	if _, ok := ctx.(agent.InvocationContext); !ok {
+		r := Snapshot(req.Contents, req.Config)
+		r.Summarizer = true
+		m.mu.Lock()
+		r.Compactions = m.compactions
+		m.requests = append(m.requests, r)
+		m.mu.Unlock()
+		return m.summ.GenerateContent(ctx, req, stream)
+	}
+	r := Snapshot(req.Contents, req.Config)
+	m.mu.Lock()
+	r.Compactions = m.compactions
+	r.LostUser = !carriesUser(req.Contents, m.trace.Turns[m.turn].User)
+	cached := 0
+	if m.prevAgent >= 0 {
+		cached = SharedPrefix(&m.requests[m.prevAgent], &r)
+	}
+	m.prevAgent = len(m.requests)
+	m.requests = append(m.requests, r)
+	content := m.nextLocked()
+	m.mu.Unlock()
+	resp := &model.LLMResponse{
+		Content: content,
+		UsageMetadata: &genai.GenerateContentResponseUsageMetadata{
+			PromptTokenCount:        int32(min(r.Tokens, math.MaxInt32)),
+			CachedContentTokenCount: int32(min(cached, math.MaxInt32)),
+		},
+		TurnComplete: true,
+		FinishReason: genai.FinishReasonStop,
+	}
+	return func(yield func(*model.LLMResponse, error) bool) { yield(resp, nil) }
+}
+
+// nextLocked returns the response to the turn's next agent request: its
+// next recorded step, then its final text (again, should the flow ask once
+// more).
+func (m *replayModel) nextLocked() *genai.Content {
+	turn := m.trace.Turns[m.turn]
+	step := m.step
+	m.step++
+	if step >= len(turn.Steps) {
+		final := turn.Final
+		if strings.TrimSpace(final) == "" {
+			final = emptyFinal
+		}
+		return genai.NewContentFromText(final, genai.RoleModel)
+	}
+	st := turn.Steps[step]
+	c := &genai.Content{Role: genai.RoleModel}
+	if st.Text != "" {
+		c.Parts = append(c.Parts, &genai.Part{Text: st.Text})
+	}
+	for _, call := range st.Calls {
+		c.Parts = append(c.Parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: call.ID, Name: call.Name, Args: call.ArgsMap()}})
+	}
+	return c
+}
+
+// carriesUser reports whether a text of contents holds the start of the
+// user's message (its first userHeadBytes, cut at a rune boundary), as the
+// message itself or quoted in a summary.
+func carriesUser(contents []*genai.Content, user string) bool {
+	head := strings.TrimSpace(user)
+	if len(head) > userHeadBytes {
+		cut := userHeadBytes
+		for cut > 0 && !utf8.RuneStart(head[cut]) {
+			cut--
+		}
+		head = head[:cut]
+	}
+	if head == "" {
+		return true
+	}
+	for _, c := range contents {
+		if c == nil {
+			continue
+		}
+		for _, p := range c.Parts {
+			if p != nil && strings.Contains(p.Text, head) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// replayTool is one of the session's declared tools; it returns the output
+// recorded for the call it is asked to run, found by the call's ID.
+type replayTool struct {
+	decl    *genai.FunctionDeclaration
+	outputs map[string]string
+}
+
+// replayTools returns a tool per declaration of tr, and one for every tool
+// its calls name that it does not declare (so any recording replays).
+func replayTools(tr *Trace) []tool.Tool {
+	outputs := map[string]string{}
+	var out []tool.Tool
+	declared := map[string]bool{}
+	add := func(name, description string, params map[string]any) {
+		if declared[name] {
+			return
+		}
+		declared[name] = true
+		decl := &genai.FunctionDeclaration{Name: name, Description: description}
+		if params != nil {
+			decl.ParametersJsonSchema = params
+		}
+		out = append(out, &replayTool{decl: decl, outputs: outputs})
+	}
+	for _, d := range tr.Tools {
+		add(d.Name, d.Description, d.Parameters)
+	}
+	for _, turn := range tr.Turns {
+		for _, st := range turn.Steps {
+			for _, c := range st.Calls {
+				outputs[c.ID] = c.Output
+				add(c.Name, "", nil)
+			}
+		}
+	}
+	return out
+}
+
+// Name returns the tool's name.
+func (t *replayTool) Name() string { return t.decl.Name }
+
+// Description returns the tool's description.
+func (t *replayTool) Description() string { return t.decl.Description }
+
+// IsLongRunning reports false.
+func (t *replayTool) IsLongRunning() bool { return false }
+
+// Declaration returns the recorded declaration.
+func (t *replayTool) Declaration() *genai.FunctionDeclaration { return t.decl }
+
+// ProcessRequest declares the tool in req, as ADK's function tools do.
+func (t *replayTool) ProcessRequest(_ agent.ToolContext, req *model.LLMRequest) error {
+	if req.Tools == nil {
+		req.Tools = map[string]any{}
+	}
+	if _, dup := req.Tools[t.decl.Name]; dup {
+		return fmt.Errorf("costbench: duplicate tool %q", t.decl.Name)
+	}
+	req.Tools[t.decl.Name] = t
+	if req.Config == nil {
+		req.Config = &genai.GenerateContentConfig{}
+	}
+	for _, gt := range req.Config.Tools {
+		if gt != nil && gt.FunctionDeclarations != nil {
+			gt.FunctionDeclarations = append(gt.FunctionDeclarations, t.decl)
+			return nil
+		}
+	}
+	req.Config.Tools = append(req.Config.Tools, &genai.Tool{FunctionDeclarations: []*genai.FunctionDeclaration{t.decl}})
+	return nil
+}
+
+// Run returns the output recorded for the call.
+func (t *replayTool) Run(ctx agent.ToolContext, _ any) (map[string]any, error) {
+	return map[string]any{"output": t.outputs[ctx.FunctionCallID()]}, nil
+}

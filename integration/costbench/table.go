@@ -1,0 +1,65 @@
+package costbench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// The table: one row per configuration and window, as the README's
+// Developing section describes its columns.
+
+// Row is one configuration's measures over every session.
+type Row struct {
+	Config Config
+	Stats  Stats
+}
+
+// percent returns part/whole in percent, 0 for an empty whole.
+func percent(part, whole int) float64 {
+	if whole <= 0 {
+		return 0
+	}
+	return 100 * float64(part) / float64(whole)
+}
+
+// index returns cost relative to the cost with no cache at all.
+func index(cost float64, tokens int) float64 {
+	if tokens <= 0 {
+		return 0
+	}
+	return cost / float64(tokens)
+}
+
+// windowName writes a window as "32k".
+func windowName(w int) string {
+	if w%1000 == 0 {
+		return fmt.Sprintf("%dk", w/1000)
+	}
+	return fmt.Sprint(w)
+}
+
+// WriteTable writes rows as a markdown table.
+func WriteTable(w io.Writer, rows []Row) error {
+	var b strings.Builder
+	b.WriteString("| configuration | window | requests (agent + summarizer) | prefix reused | rewrites with no compaction | summarizer input read from cache | Anthropic index (floor) | implicit index (floor) | compactions | overflows | lost user messages | errors |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		s := r.Stats
+		tokens := s.Tokens()
+		fmt.Fprintf(&b, "| %s | %s | %d + %d | %.1f%% | %d (%.2f%% of tokens) | %.1f%% | %.3f (%.3f) | %.3f (%.3f) | %d | %d | %d | %d |\n",
+			r.Config.Name, windowName(r.Config.Window),
+			s.AgentRequests, s.SummarizerRequests,
+			percent(s.ReusedTokens, s.AgentTokens),
+			s.Rewrites, percent(s.RewriteTokens, tokens),
+			percent(s.SummarizerCached, s.SummarizerTokens),
+			index(s.Cost[0], tokens), index(s.Floor[0], tokens),
+			index(s.Cost[1], tokens), index(s.Floor[1], tokens),
+			s.Compactions, s.Overflows, s.LostUser, s.Errors)
+	}
+	_, err := io.WriteString(w, b.String())
+	if err != nil {
+		return fmt.Errorf("costbench: write table: %w", err)
+	}
+	return nil
+}
