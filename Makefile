@@ -14,7 +14,7 @@ GO ?= go
 MODULES = core . adkv2 examples integration adkv2/integration internal/releasecheck
 
 .PHONY: all test vet race core-test adkv2-test conformance demo examples-test integration fmt-check stress lint \
-	tidy-check gowork-check modules-check release-check
+	tidy-check gowork-check modules-check release-check cost
 
 all: test
 
@@ -84,6 +84,17 @@ examples-test:
 integration:
 	cd integration && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m -v ./...
 	cd adkv2/integration && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m -v ./...
+
+## cost: the cost benchmark on real sessions (README.md, Developing): every
+## recorded agent session of ../shared/agent-traces beside the repository
+## root (or CONTEXTGUARD_TRACES) replayed through ADK v1's runner with the
+## guard at each configuration and window, printed as one table. Skipped
+## with a message when the sessions are absent, a failure in CI (CI=true).
+## COST_FLAGS go to the benchmark, e.g. make cost COST_FLAGS=-sessions for a
+## row per session, or -max-requests=N to cap each session's model calls.
+COST_FLAGS ?=
+cost:
+	cd integration && $(GO) test -count=1 -timeout 10m -run '^$$' -bench '^BenchmarkCostOnRealSessions$$' -benchtime 1x ./costbench -args $(COST_FLAGS)
 
 ## modules-check: every module is tidy and builds and vets on its own, as a
 ## user's build sees it (GOWORK=off: the replace directives, no workspace).

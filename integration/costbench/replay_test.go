@@ -54,7 +54,10 @@ func loadTraces(b *testing.B) []*Trace {
 		if os.Getenv("CI") == "true" {
 			b.Fatalf("the recorded agent sessions are missing (%v): CI must provide ../shared/agent-traces beside the repository root, or set CONTEXTGUARD_TRACES", err)
 		}
-		b.Skipf("cost benchmark skipped: no recorded agent sessions (%v); set -traces or CONTEXTGUARD_TRACES to their folder", err)
+		// Printed as well: go test shows a benchmark's skip only with -v.
+		msg := fmt.Sprintf("cost benchmark skipped: no recorded agent sessions (%v); set -traces or CONTEXTGUARD_TRACES to their folder", err)
+		fmt.Println(msg)
+		b.Skip(msg)
 	}
 	return traces
 }
