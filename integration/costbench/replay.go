@@ -33,7 +33,7 @@ const (
 	appName   = "costbench"
 	userID    = "user"
 	// summarySize is the size in bytes of the summaries the fake answers
-	// with (about 1,500 o200k tokens): a plausible summary, bounded, below
+	// with: a plausible summary (about a page and a half of text), bounded, below
 	// what the guard asks for at 32k (10% of the window).
 	summarySize = 6000
 	// userHeadBytes is how much of the start of the user's latest message
