@@ -50,15 +50,17 @@ const (
 	DefaultPruneKeepSteps = 3
 	// DefaultPruningMinFree is the share of the context window a pruning
 	// pass must free to rewrite the kept history when WithPruningMinFree is
-	// not given (WithPruningMinFree(0)): a tenth. Each pass that moves the
-	// pruning frontier invalidates the provider's cached copy of the
-	// request from its first pruned result on, up to the whole request;
-	// requiring a tenth of the window keeps such passes to a few in the room
-	// a conversation grows through between two compactions (instead of one
-	// every few tool steps), and each pass postpones the next compaction,
-	// which rewrites everything after the system prompt, by at least as
-	// much.
-	DefaultPruningMinFree = 0.1
+	// not given (WithPruningMinFree(0)): a quarter. A pass that moves the
+	// pruning frontier invalidates the provider's cached copy of the request
+	// from its first newly pruned result on, often half the request; at
+	// cached prices (a read at a tenth of the input price, a write at 1.25
+	// times it) rewriting T tokens costs about 1.15 T once and each freed
+	// token saves a tenth on every later request. A pass that frees a
+	// quarter of the window and rewrites half of it pays back within about
+	// 23 requests, about the distance between two compactions of a
+	// tool-heavy agent; a tenth would need about 57, and most such passes
+	// would never pay back.
+	DefaultPruningMinFree = 0.25
 	// DefaultSummaryTimeout bounds one summarizer call; on expiry the
 	// deterministic fallback summary is used.
 	DefaultSummaryTimeout = 2 * time.Minute
@@ -275,13 +277,13 @@ func WithToolResultPruning(keepSteps int) AgentOption {
 // extends the one before it. When a request is over the trigger, pruning
 // frees all it can whatever n is, since a compaction would rewrite more.
 //
-// Zero means the default, a tenth of the context window
+// Zero means the default, a quarter of the context window
 // (DefaultPruningMinFree). WithPruningMinFree(1) advances on every pass, as
 // versions before it did. A negative value is an error.
 func WithPruningMinFree(n int) AgentOption {
 	return func(c *Agent) {
 		if n < 0 {
-			c.errs = append(c.errs, fmt.Errorf("WithPruningMinFree(%d): must be >= 0 (0 means the default, a tenth of the window)", n))
+			c.errs = append(c.errs, fmt.Errorf("WithPruningMinFree(%d): must be >= 0 (0 means the default, a quarter of the window)", n))
 			return
 		}
 		c.pruneMinFree = n

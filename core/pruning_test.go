@@ -367,8 +367,8 @@ func TestPruning_CompactionResetsTheFrontier(t *testing.T) {
 func TestPruning_MinFreeOption(t *testing.T) {
 	c := agentConfigFor("a", `Add("a")`, fixedSummary("x"), []AgentOption{WithToolResultPruning(0)})
 	assert.Empty(t, c.errs)
-	assert.Equal(t, 20_000, c.pruningMinFree(200_000), "a tenth of the window by default")
-	assert.Equal(t, 800, c.pruningMinFree(8_000))
+	assert.Equal(t, 50_000, c.pruningMinFree(200_000), "a quarter of the window by default")
+	assert.Equal(t, 2_000, c.pruningMinFree(8_000))
 	c = agentConfigFor("a", `Add("a")`, fixedSummary("x"), []AgentOption{WithToolResultPruning(0), WithPruningMinFree(3_000)})
 	assert.Empty(t, c.errs)
 	assert.Equal(t, 3_000, c.pruningMinFree(200_000))
