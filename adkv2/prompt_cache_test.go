@@ -29,7 +29,7 @@ import (
 )
 
 // The provider's prompt cache through ADK v2's real runner (README.md,
-// Prompt caching): the system instruction and tools stay byte-identical
+// Strategies, "Prompt caching"): the system instruction and tools stay byte-identical
 // across compactions, each request extends the one before it unless a
 // compaction or a pruning pass that frees enough came between, and the
 // provider's cached-token count reaches Usage. adkv2's copy of this file is
