@@ -221,7 +221,9 @@ func (t *turn) log() *slog.Logger {
 // summary injected, with the trigger and compacts when it is reached, or
 // when the agent's strategy says a compaction is due (compactionStrategy).
 // With tool-result pruning the request is pruned first and counted as
-// pruned, so the summarizer runs only when pruning was not enough.
+// pruned, so the summarizer runs only when pruning was not enough: to the
+// stored frontier, or further when that frees WithPruningMinFree or the
+// request is over the trigger (planPruning).
 func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	next := t.prev
 	pruned, target, rewritten := planPruning(t.est, t.cfg.pruneKeep, t.cfg.pruningMinFree(t.lim.window), t.recall, t.prev.pruneFrontier, t.raw, cs)

@@ -64,3 +64,49 @@ func TestUsage_PrefixKeptAndInvalidated(t *testing.T) {
 	assert.Zero(t, usage().InvalidatedTokens, "the call after a compaction extends the compacted request")
 	assert.Positive(t, usage().PrefixKeptTokens)
 }
+
+// TestUsage_PrefixKeptWhenTheHistoryChanged: a request that does not extend
+// the previous one (its history was rewritten, or its instruction changed)
+// keeps of it only what is provably the same: the system instruction and
+// tools when they did not change, else nothing.
+func TestUsage_PrefixKeptWhenTheHistoryChanged(t *testing.T) {
+	instruction := func(text string) *genai.GenerateContentConfig {
+		return &genai.GenerateContentConfig{SystemInstruction: genai.NewContentFromText(text, genai.RoleUser)}
+	}
+	cases := []struct {
+		name   string
+		config *genai.GenerateContentConfig
+		edit   func(h []*genai.Content) []*genai.Content
+		fixed  bool // the instruction and tools are kept
+	}{
+		{name: "a content of the history rewritten", config: instruction("You are a helpful agent."), fixed: true,
+			edit: func(h []*genai.Content) []*genai.Content {
+				return append([]*genai.Content{userMsg("rewritten")}, h[1:]...)
+			}},
+		{name: "another system instruction", config: instruction("You are a terse agent."),
+			edit: func(h []*genai.Content) []*genai.Content { return h }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g, _ := newTestGuard(t, fixedSummary("S"), WithMaxTokens(100_000))
+			ctx := newFakeCtx("a")
+			h := history(3, 300)
+			_, err := g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: adkCopy(h), Config: instruction("You are a helpful agent.")})
+			require.NoError(t, err)
+			prev := ctx.getInt(keyLastEstimate)
+			req := &Request{Model: "gemini-2.5-flash", Contents: adkCopy(append(tc.edit(h), userMsg("next"))), Config: tc.config}
+			_, err = g.beforeModel(ctx, req)
+			require.NoError(t, err)
+			u, err := g.UsageFromState(ctx.state, "a")
+			require.NoError(t, err)
+			cal := newCalibration(guardState{}, testEst)
+			kept := 0
+			if tc.fixed {
+				kept = cal.scale(fixedTokens(testEst, req))
+				require.Positive(t, kept)
+			}
+			assert.Equal(t, kept, u.PrefixKeptTokens)
+			assert.Equal(t, cal.scale(prev)-kept, u.InvalidatedTokens, "the rest of the previous request is invalidated")
+		})
+	}
+}
