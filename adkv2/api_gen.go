@@ -50,6 +50,19 @@ const (
 	// see its own outputs; older results have usually been digested into the
 	// model's own messages already.
 	DefaultPruneKeepSteps = core.DefaultPruneKeepSteps
+	// DefaultPruningMinFree is the share of the context window a pruning
+	// pass must free to rewrite the kept history when WithPruningMinFree is
+	// not given (WithPruningMinFree(0)): a quarter. A pass that moves the
+	// pruning frontier invalidates the provider's cached copy of the request
+	// from its first newly pruned result on, often half the request; at
+	// cached prices (a read at a tenth of the input price, a write at 1.25
+	// times it) rewriting T tokens costs about 1.15 T once and each freed
+	// token saves a tenth on every later request. A pass that frees a
+	// quarter of the window and rewrites half of it pays back within about
+	// 23 requests, about the distance between two compactions of a
+	// tool-heavy agent; a tenth would need about 57, and most such passes
+	// would never pay back.
+	DefaultPruningMinFree = core.DefaultPruningMinFree
 	// DefaultSummaryTimeout bounds one summarizer call; on expiry the
 	// deterministic fallback summary is used.
 	DefaultSummaryTimeout = core.DefaultSummaryTimeout
@@ -149,6 +162,21 @@ func WithMaxSummarizerCalls(n int) AgentOption { return core.WithMaxSummarizerCa
 // agent's model (both strategies). Zero keeps the registry's value; a
 // negative value is an error.
 func WithMaxTokens(n int) AgentOption { return core.WithMaxTokens(n) }
+
+// WithPruningMinFree sets the least a tool-result pruning pass must free,
+// in estimated tokens, to rewrite the history the request keeps
+// (WithToolResultPruning). A pass that prunes more results rewrites the
+// request from the first result it prunes on, and a provider's prompt
+// cache then reads that part again at the full input price; so the pruning
+// frontier is kept in session state and advances only once advancing it
+// frees at least n tokens, and between two such passes each request
+// extends the one before it. When a request is over the trigger, pruning
+// frees all it can whatever n is, since a compaction would rewrite more.
+//
+// Zero means the default, a quarter of the context window
+// (DefaultPruningMinFree). WithPruningMinFree(1) advances on every pass, as
+// versions before it did. A negative value is an error.
+func WithPruningMinFree(n int) AgentOption { return core.WithPruningMinFree(n) }
 
 // WithReserve keeps n tokens free below the window (for the response and the
 // estimate's error): the trigger is window - n. n must be positive, and
@@ -340,6 +368,15 @@ type CompactionDecision = core.CompactionDecision
 //		// Duration when it ran inline, what was left of a prepared summary, 0
 //		// between turns.
 //		Waited time.Duration
+//		// PrefixKeptTokens is how much of the agent's previous request (the
+//		// guard's calibrated count) the compacted request keeps as its leading
+//		// part, which a provider's prompt cache reads again at its cached price:
+//		// the system instruction and tools, which a compaction never changes.
+//		// InvalidatedTokens is the rest of the previous request, which the
+//		// provider reads at the full price again (and an explicit cache writes
+//		// again). Both are 0 when the session has no previous request.
+//		PrefixKeptTokens  int
+//		InvalidatedTokens int
 //	}
 type CompactionEvent = core.CompactionEvent
 
@@ -673,5 +710,19 @@ type TokenCounterFunc = core.TokenCounterFunc
 //		// Disabled reports that the guard is switched off for the session
 //		// (StateKeyDisabled).
 //		Disabled bool
+//		// PrefixKeptTokens is how much of the request before the last one
+//		// (calibrated, as Tokens) the last request kept as its leading part:
+//		// what a provider's prompt cache can read again at its cached price.
+//		// InvalidatedTokens is the rest of that request, which the provider
+//		// reads again at the full price: 0 when the last request extended the
+//		// one before, the history after the system instruction and tools after
+//		// a compaction, the part after the first newly pruned result after a
+//		// pruning pass (WithPruningMinFree).
+//		PrefixKeptTokens  int
+//		InvalidatedTokens int
+//		// CachedTokens is the provider's count of the prompt tokens of the last
+//		// request it read from its prompt cache (genai's
+//		// UsageMetadata.CachedContentTokenCount), 0 when it reports none.
+//		CachedTokens int
 //	}
 type Usage = core.Usage

@@ -16,6 +16,7 @@ import "google.golang.org/genai"
 func (g *Guard) afterResponse(c Call, cfg *Agent, st State, resp *Response) *genai.Content {
 	if n := resp.promptTokens(); n != 0 {
 		g.recordReport(c, cfg, st, n)
+		g.recordCached(cfg, st, resp.cachedTokens(n))
 	}
 	if resp.cutAtOutputLimit() && !g.switchedOff(st) {
 		return g.cutAtOutputLimit(c, cfg, st, resp)
@@ -30,6 +31,27 @@ func (r *Response) promptTokens() int {
 		return 0
 	}
 	return int(r.UsageMetadata.PromptTokenCount)
+}
+
+// cachedTokens is the provider's count of the prompt tokens it read from its
+// prompt cache, 0 when it reports none; a count that is negative or above
+// the prompt's own (prompt) is not believable and reads as none.
+func (r *Response) cachedTokens(prompt int) int {
+	n := int(r.UsageMetadata.CachedContentTokenCount)
+	if n < 0 || n > prompt {
+		return 0
+	}
+	return n
+}
+
+// recordCached keeps the provider's cached-token count of the last request
+// in state, for Usage, written only when it changed.
+func (g *Guard) recordCached(cfg *Agent, st State, n int) {
+	if st == nil {
+		return
+	}
+	sio := cfg.stateIO(g.log)
+	sio.set(st, keyCachedTokens, sio.num(st, keyCachedTokens), n)
 }
 
 // cutAtOutputLimit reports whether the response stopped at the output

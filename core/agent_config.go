@@ -15,8 +15,11 @@ import (
 type Agent struct {
 	name string
 	// policy is the agent's compaction strategy (compactionStrategy).
-	policy         compactionStrategy
-	pruneKeep      int // newest tool steps kept intact; 0: no pruning
+	policy    compactionStrategy
+	pruneKeep int // newest tool steps kept intact; 0: no pruning
+	// pruneMinFree is WithPruningMinFree's minimum, 0 for the default
+	// (pruningMinFree).
+	pruneMinFree   int
 	maxTokens      int
 	maxAttempts    int
 	summarizer     Summarizer

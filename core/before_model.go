@@ -221,14 +221,16 @@ func (t *turn) log() *slog.Logger {
 // summary injected, with the trigger and compacts when it is reached, or
 // when the agent's strategy says a compaction is due (compactionStrategy).
 // With tool-result pruning the request is pruned first and counted as
-// pruned, so the summarizer runs only when pruning was not enough.
+// pruned, so the summarizer runs only when pruning was not enough: to the
+// stored frontier, or further when that frees WithPruningMinFree or the
+// request is over the trigger (planPruning).
 func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	next := t.prev
-	cs, t.frontier = pruneToolResults(t.est, t.cfg.pruneKeep, t.recall, t.raw, cs)
-	est, body := t.requestEstimate(cs)
-	t.prefix.body = body
+	pruned, target, rewritten := planPruning(t.est, t.cfg.pruneKeep, t.cfg.pruningMinFree(t.lim.window), t.recall, t.prev.pruneFrontier, t.raw, cs)
+	t.frontier = pruned
+	ps := pruneTo(t.est, t.frontier, t.recall, t.raw, cs)
+	est, body := t.requestEstimate(ps)
 	count := t.cal.count(est)
-	t.before = count
 
 	trigger := t.lim.threshold
 	if f, room := t.prev.floor, t.lim.room(); f > trigger && f < room {
@@ -238,6 +240,19 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 		// less the room kept for the output).
 		trigger = f + (room-f)/2
 	}
+	if count > trigger && t.frontier < target {
+		// Over the trigger, pruning frees all it can, however little: a
+		// compaction would rewrite more (WithPruningMinFree).
+		_, rewritten = pruneFreed(t.est, t.recall, t.raw, cs, t.frontier, target)
+		t.frontier = target
+		ps = pruneTo(t.est, t.frontier, t.recall, t.raw, cs)
+		est, body = t.requestEstimate(ps)
+		count = t.cal.count(est)
+	}
+	cs = ps
+	t.prefix.body = body
+	t.before = count
+	next.pruneFrontier = t.frontier
 	reason := ""
 	var why []any
 	switch {
@@ -257,6 +272,7 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	}
 	if reason == "" {
 		next.lastEstimate = est
+		next.prefixKept, next.invalidated = t.prefixKept(cs, est, rewritten)
 		t.prefix.next = t.recordPrefix(est)
 		return step{contents: cs, next: next}
 	}
@@ -269,11 +285,27 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 		next.compactNext = 0
 		next.request = compactionRequest{}
 		next.lastEstimate = est
+		next.prefixKept, next.invalidated = t.prefixKept(cs, est, rewritten)
 		return step{contents: cs, next: next}
 	}
 
 	args := append([]any{"reason", reason, "tokens", count, "threshold", t.lim.threshold, "window", t.lim.window,
 		"strategy", t.cfg.policy.name(), "contents", len(t.raw)}, why...)
 	t.log().Info("contextguard: trigger reached; compacting", args...)
-	return g.compact(t, cs, t.cfg.policy, reason)
+	s := g.compact(t, cs, t.cfg.policy, reason)
+	switch {
+	case s.event != nil && !s.event.Discarded:
+	case len(s.contents) == len(cs) && (len(cs) == 0 || s.contents[0] == cs[0]):
+		// Not compacted: the request went out pruned as planned.
+		s.next.pruneFrontier = t.frontier
+		s.next.prefixKept, s.next.invalidated = t.prefixKept(cs, est, rewritten)
+		if s.event != nil {
+			s.event.PrefixKeptTokens, s.event.InvalidatedTokens = s.next.prefixKept, s.next.invalidated
+		}
+	default:
+		// Trimmed to the current request (trimToCurrentRequest): every
+		// content is new.
+		s.next.prefixKept, s.next.invalidated = t.prefixKept(s.contents, s.next.lastEstimate, 0)
+	}
+	return s
 }

@@ -153,6 +153,7 @@ func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, strategy Strategy,
 		Window:       t.lim.window,
 		Ran:          RanInline,
 	}
+	c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens = t.compactionKept()
 	return c, done
 }
 
@@ -258,6 +259,8 @@ func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) step {
 	next.realTokens = 0
 	next.lastEstimate = o.newEst
 	next.compactions = t.prev.compactions + 1
+	next.pruneFrontier = pruneFrontier(t.cfg.pruneKeep, t.raw) // as compact pruned the kept contents
+	next.prefixKept, next.invalidated = c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens
 	stampCompaction(t, &next, c.ev.Reason)
 
 	ev := c.ev
@@ -276,7 +279,8 @@ func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) step {
 		"reason", ev.Reason, "contents_summarized", ev.ContentsSummarized, "kept_contents", len(o.contents)-1,
 		"summarizer_model", summarizerModel(t.cfg.summarizer), "summarizer_calls", ev.SummarizerCalls,
 		"rolling_calls", ev.RollingCalls, "fallback", ev.Fallback, "duration_ms", ev.Duration.Milliseconds(),
-		"ran", ev.Ran, "waited_ms", ev.Waited.Milliseconds())
+		"ran", ev.Ran, "waited_ms", ev.Waited.Milliseconds(),
+		"prefix_kept_tokens", ev.PrefixKeptTokens, "invalidated_tokens", ev.InvalidatedTokens)
 	// The hook runs once the session is released (fireHook).
 	return step{contents: o.contents, next: next, event: &ev, err: err}
 }

@@ -162,6 +162,15 @@ type CompactionEvent struct {
 	// Duration when it ran inline, what was left of a prepared summary, 0
 	// between turns.
 	Waited time.Duration
+	// PrefixKeptTokens is how much of the agent's previous request (the
+	// guard's calibrated count) the compacted request keeps as its leading
+	// part, which a provider's prompt cache reads again at its cached price:
+	// the system instruction and tools, which a compaction never changes.
+	// InvalidatedTokens is the rest of the previous request, which the
+	// provider reads at the full price again (and an explicit cache writes
+	// again). Both are 0 when the session has no previous request.
+	PrefixKeptTokens  int
+	InvalidatedTokens int
 }
 
 // CompactionRun is how a compaction ran (CompactionEvent.Ran, the log's ran

@@ -48,6 +48,19 @@ const (
 	// see its own outputs; older results have usually been digested into the
 	// model's own messages already.
 	DefaultPruneKeepSteps = 3
+	// DefaultPruningMinFree is the share of the context window a pruning
+	// pass must free to rewrite the kept history when WithPruningMinFree is
+	// not given (WithPruningMinFree(0)): a quarter. A pass that moves the
+	// pruning frontier invalidates the provider's cached copy of the request
+	// from its first newly pruned result on, often half the request; at
+	// cached prices (a read at a tenth of the input price, a write at 1.25
+	// times it) rewriting T tokens costs about 1.15 T once and each freed
+	// token saves a tenth on every later request. A pass that frees a
+	// quarter of the window and rewrites half of it pays back within about
+	// 23 requests, about the distance between two compactions of a
+	// tool-heavy agent; a tenth would need about 57, and most such passes
+	// would never pay back.
+	DefaultPruningMinFree = 0.25
 	// DefaultSummaryTimeout bounds one summarizer call; on expiry the
 	// deterministic fallback summary is used.
 	DefaultSummaryTimeout = 2 * time.Minute
@@ -251,6 +264,29 @@ func WithToolResultPruning(keepSteps int) AgentOption {
 		default:
 			c.pruneKeep = keepSteps
 		}
+	}
+}
+
+// WithPruningMinFree sets the least a tool-result pruning pass must free,
+// in estimated tokens, to rewrite the history the request keeps
+// (WithToolResultPruning). A pass that prunes more results rewrites the
+// request from the first result it prunes on, and a provider's prompt
+// cache then reads that part again at the full input price; so the pruning
+// frontier is kept in session state and advances only once advancing it
+// frees at least n tokens, and between two such passes each request
+// extends the one before it. When a request is over the trigger, pruning
+// frees all it can whatever n is, since a compaction would rewrite more.
+//
+// Zero means the default, a quarter of the context window
+// (DefaultPruningMinFree). WithPruningMinFree(1) advances on every pass, as
+// versions before it did. A negative value is an error.
+func WithPruningMinFree(n int) AgentOption {
+	return func(c *Agent) {
+		if n < 0 {
+			c.errs = append(c.errs, fmt.Errorf("WithPruningMinFree(%d): must be >= 0 (0 means the default, a quarter of the window)", n))
+			return
+		}
+		c.pruneMinFree = n
 	}
 }
 

@@ -507,7 +507,8 @@ func TestPrefixCount_EveryCallCountsTheWholeRequest(t *testing.T) {
 		t.Run(fmt.Sprint("pruning keep=", pruneKeep), func(t *testing.T) {
 			opts := []AgentOption{WithTokenCounter(&countingCounter{}), WithMaxTokens(1_000_000)}
 			if pruneKeep > 0 {
-				opts = append(opts, WithToolResultPruning(pruneKeep))
+				// Every pass moves the frontier, as before WithPruningMinFree.
+				opts = append(opts, WithToolResultPruning(pruneKeep), WithPruningMinFree(1))
 			}
 			g, _ := newTestGuard(t, fixedSummary("unused"), opts...)
 			ctx := newFakeCtx("a")

@@ -11,8 +11,10 @@ import (
 // summarizing. The payloads of function responses older than the newest K
 // tool steps are replaced by a placeholder naming the tool and the size
 // removed. ADK rebuilds the request from the session's events on every step,
-// so nothing is stored: pruning is a pure function of the contents, applied
-// to every request, and the same history always gives the same request.
+// and pruning is applied to every request; the one thing stored is the
+// pruning frontier (the last tool step pruned), which advances only when a
+// pass frees enough (WithPruningMinFree), so the request is a function of
+// the history and that frontier.
 
 const (
 	// pruneMinResultTokens is the smallest payload (estimated tokens) that is
@@ -31,29 +33,29 @@ type prunedContent struct {
 	// content is the copy with placeholders, nil when no payload in the
 	// content is large enough to prune.
 	content *genai.Content
+	// saved is what the placeholders save, in raw estimated tokens.
+	saved int
 }
 
-// pruneToolResults returns cs with the payloads of old function responses
-// replaced by placeholders, or cs itself when pruning is off or prunes
-// nothing. Only the payloads of response parts change: the parts, their IDs
-// and names, every other part and every user text stay, so pair structure is
-// kept.
-//
-// Which results are old is decided on the history ADK built (raw), which
-// only ever grows: its tool steps are numbered from the first, and with K =
-// keep (WithToolResultPruning), steps 1..F are pruned where F = floor((N-K)/K)*K for N
-// steps. The newest K steps are thus never pruned, and pruning advances K
-// steps at a time, so the request (and the provider's prompt cache) changes
-// once every K steps rather than on every step. A step's fate depends only
-// on its number and N, so the same history always gives the same request,
-// a result once pruned stays pruned, and a compaction does not bring pruned
-// results back. cs must end with the newest steps of raw, as every request
-// the guard builds does. With recall, the request declares recall_context
-// and the placeholders say how to recall a result. It also returns F, the
-// frontier (0 when nothing is old enough).
+// pruneToolResults returns cs pruned to the full frontier
+// (pruneFrontier), the one a compaction prunes its kept contents to, and
+// that frontier.
 func pruneToolResults(e cachedEstimator, keep int, recall bool, raw, cs []*genai.Content) ([]*genai.Content, int) {
+	f := pruneFrontier(keep, raw)
+	return pruneTo(e, f, recall, raw, cs), f
+}
+
+// pruneFrontier is the full pruning frontier of raw, the history ADK built,
+// which only ever grows: its tool steps are numbered from the first, and
+// with K = keep (WithToolResultPruning), steps 1..F may be pruned where F =
+// floor((N-K)/K)*K for N steps, 0 when pruning is off or nothing is old
+// enough. The newest K steps are thus never pruned, and the full frontier
+// advances K steps at a time. A step's fate depends only on its number and
+// the frontier, so a result once pruned stays pruned, and a compaction does
+// not bring pruned results back.
+func pruneFrontier(keep int, raw []*genai.Content) int {
 	if keep <= 0 {
-		return cs, 0
+		return 0
 	}
 	n := 0
 	for _, c := range raw {
@@ -61,18 +63,22 @@ func pruneToolResults(e cachedEstimator, keep int, recall bool, raw, cs []*genai
 			n++
 		}
 	}
-	frontier := (n - keep) / keep * keep
+	return max((n-keep)/keep*keep, 0)
+}
+
+// pruneTo returns cs with the payloads of the tool steps numbered up to
+// frontier replaced by placeholders, or cs itself when that prunes
+// nothing. Only the payloads of response parts change: the parts, their
+// IDs and names, every other part and every user text stay, so pair
+// structure is kept. cs must end with the newest steps of raw, as every
+// request the guard builds does. With recall, the request declares
+// recall_context and the placeholders say how to recall a result.
+func pruneTo(e cachedEstimator, frontier int, recall bool, raw, cs []*genai.Content) []*genai.Content {
 	if frontier <= 0 {
-		return cs, 0
-	}
-	m := 0
-	for _, c := range cs {
-		if hasFunctionResponse(c) {
-			m++
-		}
+		return cs
 	}
 	var out []*genai.Content
-	step := n - m // the number of the step before cs's first
+	step := stepsBefore(raw, cs)
 	for i, c := range cs {
 		if !hasFunctionResponse(c) {
 			continue
@@ -88,9 +94,88 @@ func pruneToolResults(e cachedEstimator, keep int, recall bool, raw, cs []*genai
 		}
 	}
 	if out == nil {
-		return cs, frontier
+		return cs
 	}
-	return out, frontier
+	return out
+}
+
+// stepsBefore is the number of raw's tool steps before cs's first: cs ends
+// with the newest steps of raw, the history ADK built, where steps are
+// numbered from the first.
+func stepsBefore(raw, cs []*genai.Content) int {
+	n := 0
+	for _, c := range raw {
+		if hasFunctionResponse(c) {
+			n++
+		}
+	}
+	for _, c := range cs {
+		if hasFunctionResponse(c) {
+			n--
+		}
+	}
+	return n
+}
+
+// A pruning pass that moves the frontier rewrites the request from the
+// first result it prunes on, which the provider's prompt cache then reads
+// again at the full price (ARCHITECTURE.md, Strategies). So the frontier is
+// kept in session state and advances only when the pass frees at least the
+// agent's minimum (WithPruningMinFree), or when the request is over the
+// trigger, where a compaction would rewrite more (decide). Between two such
+// passes every request extends the one before it.
+
+// pruningMinFree is the least a pruning pass that moves the frontier must
+// free, in estimated tokens, for an agent whose window is window.
+func (c *Agent) pruningMinFree(window int) int {
+	if c.pruneMinFree > 0 {
+		return c.pruneMinFree
+	}
+	return max(int(float64(window)*DefaultPruningMinFree), 1)
+}
+
+// pruneFreed is what moving the frontier from from to to frees in cs, in
+// raw estimated tokens (each pruned copy's saving, cached with it), and
+// the index in cs of the first content the move rewrites (-1 for none).
+func pruneFreed(e cachedEstimator, recall bool, raw, cs []*genai.Content, from, to int) (freed, first int) {
+	first = -1
+	step := stepsBefore(raw, cs)
+	for i, c := range cs {
+		if !hasFunctionResponse(c) {
+			continue
+		}
+		if step++; step > to {
+			break
+		}
+		if step <= from {
+			continue
+		}
+		if p := prunedFor(e, c, recall); p.content != nil {
+			freed = satAdd(freed, p.saved)
+			if first < 0 {
+				first = i
+			}
+		}
+	}
+	return freed, first
+}
+
+// planPruning decides the frontier a call prunes cs to: the stored one
+// (stored, clamped to the full frontier), or the full one (target) when
+// moving to it frees at least minFree. It returns both frontiers and the
+// index in cs of the first content a move to target rewrites (-1 when the
+// frontier does not move).
+func planPruning(e cachedEstimator, keep, minFree int, recall bool, stored int, raw, cs []*genai.Content) (frontier, target, first int) {
+	target = pruneFrontier(keep, raw)
+	frontier = min(stored, target)
+	if frontier == target {
+		return frontier, target, -1
+	}
+	freed, first := pruneFreed(e, recall, raw, cs, frontier, target)
+	if freed < minFree {
+		return frontier, target, -1
+	}
+	return target, target, first
 }
 
 // hasFunctionResponse reports whether c holds a function response: one tool
@@ -127,6 +212,7 @@ func prunedFor(e cachedEstimator, c *genai.Content, recall bool) *prunedContent 
 // again if needed"}; inline parts of the response are dropped with it.
 func buildPruned(e tokenEstimator, c *genai.Content, recall bool) *prunedContent {
 	var parts []*genai.Part
+	saved := 0
 	for j, p := range c.Parts {
 		if p == nil || p.FunctionResponse == nil {
 			continue
@@ -158,11 +244,12 @@ func buildPruned(e tokenEstimator, c *genai.Content, recall bool) *prunedContent
 			parts = slices.Clone(c.Parts)
 		}
 		parts[j] = &np
+		saved = satAdd(saved, before-after)
 	}
 	if parts == nil {
 		return &prunedContent{}
 	}
-	return &prunedContent{content: &genai.Content{Role: c.Role, Parts: parts}}
+	return &prunedContent{content: &genai.Content{Role: c.Role, Parts: parts}, saved: saved}
 }
 
 // placeholderText says what was removed and that the model may ask again.

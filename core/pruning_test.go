@@ -252,3 +252,130 @@ func pruneTest(tr *turn, cs []*genai.Content) []*genai.Content {
 	out, _ := pruneToolResults(tr.est, tr.cfg.pruneKeep, declaresRecall(tr.req.Config), tr.raw, cs)
 	return out
 }
+
+// extends reports whether next starts with every content of prev, by value:
+// the provider's prompt cache can read all of prev again.
+func extends(prev, next []*genai.Content) bool {
+	if len(next) < len(prev) {
+		return false
+	}
+	for i, c := range prev {
+		if contentHash(c) != contentHash(next[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestPruning_WaitsUntilItFreesEnough plays a tool-heavy session call by
+// call, far from the trigger: each request extends the one before it until
+// advancing the pruning frontier frees at least the agent's minimum
+// (WithPruningMinFree); then the request is rewritten once, and shrinks by
+// at least that much. A restart (a new guard on the same state) keeps the
+// stored frontier. WithPruningMinFree(1) rewrites on every batch of K
+// steps, as before the option existed.
+func TestPruning_WaitsUntilItFreesEnough(t *testing.T) {
+	const (
+		keep    = 2
+		minFree = 10_000
+		turns   = 24
+	)
+	play := func(t *testing.T, free int) (rewrites int) {
+		opts := []AgentOption{WithMaxTokens(400_000), WithToolResultPruning(keep), WithPruningMinFree(free)}
+		g, _ := newTestGuard(t, fixedSummary("unused"), opts...)
+		ctx := newFakeCtx("a")
+		var h, prev []*genai.Content
+		for i, c := range pruneHistory(turns, 3_000) {
+			if i == len(pruneHistory(turns, 3_000))/2 {
+				g, _ = newTestGuard(t, fixedSummary("unused"), opts...) // a restart: only the state carries over
+			}
+			h = append(h, c)
+			before := ctx.getInt(keyLastEstimate)
+			req := request(adkCopy(h)...)
+			_, err := g.beforeModel(ctx, req)
+			require.NoError(t, err)
+			require.Len(t, req.Contents, len(h), "no compaction")
+			if prev != nil && !extends(prev, req.Contents) {
+				rewrites++
+				freed := before + testEst.content(c) - ctx.getInt(keyLastEstimate)
+				assert.GreaterOrEqual(t, freed, free, "content %d: a rewrite frees at least the minimum", i)
+				assert.Positive(t, ctx.getInt(keyInvalidated), "content %d: the rewrite is reported", i)
+				assert.Less(t, ctx.getInt(keyPrefixKept), newCalibration(guardState{}, testEst).scale(before))
+			} else if prev != nil {
+				assert.Zero(t, ctx.getInt(keyInvalidated), "content %d: an extension invalidates nothing", i)
+				assert.Equal(t, newCalibration(guardState{}, testEst).scale(before), ctx.getInt(keyPrefixKept), "content %d: the whole previous request is kept", i)
+			}
+			prev = req.Contents
+		}
+		assert.Equal(t, pruneFrontier(keep, h) > 0, ctx.getInt(keyPruneFrontier) > 0, "the frontier is in state")
+		return rewrites
+	}
+	waiting := play(t, minFree)
+	eager := play(t, 1)
+	t.Logf("rewrites in %d turns: %d with a minimum of %d tokens, %d with 1", turns, waiting, minFree, eager)
+	assert.Positive(t, waiting, "pruning still runs")
+	assert.Less(t, waiting, eager/2, "waiting for enough to free rewrites far less often")
+	assert.Equal(t, (turns-keep)/keep, eager, "a minimum of 1 advances every K steps")
+}
+
+// TestPruning_OverTheTriggerFreesAllItCan: a request over the trigger is
+// pruned as far as it can be, whatever the minimum, when that avoids the
+// summarizer; the frontier reached is stored.
+func TestPruning_OverTheTriggerFreesAllItCan(t *testing.T) {
+	sum := fixedSummary("S")
+	g, _ := newTestGuard(t, sum, WithMaxTokens(32_000), WithToolResultPruning(0), WithPruningMinFree(1_000_000))
+	ctx := newFakeCtx("a").withUser("U9-MARK latest")
+	raw := append(pruneHistory(14, 5_000), userMsg("U9-MARK latest"))
+	require.Greater(t, newCalibration(guardState{}, testEst).count(requestTokens(testEst, engineReq(request(raw...)))), newLimits(32_000).threshold, "test setup: over the trigger unpruned")
+	req := request(raw...)
+	_, err := g.beforeModel(ctx, req)
+	require.NoError(t, err)
+	assert.Zero(t, sum.Calls(), "pruning alone brought the request under the trigger")
+	assert.Contains(t, coretest.FlattenText(req.Contents), "removed to save context")
+	assert.Equal(t, pruneFrontier(DefaultPruneKeepSteps, raw), ctx.getInt(keyPruneFrontier))
+}
+
+// TestPruning_CompactionResetsTheFrontier: a compaction prunes the contents
+// it keeps to the full frontier and stores it, so the next call extends the
+// compacted request rather than rewriting its kept tool results.
+func TestPruning_CompactionResetsTheFrontier(t *testing.T) {
+	sum := fixedSummary("S")
+	g, _ := newTestGuard(t, sum, WithMaxTokens(32_000), WithToolResultPruning(2), WithSlidingWindow(4), WithPruningMinFree(1_000_000))
+	ctx := newFakeCtx("a")
+	var h, prev []*genai.Content
+	compactions := 0
+	for i, c := range pruneHistory(30, 2_000) {
+		h = append(h, c)
+		if isUserMessage(c) {
+			ctx.withUser(c.Parts[0].Text)
+		}
+		req := request(adkCopy(h)...)
+		before := ctx.getInt(keyCompactions)
+		_, err := g.beforeModel(ctx, req)
+		require.NoError(t, err)
+		if ctx.getInt(keyCompactions) > before {
+			compactions++
+			assert.Equal(t, pruneFrontier(2, h), ctx.getInt(keyPruneFrontier), "content %d: a compaction stores the full frontier", i)
+		} else if prev != nil {
+			assert.True(t, extends(prev, req.Contents), "content %d: no compaction, no rewrite", i)
+		}
+		prev = req.Contents
+	}
+	assert.Positive(t, compactions)
+}
+
+func TestPruning_MinFreeOption(t *testing.T) {
+	c := agentConfigFor("a", `Add("a")`, fixedSummary("x"), []AgentOption{WithToolResultPruning(0)})
+	assert.Empty(t, c.errs)
+	assert.Equal(t, 50_000, c.pruningMinFree(200_000), "a quarter of the window by default")
+	assert.Equal(t, 2_000, c.pruningMinFree(8_000))
+	c = agentConfigFor("a", `Add("a")`, fixedSummary("x"), []AgentOption{WithToolResultPruning(0), WithPruningMinFree(3_000)})
+	assert.Empty(t, c.errs)
+	assert.Equal(t, 3_000, c.pruningMinFree(200_000))
+
+	g := newGuard(nil, WithLogger(slog.New(slog.DiscardHandler)))
+	g.addModel("a", fixedSummary("x"), WithPruningMinFree(-1))
+	err := g.Err()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "WithPruningMinFree(-1)")
+}

@@ -126,8 +126,10 @@ type recallScan struct {
 	summary             bool
 }
 
-// prunedFrontier is the number of the last tool step pruning replaces in
-// history (pruneToolResults), 0 when none is or pruning is off.
+// prunedFrontier is the full pruning frontier of history (pruneFrontier),
+// 0 when pruning is off: the frontier a call stores never passes it, so
+// every pruned result is searched, and so is a result the next pass that
+// frees enough will prune (WithPruningMinFree).
 func prunedFrontier(history []*genai.Content, cfg *Agent) int {
 	keep := 0
 	if cfg != nil {

@@ -47,7 +47,21 @@ const (
 	keyCompactedAt    = stateKeyPrefix + "last_compaction_at_"
 	keyCompactReason  = stateKeyPrefix + "last_compaction_reason_"
 	keyCompactRequest = stateKeyPrefix + "compact_request_"
+	// keyPrefixKept and keyInvalidated split the request before the last
+	// one let through into the tokens the last request kept as its prefix
+	// and the tokens after them, which the provider's prompt cache could
+	// not reuse (usage.go); keyCachedTokens is the provider's last
+	// cached-token count (after_model.go).
+	keyPrefixKept   = stateKeyPrefix + "prefix_kept_"
+	keyInvalidated  = stateKeyPrefix + "invalidated_"
+	keyCachedTokens = stateKeyPrefix + "cached_tokens_"
 )
+
+// keyPruneFrontier is the pruning frontier, the number of the last tool step
+// the request prunes (pruning.go): it advances only when a pass frees
+// enough (WithPruningMinFree), so it is kept for the next call, in this
+// process or another.
+const keyPruneFrontier = stateKeyPrefix + "prune_frontier_"
 
 // TodoItem is one entry of the agent's todo list (session key "todos"),
 // carried into every summary so the agent can restore it after compaction.
@@ -98,6 +112,17 @@ type guardState struct {
 	// request is a compaction asked for with RequestCompaction, answered by
 	// the next call (compaction_request.go).
 	request compactionRequest
+	// pruneFrontier is the tool step the request last let through was
+	// pruned to (pruning.go), 0 for none.
+	pruneFrontier int
+	// prefixKept and invalidated are the calibrated tokens of the request
+	// before the last one that the last one kept as its prefix and did not
+	// (usage.go).
+	prefixKept  int
+	invalidated int
+	// cachedTokens is the provider's last cached-token count (after_model.go),
+	// read only by loadAll.
+	cachedTokens int
 }
 
 // stateIO reads and writes one agent's keys of a session state.
@@ -117,7 +142,7 @@ var agentKeyNames = []string{
 	keySummary, keyWatermark, keySummarizedAt, keyRealTokens, keyLastEstimate, keyFingerprint,
 	keyUserRequest, keyCompactions, keyIrreducibleFloor, keyProviderRatio, keySuspectRatio, keyWindow,
 	keyCompactNext, keyMaxOutput, keyLastTokens, keyThreshold, keyCompactedAt, keyCompactReason, keyCompactRequest, keyPrefix,
-	keyAnchor,
+	keyAnchor, keyPruneFrontier, keyPrefixKept, keyInvalidated, keyCachedTokens,
 }
 
 // stateKeysFor maps each per-agent key to its full name for agent, built
@@ -162,6 +187,9 @@ func (s stateIO) load(st StateReader) guardState {
 	g.compactNext = s.num(st, keyCompactNext)
 	g.maxOutput = s.num(st, keyMaxOutput)
 	g.threshold = s.num(st, keyThreshold)
+	g.pruneFrontier = s.num(st, keyPruneFrontier)
+	g.prefixKept = s.num(st, keyPrefixKept)
+	g.invalidated = s.num(st, keyInvalidated)
 	return g
 }
 
@@ -178,6 +206,7 @@ func (s stateIO) loadAll(st StateReader) guardState {
 	g.compactedAt = s.str(st, keyCompactedAt)
 	g.compactReason = s.str(st, keyCompactReason)
 	g.request = s.requestAt(st, s.key(keyCompactRequest))
+	g.cachedTokens = s.num(st, keyCachedTokens)
 	return g
 }
 
@@ -320,6 +349,9 @@ func (s stateIO) save(st State, prev, next guardState) {
 	s.set(st, keyCompactedAt, prev.compactedAt, next.compactedAt)
 	s.set(st, keyCompactReason, prev.compactReason, next.compactReason)
 	s.set(st, keyCompactRequest, prev.request.value(), next.request.value())
+	s.set(st, keyPruneFrontier, prev.pruneFrontier, next.pruneFrontier)
+	s.set(st, keyPrefixKept, prev.prefixKept, next.prefixKept)
+	s.set(st, keyInvalidated, prev.invalidated, next.invalidated)
 }
 
 // loadTodos reads the todo list, accepting []TodoItem and the []any of maps a

@@ -2,6 +2,8 @@ package core
 
 import (
 	"time"
+
+	"google.golang.org/genai"
 )
 
 // Usage: how full an agent's context is in a session, as the guard left it.
@@ -41,6 +43,20 @@ type Usage struct {
 	// Disabled reports that the guard is switched off for the session
 	// (StateKeyDisabled).
 	Disabled bool
+	// PrefixKeptTokens is how much of the request before the last one
+	// (calibrated, as Tokens) the last request kept as its leading part:
+	// what a provider's prompt cache can read again at its cached price.
+	// InvalidatedTokens is the rest of that request, which the provider
+	// reads again at the full price: 0 when the last request extended the
+	// one before, the history after the system instruction and tools after
+	// a compaction, the part after the first newly pruned result after a
+	// pruning pass (WithPruningMinFree).
+	PrefixKeptTokens  int
+	InvalidatedTokens int
+	// CachedTokens is the provider's count of the prompt tokens of the last
+	// request it read from its prompt cache (genai's
+	// UsageMetadata.CachedContentTokenCount), 0 when it reports none.
+	CachedTokens int
 }
 
 // usageFromState is UsageFromState's work: the agent's Usage as the state
@@ -61,6 +77,9 @@ func (g *Guard) usageFromState(st StateReader, agentName string) (Usage, error) 
 		LastCompactionReason: s.compactReason,
 		CompactionRequested:  s.request.pending,
 		Disabled:             sessionDisabled(st, g.log),
+		PrefixKeptTokens:     s.prefixKept,
+		InvalidatedTokens:    s.invalidated,
+		CachedTokens:         s.cachedTokens,
 	}
 	if u.Window > 0 {
 		u.Utilization = float64(max(u.Tokens, u.ProviderTokens)) / float64(u.Window)
@@ -85,6 +104,64 @@ func recordUsage(t *turn, next *guardState) {
 	} else {
 		next.tokens = t.cal.scale(next.lastEstimate)
 	}
+}
+
+// prefixKept splits the previous request of the agent in the session (its
+// raw estimate is the stored last estimate) into what the request with
+// contents cs (raw estimate est) keeps of it as its prefix and what it does
+// not, calibrated: the tokens the provider's prompt cache can read again and
+// the tokens it cannot. rewritten is the index in cs of the first content
+// the guard rewrote in this call (a pruning pass, pruneFreed), -1 for none.
+// Nothing is re-counted: the record of the previous request (prefix_count.go)
+// proves that cs extends it, and only the contents from the rewritten one on
+// are estimated, from the session's cache.
+func (t *turn) prefixKept(cs []*genai.Content, est, rewritten int) (kept, invalidated int) {
+	prev := t.prev.lastEstimate
+	switch {
+	case prev == 0:
+		return 0, 0 // no previous request
+	case t.prefix.stored != "" && !t.prefix.matched:
+		// The history changed under the previous request (another
+		// instruction or tools, a shorter or rewritten history): only an
+		// unchanged system instruction and tools are known to be kept.
+		if t.prefix.rec.config == t.prefix.config && t.prefix.rec.contents > 0 {
+			kept = min(t.fixed, prev)
+		}
+	case rewritten < 0 || rewritten >= len(cs):
+		// An extension of the previous request (the call after a
+		// compaction has no record: the compacted request is extended).
+		kept = prev
+	default:
+		tail := 0
+		for _, c := range cs[rewritten:] {
+			tail = satAdd(tail, t.est.content(c))
+		}
+		kept = min(max(est-tail, 0), prev)
+	}
+	return splitScaled(t.cal, prev, kept)
+}
+
+// splitScaled is the calibrated kept part of a previous request of prev raw
+// tokens, and the rest, which add up to the previous request's calibrated
+// size.
+func splitScaled(cal calibration, prev, kept int) (int, int) {
+	all, k := cal.scale(prev), cal.scale(kept)
+	return k, all - k
+}
+
+// compactionKept is prefixKept for a compaction: the compacted request
+// starts with the summary message, so it keeps of the previous request
+// only the system instruction and tools, which a compaction never changes.
+func (t *turn) compactionKept() (kept, invalidated int) {
+	prev := t.prev.lastEstimate
+	if prev == 0 {
+		return 0, 0
+	}
+	k := min(t.fixed, prev)
+	if t.prefix.stored != "" && t.prefix.rec.contents > 0 && t.prefix.rec.config != t.prefix.config {
+		k = 0 // the instruction or tools changed since the previous request
+	}
+	return splitScaled(t.cal, prev, k)
 }
 
 // stampCompaction records when and why an applied compaction was made, for

@@ -7,7 +7,7 @@ package main
 var reexported = []string{
 	// Constants and variables.
 	"CompactToolName", "DefaultContextWindow", "DefaultMaxCompactionAttempts", "DefaultMaxSessionBytes", "DefaultMaxSummarizerCalls",
-	"DefaultMaxSessions", "DefaultPruneKeepSteps", "DefaultSlidingWindowTurns", "DefaultSummaryTimeout",
+	"DefaultMaxSessions", "DefaultPruneKeepSteps", "DefaultPruningMinFree", "DefaultSlidingWindowTurns", "DefaultSummaryTimeout",
 	"ErrIrreducible", "ErrReentrant", "MaxFocusBytes", "PluginName", "ReasonOutputLimit", "ReasonOverflow",
 	"ReasonRequested", "ReasonTokens", "RecallToolName", "ReasonTurns", "RanBetweenTurns", "RanInline", "RanPrepared", "StateKeyDisabled", "StrategySlidingWindow",
 	"StrategyTailRetention", "StrategyThreshold",
@@ -17,7 +17,7 @@ var reexported = []string{
 	"TokenCounter", "TokenCounterFunc", "Usage",
 	// Functions.
 	"AsContextOverflow", "NameTokenCounter", "NewCrushRegistry", "SystemClock", "WithClock", "WithBeforeCompaction", "WithDefaultWindow", "WithInstructions",
-	"WithLogger", "WithMaxCompactionAttempts", "WithMaxSessionBytes", "WithMaxSessions", "WithMaxSummarizerCalls", "WithMaxTokens",
+	"WithLogger", "WithMaxCompactionAttempts", "WithMaxSessionBytes", "WithMaxSessions", "WithMaxSummarizerCalls", "WithMaxTokens", "WithPruningMinFree",
 	"WithMeterProvider", "WithOnCompaction", "WithRegistryLogger", "WithReserve", "WithSlidingWindow",
 	"WithSummarizer", "WithSummarizerWindow", "WithSummaryTimeout", "WithSummaryTokens", "WithTailRetention", "WithTokenCounter",
 	"WithToolResultPruning", "WithTracerProvider", "WithTriggerFraction", "WithTriggerTokens",
