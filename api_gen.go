@@ -212,6 +212,14 @@ func WithSummarizer(s Summarizer) AgentOption { return core.WithSummarizer(s) }
 // the summarizer's window is summarized in pieces. n must be positive.
 func WithSummarizerWindow(n int) AgentOption { return core.WithSummarizerWindow(n) }
 
+// WithSummaryForm sets how the summary is asked for: SummaryFormCached
+// (the default) asks for it as the agent's own request plus one
+// instruction when the summarizer calls the agent's model and that fits its
+// window, which a provider's prompt cache serves at its cached price;
+// SummaryFormTranscript always asks with the summary prompt and a
+// transcript of the conversation. Any other value is an error.
+func WithSummaryForm(f SummaryForm) AgentOption { return core.WithSummaryForm(f) }
+
 // WithSummaryTimeout bounds each summarizer call, the default LLM
 // summarizer's and a custom one's alike. When it expires the guard stops
 // waiting, even for a summarizer or model that ignores its context (the
@@ -275,6 +283,47 @@ func WithTriggerFraction(f float64) AgentOption { return core.WithTriggerFractio
 // run time (the registry's) is lowered to the default trigger with a
 // warning.
 func WithTriggerTokens(n int) AgentOption { return core.WithTriggerTokens(n) }
+
+// CachedSummarizer is a Summarizer that can be asked for a summary in the
+// cached form (SummaryFormCached): it then sends SummaryRequest.Cached to
+// the agent's model as it is. Each adapter's LLMSummarizer is one; a
+// custom Summarizer is asked in the transcript form unless it implements
+// this interface.
+//
+// Its declaration in core:
+//
+//	type CachedSummarizer interface {
+//		Summarizer
+//		// SharesModel reports whether the summarizer's calls go to the model
+//		// named model, the agent's (the name its requests carry): only then
+//		// does the provider's cache hold the agent's request.
+//		SharesModel(model string) bool
+//	}
+type CachedSummarizer = core.CachedSummarizer
+
+// CachedSummaryCall is the call a CachedSummarizer makes in the cached
+// form (SummaryRequest.Cached). Its values are shared with the agent's
+// request: read them, never modify them.
+//
+// Its declaration in core:
+//
+//	type CachedSummaryCall struct {
+//		// Contents are the agent's contents as the guard would have sent them
+//		// had it not compacted (the stored summary in place, old tool results
+//		// pruned), followed by one user content whose text is Instruction.
+//		Contents []*genai.Content
+//		// Config is the agent's system instruction, tools and cached content
+//		// as its request carries them, with tool calling disabled (ToolConfig
+//		// with FunctionCallingConfigModeNone: the tools stay declared, so the
+//		// prefix is the agent's) and MaxOutputTokens set to the room the
+//		// summary may take.
+//		Config *genai.GenerateContentConfig
+//		// Instruction is the summary instruction: the summary prompt, the
+//		// agent's and this compaction's instructions, the todo list, the
+//		// summary's length, and how many of the newest messages stay after it.
+//		Instruction string
+//	}
+type CachedSummaryCall = core.CachedSummaryCall
 
 // Clock is the guard's source of time. SystemClock is the default; tests
 // pass a clock they advance themselves (core/coretest's FakeClock), so that
@@ -348,6 +397,10 @@ type CompactionDecision = core.CompactionDecision
 //		// summary: each piece's summary is folded into the next piece's input,
 //		// so no message is left out).
 //		RollingCalls int
+//		// SummaryForm is the form the summarizer was last asked in:
+//		// SummaryFormCached (the agent's request plus an instruction) or
+//		// SummaryFormTranscript; "" when it was not asked.
+//		SummaryForm SummaryForm
 //		// Discarded reports that the compacted request was not smaller than the
 //		// request before compaction, so it was not applied: the request was sent
 //		// as it was and nothing was stored.
@@ -610,10 +663,37 @@ const StrategyTailRetention Strategy = core.StrategyTailRetention
 //	}
 type Summarizer = core.Summarizer
 
+// SummaryForm is how the guard asks for a summary (WithSummaryForm,
+// CompactionEvent.SummaryForm). The values are stable: they are written to
+// logs.
+type SummaryForm = core.SummaryForm
+
+// The forms of a summary request.
+const (
+	// SummaryFormCached asks for the summary as the agent's own request
+	// (its system instruction, tools and contents exactly as the guard
+	// would have sent them had it not compacted) plus one user message
+	// carrying the summary instruction, with tool calling disabled
+	// (SummaryRequest.Cached). A provider that caches prompt prefixes
+	// (Anthropic's cache, OpenAI's and Gemini's implicit caches) then bills
+	// the request at its cached price, but for the instruction. It is used
+	// when the summarizer calls the agent's model (CachedSummarizer) and
+	// the request, the instruction and the summary's room fit the
+	// summarizer's window; otherwise the summary is asked in the transcript
+	// form. The default.
+	SummaryFormCached SummaryForm = core.SummaryFormCached
+	// SummaryFormTranscript asks for the summary with the summary prompt
+	// and a transcript of the conversation (RenderSummaryPrompt), in
+	// rolling pieces when the conversation does not fit the summarizer's
+	// window.
+	SummaryFormTranscript SummaryForm = core.SummaryFormTranscript
+)
+
 // SummaryRequest is what the guard hands a Summarizer. Contents and
 // Transcript describe the same messages, already fitted to the summarizer's
 // window: Contents for custom summarizers, Transcript as the LLM summarizer
-// renders it.
+// renders it. In the cached form (Cached set), Transcript is empty and
+// Contents are the messages the summary covers beyond PreviousSummary.
 //
 // Its declaration in core:
 //
@@ -638,6 +718,12 @@ type Summarizer = core.Summarizer
 //		SummaryTokens int
 //		// Instructions are extra instructions appended to the prompt.
 //		Instructions string
+//		// Cached, when set, asks for the summary in the cached form
+//		// (SummaryFormCached): the summarizer sends Cached's contents and
+//		// configuration to the agent's model as they are; the instruction
+//		// there carries the prompt, Instructions, Todos and SummaryTokens. It
+//		// is set only for a CachedSummarizer that shares the agent's model.
+//		Cached *CachedSummaryCall
 //	}
 type SummaryRequest = core.SummaryRequest
 

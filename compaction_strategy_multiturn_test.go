@@ -197,6 +197,58 @@ var matrixRuns = []struct {
 	{"tail_" + modeTokenizer.name, modeTokenizer, []AgentOption{WithTailRetention(matrixTailFraction)}, true},
 }
 
+// matrixAgentModel is the name of the matrix's agent model (the kit's
+// scripted model's default).
+const matrixAgentModel = "scripted-model"
+
+// cachedFormRows are the rows played with the summarizer on the agent's own
+// model (TestMatrix_CachedSummary): small and large windows, tools and
+// repeated compactions, each with whether every run of it uses the cached
+// form at least once (the others mostly overshoot the trigger by more than
+// the summary's room: 10k-20k tool results at 200k, every step past the
+// window at 8k).
+var cachedFormRows = []struct {
+	name   string
+	cached bool
+}{
+	{"Stress_8k_NormalConversation", true}, {"Stress_8k_SmallToolCalls", true}, {"Stress_8k_RepeatedCompactions", true},
+	{"Stress_200k_ToolHeavy", false}, {"Stress_200k_RepeatedCompactions", false}, {"Brutal_8k_CompactionEveryStep", false},
+}
+
+// TestMatrix_CachedSummary: a few rows of the matrix with the summarizer on
+// the agent's own model, so the summary is asked as the agent's request
+// plus an instruction wherever it fits, with the threshold strategy and,
+// summarizing as long as asked, the sliding window and tail retention:
+// every assertion of the matrix holds (no marker neither sent nor
+// summarized, no overflow, pairs, the user's latest message), and the
+// cached form is used.
+func TestMatrix_CachedSummary(t *testing.T) {
+	for _, row := range cachedFormRows {
+		sc := seedRow(t, row.name)
+		for _, run := range []struct {
+			name       string
+			opts       []AgentOption
+			fillBudget bool
+		}{
+			{"threshold", nil, false},
+			{"sliding", []AgentOption{WithSlidingWindow(matrixSlidingTurns)}, true},
+			{"tail", []AgentOption{WithTailRetention(matrixTailFraction)}, true},
+		} {
+			t.Run(row.name+"/"+run.name, func(t *testing.T) {
+				t.Parallel()
+				opts := append([]AgentOption{WithRecoveryModel(recoveryModelFor(sc, modeSeed))}, run.opts...)
+				out := runScenario(t, sc, scenarioRun{mode: modeSeed, agentOpts: opts, fillBudget: run.fillBudget, sharedModel: true})
+				assert.Empty(t, out.violations(), out.res.String())
+				tally := out.tally.get()
+				t.Logf("%d compactions, %d in the cached form, %d summarizer calls (%d rolling)", tally.compactions, tally.cached, tally.calls, tally.rolling)
+				if row.cached {
+					assert.Positive(t, tally.cached, "the cached form is used")
+				}
+			})
+		}
+	}
+}
+
 // recoveryModelFor is a scripted model playing sc against mode's ground
 // truth, to serve as the guard's recovery model.
 func recoveryModelFor(sc contextguardtest.Scenario, mode matrixMode) *contextguardtest.ScriptedModel {
@@ -236,6 +288,10 @@ type scenarioRun struct {
 	// fillBudget makes the summarizer write summaries as long as asked
 	// (contextguardtest.SummarizerConfig.FillBudget).
 	fillBudget bool
+	// sharedModel names the summarizer's model as the agent's (the kit's
+	// scripted model), so the guard asks for the summary in the cached
+	// form (the agent's request plus an instruction) when it fits.
+	sharedModel bool
 	// summaryTimeout, when > 0, is the guard's WithSummaryTimeout. The
 	// guard runs on a fake clock that only a summarizer call that blocks
 	// (FaultSlow, FaultHang) moves, by summaryTimeout, once it has
@@ -286,6 +342,9 @@ type eventTally struct {
 // compactionTally is what the stress table reports of a run's compactions.
 type compactionTally struct {
 	compactions, calls, rolling, discarded int
+	// cached counts the compactions whose summary was asked in the cached
+	// form (CompactionEvent.SummaryForm).
+	cached int
 	// timeouts counts the compactions that took the fallback because the
 	// summary timeout passed.
 	timeouts int
@@ -299,6 +358,9 @@ func (t *eventTally) add(e CompactionEvent) {
 	t.rolling += e.RollingCalls
 	if e.Discarded {
 		t.discarded++
+	}
+	if e.SummaryForm == SummaryFormCached {
+		t.cached++
 	}
 	if e.Fallback && strings.Contains(e.FallbackReason, "summary timeout") {
 		t.timeouts++
@@ -319,8 +381,12 @@ func runScenario(t *testing.T, sc contextguardtest.Scenario, run scenarioRun) *s
 	// records' token counts are not asserted, and counting every transcript
 	// exactly would dominate the tokenizer-mode runs.
 	clock := contextguardtest.NewFakeClock(time.Time{})
-	sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{FillBudget: run.fillBudget,
-		OnBlocked: func() { clock.Advance(cmp.Or(run.summaryTimeout, DefaultSummaryTimeout)) }})
+	sumCfg := contextguardtest.SummarizerConfig{FillBudget: run.fillBudget,
+		OnBlocked: func() { clock.Advance(cmp.Or(run.summaryTimeout, DefaultSummaryTimeout)) }}
+	if run.sharedModel {
+		sumCfg.Name = matrixAgentModel
+	}
+	sum := contextguardtest.NewSummarizerModel(sumCfg)
 	if run.fault != nil {
 		sum.InjectFaultFrom(1, *run.fault)
 	}

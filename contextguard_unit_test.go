@@ -41,6 +41,7 @@ func TestOptionValidation(t *testing.T) {
 		{"trigger below the window", func(g *ContextGuard) { g.Add("a", llm, WithTriggerTokens(7999), WithMaxTokens(8000)) }, nil, nil},
 		{"two triggers", func(g *ContextGuard) { g.Add("a", llm, WithReserve(1000), WithTriggerFraction(0.5)) }, nil, []string{"already set by a reserve option"}},
 		{"empty instructions", func(g *ContextGuard) { g.Add("a", llm, WithInstructions("")) }, nil, []string{"WithInstructions: text is empty"}},
+		{"unknown summary form", func(g *ContextGuard) { g.Add("a", llm, WithSummaryForm("prefix")) }, nil, []string{`WithSummaryForm("prefix"): must be "cached" or "transcript"`}},
 		{"nil tracer provider", func(*ContextGuard) {}, []Option{WithTracerProvider(nil)}, []string{"WithTracerProvider"}},
 		{"nil meter provider", func(*ContextGuard) {}, []Option{WithMeterProvider(nil)}, []string{"WithMeterProvider"}},
 		{"nil clock", func(*ContextGuard) {}, []Option{WithClock(nil)}, []string{"WithClock: clock is nil"}},

@@ -46,6 +46,8 @@ type Agent struct {
 	// maxSummarizerCalls bounds the summarizer calls of one compaction
 	// (WithMaxSummarizerCalls).
 	maxSummarizerCalls int
+	// summaryForm is WithSummaryForm's form (SummaryFormCached by default).
+	summaryForm SummaryForm
 }
 
 // triggerKind names the option that set an agent's trigger, as its errors
@@ -91,6 +93,7 @@ func newAgentConfig(name, caller string, def Summarizer, defErr error, opts []Ag
 		host:           Host{}.withDefaults(SystemClock()),
 
 		maxSummarizerCalls: DefaultMaxSummarizerCalls,
+		summaryForm:        SummaryFormCached,
 	}
 	if name == "" {
 		c.errs = append(c.errs, errors.New("agent name is empty"))

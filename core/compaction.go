@@ -69,6 +69,11 @@ type compaction struct {
 	// rolled are the pieces already summarized into a rolling summary, in
 	// order: the pieces of a longer span start with the same ones.
 	rolled []rolledPiece
+	// noCached stops the cached form after a call in it failed, and
+	// retryTranscript asks the span to prepare the transcript form for a
+	// retry (requestSummary); cachedMissLogged marks the log line of a
+	// request too large for the cached form (summarizer_cached.go).
+	noCached, retryTranscript, cachedMissLogged bool
 }
 
 // outcome is what a strategy made of a compaction.
@@ -278,7 +283,7 @@ func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) step {
 		"threshold", ev.Threshold, "window", ev.Window, "strategy", ev.Strategy,
 		"reason", ev.Reason, "contents_summarized", ev.ContentsSummarized, "kept_contents", len(o.contents)-1,
 		"summarizer_model", summarizerModel(t.cfg.summarizer), "summarizer_calls", ev.SummarizerCalls,
-		"rolling_calls", ev.RollingCalls, "fallback", ev.Fallback, "duration_ms", ev.Duration.Milliseconds(),
+		"rolling_calls", ev.RollingCalls, "summary_form", ev.SummaryForm, "fallback", ev.Fallback, "duration_ms", ev.Duration.Milliseconds(),
 		"ran", ev.Ran, "waited_ms", ev.Waited.Milliseconds(),
 		"prefix_kept_tokens", ev.PrefixKeptTokens, "invalidated_tokens", ev.InvalidatedTokens)
 	// The hook runs once the session is released (fireHook).

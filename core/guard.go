@@ -142,6 +142,10 @@ type CompactionEvent struct {
 	// summary: each piece's summary is folded into the next piece's input,
 	// so no message is left out).
 	RollingCalls int
+	// SummaryForm is the form the summarizer was last asked in:
+	// SummaryFormCached (the agent's request plus an instruction) or
+	// SummaryFormTranscript; "" when it was not asked.
+	SummaryForm SummaryForm
 	// Discarded reports that the compacted request was not smaller than the
 	// request before compaction, so it was not applied: the request was sent
 	// as it was and nothing was stored.

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -156,19 +157,25 @@ func (f *fakeLLM) Summarize(ctx context.Context, sr SummaryRequest) (string, err
 // llmSummarize is the root's LLMSummarizer (summarizer_llm.go) over a model
 // named name that answers with generate.
 func llmSummarize(ctx context.Context, name string, sr SummaryRequest, generate func(context.Context, *Request) (*Response, error)) (string, error) {
-	system, user, err := RenderSummaryPrompt(sr)
-	if err != nil {
-		return "", err
-	}
-	req := &Request{
-		Model:    name,
-		Contents: []*genai.Content{{Role: genai.RoleUser, Parts: []*genai.Part{{Text: user}}}},
-		Config: &genai.GenerateContentConfig{
-			SystemInstruction: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: system}}},
-		},
-	}
-	if sr.SummaryTokens > 0 {
-		req.Config.MaxOutputTokens = int32(min(sr.SummaryTokens*2, 1<<30))
+	var req *Request
+	if c := sr.Cached; c != nil {
+		cfg := *c.Config
+		req = &Request{Model: name, Contents: slices.Clone(c.Contents), Config: &cfg}
+	} else {
+		system, user, err := RenderSummaryPrompt(sr)
+		if err != nil {
+			return "", err
+		}
+		req = &Request{
+			Model:    name,
+			Contents: []*genai.Content{{Role: genai.RoleUser, Parts: []*genai.Part{{Text: user}}}},
+			Config: &genai.GenerateContentConfig{
+				SystemInstruction: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: system}}},
+			},
+		}
+		if sr.SummaryTokens > 0 {
+			req.Config.MaxOutputTokens = int32(min(sr.SummaryTokens*2, 1<<30))
+		}
 	}
 	resp, err := generate(ctx, req)
 	if err != nil {

@@ -354,6 +354,23 @@ func WithSummarizer(s Summarizer) AgentOption {
 	}
 }
 
+// WithSummaryForm sets how the summary is asked for: SummaryFormCached
+// (the default) asks for it as the agent's own request plus one
+// instruction when the summarizer calls the agent's model and that fits its
+// window, which a provider's prompt cache serves at its cached price;
+// SummaryFormTranscript always asks with the summary prompt and a
+// transcript of the conversation. Any other value is an error.
+func WithSummaryForm(f SummaryForm) AgentOption {
+	return func(c *Agent) {
+		switch f {
+		case SummaryFormCached, SummaryFormTranscript:
+			c.summaryForm = f
+		default:
+			c.errs = append(c.errs, fmt.Errorf("WithSummaryForm(%q): must be %q or %q", f, SummaryFormCached, SummaryFormTranscript))
+		}
+	}
+}
+
 // WithSummaryTimeout bounds each summarizer call, the default LLM
 // summarizer's and a custom one's alike. When it expires the guard stops
 // waiting, even for a summarizer or model that ignores its context (the

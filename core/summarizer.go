@@ -32,7 +32,8 @@ type Summarizer interface {
 // SummaryRequest is what the guard hands a Summarizer. Contents and
 // Transcript describe the same messages, already fitted to the summarizer's
 // window: Contents for custom summarizers, Transcript as the LLM summarizer
-// renders it.
+// renders it. In the cached form (Cached set), Transcript is empty and
+// Contents are the messages the summary covers beyond PreviousSummary.
 type SummaryRequest struct {
 	// Agent is the name of the agent whose conversation is summarized.
 	Agent string
@@ -54,6 +55,12 @@ type SummaryRequest struct {
 	SummaryTokens int
 	// Instructions are extra instructions appended to the prompt.
 	Instructions string
+	// Cached, when set, asks for the summary in the cached form
+	// (SummaryFormCached): the summarizer sends Cached's contents and
+	// configuration to the agent's model as they are; the instruction
+	// there carries the prompt, Instructions, Todos and SummaryTokens. It
+	// is set only for a CachedSummarizer that shares the agent's model.
+	Cached *CachedSummaryCall
 }
 
 //go:embed prompts/summary_system.md

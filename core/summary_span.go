@@ -1,6 +1,8 @@
 package core
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -109,16 +111,23 @@ func (g *Guard) summarizeSpan(t *turn, c *compaction, end int, shorter bool, bui
 		SummaryTokens: t.cal.unscale(asked),
 		Instructions:  c.input.extras.instructions,
 	}
-	if !c.ev.Fallback {
-		var from int
-		sreq.PreviousSummary, sreq.Transcript, from = g.rollUp(t, c, sreq, end)
-		sreq.Contents = t.raw[from:end]
+	// kept is how many of the request's newest contents stay verbatim
+	// after the summary: the strategy's tail, none for a full summary.
+	kept := 0
+	if end < c.cov {
+		kept = len(t.raw) - end
 	}
+	g.summaryInput(t, c, &sreq, end, &asked, kept)
 
 	for {
 		s := ""
 		if !c.ev.Fallback {
 			s = g.requestSummary(t, c, sreq)
+			if c.retryTranscript {
+				c.retryTranscript = false
+				g.summaryInput(t, c, &sreq, end, &asked, kept)
+				continue
+			}
 		}
 		if c.ev.Fallback {
 			s = fallbackAfterPieces(t, c, end, budget)
@@ -156,7 +165,33 @@ func (g *Guard) summarizeSpan(t *turn, c *compaction, end int, shorter bool, bui
 		}
 		asked = target
 		sreq.SummaryTokens = t.cal.unscale(asked)
+		if sreq.Cached != nil {
+			// The instruction states the length, and the call bounds it.
+			g.summaryInput(t, c, &sreq, end, &asked, kept)
+		}
 	}
+}
+
+// summaryInput fills in sreq the input of the summary of the previous
+// summary plus t.raw[c.first:end], of *asked calibrated tokens, kept of the
+// request's newest contents staying after it: the cached form when it can
+// be used (cachedSummaryCall, which may shorten *asked), else the
+// transcript, in rolling pieces when the span does not fit one input
+// (rollUp). After the fallback was taken there is no input to fill.
+func (g *Guard) summaryInput(t *turn, c *compaction, sreq *SummaryRequest, end int, asked *int, kept int) {
+	sreq.Cached = nil
+	if c.ev.Fallback {
+		return
+	}
+	if call, n := cachedSummaryCall(t, c, *sreq, *asked, kept); call != nil {
+		*asked, sreq.SummaryTokens = n, t.cal.unscale(n)
+		sreq.Cached = call
+		sreq.PreviousSummary, sreq.Transcript, sreq.Contents = c.prevSummary, "", t.raw[c.first:end]
+		return
+	}
+	var from int
+	sreq.PreviousSummary, sreq.Transcript, from = g.rollUp(t, c, *sreq, end)
+	sreq.Contents = t.raw[from:end]
 }
 
 // requestSummary asks for the summary that goes into the request, while
@@ -173,7 +208,17 @@ func (g *Guard) requestSummary(t *turn, c *compaction, sreq SummaryRequest) stri
 		reason = "summarizer calls spent (WithMaxSummarizerCalls)"
 	default:
 		c.callsLeft--
-		s, reason = g.callSummarizer(t, c, sreq)
+		var retry bool
+		s, reason, retry = g.callSummarizer(t, c, sreq)
+		if reason != "" && sreq.Cached != nil && retry && c.callsLeft > 0 {
+			// A model adapter that ignores ToolConfig, or a provider that
+			// refuses it, must not cost the summary: the transcript form
+			// asks without tools.
+			t.log().Warn("contextguard: the summary in the cached form failed; asking in the transcript form",
+				"reason", reason, "attempt", c.ev.SummarizerCalls, "summarizer_model", summarizerModel(t.cfg.summarizer))
+			c.noCached, c.retryTranscript = true, true
+			return ""
+		}
 	}
 	if reason != "" {
 		c.fallBack(t, "contextguard: summarizer failed; using the fallback summary", reason, "attempt", c.ev.SummarizerCalls)
@@ -183,17 +228,23 @@ func (g *Guard) requestSummary(t *turn, c *compaction, sreq SummaryRequest) stri
 
 // callSummarizer is one summarizer call of compaction c, counted, with its
 // failure classified: it returns the summary, or "" and the reason the
-// compaction falls back (an error, a timeout, a panic, an empty summary).
-func (g *Guard) callSummarizer(t *turn, c *compaction, sreq SummaryRequest) (summary, failure string) {
+// compaction falls back (an error, a timeout, a panic, an empty summary),
+// and whether asking again in another form may help (not after a timeout
+// or a cancellation).
+func (g *Guard) callSummarizer(t *turn, c *compaction, sreq SummaryRequest) (summary, failure string, retry bool) {
 	s, err := g.summarize(t, sreq)
 	c.ev.SummarizerCalls++
+	c.ev.SummaryForm = SummaryFormTranscript
+	if sreq.Cached != nil {
+		c.ev.SummaryForm = SummaryFormCached
+	}
 	switch {
 	case err != nil:
-		return "", err.Error()
+		return "", err.Error(), !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
 	case strings.TrimSpace(s) == "":
-		return "", "empty summary"
+		return "", "empty summary", true
 	}
-	return s, ""
+	return s, "", false
 }
 
 // fallBack makes compaction c take the deterministic fallback summary from
@@ -242,7 +293,7 @@ func (g *Guard) rollUp(t *turn, c *compaction, sreq SummaryRequest, end int) (pr
 			return "", "", from
 		}
 		sreq.PreviousSummary, sreq.Transcript, sreq.Contents = shown, text, t.raw[from:pieceEnd]
-		s, failure := g.callSummarizer(t, c, sreq)
+		s, failure, _ := g.callSummarizer(t, c, sreq)
 		c.ev.RollingCalls++
 		if failure != "" {
 			c.fallBack(t, "contextguard: summarizer failed; using the fallback summary", failure,

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -9,12 +10,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/adk-contextguard/contextguard"
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/model/gemini"
 	"google.golang.org/adk/plugin"
+	"google.golang.org/adk/session"
 	"google.golang.org/genai"
 )
 
@@ -253,4 +256,106 @@ func TestGeminiWireFormat(t *testing.T) {
 				len(agentCalls), partials, len(clog.Events()), summaries, maxTokens, window)
 		})
 	}
+}
+
+// wireRequest is a Gemini request body as received, its parts kept as the
+// bytes genai's client sent.
+type wireRequest struct {
+	Contents          []json.RawMessage `json:"contents"`
+	SystemInstruction json.RawMessage   `json:"systemInstruction"`
+	Tools             json.RawMessage   `json:"tools"`
+	ToolConfig        *struct {
+		FunctionCallingConfig *struct {
+			Mode string `json:"mode"`
+		} `json:"functionCallingConfig"`
+	} `json:"toolConfig"`
+}
+
+// decodeWire decodes a request body; a body that does not decode is a test
+// failure.
+func decodeWire(t *testing.T, body string) wireRequest {
+	t.Helper()
+	var w wireRequest
+	require.NoError(t, json.Unmarshal([]byte(body), &w))
+	return w
+}
+
+// toolsOff reports whether a request disables tool calling: the summary
+// request of the cached form.
+func (w wireRequest) toolsOff() bool {
+	return w.ToolConfig != nil && w.ToolConfig.FunctionCallingConfig != nil && w.ToolConfig.FunctionCallingConfig.Mode == "NONE"
+}
+
+// TestGeminiWire_CachedSummary: with the agent's own model as its
+// summarizer (Add(name, model)), ADK's Gemini model against a local server
+// that speaks the Gemini REST API sends each summary request as the
+// agent's request plus one instruction: its systemInstruction and tools
+// are the bytes of the agent's request before it, its contents start with
+// that request's contents byte for byte (the prefix the provider has
+// cached), then what the conversation added and the instruction, and
+// toolConfig's functionCallingConfig mode is NONE. The session goes on from
+// the summaries, every request within the window.
+func TestGeminiWire_CachedSummary(t *testing.T) {
+	const (
+		window          = 32_000
+		stepsPerTurn    = 2
+		outputBytes     = 1_500
+		wantCompactions = 2
+		maxTurns        = 80
+		sessionID       = "gemini-cached"
+	)
+	ctx := t.Context()
+	fake := newFakeGemini(stepsPerTurn, window)
+	fake.Reply = func(c *coretest.GeminiCall) (*genai.Content, error) {
+		var w wireRequest
+		if err := json.Unmarshal([]byte(c.Body), &w); err == nil && w.toolsOff() {
+			return genai.NewContentFromText(summaryOf(requestText(c.Contents)), genai.RoleModel), nil
+		}
+		return nextReply(c.Contents, stepsPerTurn)
+	}
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	agentLLM, err := gemini.NewModel(ctx, agentModelName, &genai.ClientConfig{
+		HTTPOptions: genai.HTTPOptions{BaseURL: srv.URL}, APIKey: "test", Backend: genai.BackendGeminiAPI,
+	})
+	require.NoError(t, err)
+	svc := session.InMemoryService()
+	createSession(t, svc, sessionID)
+	clog, logs := &compactionLog{}, &logRecorder{}
+	r := newReplica(t, replicaConfig{name: "cached", svc: svc, agentLLM: agentLLM, summarizer: agentLLM,
+		window: window, outputBytes: outputBytes, log: clog, logs: logs})
+	for turn := 1; turn <= maxTurns && len(clog.Events()) < wantCompactions; turn++ {
+		clog.setTurn(turn)
+		require.NoError(t, r.runTurn(ctx, sessionID, userMessage(t.Name(), turn), agent.RunConfig{}), "turn %d", turn)
+	}
+	events := clog.Events()
+	require.GreaterOrEqual(t, len(events), wantCompactions, "compactions within %d turns", maxTurns)
+	for _, e := range events {
+		assert.Equal(t, contextguard.SummaryFormCached, e.Event.SummaryForm, "turn %d", e.Turn)
+		assert.False(t, e.Event.Fallback, e.Event.FallbackReason)
+	}
+
+	calls := fake.Calls()
+	summaries := 0
+	var prev *wireRequest
+	for i, c := range calls {
+		w := decodeWire(t, c.Body)
+		if !w.toolsOff() {
+			assert.LessOrEqual(t, c.Tokens, window, "call %d fits the window by the ground truth", i)
+			prev = &w
+			continue
+		}
+		summaries++
+		require.NotNil(t, prev, "a summary follows an agent request")
+		assert.Equal(t, c.Model, agentModelName)
+		assert.Equal(t, string(prev.SystemInstruction), string(w.SystemInstruction), "summary %d: the agent's systemInstruction, byte for byte", summaries)
+		assert.Equal(t, string(prev.Tools), string(w.Tools), "summary %d: the agent's tools, byte for byte", summaries)
+		require.Greater(t, len(w.Contents), len(prev.Contents), "summary %d: the agent's contents and more", summaries)
+		for k := range prev.Contents {
+			assert.Equal(t, string(prev.Contents[k]), string(w.Contents[k]), "summary %d, content %d: the cached prefix, byte for byte", summaries, k)
+		}
+		assert.Contains(t, contentText(c.Contents[len(c.Contents)-1]), "<summary_request>", "summary %d: the instruction last", summaries)
+	}
+	assert.Equal(t, len(events), summaries, "one summary request per compaction")
+	noSkippedSummary(t, logs)
 }

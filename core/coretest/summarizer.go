@@ -274,7 +274,7 @@ func (s *Summarizer) Summarize(ctx context.Context, contents []*genai.Content, c
 	all = append(all, contents...)
 	text := FlattenText(all)
 	rec := SummarizerCall{
-		Asked:    askedTokens(config),
+		Asked:    askedTokens(contents, config),
 		Tokens:   s.cfg.Counter.Count(contents, config),
 		Contents: len(all),
 		Markers:  uniqueMatches(s.cfg.Markers, text),
@@ -330,14 +330,22 @@ func (s *Summarizer) Summarize(ctx context.Context, contents []*genai.Content, c
 var askedWords = regexp.MustCompile(`under (\d+) words`)
 
 // askedTokens is the length req asks of its summary, in tokens: the
-// prompt's "under N words" (N*4/3 tokens), else half its MaxOutputTokens,
-// else 0.
-func askedTokens(config *genai.GenerateContentConfig) int {
+// prompt's "under N words" (N*4/3 tokens) in the system instruction, or in
+// the last content (the instruction a guard appends to the agent's own
+// request, its cached form), else half its MaxOutputTokens, else 0.
+func askedTokens(contents []*genai.Content, config *genai.GenerateContentConfig) int {
 	if config == nil {
 		return 0
 	}
-	if config.SystemInstruction != nil {
-		if m := askedWords.FindStringSubmatch(FlattenText([]*genai.Content{config.SystemInstruction})); m != nil {
+	prompts := []*genai.Content{config.SystemInstruction}
+	if len(contents) > 0 {
+		prompts = append(prompts, contents[len(contents)-1])
+	}
+	for _, p := range prompts {
+		if p == nil {
+			continue
+		}
+		if m := askedWords.FindStringSubmatch(FlattenText([]*genai.Content{p})); m != nil {
 			if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
 				return n * 4 / 3
 			}

@@ -66,3 +66,35 @@ func TestSummarizer_BlockingFaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, GoroutinesLeft(baseline))
 }
+
+// TestSummarizer_AskedLength: the length a call asks for is read from the
+// summary prompt's "under N words" in the system instruction (the
+// transcript form) or in the last content (the instruction a guard appends
+// to the agent's own request, its cached form), else half the output
+// limit.
+func TestSummarizer_AskedLength(t *testing.T) {
+	prompt := func(s string) *genai.Content { return genai.NewContentFromText(s, genai.RoleUser) }
+	tests := []struct {
+		name     string
+		contents []*genai.Content
+		config   *genai.GenerateContentConfig
+		want     int
+	}{
+		{"the transcript form", []*genai.Content{prompt("<conversation>...")},
+			&genai.GenerateContentConfig{SystemInstruction: prompt("Keep the whole summary under 300 words."), MaxOutputTokens: 900}, 400},
+		{"the cached form", []*genai.Content{prompt("the user's task"), prompt("Keep the whole summary under 600 words.")},
+			&genai.GenerateContentConfig{SystemInstruction: prompt("You are a coding agent."), MaxOutputTokens: 900}, 800},
+		{"only an output limit", []*genai.Content{prompt("the user's task")},
+			&genai.GenerateContentConfig{SystemInstruction: prompt("You are a coding agent."), MaxOutputTokens: 900}, 450},
+		{"nothing stated", []*genai.Content{prompt("the user's task")}, &genai.GenerateContentConfig{}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewSummarizer(SummarizerConfig{})
+			_, err := s.Summarize(t.Context(), tc.contents, tc.config)
+			require.NoError(t, err)
+			require.Len(t, s.Records(), 1)
+			assert.Equal(t, tc.want, s.Records()[0].Asked)
+		})
+	}
+}

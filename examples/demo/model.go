@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -258,8 +259,9 @@ func progress(t int, text string) int {
 // summarizerModel is the offline summarizer: it answers the guard's summary
 // prompt with a structured summary built from the facts in its input: the
 // "Finding:" lines and the commands run (from the previous summary and the
-// transcript) and the user's current request. It stays within the length the
-// guard asks for (MaxOutputTokens is twice the budget).
+// transcript, or the agent's own request in the cached form) and the user's
+// current request. It stays within the length the guard asks for (the
+// prompt's "under N words", askedBudget).
 type summarizerModel struct {
 	counter contextguardtest.Counter
 
@@ -302,13 +304,33 @@ func (m *summarizerModel) GenerateContent(ctx context.Context, req *model.LLMReq
 		m.mu.Lock()
 		m.calls++
 		m.mu.Unlock()
-		budget := 800
-		if req.Config != nil && req.Config.MaxOutputTokens > 0 {
-			budget = int(req.Config.MaxOutputTokens) / 2
-		}
 		in := contextguardtest.FlattenText(req.Contents)
+		budget := askedBudget(in, req.Config)
 		yield(response(m.counter, req, textContent(m.summarize(in, budget))), nil)
 	}
+}
+
+// askedWordsRE finds the length the guard's summary prompt asks for, in
+// the transcript form's system instruction or in the instruction the
+// cached form appends to the agent's request.
+var askedWordsRE = regexp.MustCompile(`under (\d+) words`)
+
+// askedBudget is the summary's length in tokens: the prompt's "under N
+// words" (four tokens per three words), else half the output limit, else
+// 800.
+func askedBudget(in string, config *genai.GenerateContentConfig) int {
+	if config != nil && config.SystemInstruction != nil {
+		in = contextguardtest.FlattenText([]*genai.Content{config.SystemInstruction}) + in
+	}
+	if m := askedWordsRE.FindAllStringSubmatch(in, -1); m != nil {
+		if n, err := strconv.Atoi(m[len(m)-1][1]); err == nil && n > 0 {
+			return n * 4 / 3
+		}
+	}
+	if config != nil && config.MaxOutputTokens > 0 {
+		return int(config.MaxOutputTokens) / 2
+	}
+	return 800
 }
 
 // summarize builds the summary, dropping the oldest findings and commands

@@ -10,16 +10,16 @@ var reexported = []string{
 	"DefaultMaxSessions", "DefaultPruneKeepSteps", "DefaultPruningMinFree", "DefaultSlidingWindowTurns", "DefaultSummaryTimeout",
 	"ErrIrreducible", "ErrReentrant", "MaxFocusBytes", "PluginName", "ReasonOutputLimit", "ReasonOverflow",
 	"ReasonRequested", "ReasonTokens", "RecallToolName", "ReasonTurns", "RanBetweenTurns", "RanInline", "RanPrepared", "StateKeyDisabled", "StrategySlidingWindow",
-	"StrategyTailRetention", "StrategyThreshold",
+	"StrategyTailRetention", "StrategyThreshold", "SummaryFormCached", "SummaryFormTranscript",
 	// Types.
-	"AgentOption", "Clock", "CompactionDecision", "CompactionEvent", "CompactionRun", "ContextOverflow", "ModelRegistry", "Option",
-	"NamedTokenCounter", "PendingCompaction", "RegistryOption", "Strategy", "Summarizer", "SummaryRequest", "TodoItem",
+	"AgentOption", "CachedSummarizer", "CachedSummaryCall", "Clock", "CompactionDecision", "CompactionEvent", "CompactionRun", "ContextOverflow", "ModelRegistry", "Option",
+	"NamedTokenCounter", "PendingCompaction", "RegistryOption", "Strategy", "Summarizer", "SummaryForm", "SummaryRequest", "TodoItem",
 	"TokenCounter", "TokenCounterFunc", "Usage",
 	// Functions.
 	"AsContextOverflow", "NameTokenCounter", "NewCrushRegistry", "SystemClock", "WithClock", "WithBeforeCompaction", "WithDefaultWindow", "WithInstructions",
 	"WithLogger", "WithMaxCompactionAttempts", "WithMaxSessionBytes", "WithMaxSessions", "WithMaxSummarizerCalls", "WithMaxTokens", "WithPruningMinFree",
 	"WithMeterProvider", "WithOnCompaction", "WithRegistryLogger", "WithReserve", "WithSlidingWindow",
-	"WithSummarizer", "WithSummarizerWindow", "WithSummaryTimeout", "WithSummaryTokens", "WithTailRetention", "WithTokenCounter",
+	"WithSummarizer", "WithSummarizerWindow", "WithSummaryForm", "WithSummaryTimeout", "WithSummaryTokens", "WithTailRetention", "WithTokenCounter",
 	"WithToolResultPruning", "WithTracerProvider", "WithTriggerFraction", "WithTriggerTokens",
 }
 

@@ -57,6 +57,7 @@ var mirrored = []mirror{
 			"// session.ErrNotFound (its in-memory service says \"session ... not found\").\n",
 	}},
 	{src: "summarizer_llm.go"},
+	{src: "summarizer_llm_test.go"},
 	{src: "adapter_adk_api.go", extra: []string{
 		"RecallTool(svc session.Service)", "RecallTool()",
 		"recallHistory(ctx, svc)", "recallHistory(ctx)",

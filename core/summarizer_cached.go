@@ -1,0 +1,181 @@
+package core
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"math"
+	"strings"
+	"text/template"
+
+	"google.golang.org/genai"
+)
+
+// The cached form of a summary request (ARCHITECTURE.md, The summarizer):
+// the agent's own request, as the guard would have sent it, plus one
+// instruction, so that the provider's prefix cache serves all of it but the
+// instruction.
+
+// SummaryForm is how the guard asks for a summary (WithSummaryForm,
+// CompactionEvent.SummaryForm). The values are stable: they are written to
+// logs.
+type SummaryForm string
+
+// The forms of a summary request.
+const (
+	// SummaryFormCached asks for the summary as the agent's own request
+	// (its system instruction, tools and contents exactly as the guard
+	// would have sent them had it not compacted) plus one user message
+	// carrying the summary instruction, with tool calling disabled
+	// (SummaryRequest.Cached). A provider that caches prompt prefixes
+	// (Anthropic's cache, OpenAI's and Gemini's implicit caches) then bills
+	// the request at its cached price, but for the instruction. It is used
+	// when the summarizer calls the agent's model (CachedSummarizer) and
+	// the request, the instruction and the summary's room fit the
+	// summarizer's window; otherwise the summary is asked in the transcript
+	// form. The default.
+	SummaryFormCached SummaryForm = "cached"
+	// SummaryFormTranscript asks for the summary with the summary prompt
+	// and a transcript of the conversation (RenderSummaryPrompt), in
+	// rolling pieces when the conversation does not fit the summarizer's
+	// window.
+	SummaryFormTranscript SummaryForm = "transcript"
+)
+
+// CachedSummarizer is a Summarizer that can be asked for a summary in the
+// cached form (SummaryFormCached): it then sends SummaryRequest.Cached to
+// the agent's model as it is. Each adapter's LLMSummarizer is one; a
+// custom Summarizer is asked in the transcript form unless it implements
+// this interface.
+type CachedSummarizer interface {
+	Summarizer
+	// SharesModel reports whether the summarizer's calls go to the model
+	// named model, the agent's (the name its requests carry): only then
+	// does the provider's cache hold the agent's request.
+	SharesModel(model string) bool
+}
+
+// CachedSummaryCall is the call a CachedSummarizer makes in the cached
+// form (SummaryRequest.Cached). Its values are shared with the agent's
+// request: read them, never modify them.
+type CachedSummaryCall struct {
+	// Contents are the agent's contents as the guard would have sent them
+	// had it not compacted (the stored summary in place, old tool results
+	// pruned), followed by one user content whose text is Instruction.
+	Contents []*genai.Content
+	// Config is the agent's system instruction, tools and cached content
+	// as its request carries them, with tool calling disabled (ToolConfig
+	// with FunctionCallingConfigModeNone: the tools stay declared, so the
+	// prefix is the agent's) and MaxOutputTokens set to the room the
+	// summary may take.
+	Config *genai.GenerateContentConfig
+	// Instruction is the summary instruction: the summary prompt, the
+	// agent's and this compaction's instructions, the todo list, the
+	// summary's length, and how many of the newest messages stay after it.
+	Instruction string
+}
+
+//go:embed prompts/summary_cached.md
+var summaryCachedText string
+
+var summaryCachedTmpl = template.Must(template.New("summary_cached").Parse(summaryCachedText))
+
+// renderCachedInstruction is the cached form's instruction for a summary of
+// req.SummaryTokens, prev reporting that the request starts with an earlier
+// summary and kept how many of its newest contents stay after the summary.
+func renderCachedInstruction(req SummaryRequest, prev bool, kept int) (string, error) {
+	var pb, b bytes.Buffer
+	if err := summarySystemTmpl.Execute(&pb, map[string]any{
+		"MaxWords":     max(req.SummaryTokens*3/4, minSummaryWords),
+		"HasTodos":     len(req.Todos) > 0,
+		"Instructions": req.Instructions,
+	}); err != nil {
+		return "", fmt.Errorf("contextguard: rendering summary instruction: %w", err)
+	}
+	if err := summaryCachedTmpl.Execute(&b, map[string]any{
+		"Prompt":          strings.TrimSpace(pb.String()),
+		"PreviousSummary": prev,
+		"Kept":            kept,
+		"Todos":           req.Todos,
+	}); err != nil {
+		return "", fmt.Errorf("contextguard: rendering summary instruction: %w", err)
+	}
+	return b.String(), nil
+}
+
+// cachedMinSummaryShare is the least share of the summary's length the
+// cached form may ask for when the request leaves less room than the
+// length asked: a shorter summary read from the cache (its input billed at
+// a tenth to a half of the uncached price, in one call where the transcript
+// of a request over the trigger takes two or more in the same window) is
+// worth it down to half the length; below that the transcript form writes
+// the longer summary.
+const cachedMinSummaryShare = 0.5
+
+// cachedSummaryCall is the cached form's call for the summary sreq asks of
+// compaction c, asked calibrated tokens long (sreq.SummaryTokens in the
+// summarizer's measure), kept of the request's newest contents staying
+// verbatim after the summary, and the length it asks for: asked, or less
+// when the request leaves less room (at least cachedMinSummaryShare of
+// it). The summary covers the whole request: the instruction says which
+// part stays, so a model that misjudges where it starts repeats it rather
+// than leaving anything out.
+//
+// The call is nil, and the transcript form is used, when the form is off
+// (WithSummaryForm), the summarizer does not share the agent's model
+// (CachedSummarizer), a cached call of this compaction failed, the
+// provider rejected this very request (recovery), or the request and the
+// instruction leave too little room for the summary (its length with its
+// oversize tolerance) in the summarizer's window, beside the margin kept
+// for the estimate's error (outputMarginFraction).
+func cachedSummaryCall(t *turn, c *compaction, sreq SummaryRequest, asked, kept int) (*CachedSummaryCall, int) {
+	if t.cfg.summaryForm == SummaryFormTranscript || c.noCached || t.rejected {
+		return nil, asked
+	}
+	if s, ok := t.cfg.summarizer.(CachedSummarizer); !ok || !s.SharesModel(t.req.Model) {
+		return nil, asked
+	}
+	instr, err := renderCachedInstruction(sreq, c.prevSummary != "", kept)
+	if err != nil {
+		t.log().Error("contextguard: the summary instruction does not render; asking in the transcript form", "error", err)
+		return nil, asked
+	}
+	last := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: instr}}}
+	w := t.guardSummarizerWindow()
+	in := t.cal.scale(satAdd(c.origEst, t.est.tokenEstimator.content(last)))
+	room := w - in - max(scaleSat(w, outputMarginFraction), minOutputMargin)
+	if room < scaleSat(asked, oversizeTolerance) {
+		short := int(float64(room) / oversizeTolerance)
+		if short < max(int(float64(asked)*cachedMinSummaryShare), minSummaryTokens/2) {
+			if !c.cachedMissLogged {
+				c.cachedMissLogged = true
+				t.log().Debug("contextguard: the request leaves too little room for the summary in the summarizer's window; asking in the transcript form",
+					"request_tokens", in, "summary_tokens", asked, "summarizer_window", w)
+			}
+			return nil, asked
+		}
+		// The instruction states the shorter length; its size barely
+		// changes (a number of fewer digits at most).
+		asked = short
+		sreq.SummaryTokens = t.cal.unscale(asked)
+		if instr, err = renderCachedInstruction(sreq, c.prevSummary != "", kept); err != nil {
+			return nil, asked
+		}
+		last.Parts[0].Text = instr
+	}
+	contents := make([]*genai.Content, 0, len(c.orig)+1)
+	contents = append(contents, c.orig...)
+	contents = append(contents, last)
+	cfg := &genai.GenerateContentConfig{
+		ToolConfig: &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{
+			Mode: genai.FunctionCallingConfigModeNone,
+		}},
+		// Twice the length asked, as the transcript form's LLM summarizer
+		// sets it, within the room the window leaves.
+		MaxOutputTokens: int32(min(2*asked, room, math.MaxInt32)),
+	}
+	if a := t.req.Config; a != nil {
+		cfg.SystemInstruction, cfg.Tools, cfg.CachedContent = a.SystemInstruction, a.Tools, a.CachedContent
+	}
+	return &CachedSummaryCall{Contents: contents, Config: cfg, Instruction: instr}, asked
+}
