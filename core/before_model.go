@@ -226,7 +226,7 @@ func (t *turn) log() *slog.Logger {
 // request is over the trigger (planPruning).
 func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	next := t.prev
-	pruned, target, rewritten := planPruning(t.est, t.cfg.pruneKeep, t.cfg.pruningMinFree(t.lim.window), t.recall, t.prev.pruneFrontier, t.raw, cs)
+	pruned, target, rewritten := planPruning(t.est, t.cfg.pruneKeep, t.cfg.pruningMinFree(), t.recall, t.prev.pruneFrontier, t.raw, cs)
 	t.frontier = pruned
 	ps := pruneTo(t.est, t.frontier, t.recall, t.raw, cs)
 	est, body := t.requestEstimate(ps)
@@ -240,9 +240,16 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 		// less the room kept for the output).
 		trigger = f + (room-f)/2
 	}
+	// unpruned is the count with the stored frontier when this call's
+	// pruning moves it, 0 when it does not (prunedAtTrigger).
+	unpruned := 0
+	if rewritten >= 0 {
+		unpruned = t.cal.count(t.weigh(pruneTo(t.est, min(t.prev.pruneFrontier, target), t.recall, t.raw, cs)))
+	}
 	if count > trigger && t.frontier < target {
 		// Over the trigger, pruning frees all it can, however little: a
 		// compaction would rewrite more (WithPruningMinFree).
+		unpruned = max(unpruned, count)
 		_, rewritten = pruneFreed(t.est, t.recall, t.raw, cs, t.frontier, target)
 		t.frontier = target
 		ps = pruneTo(t.est, t.frontier, t.recall, t.raw, cs)
@@ -274,7 +281,11 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 		next.lastEstimate = est
 		next.prefixKept, next.invalidated = t.prefixKept(cs, est, rewritten)
 		t.prefix.next = t.recordPrefix(est)
-		return step{contents: cs, next: next}
+		s := step{contents: cs, next: next}
+		if unpruned > trigger {
+			s.event = g.prunedAtTrigger(t, unpruned, count, next)
+		}
+		return s
 	}
 	t.prev.compactNext = 0 // one compaction answers it, whatever its outcome
 	// One compaction answers a request too, even one the hook skips.

@@ -24,6 +24,11 @@ const (
 	// StrategySlidingWindow keeps the newest turns verbatim and summarizes the
 	// rest, triggered by turn count or by the token trigger.
 	StrategySlidingWindow Strategy = "sliding_window"
+	// StrategyToolResultPruning names, in a CompactionEvent only, a
+	// compaction that tool-result pruning made alone (WithToolResultPruning):
+	// the request reached the trigger and pruning its old tool results took
+	// it back under, with no summarizer call. It is not an agent's strategy.
+	StrategyToolResultPruning Strategy = "tool_result_pruning"
 )
 
 // Defaults, named so the README and the code cannot drift apart.
@@ -48,19 +53,6 @@ const (
 	// see its own outputs; older results have usually been digested into the
 	// model's own messages already.
 	DefaultPruneKeepSteps = 3
-	// DefaultPruningMinFree is the share of the context window a pruning
-	// pass must free to rewrite the kept history when WithPruningMinFree is
-	// not given (WithPruningMinFree(0)): a quarter. A pass that moves the
-	// pruning frontier invalidates the provider's cached copy of the request
-	// from its first newly pruned result on, often half the request; at
-	// cached prices (a read at a tenth of the input price, a write at 1.25
-	// times it) rewriting T tokens costs about 1.15 T once and each freed
-	// token saves a tenth on every later request. A pass that frees a
-	// quarter of the window and rewrites half of it pays back within about
-	// 23 requests, about the distance between two compactions of a
-	// tool-heavy agent; a tenth would need about 57, and most such passes
-	// would never pay back.
-	DefaultPruningMinFree = 0.25
 	// DefaultSummaryTimeout bounds one summarizer call; on expiry the
 	// deterministic fallback summary is used.
 	DefaultSummaryTimeout = 2 * time.Minute
@@ -277,13 +269,19 @@ func WithToolResultPruning(keepSteps int) AgentOption {
 // extends the one before it. When a request is over the trigger, pruning
 // frees all it can whatever n is, since a compaction would rewrite more.
 //
-// Zero means the default, a quarter of the context window
-// (DefaultPruningMinFree). WithPruningMinFree(1) advances on every pass, as
-// versions before it did. A negative value is an error.
+// Zero, the default, prunes only when the request reaches the trigger: a
+// pass there takes the place of a compaction, and a pass under the trigger
+// saves only what the provider's cache already bills at a tenth, on the
+// requests left before the next compaction, while it rewrites the request
+// from its first pruned result at 1.25 times the input price. Replayed on
+// recorded agent sessions at 32k (make cost), passes under the trigger at a
+// minimum of a quarter of the window cost more than none. A positive n
+// suits a provider without a prompt cache: WithPruningMinFree(1) advances on
+// every pass, as versions before it did. A negative value is an error.
 func WithPruningMinFree(n int) AgentOption {
 	return func(c *Agent) {
 		if n < 0 {
-			c.errs = append(c.errs, fmt.Errorf("WithPruningMinFree(%d): must be >= 0 (0 means the default, a quarter of the window)", n))
+			c.errs = append(c.errs, fmt.Errorf("WithPruningMinFree(%d): must be >= 0 (0, the default, prunes only at the trigger)", n))
 			return
 		}
 		c.pruneMinFree = n

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math"
 	"slices"
 	"strconv"
 
@@ -125,13 +126,15 @@ func stepsBefore(raw, cs []*genai.Content) int {
 // trigger, where a compaction would rewrite more (decide). Between two such
 // passes every request extends the one before it.
 
-// pruningMinFree is the least a pruning pass that moves the frontier must
-// free, in estimated tokens, for an agent whose window is window.
-func (c *Agent) pruningMinFree(window int) int {
+// pruningMinFree is the least a pruning pass under the trigger that moves
+// the frontier must free, in estimated tokens: more than any request holds
+// by default, so that only a pass at the trigger moves it
+// (WithPruningMinFree).
+func (c *Agent) pruningMinFree() int {
 	if c.pruneMinFree > 0 {
 		return c.pruneMinFree
 	}
-	return max(int(float64(window)*DefaultPruningMinFree), 1)
+	return math.MaxInt
 }
 
 // pruneFreed is what moving the frontier from from to to frees in cs, in
@@ -276,4 +279,34 @@ func recallPlaceholderText(tool, callID string, bytes int) string {
 // partTokens is the estimate of one part, framing excluded.
 func partTokens(e tokenEstimator, p *genai.Part) int {
 	return e.content(&genai.Content{Parts: []*genai.Part{p}}) - e.content(&genai.Content{})
+}
+
+// prunedAtTrigger reports a pruning pass that took a request over the
+// trigger back under it: a compaction by pruning, with no summarizer call
+// (StrategyToolResultPruning). It rewrites the request from the first
+// result it prunes on, as a summary would from the summary on, so the hook,
+// the log and the compactions metric count it among the compactions that
+// cost the provider's cache (README, Prompt caching). before and after are
+// the calibrated counts with the stored frontier and pruned; next is the
+// state the call persists.
+func (g *Guard) prunedAtTrigger(t *turn, before, after int, next guardState) *CompactionEvent {
+	ev := CompactionEvent{
+		Agent:             t.cfg.name,
+		SessionID:         t.ctx.SessionID(),
+		Strategy:          StrategyToolResultPruning,
+		Reason:            ReasonTokens,
+		TokensBefore:      before,
+		TokensAfter:       after,
+		Threshold:         t.lim.threshold,
+		Window:            t.lim.window,
+		Ran:               RanInline,
+		PrefixKeptTokens:  next.prefixKept,
+		InvalidatedTokens: next.invalidated,
+	}
+	ctx, span := g.tel.startCompaction(t.ctx, ev.Agent, ev.SessionID, ev.Strategy)
+	g.tel.endCompaction(ctx, span, ev, nil)
+	t.log().Info("contextguard: pruned tool results at the trigger",
+		"tokens_before", before, "tokens_after", after, "threshold", ev.Threshold, "window", ev.Window,
+		"pruned_steps", t.frontier, "prefix_kept_tokens", ev.PrefixKeptTokens, "invalidated_tokens", ev.InvalidatedTokens)
+	return &ev
 }

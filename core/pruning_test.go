@@ -1,8 +1,10 @@
 package core
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 	"testing"
 
@@ -367,15 +369,68 @@ func TestPruning_CompactionResetsTheFrontier(t *testing.T) {
 func TestPruning_MinFreeOption(t *testing.T) {
 	c := agentConfigFor("a", `Add("a")`, fixedSummary("x"), []AgentOption{WithToolResultPruning(0)})
 	assert.Empty(t, c.errs)
-	assert.Equal(t, 50_000, c.pruningMinFree(200_000), "a quarter of the window by default")
-	assert.Equal(t, 2_000, c.pruningMinFree(8_000))
+	assert.Equal(t, math.MaxInt, c.pruningMinFree(), "only at the trigger by default")
 	c = agentConfigFor("a", `Add("a")`, fixedSummary("x"), []AgentOption{WithToolResultPruning(0), WithPruningMinFree(3_000)})
 	assert.Empty(t, c.errs)
-	assert.Equal(t, 3_000, c.pruningMinFree(200_000))
+	assert.Equal(t, 3_000, c.pruningMinFree())
 
 	g := newGuard(nil, WithLogger(slog.New(slog.DiscardHandler)))
 	g.addModel("a", fixedSummary("x"), WithPruningMinFree(-1))
 	err := g.Err()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "WithPruningMinFree(-1)")
+}
+
+// TestPruning_AtTheTriggerIsACompaction: by default pruning rewrites the
+// kept history only where the request reaches the trigger, and that pass is
+// reported as a compaction (StrategyToolResultPruning, no summarizer call),
+// so between two reported compactions each request extends the one before
+// it, and under the trigger old results go out as they are.
+func TestPruning_AtTheTriggerIsACompaction(t *testing.T) {
+	sum := fixedSummary("S")
+	var events []CompactionEvent
+	logs := &logBuffer{}
+	g := newGuard(NewCrushRegistry(WithRegistryLogger(quietLogger)), WithLogger(logs.logger()),
+		WithOnCompaction(func(_ context.Context, e CompactionEvent) { events = append(events, e) }))
+	g.addModel("a", sum, WithMaxTokens(32_000), WithToolResultPruning(2))
+	require.NoError(t, g.Err())
+	ctx := newFakeCtx("a")
+	var h, prev []*genai.Content
+	placeholderBefore := false
+	for i, c := range pruneHistory(30, 2_000) {
+		h = append(h, c)
+		if isUserMessage(c) {
+			ctx.withUser(c.Parts[0].Text)
+		}
+		req := request(adkCopy(h)...)
+		before := len(events)
+		_, err := g.beforeModel(ctx, req)
+		require.NoError(t, err)
+		if len(events) == before {
+			if prev != nil {
+				assert.True(t, extends(prev, req.Contents), "content %d: no compaction, no rewrite", i)
+			}
+		} else if len(events) == 1 && events[0].Strategy == StrategyToolResultPruning {
+			placeholderBefore = placeholderBefore || strings.Contains(coretest.FlattenText(prev), "removed to save context")
+		}
+		prev = req.Contents
+	}
+	var pruned []CompactionEvent
+	for _, e := range events {
+		if e.Strategy == StrategyToolResultPruning {
+			pruned = append(pruned, e)
+		}
+	}
+	require.NotEmpty(t, pruned, "the trigger was reached with old results to prune")
+	assert.False(t, placeholderBefore, "under the trigger the old results went out whole")
+	for _, e := range pruned {
+		assert.Zero(t, e.SummarizerCalls)
+		assert.Equal(t, ReasonTokens, e.Reason)
+		assert.Equal(t, RanInline, e.Ran)
+		assert.Greater(t, e.TokensBefore, e.Threshold, "the request reached the trigger")
+		assert.LessOrEqual(t, e.TokensAfter, e.Threshold, "pruning alone took it back under")
+		assert.Positive(t, e.InvalidatedTokens, "the pass rewrote the request")
+	}
+	assert.Less(t, sum.Calls(), len(events), "pruning compactions call no summarizer")
+	assert.Contains(t, logs.String(), "pruned tool results at the trigger")
 }

@@ -7,10 +7,10 @@ package main
 var reexported = []string{
 	// Constants and variables.
 	"CompactToolName", "DefaultContextWindow", "DefaultMaxCompactionAttempts", "DefaultMaxSessionBytes", "DefaultMaxSummarizerCalls",
-	"DefaultMaxSessions", "DefaultPruneKeepSteps", "DefaultPruningMinFree", "DefaultSlidingWindowTurns", "DefaultSummaryTimeout",
+	"DefaultMaxSessions", "DefaultPruneKeepSteps", "DefaultSlidingWindowTurns", "DefaultSummaryTimeout",
 	"ErrIrreducible", "ErrReentrant", "MaxFocusBytes", "PluginName", "ReasonOutputLimit", "ReasonOverflow",
 	"ReasonRequested", "ReasonTokens", "RecallToolName", "ReasonTurns", "RanBetweenTurns", "RanInline", "RanPrepared", "StateKeyDisabled", "StrategySlidingWindow",
-	"StrategyTailRetention", "StrategyThreshold", "SummaryFormCached", "SummaryFormTranscript",
+	"StrategyTailRetention", "StrategyThreshold", "StrategyToolResultPruning", "SummaryFormCached", "SummaryFormTranscript",
 	// Types.
 	"AgentOption", "CachedSummarizer", "CachedSummaryCall", "Clock", "CompactionDecision", "CompactionEvent", "CompactionRun", "ContextOverflow", "ModelRegistry", "Option",
 	"NamedTokenCounter", "PendingCompaction", "RegistryOption", "Strategy", "Summarizer", "SummaryForm", "SummaryRequest", "TodoItem",
