@@ -43,6 +43,9 @@ type Agent struct {
 	// maxSummarizerCalls bounds the summarizer calls of one compaction
 	// (WithMaxSummarizerCalls).
 	maxSummarizerCalls int
+	// betweenTurns is WithBetweenTurns' policy, "" for the default
+	// (between_turns.go).
+	betweenTurns BetweenTurns
 }
 
 // triggerKind names the option that set an agent's trigger, as its errors

@@ -66,6 +66,9 @@ type turn struct {
 	// chain is the agent's memo of its contents' chain (prefix_mark.go),
 	// brought to raw on first use.
 	chain callChain
+	// betweenTurns marks a compaction after a run ended (between_turns.go):
+	// raw is the next turn's history, the user's next message aside.
+	betweenTurns bool
 }
 
 // step is what a step of the pipeline decides: the contents to send, the
@@ -92,6 +95,8 @@ type callInput struct {
 	mode         callMode
 	// rejection is set by recovery: its own limits and calibration.
 	rejection *rejection
+	// betweenTurns is set after a run ended (between_turns.go).
+	betweenTurns bool
 }
 
 // rejection is what recovery from the provider's rejection of a request
@@ -123,6 +128,7 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 		mode:         in.mode,
 		chain:        callChain{memo: memo},
 		recall:       declaresRecall(req.Config),
+		betweenTurns: in.betweenTurns,
 	}
 	t.est = in.sess.estimator(in.cfg, req.Model)
 	t.fixed = fixedTokens(t.est, &req)
@@ -196,6 +202,7 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	}
 
 	s := g.decide(t, cs)
+	sess.rememberCall(t)
 	t.reanchor(&s.next)
 	s.next.window = t.lim.window
 	s.next.threshold = t.lim.threshold
@@ -246,7 +253,7 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 		// requested or due compaction waits until the guard is back on.
 	case t.prev.request.pending:
 		reason = ReasonRequested
-	case count > trigger:
+	case t.nextTurnCount(count) > trigger:
 		reason = ReasonTokens
 	case t.prev.compactNext != 0:
 		// The previous response stopped at the output limit near the
@@ -274,6 +281,10 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 
 	args := append([]any{"reason", reason, "tokens", count, "threshold", t.lim.threshold, "window", t.lim.window,
 		"strategy", t.cfg.policy.name(), "contents", len(t.raw)}, why...)
-	t.log().Info("contextguard: trigger reached; compacting", args...)
+	msg := "contextguard: trigger reached; compacting"
+	if t.betweenTurns {
+		msg = "contextguard: the next turn would reach the trigger; compacting between turns"
+	}
+	t.log().Info(msg, args...)
 	return g.compact(t, cs, t.cfg.policy, reason)
 }

@@ -151,7 +151,7 @@ func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, strategy Strategy,
 		TokensBefore: t.before,
 		Threshold:    t.lim.threshold,
 		Window:       t.lim.window,
-		Ran:          RanInline,
+		Ran:          t.ran(),
 	}
 	return c, done
 }
@@ -264,7 +264,7 @@ func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) step {
 	ev.TokensAfter = o.newCount
 	ev.Summary = o.summary
 	ev.Duration = g.clock.Now().Sub(c.start)
-	ev.Waited = ev.Duration
+	ev.Waited = t.waited(ev.Duration)
 	var err error
 	if n := t.irreducibleSize(o.newEst); n > t.lim.hardLimit() {
 		err = irreducibleError(n, t.lim.window)
@@ -306,7 +306,7 @@ func (g *Guard) discardCompaction(t *turn, c *compaction, o outcome) step {
 	ev.Discarded = true
 	ev.TokensAfter = t.before
 	ev.Duration = g.clock.Now().Sub(c.start)
-	ev.Waited = ev.Duration
+	ev.Waited = t.waited(ev.Duration)
 	var err error
 	if n := t.irreducibleSize(c.origEst); n > t.lim.hardLimit() {
 		err = irreducibleError(n, t.lim.window)
