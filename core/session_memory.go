@@ -138,8 +138,11 @@ func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stat
 				msg = "contextguard: applying the compaction made between turns, which the session state does not hold"
 			}
 			g.log.Info(msg, "agent", cfg.name, "session", call.SessionID(), "compactions", c.compactions, "watermark", c.watermark)
-			// A compaction requested since is still to be answered.
-			c.request = prev.request
+			if m.compactedBetweenTurns {
+				// A compaction requested since the run ended is still to
+				// be answered (one pending then stops it, between_turns.go).
+				c.request = prev.request
+			}
 			if st != nil {
 				sio.save(st, prev, *c)
 			}
