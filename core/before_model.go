@@ -139,6 +139,11 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 	}
 	var cs []*genai.Content
 	t.inj, cs = injectSummary(t)
+	if in.betweenTurns {
+		// Counted from the last call's prefix record: what is new is the
+		// final response (between_turns.go).
+		t.prefix = g.matchPrefix(t, in.ro, in.cfg.stateIO(g.log))
+	}
 	if t.rejected {
 		t.before = t.cal.count(t.weigh(cs))
 	} else {
