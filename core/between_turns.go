@@ -170,7 +170,10 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 	last := sess.last
 	sess.last = lastCall{}
 	cfg := last.cfg
-	if cfg == nil || g.switchedOff(end.State) {
+	if cfg == nil || g.switchedOff(end.State) || c.Err() != nil {
+		// A run whose context is done (the caller went away) leaves the
+		// compaction to the next model call: its summarizer would only
+		// give the fallback summary.
 		return nil, nil
 	}
 	raw, why := nextHistory(last.req.Contents, end, cfg.name)
@@ -200,6 +203,11 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 	t, cs := g.newTurn(in, req)
 	s := g.decide(t, cs)
 	if s.event == nil {
+		return nil, nil
+	}
+	if err := c.Err(); err != nil {
+		g.log.Info("contextguard: the run's context ended during the compaction between turns; nothing is kept, the next model call compacts as needed",
+			"agent", cfg.name, "session", c.SessionID(), "error", err)
 		return nil, nil
 	}
 	delta := deltaState{}

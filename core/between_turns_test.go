@@ -108,6 +108,12 @@ func TestBetweenTurns(t *testing.T) {
 			wantLog: "does not continue the last request"},
 		{name: "a requested compaction stays for the next model call",
 			prepare: func(c *fakeCtx) { c.set(keyCompactRequest, true) }},
+		{name: "the run's context is done: left to the next model call",
+			prepare: func(c *fakeCtx) {
+				ctx, cancel := context.WithCancel(context.Background())
+				cancel()
+				c.withContext(ctx)
+			}},
 		{name: "a session switched off is not compacted",
 			prepare: func(c *fakeCtx) { require.NoError(t, c.state.Set(StateKeyDisabled, true)) }},
 	}
@@ -275,4 +281,44 @@ func TestBetweenTurns_LastCallAccounted(t *testing.T) {
 	g.AfterRun(ctx, RunEnd{State: ctx.state})
 	after := g.sessions.bytes
 	assert.Greater(t, during-after, len(requestText(request(raw...))), "the kept request is accounted until the run ends")
+}
+
+// cancellingSummarizer ends the run's context while it summarizes, as a
+// caller that goes away during the compaction does.
+type cancellingSummarizer struct{ cancel context.CancelFunc }
+
+func (s cancellingSummarizer) Summarize(context.Context, SummaryRequest) (string, error) {
+	s.cancel()
+	return "SUMMARY written as the caller left.", nil
+}
+
+// TestBetweenTurns_ContextEndsDuringTheCompaction: a compaction between
+// turns whose run's context ends while it runs is not kept (its summary
+// may be the fallback one): nothing is appended or remembered, and the
+// next model call compacts as it would have.
+func TestBetweenTurns_ContextEndsDuringTheCompaction(t *testing.T) {
+	final := modelMsg("FINAL-ANSWER: done.")
+	raw := nearTrigger(t, final, "fix the failing test")
+	runCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	appender := &fakeAppender{}
+	var events []CompactionEvent
+	g := newGuard(nil, WithLogger(quietLogger), WithSessionService(appender),
+		WithOnCompaction(func(_ context.Context, ev CompactionEvent) { events = append(events, ev) }))
+	g.Add("a", cancellingSummarizer{cancel: cancel}, nil, WithMaxTokens(betweenTurnsWindow))
+	require.NoError(t, g.Err())
+	ctx := newFakeCtx("a").withUser("fix the failing test").withContext(runCtx)
+	_, err := g.beforeModel(ctx, request(raw...))
+	require.NoError(t, err)
+
+	g.AfterRun(ctx, RunEnd{State: ctx.state, Final: final, FinalAuthor: "a", Before: raw[len(raw)-1]})
+
+	assert.Empty(t, events)
+	assert.Empty(t, appender.deltas)
+	next := newFakeCtx("a").withUser("now add a regression test")
+	next.state = ctx.state
+	nextReq := request(append(append(append([]*genai.Content(nil), raw...), final), next.user)...)
+	_, err = g.beforeModel(next, nextReq)
+	require.NoError(t, err)
+	assert.False(t, isSummaryMessage(nextReq.Contents[0]), "nothing was kept for the next call")
 }
