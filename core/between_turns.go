@@ -192,7 +192,9 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 		// turns); so does a compaction the state does not show yet.
 		return nil, nil
 	}
-	prev.floor = max(prev.floor, mem.turnsFloor)
+	if mem.turnsFloorAt == prev.compactions {
+		prev.floor = max(prev.floor, mem.turnsFloor)
+	}
 	req := withContents(last.req, raw)
 	if r, ok := req.Coverage.(interface{ Refresh() Coverage }); ok {
 		// The host's log has grown by the final response since the call.
@@ -214,7 +216,7 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 	if s.event.Discarded {
 		// Not smaller: remembered so the next runs' ends do not pay for it
 		// again until the conversation outgrows it (discardCompaction).
-		mem.turnsFloor = s.next.floor
+		mem.turnsFloor, mem.turnsFloorAt = s.next.floor, prev.compactions
 		sio.set(delta, keyIrreducibleFloor, prev.floor, s.next.floor)
 		return s.event, delta
 	}

@@ -40,9 +40,10 @@ type agentMemory struct {
 	compacted             *guardState
 	compactedBetweenTurns bool
 	// turnsFloor is the size a compaction between turns came out at when
-	// it was not smaller (discardCompaction), until one is applied: it
-	// is not tried again until the conversation outgrows it.
-	turnsFloor int
+	// it was not smaller (discardCompaction), while the compaction counter
+	// is still turnsFloorAt: it is not tried again until the conversation
+	// outgrows it.
+	turnsFloor, turnsFloorAt int
 	// overflow is a provider overflow the next call acts on.
 	overflow *pendingOverflow
 	// sentReq is the request last let through (the adapter's, compared by
