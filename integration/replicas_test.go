@@ -148,8 +148,10 @@ func TestTwoReplicasShareOneSession(t *testing.T) {
 
 		events := p.log.Events()
 		byReplica := map[string]int{}
+		byRun := map[contextguard.CompactionRun]int{}
 		for _, c := range events {
 			byReplica[c.Replica]++
+			byRun[c.Event.Ran]++
 			assert.False(t, c.Event.Fallback, "compaction at turn %d used the fallback: %s", c.Turn, c.Event.FallbackReason)
 		}
 		assert.GreaterOrEqual(t, len(events), 5, "compactions in %d turns", turns)
@@ -182,8 +184,9 @@ func TestTwoReplicasShareOneSession(t *testing.T) {
 
 		maxTokens := checkRequests(t, p.llm.Records(), window)
 		noSkippedSummary(t, p.logs)
-		t.Logf("turns=%d compactions=%d (a %d, b %d) summarizer calls=%d stale-session retries=%d model calls=%d max request=%d/%d tokens (o200k)",
-			turns, len(events), byReplica["replica-a"], byReplica["replica-b"], p.summ.Calls(), stale, len(p.llm.Records()), maxTokens, window)
+		t.Logf("turns=%d compactions=%d (a %d, b %d; between turns %d, inline %d) summarizer calls=%d stale-session retries=%d model calls=%d max request=%d/%d tokens (o200k)",
+			turns, len(events), byReplica["replica-a"], byReplica["replica-b"], byRun[contextguard.RanBetweenTurns], byRun[contextguard.RanInline],
+			p.summ.Calls(), stale, len(p.llm.Records()), maxTokens, window)
 	})
 }
 
