@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -34,6 +35,7 @@ func (g *ContextGuard) Plugin() (*plugin.Plugin, error) {
 		BeforeModelCallback:  g.beforeModel,
 		AfterModelCallback:   g.afterModel,
 		OnModelErrorCallback: g.onModelError,
+		AfterRunCallback:     g.afterRun,
 	})
 }
 
@@ -140,6 +142,89 @@ func (g *ContextGuard) onModelError(cctx agent.CallbackContext, req *model.LLMRe
 	}
 	rec.Recovered()
 	return resp, nil
+}
+
+// afterRun is the plugin's AfterRunCallback (ARCHITECTURE.md, Compaction
+// between turns): once a run's last event has been delivered, the engine
+// compacts a session whose next turn would probably reach the trigger
+// (core.Guard.AfterRun), from the run's last guarded request and the
+// session's last contents as ADK puts them into the next request. ADK's
+// runner calls it before the run's iterator returns, so a caller ranging
+// over the run's events leaves its loop once the compaction is done.
+func (g *ContextGuard) afterRun(ic agent.InvocationContext) {
+	if ic == nil {
+		return
+	}
+	sess := ic.Session()
+	if sess == nil {
+		return
+	}
+	end := core.RunEnd{State: sess.State()}
+	end.FinalAuthor, end.Final, end.Before = lastContents(sess.Events())
+	g.engine().AfterRun(runCall{InvocationContext: ic, sess: sess}, end)
+}
+
+// runCall is a run that ended as the engine sees a call (core.Call): the
+// invocation's context, its user content, and the session's IDs.
+type runCall struct {
+	agent.InvocationContext
+	sess session.Session
+}
+
+func (c runCall) AppName() string   { return c.sess.AppName() }
+func (c runCall) UserID() string    { return c.sess.UserID() }
+func (c runCall) SessionID() string { return c.sess.ID() }
+
+// lastContents returns the session's last two contents as ADK puts them
+// into a model request (requestContent), and the last one's author; nil
+// for what the session does not hold. Events without content (state
+// deltas, the guard's own) are skipped, as ADK skips them.
+func lastContents(evs session.Events) (author string, final, before *genai.Content) {
+	if evs == nil {
+		return "", nil, nil
+	}
+	for i := evs.Len() - 1; i >= 0 && before == nil; i-- {
+		e := evs.At(i)
+		if e == nil || e.Partial {
+			continue
+		}
+		c := requestContent(e.Content)
+		switch {
+		case c == nil:
+		case final == nil:
+			author, final = e.Author, c
+		default:
+			before = c
+		}
+	}
+	return author, final, before
+}
+
+// requestContent is an event's content as ADK puts it into a model request:
+// without the parts that hold nothing (ADK drops them), with the function
+// call IDs ADK generated cleared (asRequested); nil when nothing is left
+// or the content has no role. c is copied only when a part is dropped.
+func requestContent(c *genai.Content) *genai.Content {
+	if c == nil || c.Role == "" {
+		return nil
+	}
+	var parts []*genai.Part
+	for i, p := range c.Parts {
+		empty := p == nil || reflect.ValueOf(*p).IsZero()
+		if empty && parts == nil {
+			parts = append(make([]*genai.Part, 0, len(c.Parts)), c.Parts[:i]...)
+		}
+		if !empty && parts != nil {
+			parts = append(parts, p)
+		}
+	}
+	if parts != nil {
+		c = &genai.Content{Role: c.Role, Parts: parts}
+	}
+	if len(c.Parts) == 0 {
+		return nil
+	}
+	return asRequested(c)
 }
 
 // fromADK is the engine's view of ADK's request.

@@ -65,6 +65,22 @@ func WithRecoveryModel(llm model.LLM) AgentOption {
 	return core.WithRecoveryModel(llm)
 }
 
+// WithSessionService gives the guard the session service the runner uses,
+// so that a compaction made between two runs (WithBetweenTurns) is written
+// to the session as a state delta on an appended event, the way
+// RequestCompaction writes a request: the next run starts compacted in any
+// process that serves the session. Without it, the compaction is kept in
+// this guard's memory of the session for the session's next call here; a
+// session evicted from that memory (WithMaxSessions, WithMaxSessionBytes),
+// a restart or another replica then compacts inline in its next call. A
+// nil service is an error.
+func WithSessionService(svc session.Service) Option {
+	if core.IsNil(svc) {
+		return core.WithSessionService(nil)
+	}
+	return core.WithSessionService(serviceAppender{svc: svc})
+}
+
 // UsageFromState is Usage from a session state: inside a tool or callback,
 // the state of its context (agent.ToolContext.ReadonlyState) and usually its
 // AgentName. Values of the wrong type are logged and treated as absent.

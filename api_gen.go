@@ -125,6 +125,17 @@ var ErrReentrant = core.ErrReentrant
 // AgentOption configures one agent registered with Add.
 type AgentOption = core.AgentOption
 
+// WithBetweenTurns sets whether the agent's sessions are compacted between
+// two runs (BetweenTurnsWhenDue, the default) or only inside the model call
+// that needs it (BetweenTurnsOff). Between turns, the compaction runs in
+// the plugin's after-run callback, once the run's last event has been
+// delivered; its state reaches the next run through the session service
+// given to WithSessionService, or, without one, through the guard's memory
+// of the session (lost when the session is evicted or served by another
+// process: its next call then compacts inline). Any other value is an
+// error.
+func WithBetweenTurns(p BetweenTurns) AgentOption { return core.WithBetweenTurns(p) }
+
 // WithInstructions appends text to the summary prompt, e.g. "Keep every
 // ticket number." An empty string is an error.
 func WithInstructions(text string) AgentOption { return core.WithInstructions(text) }
@@ -276,6 +287,21 @@ func WithTriggerFraction(f float64) AgentOption { return core.WithTriggerFractio
 // run time (the registry's) is lowered to the default trigger with a
 // warning.
 func WithTriggerTokens(n int) AgentOption { return core.WithTriggerTokens(n) }
+
+// BetweenTurns says whether an agent's sessions are compacted between two
+// runs (WithBetweenTurns).
+type BetweenTurns = core.BetweenTurns
+
+// The policies of WithBetweenTurns.
+const (
+	// BetweenTurnsWhenDue compacts, once a run has ended, a session whose
+	// next turn would probably reach the trigger, or whose sliding-window
+	// turn budget the next turn spends. It is the default.
+	BetweenTurnsWhenDue BetweenTurns = core.BetweenTurnsWhenDue
+	// BetweenTurnsOff never compacts between runs: every compaction runs in
+	// the model call that needs it.
+	BetweenTurnsOff BetweenTurns = core.BetweenTurnsOff
+)
 
 // CachedSummarizer is a Summarizer that can be asked for a summary in the
 // cached form (SummaryFormCached): it then sends SummaryRequest.Cached to

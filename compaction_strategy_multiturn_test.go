@@ -763,6 +763,12 @@ func bothModes(t *testing.T, fn func(t *testing.T, mode matrixMode)) {
 	}
 }
 
+// inlineOnly has every compaction run in the model call that needs it
+// (WithBetweenTurns(BetweenTurnsOff)), for the tests of the earlier guard's
+// bugs in that call's compaction (its trigger, its watermark, its summary
+// injection), which count and measure compaction steps.
+var inlineOnly = []AgentOption{WithBetweenTurns(BetweenTurnsOff)}
+
 // compactionSteps returns the indexes of the compaction steps of res.
 func compactionSteps(res *contextguardtest.Result) []int {
 	var idx []int
@@ -803,7 +809,7 @@ func TestMatrixBug_SummaryReplacesCoveredContents(t *testing.T) {
 			t.Parallel()
 			sc := seedRow(t, name)
 			bothModes(t, func(t *testing.T, mode matrixMode) {
-				out := runScenario(t, sc, scenarioRun{mode: mode})
+				out := runScenario(t, sc, scenarioRun{mode: mode, agentOpts: inlineOnly})
 				res := out.res
 				assert.Empty(t, out.violations(), res.String())
 				steps := compactionSteps(res)
@@ -836,7 +842,7 @@ func TestMatrixBug_NothingLostAtTheWatermark(t *testing.T) {
 			t.Parallel()
 			sc := seedRow(t, name)
 			bothModes(t, func(t *testing.T, mode matrixMode) {
-				out := runScenario(t, sc, scenarioRun{mode: mode})
+				out := runScenario(t, sc, scenarioRun{mode: mode, agentOpts: inlineOnly})
 				res := out.res
 				assert.Empty(t, out.violations(), res.String())
 				require.NotZero(t, res.CompactionSteps, "the scenario must compact: %s", res)
@@ -939,7 +945,7 @@ func TestMatrixBug_BufferAt200k(t *testing.T) {
 		Steps: contextguardtest.Parallel(contextguardtest.Call("kubectl_logs", 8_000)),
 	}))
 	bothModes(t, func(t *testing.T, mode matrixMode) {
-		out := runScenario(t, sc, scenarioRun{mode: mode})
+		out := runScenario(t, sc, scenarioRun{mode: mode, agentOpts: inlineOnly})
 		res := out.res
 		assert.Empty(t, out.violations(), res.String())
 		require.NotEmpty(t, res.UtilizationAtTrigger, "the scenario must compact: %s", res)
@@ -1045,7 +1051,7 @@ func TestMatrix_1MWindowWith100kToolResults(t *testing.T) {
 	out := runScenario(t, sc, scenarioRun{mode: modeSeed})
 	res := out.res
 	assert.Empty(t, out.violations(), res.String())
-	assert.Positive(t, res.CompactionSteps, "1.2M tokens through a 1M window need a compaction")
+	assert.Positive(t, res.SummarizerCalls, "1.2M tokens through a 1M window need a compaction (between turns or inline)")
 	assert.Greater(t, res.MaxRealTokens, 800_000, "the window is used")
 	for _, rec := range res.Requests {
 		if rec.Step == 1 && rec.Turn == 0 {

@@ -325,7 +325,8 @@ func TestFailedCallAfterCompaction_ReusesSummary(t *testing.T) {
 	sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{SummarySize: 800})
 	logs := &logBuffer{}
 	g := New(nil, WithLogger(logs.logger()))
-	g.Add("assistant", sum, WithMaxTokens(8_000))
+	// The compaction must run inside the model call that fails.
+	g.Add("assistant", sum, WithMaxTokens(8_000), WithBetweenTurns(BetweenTurnsOff))
 	unavailable := genai.APIError{Code: 503, Status: "UNAVAILABLE", Message: "The model is overloaded. Please try again later."}
 	failed := -1
 	w := &wrappedModel{inner: m, summarizerCalls: sum.Calls}

@@ -56,7 +56,7 @@ func newFixture(t *testing.T, cfg fixtureConfig) *fixture {
 	t.Helper()
 	f := &fixture{t: t, svc: session.InMemoryService(), logs: &logBuffer{}}
 	f.ctx = platform.WithTimeProvider(context.Background(), func() time.Time { return fxNow })
-	f.g = New(NewCrushRegistry(WithRegistryLogger(quietLogger)), WithLogger(f.logs.logger()),
+	f.g = New(NewCrushRegistry(WithRegistryLogger(quietLogger)), WithLogger(f.logs.logger()), WithSessionService(f.svc),
 		WithOnCompaction(func(_ context.Context, ev CompactionEvent) {
 			f.mu.Lock()
 			defer f.mu.Unlock()

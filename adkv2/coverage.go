@@ -384,6 +384,14 @@ func (l *lazyCoverage) Covered(contents []*genai.Content, anchor string) (int, b
 	return l.get().Covered(contents, anchor)
 }
 
+// Refresh is a coverage of the same call built anew from the session's
+// events as they are now: the engine asks for it when it compacts the
+// call's request once the run has ended (core.Guard.AfterRun), after the
+// final response joined the log.
+func (l *lazyCoverage) Refresh() core.Coverage {
+	return &lazyCoverage{ctx: l.ctx}
+}
+
 // The engine's seam this file implements.
 var _ core.Coverage = (*lazyCoverage)(nil)
 

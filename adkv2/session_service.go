@@ -127,6 +127,17 @@ func getSession(ctx context.Context, svc session.Service, appName, userID, sessi
 // content is never sent to a model.
 const stateEventAuthor = "user"
 
+// serviceAppender writes the state of a compaction made between two runs
+// with the session service (WithSessionService).
+type serviceAppender struct {
+	svc session.Service
+}
+
+// AppendState appends an event whose state delta is delta to the session.
+func (a serviceAppender) AppendState(ctx context.Context, appName, userID, sessionID string, delta map[string]any) error {
+	return appendState(ctx, a.svc, appName, userID, sessionID, delta)
+}
+
 // appendState applies delta to the session's state through an event that
 // carries nothing else.
 func appendState(ctx context.Context, svc session.Service, appName, userID, sessionID string, delta map[string]any) error {

@@ -48,6 +48,9 @@ type Agent struct {
 	maxSummarizerCalls int
 	// summaryForm is WithSummaryForm's form (SummaryFormCached by default).
 	summaryForm SummaryForm
+	// betweenTurns is WithBetweenTurns' policy, "" for the default
+	// (between_turns.go).
+	betweenTurns BetweenTurns
 }
 
 // triggerKind names the option that set an agent's trigger, as its errors

@@ -66,6 +66,9 @@ type turn struct {
 	// chain is the agent's memo of its contents' chain (prefix_mark.go),
 	// brought to raw on first use.
 	chain callChain
+	// betweenTurns marks a compaction after a run ended (between_turns.go):
+	// raw is the next turn's history, the user's next message aside.
+	betweenTurns bool
 }
 
 // step is what a step of the pipeline decides: the contents to send, the
@@ -92,6 +95,8 @@ type callInput struct {
 	mode         callMode
 	// rejection is set by recovery: its own limits and calibration.
 	rejection *rejection
+	// betweenTurns is set after a run ended (between_turns.go).
+	betweenTurns bool
 }
 
 // rejection is what recovery from the provider's rejection of a request
@@ -123,6 +128,7 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 		mode:         in.mode,
 		chain:        callChain{memo: memo},
 		recall:       declaresRecall(req.Config),
+		betweenTurns: in.betweenTurns,
 	}
 	t.est = in.sess.estimator(in.cfg, req.Model)
 	t.fixed = fixedTokens(t.est, &req)
@@ -133,6 +139,11 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 	}
 	var cs []*genai.Content
 	t.inj, cs = injectSummary(t)
+	if in.betweenTurns {
+		// Counted from the last call's prefix record: what is new is the
+		// final response (between_turns.go).
+		t.prefix = g.matchPrefix(t, in.ro, in.cfg.stateIO(g.log))
+	}
 	if t.rejected {
 		t.before = t.cal.count(t.weigh(cs))
 	} else {
@@ -196,6 +207,7 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	}
 
 	s := g.decide(t, cs)
+	sess.rememberCall(t)
 	t.reanchor(&s.next)
 	s.next.window = t.lim.window
 	s.next.threshold = t.lim.threshold
@@ -246,7 +258,7 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	if rewritten >= 0 {
 		unpruned = t.cal.count(t.weigh(pruneTo(t.est, min(t.prev.pruneFrontier, target), t.recall, t.raw, cs)))
 	}
-	if count > trigger && t.frontier < target {
+	if t.nextTurnCount(count) > trigger && t.frontier < target {
 		// Over the trigger, pruning frees all it can, however little: a
 		// compaction would rewrite more (WithPruningMinFree).
 		unpruned = max(unpruned, count)
@@ -255,6 +267,13 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 		ps = pruneTo(t.est, t.frontier, t.recall, t.raw, cs)
 		est, body = t.requestEstimate(ps)
 		count = t.cal.count(est)
+	}
+	if rewritten >= 0 {
+		// The pass rewrote the request, which is now smaller than the one
+		// the provider last counted: that count no longer bounds it from
+		// below (calibration.count), as after a compaction.
+		count = t.cal.scale(est)
+		next.realTokens = 0
 	}
 	cs = ps
 	t.prefix.body = body
@@ -268,7 +287,7 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 		// requested or due compaction waits until the guard is back on.
 	case t.prev.request.pending:
 		reason = ReasonRequested
-	case count > trigger:
+	case t.nextTurnCount(count) > trigger:
 		reason = ReasonTokens
 	case t.prev.compactNext != 0:
 		// The previous response stopped at the output limit near the
@@ -282,7 +301,7 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 		next.prefixKept, next.invalidated = t.prefixKept(cs, est, rewritten)
 		t.prefix.next = t.recordPrefix(est)
 		s := step{contents: cs, next: next}
-		if unpruned > trigger {
+		if unpruned > 0 && t.nextTurnCount(unpruned) > trigger {
 			s.event = g.prunedAtTrigger(t, unpruned, count, next)
 		}
 		return s
@@ -302,7 +321,11 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 
 	args := append([]any{"reason", reason, "tokens", count, "threshold", t.lim.threshold, "window", t.lim.window,
 		"strategy", t.cfg.policy.name(), "contents", len(t.raw)}, why...)
-	t.log().Info("contextguard: trigger reached; compacting", args...)
+	msg := "contextguard: trigger reached; compacting"
+	if t.betweenTurns {
+		msg = "contextguard: the next turn would reach the trigger; compacting between turns"
+	}
+	t.log().Info(msg, args...)
 	s := g.compact(t, cs, t.cfg.policy, reason)
 	switch {
 	case s.event != nil && !s.event.Discarded:

@@ -156,7 +156,7 @@ func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, strategy Strategy,
 		TokensBefore: t.before,
 		Threshold:    t.lim.threshold,
 		Window:       t.lim.window,
-		Ran:          RanInline,
+		Ran:          t.ran(),
 	}
 	c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens = t.compactionKept()
 	return c, done
@@ -272,7 +272,7 @@ func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) step {
 	ev.TokensAfter = o.newCount
 	ev.Summary = o.summary
 	ev.Duration = g.clock.Now().Sub(c.start)
-	ev.Waited = ev.Duration
+	ev.Waited = t.waited(ev.Duration)
 	var err error
 	if n := t.irreducibleSize(o.newEst); n > t.lim.hardLimit() {
 		err = irreducibleError(n, t.lim.window)
@@ -315,7 +315,7 @@ func (g *Guard) discardCompaction(t *turn, c *compaction, o outcome) step {
 	ev.Discarded = true
 	ev.TokensAfter = t.before
 	ev.Duration = g.clock.Now().Sub(c.start)
-	ev.Waited = ev.Duration
+	ev.Waited = t.waited(ev.Duration)
 	var err error
 	if n := t.irreducibleSize(c.origEst); n > t.lim.hardLimit() {
 		err = irreducibleError(n, t.lim.window)

@@ -78,7 +78,7 @@ func (s slidingWindow) turnsDue(t *turn, cs []*genai.Content) (turns int, due bo
 			starts = append(starts, i)
 		}
 	}
-	turns = len(starts)
+	turns = len(starts) + t.turnsComing()
 	if turns <= s.maxTurns {
 		return turns, false
 	}

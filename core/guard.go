@@ -34,8 +34,11 @@ type Guard struct {
 	hook          func(context.Context, CompactionEvent)
 	// beforeHook is WithBeforeCompaction's hook, nil without one.
 	beforeHook func(context.Context, PendingCompaction) CompactionDecision
-	tel        *telemetry
-	optErrs    []error
+	// appender persists compactions made between turns
+	// (WithSessionService), nil without one.
+	appender SessionAppender
+	tel      *telemetry
+	optErrs  []error
 
 	mu     sync.RWMutex
 	agents map[string]*Agent
@@ -84,6 +87,7 @@ func New(registry ModelRegistry, opts ...Option) *Guard {
 		log:        o.logger,
 		hook:       o.onCompaction,
 		beforeHook: o.beforeCompaction,
+		appender:   o.appender,
 		optErrs:    o.errs,
 		agents:     make(map[string]*Agent),
 		derived:    make(map[string]*derivedAgent),

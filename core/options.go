@@ -78,6 +78,7 @@ type guardOptions struct {
 	tracerProvider   trace.TracerProvider
 	meterProvider    metric.MeterProvider
 	bounds           sessionBounds // session_memory_bound.go
+	appender         SessionAppender
 	errs             []error
 }
 

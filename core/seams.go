@@ -101,7 +101,11 @@ type Request struct {
 }
 
 // Coverage maps between a count of leading contents of a request and a
-// position in the host's log of the session.
+// position in the host's log of the session. A Coverage whose log grows
+// after its call (by the run's final response) may also have a method
+// Refresh() Coverage, the coverage of the same call built from the log as
+// it is now: the engine asks for it when it compacts the call's request
+// once the run has ended (Guard.AfterRun).
 type Coverage interface {
 	// Anchor names the log position of the last content among the first n
 	// contents of contents (ADK v2: the ID of the event it was built

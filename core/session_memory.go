@@ -35,8 +35,15 @@ type agentMemory struct {
 	compactionsKey string
 	requestKey     string
 	// compacted is the state the latest compaction wrote, kept until the
-	// session state shows it.
-	compacted *guardState
+	// session state shows it; compactedBetweenTurns says it was made after
+	// a run ended (between_turns.go), not lost with a failed model call.
+	compacted             *guardState
+	compactedBetweenTurns bool
+	// turnsFloor is the size a compaction between turns came out at when
+	// it was not smaller (discardCompaction), while the compaction counter
+	// is still turnsFloorAt: it is not tried again until the conversation
+	// outgrows it.
+	turnsFloor, turnsFloorAt int
 	// overflow is a provider overflow the next call acts on.
 	overflow *pendingOverflow
 	// sentReq is the request last let through (the adapter's, compared by
@@ -103,7 +110,7 @@ func (m *agentMemory) rememberCompaction(st StateReader, before int) {
 		return
 	}
 	s := stateIO{agent: m.agent, log: quietLog}.loadAll(st)
-	m.compacted = &s
+	m.compacted, m.compactedBetweenTurns = &s, false
 }
 
 // recall applies, at the start of a call, what the in-memory record knows
@@ -127,8 +134,16 @@ func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stat
 				m.compacted = nil
 				break
 			}
-			g.log.Info("contextguard: the state of the last compaction was lost with a failed model call; reusing its summary",
-				"agent", cfg.name, "session", call.SessionID(), "compactions", c.compactions, "watermark", c.watermark)
+			msg := "contextguard: the state of the last compaction was lost with a failed model call; reusing its summary"
+			if m.compactedBetweenTurns {
+				msg = "contextguard: applying the compaction made between turns, which the session state does not hold"
+			}
+			g.log.Info(msg, "agent", cfg.name, "session", call.SessionID(), "compactions", c.compactions, "watermark", c.watermark)
+			if m.compactedBetweenTurns {
+				// A compaction requested since the run ended is still to
+				// be answered (one pending then stops it, between_turns.go).
+				c.request = prev.request
+			}
 			if st != nil {
 				sio.save(st, prev, *c)
 			}

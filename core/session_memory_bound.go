@@ -117,6 +117,7 @@ func (b sessionBounds) withDefaults() sessionBounds {
 func (e *sessionEntry) retainedBytes() int {
 	n := satAdd(sessionOverhead, e.cache.bytes)
 	n = satAdd(n, len(e.summary.summary)+len(e.summary.request))
+	n = satAdd(n, e.last.bytes)
 	if e.summary.msg != nil {
 		n = satAdd(n, len(e.summary.msg.Parts[0].Text))
 	}

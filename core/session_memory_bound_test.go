@@ -118,6 +118,9 @@ func TestSessionBound_IdleSessionRetainsWhatIsNew(t *testing.T) {
 	next := append(adkCopy(h), userMsg("next"))
 	_, err = g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: next})
 	require.NoError(t, err)
+	// The run ends: the request kept for a compaction between turns is let
+	// go (between_turns.go).
+	g.AfterRun(ctx, RunEnd{})
 	// The prefix chain's memo pins the contents it names (prefix_mark.go),
 	// and is accounted as the count cache is.
 	memo := 0
@@ -142,6 +145,7 @@ func TestSessionBound_ReloadedSessionRetainsNoHistory(t *testing.T) {
 	next := cloneContents(append(h, userMsg("next")))
 	_, err = g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: next})
 	require.NoError(t, err)
+	g.AfterRun(ctx, RunEnd{}) // the run ends (between_turns.go)
 	assert.Less(t, g.sessions.bytes, sessionOverhead+2*entryOverhead+len(next)*memoEntryBytes, "no history is retained")
 	assert.Equal(t, requestTokens(testEst, engineReq(&Request{Model: "gemini-2.5-flash", Contents: next})), ctx.getInt(keyLastEstimate), "the count used is the whole request's")
 }

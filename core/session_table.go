@@ -73,6 +73,9 @@ type sessionEntry struct {
 	// agents is the in-memory record of each agent of the session that
 	// survives a failed model call (recovery.go).
 	agents []*agentMemory
+	// last is the session's last guarded model call, for a compaction
+	// when its run ends (between_turns.go).
+	last lastCall
 }
 
 // busyMark marks a session whose owner runs user code with the entry's

@@ -151,6 +151,10 @@ func blankPart(p *genai.Part) bool {
 // or there is none. A summary message built for cut carries its attachments
 // (summaryMessage).
 func coveredRequest(t *turn, cut int) *genai.Content {
+	if t.betweenTurns {
+		// The next turn's request comes after the summary, verbatim.
+		return nil
+	}
 	var user *genai.Content
 	if t.ctx != nil {
 		user = t.ctx.UserContent()

@@ -135,9 +135,13 @@ func newReplica(t *testing.T, cfg replicaConfig) *replica {
 		Tools:       []tool.Tool{fetch},
 	})
 	require.NoError(t, err)
+	// The session service persists what the guard compacts between turns,
+	// as a deployment of several replicas must (README, Compaction between
+	// turns).
 	guard := contextguard.New(nil,
 		contextguard.WithLogger(slog.New(cfg.logs)),
-		contextguard.WithOnCompaction(cfg.log.hook(cfg.name)))
+		contextguard.WithOnCompaction(cfg.log.hook(cfg.name)),
+		contextguard.WithSessionService(cfg.svc))
 	opts := []contextguard.AgentOption{contextguard.WithMaxTokens(cfg.window)}
 	if cfg.counter != nil {
 		opts = append(opts, contextguard.WithTokenCounter(cfg.counter))

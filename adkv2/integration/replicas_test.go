@@ -13,6 +13,8 @@ import (
 
 	"google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/session"
+
+	contextguard "github.com/adk-contextguard/contextguard/adkv2"
 )
 
 // replicaPair is two runner replicas of one service on one database: each
@@ -148,8 +150,10 @@ func TestTwoReplicasShareOneSession(t *testing.T) {
 
 		events := p.log.Events()
 		byReplica := map[string]int{}
+		byRun := map[contextguard.CompactionRun]int{}
 		for _, c := range events {
 			byReplica[c.Replica]++
+			byRun[c.Event.Ran]++
 			assert.False(t, c.Event.Fallback, "compaction at turn %d used the fallback: %s", c.Turn, c.Event.FallbackReason)
 		}
 		assert.GreaterOrEqual(t, len(events), 5, "compactions in %d turns", turns)
@@ -182,8 +186,9 @@ func TestTwoReplicasShareOneSession(t *testing.T) {
 
 		maxTokens := checkRequests(t, p.llm.Records(), window)
 		noSkippedSummary(t, p.logs)
-		t.Logf("turns=%d compactions=%d (a %d, b %d) summarizer calls=%d stale-session retries=%d model calls=%d max request=%d/%d tokens (o200k)",
-			turns, len(events), byReplica["replica-a"], byReplica["replica-b"], p.summ.Calls(), stale, len(p.llm.Records()), maxTokens, window)
+		t.Logf("turns=%d compactions=%d (a %d, b %d; between turns %d, inline %d) summarizer calls=%d stale-session retries=%d model calls=%d max request=%d/%d tokens (o200k)",
+			turns, len(events), byReplica["replica-a"], byReplica["replica-b"], byRun[contextguard.RanBetweenTurns], byRun[contextguard.RanInline],
+			p.summ.Calls(), stale, len(p.llm.Records()), maxTokens, window)
 	})
 }
 
@@ -268,5 +273,63 @@ func TestTwoReplicasRetryStaleSession(t *testing.T) {
 		noSkippedSummary(t, p.logs)
 		t.Logf("stale-session retries=%d compactions=%d (%d by replica b inside a's stale turn) summarizer calls=%d max request=%d/%d tokens (o200k)",
 			retries, len(events), interleavedCompactions, p.summ.Calls(), maxTokens, window)
+	})
+}
+
+// TestTwoReplicasCompactBetweenTurns: replica A plays turns until the run
+// that leaves the session near the trigger, after which it compacts
+// between turns and persists the compaction with its session service (an
+// event appended to the database). The next turn runs on replica B, which
+// never served the session: its first request already starts with A's
+// summary, with the user's new message after it, and no model call of B
+// compacts; no stale-session error occurs on either.
+func TestTwoReplicasCompactBetweenTurns(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, open opener) {
+		const (
+			window       = 8_000
+			stepsPerTurn = 1
+			// outputBytes keeps a turn's growth under the margin the guard
+			// projects the next turn with, so no model call in a turn
+			// reaches the trigger before the run that leaves the session
+			// near it ends.
+			outputBytes = 500
+			maxTurns    = 40
+			sessionID   = "between-turns"
+		)
+		ctx := t.Context()
+		salt := t.Name()
+		p := newReplicaPair(t, open, window, stepsPerTurn, outputBytes)
+		createSession(t, p.svcs[0].svc, sessionID)
+
+		turn := 0
+		for turn < maxTurns && len(p.log.Events()) == 0 {
+			turn++
+			p.log.setTurn(turn)
+			require.NoError(t, p.replicas[0].runTurn(ctx, sessionID, userMessage(salt, turn), agent.RunConfig{}), "turn %d on replica a", turn)
+		}
+		events := p.log.Events()
+		require.Len(t, events, 1, "the session came near the trigger within %d turns", maxTurns)
+		require.Equal(t, "replica-a", events[0].Replica)
+		require.Equal(t, contextguard.RanBetweenTurns, events[0].Event.Ran, "replica a compacted after its run, not in a model call")
+		stored := getSession(t, p.svcs[1].svc, sessionID)
+		assert.Equal(t, 1, stateInt(t, stored, "compactions"), "the compaction is in the database")
+
+		before := len(p.llm.Records())
+		turn++
+		p.log.setTurn(turn)
+		require.NoError(t, p.replicas[1].runTurn(ctx, sessionID, userMessage(salt, turn), agent.RunConfig{}), "turn %d on replica b: no stale session", turn)
+		recs := p.llm.Records()
+		require.Greater(t, len(recs), before)
+		first := recs[before]
+		assert.True(t, strings.HasPrefix(first.FirstText, "[Conversation summary"), "replica b's first request starts with replica a's summary")
+		assert.Contains(t, withoutQuotedRequest(first.Text), marker(salt, turn), "and holds the user's new message")
+		assert.NotContains(t, first.FirstText, "<user_request>", "which the summary does not quote: it follows it")
+		for _, c := range p.log.Events()[1:] {
+			assert.NotEqual(t, contextguard.RanInline, c.Event.Ran, "no model call compacted (turn %d, %s)", c.Turn, c.Replica)
+		}
+		assert.Equal(t, len(p.log.Events()), p.summ.Calls(), "one summarizer call per compaction")
+		checkRequests(t, recs, window)
+		noSkippedSummary(t, p.logs)
+		t.Logf("compacted between turns after turn %d on replica a; turn %d on replica b sent %d requests", turn-1, turn, len(recs)-before)
 	})
 }

@@ -288,7 +288,10 @@ func run(ctx context.Context, cfg config, w io.Writer) (*report, error) {
 	guard := contextguard.New(nil,
 		contextguard.WithLogger(slog.New(slog.NewTextHandler(cfg.Log, &slog.HandlerOptions{Level: slog.LevelWarn}))),
 		contextguard.WithOnCompaction(rec.onCompaction))
-	guard.Add(agentName, summarizerLLM, contextguard.WithMaxTokens(cfg.Window))
+	// The demo shows each compaction on the model call that made it: the
+	// ones a run's end could make (README, Compaction between turns) are
+	// left to the model call too.
+	guard.Add(agentName, summarizerLLM, contextguard.WithMaxTokens(cfg.Window), contextguard.WithBetweenTurns(contextguard.BetweenTurnsOff))
 	guardPlugin, err := guard.Plugin()
 	if err != nil {
 		return nil, fmt.Errorf("guard: %w", err)

@@ -9,14 +9,15 @@ var reexported = []string{
 	"CompactToolName", "DefaultContextWindow", "DefaultMaxCompactionAttempts", "DefaultMaxSessionBytes", "DefaultMaxSummarizerCalls",
 	"DefaultMaxSessions", "DefaultPruneKeepSteps", "DefaultSlidingWindowTurns", "DefaultSummaryTimeout",
 	"ErrIrreducible", "ErrReentrant", "MaxFocusBytes", "PluginName", "ReasonOutputLimit", "ReasonOverflow",
+	"BetweenTurnsOff", "BetweenTurnsWhenDue",
 	"ReasonRequested", "ReasonTokens", "RecallToolName", "ReasonTurns", "RanBetweenTurns", "RanInline", "RanPrepared", "StateKeyDisabled", "StrategySlidingWindow",
 	"StrategyTailRetention", "StrategyThreshold", "StrategyToolResultPruning", "SummaryFormCached", "SummaryFormTranscript",
 	// Types.
-	"AgentOption", "CachedSummarizer", "CachedSummaryCall", "Clock", "CompactionDecision", "CompactionEvent", "CompactionRun", "ContextOverflow", "ModelRegistry", "Option",
+	"AgentOption", "BetweenTurns", "CachedSummarizer", "CachedSummaryCall", "Clock", "CompactionDecision", "CompactionEvent", "CompactionRun", "ContextOverflow", "ModelRegistry", "Option",
 	"NamedTokenCounter", "PendingCompaction", "RegistryOption", "Strategy", "Summarizer", "SummaryForm", "SummaryRequest", "TodoItem",
 	"TokenCounter", "TokenCounterFunc", "Usage",
 	// Functions.
-	"AsContextOverflow", "NameTokenCounter", "NewCrushRegistry", "SystemClock", "WithClock", "WithBeforeCompaction", "WithDefaultWindow", "WithInstructions",
+	"AsContextOverflow", "NameTokenCounter", "NewCrushRegistry", "SystemClock", "WithBetweenTurns", "WithClock", "WithBeforeCompaction", "WithDefaultWindow", "WithInstructions",
 	"WithLogger", "WithMaxCompactionAttempts", "WithMaxSessionBytes", "WithMaxSessions", "WithMaxSummarizerCalls", "WithMaxTokens", "WithPruningMinFree",
 	"WithMeterProvider", "WithOnCompaction", "WithRegistryLogger", "WithReserve", "WithSlidingWindow",
 	"WithSummarizer", "WithSummarizerWindow", "WithSummaryForm", "WithSummaryTimeout", "WithSummaryTokens", "WithTailRetention", "WithTokenCounter",
@@ -45,10 +46,13 @@ var hostOnly = map[string]string{
 	"RenderSummaryPrompt": "used by the adapters' LLM summarizers",
 	"Request":             "a seam: the engine's view of a model request",
 	"Response":            "a seam: the engine's view of a model response",
+	"RunEnd":              "a seam: a run that ended, as the adapter's after-run callback presents it",
+	"SessionAppender":     "a seam; the plugin's WithSessionService takes an ADK session service",
 	"State":               "a seam: session state",
 	"StateReader":         "a seam: read-only session state",
 	"WithHost":            "set by the plugin's New",
 	"WithRecoveryModel":   "the plugin's takes an ADK model",
+	"WithSessionService":  "the plugin's takes an ADK session service",
 }
 
 // overrides are the changes a plugin's doc comment makes to core's, each an

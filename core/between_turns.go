@@ -1,0 +1,311 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/genai"
+)
+
+// Compaction between turns (ARCHITECTURE.md, Compaction between turns):
+// when a run has ended, the guard compacts a session whose next turn would
+// probably reach the trigger, so the next run's first model call starts
+// compacted instead of waiting for the summarizer. The compaction is the
+// model call's own pipeline (newTurn, decide, compact) run on the request
+// the next turn will start with, less the user's next message: the last
+// guarded request's contents as ADK built them plus the final response.
+// Its state is persisted through the session service (WithSessionService)
+// on an appended event, as RequestCompaction persists a request, and kept
+// in the session table for the session's next call (agentMemory.compacted)
+// either way.
+
+// BetweenTurns says whether an agent's sessions are compacted between two
+// runs (WithBetweenTurns).
+type BetweenTurns string
+
+// The policies of WithBetweenTurns.
+const (
+	// BetweenTurnsWhenDue compacts, once a run has ended, a session whose
+	// next turn would probably reach the trigger, or whose sliding-window
+	// turn budget the next turn spends. It is the default.
+	BetweenTurnsWhenDue BetweenTurns = "when_due"
+	// BetweenTurnsOff never compacts between runs: every compaction runs in
+	// the model call that needs it.
+	BetweenTurnsOff BetweenTurns = "off"
+)
+
+// betweenTurnsMargin is the share by which the next turn's first request
+// is expected to outgrow its estimate: it is judged as the last request,
+// the final response and a user message as long as the run's own, and the
+// next message is not known yet. A tenth is the estimator's p90 error
+// (ARCHITECTURE.md, Counting); a session that close to the trigger would
+// compact in its next call's model call otherwise.
+const betweenTurnsMargin = 1.10
+
+// standInMessage stands for the user's next message when the run had no
+// user content to measure (a run resumed without one): a short message,
+// weighed for the trigger and counted as a turn, never sent or stored.
+const standInMessage = "Please continue with the next step."
+
+// WithBetweenTurns sets whether the agent's sessions are compacted between
+// two runs (BetweenTurnsWhenDue, the default) or only inside the model call
+// that needs it (BetweenTurnsOff). Between turns, the compaction runs in
+// the plugin's after-run callback, once the run's last event has been
+// delivered; its state reaches the next run through the session service
+// given to WithSessionService, or, without one, through the guard's memory
+// of the session (lost when the session is evicted or served by another
+// process: its next call then compacts inline). Any other value is an
+// error.
+func WithBetweenTurns(p BetweenTurns) AgentOption {
+	return func(c *Agent) {
+		switch p {
+		case BetweenTurnsWhenDue, BetweenTurnsOff:
+			c.betweenTurns = p
+		default:
+			c.errs = append(c.errs, fmt.Errorf("WithBetweenTurns(%q): must be %q or %q", p, BetweenTurnsWhenDue, BetweenTurnsOff))
+		}
+	}
+}
+
+// SessionAppender writes a state delta to a session from outside a model
+// call, the way an application does with its session service: each
+// plugin's WithSessionService wraps the session service the runner uses.
+// For adapters.
+type SessionAppender interface {
+	AppendState(ctx context.Context, appName, userID, sessionID string, delta map[string]any) error
+}
+
+// WithSessionService sets where a compaction made between two runs is
+// persisted: an event with the compaction's state delta appended to the
+// session. A nil appender is an error. For adapters: each plugin's
+// WithSessionService takes its framework's session service.
+func WithSessionService(s SessionAppender) Option {
+	return func(o *guardOptions) {
+		if IsNil(s) {
+			o.errs = append(o.errs, errors.New("contextguard: WithSessionService: the session service is nil"))
+			return
+		}
+		o.appender = s
+	}
+}
+
+// RunEnd is what the engine needs of a run that has ended (ADK's after-run
+// callback): the session's state, and its last two contents as the host
+// puts them into a model request. For adapters.
+type RunEnd struct {
+	// State is the session's state after the run.
+	State StateReader
+	// Final is the session's last content and FinalAuthor the author of
+	// its event; Before is the content before it. Nil when the session
+	// has none.
+	Final       *genai.Content
+	FinalAuthor string
+	Before      *genai.Content
+}
+
+// AfterRun compacts, once a run has ended, a session whose next turn would
+// probably reach the trigger (ARCHITECTURE.md, Compaction between turns),
+// persists the compaction with the session service (WithSessionService)
+// and fires the OnCompaction hook. c is the run's context and session. For
+// adapters.
+func (g *Guard) AfterRun(c Call, end RunEnd) {
+	if g == nil || IsNil(c) {
+		return
+	}
+	ev, delta := g.compactBetweenTurns(c, end)
+	if delta != nil && g.appender != nil {
+		// With the session released: the session service is user code.
+		if err := g.appender.AppendState(c, c.AppName(), c.UserID(), c.SessionID(), delta); err != nil {
+			g.log.Warn("contextguard: persisting the compaction made between turns failed; the session's next call in this process applies it from memory, another process compacts again",
+				"agent", ev.Agent, "session", c.SessionID(), "error", err)
+		}
+	}
+	g.fireHook(c, ev)
+}
+
+// lastCall is the session's last guarded model call, kept from its
+// BeforeModel to the run's end (AfterRun), which compacts from it.
+type lastCall struct {
+	cfg *Agent
+	// req is the request as ADK built it, without its Origin.
+	req Request
+	// bytes is what req's contents retain, about (retainedBytesPerToken).
+	bytes int
+}
+
+// rememberCall keeps t's request as the session's last guarded call, for
+// the run's end. It allocates nothing.
+func (e *sessionEntry) rememberCall(t *turn) {
+	if t.cfg.betweenTurns == BetweenTurnsOff || t.mode == modeApplyOnly || t.rejected {
+		e.last = lastCall{}
+		return
+	}
+	req := t.req
+	req.Origin = nil
+	e.last = lastCall{cfg: t.cfg, req: req, bytes: scaleSat(max(t.before, t.prev.summarizedAt), retainedBytesPerToken)}
+}
+
+// deltaState collects the writes of a state save as a state delta.
+type deltaState map[string]any
+
+func (d deltaState) Get(key string) (any, error) { return d[key], nil }
+
+func (d deltaState) Set(key string, v any) error {
+	d[key] = v
+	return nil
+}
+
+// compactBetweenTurns is AfterRun's work while it owns the session: it
+// returns the compaction made (nil for none) and the state delta to
+// persist (nil for none).
+func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[string]any) {
+	sess, err := g.sessions.acquire(c, sessionKey(c))
+	if err != nil {
+		g.log.Debug("contextguard: not compacting between turns: the session is busy", "session", c.SessionID(), "error", err)
+		return nil, nil
+	}
+	defer g.sessions.release(sess)
+	last := sess.last
+	sess.last = lastCall{}
+	cfg := last.cfg
+	if cfg == nil || g.switchedOff(end.State) || c.Err() != nil {
+		// A run whose context is done (the caller went away) leaves the
+		// compaction to the next model call: its summarizer would only
+		// give the fallback summary.
+		return nil, nil
+	}
+	raw, why := nextHistory(last.req.Contents, end, cfg.name)
+	if why != "" {
+		g.log.Debug("contextguard: not compacting between turns", "agent", cfg.name, "session", c.SessionID(), "reason", why)
+		return nil, nil
+	}
+	sio := cfg.stateIO(g.log)
+	mem := sess.memory(cfg.name)
+	prev := sio.load(end.State)
+	prev.request = sio.requestAt(end.State, mem.requestKey)
+	if prev.request.pending || prev.compactNext != 0 || mem.overflow != nil ||
+		(mem.compacted != nil && mem.compacted.compactions > prev.compactions) {
+		// A requested compaction, the output-limit stop and overflow
+		// recovery run in the next model call (README, Compaction between
+		// turns); so does a compaction the state does not show yet.
+		return nil, nil
+	}
+	if mem.turnsFloorAt == prev.compactions {
+		prev.floor = max(prev.floor, mem.turnsFloor)
+	}
+	req := withContents(last.req, raw)
+	if r, ok := req.Coverage.(interface{ Refresh() Coverage }); ok {
+		// The host's log has grown by the final response since the call.
+		req.Coverage = r.Refresh()
+	}
+	in := callInput{call: c, ro: end.State, cfg: cfg, sess: sess, prev: prev, memo: &mem.prefix,
+		storedPrefix: sio.str(end.State, keyPrefix), mode: modeCompact, betweenTurns: true}
+	t, cs := g.newTurn(in, req)
+	s := g.decide(t, cs)
+	if s.event == nil {
+		return nil, nil
+	}
+	if err := c.Err(); err != nil {
+		g.log.Info("contextguard: the run's context ended during the compaction between turns; nothing is kept, the next model call compacts as needed",
+			"agent", cfg.name, "session", c.SessionID(), "error", err)
+		return nil, nil
+	}
+	delta := deltaState{}
+	if s.event.Discarded {
+		// Not smaller: remembered so the next runs' ends do not pay for it
+		// again until the conversation outgrows it (discardCompaction).
+		mem.turnsFloor, mem.turnsFloorAt = s.next.floor, prev.compactions
+		sio.set(delta, keyIrreducibleFloor, prev.floor, s.next.floor)
+		return s.event, delta
+	}
+	mem.turnsFloor = 0
+	next := s.next
+	// Usage then shows the compacted history's count.
+	recordUsage(t, &next)
+	mem.compacted = &next
+	mem.compactedBetweenTurns = true
+	sio.save(delta, prev, next)
+	sio.set(delta, keyPrefix, in.storedPrefix, "")
+	return s.event, delta
+}
+
+// nextHistory is the history the next turn's first request will start
+// with, as ADK builds it, the user's next message aside: the last request's
+// contents (without a trailing synthetic continuation) and the run's final
+// response. why says what does not hold ("" when it all does): the final
+// content is the agent's answer (no tool call or result) and the content
+// before it the last request's last, so nothing the request did not hold
+// came in between.
+func nextHistory(raw []*genai.Content, end RunEnd, agent string) (next []*genai.Content, why string) {
+	n := coverableLen(raw)
+	switch {
+	case n == 0:
+		return nil, "the last request had no contents"
+	case end.Final == nil || end.FinalAuthor != agent || end.Final.Role != genai.RoleModel:
+		return nil, "the run did not end with the agent's response"
+	case hasFunctionParts(end.Final):
+		return nil, "the run ended with a tool call or result"
+	case end.Before == nil || fingerprint(end.Before) != fingerprint(raw[n-1]):
+		return nil, "the session does not continue the last request with the final response"
+	}
+	next = make([]*genai.Content, n+1)
+	copy(next, raw[:n])
+	next[n] = end.Final
+	return next, ""
+}
+
+// hasFunctionParts reports whether c holds a function call or response.
+func hasFunctionParts(c *genai.Content) bool {
+	for _, p := range c.Parts {
+		if p != nil && (p.FunctionCall != nil || p.FunctionResponse != nil) {
+			return true
+		}
+	}
+	return false
+}
+
+// nextTurnCount is what decide compares with the trigger for a request of
+// calibrated count n: n itself in a model call; between turns, n grown by
+// a user message as long as the run's own and by betweenTurnsMargin, the
+// next turn's first request as it will probably be, unless the last
+// compaction came out no smaller than n (the floor): the guard then waits
+// for the conversation to outgrow it, as in a model call.
+func (t *turn) nextTurnCount(n int) int {
+	if !t.betweenTurns || (t.prev.floor > 0 && n <= t.prev.floor) {
+		return n
+	}
+	msg := t.ctx.UserContent()
+	if !isUserMessage(msg) {
+		msg = genai.NewContentFromText(standInMessage, genai.RoleUser)
+	}
+	return scaleSat(satAdd(n, t.cal.scale(t.est.content(msg))), betweenTurnsMargin)
+}
+
+// turnsComing is how many turns the request starts before it is sent: the
+// user's next message, between turns, which the sliding window's turn
+// budget counts (slidingWindow.turnsDue).
+func (t *turn) turnsComing() int {
+	if t.betweenTurns {
+		return 1
+	}
+	return 0
+}
+
+// ran is how the turn's compaction runs (CompactionEvent.Ran).
+func (t *turn) ran() CompactionRun {
+	if t.betweenTurns {
+		return RanBetweenTurns
+	}
+	return RanInline
+}
+
+// waited is how long the model call waited for a compaction that took d:
+// nothing between turns, all of it inline.
+func (t *turn) waited(d time.Duration) time.Duration {
+	if t.betweenTurns {
+		return 0
+	}
+	return d
+}
