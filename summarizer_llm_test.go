@@ -101,6 +101,15 @@ func (m *formModelLLM) GenerateContent(ctx context.Context, req *model.LLMReques
 // compacted compactions times, and returns the run's requests and events.
 func formRun(t *testing.T, sumModel string, compactions int, opts ...contextguard.AgentOption) ([]formEntry, []contextguard.CompactionEvent) {
 	t.Helper()
+	return formRunPlan(t, sumModel, func(int) contextguardtest.TurnPlan {
+		return contextguardtest.TurnPlan{UserTextSize: 300, ResponseSize: 200, Steps: contextguardtest.Sequential(
+			contextguardtest.Call("read_file", 1_200), contextguardtest.Call("read_file", 1_200))}
+	}, compactions, opts...)
+}
+
+// formRunPlan is formRun with the provider playing plan.
+func formRunPlan(t *testing.T, sumModel string, plan func(turn int) contextguardtest.TurnPlan, compactions int, opts ...contextguard.AgentOption) ([]formEntry, []contextguard.CompactionEvent) {
+	t.Helper()
 	log := &formLog{}
 	var mu sync.Mutex
 	var events []contextguard.CompactionEvent
@@ -114,13 +123,7 @@ func formRun(t *testing.T, sumModel string, compactions int, opts ...contextguar
 		append([]contextguard.AgentOption{contextguard.WithMaxTokens(formWindow)}, opts...)...)
 	require.NoError(t, g.Err())
 
-	provider := contextguardtest.NewScriptedModel(contextguardtest.ScriptConfig{
-		Name: formModel,
-		Plan: func(int) contextguardtest.TurnPlan {
-			return contextguardtest.TurnPlan{UserTextSize: 300, ResponseSize: 200, Steps: contextguardtest.Sequential(
-				contextguardtest.Call("read_file", 1_200), contextguardtest.Call("read_file", 1_200))}
-		},
-	})
+	provider := contextguardtest.NewScriptedModel(contextguardtest.ScriptConfig{Name: formModel, Plan: plan})
 	tools, err := contextguardtest.Tools("read_file")
 	require.NoError(t, err)
 	a, err := llmagent.New(llmagent.Config{
@@ -241,4 +244,63 @@ func TestLLMSummarizer_TranscriptForm(t *testing.T) {
 			}
 		})
 	}
+}
+
+// formBigTurn is the turn of TestLLMSummarizer_CachedFormOverPreviousRequest
+// whose second file is large, and formBigResult that file's size in bytes:
+// the request before it is under the trigger, the request with it past the
+// trigger by more than the summary's room leaves in the window.
+const (
+	formBigTurn   = 17
+	formBigResult = 36_000
+)
+
+// TestLLMSummarizer_CachedFormOverPreviousRequest: one large tool result
+// pushes the request so far past the trigger that it, the instruction and
+// the summary do not fit the summarizer's window. The summary is asked as
+// the request the model received before it (the prefix the provider has
+// cached) plus the instruction, and the request after the compaction is
+// the summary followed by the step that read the large file, verbatim.
+// Before, the summary was asked over a transcript.
+func TestLLMSummarizer_CachedFormOverPreviousRequest(t *testing.T) {
+	entries, events := formRunPlan(t, formModel, func(turn int) contextguardtest.TurnPlan {
+		second := 1_200
+		if turn == formBigTurn {
+			second = formBigResult
+		}
+		return contextguardtest.TurnPlan{UserTextSize: 300, ResponseSize: 200, Steps: contextguardtest.Sequential(
+			contextguardtest.Call("read_file", 1_200), contextguardtest.Call("read_file", second))}
+	}, 1)
+	require.Len(t, events, 1)
+	assert.Equal(t, contextguard.SummaryFormCached, events[0].SummaryForm)
+	assert.False(t, events[0].Fallback, events[0].FallbackReason)
+	assert.Equal(t, 1, events[0].SummarizerCalls)
+	assert.Greater(t, events[0].TokensBefore, formWindow*9/10, "far past the trigger")
+
+	i := slices.IndexFunc(entries, func(e formEntry) bool { return e.kind == "summary" })
+	require.GreaterOrEqual(t, i, 0)
+	sum, raw, prev := entries[i], lastBefore(entries, i, "raw"), lastBefore(entries, i, "agent")
+	require.NotNil(t, raw)
+	require.NotNil(t, prev)
+	require.Len(t, sum.contents, len(prev.contents)+1, "the previous request and the instruction")
+	assert.Equal(t, prev.contents, sum.contents[:len(prev.contents)], "the request the model received before")
+	instr := sum.contents[len(prev.contents)].Parts[0].Text
+	assert.Contains(t, instr, "<summary_request>")
+	assert.NotContains(t, instr, "stay in the conversation", "all of it is summarized")
+	assert.Equal(t, prev.config.SystemInstruction, sum.config.SystemInstruction)
+	assert.Equal(t, prev.config.Tools, sum.config.Tools)
+	require.NotNil(t, sum.config.ToolConfig)
+	assert.Equal(t, genai.FunctionCallingConfigModeNone, sum.config.ToolConfig.FunctionCallingConfig.Mode)
+
+	// The request the model received next: the summary, then what ADK
+	// added since the previous request (the call and its large result).
+	j := slices.IndexFunc(entries[i:], func(e formEntry) bool { return e.kind == "agent" })
+	require.GreaterOrEqual(t, j, 0)
+	next := entries[i+j]
+	added := raw.contents[len(prev.contents):]
+	require.NotEmpty(t, added)
+	require.Len(t, next.contents, 1+len(added))
+	assert.Contains(t, next.contents[0].Parts[0].Text, "SUMMARY-")
+	assert.Equal(t, added, next.contents[1:], "the step's call and large result, verbatim")
+	assert.NoError(t, coretest.CheckPairs(next.contents))
 }

@@ -74,6 +74,9 @@ type compaction struct {
 	// retry (requestSummary); cachedMissLogged marks the log line of a
 	// request too large for the cached form (summarizer_cached.go).
 	noCached, retryTranscript, cachedMissLogged bool
+	// previous is the request the provider saw last, once looked up
+	// (summarizer_cached_previous.go).
+	previous previousRequest
 }
 
 // outcome is what a strategy made of a compaction.
@@ -173,14 +176,10 @@ func (g *Guard) compact(t *turn, cs []*genai.Content, s compactionStrategy, reas
 	if c == nil {
 		return done
 	}
-	for _, split := range s.suffixes(t, c, reason) {
+	for _, split := range withPreviousSplit(t, c, s.suffixes(t, c, reason)) {
 		tail := t.raw[split:]
 		o := g.summarizeSpan(t, c, split, false, func(summary string) []*genai.Content {
-			out := make([]*genai.Content, 0, len(tail)+1)
-			out = append(out, summaryMessage(t, summary, c.userReq, coveredRequest(t, split)))
-			out = append(out, tail...)
-			out, _ = pruneToolResults(t.est, t.cfg.pruneKeep, t.recall, t.raw, out)
-			return out
+			return keptTail(t, c, split, summary)
 		})
 		if o.newCount <= t.lim.threshold {
 			o.watermark = split
@@ -190,6 +189,17 @@ func (g *Guard) compact(t *turn, cs []*genai.Content, s compactionStrategy, reas
 			"tokens_after", o.newCount, "threshold", t.lim.threshold, "window", t.lim.window, "kept_contents", len(tail))
 	}
 	return g.finishCompaction(t, c, g.fullSummary(t, c))
+}
+
+// keptTail is the request's contents with summary covering t.raw[:split]
+// and the contents from split on kept verbatim, pruned.
+func keptTail(t *turn, c *compaction, split int, summary string) []*genai.Content {
+	tail := t.raw[split:]
+	out := make([]*genai.Content, 0, len(tail)+1)
+	out = append(out, summaryMessage(t, summary, c.userReq, coveredRequest(t, split)))
+	out = append(out, tail...)
+	out, _ = pruneToolResults(t.est, t.cfg.pruneKeep, t.recall, t.raw, out)
+	return out
 }
 
 // fullSummary summarizes everything the compaction may cover and makes the

@@ -113,58 +113,48 @@ func renderCachedInstruction(req SummaryRequest, prev bool, kept int) (string, e
 const cachedMinSummaryShare = 0.5
 
 // cachedSummaryCall is the cached form's call for the summary sreq asks of
-// compaction c, asked calibrated tokens long (sreq.SummaryTokens in the
-// summarizer's measure), kept of the request's newest contents staying
-// verbatim after the summary, and the length it asks for: asked, or less
-// when the request leaves less room (at least cachedMinSummaryShare of
-// it). The summary covers the whole request: the instruction says which
-// part stays, so a model that misjudges where it starts repeats it rather
-// than leaving anything out.
+// compaction c, of t.raw[c.first:end], asked calibrated tokens long
+// (sreq.SummaryTokens in the summarizer's measure), kept of the request's
+// newest contents staying verbatim after the summary, and the length it
+// asks for: asked, or less when the request leaves less room (at least
+// cachedMinSummaryShare of it). The summary covers the whole request: the
+// instruction says which part stays, so a model that misjudges where it
+// starts repeats it rather than leaving anything out.
+//
+// When the whole request leaves too little room, and the summary ends
+// within the previous request the provider saw (lastRequest), the call is
+// that request plus the instruction: its contents are exactly the prefix
+// the provider cached, and the instruction says how many of them stay
+// (none when the summary covers them all).
 //
 // The call is nil, and the transcript form is used, when the form is off
 // (WithSummaryForm), the summarizer does not share the agent's model
 // (CachedSummarizer), a cached call of this compaction failed, the
-// provider rejected this very request (recovery), or the request and the
-// instruction leave too little room for the summary (its length with its
-// oversize tolerance) in the summarizer's window, beside the margin kept
-// for the estimate's error (outputMarginFraction).
-func cachedSummaryCall(t *turn, c *compaction, sreq SummaryRequest, asked, kept int) (*CachedSummaryCall, int) {
-	if t.cfg.summaryForm == SummaryFormTranscript || c.noCached || t.rejected {
+// provider rejected this very request (recovery), or neither request
+// leaves room for the summary (its length with its oversize tolerance) in
+// the summarizer's window, beside the margin kept for the estimate's error
+// (outputMarginFraction).
+func cachedSummaryCall(t *turn, c *compaction, sreq SummaryRequest, asked, end, kept int) (*CachedSummaryCall, int) {
+	if !cachedFormUsable(t, c) {
 		return nil, asked
 	}
-	if s, ok := t.cfg.summarizer.(CachedSummarizer); !ok || !s.SharesModel(t.req.Model) {
-		return nil, asked
+	base := c.orig
+	fit, ok := fitCached(t, c, sreq, asked, c.origEst, kept)
+	if p := c.lastRequest(t); !ok && p.end > 0 && end <= p.end {
+		base = p.contents
+		fit, ok = fitCached(t, c, sreq, asked, p.est, p.end-end)
 	}
-	instr, err := renderCachedInstruction(sreq, c.prevSummary != "", kept)
-	if err != nil {
-		t.log().Error("contextguard: the summary instruction does not render; asking in the transcript form", "error", err)
-		return nil, asked
-	}
-	last := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: instr}}}
-	w := t.guardSummarizerWindow()
-	in := t.cal.scale(satAdd(c.origEst, t.est.tokenEstimator.content(last)))
-	room := w - in - max(scaleSat(w, outputMarginFraction), minOutputMargin)
-	if room < scaleSat(asked, oversizeTolerance) {
-		short := int(float64(room) / oversizeTolerance)
-		if short < max(int(float64(asked)*cachedMinSummaryShare), minSummaryTokens/2) {
-			if !c.cachedMissLogged {
-				c.cachedMissLogged = true
-				t.log().Debug("contextguard: the request leaves too little room for the summary in the summarizer's window; asking in the transcript form",
-					"request_tokens", in, "summary_tokens", asked, "summarizer_window", w)
-			}
-			return nil, asked
+	if !ok {
+		if fit.err == nil && !c.cachedMissLogged {
+			c.cachedMissLogged = true
+			t.log().Debug("contextguard: the request leaves too little room for the summary in the summarizer's window; asking in the transcript form",
+				"request_tokens", fit.in, "summary_tokens", asked, "summarizer_window", t.guardSummarizerWindow())
 		}
-		// The instruction states the shorter length; its size barely
-		// changes (a number of fewer digits at most).
-		asked = short
-		sreq.SummaryTokens = t.cal.unscale(asked)
-		if instr, err = renderCachedInstruction(sreq, c.prevSummary != "", kept); err != nil {
-			return nil, asked
-		}
-		last.Parts[0].Text = instr
+		return nil, asked
 	}
-	contents := make([]*genai.Content, 0, len(c.orig)+1)
-	contents = append(contents, c.orig...)
+	last := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: fit.instr}}}
+	contents := make([]*genai.Content, 0, len(base)+1)
+	contents = append(contents, base...)
 	contents = append(contents, last)
 	cfg := &genai.GenerateContentConfig{
 		ToolConfig: &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{
@@ -172,10 +162,66 @@ func cachedSummaryCall(t *turn, c *compaction, sreq SummaryRequest, asked, kept 
 		}},
 		// Twice the length asked, as the transcript form's LLM summarizer
 		// sets it, within the room the window leaves.
-		MaxOutputTokens: int32(min(2*asked, room, math.MaxInt32)),
+		MaxOutputTokens: int32(min(2*fit.asked, fit.room, math.MaxInt32)),
 	}
 	if a := t.req.Config; a != nil {
 		cfg.SystemInstruction, cfg.Tools, cfg.CachedContent = a.SystemInstruction, a.Tools, a.CachedContent
 	}
-	return &CachedSummaryCall{Contents: contents, Config: cfg, Instruction: instr}, asked
+	return &CachedSummaryCall{Contents: contents, Config: cfg, Instruction: fit.instr}, fit.asked
+}
+
+// cachedFormUsable reports whether compaction c may ask in the cached form
+// at all: the form is on, the summarizer shares the agent's model, no
+// cached call of this compaction failed, and the provider did not reject
+// this very request.
+func cachedFormUsable(t *turn, c *compaction) bool {
+	if t.cfg.summaryForm == SummaryFormTranscript || c.noCached || t.rejected {
+		return false
+	}
+	s, ok := t.cfg.summarizer.(CachedSummarizer)
+	return ok && s.SharesModel(t.req.Model)
+}
+
+// cachedFit is how a request fits the summarizer's window in the cached
+// form: its instruction, the length it asks for, the room the window
+// leaves for the answer, and the request's calibrated size with the
+// instruction (in).
+type cachedFit struct {
+	instr    string
+	asked    int
+	room, in int
+	err      error
+}
+
+// fitCached sizes the cached form over a request of est raw tokens (its
+// system instruction, tools and contents), kept of whose newest contents
+// stay after the summary: ok is false when the window leaves less room
+// than the summary needs, down to cachedMinSummaryShare of asked, or the
+// instruction does not render (fit.err, logged).
+func fitCached(t *turn, c *compaction, sreq SummaryRequest, asked, est, kept int) (fit cachedFit, ok bool) {
+	prev := c.prevSummary != ""
+	instr, err := renderCachedInstruction(sreq, prev, kept)
+	if err != nil {
+		t.log().Error("contextguard: the summary instruction does not render; asking in the transcript form", "error", err)
+		return cachedFit{err: err}, false
+	}
+	w := t.guardSummarizerWindow()
+	in := t.cal.scale(satAdd(est, t.est.tokenEstimator.content(&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: instr}}})))
+	room := w - in - max(scaleSat(w, outputMarginFraction), minOutputMargin)
+	fit = cachedFit{instr: instr, asked: asked, room: room, in: in}
+	if room >= scaleSat(asked, oversizeTolerance) {
+		return fit, true
+	}
+	short := int(float64(room) / oversizeTolerance)
+	if short < max(int(float64(asked)*cachedMinSummaryShare), minSummaryTokens/2) {
+		return fit, false
+	}
+	// The instruction states the shorter length; its size barely changes
+	// (a number of fewer digits at most).
+	fit.asked = short
+	sreq.SummaryTokens = t.cal.unscale(short)
+	if fit.instr, err = renderCachedInstruction(sreq, prev, kept); err != nil {
+		return cachedFit{err: err}, false
+	}
+	return fit, true
 }

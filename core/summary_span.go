@@ -104,13 +104,7 @@ func (g *Guard) summarizeSpan(t *turn, c *compaction, end int, shorter bool, bui
 	// asked is the summary's length in the calibrated measure; the
 	// summarizer is told it in its own (calibration.unscale).
 	asked := min(budget, c.input.answer)
-	sreq := SummaryRequest{
-		Agent:         t.cfg.name,
-		UserRequest:   c.input.extras.userRequest,
-		Todos:         c.input.extras.todos,
-		SummaryTokens: t.cal.unscale(asked),
-		Instructions:  c.input.extras.instructions,
-	}
+	sreq := c.summaryRequest(t, asked)
 	// kept is how many of the request's newest contents stay verbatim
 	// after the summary: the strategy's tail, none for a full summary.
 	kept := 0
@@ -172,6 +166,18 @@ func (g *Guard) summarizeSpan(t *turn, c *compaction, end int, shorter bool, bui
 	}
 }
 
+// summaryRequest is the request of a summary of asked calibrated tokens,
+// before its input is filled in (summaryInput).
+func (c *compaction) summaryRequest(t *turn, asked int) SummaryRequest {
+	return SummaryRequest{
+		Agent:         t.cfg.name,
+		UserRequest:   c.input.extras.userRequest,
+		Todos:         c.input.extras.todos,
+		SummaryTokens: t.cal.unscale(asked),
+		Instructions:  c.input.extras.instructions,
+	}
+}
+
 // summaryInput fills in sreq the input of the summary of the previous
 // summary plus t.raw[c.first:end], of *asked calibrated tokens, kept of the
 // request's newest contents staying after it: the cached form when it can
@@ -183,7 +189,7 @@ func (g *Guard) summaryInput(t *turn, c *compaction, sreq *SummaryRequest, end i
 	if c.ev.Fallback {
 		return
 	}
-	if call, n := cachedSummaryCall(t, c, *sreq, *asked, kept); call != nil {
+	if call, n := cachedSummaryCall(t, c, *sreq, *asked, end, kept); call != nil {
 		*asked, sreq.SummaryTokens = n, t.cal.unscale(n)
 		sreq.Cached = call
 		sreq.PreviousSummary, sreq.Transcript, sreq.Contents = c.prevSummary, "", t.raw[c.first:end]

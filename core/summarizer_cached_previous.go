@@ -1,0 +1,106 @@
+package core
+
+import (
+	"slices"
+
+	"google.golang.org/genai"
+)
+
+// The cached form over the previous request (ARCHITECTURE.md, The
+// summarizer): when one step's new contents (a large tool result) push the
+// request so far past the trigger that the cached form of the whole
+// request does not fit the summarizer's window, the summary is asked as the
+// previous request the provider saw plus the instruction, a prefix the
+// provider has cached, and the newer contents stay verbatim after the
+// summary.
+
+// previousRequest is the request the provider saw last, as the prefix
+// record proves it (prefix_count.go): end is how many contents of t.raw it
+// held (0 when no such request is known), contents are its contents as
+// they were sent, and est its raw estimate with the system instruction and
+// tools.
+type previousRequest struct {
+	checked  bool
+	end      int
+	contents []*genai.Content
+	est      int
+}
+
+// lastRequest is the previous request of the call compaction c compacts,
+// found once per compaction. It is known when the prefix record matches
+// the request (the same compaction count, summary cut, system instruction
+// and tools, and chain of contents) and the request has contents after it:
+// its contents are then the leading contents of the request before
+// compaction, as they were pruned then (a pruning pass of this call that
+// moved the frontier rewrote some of them; they are pruned again to the
+// record's frontier). A record of a request that ends at or before the
+// stored summary's cut, or after what a summary may cover, gives none.
+func (c *compaction) lastRequest(t *turn) *previousRequest {
+	p := &c.previous
+	if p.checked {
+		return p
+	}
+	p.checked = true
+	n := t.prefix.rec.contents
+	if !t.prefix.matched || n <= c.first || n >= len(t.raw) || n > c.cov || t.inj.cut > n {
+		return p
+	}
+	lead := 0
+	if t.inj.injected {
+		lead = 1
+	}
+	k := lead + n - t.inj.cut
+	if k > len(c.orig) {
+		return p
+	}
+	cs := c.orig[:k:k]
+	if t.prefix.rec.frontier != t.frontier {
+		sent := make([]*genai.Content, 0, k)
+		sent = append(sent, c.orig[:lead]...)
+		sent = append(sent, t.raw[t.inj.cut:n]...)
+		cs = pruneTo(t.est, t.prefix.rec.frontier, t.recall, t.raw[:n], sent)
+	}
+	p.end, p.contents, p.est = n, cs, t.weigh(cs)
+	return p
+}
+
+// withPreviousSplit is the strategy's suffixes followed, when it helps, by
+// the split at the end of the previous request (lastRequest): the summary
+// then covers what that request held and is asked in the cached form over
+// it, and the contents added since stay verbatim. It is offered only when
+// the cached form may be used, the cached form of the whole request does
+// not fit the summarizer's window and that of the previous request does,
+// and the compacted request (the summary message at the length asked, then
+// the kept contents, pruned) fits under the threshold, so that trying it
+// costs no summarizer call the compaction would not make anyway. When the
+// previous request ends with a function call whose response is new, the
+// split moves back before the call (pairSafeStart), and the instruction
+// says how many of the request's newest messages stay.
+func withPreviousSplit(t *turn, c *compaction, suffixes []int) []int {
+	if !cachedFormUsable(t, c) {
+		return suffixes
+	}
+	p := c.lastRequest(t)
+	if p.end == 0 {
+		return suffixes
+	}
+	split := pairSafeStart(t.raw, p.end)
+	if split <= c.first || split >= c.cov || slices.Contains(suffixes, split) {
+		return suffixes
+	}
+	whole := min(c.budget, c.input.answer)
+	if _, ok := fitCached(t, c, c.summaryRequest(t, whole), whole, c.origEst, 0); ok {
+		return suffixes
+	}
+	build := func(summary string) []*genai.Content { return keptTail(t, c, split, summary) }
+	asked := min(spanBudget(t, c, build), c.input.answer)
+	if satAdd(t.cal.scale(t.weigh(build(""))), asked) > t.lim.threshold {
+		return suffixes
+	}
+	if _, ok := fitCached(t, c, c.summaryRequest(t, asked), asked, p.est, p.end-split); !ok {
+		return suffixes
+	}
+	t.log().Debug("contextguard: the request is too large for the cached form; summarizing the previous request in it and keeping the contents added since",
+		"previous_request_contents", p.end, "kept_contents", len(t.raw)-split)
+	return append(slices.Clip(suffixes), split)
+}
