@@ -138,8 +138,15 @@ func cachedSummaryCall(t *turn, c *compaction, sreq SummaryRequest, asked, end, 
 	if !cachedFormUsable(t, c) {
 		return nil, asked
 	}
-	base := c.orig
-	fit, ok := fitCached(t, c, sreq, asked, c.origEst, kept)
+	base, est := c.orig, c.origEst
+	if cs := c.asCached(t); cs != nil {
+		base, est = cs, t.weigh(cs)
+	}
+	fit, ok := fitCached(t, c, sreq, asked, est, kept)
+	if !ok && len(base) > 0 && len(c.orig) > 0 && &base[0] != &c.orig[0] {
+		base = c.orig
+		fit, ok = fitCached(t, c, sreq, asked, c.origEst, kept)
+	}
 	if p := c.lastRequest(t); !ok && p.end > 0 && end <= p.end {
 		base = p.contents
 		fit, ok = fitCached(t, c, sreq, asked, p.est, p.end-end)

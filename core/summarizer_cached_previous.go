@@ -64,6 +64,32 @@ func (c *compaction) lastRequest(t *turn) *previousRequest {
 	return p
 }
 
+// asCached is the request the compaction starts from as the provider has
+// cached it, when this call's pruning pass moved the frontier past the one
+// the previous request was sent with: the same contents pruned to the
+// recorded frontier (nil when the pass did not move it, or the prefix
+// record does not match). The pass rewrote the request from its first
+// newly pruned result on, so the request as the guard would send it shares
+// only that much with the provider's cache; the summary replaces the
+// history either way, and the contents it keeps are pruned to the new
+// frontier (keptTail).
+func (c *compaction) asCached(t *turn) []*genai.Content {
+	if !t.prefix.matched || t.prefix.rec.frontier == t.frontier {
+		return nil
+	}
+	lead := 0
+	if t.inj.injected {
+		lead = 1
+	}
+	if t.inj.cut > len(t.raw) || len(c.orig) != lead+len(t.raw)-t.inj.cut {
+		return nil
+	}
+	sent := make([]*genai.Content, 0, len(c.orig))
+	sent = append(sent, c.orig[:lead]...)
+	sent = append(sent, t.raw[t.inj.cut:]...)
+	return pruneTo(t.est, t.prefix.rec.frontier, t.recall, t.raw, sent)
+}
+
 // withPreviousSplit is the strategy's suffixes followed, when it helps, by
 // the split at the end of the previous request (lastRequest): the summary
 // then covers what that request held and is asked in the cached form over

@@ -166,3 +166,30 @@ func TestCachedSummary_PreviousRequestPairSafe(t *testing.T) {
 	assert.Same(t, step[1], run.sent2[2])
 	assert.NoError(t, coretest.CheckPairs(run.sent2))
 }
+
+// TestCachedSummary_AsTheProviderCachedIt: a pruning pass of the very call
+// that compacts rewrites the request from the result it prunes on, so the
+// request as the guard would send it shares only its start with the
+// provider's cache. The summary is then asked over the request as the
+// provider cached it: the previous request as it was sent (the result
+// whole) and the step, plus the instruction. The compacted request is
+// pruned as before. Before this, the summarizer got the re-pruned request,
+// whose cached part ended at the pruned result.
+func TestCachedSummary_AsTheProviderCachedIt(t *testing.T) {
+	first, user := conversationOf(underTrigger-2_000, 150)
+	first = append(first, callMsg("read_file", map[string]any{"path": "config.yaml"}),
+		respMsg("read_file", map[string]any{"output": "MID-MARK " + fillerOf(2_000, 57)}))
+	step := bigResult(cachedWindow*13/100 + 2_500)
+	run := playPrevious(t, []AgentOption{WithToolResultPruning(1)}, first, user, step...)
+
+	require.Len(t, run.events, 1)
+	ev := run.events[0]
+	assert.Equal(t, SummaryFormCached, ev.SummaryForm)
+	assert.False(t, ev.Fallback)
+	require.Len(t, run.reqs, 1, "one summarizer call")
+	assert.Contains(t, flattenAll(run.sent1), "MID-MARK", "the first request sent the result whole")
+	assertCachedForm(t, run.reqs[0], append(append([]*genai.Content(nil), run.sent1...), step...), run.cfg)
+	assert.NotContains(t, flattenAll(run.sent2), "MID-MARK", "the compacted request does not carry the pruned result")
+	assert.LessOrEqual(t, ev.TokensAfter, ev.Threshold)
+	assert.NoError(t, coretest.CheckPairs(run.sent2))
+}
