@@ -122,7 +122,9 @@ func formRunPlan(t *testing.T, sumModel string, plan func(turn int) contextguard
 			events = append(events, e)
 		}))
 	g.Add("assistant", &formModelLLM{name: sumModel, kind: "summary", log: log},
-		append([]contextguard.AgentOption{contextguard.WithMaxTokens(formWindow)}, opts...)...)
+		// The forms of a summary asked inside a model call, which the raw
+		// probe sees the request of; between turns there is none.
+		append([]contextguard.AgentOption{contextguard.WithMaxTokens(formWindow), contextguard.WithBetweenTurns(contextguard.BetweenTurnsOff)}, opts...)...)
 	require.NoError(t, g.Err())
 
 	provider := contextguardtest.NewScriptedModel(contextguardtest.ScriptConfig{Name: formModel, Plan: plan})
