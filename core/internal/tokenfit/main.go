@@ -87,9 +87,11 @@ var prior = map[string]float64{
 // table's cost.
 var familyPrior = map[string]map[string]float64{
 	"o200k": {"punct_long_more": 1, "punct_long_more_g": 0, "letter_run": 1, "letter_run_g": 0, "symbol_o200k": 1, "symbol_gemma": 0,
-		"box_tokens": 1, "box_tokens_g": 0, "cjk_repeat_split": 1, "cjk_repeat_split_g": 0, "kana_solo_g": 0, "kana_solo2_g": 0},
+		"box_tokens": 1, "box_tokens_g": 0, "cjk_repeat_split": 1, "cjk_repeat_split_g": 0, "kana_solo_g": 0, "kana_solo2_g": 0,
+		"wide_split": 1, "space_symbol_g": 0, "latin_repeat": 1, "latin_repeat_g": 0},
 	"gemma3": {"punct_long_more": 0, "punct_long_more_g": 1, "letter_run": 0, "letter_run_g": 1, "symbol_o200k": 0, "symbol_gemma": 1,
-		"box_tokens": 0, "box_tokens_g": 1, "cjk_repeat_split": 0, "cjk_repeat_split_g": 1, "kana_solo_g": 0.5, "kana_solo2_g": 0.5},
+		"box_tokens": 0, "box_tokens_g": 1, "cjk_repeat_split": 0, "cjk_repeat_split_g": 1, "kana_solo_g": 0.5, "kana_solo2_g": 0.5,
+		"wide_split": 0, "space_symbol_g": 1, "latin_repeat": 0, "latin_repeat_g": 1},
 }
 
 // priorOf returns the prior weight of a feature for a family.

@@ -188,6 +188,48 @@ func writeTables(dir string) {
 		}
 		b.WriteString("}\n\n")
 	}
+	// Whether Gemma 3 keeps a space before a symbol or emoji apart, a bit
+	// a rune, for the two ranges of symTables.
+	b.WriteString("var symSpaceGemma = [2]string{\n")
+	for _, first := range []rune{tokens.SymTableFirst, tokens.EmojiTableFirst} {
+		packed := make([]byte, symTableSize/8)
+		for k := 0; k < symTableSize; k++ {
+			r := first + rune(k)
+			if tokens.SymbolTableRune(r) && counters[1](" "+string(r)) > counters[1](string(r)) {
+				packed[k/8] |= 1 << (k % 8)
+			}
+		}
+		fmt.Fprintf(&b, "%q,\n", packed)
+	}
+	b.WriteString("}\n\n")
+	// What Gemma 3 adds to one token for a kana alone.
+	b.WriteString("var gemmaKanaCost = [KanaLast - KanaFirst + 1]uint8{\n")
+	for r := rune(tokens.KanaFirst); r <= tokens.KanaLast; r++ {
+		fmt.Fprintf(&b, "%d, ", min(3, counters[1](string(r)))-1)
+		if (r-tokens.KanaFirst)%32 == 31 {
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("}\n\n")
+	// The costs of the Latin letters of U+00C0–U+017F alone, o200k's in
+	// the low nibble and Gemma 3's in the high.
+	b.WriteString("var latinCost = [LatinRepeatLast - LatinRepeatFirst + 1]uint8{\n")
+	for r := rune(tokens.LatinRepeatFirst); r <= tokens.LatinRepeatLast; r++ {
+		fmt.Fprintf(&b, "%#02x, ", min(15, counters[1](string(r)))<<4|min(15, counters[0](string(r))))
+		if (r-tokens.LatinRepeatFirst)%16 == 15 {
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("}\n\n")
+	// The tokens o200k adds to one for each full-width form alone.
+	b.WriteString("var wideSplit = [WideLast - WideFirst + 1]uint8{\n")
+	for r := rune(tokens.WideFirst); r <= tokens.WideLast; r++ {
+		fmt.Fprintf(&b, "%d, ", min(3, counters[0](string(r)))-1)
+		if (r-tokens.WideFirst)%32 == 31 {
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("\n}\n\n")
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		log.Fatal(err)

@@ -91,10 +91,14 @@ const (
 	fPunctMixedTriple        // punct_triple, in runs of four or more
 	fOtherRepeat             // letters of other scripts equal to the rune before, counted instead of other_letter
 	fCJKRepeatSplit          // cjk_repeat of runes in the split tables (o200k splits them alone)
-	fCJKRepeatSplitG         // cjk_repeat of ideographs, costed by what Gemma 3 adds to one alone (gemmaHanExtra)
+	fCJKRepeatSplitG         // cjk_repeat, costed by what Gemma 3 adds to one alone (gemmaHanExtra, gemmaKanaExtra)
 	fSpaceSymbol             // single spaces before a symbol or emoji of the symbol tables (Gemma 3 keeps the space apart)
 	fKanaSoloG               // kana that do not complete a pair of the Gemma-3 kana pair table (kana_solo for Gemma 3)
 	fKanaSolo2G              // kana_solo_g directly after a kana_solo_g: neither merged with a neighbour before it (random kana, particles)
+	fWideSplit               // the tokens o200k adds to one for full-width forms U+FF01–U+FF5E alone (see wideSplit; the letters are two byte tokens)
+	fLatinRepeat             // letters of U+00C0–U+017F equal to the letter before, costed alone in o200k tokens (see latinCost), counted instead of letters and accents
+	fLatinRepeatG            // the same, costed alone in Gemma-3 tokens
+	fSpaceSymbolG            // single spaces before a symbol or emoji of the symbol tables that Gemma 3 does not join to the space (see symSpaceGemma)
 	// NumFeatures is the length of a feature vector.
 	NumFeatures
 )
@@ -113,7 +117,7 @@ var FeatureNames = [NumFeatures]string{
 	"punct_pair", "letter_run", "letter_run_g", "cjk_repeat", "symbol_o200k", "symbol_gemma",
 	"punct_mixed", "punct_mixed_pair", "punct_long_more", "punct_long_more_g", "box_tokens_g",
 	"punct_triple", "punct_mixed_triple", "other_repeat", "cjk_repeat_split", "cjk_repeat_split_g", "space_symbol", "kana_solo_g",
-	"kana_solo2_g",
+	"kana_solo2_g", "wide_split", "latin_repeat", "latin_repeat_g", "space_symbol_g",
 }
 
 // FeatureIndex returns the index of the named feature, or -1.

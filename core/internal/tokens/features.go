@@ -200,6 +200,12 @@ func countFeatures[T text](s T, f *Features) {
 						i = letterRun(s, i, f)
 						continue
 					}
+					if letters > innerRunMin {
+						// "Annnnnnnnn", "xyzzzzzzzz": the word ends where a
+						// run of one letter starts (see innerRun).
+						j = innerRunFrom(s, i, j)
+						letters = j - i
+					}
 					// A capital then lower-case letters, without a branch
 					// (capitals are hard to predict).
 					f[fTitle] += int32(fl/bUpper&1) & b2i(letters > 1)
@@ -239,7 +245,7 @@ func countFeatures[T text](s T, f *Features) {
 					for k < n && byteFlags[s[k]]&bUpper != 0 {
 						k++
 					}
-					if k == n || byteFlags[s[k]]&bEnd != 0 {
+					if (k == n || byteFlags[s[k]]&bEnd != 0) && (k-i <= innerRunMin || innerRunFrom(s, i, k) == k) {
 						ups := k - i
 						addPiece(f, ups, 0, false)
 						f[fUpper]++

@@ -116,6 +116,9 @@ runs:
 			prev = prevHan
 		case r >= 0x3000 && r <= 0x303F, r >= 0xFF00 && r <= 0xFF65:
 			f[fCJKPunct]++
+			if r >= WideFirst && r <= WideLast {
+				f[fWideSplit] += int32(wideSplit[r-WideFirst])
+			}
 			prev = prevNone
 		case r >= KanaFirst && r <= KanaLast:
 			// The pair tables of both families, with one index.
@@ -126,6 +129,7 @@ runs:
 				if r == kanaPrev && !paired {
 					f[fCJKRepeat]++
 					f[fCJKRepeatSplit] += kanaSplitBit(r)
+					f[fCJKRepeatSplitG] += gemmaKanaExtra(r)
 					kanaOpen, kanaOpenG = false, false
 					i += 3
 					continue
@@ -204,6 +208,9 @@ func scriptRune[T text](s T, i int, r rune, size int, f *Features, prev int, st 
 		next = prevKana
 		if prev == prevKana && r == st.kanaPrev {
 			f[fCJKRepeat]++
+			if r >= KanaFirst && r <= KanaLast {
+				f[fCJKRepeatSplitG] += gemmaKanaExtra(r)
+			}
 			st.kanaOpen, st.kanaOpenG = false, false
 			break
 		}
@@ -217,6 +224,9 @@ func scriptRune[T text](s T, i int, r rune, size int, f *Features, prev int, st 
 		f[fHangul]++
 	case sCJKPunct:
 		f[fCJKPunct]++
+		if r >= WideFirst && r <= WideLast {
+			f[fWideSplit] += int32(wideSplit[r-WideFirst])
+		}
 	case sOther:
 		next = prevOther
 		if prev == prevOther && r == st.otherPrev {
@@ -260,7 +270,10 @@ func scriptRune[T text](s T, i int, r rune, size int, f *Features, prev int, st 
 		if inSymTables(r) {
 			f[fSymO200k] += symCost(&symCostO200k, r)
 			f[fSymGemma] += symCost(&symCostGemma, r)
-			f[fSpaceSymbol] += b2i(i > 0 && s[i-1] == ' ')
+			if i > 0 && s[i-1] == ' ' {
+				f[fSpaceSymbol]++
+				f[fSpaceSymbolG] += b2i(i < 2 || s[i-2] != ' ') & symSpaceBit(r)
+			}
 		} else {
 			f[fSymbol]++
 		}

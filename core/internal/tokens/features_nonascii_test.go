@@ -33,6 +33,7 @@ func TestNonASCII(t *testing.T) {
 		{"a run of one Greek letter", "ΩΩΩ", map[int]int32{fOtherLetter: 1, fOtherRun: 1, fOtherRepeat: 2}},
 		{"emoji cost their table, a space before one apart", "😀 ✅", map[int]int32{fSymO200k: 2, fSymGemma: 2, fSpaceSymbol: 1}},
 		{"CJK brackets are CJK punctuation", "「」", map[int]int32{fCJKPunct: 2}},
+		{"a full-width letter is two o200k tokens, a full-width bang one", "ｋ！", map[int]int32{fCJKPunct: 2, fWideSplit: 1}},
 		{"an ideograph of Extension B", "\U00020000", map[int]int32{fHanRare: 1}},
 		{"a private-use rune costs its three bytes", "\ue000", map[int]int32{fPrivate: 3}},
 		{"an invalid byte between two words", "ab\xffcd", map[int]int32{fWord1: 2, fCtrl: 1}},

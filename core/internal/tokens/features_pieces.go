@@ -81,6 +81,11 @@ func wordRun[T text](s T, i int, f *Features) int {
 		i--
 		slashes--
 	}
+	if p := innerRun(s, start, i); p < i {
+		// The word ends where a run of one letter starts: count what comes
+		// before it as a word of its own (it has no such run).
+		return wordRun(s[:p], start, f)
+	}
 	length := i - start
 	if !latin && acc&bDigit != 0 && acc&(bLower|bUpper) != 0 {
 		if length >= 8 && slashes == 0 && (hexL != 0 || hexU != 0) {
@@ -199,6 +204,13 @@ func pieces[T text](s T, a, b int, f *Features) {
 				}
 				// A Latin letter: wordRun let in only valid two- and
 				// three-byte sequences.
+				if j >= a+2 && s[j-2] == s[j] && s[j-1] == s[j+1] && s[j] <= latinRepeatLast {
+					// "éééé", "ŃŃŃŃ": a run of one letter, which does not
+					// merge; each after the first costs what it does alone.
+					latinRepeat(f, s[j], s[j+1])
+					j += 2
+					continue
+				}
 				if s[j] != 0xC3 || s[j+1] != 0xA9 && s[j+1] != 0xA8 && s[j+1] != 0xA0 && s[j+1] != 0x89 {
 					f[fAccentRare]++
 				}

@@ -227,6 +227,7 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 					j++
 				}
 				if j == n || byteFlagsRef[s[j]]&bRunRef == 0 && s[j] < 0x80 {
+					j = innerRunRef(s, i, j)
 					letters := j - i
 					if fl&bUpperRef != 0 && letters > 1 {
 						f[fTitle]++
@@ -504,6 +505,9 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 				if prevKana && r == kanaPrev && !(r >= 0x3040 && r <= 0x30FF && kanaOpen && isKanaPairRef(kanaPrev, r)) {
 					f[fCJKRepeat]++
 					f[fCJKRepeatSplit] += splitBitRef(r)
+					if r >= 0x3040 && r <= 0x30FF {
+						f[fCJKRepeatSplitG] += int32(gemmaKanaCost[r-0x3040])
+					}
 					kanaOpen = false
 					kanaOpenG = false
 					kana = true
@@ -532,6 +536,9 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 				f[fHangul]++
 			case sCJKPunctRef:
 				f[fCJKPunct]++
+				if r >= 0xFF01 && r <= 0xFF5E {
+					f[fWideSplit] += int32(wideSplit[r-0xFF01])
+				}
 			case sOtherRef:
 				other = true
 				if prevOther && r == otherPrev {
@@ -587,6 +594,9 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 					f[fSymGemma] += symCost(&symCostGemma, r)
 					if i > 0 && s[i-1] == ' ' {
 						f[fSpaceSymbol]++
+						if (i < 2 || s[i-2] != ' ') && symSpaceRef(r) {
+							f[fSpaceSymbolG]++
+						}
 					}
 				} else {
 					f[fSymbol]++
@@ -639,6 +649,9 @@ func wordRunRef[T textRef](s T, i int, f *Features) int {
 		i--
 		slashes--
 	}
+	if p := innerRunRef(s, start, i); p < i {
+		return wordRunRef(s[:p], start, f)
+	}
 	length := i - start
 	if !latin && acc&bDigitRef != 0 && acc&(bLowerRef|bUpperRef) != 0 {
 		if length >= 8 && slashes == 0 && (hexL != 0 || hexU != 0) {
@@ -655,6 +668,30 @@ func wordRunRef[T textRef](s T, i int, f *Features) int {
 	}
 	piecesRef(s, start, i, f)
 	return i
+}
+
+// symSpaceRef reports whether Gemma 3 keeps a space before the symbol r
+// apart.
+func symSpaceRef(r rune) bool {
+	t, k := symSpaceGemma[0], int(r-0x2000)
+	if r >= 0x1F000 {
+		t, k = symSpaceGemma[1], int(r-0x1F000)
+	}
+	return t[k/8]&(1<<(k%8)) != 0
+}
+
+// innerRunRef returns the first p in s[a+1:b] where four copies of one ASCII
+// letter start, if s[a:b] is longer than 16 bytes, or b.
+func innerRunRef[T textRef](s T, a, b int) int {
+	if b-a <= 16 {
+		return b
+	}
+	for p := a + 1; p+4 <= b; p++ {
+		if byteFlagsRef[s[p]]&(bLowerRef|bUpperRef) != 0 && s[p+1] == s[p] && s[p+2] == s[p] && s[p+3] == s[p] {
+			return p
+		}
+	}
+	return b
 }
 
 // transitionsRef counts changes between lower, upper and digit classes in s[a:b].
@@ -743,6 +780,16 @@ func piecesRef[T textRef](s T, a, b int, f *Features) {
 					j++
 				} else {
 					r, size := decodeRuneRef(s, j)
+					if size == 2 && r <= 0x17F && j-2 >= a {
+						if prev, _ := decodeRuneRef(s, j-2); prev == r {
+							// A run of one Latin letter: each after the
+							// first costs what it costs alone.
+							f[fLatinRepeat] += int32(latinCost[r-0xC0] & 0xF)
+							f[fLatinRepeatG] += int32(latinCost[r-0xC0] >> 4)
+							j += 2
+							continue
+						}
+					}
 					j += size
 					accents++
 					if r != 'é' && r != 'è' && r != 'à' && r != 'É' {

@@ -119,6 +119,53 @@ func inSymTables(r rune) bool {
 	return r >= SymTableFirst && r < SymTableFirst+symTableRunes || r >= EmojiTableFirst && r < EmojiTableFirst+symTableRunes
 }
 
+// The full-width forms of ASCII (U+FF01–U+FF5E): "！", "５", "Ａ", "ｋ".
+// Both vocabularies hold the punctuation and digits whole, but o200k_base
+// splits most full-width letters into two byte tokens: wideSplit
+// (features_tables.go) gives the tokens it adds to one for each of them
+// alone.
+const (
+	WideFirst = 0xFF01
+	WideLast  = 0xFF5E
+)
+
+// The Latin letters of the run table latinCost: U+00C0–U+017F, whose
+// UTF-8 lead bytes are C3–C5. A run of one of them ("éééé", "ŃŃŃŃ") does
+// not merge as a word does: each letter after the first costs what it
+// costs alone, one token or two (o200k_base splits many capitals with
+// diacritics into their bytes).
+const (
+	LatinRepeatFirst = 0xC0
+	LatinRepeatLast  = 0x17F
+	latinRepeatLast  = 0xC5 // the lead byte of LatinRepeatLast
+)
+
+// latinRepeat adds the costs of the two-byte Latin letter c, d, which
+// repeats the letter before it and whose lead byte c is at most
+// latinRepeatLast.
+func latinRepeat(f *Features, c, d byte) {
+	k := latinRepeatCost(c, d)
+	f[fLatinRepeat] += int32(k & 0xF)
+	f[fLatinRepeatG] += int32(k >> 4)
+}
+
+// latinRepeatCost returns the run-table entry of the two-byte Latin letter
+// c, d: its o200k cost in the low nibble, its Gemma-3 cost in the high.
+func latinRepeatCost(c, d byte) uint8 {
+	return latinCost[rune(c&0x1F)<<6|rune(d&0x3F)-LatinRepeatFirst]
+}
+
+// symSpaceBit returns 1 if Gemma 3 keeps a space before r apart, as a
+// token of its own (it joins it to a few dozen symbols only: " →", " ✓"),
+// from the bit table symSpaceGemma. r must be in the tables' ranges.
+func symSpaceBit(r rune) int32 {
+	k, s := int(r-SymTableFirst), symSpaceGemma[0]
+	if r >= EmojiTableFirst {
+		k, s = int(r-EmojiTableFirst), symSpaceGemma[1]
+	}
+	return int32(s[k>>3] >> (k & 7) & 1)
+}
+
 // The range of the Gemma-3 ideograph table.
 const (
 	GemmaHanFirst = 0x4E00
@@ -138,6 +185,13 @@ func gemmaHanExtra(r rune) int32 {
 		return 2 * hanSplitBit(r)
 	}
 	return 0
+}
+
+// gemmaKanaExtra returns the tokens Gemma 3 adds to one for the kana r
+// (in KanaFirst–KanaLast) alone: 2 for the few outside its vocabulary
+// ("ゖ", "ヷ"), three byte tokens.
+func gemmaKanaExtra(r rune) int32 {
+	return int32(gemmaKanaCost[r-KanaFirst])
 }
 
 // symCost returns the cost of r in table t (two bits a rune: the cost minus

@@ -53,6 +53,9 @@ func camelWord[T text](s T, i, j int, f *Features) int {
 			return 0 // a digit, ALLCAPS, a non-ASCII letter, '/' or '+'
 		}
 	}
+	if innerRun(s, i, j) < j {
+		return 0 // cut before a run of one letter, by wordRun
+	}
 	if byteFlags[s[i]]&bUpper != 0 {
 		f[fTitle]++
 	}
@@ -102,7 +105,9 @@ func latin2(c, d byte) bool {
 // other run it adds nothing and returns 0, leaving the run to wordRun.
 func latinWord[T text](s T, i, j int, f *Features) int {
 	n := len(s)
-	accents, rare := int32(0), int32(0)
+	accents, rare, repeats := int32(0), int32(0), int32(0)
+	// The costs of the repeated letters in the two families (latinRepeat).
+	var repO, repG int32
 	for j < n {
 		c := s[j]
 		if c < 0x80 {
@@ -119,6 +124,15 @@ func latinWord[T text](s T, i, j int, f *Features) int {
 		if j+1 >= n || !latin2(c, s[j+1]) {
 			return 0
 		}
+		if j >= i+2 && s[j-2] == c && s[j-1] == s[j+1] && c <= latinRepeatLast {
+			// The same test of runs of one letter as pieces.
+			k := latinRepeatCost(c, s[j+1])
+			repO += int32(k & 0xF)
+			repG += int32(k >> 4)
+			repeats++
+			j += 2
+			continue
+		}
 		// The same test of rare accents as pieces.
 		if c != 0xC3 || s[j+1] != 0xA9 && s[j+1] != 0xA8 && s[j+1] != 0xA0 && s[j+1] != 0x89 {
 			rare++
@@ -129,13 +143,19 @@ func latinWord[T text](s T, i, j int, f *Features) int {
 	if accents == 0 {
 		return 0 // not reached from countFeatures, which calls at a Latin letter
 	}
+	if innerRun(s, i, j) < j {
+		return 0 // cut before a run of one letter, by wordRun
+	}
 	if byteFlags[s[i]]&bUpper != 0 {
 		// A capital followed by letters, as pieces sees it.
 		f[fTitle]++
 	}
 	f[fAccentRare] += rare
-	// Each two-byte letter is one letter of two bytes.
-	addPiece(f, j-i-int(accents), accents, false)
+	f[fLatinRepeat] += repO
+	f[fLatinRepeatG] += repG
+	// Each two-byte letter is one letter of two bytes, and the repeated
+	// ones are not part of the piece.
+	addPiece(f, j-i-int(accents)-2*int(repeats), accents, false)
 	return j
 }
 
