@@ -31,7 +31,9 @@ type Usage struct {
 	// of Window (0.63 for 63%); 0 when Window is not known yet.
 	Utilization float64
 	// Compactions is how many compactions the session's conversation went
-	// through.
+	// through that stored a summary; a compaction by tool-result pruning
+	// alone (StrategyToolResultPruning) is reported to the OnCompaction
+	// hook, the log and the compactions metric, not counted here.
 	Compactions int
 	// LastCompaction is when the last compaction was made (the zero time if
 	// none), and LastCompactionReason why: a CompactionEvent Reason.
