@@ -43,6 +43,9 @@ type Agent struct {
 	// maxSummarizerCalls bounds the summarizer calls of one compaction
 	// (WithMaxSummarizerCalls).
 	maxSummarizerCalls int
+	// early is WithEarlyCompaction's fraction of the trigger, 0 for the
+	// default (prepared_summary.go).
+	early float64
 }
 
 // triggerKind names the option that set an agent's trigger, as its errors

@@ -92,6 +92,9 @@ type callInput struct {
 	mode         callMode
 	// rejection is set by recovery: its own limits and calibration.
 	rejection *rejection
+	// background is set for a summary prepared while tools run
+	// (prepared_summary.go): the values of the call it follows.
+	background *prepareCandidate
 }
 
 // rejection is what recovery from the provider's rejection of a request
@@ -126,6 +129,10 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 	}
 	t.est = in.sess.estimator(in.cfg, req.Model)
 	t.fixed = fixedTokens(t.est, &req)
+	if b := in.background; b != nil {
+		t.lim, t.cal, t.inj, t.before = b.lim, b.cal, b.inj, b.before
+		return t, b.sent
+	}
 	if r := in.rejection; r != nil {
 		t.lim, t.cal, t.rejected = r.lim, r.cal, true
 	} else {
@@ -194,6 +201,7 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	if !t.prefix.matched {
 		t.est.prefetch(cs)
 	}
+	g.checkPrepared(t)
 
 	s := g.decide(t, cs)
 	t.reanchor(&s.next)
@@ -201,6 +209,7 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	s.next.threshold = t.lim.threshold
 	s.next.maxOutput = maxOutputTokens(&t.req)
 	recordUsage(t, &s.next)
+	g.noteGrowth(t, mem, &s)
 	if st != nil {
 		sio.save(st, in.prev, s.next)
 		t.savePrefix(st, sio)
@@ -275,5 +284,8 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	args := append([]any{"reason", reason, "tokens", count, "threshold", t.lim.threshold, "window", t.lim.window,
 		"strategy", t.cfg.policy.name(), "contents", len(t.raw)}, why...)
 	t.log().Info("contextguard: trigger reached; compacting", args...)
+	if p := t.sess.prepared.Load(); reason == ReasonTokens && p != nil && p.agent == t.cfg.name {
+		return g.compactPrepared(t, cs, p, t.cfg.policy, reason)
+	}
 	return g.compact(t, cs, t.cfg.policy, reason)
 }

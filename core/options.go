@@ -73,7 +73,11 @@ type guardOptions struct {
 	tracerProvider   trace.TracerProvider
 	meterProvider    metric.MeterProvider
 	bounds           sessionBounds // session_memory_bound.go
-	errs             []error
+	// prepared is WithPreparedSummaries' bound, when preparedSet
+	// (prepared_summary.go).
+	prepared    int
+	preparedSet bool
+	errs        []error
 }
 
 // WithLogger sets the logger the guard writes to. The default is

@@ -41,6 +41,12 @@ type Usage struct {
 	// Disabled reports that the guard is switched off for the session
 	// (StateKeyDisabled).
 	Disabled bool
+	// Preparing reports that a summary for the agent's next compaction is
+	// being written in the background while tools run
+	// (WithPreparedSummaries). It is known to the process that prepares
+	// it: Usage reads it from the guard, UsageFromState, which sees only
+	// the state, reports false.
+	Preparing bool
 }
 
 // usageFromState is UsageFromState's work: the agent's Usage as the state
