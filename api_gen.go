@@ -55,6 +55,27 @@ const (
 	DefaultSummaryTimeout = core.DefaultSummaryTimeout
 )
 
+// Defaults of the prepared summaries.
+const (
+	// DefaultPreparedSummaries is how many summaries the guard prepares in
+	// the background at once, over all sessions (WithPreparedSummaries):
+	// each is one summarizer call that the compaction it serves would have
+	// made anyway, so the bound only keeps a burst of sessions from
+	// starting many model calls at the same moment.
+	DefaultPreparedSummaries = core.DefaultPreparedSummaries
+	// PreparedSummariesOff, given to WithPreparedSummaries, turns prepared
+	// summaries off: every compaction runs inline, in the model call that
+	// needs it.
+	PreparedSummariesOff = core.PreparedSummariesOff
+	// DefaultEarlyCompaction is the share of the trigger the next request
+	// is predicted to reach when the guard starts preparing its summary
+	// (WithEarlyCompaction): 0.9 starts a step or two early, so a step that
+	// grows more than the last ones did still finds its summary ready,
+	// while the summary still covers nearly what a compaction at the
+	// trigger would, and the request after the compaction is as small.
+	DefaultEarlyCompaction = core.DefaultEarlyCompaction
+)
+
 // Defaults of the session table's bounds.
 const (
 	// DefaultMaxSessions is how many sessions the guard keeps in memory by
@@ -124,6 +145,15 @@ var ErrReentrant = core.ErrReentrant
 
 // AgentOption configures one agent registered with Add.
 type AgentOption = core.AgentOption
+
+// WithEarlyCompaction sets how early a summary is prepared while tools run
+// (WithPreparedSummaries): once the next request is predicted (this
+// request's count plus the agent's recent growth per step, with a margin) to
+// reach fraction f of the trigger. f must be in (0, 1]; the default is
+// DefaultEarlyCompaction. A lower f starts sooner, at the cost of a summary
+// that covers less of the conversation (the compaction keeps the rest
+// verbatim).
+func WithEarlyCompaction(f float64) AgentOption { return core.WithEarlyCompaction(f) }
 
 // WithInstructions appends text to the summary prompt, e.g. "Keep every
 // ticket number." An empty string is an error.
@@ -500,6 +530,15 @@ func WithOnCompaction(fn func(context.Context, CompactionEvent)) Option {
 	return core.WithOnCompaction(fn)
 }
 
+// WithPreparedSummaries bounds how many summaries the guard prepares in the
+// background at once, over all sessions: when a model response asks for
+// tool calls and the next request will likely reach the trigger
+// (WithEarlyCompaction), the guard writes the summary while the tools run,
+// and the next model call waits only for what is left of it. limit 0
+// (PreparedSummariesOff) turns this off; the default is
+// DefaultPreparedSummaries. A negative limit is an error.
+func WithPreparedSummaries(limit int) Option { return core.WithPreparedSummaries(limit) }
+
 // WithTracerProvider sets the OpenTelemetry tracer provider for compaction
 // spans. The default is the global provider (otel.GetTracerProvider), the one
 // ADK itself uses.
@@ -673,5 +712,11 @@ type TokenCounterFunc = core.TokenCounterFunc
 //		// Disabled reports that the guard is switched off for the session
 //		// (StateKeyDisabled).
 //		Disabled bool
+//		// Preparing reports that a summary for the agent's next compaction is
+//		// being written in the background while tools run
+//		// (WithPreparedSummaries). It is known to the process that prepares
+//		// it: Usage reads it from the guard, UsageFromState, which sees only
+//		// the state, reports false.
+//		Preparing bool
 //	}
 type Usage = core.Usage

@@ -34,11 +34,11 @@ const (
 	PreparedSummariesOff = 0
 	// DefaultEarlyCompaction is the share of the trigger the next request
 	// is predicted to reach when the guard starts preparing its summary
-	// (WithEarlyCompaction): 0.9 starts a step or two early, so a step that
-	// grows more than the last ones did still finds its summary ready,
-	// while the summary still covers nearly what a compaction at the
-	// trigger would, and the request after the compaction is as small.
-	DefaultEarlyCompaction = 0.9
+	// (WithEarlyCompaction): the trigger itself. The prediction's margin
+	// (growthMargin) already starts it a step early when steps vary; an
+	// earlier start leaves more contents verbatim after the summary, so the
+	// compacted request is larger and the next compaction comes sooner.
+	DefaultEarlyCompaction = 1.0
 )
 
 // Sizes of the growth prediction.
@@ -47,11 +47,22 @@ const (
 	// step is taken from (the largest of them): tool steps of one task are
 	// alike, and a few are enough to see one that reads a large file.
 	growthSteps = 4
-	// growthMargin scales the predicted growth of the next step: a step
-	// half again as large as the largest recent one still finds its summary
-	// prepared, and a prepared summary that is not needed yet is kept for
-	// the next step, so starting early costs little.
-	growthMargin = 1.5
+	// growthMargin scales the predicted growth of the next step: a step a
+	// quarter larger than the largest recent one still finds its summary
+	// prepared; a prepared summary that is not needed yet is kept for the
+	// next step, at the cost of one more step kept verbatim after it.
+	growthMargin = 1.25
+	// preparedFitShare is the share of the threshold a request compacted
+	// with a prepared summary may take: the contents after what the
+	// summary covers stay verbatim, so when they are many (a summary
+	// prepared steps before it was needed) the compaction would leave
+	// little room and the next one would come soon. Past about two thirds
+	// of the threshold the compaction runs inline instead, whose request is
+	// about the summary alone (the threshold strategy) or its kept tail: a
+	// compaction leaves at least a third of the threshold, a quarter of
+	// the window below 200k (the spacing the stress matrix asserts), for
+	// the conversation to grow.
+	preparedFitShare = 0.65
 )
 
 // WithPreparedSummaries bounds how many summaries the guard prepares in the
@@ -76,9 +87,10 @@ func WithPreparedSummaries(limit int) Option {
 // (WithPreparedSummaries): once the next request is predicted (this
 // request's count plus the agent's recent growth per step, with a margin) to
 // reach fraction f of the trigger. f must be in (0, 1]; the default is
-// DefaultEarlyCompaction. A lower f starts sooner, at the cost of a summary
-// that covers less of the conversation (the compaction keeps the rest
-// verbatim).
+// DefaultEarlyCompaction (the trigger itself). A lower f starts sooner, for
+// tools faster than the summarizer, at the cost of a summary that covers
+// less of the conversation: the compaction keeps the rest verbatim, and
+// runs inline when that leaves too little room.
 func WithEarlyCompaction(f float64) AgentOption {
 	return func(c *Agent) {
 		if !(f > 0 && f <= 1) {
@@ -197,7 +209,7 @@ func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	}
 	mem.lastCount = count
 	if g.prep.limit == 0 || s.event != nil || s.err != nil || t.mode != modeCompact || t.prev.floor != 0 ||
-		t.cfg.summarizer == nil || t.sess.prepared.Load() != nil {
+		t.cfg.summarizer == nil || t.sess.prepared.Load() != nil || !g.prepares(t.cfg) {
 		return
 	}
 	growth := 0
@@ -210,6 +222,16 @@ func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	}
 	mem.candidate = prepareCandidate{ok: true, req: withContents(Request{Model: t.req.Model, Config: t.req.Config}, t.raw),
 		sent: s.contents, prev: t.prev, inj: t.inj, lim: t.lim, cal: t.cal, before: t.before}
+}
+
+// prepares reports whether the agent's compactions may use prepared
+// summaries. Not with a before-compaction hook, whose instructions or skip
+// are decided when the compaction is due, nor with the sliding window,
+// whose compactions keep the newest turns verbatim and are mostly triggered
+// by turns, which a prediction of tokens does not foresee: a summary
+// prepared for them would be thrown away.
+func (g *Guard) prepares(cfg *Agent) bool {
+	return g.beforeHook == nil && cfg.policy.name() != StrategySlidingWindow
 }
 
 // earlyFraction is WithEarlyCompaction's fraction, else the default.
@@ -367,7 +389,10 @@ func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, p *preparedSummary
 	}
 	end := p.end
 	switch {
-	case c.first != p.first || c.prevSummary != p.prevSummary || c.userReq != p.userReq || end > c.cov || end <= c.first:
+	case c.first != p.first || c.prevSummary != p.prevSummary || end > c.cov || end <= c.first ||
+		(c.userReq != p.userReq && coveredRequest(t, end) != nil):
+		// A request the summary covers must be the one it was written
+		// for; a newer one (a turn begun since) is sent verbatim after it.
 		g.wastePrepared(t, p, "the request changed since it was prepared")
 		return g.compactWith(t, c, s, reason)
 	case t.hookInstructions != "":
@@ -389,8 +414,8 @@ func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, p *preparedSummary
 	out, _ = pruneToolResults(t.est, t.cfg.pruneKeep, t.recall, t.raw, out)
 	o := outcome{contents: out, summary: p.summary, watermark: end, newEst: t.weigh(out)}
 	o.newCount = t.cal.scale(o.newEst)
-	if o.newCount > t.lim.threshold {
-		g.wastePrepared(t, p, "the request it makes does not fit under the threshold")
+	if float64(o.newCount) > float64(t.lim.threshold)*preparedFitShare {
+		g.wastePrepared(t, p, "the request it makes leaves too little room under the threshold")
 		return g.compactWith(t, c, s, reason)
 	}
 	c.ev.Ran = RanPrepared

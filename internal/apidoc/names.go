@@ -7,7 +7,7 @@ package main
 var reexported = []string{
 	// Constants and variables.
 	"CompactToolName", "DefaultContextWindow", "DefaultMaxCompactionAttempts", "DefaultMaxSessionBytes", "DefaultMaxSummarizerCalls",
-	"DefaultMaxSessions", "DefaultPruneKeepSteps", "DefaultSlidingWindowTurns", "DefaultSummaryTimeout",
+	"DefaultMaxSessions", "DefaultEarlyCompaction", "DefaultPreparedSummaries", "PreparedSummariesOff", "DefaultPruneKeepSteps", "DefaultSlidingWindowTurns", "DefaultSummaryTimeout",
 	"ErrIrreducible", "ErrReentrant", "MaxFocusBytes", "PluginName", "ReasonOutputLimit", "ReasonOverflow",
 	"ReasonRequested", "ReasonTokens", "RecallToolName", "ReasonTurns", "RanBetweenTurns", "RanInline", "RanPrepared", "StateKeyDisabled", "StrategySlidingWindow",
 	"StrategyTailRetention", "StrategyThreshold",
@@ -16,9 +16,9 @@ var reexported = []string{
 	"NamedTokenCounter", "PendingCompaction", "RegistryOption", "Strategy", "Summarizer", "SummaryRequest", "TodoItem",
 	"TokenCounter", "TokenCounterFunc", "Usage",
 	// Functions.
-	"AsContextOverflow", "NameTokenCounter", "NewCrushRegistry", "SystemClock", "WithClock", "WithBeforeCompaction", "WithDefaultWindow", "WithInstructions",
+	"AsContextOverflow", "NameTokenCounter", "NewCrushRegistry", "SystemClock", "WithClock", "WithBeforeCompaction", "WithDefaultWindow", "WithEarlyCompaction", "WithInstructions",
 	"WithLogger", "WithMaxCompactionAttempts", "WithMaxSessionBytes", "WithMaxSessions", "WithMaxSummarizerCalls", "WithMaxTokens",
-	"WithMeterProvider", "WithOnCompaction", "WithRegistryLogger", "WithReserve", "WithSlidingWindow",
+	"WithMeterProvider", "WithOnCompaction", "WithPreparedSummaries", "WithRegistryLogger", "WithReserve", "WithSlidingWindow",
 	"WithSummarizer", "WithSummarizerWindow", "WithSummaryTimeout", "WithSummaryTokens", "WithTailRetention", "WithTokenCounter",
 	"WithToolResultPruning", "WithTracerProvider", "WithTriggerFraction", "WithTriggerTokens",
 }
