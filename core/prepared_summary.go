@@ -194,6 +194,8 @@ type prepareCandidate struct {
 	lim    limits
 	cal    calibration
 	before int
+	// growth is the next step's predicted growth (with its margin).
+	growth int
 }
 
 // noteGrowth records the step's growth and, when the next request is
@@ -216,12 +218,13 @@ func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	for _, d := range mem.growth {
 		growth = max(growth, d)
 	}
-	predicted := satAdd(t.before, int(float64(growth)*growthMargin))
+	growth = int(float64(growth) * growthMargin)
+	predicted := satAdd(t.before, growth)
 	if float64(predicted) < float64(t.lim.threshold)*t.cfg.earlyFraction() {
 		return
 	}
 	mem.candidate = prepareCandidate{ok: true, req: withContents(Request{Model: t.req.Model, Config: t.req.Config}, t.raw),
-		sent: s.contents, prev: t.prev, inj: t.inj, lim: t.lim, cal: t.cal, before: t.before}
+		sent: s.contents, prev: t.prev, inj: t.inj, lim: t.lim, cal: t.cal, before: t.before, growth: growth}
 }
 
 // prepares reports whether the agent's compactions may use prepared
@@ -293,7 +296,14 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 	call := backgroundCall{Context: ctx, app: c.AppName(), user: c.UserID(), session: c.SessionID(), userContent: c.UserContent()}
 	t, _ := g.newTurn(callInput{call: call, ro: st, cfg: cfg, sess: own, prev: cand.prev, mode: modeCompact, background: &cand}, cand.req)
 	comp, _ := g.beginCompaction(t, cand.sent, cfg.policy.name(), ReasonTokens)
-	if comp == nil {
+	if comp == nil || !fitsPrepared(comp, cand) {
+		// Nothing to summarize, or the request a prepared summary would
+		// make (the summary, the continuation, the next step verbatim)
+		// would leave too little room: the compaction runs inline, and no
+		// call is spent on a summary it would not use.
+		if comp != nil {
+			comp.span.End()
+		}
 		cancel()
 		g.prep.leave()
 		return
@@ -306,6 +316,14 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 	t.log().Info("contextguard: preparing the summary while tools run",
 		"tokens", cand.before, "threshold", cand.lim.threshold, "contents", comp.cov-comp.first)
 	go g.runPrepared(t, comp, p)
+}
+
+// fitsPrepared reports whether the request a summary prepared by c would
+// make, the summary at the length c asks for at most, the continuation and
+// the next step verbatim (its predicted growth), is likely to fit within
+// preparedFitShare of the threshold (compactPrepared's test).
+func fitsPrepared(c *compaction, cand prepareCandidate) bool {
+	return float64(satAdd(satAdd(c.bare, c.budget), cand.growth)) <= float64(cand.lim.threshold)*preparedFitShare
 }
 
 // runPrepared writes p's summary on its own goroutine: the summary of the

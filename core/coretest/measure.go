@@ -275,7 +275,8 @@ func (d *Meter) Observe(rec *RequestRecord) int {
 	rec.RawTokens, rec.RawContents, rec.EffectiveInput = -1, -1, -1
 	if p != nil {
 		rec.RawTokens, rec.RawContents = p.rawTokens, p.rawContents
-		rec.SummarizerCalls = d.SummarizerCalls() - p.calls
+		rec.CallsSoFar = d.SummarizerCalls()
+		rec.SummarizerCalls = rec.CallsSoFar - p.calls
 		if prevRaw >= 0 {
 			// Counters are additive over contents, so raw(k) - raw(k-1) is
 			// the count of raw(k)[len(raw(k-1)):], without rounding drift.

@@ -100,6 +100,9 @@ type RequestRecord struct {
 	RawContents     int  // number of contents ADK built
 	EffectiveInput  int  // see [Result]
 	SummarizerCalls int  // summarizer calls between the raw request and the model call
+	// CallsSoFar is how many summarizer calls the run made up to this
+	// request, those made in the background while tools ran included.
+	CallsSoFar int
 	Compaction      bool // a new summary, or a summarizer call and fewer contents (see [Result])
 	NonShrinking    bool // compaction whose output was not smaller than its input
 	LatestUser      string
