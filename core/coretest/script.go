@@ -96,17 +96,17 @@ type RequestRecord struct {
 	Summary uint64
 
 	// Filled by the driver.
-	RawTokens       int  // ground truth of the request ADK built, before any plugin
-	RawContents     int  // number of contents ADK built
-	EffectiveInput  int  // see [Result]
-	SummarizerCalls int  // summarizer calls between the raw request and the model call
+	RawTokens       int // ground truth of the request ADK built, before any plugin
+	RawContents     int // number of contents ADK built
+	EffectiveInput  int // see [Result]
+	SummarizerCalls int // summarizer calls between the raw request and the model call
 	// CallsSoFar is how many summarizer calls the run made up to this
 	// request, those made in the background while tools ran included.
-	CallsSoFar int
-	Compaction      bool // a new summary, or a summarizer call and fewer contents (see [Result])
-	NonShrinking    bool // compaction whose output was not smaller than its input
-	LatestUser      string
-	HasLatestUser   bool // the request carries the marker of the user's latest message
+	CallsSoFar    int
+	Compaction    bool // a new summary, or a summarizer call and fewer contents (see [Result])
+	NonShrinking  bool // compaction whose output was not smaller than its input
+	LatestUser    string
+	HasLatestUser bool // the request carries the marker of the user's latest message
 	// RawMarkers are the markers of the raw request, and LostMarkers those
 	// of them neither sent nor summarized so far (see [Result.LostMarkers]).
 	RawMarkers, LostMarkers []string
