@@ -69,10 +69,10 @@ const (
 	PreparedSummariesOff = core.PreparedSummariesOff
 	// DefaultEarlyCompaction is the share of the trigger the next request
 	// is predicted to reach when the guard starts preparing its summary
-	// (WithEarlyCompaction): 0.9 starts a step or two early, so a step that
-	// grows more than the last ones did still finds its summary ready,
-	// while the summary still covers nearly what a compaction at the
-	// trigger would, and the request after the compaction is as small.
+	// (WithEarlyCompaction): the trigger itself. The prediction's margin
+	// (growthMargin) already starts it a step early when steps vary; an
+	// earlier start leaves more contents verbatim after the summary, so the
+	// compacted request is larger and the next compaction comes sooner.
 	DefaultEarlyCompaction = core.DefaultEarlyCompaction
 )
 
@@ -150,9 +150,10 @@ type AgentOption = core.AgentOption
 // (WithPreparedSummaries): once the next request is predicted (this
 // request's count plus the agent's recent growth per step, with a margin) to
 // reach fraction f of the trigger. f must be in (0, 1]; the default is
-// DefaultEarlyCompaction. A lower f starts sooner, at the cost of a summary
-// that covers less of the conversation (the compaction keeps the rest
-// verbatim).
+// DefaultEarlyCompaction (the trigger itself). A lower f starts sooner, for
+// tools faster than the summarizer, at the cost of a summary that covers
+// less of the conversation: the compaction keeps the rest verbatim, and
+// runs inline when that leaves too little room.
 func WithEarlyCompaction(f float64) AgentOption { return core.WithEarlyCompaction(f) }
 
 // WithInstructions appends text to the summary prompt, e.g. "Keep every
