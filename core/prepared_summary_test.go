@@ -512,7 +512,9 @@ func BenchmarkPreparedSummaries(b *testing.B) {
 			g := New(NewCrushRegistry(WithRegistryLogger(quietLogger)), WithHost(testHost), WithLogger(quietLogger),
 				WithPreparedSummaries(mode.limit),
 				WithOnCompaction(func(context.Context, CompactionEvent) { compacted = true }))
-			g.Add("a", sleepSummarizer{benchSummarizerLatency}, nil, WithMaxTokens(preparedWindow))
+			// The summarizer's window holds the span: a summary is one call
+			// of L, not a rolling summary of several.
+			g.Add("a", sleepSummarizer{benchSummarizerLatency}, nil, WithMaxTokens(preparedWindow), WithSummarizerWindow(128_000))
 			ctx := newFakeCtx("a").withUser("fix the build")
 			raw := []*genai.Content{userMsg("fix the build")}
 			var waits []time.Duration
