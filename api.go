@@ -31,6 +31,12 @@ func New(registry ModelRegistry, opts ...Option) *ContextGuard {
 // Err returns every configuration error recorded so far, joined, or nil.
 func (g *ContextGuard) Err() error { return g.engine().Err() }
 
+// Close cancels the summaries the guard prepares in the background
+// (WithPreparedSummaries) and waits until they have returned, at most
+// DefaultSummaryTimeout: a summarizer that ignores its context is abandoned.
+// Compactions go on inline afterwards. Close may be called more than once.
+func (g *ContextGuard) Close() error { return g.engine().Close() }
+
 // engine is the guard's engine; nil for a nil guard, whose methods then
 // report it as the engine's do.
 func (g *ContextGuard) engine() *core.Guard {

@@ -31,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -349,12 +350,29 @@ type compactionTally struct {
 	// timeouts counts the compactions that took the fallback because the
 	// summary timeout passed.
 	timeouts int
+	// ran counts the compactions by how they ran (CompactionEvent.Ran).
+	ran map[CompactionRun]int
+	// allCalls is every summarizer call of the run, the speculative ones
+	// no compaction used included; dropped and wasted count the prepared
+	// summaries dropped (the history changed, another compaction came
+	// first) and those a compaction could not use (the guard's log).
+	allCalls, dropped, wasted int
+	// fillsWindow marks a row whose single tool result or user message
+	// fills the window: its compactions run inline by necessity;
+	// inWindowRows and inlineInWindowRows count such rows' compactions
+	// once tallies are added up (plus).
+	fillsWindow                      bool
+	inWindowRows, inlineInWindowRows int
 }
 
 func (t *eventTally) add(e CompactionEvent) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.compactions++
+	if t.ran == nil {
+		t.ran = map[CompactionRun]int{}
+	}
+	t.ran[e.Ran]++
 	t.calls += e.SummarizerCalls
 	t.rolling += e.RollingCalls
 	if e.Discarded {
@@ -371,7 +389,63 @@ func (t *eventTally) add(e CompactionEvent) {
 func (t *eventTally) get() compactionTally {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.compactionTally
+	c := t.compactionTally
+	c.ran = maps.Clone(c.ran)
+	return c
+}
+
+// finish records what the run's end knows: every summarizer call, and
+// what became of the prepared summaries.
+func (t *eventTally) finish(allCalls int, logs *preparedLog) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.allCalls = allCalls
+	t.dropped, t.wasted = int(logs.dropped.Load()), int(logs.wasted.Load())
+}
+
+// preparedLog counts the guard's log lines about prepared summaries
+// (core's prepared_summary.go), passing every record on to next.
+type preparedLog struct {
+	next            slog.Handler
+	dropped, wasted *atomic.Int64
+}
+
+func newPreparedLog(next slog.Handler) *preparedLog {
+	return &preparedLog{next: next, dropped: new(atomic.Int64), wasted: new(atomic.Int64)}
+}
+
+func (h *preparedLog) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *preparedLog) Handle(ctx context.Context, r slog.Record) error {
+	switch {
+	case strings.HasPrefix(r.Message, "contextguard: prepared summary dropped"):
+		h.dropped.Add(1)
+	case strings.HasPrefix(r.Message, "contextguard: prepared summary not used"):
+		h.wasted.Add(1)
+	}
+	if h.next.Enabled(ctx, r.Level) {
+		return h.next.Handle(ctx, r)
+	}
+	return nil
+}
+
+func (h *preparedLog) WithAttrs(as []slog.Attr) slog.Handler {
+	return &preparedLog{next: h.next.WithAttrs(as), dropped: h.dropped, wasted: h.wasted}
+}
+
+func (h *preparedLog) WithGroup(name string) slog.Handler {
+	return &preparedLog{next: h.next.WithGroup(name), dropped: h.dropped, wasted: h.wasted}
+}
+
+// fillsWindow reports whether a matrix row is one whose single tool result
+// or user message fills the window by design.
+func fillsWindow(scenario string) bool {
+	for _, s := range []string{"BiggerThanWindow", "ExceedsWindow", "SingleGiantToolResponse", "SingleTurnFillsWindow", "LargerThanWindow"} {
+		if strings.Contains(scenario, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // runScenario plays sc through a real runner with a fresh guard.
@@ -408,8 +482,10 @@ func runScenario(t *testing.T, sc contextguardtest.Scenario, run scenarioRun) *s
 	if run.mode.counter != nil {
 		cfg.Counter = run.mode.counter(sc)
 	}
+	var g *ContextGuard
+	logs := newPreparedLog(quietLogger.Handler())
 	if run.guard != guardOff {
-		g := New(NewCrushRegistry(WithRegistryLogger(quietLogger)), WithLogger(quietLogger), WithClock(clock),
+		g = New(NewCrushRegistry(WithRegistryLogger(quietLogger)), WithLogger(slog.New(logs)), WithClock(clock),
 			WithOnCompaction(func(_ context.Context, e CompactionEvent) { out.tally.add(e) }))
 		window := sc.Window
 		if run.guard == guardBlind {
@@ -429,6 +505,15 @@ func runScenario(t *testing.T, sc contextguardtest.Scenario, run scenarioRun) *s
 	start := time.Now()
 	res, err := contextguardtest.Run(context.Background(), sc, cfg)
 	require.NoError(t, err, "scenario %s could not be run", sc.FullName())
+	if g != nil {
+		// A summary prepared at the run's last tool step may still be
+		// running: once the guard is closed, none is, and every call is
+		// counted.
+		require.NoError(t, g.Close())
+		res.SummarizerCalls = sum.Calls()
+	}
+	out.tally.finish(sum.Calls(), logs)
+	out.tally.fillsWindow = fillsWindow(sc.FullName())
 	end := time.Now()
 	t.Log(res.String())
 	out.res = res
@@ -551,12 +636,7 @@ func (c *stressCollector) print(w io.Writer) {
 		}
 		surfaced += res.OverflowsSurfaced
 		recovered += res.OverflowsRecovered
-		t := tallies[r.mode]
-		t.compactions += r.tally.compactions
-		t.calls += r.tally.calls
-		t.rolling += r.tally.rolling
-		t.discarded += r.tally.discarded
-		tallies[r.mode] = t
+		tallies[r.mode] = tallies[r.mode].plus(r.tally)
 		fmt.Fprintf(w, "%-52s %-12s %6d %5d %5d %8d/%-8d %6.1f%% %5.1f%% %4d/%-4d %9s %s\n",
 			res.Scenario, r.mode, res.Steps, res.CompactionSteps, res.SummarizerCalls, res.MaxRealTokens, res.Window,
 			100*res.MaxUtilization, 100*res.MeanUtilizationAtTrigger,
@@ -583,14 +663,17 @@ func (c *stressCollector) print(w io.Writer) {
 		fmt.Fprintf(w, "summarizer calls per compaction (%s): %d / %d = %.2f; rolling pieces %d, asked again %d (%.2f per compaction), discarded %d\n",
 			name, t.calls, t.compactions, float64(t.calls)/float64(t.compactions), t.rolling, again,
 			float64(again)/float64(t.compactions), t.discarded)
+		inline, rest := t.ran[RanInline], t.compactions-t.inWindowRows
+		fmt.Fprintf(w, "  ran (%s): inline %d, prepared %d, between_turns %d; inline %.1f%% (%.1f%% of %d outside the rows that fill the window); "+
+			"summarizer calls per compaction with speculative ones %d / %d = %.2f; prepared summaries dropped %d, not used %d\n",
+			name, inline, t.ran[RanPrepared], t.ran[RanBetweenTurns], pct(inline, t.compactions),
+			pct(inline-t.inlineInWindowRows, rest), rest,
+			t.allCalls, t.compactions, float64(t.allCalls)/float64(t.compactions), t.dropped, t.wasted)
 	}
 	for _, mode := range slices.Sorted(maps.Keys(tallies)) {
 		t := tallies[mode]
 		report(mode, t)
-		all.compactions += t.compactions
-		all.calls += t.calls
-		all.rolling += t.rolling
-		all.discarded += t.discarded
+		all = all.plus(t)
 	}
 	report("all", all)
 	slices.SortFunc(runs, func(a, b stressRun) int { return cmp.Compare(b.end.Sub(b.start), a.end.Sub(a.start)) })
@@ -1150,4 +1233,40 @@ func TestKnownLimitation_WithRecoveryModel(t *testing.T) {
 	if res.OverflowsRejected > 0 {
 		assert.NotEmpty(t, recs, "rejections were recovered without the recovery model")
 	}
+}
+
+// plus adds the tallies of two runs, or of a mode's runs; a run whose row
+// fills the window counts its compactions apart (inWindowRows).
+func (t compactionTally) plus(o compactionTally) compactionTally {
+	t.compactions += o.compactions
+	t.calls += o.calls
+	t.rolling += o.rolling
+	t.discarded += o.discarded
+	t.allCalls += o.allCalls
+	t.dropped += o.dropped
+	t.wasted += o.wasted
+	t.inWindowRows += o.inWindowRows
+	t.inlineInWindowRows += o.inlineInWindowRows
+	if o.fillsWindow {
+		t.inWindowRows += o.compactions
+		t.inlineInWindowRows += o.ran[RanInline]
+	}
+	ran := maps.Clone(t.ran)
+	if ran == nil {
+		ran = map[CompactionRun]int{}
+	}
+	for k, n := range o.ran {
+		ran[k] += n
+	}
+	t.ran = ran
+	t.fillsWindow = false
+	return t
+}
+
+// pct is n as a percentage of of, 0 for none.
+func pct(n, of int) float64 {
+	if of == 0 {
+		return 0
+	}
+	return 100 * float64(n) / float64(of)
 }

@@ -100,7 +100,10 @@ func TestThreshold_ThroughRunner(t *testing.T) {
 			calls := sum.Records()
 			seenCalls := 0
 			for i, rec := range recs {
-				for seenCalls < len(calls) && seenCalls < sumCallsBefore(recs, i) {
+				// The calls made up to a compaction step are what its
+				// summary covers (a summary prepared in the background is
+				// called steps before the request that uses it).
+				for rec.Compaction && seenCalls < len(calls) && seenCalls < rec.CallsSoFar {
 					for _, m := range calls[seenCalls].Markers {
 						summarized[m] = true
 					}

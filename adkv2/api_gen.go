@@ -55,6 +55,27 @@ const (
 	DefaultSummaryTimeout = core.DefaultSummaryTimeout
 )
 
+// Defaults of the prepared summaries.
+const (
+	// DefaultPreparedSummaries is how many summaries the guard prepares in
+	// the background at once, over all sessions (WithPreparedSummaries):
+	// each is one summarizer call that the compaction it serves would have
+	// made anyway, so the bound only keeps a burst of sessions from
+	// starting many model calls at the same moment.
+	DefaultPreparedSummaries = core.DefaultPreparedSummaries
+	// PreparedSummariesOff, given to WithPreparedSummaries, turns prepared
+	// summaries off: every compaction runs inline, in the model call that
+	// needs it.
+	PreparedSummariesOff = core.PreparedSummariesOff
+	// DefaultEarlyCompaction is the share of the trigger the next request
+	// is predicted to reach when the guard starts preparing its summary
+	// (WithEarlyCompaction): the trigger itself. The prediction's margin
+	// (growthMargin) already starts it a step early when steps vary; an
+	// earlier start leaves more contents verbatim after the summary, so the
+	// compacted request is larger and the next compaction comes sooner.
+	DefaultEarlyCompaction = core.DefaultEarlyCompaction
+)
+
 // Defaults of the session table's bounds.
 const (
 	// DefaultMaxSessions is how many sessions the guard keeps in memory by
@@ -135,6 +156,16 @@ type AgentOption = core.AgentOption
 // process: its next call then compacts inline). Any other value is an
 // error.
 func WithBetweenTurns(p BetweenTurns) AgentOption { return core.WithBetweenTurns(p) }
+
+// WithEarlyCompaction sets how early a summary is prepared while tools run
+// (WithPreparedSummaries): once the next request is predicted (this
+// request's count plus the agent's recent growth per step, with a margin) to
+// reach fraction f of the trigger. f must be in (0, 1]; the default is
+// DefaultEarlyCompaction (the trigger itself). A lower f starts sooner, for
+// tools faster than the summarizer, at the cost of a summary that covers
+// less of the conversation: the compaction keeps the rest verbatim, and
+// runs inline when that leaves too little room.
+func WithEarlyCompaction(f float64) AgentOption { return core.WithEarlyCompaction(f) }
 
 // WithInstructions appends text to the summary prompt, e.g. "Keep every
 // ticket number." An empty string is an error.
@@ -609,6 +640,15 @@ func WithOnCompaction(fn func(context.Context, CompactionEvent)) Option {
 	return core.WithOnCompaction(fn)
 }
 
+// WithPreparedSummaries bounds how many summaries the guard prepares in the
+// background at once, over all sessions: when a model response asks for
+// tool calls and the next request will likely reach the trigger
+// (WithEarlyCompaction), the guard writes the summary while the tools run,
+// and the next model call waits only for what is left of it. limit 0
+// (PreparedSummariesOff) turns this off; the default is
+// DefaultPreparedSummaries. A negative limit is an error.
+func WithPreparedSummaries(limit int) Option { return core.WithPreparedSummaries(limit) }
+
 // WithTracerProvider sets the OpenTelemetry tracer provider for compaction
 // spans. The default is the global provider (otel.GetTracerProvider), the one
 // ADK itself uses.
@@ -836,5 +876,11 @@ type TokenCounterFunc = core.TokenCounterFunc
 //		// request it read from its prompt cache (genai's
 //		// UsageMetadata.CachedContentTokenCount), 0 when it reports none.
 //		CachedTokens int
+//		// Preparing reports that a summary for the agent's next compaction is
+//		// being written in the background while tools run
+//		// (WithPreparedSummaries). It is known to the process that prepares
+//		// it: Usage reads it from the guard, UsageFromState, which sees only
+//		// the state, reports false.
+//		Preparing bool
 //	}
 type Usage = core.Usage

@@ -33,7 +33,11 @@ func (g *ContextGuard) Usage(ctx context.Context, svc session.Service, appName, 
 	if err != nil {
 		return Usage{}, err
 	}
-	return g.UsageFromState(sess.State(), agentName)
+	u, err := g.UsageFromState(sess.State(), agentName)
+	if err == nil {
+		u.Preparing = g.engine().Preparing(appName, userID, sessionID, agentName)
+	}
+	return u, err
 }
 
 // RequestCompaction asks that the next model call of agentName in the

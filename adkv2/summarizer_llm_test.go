@@ -115,7 +115,10 @@ func formRunPlan(t *testing.T, sumModel string, plan func(turn int) contextguard
 	log := &formLog{}
 	var mu sync.Mutex
 	var events []contextguard.CompactionEvent
-	g := contextguard.New(nil, contextguard.WithLogger(slog.New(slog.DiscardHandler)),
+	// Summaries prepared while tools run are asked off the model call,
+	// over the request before it: these tests compare the request the
+	// compacting call would have sent.
+	g := contextguard.New(nil, contextguard.WithLogger(slog.New(slog.DiscardHandler)), contextguard.WithPreparedSummaries(contextguard.PreparedSummariesOff),
 		contextguard.WithOnCompaction(func(_ context.Context, e contextguard.CompactionEvent) {
 			mu.Lock()
 			defer mu.Unlock()

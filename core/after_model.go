@@ -10,7 +10,9 @@ import "google.golang.org/genai"
 // prompt-token count, when it is believable for the request the guard let
 // through (calibration.go), and handles a response that stopped at the
 // output limit near the window (recovery.go, cutAtOutputLimit) unless the
-// session is switched off (session_switch.go). It returns
+// session is switched off (session_switch.go), and, when the response asks
+// for tool calls, starts preparing the next compaction's summary while they
+// run (prepared_summary.go). It returns
 // the content that replaces the response's, nil to let the response
 // through untouched.
 func (g *Guard) afterResponse(c Call, cfg *Agent, st State, resp *Response) *genai.Content {
@@ -20,6 +22,9 @@ func (g *Guard) afterResponse(c Call, cfg *Agent, st State, resp *Response) *gen
 	}
 	if resp.cutAtOutputLimit() && !g.switchedOff(st) {
 		return g.cutAtOutputLimit(c, cfg, st, resp)
+	}
+	if g.prep.limit > 0 && resp.asksForTools() {
+		g.startPrepared(c, cfg, st)
 	}
 	return nil
 }

@@ -51,6 +51,9 @@ type Agent struct {
 	// betweenTurns is WithBetweenTurns' policy, "" for the default
 	// (between_turns.go).
 	betweenTurns BetweenTurns
+	// early is WithEarlyCompaction's fraction of the trigger, 0 for the
+	// default (prepared_summary.go).
+	early float64
 }
 
 // triggerKind names the option that set an agent's trigger, as its errors

@@ -97,6 +97,9 @@ type callInput struct {
 	rejection *rejection
 	// betweenTurns is set after a run ended (between_turns.go).
 	betweenTurns bool
+	// background is set for a summary prepared while tools run
+	// (prepared_summary.go): the values of the call it follows.
+	background *prepareCandidate
 }
 
 // rejection is what recovery from the provider's rejection of a request
@@ -132,6 +135,10 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 	}
 	t.est = in.sess.estimator(in.cfg, req.Model)
 	t.fixed = fixedTokens(t.est, &req)
+	if b := in.background; b != nil {
+		t.lim, t.cal, t.inj, t.before = b.lim, b.cal, b.inj, b.before
+		return t, b.sent
+	}
 	if r := in.rejection; r != nil {
 		t.lim, t.cal, t.rejected = r.lim, r.cal, true
 	} else {
@@ -205,6 +212,7 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	if !t.prefix.matched {
 		t.est.prefetch(cs)
 	}
+	g.checkPrepared(t)
 
 	s := g.decide(t, cs)
 	sess.rememberCall(t)
@@ -213,6 +221,7 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	s.next.threshold = t.lim.threshold
 	s.next.maxOutput = maxOutputTokens(&t.req)
 	recordUsage(t, &s.next)
+	g.noteGrowth(t, mem, &s)
 	if st != nil {
 		sio.save(st, in.prev, s.next)
 		t.savePrefix(st, sio)
@@ -326,7 +335,12 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 		msg = "contextguard: the next turn would reach the trigger; compacting between turns"
 	}
 	t.log().Info(msg, args...)
-	s := g.compact(t, cs, t.cfg.policy, reason)
+	var s step
+	if p := t.sess.prepared.Load(); reason == ReasonTokens && p != nil && p.agent == t.cfg.name {
+		s = g.compactPrepared(t, cs, p, t.cfg.policy, reason)
+	} else {
+		s = g.compact(t, cs, t.cfg.policy, reason)
+	}
 	switch {
 	case s.event != nil && !s.event.Discarded:
 	case len(s.contents) == len(cs) && (len(cs) == 0 || s.contents[0] == cs[0]):

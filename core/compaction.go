@@ -77,6 +77,9 @@ type compaction struct {
 	// previous is the request the provider saw last, once looked up
 	// (summarizer_cached_previous.go).
 	previous previousRequest
+	// summarizing is how long a prepared summary took before the call
+	// waited for it (prepared_summary.go), 0 inline.
+	summarizing time.Duration
 }
 
 // outcome is what a strategy made of a compaction.
@@ -97,6 +100,9 @@ type outcome struct {
 // compact, or that nothing can help (its error then wraps ErrIrreducible);
 // the step is then the result.
 func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, strategy Strategy, reason string) (*compaction, step) {
+	if p := t.sess.prepared.Load(); p != nil && p.agent == t.cfg.name {
+		g.dropPrepared(t, "another compaction came first")
+	}
 	c := &compaction{start: g.clock.Now(), cov: coverableLen(t.raw), orig: cs}
 	c.origEst = t.weigh(cs)
 	done := step{contents: cs, next: t.prev}
@@ -176,6 +182,11 @@ func (g *Guard) compact(t *turn, cs []*genai.Content, s compactionStrategy, reas
 	if c == nil {
 		return done
 	}
+	return g.compactWith(t, c, s, reason)
+}
+
+// compactWith is compact's loop over a compaction already begun.
+func (g *Guard) compactWith(t *turn, c *compaction, s compactionStrategy, reason string) step {
 	for _, split := range withPreviousSplit(t, c, s.suffixes(t, c, reason)) {
 		tail := t.raw[split:]
 		o := g.summarizeSpan(t, c, split, false, func(summary string) []*genai.Content {
@@ -282,7 +293,12 @@ func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) step {
 	ev.TokensAfter = o.newCount
 	ev.Summary = o.summary
 	ev.Duration = g.clock.Now().Sub(c.start)
-	ev.Waited = t.waited(ev.Duration)
+	if ev.Ran == RanPrepared {
+		// Waited is what the call waited for (compactPrepared).
+		ev.Duration += c.summarizing
+	} else {
+		ev.Waited = t.waited(ev.Duration)
+	}
 	var err error
 	if n := t.irreducibleSize(o.newEst); n > t.lim.hardLimit() {
 		err = irreducibleError(n, t.lim.window)

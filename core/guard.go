@@ -57,13 +57,17 @@ type Guard struct {
 
 	// configs caches the hashes of instructions and tools (prefix_count.go).
 	configs configHashes
+
+	// prep runs the summaries prepared while tools run
+	// (prepared_summary.go).
+	prep *preparer
 }
 
 // New returns a guard that reads context windows from registry; a nil
 // registry means the default one (NewCrushRegistry). Options are validated
 // here; their errors are reported by Plugin and PluginConfig.
 func New(registry ModelRegistry, opts ...Option) *Guard {
-	o := guardOptions{logger: slog.Default(), clock: SystemClock()}
+	o := guardOptions{logger: slog.Default(), clock: SystemClock(), prepared: DefaultPreparedSummaries}
 	for _, opt := range opts {
 		if opt == nil {
 			o.errs = append(o.errs, errors.New("contextguard: nil Option"))
@@ -92,6 +96,7 @@ func New(registry ModelRegistry, opts ...Option) *Guard {
 		agents:     make(map[string]*Agent),
 		derived:    make(map[string]*derivedAgent),
 		sessions:   newSessionTable(o.bounds.withDefaults()),
+		prep:       newPreparer(o.prepared),
 	}
 }
 

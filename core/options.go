@@ -79,7 +79,11 @@ type guardOptions struct {
 	meterProvider    metric.MeterProvider
 	bounds           sessionBounds // session_memory_bound.go
 	appender         SessionAppender
-	errs             []error
+	// prepared is WithPreparedSummaries' bound, when preparedSet
+	// (prepared_summary.go).
+	prepared    int
+	preparedSet bool
+	errs        []error
 }
 
 // WithLogger sets the logger the guard writes to. The default is

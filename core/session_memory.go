@@ -65,6 +65,14 @@ type agentMemory struct {
 	// recall is the agent's recall index (recall.go), nil until the agent's
 	// first recall in this process.
 	recall *recallIndex
+	// lastCount is the calibrated count of the request last let through,
+	// growth the latest growths per step (growthAt counts them), and
+	// candidate what the last call keeps for a summary prepared while its
+	// response's tools run (prepared_summary.go).
+	lastCount int
+	growth    [growthSteps]int
+	growthAt  int
+	candidate prepareCandidate
 }
 
 // pendingOverflow is a provider overflow recorded for the next call.

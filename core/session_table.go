@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/genai"
 )
@@ -76,6 +77,12 @@ type sessionEntry struct {
 	// last is the session's last guarded model call, for a compaction
 	// when its run ends (between_turns.go).
 	last lastCall
+
+	// prepared is the summary prepared in the background for the next
+	// compaction of one of the session's agents (prepared_summary.go), at
+	// most one. Written only by the session's owner; read without the
+	// mutex by Usage (Guard.Preparing).
+	prepared atomic.Pointer[preparedSummary]
 }
 
 // busyMark marks a session whose owner runs user code with the entry's

@@ -51,6 +51,9 @@ type telemetry struct {
 	tokensBefore    metric.Int64Histogram
 	tokensAfter     metric.Int64Histogram
 	summarizerDelay metric.Float64Histogram
+	// prepared counts the summaries prepared in the background by what
+	// became of them (prepared_summary.go).
+	prepared metric.Int64Counter
 }
 
 func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) (*telemetry, error) {
@@ -78,6 +81,10 @@ func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) (*telemetry,
 	errs = append(errs, err)
 	t.summarizerDelay, err = m.Float64Histogram("contextguard.summarizer.duration",
 		metric.WithDescription("Latency of one summarizer call."), metric.WithUnit("s"))
+	errs = append(errs, err)
+	t.prepared, err = m.Int64Counter("contextguard.prepared_summaries",
+		metric.WithDescription("Summaries prepared while tools ran, by outcome: used, dropped (the history changed, another compaction came first), wasted (a compaction could not use it)."),
+		metric.WithUnit("{summary}"))
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -130,4 +137,11 @@ func (t *telemetry) endCompaction(ctx context.Context, span trace.Span, ev Compa
 // summarizerCall records one summarizer call's latency.
 func (t *telemetry) summarizerCall(ctx context.Context, agentName string, d time.Duration) {
 	t.summarizerDelay.Record(ctx, d.Seconds(), metric.WithAttributes(attribute.String("contextguard.agent", agentName)))
+}
+
+// preparedSummary counts a prepared summary by outcome: used, dropped or
+// wasted.
+func (t *telemetry) preparedSummary(ctx context.Context, agentName, outcome string) {
+	t.prepared.Add(ctx, 1, metric.WithAttributes(attribute.String("contextguard.agent", agentName),
+		attribute.String("contextguard.outcome", outcome)))
 }

@@ -59,6 +59,12 @@ type Usage struct {
 	// request it read from its prompt cache (genai's
 	// UsageMetadata.CachedContentTokenCount), 0 when it reports none.
 	CachedTokens int
+	// Preparing reports that a summary for the agent's next compaction is
+	// being written in the background while tools run
+	// (WithPreparedSummaries). It is known to the process that prepares
+	// it: Usage reads it from the guard, UsageFromState, which sees only
+	// the state, reports false.
+	Preparing bool
 }
 
 // usageFromState is UsageFromState's work: the agent's Usage as the state

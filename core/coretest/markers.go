@@ -2,6 +2,7 @@ package coretest
 
 import (
 	"fmt"
+	"hash/fnv"
 	"hash/maphash"
 	"regexp"
 	"strconv"
@@ -156,4 +157,23 @@ func FlattenText(contents []*genai.Content) string {
 		}
 	}
 	return b.String()
+}
+
+// summaryHeader starts the guard's summary message (core's summary_message.go,
+// which coretest cannot import: core's tests import coretest).
+const summaryHeader = "[Conversation summary:"
+
+// summaryID identifies the summary message contents start with: a hash of
+// its first text, 0 when contents start with none.
+func summaryID(contents []*genai.Content) uint64 {
+	if len(contents) == 0 || contents[0] == nil || len(contents[0].Parts) == 0 || contents[0].Parts[0] == nil {
+		return 0
+	}
+	text := contents[0].Parts[0].Text
+	if !strings.HasPrefix(text, summaryHeader) {
+		return 0
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(text))
+	return max(h.Sum64(), 1)
 }

@@ -25,9 +25,12 @@ var ErrStepLimit = errors.New("contextguardtest: too many model calls in one tur
 // k-1 (raw(k)[len(raw(k-1)):], computed as raw(k) - raw(k-1) since counters
 // are additive); for the first step it is the raw request. It
 // is what the request would weigh had the guard done nothing new at step k.
-// A compaction step is a step during whose BeforeModel phase the summarizer
-// was called; it is non-shrinking if the request sent is not smaller than the
-// effective input (a compaction loop). Utilization at trigger is
+// A compaction step is a step whose request starts with a summary the
+// previous step's did not (a summary written in the background while tools
+// ran is called outside the step), or during whose BeforeModel phase the
+// summarizer was called and fewer contents were sent than ADK built without
+// a summary message; it is non-shrinking if the request sent is not smaller
+// than the effective input (a compaction loop). Utilization at trigger is
 // effectiveInput/Window at compaction steps.
 type Result struct {
 	Scenario string // FullName of the scenario
@@ -36,7 +39,7 @@ type Result struct {
 	Steps    int    // model requests received
 
 	SummarizerCalls         int // total calls on the run's summarizer during the run
-	CompactionSteps         int // steps with >= 1 summarizer call before the model call
+	CompactionSteps         int // steps that compacted (see above)
 	NonShrinkingCompactions int // compaction steps whose output >= effective input
 
 	MaxRealTokens            int       // largest ground-truth request the model received
@@ -215,6 +218,7 @@ type Meter struct {
 	prevRaw       int // number of raw contents at the previous step, -1 before the first
 	prevSent      int
 	prevRawTokens int
+	prevSummary   uint64 // the summary the previous step's request started with
 	latestMarker  string
 	records       []RequestRecord
 }
@@ -264,14 +268,15 @@ func (d *Meter) Observe(rec *RequestRecord) int {
 	d.mu.Lock()
 	p := d.pending
 	d.pending = nil
-	prevRaw, prevSent, prevRawTokens := d.prevRaw, d.prevSent, d.prevRawTokens
+	prevRaw, prevSent, prevRawTokens, prevSummary := d.prevRaw, d.prevSent, d.prevRawTokens, d.prevSummary
 	rec.LatestUser = d.latestMarker
 	d.mu.Unlock()
 
 	rec.RawTokens, rec.RawContents, rec.EffectiveInput = -1, -1, -1
 	if p != nil {
 		rec.RawTokens, rec.RawContents = p.rawTokens, p.rawContents
-		rec.SummarizerCalls = d.SummarizerCalls() - p.calls
+		rec.CallsSoFar = d.SummarizerCalls()
+		rec.SummarizerCalls = rec.CallsSoFar - p.calls
 		if prevRaw >= 0 {
 			// Counters are additive over contents, so raw(k) - raw(k-1) is
 			// the count of raw(k)[len(raw(k-1)):], without rounding drift.
@@ -279,7 +284,8 @@ func (d *Meter) Observe(rec *RequestRecord) int {
 		} else {
 			rec.EffectiveInput = p.rawTokens
 		}
-		rec.Compaction = rec.SummarizerCalls > 0
+		newSummary := rec.Summary != 0 && rec.Summary != prevSummary
+		rec.Compaction = newSummary || (rec.SummarizerCalls > 0 && rec.Summary == 0 && rec.Contents < rec.RawContents)
 		rec.NonShrinking = rec.Compaction && rec.Tokens >= rec.EffectiveInput
 	}
 	rec.HasLatestUser = rec.LatestUser == "" || rec.HasMarker(rec.LatestUser)
@@ -292,6 +298,7 @@ func (d *Meter) Observe(rec *RequestRecord) int {
 	defer d.mu.Unlock()
 	if p != nil {
 		d.prevRaw, d.prevSent, d.prevRawTokens = p.rawContents, rec.Tokens, p.rawTokens
+		d.prevSummary = rec.Summary
 	}
 	d.records = append(d.records, *rec)
 	return len(d.records) - 1

@@ -90,16 +90,23 @@ type RequestRecord struct {
 	UsageReported int      // PromptTokenCount reported (0 if none)
 	Streamed      bool     // the request asked for streaming
 	CutOff        bool     // the response stopped at the output limit (see ScriptConfig.CutAtOutputLimit)
+	// Summary identifies the guard's summary message the request starts
+	// with (a hash of its text), 0 for none: a step whose summary differs
+	// from the previous step's compacted.
+	Summary uint64
 
 	// Filled by the driver.
-	RawTokens       int  // ground truth of the request ADK built, before any plugin
-	RawContents     int  // number of contents ADK built
-	EffectiveInput  int  // see [Result]
-	SummarizerCalls int  // summarizer calls between the raw request and the model call
-	Compaction      bool // SummarizerCalls > 0
-	NonShrinking    bool // compaction whose output was not smaller than its input
-	LatestUser      string
-	HasLatestUser   bool // the request carries the marker of the user's latest message
+	RawTokens       int // ground truth of the request ADK built, before any plugin
+	RawContents     int // number of contents ADK built
+	EffectiveInput  int // see [Result]
+	SummarizerCalls int // summarizer calls between the raw request and the model call
+	// CallsSoFar is how many summarizer calls the run made up to this
+	// request, those made in the background while tools ran included.
+	CallsSoFar    int
+	Compaction    bool // a new summary, or a summarizer call and fewer contents (see [Result])
+	NonShrinking  bool // compaction whose output was not smaller than its input
+	LatestUser    string
+	HasLatestUser bool // the request carries the marker of the user's latest message
 	// RawMarkers are the markers of the raw request, and LostMarkers those
 	// of them neither sent nor summarized so far (see [Result.LostMarkers]).
 	RawMarkers, LostMarkers []string
@@ -289,6 +296,7 @@ func (m *Script) Respond(ctx context.Context, sessionID string, contents []*gena
 		LastUserText: lastUserText(contents),
 		PairError:    CheckPairs(contents),
 		Streamed:     stream,
+		Summary:      summaryID(contents),
 	}
 	rejected := m.cfg.Window > 0 && tokens > m.cfg.Window
 	rec.Rejected = rejected

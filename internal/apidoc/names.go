@@ -7,7 +7,7 @@ package main
 var reexported = []string{
 	// Constants and variables.
 	"CompactToolName", "DefaultContextWindow", "DefaultMaxCompactionAttempts", "DefaultMaxSessionBytes", "DefaultMaxSummarizerCalls",
-	"DefaultMaxSessions", "DefaultPruneKeepSteps", "DefaultSlidingWindowTurns", "DefaultSummaryTimeout",
+	"DefaultMaxSessions", "DefaultEarlyCompaction", "DefaultPreparedSummaries", "PreparedSummariesOff", "DefaultPruneKeepSteps", "DefaultSlidingWindowTurns", "DefaultSummaryTimeout",
 	"ErrIrreducible", "ErrReentrant", "MaxFocusBytes", "PluginName", "ReasonOutputLimit", "ReasonOverflow",
 	"BetweenTurnsOff", "BetweenTurnsWhenDue",
 	"ReasonRequested", "ReasonTokens", "RecallToolName", "ReasonTurns", "RanBetweenTurns", "RanInline", "RanPrepared", "StateKeyDisabled", "StrategySlidingWindow",
@@ -17,9 +17,9 @@ var reexported = []string{
 	"NamedTokenCounter", "PendingCompaction", "RegistryOption", "Strategy", "Summarizer", "SummaryForm", "SummaryRequest", "TodoItem",
 	"TokenCounter", "TokenCounterFunc", "Usage",
 	// Functions.
-	"AsContextOverflow", "NameTokenCounter", "NewCrushRegistry", "SystemClock", "WithBetweenTurns", "WithClock", "WithBeforeCompaction", "WithDefaultWindow", "WithInstructions",
+	"AsContextOverflow", "NameTokenCounter", "NewCrushRegistry", "SystemClock", "WithBetweenTurns", "WithClock", "WithBeforeCompaction", "WithDefaultWindow", "WithEarlyCompaction", "WithInstructions",
 	"WithLogger", "WithMaxCompactionAttempts", "WithMaxSessionBytes", "WithMaxSessions", "WithMaxSummarizerCalls", "WithMaxTokens", "WithPruningMinFree",
-	"WithMeterProvider", "WithOnCompaction", "WithRegistryLogger", "WithReserve", "WithSlidingWindow",
+	"WithMeterProvider", "WithOnCompaction", "WithPreparedSummaries", "WithRegistryLogger", "WithReserve", "WithSlidingWindow",
 	"WithSummarizer", "WithSummarizerWindow", "WithSummaryForm", "WithSummaryTimeout", "WithSummaryTokens", "WithTailRetention", "WithTokenCounter",
 	"WithToolResultPruning", "WithTracerProvider", "WithTriggerFraction", "WithTriggerTokens",
 }

@@ -70,6 +70,7 @@ var mirrored = []mirror{
 	{src: "conformance_test.go", extra: []string{`NewConformanceRow("v1"`, `NewConformanceRow("v2"`}},
 	{src: "recovery_turn_test.go"},
 	{src: "prompt_cache_test.go"},
+	{src: "prepared_summary_test.go"},
 	{src: "recall_branches_test.go", extra: []string{"g.RecallTool(svc)", "g.RecallTool()"}},
 	{src: "recall_matrix_test.go", extra: []string{"g.RecallTool(played.svc)", "g.RecallTool()"}},
 	{src: "recall_tool_test.go", extra: []string{
