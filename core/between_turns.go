@@ -192,6 +192,14 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 		// turns); so does a compaction the state does not show yet.
 		return nil, nil
 	}
+	if mem.trimWarned {
+		// The system instruction and tools leave no room for a summary:
+		// each model call sends only the user's current request
+		// (trimToCurrentRequest), which a summary stored now would only
+		// make larger.
+		g.log.Debug("contextguard: not compacting between turns: the instruction and tools leave no room for a summary", "agent", cfg.name, "session", c.SessionID())
+		return nil, nil
+	}
 	if mem.turnsFloorAt == prev.compactions {
 		prev.floor = max(prev.floor, mem.turnsFloor)
 	}
