@@ -200,12 +200,21 @@ func (s *Stats) Add(o Stats) {
 	s.Errors += o.Errors
 }
 
+// summarizerCacheDepth is how many of the latest agent requests a
+// summarizer request may read its prefix from: a provider's prompt cache
+// keeps each recent request's prefix for minutes (Anthropic's for five),
+// and a summary prepared while tools run is asked over a request the
+// replay, whose tools answer at once, may already have sent several
+// others after.
+const summarizerCacheDepth = 8
+
 // Measure measures one session's requests, in the order the model received
 // them, against a window.
 //
 // An agent request reads from the cache its prefix equal to the previous
-// agent request's; a summarizer request its prefix equal to the agent
-// request that preceded it. Every token not read is written. The floor is
+// agent request's; a summarizer request the longest prefix it shares with
+// the last summarizerCacheDepth agent requests before it (a summary
+// prepared while tools run is asked over an earlier one than the newest). Every token not read is written. The floor is
 // the cost of the same requests if nothing were rewritten between
 // compactions (a rewrite reads the whole previous request and writes only
 // the pieces past its length) and if every summarizer request were read
@@ -215,6 +224,7 @@ func (s *Stats) Add(o Stats) {
 func Measure(reqs []Request, window int) Stats {
 	var s Stats
 	var prev *Request
+	var recent []*Request // the last agent requests, newest last
 	compacted := false
 	for i := range reqs {
 		r := &reqs[i]
@@ -225,8 +235,8 @@ func Measure(reqs []Request, window int) Stats {
 		if r.Summarizer {
 			s.SummarizerRequests++
 			s.SummarizerTokens += r.Tokens
-			if prev != nil {
-				read = SharedPrefix(prev, r)
+			for _, a := range recent {
+				read = max(read, SharedPrefix(a, r))
 			}
 			s.SummarizerCached += read
 			instruction := r.lastTokens()
@@ -251,6 +261,9 @@ func Measure(reqs []Request, window int) Stats {
 			}
 			s.ReusedTokens += read
 			prev, compacted = r, false
+			if recent = append(recent, r); len(recent) > summarizerCacheDepth {
+				recent = recent[1:]
+			}
 		}
 		for k, p := range PriceModels {
 			c := p.cost(read, r.Tokens-read)
