@@ -223,6 +223,15 @@ func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	if float64(predicted) < float64(t.lim.threshold)*t.cfg.earlyFraction() {
 		return
 	}
+	if t.cfg.pruneKeep > 0 {
+		// At the trigger, pruning frees all it can before any summary
+		// (decide): a summary prepared for a request pruning will take back
+		// under it would be thrown away.
+		freed, _ := pruneFreed(t.est, t.recall, t.raw, s.contents, t.frontier, pruneFrontier(t.cfg.pruneKeep, t.raw))
+		if float64(predicted-t.cal.scale(freed)) < float64(t.lim.threshold)*t.cfg.earlyFraction() {
+			return
+		}
+	}
 	mem.candidate = prepareCandidate{ok: true, req: withContents(Request{Model: t.req.Model, Config: t.req.Config}, t.raw),
 		sent: s.contents, prev: t.prev, inj: t.inj, lim: t.lim, cal: t.cal, before: t.before, growth: growth}
 }

@@ -284,8 +284,13 @@ func (d *Meter) Observe(rec *RequestRecord) int {
 		} else {
 			rec.EffectiveInput = p.rawTokens
 		}
+		// A step compacted when its request starts with a new summary, or,
+		// for a compactor whose summaries the meter does not recognize,
+		// when the summarizer ran and the request is not the history as
+		// built (shorter, or with a summary prepended); a summary prepared
+		// in the background during the step leaves the request as built.
 		newSummary := rec.Summary != 0 && rec.Summary != prevSummary
-		rec.Compaction = newSummary || (rec.SummarizerCalls > 0 && rec.Summary == 0 && rec.Contents < rec.RawContents)
+		rec.Compaction = newSummary || (rec.SummarizerCalls > 0 && rec.Summary == 0 && rec.Contents != rec.RawContents)
 		rec.NonShrinking = rec.Compaction && rec.Tokens >= rec.EffectiveInput
 	}
 	rec.HasLatestUser = rec.LatestUser == "" || rec.HasMarker(rec.LatestUser)
