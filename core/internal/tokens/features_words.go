@@ -298,7 +298,7 @@ const mixedScriptBytes = 64
 const (
 	randomWordMin    = 4
 	randomConsonants = 4
-	vowels           = 1<<('a'-'a') | 1<<('e'-'a') | 1<<('i'-'a') | 1<<('o'-'a') | 1<<('u'-'a') | 1<<('y'-'a')
+	vowels           = 1 | 1<<('e'-'a') | 1<<('i'-'a') | 1<<('o'-'a') | 1<<('u'-'a') | 1<<('y'-'a')
 )
 
 // randomWordLetters returns the letters of the random-looking words of s:
