@@ -89,6 +89,9 @@ const (
 func countFeatures[T text](s T, f *Features) {
 	// Accented letters before the call, to see whether s has any.
 	accents := f[fAccent]
+	// Letters of other scripts and CJK runes before the call, to see
+	// whether s mixes them (see randomWordLetters).
+	others, cjk := f[fOtherLetter]+f[fOtherRepeat], f[fHan]+f[fKana]
 	n := len(s)
 	i := 0
 	// The class of the previous rune, for the run features of scripts, and
@@ -376,6 +379,14 @@ func countFeatures[T text](s T, f *Features) {
 		// with accented letters ("wait" and "portrait" are English), and
 		// looking for them only there costs other text nothing.
 		f[fVerbEnd] += verbEnds(s)
+	}
+	if int(f[fOtherLetter]+f[fOtherRepeat]-others)*mixedScriptBytes >= n && int(f[fHan]+f[fKana]-cjk)*mixedScriptBytes >= n && n > 0 {
+		// Random letter strings are looked for only in text dense with
+		// both CJK and the letters of another script, which prose or
+		// code in one language is not: the second pass costs other
+		// text nothing, and English words glued together ("wordsnake"),
+		// which the test takes for random, are rare there.
+		f[fRandomWordG] += randomWordLetters(s)
 	}
 }
 

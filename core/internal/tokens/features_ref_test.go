@@ -171,6 +171,7 @@ func scriptOfRef(r rune) int {
 // countFeaturesRef adds the features of s to f in one pass.
 func countFeaturesRef[T textRef](s T, f *Features) {
 	accents := f[fAccent]
+	others, cjk := f[fOtherLetter]+f[fOtherRepeat], f[fHan]+f[fKana]
 	n := len(s)
 	i := 0
 	prevOther, prevHan, prevKana := false, false, false
@@ -609,6 +610,38 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 		prevOther, prevHan, prevKana = false, false, false
 	}
 	f[fVerbEnd] += verbEndsRef(string(s), len(s) > 0 && int(f[fAccent]-accents)*64 >= len(s))
+	if len(s) > 0 && int(f[fOtherLetter]+f[fOtherRepeat]-others)*64 >= len(s) && int(f[fHan]+f[fKana]-cjk)*64 >= len(s) {
+		f[fRandomWordG] += randomWordsRef(string(s))
+	}
+}
+
+// randomWordsRef counts the letters of the maximal runs of lower-case ASCII
+// letters of four or more letters that have four letters in a row none of
+// which is a, e, i, o, u or y.
+func randomWordsRef(s string) int32 {
+	n := int32(0)
+	isLower := func(c byte) bool { return c >= 'a' && c <= 'z' }
+	for i := 0; i < len(s); {
+		if !isLower(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isLower(s[j]) {
+			j++
+		}
+		w := s[i:j]
+		if len(w) >= 4 {
+			for k := 0; k+4 <= len(w); k++ {
+				if !strings.ContainsAny(w[k:k+4], "aeiouy") {
+					n += int32(len(w))
+					break
+				}
+			}
+		}
+		i = j
+	}
+	return n
 }
 
 // wordRunRef consumes the alphanumeric run starting at s[i] (ASCII letters and

@@ -279,3 +279,48 @@ func contractionLen[T text](s T, j int) int {
 	}
 	return 0
 }
+
+// mixedScriptBytes is the most bytes per rune of each of CJK and of another
+// script (Greek, Cyrillic, Arabic, ...) of a text whose random-looking words
+// are counted: prose in one of those scripts that quotes an English term has
+// few runes of the other, and a text that mixes them word by word has far
+// more.
+const mixedScriptBytes = 64
+
+// Random-looking words: a word of randomWordMin lower-case ASCII letters or
+// more with randomConsonants consonants in a row. Byte-pair vocabularies
+// hold few pieces of such strings, and Gemma 3 splits them into pieces of
+// one to three letters, where the word features count one or two: "gwvmmzw"
+// is one word piece and five Gemma-3 tokens. English has few such runs
+// ("strengths", "angstrom"), random letters many: three consonants in four
+// letters. vowels holds the bits of a, e, i, o, u and y, by letter from
+// 'a'.
+const (
+	randomWordMin    = 4
+	randomConsonants = 4
+	vowels           = 1 | 1<<('e'-'a') | 1<<('i'-'a') | 1<<('o'-'a') | 1<<('u'-'a') | 1<<('y'-'a')
+)
+
+// randomWordLetters returns the letters of the random-looking words of s:
+// maximal runs of lower-case ASCII letters, of randomWordMin letters or
+// more, with randomConsonants consonants in a row.
+func randomWordLetters[T text](s T) int32 {
+	var total int32
+	n := len(s)
+	for i := 0; i < n; {
+		if byteFlags[s[i]]&bLower == 0 {
+			i++
+			continue
+		}
+		j, run, random := i, 0, false
+		for ; j < n && byteFlags[s[j]]&bLower != 0; j++ {
+			run = (run + 1) * int(1^vowels>>(s[j]-'a')&1)
+			random = random || run >= randomConsonants
+		}
+		if random && j-i >= randomWordMin {
+			total += int32(j - i)
+		}
+		i = j
+	}
+	return total
+}
