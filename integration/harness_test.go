@@ -121,6 +121,9 @@ type replicaConfig struct {
 	extra []*plugin.Plugin
 	// counter, when set, is the agent's TokenCounter.
 	counter contextguard.TokenCounter
+	// inlineOnly compacts only in the model call that needs it: no
+	// compaction between turns, no summary prepared while tools run.
+	inlineOnly bool
 }
 
 func newReplica(t *testing.T, cfg replicaConfig) *replica {
@@ -138,11 +141,18 @@ func newReplica(t *testing.T, cfg replicaConfig) *replica {
 	// The session service persists what the guard compacts between turns,
 	// as a deployment of several replicas must (README, Compaction between
 	// turns).
-	guard := contextguard.New(nil,
+	guardOpts := []contextguard.Option{
 		contextguard.WithLogger(slog.New(cfg.logs)),
 		contextguard.WithOnCompaction(cfg.log.hook(cfg.name)),
-		contextguard.WithSessionService(cfg.svc))
+		contextguard.WithSessionService(cfg.svc)}
+	if cfg.inlineOnly {
+		guardOpts = append(guardOpts, contextguard.WithPreparedSummaries(contextguard.PreparedSummariesOff))
+	}
+	guard := contextguard.New(nil, guardOpts...)
 	opts := []contextguard.AgentOption{contextguard.WithMaxTokens(cfg.window)}
+	if cfg.inlineOnly {
+		opts = append(opts, contextguard.WithBetweenTurns(contextguard.BetweenTurnsOff))
+	}
 	if cfg.counter != nil {
 		opts = append(opts, contextguard.WithTokenCounter(cfg.counter))
 	}

@@ -17,6 +17,10 @@ import (
 // handle, session service, guard, agent, runner, models) on the same
 // database, and checks that the next call starts from the stored summary
 // without summarizing again.
+//
+// Both processes compact only inline (replicaConfig.inlineOnly): the
+// restart is of a summary a model call made; one made between turns is
+// TestTwoReplicasCompactBetweenTurns's.
 func TestRestartResumesFromStoredSummary(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, open opener) {
 		const (
@@ -36,7 +40,7 @@ func TestRestartResumesFromStoredSummary(t *testing.T) {
 		createSession(t, db1.svc, sessionID)
 		llm1, summ1 := newAgentModel(stepsPerTurn, window), &summarizerModel{}
 		r1 := newReplica(t, replicaConfig{name: "before", svc: db1.svc, agentLLM: llm1, summarizer: summ1,
-			window: window, outputBytes: outputBytes, log: clog, logs: logs})
+			window: window, outputBytes: outputBytes, log: clog, logs: logs, inlineOnly: true})
 		turn := 0
 		for turn < maxTurns && len(clog.Events()) < wantCompactions {
 			turn++
@@ -69,7 +73,7 @@ func TestRestartResumesFromStoredSummary(t *testing.T) {
 
 		llm2, summ2 := newAgentModel(stepsPerTurn, window), &summarizerModel{}
 		r2 := newReplica(t, replicaConfig{name: "after", svc: db2.svc, agentLLM: llm2, summarizer: summ2,
-			window: window, outputBytes: outputBytes, log: clog, logs: logs})
+			window: window, outputBytes: outputBytes, log: clog, logs: logs, inlineOnly: true})
 		turn++
 		clog.setTurn(turn)
 		require.NoError(t, r2.runTurn(ctx, sessionID, userMessage(salt, turn), agent.RunConfig{}))

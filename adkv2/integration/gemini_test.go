@@ -137,7 +137,10 @@ func TestGeminiWireFormat(t *testing.T) {
 			createSession(t, db.svc, sessionID)
 			clog, logs, obs := &compactionLog{}, &logRecorder{}, &usageObserver{}
 			r := newReplica(t, replicaConfig{name: tc.name, svc: db.svc, agentLLM: agentLLM, summarizer: summarizerLLM,
-				window: window, outputBytes: outputBytes, log: clog, logs: logs, extra: []*plugin.Plugin{obs.plugin(t)}})
+				window: window, outputBytes: outputBytes, log: clog, logs: logs, extra: []*plugin.Plugin{obs.plugin(t)},
+				// Each summarizer call is followed by the request it
+				// compacted: no compaction between turns or prepared ahead.
+				inlineOnly: true})
 
 			partials := 0
 			for turn := 1; turn <= maxTurns && len(clog.Events()) < wantCompactions; turn++ {
