@@ -55,10 +55,7 @@ func (c *compaction) lastRequest(t *turn) *previousRequest {
 	}
 	cs := c.orig[:k:k]
 	if t.prefix.rec.frontier != t.frontier {
-		sent := make([]*genai.Content, 0, k)
-		sent = append(sent, c.orig[:lead]...)
-		sent = append(sent, t.raw[t.inj.cut:n]...)
-		cs = pruneTo(t.est, t.prefix.rec.frontier, t.recall, t.raw[:n], sent)
+		cs = c.prunedAsRecorded(t, lead, n)
 	}
 	p.end, p.contents, p.est = n, cs, t.weigh(cs)
 	return p
@@ -84,10 +81,18 @@ func (c *compaction) asCached(t *turn) []*genai.Content {
 	if t.inj.cut > len(t.raw) || len(c.orig) != lead+len(t.raw)-t.inj.cut {
 		return nil
 	}
-	sent := make([]*genai.Content, 0, len(c.orig))
+	return c.prunedAsRecorded(t, lead, len(t.raw))
+}
+
+// prunedAsRecorded is the request's first lead contents (the injected
+// summary message) and its raw contents from the summary's cut up to n,
+// pruned to the frontier of the prefix record: as the previous request
+// sent them, where this call's pruning moved on.
+func (c *compaction) prunedAsRecorded(t *turn, lead, n int) []*genai.Content {
+	sent := make([]*genai.Content, 0, lead+n-t.inj.cut)
 	sent = append(sent, c.orig[:lead]...)
-	sent = append(sent, t.raw[t.inj.cut:]...)
-	return pruneTo(t.est, t.prefix.rec.frontier, t.recall, t.raw, sent)
+	sent = append(sent, t.raw[t.inj.cut:n]...)
+	return pruneTo(t.est, t.prefix.rec.frontier, t.recall, t.raw[:n], sent)
 }
 
 // withPreviousSplit is the strategy's suffixes followed, when it helps, by
