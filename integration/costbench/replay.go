@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/adk-contextguard/contextguard"
@@ -109,6 +110,21 @@ func Replay(ctx context.Context, tr *Trace, cfg Config) (*Session, error) {
 		return nil, fmt.Errorf("costbench: guard: %w", err)
 	}
 	instruction := tr.System
+	svc := session.InMemoryService()
+	sid := "session-" + tr.File
+	// Tools take as long as the summary being prepared while they run
+	// (README, Summaries prepared while tools run): a recorded agent's
+	// tools took seconds, the replay's answer at once, and a summary left
+	// racing the replay would make each run's table differ.
+	awaitPrepared := func(ctx context.Context) {
+		for ctx.Err() == nil {
+			u, err := guard.Usage(ctx, svc, appName, userID, sid, agentName)
+			if err != nil || !u.Preparing {
+				return
+			}
+			time.Sleep(preparedPoll)
+		}
+	}
 	ag, err := llmagent.New(llmagent.Config{
 		Name:        agentName,
 		Description: "replays " + tr.File,
@@ -116,12 +132,11 @@ func Replay(ctx context.Context, tr *Trace, cfg Config) (*Session, error) {
 		// A provider, not Instruction: ADK would substitute {placeholders}
 		// of the recorded prompt.
 		InstructionProvider: func(agent.ReadonlyContext) (string, error) { return instruction, nil },
-		Tools:               replayTools(tr),
+		Tools:               replayTools(tr, awaitPrepared),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("costbench: agent: %w", err)
 	}
-	svc := session.InMemoryService()
 	r, err := runner.New(runner.Config{
 		AppName:        appName,
 		Agent:          ag,
@@ -131,7 +146,6 @@ func Replay(ctx context.Context, tr *Trace, cfg Config) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("costbench: runner: %w", err)
 	}
-	sid := "session-" + tr.File
 	if _, err := svc.Create(ctx, &session.CreateRequest{AppName: appName, UserID: userID, SessionID: sid}); err != nil {
 		return nil, fmt.Errorf("costbench: create session: %w", err)
 	}
@@ -304,11 +318,19 @@ func carriesUser(contents []*genai.Content, user string) bool {
 type replayTool struct {
 	decl    *genai.FunctionDeclaration
 	outputs map[string]string
+	// await returns once no summary is being prepared for the session.
+	await func(context.Context)
 }
 
+// preparedPoll is how often a tool looks whether the summary prepared
+// while it runs is written: a fake model writes one in well under a
+// millisecond, so the replay waits little.
+const preparedPoll = time.Millisecond
+
 // replayTools returns a tool per declaration of tr, and one for every tool
-// its calls name that it does not declare (so any recording replays).
-func replayTools(tr *Trace) []tool.Tool {
+// its calls name that it does not declare (so any recording replays); each
+// runs once await has returned.
+func replayTools(tr *Trace, await func(context.Context)) []tool.Tool {
 	outputs := map[string]string{}
 	var out []tool.Tool
 	declared := map[string]bool{}
@@ -321,7 +343,7 @@ func replayTools(tr *Trace) []tool.Tool {
 		if params != nil {
 			decl.ParametersJsonSchema = params
 		}
-		out = append(out, &replayTool{decl: decl, outputs: outputs})
+		out = append(out, &replayTool{decl: decl, outputs: outputs, await: await})
 	}
 	for _, d := range tr.Tools {
 		add(d.Name, d.Description, d.Parameters)
@@ -371,7 +393,9 @@ func (t *replayTool) ProcessRequest(_ agent.ToolContext, req *model.LLMRequest) 
 	return nil
 }
 
-// Run returns the output recorded for the call.
+// Run returns the output recorded for the call, once no summary is being
+// prepared for the session (await).
 func (t *replayTool) Run(ctx agent.ToolContext, _ any) (map[string]any, error) {
+	t.await(ctx)
 	return map[string]any{"output": t.outputs[ctx.FunctionCallID()]}, nil
 }
