@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"log/slog"
+	"math"
 
 	"google.golang.org/genai"
 )
@@ -247,7 +248,13 @@ func (t *turn) log() *slog.Logger {
 // request is over the trigger (planPruning).
 func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	next := t.prev
-	pruned, target, rewritten := planPruning(t.est, t.cfg.pruneKeep, t.cfg.pruningMinFree(), t.recall, t.prev.pruneFrontier, t.raw, cs)
+	minFree := t.cfg.pruningMinFree()
+	if t.mode == modeApplyOnly {
+		// Switched off: the stored frontier stays applied, and moves no
+		// further (session_switch.go).
+		minFree = math.MaxInt
+	}
+	pruned, target, rewritten := planPruning(t.est, t.cfg.pruneKeep, minFree, t.recall, t.prev.pruneFrontier, t.raw, cs)
 	t.frontier = pruned
 	ps := pruneTo(t.est, t.frontier, t.recall, t.raw, cs)
 	est, body := t.requestEstimate(ps)
@@ -267,7 +274,7 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	if rewritten >= 0 {
 		unpruned = t.cal.count(t.weigh(pruneTo(t.est, min(t.prev.pruneFrontier, target), t.recall, t.raw, cs)))
 	}
-	if t.nextTurnCount(count) > trigger && t.frontier < target {
+	if t.mode != modeApplyOnly && t.nextTurnCount(count) > trigger && t.frontier < target {
 		// Over the trigger, pruning frees all it can, however little: a
 		// compaction would rewrite more (WithPruningMinFree).
 		unpruned = max(unpruned, count)

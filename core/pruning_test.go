@@ -434,3 +434,23 @@ func TestPruning_AtTheTriggerIsACompaction(t *testing.T) {
 	assert.Less(t, sum.Calls(), len(events), "pruning compactions call no summarizer")
 	assert.Contains(t, logs.String(), "pruned tool results at the trigger")
 }
+
+// TestPruning_SwitchedOffMovesNoFurther: a session switched off keeps the
+// pruning it had and prunes no further, even over the trigger, so it
+// reports no compaction by pruning either.
+func TestPruning_SwitchedOffMovesNoFurther(t *testing.T) {
+	var events []CompactionEvent
+	g := newGuard(NewCrushRegistry(WithRegistryLogger(quietLogger)), WithLogger(quietLogger),
+		WithOnCompaction(func(_ context.Context, e CompactionEvent) { events = append(events, e) }))
+	g.addModel("a", fixedSummary("S"), WithMaxTokens(32_000), WithToolResultPruning(0), WithPruningMinFree(1))
+	require.NoError(t, g.Err())
+	ctx := newFakeCtx("a").withUser("U9-MARK latest")
+	require.NoError(t, g.SetDisabledInState(ctx.state, true))
+	raw := append(pruneHistory(14, 5_000), userMsg("U9-MARK latest"))
+	req := request(raw...)
+	_, err := g.beforeModel(ctx, req)
+	require.NoError(t, err)
+	assert.Empty(t, events, "no compaction while switched off")
+	assert.NotContains(t, coretest.FlattenText(req.Contents), "removed to save context", "nothing pruned beyond the stored frontier")
+	assert.Zero(t, ctx.getInt(keyPruneFrontier))
+}
