@@ -192,7 +192,7 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 		// turns); so does a compaction the state does not show yet.
 		return nil, nil
 	}
-	if mem.trimWarned {
+	if mem.trimmed {
 		// The system instruction and tools leave no room for a summary:
 		// each model call sends only the user's current request
 		// (trimToCurrentRequest), which a summary stored now would only

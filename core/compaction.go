@@ -237,8 +237,8 @@ func trimToCurrentRequest(t *turn, next guardState) step {
 	start = pairSafeStart(t.raw, max(start, 0))
 	cs := t.raw[start:]
 	est := t.weigh(cs)
-	if mem := t.sess.memory(t.cfg.name); !mem.trimWarned {
-		mem.trimWarned = true
+	if mem := t.sess.memory(t.cfg.name); !mem.trimmed {
+		mem.trimmed = true
 		t.log().Warn("contextguard: the system instruction and tools leave no room for a summary; sending only the newest contents from the user's current request on",
 			"tokens_after", t.cal.scale(est), "threshold", t.lim.threshold, "window", t.lim.window, "kept_contents", len(cs))
 	}

@@ -56,9 +56,11 @@ type agentMemory struct {
 	// sentLen is how many contents ADK built for the request last let
 	// through: an overflow of it records it (pendingOverflow.contents).
 	sentLen int
-	// trimWarned records that trimming to the current request was logged
-	// (compaction_strategy_threshold.go), so it is said once per session.
-	trimWarned bool
+	// trimmed records that the session's requests are trimmed to the
+	// current request (trimToCurrentRequest: the system instruction and
+	// tools leave no room for a summary). It is logged once, and no
+	// compaction is made between turns for the session (between_turns.go).
+	trimmed bool
 	// prefix is the chain of the contents last built for the agent
 	// (prefix_mark.go).
 	prefix prefixMemo
