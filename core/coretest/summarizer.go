@@ -236,6 +236,17 @@ func (s *Summarizer) InjectFaultFrom(call int, f Fault) {
 	s.faultFrom, s.fromFault = call, f
 }
 
+// faultFor is the fault call number n (1-based) injects; s.mu is held.
+func (s *Summarizer) faultFor(n int) Fault {
+	if f, ok := s.faultAt[n]; ok {
+		return f
+	}
+	if s.faultFrom > 0 && n >= s.faultFrom {
+		return s.fromFault
+	}
+	return FaultNone
+}
+
 // Calls returns how many times the summarizer was called.
 func (s *Summarizer) Calls() int {
 	s.mu.Lock()
@@ -263,9 +274,14 @@ func (s *Summarizer) Summarize(ctx context.Context, contents []*genai.Content, c
 	// that stops waiting (a summary timeout) while the input of a large
 	// request is still being counted sees it counted at once, not
 	// during a later step.
+	// Its fault is known from its number alone, so it is recorded then
+	// too: a test reading the records while the input is still being
+	// measured sees the fault the call will inject.
 	s.mu.Lock()
 	idx := len(s.calls)
-	s.calls = append(s.calls, SummarizerCall{})
+	n := idx + 1
+	f := s.faultFor(n)
+	s.calls = append(s.calls, SummarizerCall{Fault: f})
 	s.mu.Unlock()
 	var all []*genai.Content
 	if config != nil && config.SystemInstruction != nil {
@@ -282,13 +298,8 @@ func (s *Summarizer) Summarize(ctx context.Context, contents []*genai.Content, c
 	if s.cfg.KeepText {
 		rec.Text = text
 	}
-	s.mu.Lock()
-	n := idx + 1
-	f, ok := s.faultAt[n]
-	if !ok && s.faultFrom > 0 && n >= s.faultFrom {
-		f = s.fromFault
-	}
 	rec.Fault = f
+	s.mu.Lock()
 	s.calls[idx] = rec
 	s.mu.Unlock()
 
