@@ -622,8 +622,8 @@ func (c *stressCollector) print(w io.Writer) {
 		}
 		return strings.Compare(a.mode, b.mode)
 	})
-	fmt.Fprintf(w, "\n%-52s %-12s %6s %5s %5s %17s %7s %6s %9s %9s %s\n",
-		"scenario", "mode", "steps", "comp", "summ", "max real/window", "util%", "trig%", "surf/rec", "time", "")
+	fmt.Fprintf(w, "\n%-52s %-12s %6s %5s %5s %11s %17s %7s %6s %9s %9s %s\n",
+		"scenario", "mode", "steps", "comp", "summ", "inl/pre/btw", "max real/window", "util%", "trig%", "surf/rec", "time", "")
 	first, last := runs[0].start, runs[0].end
 	var failed, surfaced, recovered int
 	tallies := map[string]compactionTally{}
@@ -637,8 +637,9 @@ func (c *stressCollector) print(w io.Writer) {
 		surfaced += res.OverflowsSurfaced
 		recovered += res.OverflowsRecovered
 		tallies[r.mode] = tallies[r.mode].plus(r.tally)
-		fmt.Fprintf(w, "%-52s %-12s %6d %5d %5d %8d/%-8d %6.1f%% %5.1f%% %4d/%-4d %9s %s\n",
-			res.Scenario, r.mode, res.Steps, res.CompactionSteps, res.SummarizerCalls, res.MaxRealTokens, res.Window,
+		ran := fmt.Sprintf("%d/%d/%d", r.tally.ran[RanInline], r.tally.ran[RanPrepared], r.tally.ran[RanBetweenTurns])
+		fmt.Fprintf(w, "%-52s %-12s %6d %5d %5d %11s %8d/%-8d %6.1f%% %5.1f%% %4d/%-4d %9s %s\n",
+			res.Scenario, r.mode, res.Steps, res.CompactionSteps, res.SummarizerCalls, ran, res.MaxRealTokens, res.Window,
 			100*res.MaxUtilization, 100*res.MeanUtilizationAtTrigger,
 			res.OverflowsSurfaced, res.OverflowsRecovered, r.end.Sub(r.start).Round(time.Millisecond), mark)
 		if r.start.Before(first) {

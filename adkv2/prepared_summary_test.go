@@ -59,9 +59,9 @@ func TestPreparedSummaries_ThroughRunner(t *testing.T) {
 			assert.Positive(t, ran[contextguard.RanPrepared], "summaries are prepared while tools run")
 			assert.Greater(t, total-ran[contextguard.RanInline], ran[contextguard.RanInline], "most compactions keep the model call from waiting")
 			if sc.Window >= 200_000 {
-				// At 8k a step is a tenth of the threshold or more: a summary
-				// prepared a step early leaves too little room more often
-				// (see preparedFitShare in core).
+				// At 8k a step is a tenth of the threshold or more: a
+				// compaction that keeps the newest step verbatim leaves no
+				// room for the next one more often (see leavesRoom in core).
 				assert.LessOrEqual(t, ran[contextguard.RanInline]*10, total, "at most 10% of the compactions inline")
 			}
 			// At 8k a step is a tenth of the threshold or more, and a

@@ -52,17 +52,6 @@ const (
 	// prepared; a prepared summary that is not needed yet is kept for the
 	// next step, at the cost of one more step kept verbatim after it.
 	growthMargin = 1.25
-	// preparedFitShare is the share of the threshold a request compacted
-	// with a prepared summary may take: the contents after what the
-	// summary covers stay verbatim, so when they are many (a summary
-	// prepared steps before it was needed) the compaction would leave
-	// little room and the next one would come soon. Past about two thirds
-	// of the threshold the compaction runs inline instead, whose request is
-	// about the summary alone (the threshold strategy) or its kept tail: a
-	// compaction leaves at least a third of the threshold, a quarter of
-	// the window below 200k (the spacing the stress matrix asserts), for
-	// the conversation to grow.
-	preparedFitShare = 0.65
 )
 
 // WithPreparedSummaries bounds how many summaries the guard prepares in the
@@ -153,8 +142,11 @@ type preparedSummary struct {
 	// injected summary's cut), chain is the chain hash of raw[:end]
 	// (prefix_mark.go); prevSummary, compactions and userReq are the
 	// state it was written from.
-	first, end  int
-	chain       uint64
+	first, end int
+	chain      uint64
+	// growth is the next step's predicted growth when it started
+	// (prepareCandidate.growth): the room the compaction must leave.
+	growth      int
 	prevSummary string
 	compactions int
 	userReq     string
@@ -205,7 +197,7 @@ type prepareCandidate struct {
 func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	mem.candidate = prepareCandidate{}
 	count := s.next.tokens
-	if d := t.before - mem.lastCount; mem.lastCount > 0 && s.event == nil && d > 0 {
+	if d := t.before - mem.lastCount; mem.lastCount > 0 && d > 0 {
 		mem.growth[mem.growthAt%growthSteps] = d
 		mem.growthAt++
 	}
@@ -318,7 +310,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 		return
 	}
 	p := &preparedSummary{agent: cfg.name, first: comp.first, end: comp.cov, chain: mem.prefix.chainOf(cand.req.Contents, comp.cov),
-		prevSummary: comp.prevSummary, compactions: cand.prev.compactions, userReq: comp.userReq,
+		growth: cand.growth, prevSummary: comp.prevSummary, compactions: cand.prev.compactions, userReq: comp.userReq,
 		started: g.clock.Now(), cancel: cancel, done: make(chan struct{})}
 	sess.prepared.Store(p)
 	g.prep.started.Add(1)
@@ -328,11 +320,23 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 }
 
 // fitsPrepared reports whether the request a summary prepared by c would
-// make, the summary at the length c asks for at most, the continuation and
-// the next step verbatim (its predicted growth), is likely to fit within
-// preparedFitShare of the threshold (compactPrepared's test).
+// make (the summary at the length c asks for at most, the continuation, and
+// the next step verbatim, its predicted growth) is likely to leave room
+// for one more such step under the threshold (leavesRoom).
 func fitsPrepared(c *compaction, cand prepareCandidate) bool {
-	return float64(satAdd(satAdd(c.bare, c.budget), cand.growth)) <= float64(cand.lim.threshold)*preparedFitShare
+	return leavesRoom(satAdd(satAdd(c.bare, c.budget), cand.growth), cand.growth, cand.lim.threshold)
+}
+
+// leavesRoom reports whether a request of count n, compacted with a
+// prepared summary, leaves room under the threshold for a step of the
+// predicted growth: the contents after what the summary covers stay
+// verbatim, so when they are large (a big tool result, or a summary
+// prepared steps before it was needed) the next step would reach the
+// trigger at once and compact again. The compaction then runs inline,
+// whose request is the summary alone (the threshold strategy) or its kept
+// tail.
+func leavesRoom(n, growth, threshold int) bool {
+	return satAdd(n, growth) <= threshold
 }
 
 // runPrepared writes p's summary on its own goroutine: the summary of the
@@ -441,7 +445,7 @@ func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, p *preparedSummary
 	out, _ = pruneToolResults(t.est, t.cfg.pruneKeep, t.recall, t.raw, out)
 	o := outcome{contents: out, summary: p.summary, watermark: end, newEst: t.weigh(out)}
 	o.newCount = t.cal.scale(o.newEst)
-	if float64(o.newCount) > float64(t.lim.threshold)*preparedFitShare {
+	if !leavesRoom(o.newCount, p.growth, t.lim.threshold) {
 		g.wastePrepared(t, p, "the request it makes leaves too little room under the threshold")
 		return g.compactWith(t, c, s, reason)
 	}
