@@ -437,17 +437,6 @@ func (h *preparedLog) WithGroup(name string) slog.Handler {
 	return &preparedLog{next: h.next.WithGroup(name), dropped: h.dropped, wasted: h.wasted}
 }
 
-// fillsWindow reports whether a matrix row is one whose single tool result
-// or user message fills the window by design.
-func fillsWindow(scenario string) bool {
-	for _, s := range []string{"BiggerThanWindow", "ExceedsWindow", "SingleGiantToolResponse", "SingleTurnFillsWindow", "LargerThanWindow"} {
-		if strings.Contains(scenario, s) {
-			return true
-		}
-	}
-	return false
-}
-
 // runScenario plays sc through a real runner with a fresh guard.
 func runScenario(t *testing.T, sc contextguardtest.Scenario, run scenarioRun) *scenarioOutcome {
 	t.Helper()
@@ -513,7 +502,7 @@ func runScenario(t *testing.T, sc contextguardtest.Scenario, run scenarioRun) *s
 		res.SummarizerCalls = sum.Calls()
 	}
 	out.tally.finish(sum.Calls(), logs)
-	out.tally.fillsWindow = fillsWindow(sc.FullName())
+	out.tally.fillsWindow = sc.FillsWindow()
 	end := time.Now()
 	t.Log(res.String())
 	out.res = res

@@ -1,6 +1,9 @@
 package coretest
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Scenarios: the turns of a conversation, their tool steps and sizes, as the
 // scripted provider plays them.
@@ -118,6 +121,23 @@ type Scenario struct {
 	KnownLimitation string
 	// Seed makes every generated payload of the scenario deterministic.
 	Seed int64
+}
+
+// windowFillers name the seed matrix's rows whose single tool result or
+// user message fills the window by design: their compactions run in the
+// model call that needs them by necessity (nothing is known of the step
+// before it arrives, and nothing fits beside it).
+var windowFillers = []string{"BiggerThanWindow", "ExceedsWindow", "SingleGiantToolResponse", "SingleTurnFillsWindow", "LargerThanWindow"}
+
+// FillsWindow reports whether s is a row whose single tool result or user
+// message fills the window by design (its name says so).
+func (s Scenario) FillsWindow() bool {
+	for _, w := range windowFillers {
+		if strings.Contains(s.Name, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // FullName returns Prefix_Name, e.g. "Stress_200k_NormalConversation".
