@@ -328,15 +328,15 @@ func fitsPrepared(c *compaction, cand prepareCandidate) bool {
 }
 
 // leavesRoom reports whether a request of count n, compacted with a
-// prepared summary, leaves room under the threshold for a step of the
-// predicted growth: the contents after what the summary covers stay
+// prepared summary, leaves room under the threshold for a step as large as
+// the largest recent one (growth is the prediction, with its margin): the contents after what the summary covers stay
 // verbatim, so when they are large (a big tool result, or a summary
 // prepared steps before it was needed) the next step would reach the
 // trigger at once and compact again. The compaction then runs inline,
 // whose request is the summary alone (the threshold strategy) or its kept
 // tail.
 func leavesRoom(n, growth, threshold int) bool {
-	return satAdd(n, growth) <= threshold
+	return satAdd(n, int(float64(growth)/growthMargin)) <= threshold
 }
 
 // runPrepared writes p's summary on its own goroutine: the summary of the

@@ -169,9 +169,9 @@ type Stats struct {
 	// Overflows counts requests whose o200k count exceeds the window;
 	// LostUser the agent requests without the user's latest message.
 	Overflows, LostUser int
-	// Compactions counts the compactions the guard reported; Errors the
-	// errors the runner surfaced.
-	Compactions, Errors int
+	// Compactions counts the compactions the guard reported, Inline those
+	// the model call waited for; Errors the errors the runner surfaced.
+	Compactions, Inline, Errors int
 }
 
 // PriceModels are the price models of Stats.Cost and Stats.Floor, in order.
@@ -197,6 +197,7 @@ func (s *Stats) Add(o Stats) {
 	s.Overflows += o.Overflows
 	s.LostUser += o.LostUser
 	s.Compactions += o.Compactions
+	s.Inline += o.Inline
 	s.Errors += o.Errors
 }
 

@@ -77,8 +77,11 @@ func Configs() []Config {
 type Session struct {
 	// Requests are every request the model received, in order.
 	Requests []Request
-	// Compactions is how many compactions the guard reported.
-	Compactions int
+	// Compactions is how many compactions the guard reported; Inline how
+	// many of them called the summarizer in the model call that needed
+	// them (CompactionEvent.Ran), which waited for it (a pruning pass
+	// runs inline too, but calls no summarizer).
+	Compactions, Inline int
 	// Errors are the errors the runner surfaced.
 	Errors []error
 }
@@ -86,7 +89,7 @@ type Session struct {
 // Stats measures the session against window.
 func (s *Session) Stats(window int) Stats {
 	st := Measure(s.Requests, window)
-	st.Compactions = s.Compactions
+	st.Compactions, st.Inline = s.Compactions, s.Inline
 	st.Errors = len(s.Errors)
 	return st
 }
@@ -162,7 +165,7 @@ func Replay(ctx context.Context, tr *Trace, cfg Config) (*Session, error) {
 			}
 		}
 	}
-	out.Requests, out.Compactions = m.captured()
+	out.Requests, out.Compactions, out.Inline = m.captured()
 	return out, nil
 }
 
@@ -179,6 +182,7 @@ type replayModel struct {
 	turn, step  int
 	requests    []Request
 	compactions int
+	inline      int
 	prevAgent   int // index in requests of the last agent request, -1 before it
 }
 
@@ -207,17 +211,21 @@ func (m *replayModel) startTurn(i int) {
 }
 
 // compacted is the guard's WithOnCompaction hook.
-func (m *replayModel) compacted(context.Context, contextguard.CompactionEvent) {
+func (m *replayModel) compacted(_ context.Context, e contextguard.CompactionEvent) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.compactions++
+	if e.Ran == contextguard.RanInline && e.SummarizerCalls > 0 {
+		m.inline++
+	}
 }
 
-// captured returns the requests received and the compactions reported.
-func (m *replayModel) captured() ([]Request, int) {
+// captured returns the requests received, the compactions reported and
+// how many of them waited for the summarizer inline.
+func (m *replayModel) captured() ([]Request, int, int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.requests, m.compactions
+	return m.requests, m.compactions, m.inline
 }
 
 // GenerateContent records the request and answers it.

@@ -42,12 +42,12 @@ func windowName(w int) string {
 // WriteTable writes rows as a markdown table.
 func WriteTable(w io.Writer, rows []Row) error {
 	var b strings.Builder
-	b.WriteString("| configuration | window | requests (agent + summarizer) | prefix reused | rewrites with no compaction | summarizer input read from cache | Anthropic index (floor) | implicit index (floor) | compactions | overflows | lost user messages | errors |\n")
+	b.WriteString("| configuration | window | requests (agent + summarizer) | prefix reused | rewrites with no compaction | summarizer input read from cache | Anthropic index (floor) | implicit index (floor) | compactions (inline) | overflows | lost user messages | errors |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		s := r.Stats
 		tokens := s.Tokens()
-		fmt.Fprintf(&b, "| %s | %s | %d + %d | %.1f%% | %d (%.2f%% of tokens) | %.1f%% | %.3f (%.3f) | %.3f (%.3f) | %d | %d | %d | %d |\n",
+		fmt.Fprintf(&b, "| %s | %s | %d + %d | %.1f%% | %d (%.2f%% of tokens) | %.1f%% | %.3f (%.3f) | %.3f (%.3f) | %d (%d) | %d | %d | %d |\n",
 			r.Config.Name, windowName(r.Config.Window),
 			s.AgentRequests, s.SummarizerRequests,
 			percent(s.ReusedTokens, s.AgentTokens),
@@ -55,7 +55,7 @@ func WriteTable(w io.Writer, rows []Row) error {
 			percent(s.SummarizerCached, s.SummarizerTokens),
 			index(s.Cost[0], tokens), index(s.Floor[0], tokens),
 			index(s.Cost[1], tokens), index(s.Floor[1], tokens),
-			s.Compactions, s.Overflows, s.LostUser, s.Errors)
+			s.Compactions, s.Inline, s.Overflows, s.LostUser, s.Errors)
 	}
 	_, err := io.WriteString(w, b.String())
 	if err != nil {
