@@ -68,14 +68,20 @@ func runSlidingAgainst(t *testing.T, sc contextguardtest.Scenario, truth context
 // the others' guards run on a fake clock no one moves, so no timeout fires.
 func runSlidingOn(t *testing.T, sc contextguardtest.Scenario, truth contextguardtest.Counter, clock Clock, sum *contextguardtest.SummarizerModel, opts ...AgentOption) *swRun {
 	t.Helper()
+	return runSlidingWith(t, sc, truth, clock, sum, nil, opts...)
+}
+
+// runSlidingWith is runSlidingOn with guardOpts added to the guard's.
+func runSlidingWith(t *testing.T, sc contextguardtest.Scenario, truth contextguardtest.Counter, clock Clock, sum *contextguardtest.SummarizerModel, guardOpts []Option, opts ...AgentOption) *swRun {
+	t.Helper()
 	run := &swRun{sum: sum, logs: &logBuffer{}}
 	var mu sync.Mutex
-	g := New(NewCrushRegistry(WithRegistryLogger(run.logs.logger())), WithLogger(run.logs.logger()), WithClock(clock),
+	g := New(NewCrushRegistry(WithRegistryLogger(run.logs.logger())), append([]Option{WithLogger(run.logs.logger()), WithClock(clock),
 		WithOnCompaction(func(_ context.Context, e CompactionEvent) {
 			mu.Lock()
 			defer mu.Unlock()
 			run.events = append(run.events, e)
-		}))
+		})}, guardOpts...)...)
 	g.Add("assistant", sum, append([]AgentOption{WithMaxTokens(sc.Window)}, opts...)...)
 	guard, err := g.Plugin()
 	require.NoError(t, err)
@@ -174,9 +180,16 @@ func TestSlidingWindow_40Turns_ThroughRunner(t *testing.T) {
 			sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{
 				Name: "gemini-2.5-flash", Counter: contextguardtest.TokenizerCounter(1.0), KeepText: true,
 			})
-			run := runSliding(t, contextguardtest.Scenario{
+			// Summaries are written in the model call or between turns: a
+			// summary prepared while tools ran that a larger step left
+			// unused covers contents the next one summarizes again, which
+			// the disjoint spans below would count against the strategy
+			// (prepared_summary_test.go covers those).
+			sc := contextguardtest.Scenario{
 				Name: "Sliding40_" + tt.name, Window: tt.window, Turns: 40, Plan: swPlan(tt.unit), Seed: int64(tt.window),
-			}, sum, WithSlidingWindow(6))
+			}
+			run := runSlidingWith(t, sc, contextguardtest.TokenizerCounter(1.0), contextguardtest.NewFakeClock(time.Time{}), sum,
+				[]Option{WithPreparedSummaries(PreparedSummariesOff)}, WithSlidingWindow(6))
 			run.assertHealthy(t)
 			res := run.res
 

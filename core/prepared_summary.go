@@ -229,13 +229,12 @@ func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 }
 
 // prepares reports whether the agent's compactions may use prepared
-// summaries. Not with a before-compaction hook, whose instructions or skip
-// are decided when the compaction is due, nor with the sliding window,
-// whose compactions keep the newest turns verbatim and are mostly triggered
-// by turns, which a prediction of tokens does not foresee: a summary
-// prepared for them would be thrown away.
-func (g *Guard) prepares(cfg *Agent) bool {
-	return g.beforeHook == nil && cfg.policy.name() != StrategySlidingWindow
+// summaries: not with a before-compaction hook, whose instructions or skip
+// are decided when the compaction is due. The sliding window's compactions
+// triggered by turns run between turns or inline; those triggered by
+// tokens inside a turn use a summary prepared up to the turns it keeps.
+func (g *Guard) prepares(*Agent) bool {
+	return g.beforeHook == nil
 }
 
 // earlyFraction is WithEarlyCompaction's fraction, else the default.
@@ -297,7 +296,11 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 	call := backgroundCall{Context: ctx, app: c.AppName(), user: c.UserID(), session: c.SessionID(), userContent: c.UserContent()}
 	t, _ := g.newTurn(callInput{call: call, ro: st, cfg: cfg, sess: own, prev: cand.prev, mode: modeCompact, background: &cand}, cand.req)
 	comp, _ := g.beginCompaction(t, cand.sent, cfg.policy.name(), ReasonTokens)
-	if comp == nil || !fitsPrepared(comp, cand) {
+	end := 0
+	if comp != nil {
+		end = preparedEnd(t, comp, cand)
+	}
+	if end == 0 {
 		// Nothing to summarize, or the request a prepared summary would
 		// make (the summary, the continuation, the next step verbatim)
 		// would leave too little room: the compaction runs inline, and no
@@ -309,22 +312,41 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 		g.prep.leave()
 		return
 	}
-	p := &preparedSummary{agent: cfg.name, first: comp.first, end: comp.cov, chain: mem.prefix.chainOf(cand.req.Contents, comp.cov),
+	p := &preparedSummary{agent: cfg.name, first: comp.first, end: end, chain: mem.prefix.chainOf(cand.req.Contents, end),
 		growth: cand.growth, prevSummary: comp.prevSummary, compactions: cand.prev.compactions, userReq: comp.userReq,
 		started: g.clock.Now(), cancel: cancel, done: make(chan struct{})}
 	sess.prepared.Store(p)
 	g.prep.started.Add(1)
 	t.log().Info("contextguard: preparing the summary while tools run",
-		"tokens", cand.before, "threshold", cand.lim.threshold, "contents", comp.cov-comp.first)
+		"tokens", cand.before, "threshold", cand.lim.threshold, "contents", end-comp.first, "kept_contents", comp.cov-end)
 	go g.runPrepared(t, comp, p)
 }
 
+// preparedEnd is where the summary prepared by c ends, 0 for no summary
+// worth preparing: the first of the strategy's splits (the newest turns or
+// contents it keeps verbatim) whose request is likely to leave room for
+// the next step, else the whole span when that does (fitsPrepared). The
+// request such a summary makes is the summary, the contents from the split
+// on, and the step the tools are running for.
+func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
+	for _, split := range t.cfg.policy.suffixes(t, c, ReasonTokens) {
+		if fitsPrepared(c, cand, t.cal.scale(contentsTokens(t.est, t.raw[split:c.cov]))) {
+			return split
+		}
+	}
+	if fitsPrepared(c, cand, 0) {
+		return c.cov
+	}
+	return 0
+}
+
 // fitsPrepared reports whether the request a summary prepared by c would
-// make (the summary at the length c asks for at most, the continuation, and
-// the next step verbatim, its predicted growth) is likely to leave room
-// for one more such step under the threshold (leavesRoom).
-func fitsPrepared(c *compaction, cand prepareCandidate) bool {
-	return leavesRoom(satAdd(satAdd(c.bare, c.budget), cand.growth), cand.growth, cand.lim.threshold)
+// make (the summary at the length c asks for at most, the continuation,
+// the kept contents of tail tokens, and the next step verbatim, its
+// predicted growth) is likely to leave room for one more such step under
+// the threshold (leavesRoom).
+func fitsPrepared(c *compaction, cand prepareCandidate, tail int) bool {
+	return leavesRoom(satAdd(satAdd(satAdd(c.bare, c.budget), tail), cand.growth), cand.growth, cand.lim.threshold)
 }
 
 // leavesRoom reports whether a request of count n, compacted with a
@@ -353,7 +375,14 @@ func (g *Guard) runPrepared(t *turn, c *compaction, p *preparedSummary) {
 		c.span.End()
 	}()
 	t.sess.mu.Lock() // the private entry: summarize parks it around the call
-	o := g.fullSummary(t, c)
+	var o outcome
+	if p.end < c.cov {
+		o = g.summarizeSpan(t, c, p.end, false, func(summary string) []*genai.Content {
+			return keptTail(t, c, p.end, summary)
+		})
+	} else {
+		o = g.fullSummary(t, c)
+	}
 	t.sess.mu.Unlock()
 	p.summary, p.ev = o.summary, c.ev
 	p.took = g.clock.Now().Sub(p.started)
