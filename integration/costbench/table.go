@@ -47,12 +47,16 @@ func WriteTable(w io.Writer, rows []Row) error {
 	for _, r := range rows {
 		s := r.Stats
 		tokens := s.Tokens()
-		fmt.Fprintf(&b, "| %s | %s | %d + %d | %.1f%% | %d (%.2f%% of tokens) | %.1f%% | %.3f (%.3f) | %.3f (%.3f) | %d (%d) | %d | %d | %d |\n",
+		fromCache := "–" // no summarizer request
+		if s.SummarizerTokens > 0 {
+			fromCache = fmt.Sprintf("%.1f%%", percent(s.SummarizerCached, s.SummarizerTokens))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d + %d | %.1f%% | %d (%.2f%% of tokens) | %s | %.3f (%.3f) | %.3f (%.3f) | %d (%d) | %d | %d | %d |\n",
 			r.Config.Name, windowName(r.Config.Window),
 			s.AgentRequests, s.SummarizerRequests,
 			percent(s.ReusedTokens, s.AgentTokens),
 			s.Rewrites, percent(s.RewriteTokens, tokens),
-			percent(s.SummarizerCached, s.SummarizerTokens),
+			fromCache,
 			index(s.Cost[0], tokens), index(s.Floor[0], tokens),
 			index(s.Cost[1], tokens), index(s.Floor[1], tokens),
 			s.Compactions, s.Inline, s.Overflows, s.LostUser, s.Errors)
