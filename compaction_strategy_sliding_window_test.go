@@ -48,17 +48,12 @@ type swRun struct {
 	logs     *logBuffer
 }
 
-// runSliding plays sc through a real runner with a guard configured by opts
-// for the driver's agent. The summarizer model is named after a model the
-// registry knows (a 1M window), so its input is never trimmed to fit and
-// every summarized marker reaches it. A plugin installed before the guard
-// records the markers of the contents ADK built at each step.
-func runSliding(t *testing.T, sc contextguardtest.Scenario, sum *contextguardtest.SummarizerModel, opts ...AgentOption) *swRun {
-	t.Helper()
-	return runSlidingAgainst(t, sc, contextguardtest.TokenizerCounter(1.0), sum, opts...)
-}
-
-// runSlidingAgainst is runSliding against the ground truth truth.
+// runSlidingAgainst plays sc through a real runner against the ground truth
+// truth, with a guard configured by opts for the driver's agent. The
+// summarizer model is named after a model the registry knows (a 1M window),
+// so its input is never trimmed to fit and every summarized marker reaches
+// it. A plugin installed before the guard records the markers of the
+// contents ADK built at each step.
 func runSlidingAgainst(t *testing.T, sc contextguardtest.Scenario, truth contextguardtest.Counter, sum *contextguardtest.SummarizerModel, opts ...AgentOption) *swRun {
 	t.Helper()
 	return runSlidingOn(t, sc, truth, contextguardtest.NewFakeClock(time.Time{}), sum, opts...)

@@ -96,7 +96,6 @@ type rowTally struct {
 	compactions     int
 	allCalls        int
 	dropped, wasted int
-	fillsWindow     bool
 }
 
 // v2Tally adds up the rows of one ground truth.
