@@ -54,10 +54,14 @@ const (
 // yet hold at hostileLow, by family, with the floor it holds instead
 // (measured over many seeds, less a margin for the race detector's smaller
 // sample). The test fails if one falls under it, and logs it as a gap
-// otherwise. None is left: emoji_scripts, the last, holds 0.85 in both
-// families since words that are not words (random letters) are costed by
-// their rare letter pairs (rareWordPairs in features_words.go).
-var hostileGaps = map[string]float64{}
+// otherwise. emoji_scripts is the last, in both families: since words that
+// are not words (random letters) are costed by their rare letter pairs
+// (rareWordPairs in features_words.go), its worst 5th percentile over 30
+// seeds is 0.863 (o200k) and 0.855 (Gemma 3) at the default sample, but
+// 0.851 and 0.843 at the race detector's: the random pseudo-words of Greek
+// and Cyrillic, whose letter pairs are not costed, are under-counted by 15
+// to 20 percent.
+var hostileGaps = map[string]float64{"o200k/emoji_scripts": 0.82, "gemma3/emoji_scripts": 0.82}
 
 // Environment variables of TestEstimatorHostileClasses.
 const (

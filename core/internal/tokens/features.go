@@ -1,6 +1,9 @@
 package tokens
 
-import "math/bits"
+import (
+	"math"
+	"math/bits"
+)
 
 // The feature counter: one pass over a text, dispatching on each byte's
 // class, with inline fast paths for spaces, words, digits and short
@@ -385,7 +388,7 @@ func countFeatures[T text](s T, f *Features) {
 		// text whose sample shows them, or that mixes CJK and the letters
 		// of another script densely, which prose or code in one language
 		// does not; the second pass costs other text nothing.
-		_, rare := rareWordPairs(s, 0, n)
+		_, rare := rareWordPairs(s, 0, n, math.MaxInt32)
 		f[fRareBigram] += rare
 	}
 }

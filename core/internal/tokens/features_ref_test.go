@@ -611,15 +611,16 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 	}
 	f[fVerbEnd] += verbEndsRef(string(s), len(s) > 0 && int(f[fAccent]-accents)*64 >= len(s))
 	if len(s) > 0 && (rareSampleRef(string(s)) || int(f[fOtherLetter]+f[fOtherRepeat]-others)*64 >= len(s) && int(f[fHan]+f[fKana]-cjk)*64 >= len(s)) {
-		_, r := rareWordPairsRef(string(s), 0, len(s))
+		_, r := rareWordPairsRef(string(s), 0, len(s), 1<<31-1)
 		f[fRareBigram] += r
 	}
 }
 
 // rareWordPairsRef counts the letter pairs and the rare ones of the words
-// that start in s[from:to]: runs of ASCII letters between non-alphanumeric
-// bytes, a letter then lower-case letters.
-func rareWordPairsRef(s string, from, to int) (pairs, rare int32) {
+// that start in s[from:to], in order until they hold limit pairs: runs of
+// ASCII letters between non-alphanumeric bytes, a letter then lower-case
+// letters.
+func rareWordPairsRef(s string, from, to int, limit int32) (pairs, rare int32) {
 	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
 	for i := 0; i < len(s); {
 		if !alnum(s[i]) {
@@ -635,7 +636,7 @@ func rareWordPairsRef(s string, from, to int) (pairs, rare int32) {
 		for k := 1; k < len(w); k++ {
 			word = word && w[k] >= 'a' && w[k] <= 'z'
 		}
-		if word && i >= from && i < to {
+		if word && i >= from && i < to && pairs < limit {
 			for k := 1; k < len(w); k++ {
 				pairs++
 				if strings.IndexByte(rareRef[w[k-1]|0x20-'a'], w[k]) >= 0 && w[k-1]|0x20 != w[k] {
@@ -654,8 +655,9 @@ var rareRef = [26]string{"hoq", "ghkmnpqtvwxz", "gjnqsvwxz", "hjmnpqvwxz", "j", 
 	"bhjqrwxz", "hq", "bfgjnqvwxz", "abcdefghijklmnoprstvwxyz", "hjxz", "bfjkqvxz", "bjkmnqvz", "hjkqwy",
 	"bcdfghjklmnpqrstuwxyz", "bcdfgjklmpqtuvxyz", "bdfghjklmnoqrsuvwyz", "bcdfghjklqruvwxz", "bcdfghjklmnpqrstuvwx"}
 
-// rareSampleRef samples s as rareSample does: 4 windows of 32 bytes, one
-// more per 2 KB, each centred in its share of s.
+// rareSampleRef samples s as rareSample does: 4 windows, one more per
+// 2 KB, each from the middle of its share of s, of the words that start in
+// its first 128 bytes until they hold 24 pairs.
 func rareSampleRef(s string) bool {
 	if len(s) < 256 {
 		return false
@@ -663,8 +665,8 @@ func rareSampleRef(s string) bool {
 	w := 4 + len(s)/2048
 	var pairs, rare int32
 	for k := 0; k < w; k++ {
-		a := (2*k+1)*len(s)/(2*w) - 16
-		p, r := rareWordPairsRef(s, a, a+32)
+		a := (2*k + 1) * len(s) / (2 * w)
+		p, r := rareWordPairsRef(s, a, min(len(s), a+128), 24)
 		pairs += p
 		rare += r
 	}

@@ -294,16 +294,20 @@ const mixedScriptBytes = 64
 // cut them at the letter pairs that real words seldom hold (rareBigram),
 // about one token more for each. Such pairs are counted in a second pass
 // over the words of s, which runs only when a sample of s shows them
-// often: rareSampleWindows windows of rareSampleBytes bytes spread over s,
-// one more for every rareSampleStride bytes, in which at least
-// rareSampleMin pairs are rare and at least one in rareSampleShare. Real
-// text has 0.6 percent of its pairs rare, random letters 47 percent. Texts
-// shorter than rareSampleSkip bytes are not sampled: the pairs of a few
-// words cost too few tokens to matter, and the sample would be most of the
-// text.
+// often. The sample is rareSampleWindows windows spread over s, one more
+// for every rareSampleStride bytes, each the words that start in the
+// rareSampleBytes bytes from its start until they hold rareSamplePairs
+// pairs of letters (so that text whose Latin words are few among other
+// scripts is sampled as well as prose); it shows them often when at least
+// rareSampleMin of its pairs are rare, and at least one in rareSampleShare.
+// Real text has 0.6 percent of its pairs rare, random letters 47 percent.
+// Texts shorter than rareSampleSkip bytes are not sampled: the pairs of a
+// few words cost too few tokens to matter, and the sample would be most of
+// the text.
 const (
 	rareSampleWindows = 4
-	rareSampleBytes   = 32
+	rareSampleBytes   = 128
+	rareSamplePairs   = 24
 	rareSampleStride  = 2048
 	rareSampleMin     = 3
 	rareSampleShare   = 5
@@ -311,13 +315,14 @@ const (
 )
 
 // rareWordPairs returns the letter pairs and the rare ones (rareBigram) of
-// the words of s that start in s[from:to]: maximal runs of ASCII letters
-// between bytes that are neither ASCII letters nor digits, a capital or a
-// lower-case letter followed by lower-case letters. A run with a capital
-// after its first letter, or glued to digits, is not such a word (base64,
-// hex, identifiers), and a run that starts before from is left to the
-// window before. A word that goes on past to is counted whole.
-func rareWordPairs[T text](s T, from, to int) (pairs, rare int32) {
+// the words of s that start in s[from:to], in order until they hold limit
+// pairs: maximal runs of ASCII letters between bytes that are neither
+// ASCII letters nor digits, a capital or a lower-case letter followed by
+// lower-case letters. A run with a capital after its first letter, or
+// glued to digits, is not such a word (base64, hex, identifiers), and a run
+// that starts before from is left to the window before. A word that goes on
+// past to is counted whole.
+func rareWordPairs[T text](s T, from, to int, limit int32) (pairs, rare int32) {
 	n := len(s)
 	i := from
 	if i > 0 && byteFlags[s[i-1]]&(bLower|bUpper|bDigit) != 0 {
@@ -326,7 +331,7 @@ func rareWordPairs[T text](s T, from, to int) (pairs, rare int32) {
 			i++
 		}
 	}
-	for i < to {
+	for i < to && pairs < limit {
 		if byteFlags[s[i]]&(bLower|bUpper|bDigit) == 0 {
 			i++
 			continue
@@ -363,10 +368,9 @@ func rareSample[T text](s T) bool {
 	w := rareSampleWindows + n/rareSampleStride
 	var pairs, rare int32
 	for k := range w {
-		// The window's start: the middle of the k-th of w equal parts,
-		// less half a window.
-		a := (2*k+1)*n/(2*w) - rareSampleBytes/2
-		p, r := rareWordPairs(s, a, a+rareSampleBytes)
+		// The window starts in the middle of the k-th of w equal parts.
+		a := (2*k + 1) * n / (2 * w)
+		p, r := rareWordPairs(s, a, min(n, a+rareSampleBytes), rareSamplePairs)
 		pairs += p
 		rare += r
 	}

@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -26,7 +27,7 @@ func TestRareWordPairs(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			pairs, rare := rareWordPairs(tc.in, 0, len(tc.in))
+			pairs, rare := rareWordPairs(tc.in, 0, len(tc.in), math.MaxInt32)
 			assert.Equal(t, tc.pairs, pairs, "pairs")
 			assert.Equal(t, tc.rare, rare, "rare")
 		})
