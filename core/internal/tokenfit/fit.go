@@ -30,11 +30,10 @@ var strongPrior = map[string]float64{"punct_mixed": 40, "punct_mixed_pair": 40, 
 // familyOnly names the features that only one family's fit may weigh: they
 // count what that family's vocabulary does (kana_solo2_g: Gemma 3 keeps
 // random kana apart; wide_split and latin_repeat: o200k's costs of runes
-// alone; space_symbol_g, latin_repeat_g and random_word_g: Gemma 3's), and the other
+// alone; space_symbol_g and latin_repeat_g: Gemma 3's), and the other
 // family's fit would only use them to bend its held-out figures. Elsewhere
 // they are pinned at 0.
-var familyOnly = map[string]string{"kana_solo2_g": "gemma3", "wide_split": "o200k", "space_symbol_g": "gemma3", "latin_repeat": "o200k", "latin_repeat_g": "gemma3",
-	"random_word_g": "gemma3"}
+var familyOnly = map[string]string{"kana_solo2_g": "gemma3", "wide_split": "o200k", "space_symbol_g": "gemma3", "latin_repeat": "o200k", "latin_repeat_g": "gemma3"}
 
 // pinned is the ridge that holds a feature of familyOnly at its prior (0)
 // in the other family's fit.

@@ -78,22 +78,24 @@ var prior = map[string]float64{
 	"space_symbol": 0.5,
 	// A repeated ideograph or kana is a token of its own.
 	"cjk_repeat": 1,
+	// A rare letter pair inside a word that is not a word is where both
+	// families cut it once more (about one token each in random letters,
+	// the only text that has many: the corpus has few).
+	"rare_bigram": 1,
 }
 
 // familyPrior overrides prior per family for the features counted with one
 // family's tables (in that family's tokens): each family's prior is 1 on its
 // own table and 0 on the other's, so that where the corpus has no such text
 // (runs of one letter, rare symbols) each family's estimate is its own
-// table's cost. random_word_g has no table: its Gemma-3 prior is what a
-// random letter word costs per letter over its word piece (0.40 to 0.44
-// tokens for 4 to 9 letters), as the corpus has no such text.
+// table's cost.
 var familyPrior = map[string]map[string]float64{
 	"o200k": {"punct_long_more": 1, "punct_long_more_g": 0, "letter_run": 1, "letter_run_g": 0, "symbol_o200k": 1, "symbol_gemma": 0,
 		"box_tokens": 1, "box_tokens_g": 0, "cjk_repeat_split": 1, "cjk_repeat_split_g": 0, "kana_solo_g": 0, "kana_solo2_g": 0,
-		"wide_split": 1, "space_symbol_g": 0, "latin_repeat": 1, "latin_repeat_g": 0, "random_word_g": 0},
+		"wide_split": 1, "space_symbol_g": 0, "latin_repeat": 1, "latin_repeat_g": 0},
 	"gemma3": {"punct_long_more": 0, "punct_long_more_g": 1, "letter_run": 0, "letter_run_g": 1, "symbol_o200k": 0, "symbol_gemma": 1,
 		"box_tokens": 0, "box_tokens_g": 1, "cjk_repeat_split": 0, "cjk_repeat_split_g": 1, "kana_solo_g": 0.5, "kana_solo2_g": 0.5,
-		"wide_split": 0, "space_symbol_g": 1, "latin_repeat": 0, "latin_repeat_g": 1, "random_word_g": 0.4},
+		"wide_split": 0, "space_symbol_g": 1, "latin_repeat": 0, "latin_repeat_g": 1},
 }
 
 // priorOf returns the prior weight of a feature for a family.

@@ -54,10 +54,14 @@ const (
 // yet hold at hostileLow, by family, with the floor it holds instead
 // (measured over many seeds, less a margin for the race detector's smaller
 // sample). The test fails if one falls under it, and logs it as a gap
-// otherwise. None is left: Gemma 3's emoji_scripts, the last (random Latin
-// letters as words cost a third of their tokens), holds 0.85 since the
-// random-word feature (randomWordLetters).
-var hostileGaps = map[string]float64{}
+// otherwise. emoji_scripts is the last, in both families: since words that
+// are not words (random letters) are costed by their rare letter pairs
+// (rareWordPairs in features_words.go), its worst 5th percentile over 30
+// seeds is 0.863 (o200k) and 0.855 (Gemma 3) at the default sample, but
+// 0.851 and 0.843 at the race detector's: the random pseudo-words of Greek
+// and Cyrillic, whose letter pairs are not costed, are under-counted by 15
+// to 20 percent.
+var hostileGaps = map[string]float64{"o200k/emoji_scripts": 0.82, "gemma3/emoji_scripts": 0.82}
 
 // Environment variables of TestEstimatorHostileClasses.
 const (
@@ -119,6 +123,16 @@ func someOf(r *rand.Rand, alpha string, n int) string {
 		out[i] = alpha[r.IntN(len(alpha))]
 	}
 	return string(out)
+}
+
+// pseudoWord returns n letters drawn uniformly from the inclusive range rg:
+// a word of the range's script that is not a word.
+func pseudoWord(r *rand.Rand, rg [2]rune, n int) string {
+	var b strings.Builder
+	for range n {
+		b.WriteRune(runeFrom(r, rg))
+	}
+	return b.String()
 }
 
 // The hostile classes and their generators.
@@ -499,6 +513,65 @@ var hostileClasses = []hostileClass{
 			for i, n := 0, 10+r.IntN(50); i < n; i++ {
 				b.WriteRune(runeFrom(r, [2]rune{0x391, 0x3C9}, [2]rune{0x410, 0x44F}, [2]rune{0x3041, 0x3096}, [2]rune{0x4E00, 0x6FFF},
 					[2]rune{'A', 'Z'}, [2]rune{'0', '9'}, [2]rune{0x1F600, 0x1F64F}, [2]rune{0xC0, 0x17F}))
+			}
+			b.WriteByte('\n')
+		},
+		// The generators below were added after the estimator was fitted
+		// to the ones above, as an outside tester would write them: random
+		// letters strung into words that are not words, in Latin and other
+		// alphabets, with or without emoji, and none with CJK. Random
+		// Latin letters are text in a script as any other here, the class
+		// of "mixed scripts" that tokenizers cut far from prose.
+		//
+		// Random lower-case letters split into words of random length,
+		// with a comma or a full stop now and then.
+		func(r *rand.Rand, b *strings.Builder) {
+			for i, n := 0, 3+r.IntN(15); i < n; i++ {
+				b.WriteString(pseudoWord(r, [2]rune{'a', 'z'}, 1+r.IntN(12)))
+				b.WriteString(pickStr(r, " ", " ", " ", " ", ", ", ". "))
+			}
+			b.WriteByte('\n')
+		},
+		// Random Latin pseudo-words with emoji between them, spaced or
+		// glued.
+		func(r *rand.Rand, b *strings.Builder) {
+			for i, n := 0, 3+r.IntN(12); i < n; i++ {
+				b.WriteString(pseudoWord(r, [2]rune{'a', 'z'}, 2+r.IntN(9)))
+				b.WriteString(pickStr(r, " ", "", " "))
+				if r.IntN(2) == 0 {
+					b.WriteRune(runeFrom(r, [2]rune{0x1F300, 0x1F5FF}, [2]rune{0x1F600, 0x1F64F}, [2]rune{0x1F900, 0x1F9FF}))
+					b.WriteString(pickStr(r, " ", ""))
+				}
+			}
+			b.WriteString(pickStr(r, "\n", " "))
+		},
+		// Random pseudo-words in Latin, Cyrillic and Greek, the script
+		// changing word by word, a capital first now and then.
+		func(r *rand.Rand, b *strings.Builder) {
+			for i, n := 0, 3+r.IntN(12); i < n; i++ {
+				rg := [][2]rune{{'a', 'z'}, {0x430, 0x44F}, {0x3B1, 0x3C9}}[r.IntN(3)]
+				w := pseudoWord(r, rg, 2+r.IntN(9))
+				if r.IntN(4) == 0 {
+					rs := []rune(w)
+					rs[0] -= 0x20 // the capital of each of the three alphabets
+					w = string(rs)
+				}
+				b.WriteString(w)
+				b.WriteString(pickStr(r, " ", " ", ", ", " - "))
+			}
+			b.WriteByte('\n')
+		},
+		// Random pseudo-words of ASCII and accented Latin letters mixed
+		// in each word ("qéxàvn"), a capital first now and then.
+		func(r *rand.Rand, b *strings.Builder) {
+			for i, n := 0, 3+r.IntN(12); i < n; i++ {
+				if r.IntN(4) == 0 {
+					b.WriteByte(upperAlpha[r.IntN(26)])
+				}
+				for j, m := 0, 2+r.IntN(9); j < m; j++ {
+					b.WriteRune(runeFrom(r, [2]rune{'a', 'z'}, [2]rune{'a', 'z'}, [2]rune{0xE0, 0xFF}))
+				}
+				b.WriteString(pickStr(r, " ", " ", ", ", ". "))
 			}
 			b.WriteByte('\n')
 		},

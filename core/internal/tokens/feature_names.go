@@ -99,7 +99,7 @@ const (
 	fLatinRepeat             // letters of U+00C0–U+017F equal to the letter before, costed alone in o200k tokens (see latinCost), counted instead of letters and accents
 	fLatinRepeatG            // the same, costed alone in Gemma-3 tokens
 	fSpaceSymbolG            // single spaces before a symbol or emoji of the symbol tables that Gemma 3 does not join to the space (see symSpaceGemma)
-	fRandomWordG             // letters of lower-case ASCII words that look random (see randomWordLetters), in text that mixes scripts; Gemma 3 only
+	fRareBigram              // letter pairs of words that real words seldom hold (see rareWordPairs), in text whose sample shows many or that mixes CJK and another script
 	// NumFeatures is the length of a feature vector.
 	NumFeatures
 )
@@ -119,7 +119,7 @@ var FeatureNames = [NumFeatures]string{
 	"punct_mixed", "punct_mixed_pair", "punct_long_more", "punct_long_more_g", "box_tokens_g",
 	"punct_triple", "punct_mixed_triple", "other_repeat", "cjk_repeat_split", "cjk_repeat_split_g", "space_symbol", "kana_solo_g",
 	"kana_solo2_g", "wide_split", "latin_repeat", "latin_repeat_g", "space_symbol_g",
-	"random_word_g",
+	"rare_bigram",
 }
 
 // FeatureIndex returns the index of the named feature, or -1.

@@ -1,6 +1,9 @@
 package tokens
 
-import "math/bits"
+import (
+	"math"
+	"math/bits"
+)
 
 // The feature counter: one pass over a text, dispatching on each byte's
 // class, with inline fast paths for spaces, words, digits and short
@@ -90,7 +93,7 @@ func countFeatures[T text](s T, f *Features) {
 	// Accented letters before the call, to see whether s has any.
 	accents := f[fAccent]
 	// Letters of other scripts and CJK runes before the call, to see
-	// whether s mixes them (see randomWordLetters).
+	// whether s mixes them (see rareWordPairs).
 	others, cjk := f[fOtherLetter]+f[fOtherRepeat], f[fHan]+f[fKana]
 	n := len(s)
 	i := 0
@@ -380,13 +383,13 @@ func countFeatures[T text](s T, f *Features) {
 		// looking for them only there costs other text nothing.
 		f[fVerbEnd] += verbEnds(s)
 	}
-	if int(f[fOtherLetter]+f[fOtherRepeat]-others)*mixedScriptBytes >= n && int(f[fHan]+f[fKana]-cjk)*mixedScriptBytes >= n && n > 0 {
-		// Random letter strings are looked for only in text dense with
-		// both CJK and the letters of another script, which prose or
-		// code in one language is not: the second pass costs other
-		// text nothing, and English words glued together ("wordsnake"),
-		// which the test takes for random, are rare there.
-		f[fRandomWordG] += randomWordLetters(s)
+	if n > 0 && (rareSample(s) || int(f[fOtherLetter]+f[fOtherRepeat]-others)*mixedScriptBytes >= n && int(f[fHan]+f[fKana]-cjk)*mixedScriptBytes >= n) {
+		// Words that are not words (see rareWordPairs): looked for in
+		// text whose sample shows them, or that mixes CJK and the letters
+		// of another script densely, which prose or code in one language
+		// does not; the second pass costs other text nothing.
+		_, rare := rareWordPairs(s, 0, n, math.MaxInt32)
+		f[fRareBigram] += rare
 	}
 }
 

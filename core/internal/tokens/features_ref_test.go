@@ -610,38 +610,67 @@ func countFeaturesRef[T textRef](s T, f *Features) {
 		prevOther, prevHan, prevKana = false, false, false
 	}
 	f[fVerbEnd] += verbEndsRef(string(s), len(s) > 0 && int(f[fAccent]-accents)*64 >= len(s))
-	if len(s) > 0 && int(f[fOtherLetter]+f[fOtherRepeat]-others)*64 >= len(s) && int(f[fHan]+f[fKana]-cjk)*64 >= len(s) {
-		f[fRandomWordG] += randomWordsRef(string(s))
+	if len(s) > 0 && (rareSampleRef(string(s)) || int(f[fOtherLetter]+f[fOtherRepeat]-others)*64 >= len(s) && int(f[fHan]+f[fKana]-cjk)*64 >= len(s)) {
+		_, r := rareWordPairsRef(string(s), 0, len(s), 1<<31-1)
+		f[fRareBigram] += r
 	}
 }
 
-// randomWordsRef counts the letters of the maximal runs of lower-case ASCII
-// letters of four or more letters that have four letters in a row none of
-// which is a, e, i, o, u or y.
-func randomWordsRef(s string) int32 {
-	n := int32(0)
-	isLower := func(c byte) bool { return c >= 'a' && c <= 'z' }
+// rareWordPairsRef counts the letter pairs and the rare ones of the words
+// that start in s[from:to], in order until they hold limit pairs: runs of
+// ASCII letters between non-alphanumeric bytes, a letter then lower-case
+// letters.
+func rareWordPairsRef(s string, from, to int, limit int32) (pairs, rare int32) {
+	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
 	for i := 0; i < len(s); {
-		if !isLower(s[i]) {
+		if !alnum(s[i]) {
 			i++
 			continue
 		}
 		j := i
-		for j < len(s) && isLower(s[j]) {
+		for j < len(s) && alnum(s[j]) {
 			j++
 		}
 		w := s[i:j]
-		if len(w) >= 4 {
-			for k := 0; k+4 <= len(w); k++ {
-				if !strings.ContainsAny(w[k:k+4], "aeiouy") {
-					n += int32(len(w))
-					break
+		word := len(w) > 0 && (w[0] < '0' || w[0] > '9')
+		for k := 1; k < len(w); k++ {
+			word = word && w[k] >= 'a' && w[k] <= 'z'
+		}
+		if word && i >= from && i < to && pairs < limit {
+			for k := 1; k < len(w); k++ {
+				pairs++
+				if strings.IndexByte(rareRef[w[k-1]|0x20-'a'], w[k]) >= 0 && w[k-1]|0x20 != w[k] {
+					rare++
 				}
 			}
 		}
 		i = j
 	}
-	return n
+	return pairs, rare
+}
+
+// rareRef lists, for each letter, the letters that rarely follow it.
+var rareRef = [26]string{"hoq", "ghkmnpqtvwxz", "gjnqsvwxz", "hjmnpqvwxz", "j", "ghjknpqvwxyz", "bcdfjkmpqvwxz",
+	"cdfghjklnqsvwxyz", "huwy", "bcdfghiklmnpqrtvwxyz", "bcdfhjlmopqrtvwxyz", "bcghjkmnpqrwxz", "cfghjkqrvwxyz",
+	"bhjqrwxz", "hq", "bfgjnqvwxz", "abcdefghijklmnoprstvwxyz", "hjxz", "bfjkqvxz", "bjkmnqvz", "hjkqwy",
+	"bcdfghjklmnpqrstuwxyz", "bcdfgjklmpqtuvxyz", "bdfghjklmnoqrsuvwyz", "bcdfghjklqruvwxz", "bcdfghjklmnpqrstuvwx"}
+
+// rareSampleRef samples s as rareSample does: 4 windows, one more per
+// 2 KB, each from the middle of its share of s, of the words that start in
+// its first 128 bytes until they hold 24 pairs.
+func rareSampleRef(s string) bool {
+	if len(s) < 256 {
+		return false
+	}
+	w := 4 + len(s)/2048
+	var pairs, rare int32
+	for k := 0; k < w; k++ {
+		a := (2*k + 1) * len(s) / (2 * w)
+		p, r := rareWordPairsRef(s, a, min(len(s), a+128), 24)
+		pairs += p
+		rare += r
+	}
+	return rare >= 3 && rare*5 >= pairs
 }
 
 // wordRunRef consumes the alphanumeric run starting at s[i] (ASCII letters and

@@ -281,46 +281,138 @@ func contractionLen[T text](s T, j int) int {
 }
 
 // mixedScriptBytes is the most bytes per rune of each of CJK and of another
-// script (Greek, Cyrillic, Arabic, ...) of a text whose random-looking words
-// are counted: prose in one of those scripts that quotes an English term has
-// few runes of the other, and a text that mixes them word by word has far
-// more.
+// script (Greek, Cyrillic, Arabic, ...) of a text whose rare letter pairs
+// are counted whatever the sample says (see rareWordPairs): random words
+// mixed word by word with many scripts are too few per byte in each for the
+// sample, and prose in one of those scripts that quotes an English term has
+// few runes of the other.
 const mixedScriptBytes = 64
 
-// Random-looking words: a word of randomWordMin lower-case ASCII letters or
-// more with randomConsonants consonants in a row. Byte-pair vocabularies
-// hold few pieces of such strings, and Gemma 3 splits them into pieces of
-// one to three letters, where the word features count one or two: "gwvmmzw"
-// is one word piece and five Gemma-3 tokens. English has few such runs
-// ("strengths", "angstrom"), random letters many: three consonants in four
-// letters. vowels holds the bits of a, e, i, o, u and y, by letter from
-// 'a'.
+// Words that are not words: random letters strung into words ("gwvmmzw
+// xq ubtk") cost a byte-pair tokenizer a token for every two or three
+// letters, where the word features count one or two a word: both families
+// cut them at the letter pairs that real words seldom hold (rareBigram),
+// about one token more for each. Such pairs are counted in a second pass
+// over the words of s, which runs only when a sample of s shows them
+// often. The sample is rareSampleWindows windows spread over s, one more
+// for every rareSampleStride bytes, each the words that start in the
+// rareSampleBytes bytes from its start until they hold rareSamplePairs
+// pairs of letters (so that text whose Latin words are few among other
+// scripts is sampled as well as prose); it shows them often when at least
+// rareSampleMin of its pairs are rare, and at least one in rareSampleShare.
+// Real text has 0.6 percent of its pairs rare, random letters 47 percent.
+// Texts shorter than rareSampleSkip bytes are not sampled: the pairs of a
+// few words cost too few tokens to matter, and the sample would be most of
+// the text.
 const (
-	randomWordMin    = 4
-	randomConsonants = 4
-	vowels           = 1 | 1<<('e'-'a') | 1<<('i'-'a') | 1<<('o'-'a') | 1<<('u'-'a') | 1<<('y'-'a')
+	rareSampleWindows = 4
+	rareSampleBytes   = 128
+	rareSamplePairs   = 24
+	rareSampleStride  = 2048
+	rareSampleMin     = 3
+	rareSampleShare   = 5
+	rareSampleSkip    = 256
 )
 
-// randomWordLetters returns the letters of the random-looking words of s:
-// maximal runs of lower-case ASCII letters, of randomWordMin letters or
-// more, with randomConsonants consonants in a row.
-func randomWordLetters[T text](s T) int32 {
-	var total int32
+// rareWordPairs returns the letter pairs and the rare ones (rareBigram) of
+// the words of s that start in s[from:to], in order until they hold limit
+// pairs: maximal runs of ASCII letters between bytes that are neither
+// ASCII letters nor digits, a capital or a lower-case letter followed by
+// lower-case letters. A run with a capital after its first letter, or
+// glued to digits, is not such a word (base64, hex, identifiers), and a run
+// that starts before from is left to the window before. A word that goes on
+// past to is counted whole.
+func rareWordPairs[T text](s T, from, to int, limit int32) (pairs, rare int32) {
 	n := len(s)
-	for i := 0; i < n; {
-		if byteFlags[s[i]]&bLower == 0 {
+	i := from
+	if i > 0 && byteFlags[s[i-1]]&(bLower|bUpper|bDigit) != 0 {
+		// Inside a run: skip to its end.
+		for i < n && byteFlags[s[i]]&(bLower|bUpper|bDigit) != 0 {
+			i++
+		}
+	}
+	for i < to && pairs < limit {
+		if byteFlags[s[i]]&(bLower|bUpper|bDigit) == 0 {
 			i++
 			continue
 		}
-		j, run, random := i, 0, false
-		for ; j < n && byteFlags[s[j]]&bLower != 0; j++ {
-			run = (run + 1) * int(1^vowels>>(s[j]-'a')&1)
-			random = random || run >= randomConsonants
+		j := i + 1
+		var p, r int32
+		for j < n && byteFlags[s[j]]&bLower != 0 {
+			r += int32(rareBigram[s[j-1]&31] >> (s[j] & 31) & 1)
+			p++
+			j++
 		}
-		if random && j-i >= randomWordMin {
-			total += int32(j - i)
+		if byteFlags[s[i]]&bDigit == 0 && (j == n || byteFlags[s[j]]&(bLower|bUpper|bDigit) == 0) {
+			pairs += p
+			rare += r
+			i = j
+			continue
+		}
+		// Not a word: skip the rest of the run.
+		for j < n && byteFlags[s[j]]&(bLower|bUpper|bDigit) != 0 {
+			j++
 		}
 		i = j
 	}
-	return total
+	return pairs, rare
+}
+
+// rareSample reports whether the sample of s (see rareSampleWindows) shows
+// rare letter pairs often enough for the second pass.
+func rareSample[T text](s T) bool {
+	n := len(s)
+	if n < rareSampleSkip {
+		return false
+	}
+	w := rareSampleWindows + n/rareSampleStride
+	var pairs, rare int32
+	for k := range w {
+		// The window starts in the middle of the k-th of w equal parts.
+		a := (2*k + 1) * n / (2 * w)
+		p, r := rareWordPairs(s, a, min(n, a+rareSampleBytes), rareSamplePairs)
+		pairs += p
+		rare += r
+	}
+	return rare >= rareSampleMin && rare*rareSampleShare >= pairs
+}
+
+// rareBigram holds, for each ASCII letter (indexed by its low five bits, so
+// that a capital is its lower-case letter), the set of letters (bits by
+// their low five bits) that rarely follow it inside the words of real text:
+// the pairs that make up less than 1 in 10,000 of the pairs of letters
+// inside the lower-case words of the fit corpus (internal/tokens/testdata/
+// corpus) without its random-data types (base64, ids, metrics, cjk_data,
+// unusual). They are 315 of the 676 pairs and 0.6 percent of the pairs of
+// that text, and random letters draw them 47 percent of the time. A doubled
+// letter is never rare here, so that a word of one letter paired with
+// itself counts nothing.
+var rareBigram = [32]uint32{
+	0,
+	0x00028100, // a: hoq
+	0x05d36980, // b: ghkmnpqtvwxz
+	0x05ca4480, // c: gjnqsvwxz
+	0x05c36500, // d: hjmnpqvwxz
+	0x00000400, // e: j
+	0x07c34d80, // f: ghjknpqvwxyz
+	0x05c32c5c, // g: bcdfjkmpqvwxz
+	0x07ca5cd8, // h: cdfgjklnqsvwxyz
+	0x02a00100, // i: huwy
+	0x07d77bdc, // j: bcdfghiklmnpqrtvwxyz
+	0x07d7b55c, // k: bcdfhjlmopqrtvwxyz
+	0x05876d8c, // l: bcghjkmnpqrwxz
+	0x07c60dc8, // m: cfghjkqrvwxyz
+	0x05860504, // n: bhjqrwxz
+	0x00020100, // o: hq
+	0x05c244c4, // p: bfgjnqvwxz
+	0x07ddfffe, // q: abcdefghijklmnoprstvwxyz
+	0x05000500, // r: hjxz
+	0x05420c44, // s: bfjkqvxz
+	0x04426c04, // t: bjkmnqvz
+	0x02820d00, // u: hjkqwy
+	0x07bf7ddc, // v: bcdfghjklmnpqrstuwxyz
+	0x07733cdc, // w: bcdfgjklmpqtuvxyz
+	0x06eefdd4, // x: bdfghjklmnoqrsuvwyz
+	0x05e61ddc, // y: bcdfghjklqruvwxz
+	0x01ff7ddc, // z: bcdfghjklmnpqrstuvwx
 }
