@@ -51,11 +51,12 @@ race: core-test
 	$(GO) test -race -count=1 -timeout 12m -skip '^Test(Stress|Brutal)_' ./...
 	$(GO) test -race -count=1 -timeout 12m -run '$(RACE_MATRIX)' .
 
-## core-test: the engine's tests under the race detector, and its
-## allocation tests without it.
+## core-test: the engine's tests under the race detector, and without it
+## its allocation tests and the estimator's hostile-text property test (200
+## texts per class and family, a new seed each run).
 core-test:
 	cd core && $(GO) test -race -count=1 -timeout 10m ./...
-	cd core && $(GO) test -count=1 -timeout 5m -run 'Allocate' ./internal/tokens
+	cd core && $(GO) test -count=1 -timeout 5m -run 'Allocate|^TestEstimatorHostileClasses$$' ./internal/tokens
 	cd core && $(GO) test -count=1 -timeout 5m -run 'Allocations' .
 
 ## adkv2-test: vet and test the ADK v2 plugin (adkv2/go.mod, in its own
