@@ -30,6 +30,9 @@ type turn struct {
 	raw  []*genai.Content // contents as ADK built them
 	prev guardState
 	est  cachedEstimator
+	// config identifies the request's system instruction and tools and
+	// the estimator (configHash).
+	config uint64
 	// fixed is the raw estimate of what every request of the call carries
 	// besides its contents: the system instruction and the tools.
 	fixed  int
@@ -135,7 +138,8 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 		betweenTurns: in.betweenTurns,
 	}
 	t.est = in.sess.estimator(in.cfg, req.Model)
-	t.fixed = fixedTokens(t.est, &req)
+	t.config = g.configHash(req.Config, t.est.salt)
+	t.fixed = g.fixedOf(t, &req)
 	if b := in.background; b != nil {
 		t.lim, t.cal, t.inj, t.before = b.lim, b.cal, b.inj, b.before
 		return t, b.sent

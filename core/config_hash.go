@@ -28,7 +28,8 @@ type configHashEntry struct {
 	hash uint64
 }
 
-// maxConfigHashes bounds the cache: far more instructions and declarations
+// maxConfigHashes bounds the cache (and Guard.fixed, the estimates of the
+// instructions and tools by their hash): far more instructions and declarations
 // than a process's agents have; past it the cache starts again empty.
 const maxConfigHashes = 4096
 
@@ -124,4 +125,13 @@ func jsonHash(v any) uint64 {
 	s := identity{byValue: true, h: fnvOffset}
 	s.write(tokens.AppendJSON(nil, v))
 	return s.h
+}
+
+// fixedOf is the raw estimate of what every request of t carries besides
+// its contents (fixedTokens: the system instruction and the tools), cached
+// for the whole guard by t.config, which names them by value and the
+// estimator counting them: a session's first call counts only its
+// contents, not its agent's tool declarations again.
+func (g *Guard) fixedOf(t *turn, req *Request) int {
+	return int(g.fixed.get(t.config, nil, func() uint64 { return uint64(fixedTokens(t.est, req)) }))
 }

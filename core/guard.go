@@ -57,6 +57,9 @@ type Guard struct {
 
 	// configs caches the hashes of instructions and tools (prefix_count.go).
 	configs configHashes
+	// fixed caches the estimate of each system instruction and tool set
+	// by its configHash (fixedOf).
+	fixed configHashes
 
 	// prep runs the summaries prepared while tools run
 	// (prepared_summary.go).

@@ -135,7 +135,7 @@ func decodePrefixRecord(s string) (r prefixRecord, ok bool) {
 // config hash (cached per guard). The pruning frontier is checked once pruning ran
 // (requestEstimate).
 func (g *Guard) matchPrefix(t *turn, st StateReader, sio stateIO) prefixMatch {
-	m := prefixMatch{config: g.configHash(t.req.Config, t.est.salt)}
+	m := prefixMatch{config: t.config}
 	if st == nil {
 		return m
 	}
