@@ -325,7 +325,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 // preparedEnd is where the summary prepared by c ends, 0 for no summary
 // worth preparing: the first of the strategy's splits (the newest turns or
 // contents it keeps verbatim) whose request is likely to leave room for
-// the next step, else the whole span when that does (fitsPrepared). The
+// the next step, else the whole span when its request does (fitsPrepared). The
 // request such a summary makes is the summary, the contents from the split
 // on, and the step the tools are running for.
 func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
@@ -351,12 +351,12 @@ func fitsPrepared(c *compaction, cand prepareCandidate, tail int) bool {
 
 // leavesRoom reports whether a request of count n, compacted with a
 // prepared summary, leaves room under the threshold for a step as large as
-// the largest recent one (growth is the prediction, with its margin): the contents after what the summary covers stay
-// verbatim, so when they are large (a big tool result, or a summary
-// prepared steps before it was needed) the next step would reach the
-// trigger at once and compact again. The compaction then runs inline,
-// whose request is the summary alone (the threshold strategy) or its kept
-// tail.
+// the largest recent one (growth is the prediction, with its margin): the
+// contents after what the summary covers stay verbatim, so when they are
+// large (a big tool result, or a summary prepared steps before it was
+// needed) the next step would reach the trigger at once and compact again.
+// The compaction then runs inline, whose request is the summary alone (the
+// threshold strategy) or its kept tail.
 func leavesRoom(n, growth, threshold int) bool {
 	return satAdd(n, int(float64(growth)/growthMargin)) <= threshold
 }
