@@ -1,8 +1,9 @@
 package coretest
 
 import (
+	"encoding/base64"
 	"fmt"
-	"strings"
+	"slices"
 )
 
 // Scenarios: the turns of a conversation, their tool steps and sizes, as the
@@ -123,18 +124,42 @@ type Scenario struct {
 	Seed int64
 }
 
-// windowFillers name the seed matrix's rows whose single tool result or
-// user message fills the window by design: their compactions run in the
-// model call that needs them by necessity (nothing is known of the step
-// before it arrives, and nothing fits beside it).
-var windowFillers = []string{"BiggerThanWindow", "ExceedsWindow", "SingleGiantToolResponse", "SingleTurnFillsWindow", "LargerThanWindow"}
+// fillShare is the share of the window a single tool result or user
+// message must take, by itself, for FillsWindow: a guard's default trigger
+// (80% of the window). Content that reaches the trigger alone cannot be kept
+// verbatim beside any summary, so the compaction it brings has to summarize
+// it, in the model call that sends it.
+const fillShare = 0.8
 
-// FillsWindow reports whether s is a row whose single tool result or user
-// message fills the window by design (its name says so).
+// FillsWindow reports whether a single tool result (the results of one
+// step, which arrive together in one content) or user message of s (its
+// text, images and documents as the seed ground truth counts them: bytes/4
+// x the row's ratio, attachments by their base64 length) takes fillShare of
+// the window or more. Such a row's compactions run in the
+// model call that needs them by necessity: nothing of the content is known
+// before it arrives, and nothing fits beside it.
 func (s Scenario) FillsWindow() bool {
-	for _, w := range windowFillers {
-		if strings.Contains(s.Name, w) {
+	ratio := max(s.TokenRatio, s.LateTokenRatio, 1)
+	limit := fillShare * float64(s.Window)
+	fills := func(bytes int) bool { return float64(bytes)/4*ratio >= limit }
+	for turn := range s.Turns {
+		p := s.TurnPlan(turn)
+		msg := p.UserTextSize
+		for _, n := range append(slices.Clone(p.Images), p.Documents...) {
+			msg += base64.StdEncoding.EncodedLen(n)
+		}
+		if fills(msg) {
 			return true
+		}
+		for _, st := range p.Steps {
+			// A step's results arrive together, in one content.
+			step := 0
+			for _, c := range st.Calls {
+				step += c.Size
+			}
+			if fills(step) {
+				return true
+			}
 		}
 	}
 	return false
