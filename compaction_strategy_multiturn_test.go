@@ -363,6 +363,10 @@ type compactionTally struct {
 	// once tallies are added up (plus).
 	fillsWindow                      bool
 	inWindowRows, inlineInWindowRows int
+	// inlineWhy counts the inline compactions of the rows that do not fill
+	// the window by CompactionEvent.InlineReason ("": a compaction for
+	// another reason than tokens).
+	inlineWhy map[InlineReason]int
 }
 
 func (t *eventTally) add(e CompactionEvent) {
@@ -373,6 +377,12 @@ func (t *eventTally) add(e CompactionEvent) {
 		t.ran = map[CompactionRun]int{}
 	}
 	t.ran[e.Ran]++
+	if e.Ran == RanInline {
+		if t.inlineWhy == nil {
+			t.inlineWhy = map[InlineReason]int{}
+		}
+		t.inlineWhy[e.InlineReason]++
+	}
 	t.calls += e.SummarizerCalls
 	t.rolling += e.RollingCalls
 	if e.Discarded {
@@ -391,6 +401,7 @@ func (t *eventTally) get() compactionTally {
 	defer t.mu.Unlock()
 	c := t.compactionTally
 	c.ran = maps.Clone(c.ran)
+	c.inlineWhy = maps.Clone(c.inlineWhy)
 	return c
 }
 
@@ -659,6 +670,7 @@ func (c *stressCollector) print(w io.Writer) {
 			name, inline, t.ran[RanPrepared], t.ran[RanBetweenTurns], pct(inline, t.compactions),
 			pct(inline-t.inlineInWindowRows, rest), rest,
 			t.allCalls, t.compactions, float64(t.allCalls)/float64(t.compactions), t.dropped, t.wasted)
+		fmt.Fprintf(w, "  inline outside those rows (%s), why: %s\n", name, inlineWhyText(t.inlineWhy))
 	}
 	for _, mode := range slices.Sorted(maps.Keys(tallies)) {
 		t := tallies[mode]
@@ -1249,8 +1261,35 @@ func (t compactionTally) plus(o compactionTally) compactionTally {
 		ran[k] += n
 	}
 	t.ran = ran
+	why := maps.Clone(t.inlineWhy)
+	if why == nil {
+		why = map[InlineReason]int{}
+	}
+	if !o.fillsWindow {
+		for k, n := range o.inlineWhy {
+			why[k] += n
+		}
+	}
+	t.inlineWhy = why
 	t.fillsWindow = false
 	return t
+}
+
+// inlineWhy are the inline compactions' reasons in the order the table
+// prints them; "" is a compaction for another reason than tokens.
+var inlineWhyOrder = []InlineReason{InlineStepTooLarge, InlineNoRoom, InlineNotPredicted, InlinePreparedUnusable, InlineNotPrepared, ""}
+
+// inlineWhyText lists the inline compactions by why they ran inline.
+func inlineWhyText(why map[InlineReason]int) string {
+	parts := make([]string, 0, len(inlineWhyOrder))
+	for _, k := range inlineWhyOrder {
+		name := string(k)
+		if k == "" {
+			name = "not for tokens"
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", name, why[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // pct is n as a percentage of of, 0 for none.

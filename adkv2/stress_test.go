@@ -92,7 +92,9 @@ func TestStressV2_Matrix(t *testing.T) {
 
 // rowTally is what a row's run reports of its compactions.
 type rowTally struct {
-	ran             map[contextguard.CompactionRun]int
+	ran map[contextguard.CompactionRun]int
+	// inlineWhy counts the inline compactions by CompactionEvent.InlineReason.
+	inlineWhy       map[contextguard.InlineReason]int
 	compactions     int
 	allCalls        int
 	dropped, wasted int
@@ -107,7 +109,10 @@ type v2Tally struct {
 // matrixTally is the sum of a ground truth's rows: inline counts apart
 // the compactions of rows whose single step fills the window.
 type matrixTally struct {
-	ran                          map[contextguard.CompactionRun]int
+	ran map[contextguard.CompactionRun]int
+	// inlineWhy counts the inline compactions of the rows that do not fill
+	// the window by CompactionEvent.InlineReason ("": not for tokens).
+	inlineWhy                    map[contextguard.InlineReason]int
 	compactions, allCalls        int
 	dropped, wasted              int
 	inWindowRows, inlineInWindow int
@@ -118,6 +123,7 @@ func (v *v2Tally) add(sc contextguardtest.Scenario, r rowTally) {
 	defer v.mu.Unlock()
 	if v.ran == nil {
 		v.ran = map[contextguard.CompactionRun]int{}
+		v.inlineWhy = map[contextguard.InlineReason]int{}
 	}
 	for k, n := range r.ran {
 		v.ran[k] += n
@@ -129,6 +135,10 @@ func (v *v2Tally) add(sc contextguardtest.Scenario, r rowTally) {
 	if sc.FillsWindow() {
 		v.inWindowRows += r.compactions
 		v.inlineInWindow += r.ran[contextguard.RanInline]
+		return
+	}
+	for k, n := range r.inlineWhy {
+		v.inlineWhy[k] += n
 	}
 }
 
@@ -137,6 +147,7 @@ func (v *v2Tally) get() matrixTally {
 	defer v.mu.Unlock()
 	m := v.matrixTally
 	m.ran = maps.Clone(m.ran)
+	m.inlineWhy = maps.Clone(m.inlineWhy)
 	return m
 }
 
@@ -144,10 +155,30 @@ func (m matrixTally) String() string {
 	inline := m.ran[contextguard.RanInline]
 	rest := m.compactions - m.inWindowRows
 	return fmt.Sprintf("%d compactions: inline %d, prepared %d, between turns %d; inline %.1f%% (%.1f%% of the %d outside the rows that fill the window); "+
-		"summarizer calls per compaction with speculative ones %d / %d = %.2f; prepared summaries dropped %d, not used %d",
+		"summarizer calls per compaction with speculative ones %d / %d = %.2f; prepared summaries dropped %d, not used %d; "+
+		"inline outside those rows, why: %s",
 		m.compactions, inline, m.ran[contextguard.RanPrepared], m.ran[contextguard.RanBetweenTurns],
 		percent(inline, m.compactions), percent(inline-m.inlineInWindow, rest), rest,
-		m.allCalls, m.compactions, float64(m.allCalls)/float64(max(m.compactions, 1)), m.dropped, m.wasted)
+		m.allCalls, m.compactions, float64(m.allCalls)/float64(max(m.compactions, 1)), m.dropped, m.wasted,
+		inlineWhyText(m.inlineWhy))
+}
+
+// inlineWhyOrder are the inline compactions' reasons in the order the table
+// prints them; "" is a compaction for another reason than tokens.
+var inlineWhyOrder = []contextguard.InlineReason{contextguard.InlineStepTooLarge, contextguard.InlineNoRoom, contextguard.InlineNotPredicted,
+	contextguard.InlinePreparedUnusable, contextguard.InlineNotPrepared, ""}
+
+// inlineWhyText lists the inline compactions by why they ran inline.
+func inlineWhyText(why map[contextguard.InlineReason]int) string {
+	parts := make([]string, 0, len(inlineWhyOrder))
+	for _, k := range inlineWhyOrder {
+		name := string(k)
+		if k == "" {
+			name = "not for tokens"
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", name, why[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // percent is n as a percentage of of, 0 for none.
@@ -209,12 +240,15 @@ func playRow(t *testing.T, sc contextguardtest.Scenario, counterFor func(context
 	quiet := slog.New(slog.DiscardHandler)
 	lines := preparedLines{dropped: new(atomic.Int64), wasted: new(atomic.Int64)}
 	var mu sync.Mutex
-	tally := rowTally{ran: map[contextguard.CompactionRun]int{}}
+	tally := rowTally{ran: map[contextguard.CompactionRun]int{}, inlineWhy: map[contextguard.InlineReason]int{}}
 	g := contextguard.New(contextguard.NewCrushRegistry(contextguard.WithRegistryLogger(quiet)), contextguard.WithLogger(slog.New(lines)),
 		contextguard.WithOnCompaction(func(_ context.Context, e contextguard.CompactionEvent) {
 			mu.Lock()
 			defer mu.Unlock()
 			tally.ran[e.Ran]++
+			if e.Ran == contextguard.RanInline {
+				tally.inlineWhy[e.InlineReason]++
+			}
 			tally.compactions++
 		}))
 	g.Add("assistant", sum, contextguard.WithMaxTokens(sc.Window), contextguard.WithRecoveryModel(recovery))

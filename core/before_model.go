@@ -73,6 +73,9 @@ type turn struct {
 	// betweenTurns marks a compaction after a run ended (between_turns.go):
 	// raw is the next turn's history, the user's next message aside.
 	betweenTurns bool
+	// unprepared is why a compaction for tokens in this call runs inline
+	// (CompactionEvent.InlineReason): what the agent's last call found.
+	unprepared InlineReason
 }
 
 // step is what a step of the pipeline decides: the contents to send, the
@@ -104,6 +107,9 @@ type callInput struct {
 	// background is set for a summary prepared while tools run
 	// (prepared_summary.go): the values of the call it follows.
 	background *prepareCandidate
+	// unprepared is why the agent's next compaction for tokens would run
+	// inline, as its last call left it (agentMemory.unprepared).
+	unprepared InlineReason
 }
 
 // rejection is what recovery from the provider's rejection of a request
@@ -136,6 +142,7 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 		chain:        callChain{memo: memo},
 		recall:       declaresRecall(req.Config),
 		betweenTurns: in.betweenTurns,
+		unprepared:   in.unprepared,
 	}
 	t.est = in.sess.estimator(in.cfg, req.Model)
 	t.config = g.configHash(req.Config, t.est.salt)
@@ -206,6 +213,7 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 		in.storedPrefix = sio.str(st, keyPrefix)
 	}
 	mem := sess.memory(cfg.name)
+	in.unprepared = mem.unprepared
 	in.prev.request = sio.requestAt(st, mem.requestKey)
 	in.prev = g.recall(c, cfg, mem, st, sio, &req, in.prev)
 	if st != nil {

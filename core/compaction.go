@@ -166,6 +166,7 @@ func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, strategy Strategy,
 		Threshold:    t.lim.threshold,
 		Window:       t.lim.window,
 		Ran:          t.ran(),
+		InlineReason: t.inlineReason(reason),
 	}
 	c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens = t.compactionKept()
 	return c, done
@@ -310,7 +311,7 @@ func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) step {
 		"reason", ev.Reason, "contents_summarized", ev.ContentsSummarized, "kept_contents", len(o.contents)-1,
 		"summarizer_model", summarizerModel(t.cfg.summarizer), "summarizer_calls", ev.SummarizerCalls,
 		"rolling_calls", ev.RollingCalls, "summary_form", ev.SummaryForm, "fallback", ev.Fallback, "duration_ms", ev.Duration.Milliseconds(),
-		"ran", ev.Ran, "waited_ms", ev.Waited.Milliseconds(),
+		"ran", ev.Ran, "waited_ms", ev.Waited.Milliseconds(), "inline_reason", ev.InlineReason,
 		"prefix_kept_tokens", ev.PrefixKeptTokens, "invalidated_tokens", ev.InvalidatedTokens)
 	// The hook runs once the session is released (fireHook).
 	return step{contents: o.contents, next: next, event: &ev, err: err}

@@ -178,6 +178,12 @@ type CompactionEvent struct {
 	// Duration when it ran inline, what was left of a prepared summary, 0
 	// between turns.
 	Waited time.Duration
+	// InlineReason says why a compaction for tokens ran inline (Ran is
+	// RanInline) instead of from a summary prepared while tools ran; it is
+	// empty otherwise. A compaction for another Reason (requested, the turn
+	// trigger, recovery, the output-limit stop) always runs in the call
+	// that needs it.
+	InlineReason InlineReason
 	// PrefixKeptTokens is how much of the agent's previous request (the
 	// guard's calibrated count) the compacted request keeps as its leading
 	// part, which a provider's prompt cache reads again at its cached price:
@@ -202,6 +208,43 @@ const (
 	RanPrepared CompactionRun = "prepared"
 	// RanBetweenTurns: after a run ended, before the next one started.
 	RanBetweenTurns CompactionRun = "between_turns"
+)
+
+// InlineReason is why a compaction for tokens ran inline
+// (CompactionEvent.InlineReason, the log's inline_reason field). The values
+// are stable: they are written to logs and spans.
+type InlineReason string
+
+// Why a compaction for tokens ran inline.
+const (
+	// InlineNotPrepared: no summary was prepared for the call: prepared
+	// summaries are off (WithPreparedSummaries), a before-compaction hook
+	// decides each compaction, the agent has no summarizer, no tools ran
+	// before the call (a turn's first call), the call before compacted,
+	// the session's last compaction could not get under the trigger, or
+	// the process has not served the session's previous call.
+	InlineNotPrepared InlineReason = "not_prepared"
+	// InlineNotPredicted: the last step grew the request past the trigger
+	// by more than the agent's recent steps predicted (WithEarlyCompaction).
+	InlineNotPredicted InlineReason = "not_predicted"
+	// InlineStepTooLarge: the step is too large for a summary written
+	// before its results arrived: the system instruction and tools, a
+	// summary and the step are over the trigger together, so only a summary
+	// that covers the step itself makes the request fit.
+	InlineStepTooLarge InlineReason = "step_too_large"
+	// InlineNoRoom: a summary written before the step's results arrived
+	// would leave the request too little room for another step as large
+	// as the recent ones, so the next call would compact again: inline, the
+	// summary covers the step too, and the next compaction comes a step or
+	// more later (compactions on consecutive requests would double the
+	// summarizer calls and rewrite the cached prefix every step).
+	InlineNoRoom InlineReason = "no_room"
+	// InlinePreparedUnusable: a summary was prepared but could not serve
+	// the call: the history it covers changed, the request it makes left
+	// too little room (a step larger than predicted), or it was not
+	// written within the summary timeout (the log line "prepared summary
+	// dropped" or "not used" says which).
+	InlinePreparedUnusable InlineReason = "prepared_unusable"
 )
 
 // fireHook calls the OnCompaction hook with ev, when there is both. It is

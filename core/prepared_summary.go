@@ -193,17 +193,25 @@ type prepareCandidate struct {
 // noteGrowth records the step's growth and, when the next request is
 // predicted to reach the share of the trigger the agent prepares at, keeps
 // the call's values for a background summary (startPrepared). It runs at
-// the end of every guarded call, with the session owned.
+// the end of every guarded call, with the session owned, and leaves in
+// the agent's memory why its next compaction for tokens would run inline
+// (CompactionEvent.InlineReason).
 func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	mem.candidate = prepareCandidate{}
+	mem.unprepared = InlineNotPrepared
 	count := s.next.tokens
 	if d := t.before - mem.lastCount; mem.lastCount > 0 && d > 0 {
 		mem.growth[mem.growthAt%growthSteps] = d
 		mem.growthAt++
 	}
 	mem.lastCount = count
+	if t.sess.prepared.Load() != nil {
+		// Still to serve the next call, unless it cannot.
+		mem.unprepared = InlinePreparedUnusable
+		return
+	}
 	if g.prep.limit == 0 || s.event != nil || s.err != nil || t.mode != modeCompact || t.prev.floor != 0 ||
-		t.cfg.summarizer == nil || t.sess.prepared.Load() != nil || !g.prepares(t.cfg) {
+		t.cfg.summarizer == nil || !g.prepares(t.cfg) {
 		return
 	}
 	growth := 0
@@ -213,6 +221,7 @@ func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	growth = int(float64(growth) * growthMargin)
 	predicted := satAdd(t.before, growth)
 	if float64(predicted) < float64(t.lim.threshold)*t.cfg.earlyFraction() {
+		mem.unprepared = InlineNotPredicted
 		return
 	}
 	if t.cfg.pruneKeep > 0 {
@@ -221,6 +230,7 @@ func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 		// under it would be thrown away.
 		freed, _ := pruneFreed(t.est, t.recall, t.raw, s.contents, t.frontier, pruneFrontier(t.cfg.pruneKeep, t.raw))
 		if float64(predicted-t.cal.scale(freed)) < float64(t.lim.threshold)*t.cfg.earlyFraction() {
+			mem.unprepared = InlineNotPredicted
 			return
 		}
 	}
@@ -243,6 +253,21 @@ func (c *Agent) earlyFraction() float64 {
 		return c.early
 	}
 	return DefaultEarlyCompaction
+}
+
+// inlineReason is why a compaction for reason in this call runs inline,
+// "" when it does not, or is not for tokens (CompactionEvent.InlineReason).
+// A compaction that uses a prepared summary replaces it
+// (compactPrepared); one that runs inline although a summary was prepared
+// for the call found it unusable.
+func (t *turn) inlineReason(reason string) InlineReason {
+	if t.ran() != RanInline || reason != ReasonTokens {
+		return ""
+	}
+	if t.unprepared == "" {
+		return InlineNotPrepared
+	}
+	return t.unprepared
 }
 
 // asksForTools reports whether the response asks for function calls.
@@ -307,6 +332,10 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 		// call is spent on a summary it would not use.
 		if comp != nil {
 			comp.span.End()
+			mem.unprepared = InlineNoRoom
+			if preparedRequest(comp, cand, 0) > cand.lim.threshold {
+				mem.unprepared = InlineStepTooLarge
+			}
 		}
 		cancel()
 		g.prep.leave()
@@ -316,6 +345,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 		growth: cand.growth, prevSummary: comp.prevSummary, compactions: cand.prev.compactions, userReq: comp.userReq,
 		started: g.clock.Now(), cancel: cancel, done: make(chan struct{})}
 	sess.prepared.Store(p)
+	mem.unprepared = InlinePreparedUnusable // should the next call not use it
 	g.prep.started.Add(1)
 	t.log().Info("contextguard: preparing the summary while tools run",
 		"tokens", cand.before, "threshold", cand.lim.threshold, "contents", end-comp.first, "kept_contents", comp.cov-end)
@@ -325,9 +355,9 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 // preparedEnd is where the summary prepared by c ends, 0 for no summary
 // worth preparing: the first of the strategy's splits (the newest turns or
 // contents it keeps verbatim) whose request is likely to leave room for
-// the next step, else the whole span when its request does (fitsPrepared). The
-// request such a summary makes is the summary, the contents from the split
-// on, and the step the tools are running for.
+// the next step, else the whole span when its request does (fitsPrepared).
+// The request such a summary makes is the summary, the contents from the
+// split on, and the step the tools are running for.
 func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
 	for _, split := range t.cfg.policy.suffixes(t, c, ReasonTokens) {
 		if fitsPrepared(c, cand, t.cal.scale(contentsTokens(t.est, t.raw[split:c.cov]))) {
@@ -340,13 +370,19 @@ func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
 	return 0
 }
 
+// preparedRequest is the request a summary prepared by c would make, about:
+// the summary at the length c asks for at most, the continuation, the kept
+// contents of tail tokens, and the next step verbatim (its predicted
+// growth).
+func preparedRequest(c *compaction, cand prepareCandidate, tail int) int {
+	return satAdd(satAdd(satAdd(c.bare, c.budget), tail), cand.growth)
+}
+
 // fitsPrepared reports whether the request a summary prepared by c would
-// make (the summary at the length c asks for at most, the continuation,
-// the kept contents of tail tokens, and the next step verbatim, its
-// predicted growth) is likely to leave room for one more such step under
-// the threshold (leavesRoom).
+// make is likely to leave room for one more such step under the threshold
+// (leavesRoom).
 func fitsPrepared(c *compaction, cand prepareCandidate, tail int) bool {
-	return leavesRoom(satAdd(satAdd(satAdd(c.bare, c.budget), tail), cand.growth), cand.growth, cand.lim.threshold)
+	return leavesRoom(preparedRequest(c, cand, tail), cand.growth, cand.lim.threshold)
 }
 
 // leavesRoom reports whether a request of count n, compacted with a
@@ -356,7 +392,9 @@ func fitsPrepared(c *compaction, cand prepareCandidate, tail int) bool {
 // large (a big tool result, or a summary prepared steps before it was
 // needed) the next step would reach the trigger at once and compact again.
 // The compaction then runs inline, whose request is the summary alone (the
-// threshold strategy) or its kept tail.
+// threshold strategy) or its kept tail, so that the next compaction comes
+// at least a step later: compactions on consecutive requests would double
+// the summarizer calls and rewrite the cached prefix at every step.
 func leavesRoom(n, growth, threshold int) bool {
 	return satAdd(n, int(float64(growth)/growthMargin)) <= threshold
 }
@@ -478,7 +516,7 @@ func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, p *preparedSummary
 		g.wastePrepared(t, p, "the request it makes leaves too little room under the threshold")
 		return g.compactWith(t, c, s, reason)
 	}
-	c.ev.Ran = RanPrepared
+	c.ev.Ran, c.ev.InlineReason = RanPrepared, ""
 	c.ev.Waited = waited
 	c.ev.SummarizerCalls, c.ev.RollingCalls = p.ev.SummarizerCalls, p.ev.RollingCalls
 	c.ev.Fallback, c.ev.FallbackReason = p.ev.Fallback, p.ev.FallbackReason

@@ -117,6 +117,9 @@ type toolSession struct {
 	events []CompactionEvent
 	mu     sync.Mutex
 	step   int
+	// stepTokens is the size of each tool result (preparedStepTokens
+	// unless a test sets it).
+	stepTokens int
 }
 
 // preparedWindow and preparedStepTokens size the sessions: an 8k window
@@ -128,7 +131,7 @@ const (
 
 func newToolSession(t *testing.T, sum *ctlSummarizer, opts ...Option) *toolSession {
 	t.Helper()
-	s := &toolSession{clock: coretest.NewFakeClock(time.Time{}), sum: sum}
+	s := &toolSession{clock: coretest.NewFakeClock(time.Time{}), sum: sum, stepTokens: preparedStepTokens}
 	all := append([]Option{WithClock(s.clock), WithLogger(quietLogger), WithOnCompaction(func(_ context.Context, e CompactionEvent) {
 		s.mu.Lock()
 		s.events = append(s.events, e)
@@ -160,7 +163,7 @@ func (s *toolSession) respond(t *testing.T) {
 	call := callMsg("read_file", map[string]any{"path": fmt.Sprintf("f%d.go", s.step)})
 	_, err := s.g.afterModel(s.ctx, &Response{Content: call}, nil)
 	require.NoError(t, err)
-	s.raw = append(s.raw, call, respMsg("read_file", map[string]any{"content": fmt.Sprintf("STEP-%d ", s.step) + fillerOf(preparedStepTokens, s.step)}))
+	s.raw = append(s.raw, call, respMsg("read_file", map[string]any{"content": fmt.Sprintf("STEP-%d ", s.step) + fillerOf(s.stepTokens, s.step)}))
 }
 
 // untilPrepared plays steps until a summary is being prepared.
@@ -289,7 +292,7 @@ func TestPrepared_WaitsForWhatIsLeft(t *testing.T) {
 				done <- result{err: err}
 				return
 			}
-			s.raw = append(s.raw, call, respMsg("read_file", map[string]any{"content": fillerOf(preparedStepTokens, s.step)}))
+			s.raw = append(s.raw, call, respMsg("read_file", map[string]any{"content": fillerOf(s.stepTokens, s.step)}))
 		}
 		done <- result{err: errors.New("no compaction")}
 	}()
@@ -327,8 +330,10 @@ func TestPrepared_DroppedWhenHistoryChanges(t *testing.T) {
 	sum.mu.Lock()
 	assert.Len(t, sum.ctxErrs, 1, "the background summary was cancelled")
 	sum.mu.Unlock()
+	require.NotEmpty(t, s.events, "the request compacted")
 	for _, ev := range s.events {
 		assert.Equal(t, RanInline, ev.Ran)
+		assert.Equal(t, InlinePreparedUnusable, ev.InlineReason)
 	}
 	s.finish(t, baseline)
 }
@@ -350,6 +355,7 @@ func TestPrepared_DroppedWhenAnotherCompactionComesFirst(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, ReasonRequested, ev.Reason)
 	assert.Equal(t, RanInline, ev.Ran)
+	assert.Empty(t, ev.InlineReason, "a requested compaction runs inline by design")
 	assert.Nil(t, s.prepared())
 	assert.EqualValues(t, 1, s.g.prep.dropped.Load())
 	s.finish(t, baseline)
@@ -437,6 +443,53 @@ func TestPrepared_Off(t *testing.T) {
 	assert.Equal(t, RanInline, ev.Ran)
 	assert.Zero(t, s.g.prep.started.Load())
 	require.NoError(t, s.g.Close())
+}
+
+// TestPrepared_InlineReason: a compaction for tokens that runs inline says
+// why no prepared summary served it, and one that used a prepared summary
+// or ran for another reason says nothing.
+func TestPrepared_InlineReason(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		// sizes are the tool results' sizes, step by step (the last one
+		// repeats).
+		sizes []int
+		// ran and want are the first compaction's.
+		ran  CompactionRun
+		want InlineReason
+	}{
+		{name: "steps alike: prepared", sizes: []int{preparedStepTokens}, ran: RanPrepared, want: ""},
+		{name: "prepared summaries off", opts: []Option{WithPreparedSummaries(PreparedSummariesOff)},
+			sizes: []int{preparedStepTokens}, ran: RanInline, want: InlineNotPrepared},
+		{name: "a step far larger than the recent ones", sizes: []int{400, 400, 400, 400, 400, 400, 400, 400, 4_000},
+			ran: RanInline, want: InlineNotPredicted},
+		{name: "a step that would leave no room beside a summary", sizes: []int{2_500}, ran: RanInline, want: InlineNoRoom},
+		{name: "a step too large for a summary beside it", sizes: []int{5_000}, ran: RanInline, want: InlineStepTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			baseline := runtime.NumGoroutine()
+			sum := newCtl(gateAnswer)
+			s := newToolSession(t, sum, tc.opts...)
+			var ev CompactionEvent
+			for i := range 40 {
+				s.stepTokens = tc.sizes[min(i, len(tc.sizes)-1)]
+				s.request(t)
+				if e, ok := s.lastEvent(); ok {
+					ev = e
+					break
+				}
+				s.respond(t)
+				if p := s.prepared(); p != nil {
+					waitUntil(t, "the prepared summary is written", p.ready)
+				}
+			}
+			require.Equal(t, ReasonTokens, ev.Reason, "a compaction for tokens")
+			assert.Equal(t, tc.ran, ev.Ran)
+			assert.Equal(t, tc.want, ev.InlineReason)
+			s.finish(t, baseline)
+		})
+	}
 }
 
 // TestPrepared_Usage: Preparing reports a summary being written for the

@@ -70,11 +70,13 @@ type agentMemory struct {
 	// lastCount is the calibrated count of the request last let through,
 	// growth the latest growths per step (growthAt counts them), and
 	// candidate what the last call keeps for a summary prepared while its
-	// response's tools run (prepared_summary.go).
-	lastCount int
-	growth    [growthSteps]int
-	growthAt  int
-	candidate prepareCandidate
+	// response's tools run (prepared_summary.go), and unprepared why the
+	// next call would compact inline ("": not known, InlineNotPrepared).
+	lastCount  int
+	growth     [growthSteps]int
+	growthAt   int
+	candidate  prepareCandidate
+	unprepared InlineReason
 }
 
 // pendingOverflow is a provider overflow recorded for the next call.

@@ -10,10 +10,11 @@ var reexported = []string{
 	"DefaultMaxSessions", "DefaultEarlyCompaction", "DefaultPreparedSummaries", "PreparedSummariesOff", "DefaultPruneKeepSteps", "DefaultSlidingWindowTurns", "DefaultSummaryTimeout",
 	"ErrIrreducible", "ErrReentrant", "MaxFocusBytes", "PluginName", "ReasonOutputLimit", "ReasonOverflow",
 	"BetweenTurnsOff", "BetweenTurnsWhenDue",
-	"ReasonRequested", "ReasonTokens", "RecallToolName", "ReasonTurns", "RanBetweenTurns", "RanInline", "RanPrepared", "StateKeyDisabled", "StrategySlidingWindow",
+	"ReasonRequested", "ReasonTokens", "RecallToolName", "ReasonTurns", "RanBetweenTurns", "RanInline", "RanPrepared",
+	"InlineNoRoom", "InlineNotPrepared", "InlineNotPredicted", "InlinePreparedUnusable", "InlineStepTooLarge", "StateKeyDisabled", "StrategySlidingWindow",
 	"StrategyTailRetention", "StrategyThreshold", "StrategyToolResultPruning", "SummaryFormCached", "SummaryFormTranscript",
 	// Types.
-	"AgentOption", "BetweenTurns", "CachedSummarizer", "CachedSummaryCall", "Clock", "CompactionDecision", "CompactionEvent", "CompactionRun", "ContextOverflow", "ModelRegistry", "Option",
+	"AgentOption", "BetweenTurns", "CachedSummarizer", "CachedSummaryCall", "Clock", "CompactionDecision", "CompactionEvent", "CompactionRun", "ContextOverflow", "InlineReason", "ModelRegistry", "Option",
 	"NamedTokenCounter", "PendingCompaction", "RegistryOption", "Strategy", "Summarizer", "SummaryForm", "SummaryRequest", "TodoItem",
 	"TokenCounter", "TokenCounterFunc", "Usage",
 	// Functions.
