@@ -21,11 +21,12 @@ const gemmaTokenizerJSON = "internal/tokenfit/gemma3/node_modules/@lenml/tokeniz
 
 // gemmaSubsetRanges are the runes the subset covers: what the hostile-class
 // generators of internal/tokens write. ASCII (with U+2581, the tokenizer's
-// space), Latin letters, Greek, Cyrillic, Hebrew, Arabic, general
+// space), Latin-1 and Latin Extended-A, Greek, Cyrillic, general
 // punctuation and symbols (arrows, math, box drawing, dingbats), CJK
-// punctuation, kana and the common ideographs, Hangul syllables, the
-// variation selectors and emoji. Devanagari and Thai are left out: their
-// merges would double the file.
+// punctuation and kana, the ideographs U+4E00-U+6FFF, full-width forms,
+// the variation selectors and emoji. Other scripts (Hebrew, Arabic,
+// Devanagari, Thai, Hangul) are left out, so a generator must not write
+// them: their merges would double the file.
 var gemmaSubsetRanges = [][2]rune{
 	{0x09, 0x0A}, {0x0D, 0x0D}, {0x20, 0x7E}, {0xA0, 0x17F}, {0x370, 0x3FF}, {0x400, 0x4FF},
 	{0x2000, 0x2BFF}, {0x3000, 0x30FF}, {0x4E00, 0x6FFF},
