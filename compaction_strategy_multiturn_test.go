@@ -670,7 +670,7 @@ func (c *stressCollector) print(w io.Writer) {
 			name, inline, t.ran[RanPrepared], t.ran[RanBetweenTurns], pct(inline, t.compactions),
 			pct(inline-t.inlineInWindowRows, rest), rest,
 			t.allCalls, t.compactions, float64(t.allCalls)/float64(t.compactions), t.dropped, t.wasted)
-		fmt.Fprintf(w, "  inline outside those rows (%s), why: %s\n", name, inlineWhyText(t.inlineWhy))
+		fmt.Fprintf(w, "  inline outside those rows (%s), why: %s\n", name, coretest.TallyText(inlineWhyOrder, t.inlineWhy, "not for tokens"))
 	}
 	for _, mode := range slices.Sorted(maps.Keys(tallies)) {
 		t := tallies[mode]
@@ -1275,22 +1275,9 @@ func (t compactionTally) plus(o compactionTally) compactionTally {
 	return t
 }
 
-// inlineWhy are the inline compactions' reasons in the order the table
+// inlineWhyOrder are the inline compactions' reasons in the order the table
 // prints them; "" is a compaction for another reason than tokens.
 var inlineWhyOrder = []InlineReason{InlineStepTooLarge, InlineNoRoom, InlineNotPredicted, InlinePreparedUnusable, InlineNotPrepared, ""}
-
-// inlineWhyText lists the inline compactions by why they ran inline.
-func inlineWhyText(why map[InlineReason]int) string {
-	parts := make([]string, 0, len(inlineWhyOrder))
-	for _, k := range inlineWhyOrder {
-		name := string(k)
-		if k == "" {
-			name = "not for tokens"
-		}
-		parts = append(parts, fmt.Sprintf("%s %d", name, why[k]))
-	}
-	return strings.Join(parts, ", ")
-}
 
 // pct is n as a percentage of of, 0 for none.
 func pct(n, of int) float64 {

@@ -160,26 +160,13 @@ func (m matrixTally) String() string {
 		m.compactions, inline, m.ran[contextguard.RanPrepared], m.ran[contextguard.RanBetweenTurns],
 		percent(inline, m.compactions), percent(inline-m.inlineInWindow, rest), rest,
 		m.allCalls, m.compactions, float64(m.allCalls)/float64(max(m.compactions, 1)), m.dropped, m.wasted,
-		inlineWhyText(m.inlineWhy))
+		coretest.TallyText(inlineWhyOrder, m.inlineWhy, "not for tokens"))
 }
 
 // inlineWhyOrder are the inline compactions' reasons in the order the table
 // prints them; "" is a compaction for another reason than tokens.
 var inlineWhyOrder = []contextguard.InlineReason{contextguard.InlineStepTooLarge, contextguard.InlineNoRoom, contextguard.InlineNotPredicted,
 	contextguard.InlinePreparedUnusable, contextguard.InlineNotPrepared, ""}
-
-// inlineWhyText lists the inline compactions by why they ran inline.
-func inlineWhyText(why map[contextguard.InlineReason]int) string {
-	parts := make([]string, 0, len(inlineWhyOrder))
-	for _, k := range inlineWhyOrder {
-		name := string(k)
-		if k == "" {
-			name = "not for tokens"
-		}
-		parts = append(parts, fmt.Sprintf("%s %d", name, why[k]))
-	}
-	return strings.Join(parts, ", ")
-}
 
 // percent is n as a percentage of of, 0 for none.
 func percent(n, of int) float64 {
