@@ -127,6 +127,9 @@ func (t *telemetry) endCompaction(ctx context.Context, span trace.Span, ev Compa
 	if ev.FallbackReason != "" {
 		span.SetAttributes(attribute.String("contextguard.fallback_reason", ev.FallbackReason))
 	}
+	if ev.InlineReason != "" {
+		span.SetAttributes(attribute.String("contextguard.inline_reason", string(ev.InlineReason)))
+	}
 	if err != nil {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())

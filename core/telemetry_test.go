@@ -81,6 +81,8 @@ func TestObservability_SpanMetricsAndHook(t *testing.T) {
 	assert.EqualValues(t, wantAfter, attrs["contextguard.tokens_after"].AsInt64())
 	assert.EqualValues(t, 1, attrs["contextguard.summarizer_calls"].AsInt64())
 	assert.False(t, attrs["contextguard.fallback"].AsBool())
+	assert.Equal(t, string(ev.InlineReason), attrs["contextguard.inline_reason"].AsString(), "why it ran inline")
+	assert.NotEmpty(t, ev.InlineReason)
 
 	// The metrics.
 	var rm metricdata.ResourceMetrics
