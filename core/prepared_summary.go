@@ -205,9 +205,12 @@ func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 		mem.growthAt++
 	}
 	mem.lastCount = count
-	if t.sess.prepared.Load() != nil {
-		// Still to serve the next call, unless it cannot.
-		mem.unprepared = InlinePreparedUnusable
+	if p := t.sess.prepared.Load(); p != nil {
+		// At most one per session: the agent's still serves its next call,
+		// unless it cannot; another agent's leaves it none.
+		if p.agent == t.cfg.name {
+			mem.unprepared = InlinePreparedUnusable
+		}
 		return
 	}
 	if g.prep.limit == 0 || s.event != nil || s.err != nil || t.mode != modeCompact || t.prev.floor != 0 ||

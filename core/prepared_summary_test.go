@@ -492,6 +492,35 @@ func TestPrepared_InlineReason(t *testing.T) {
 	}
 }
 
+// TestPrepared_InlineReasonOfAnotherAgent: a session holds one prepared
+// summary; while it is another agent's, an agent whose compaction runs
+// inline had none prepared (not_prepared), not one it could not use.
+func TestPrepared_InlineReasonOfAnotherAgent(t *testing.T) {
+	baseline := runtime.NumGoroutine()
+	sum := newCtl(gateAnswer)
+	s := newToolSession(t, sum)
+	p := s.untilPrepared(t)
+	waitUntil(t, "the prepared summary is written", p.ready)
+	s.g.Add("b", sum, nil, WithMaxTokens(preparedWindow), WithSummaryTimeout(testSummaryTimeout), WithSummarizerWindow(128_000))
+	require.NoError(t, s.g.Err())
+	b := &toolSession{g: s.g, ctx: newFakeCtx("b").withUser("REQ-MARK b"), clock: s.clock, sum: sum, stepTokens: preparedStepTokens,
+		raw: []*genai.Content{userMsg("REQ-MARK b")}}
+	var ev CompactionEvent
+	for range 40 {
+		b.request(t)
+		if e, ok := s.lastEvent(); ok {
+			ev = e
+			break
+		}
+		b.respond(t)
+	}
+	require.Equal(t, "b", ev.Agent, "agent b compacted")
+	assert.Equal(t, RanInline, ev.Ran)
+	assert.Equal(t, InlineNotPrepared, ev.InlineReason)
+	assert.Same(t, p, s.prepared(), "agent a's summary still waits for a")
+	s.finish(t, baseline)
+}
+
 // TestPrepared_Usage: Preparing reports a summary being written for the
 // agent in the session, and no longer once it is written.
 func TestPrepared_Usage(t *testing.T) {
