@@ -164,7 +164,7 @@ func WithBetweenTurns(p BetweenTurns) AgentOption { return core.WithBetweenTurns
 // DefaultEarlyCompaction (the trigger itself). A lower f starts sooner, for
 // tools faster than the summarizer, at the cost of a summary that covers
 // less of the conversation: the compaction keeps the rest verbatim, and
-// runs inline when that leaves too little room.
+// runs inline when that takes the request over the trigger.
 func WithEarlyCompaction(f float64) AgentOption { return core.WithEarlyCompaction(f) }
 
 // WithInstructions appends text to the summary prompt, e.g. "Keep every
@@ -550,10 +550,10 @@ const (
 	// InlineNotPrepared: no summary was prepared for the call: prepared
 	// summaries are off (WithPreparedSummaries), a before-compaction hook
 	// decides each compaction, the agent has no summarizer, no tools ran
-	// before the call (a turn's first call), the call before compacted,
-	// another agent of the session has the session's one prepared summary,
-	// the session's last compaction could not get under the trigger, or
-	// the process has not served the session's previous call.
+	// before the call (a turn's first call), another agent of the session
+	// has the session's one prepared summary, the session's last
+	// compaction could not get under the trigger, or the process has not
+	// served the session's previous call.
 	InlineNotPrepared InlineReason = core.InlineNotPrepared
 	// InlineNotPredicted: the last step grew the request past the trigger
 	// by more than the agent's recent steps predicted (WithEarlyCompaction).
@@ -563,16 +563,9 @@ const (
 	// summary and the step are over the trigger together, so only a summary
 	// that covers the step itself makes the request fit.
 	InlineStepTooLarge InlineReason = core.InlineStepTooLarge
-	// InlineNoRoom: a summary written before the step's results arrived
-	// would leave the request too little room for another step as large
-	// as the recent ones, so the next call would compact again: inline, the
-	// summary covers the step too, and the next compaction comes a step or
-	// more later (compactions on consecutive requests would double the
-	// summarizer calls and rewrite the cached prefix every step).
-	InlineNoRoom InlineReason = core.InlineNoRoom
 	// InlinePreparedUnusable: a summary was prepared but could not serve
-	// the call: the history it covers changed, the request it makes left
-	// too little room (a step larger than predicted), or it was not
+	// the call: the history it covers changed, the request it makes was
+	// over the trigger (a step larger than predicted), or it was not
 	// written within the summary timeout (the log line "prepared summary
 	// dropped" or "not used" says which).
 	InlinePreparedUnusable InlineReason = core.InlinePreparedUnusable

@@ -165,7 +165,7 @@ func (m matrixTally) String() string {
 
 // inlineWhyOrder are the inline compactions' reasons in the order the table
 // prints them; "" is a compaction for another reason than tokens.
-var inlineWhyOrder = []contextguard.InlineReason{contextguard.InlineStepTooLarge, contextguard.InlineNoRoom, contextguard.InlineNotPredicted,
+var inlineWhyOrder = []contextguard.InlineReason{contextguard.InlineStepTooLarge, contextguard.InlineNotPredicted,
 	contextguard.InlinePreparedUnusable, contextguard.InlineNotPrepared, ""}
 
 // percent is n as a percentage of of, 0 for none.

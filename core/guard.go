@@ -220,10 +220,10 @@ const (
 	// InlineNotPrepared: no summary was prepared for the call: prepared
 	// summaries are off (WithPreparedSummaries), a before-compaction hook
 	// decides each compaction, the agent has no summarizer, no tools ran
-	// before the call (a turn's first call), the call before compacted,
-	// another agent of the session has the session's one prepared summary,
-	// the session's last compaction could not get under the trigger, or
-	// the process has not served the session's previous call.
+	// before the call (a turn's first call), another agent of the session
+	// has the session's one prepared summary, the session's last
+	// compaction could not get under the trigger, or the process has not
+	// served the session's previous call.
 	InlineNotPrepared InlineReason = "not_prepared"
 	// InlineNotPredicted: the last step grew the request past the trigger
 	// by more than the agent's recent steps predicted (WithEarlyCompaction).
@@ -233,16 +233,9 @@ const (
 	// summary and the step are over the trigger together, so only a summary
 	// that covers the step itself makes the request fit.
 	InlineStepTooLarge InlineReason = "step_too_large"
-	// InlineNoRoom: a summary written before the step's results arrived
-	// would leave the request too little room for another step as large
-	// as the recent ones, so the next call would compact again: inline, the
-	// summary covers the step too, and the next compaction comes a step or
-	// more later (compactions on consecutive requests would double the
-	// summarizer calls and rewrite the cached prefix every step).
-	InlineNoRoom InlineReason = "no_room"
 	// InlinePreparedUnusable: a summary was prepared but could not serve
-	// the call: the history it covers changed, the request it makes left
-	// too little room (a step larger than predicted), or it was not
+	// the call: the history it covers changed, the request it makes was
+	// over the trigger (a step larger than predicted), or it was not
 	// written within the summary timeout (the log line "prepared summary
 	// dropped" or "not used" says which).
 	InlinePreparedUnusable InlineReason = "prepared_unusable"

@@ -18,7 +18,11 @@ import (
 // just sent in the background, while the tools run. The next call that
 // compacts for tokens uses it when it still covers the request's prefix: it
 // waits only for what is left of it, and the model's function calls and the
-// tool results stay verbatim after it.
+// tool results stay verbatim after it. A call that compacted is a request
+// like any other: when its step brings the compacted request back to the
+// trigger, the next summary is prepared from it, so that steps each a large
+// share of the window compact on consecutive requests, none waiting, rather
+// than every other request, each waiting.
 
 // Defaults of the prepared summaries.
 const (
@@ -79,7 +83,7 @@ func WithPreparedSummaries(limit int) Option {
 // DefaultEarlyCompaction (the trigger itself). A lower f starts sooner, for
 // tools faster than the summarizer, at the cost of a summary that covers
 // less of the conversation: the compaction keeps the rest verbatim, and
-// runs inline when that leaves too little room.
+// runs inline when that takes the request over the trigger.
 func WithEarlyCompaction(f float64) AgentOption {
 	return func(c *Agent) {
 		if !(f > 0 && f <= 1) {
@@ -142,11 +146,8 @@ type preparedSummary struct {
 	// injected summary's cut), chain is the chain hash of raw[:end]
 	// (prefix_mark.go); prevSummary, compactions and userReq are the
 	// state it was written from.
-	first, end int
-	chain      uint64
-	// growth is the next step's predicted growth when it started
-	// (prepareCandidate.growth): the room the compaction must leave.
-	growth      int
+	first, end  int
+	chain       uint64
 	prevSummary string
 	compactions int
 	userReq     string
@@ -213,8 +214,11 @@ func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 		}
 		return
 	}
-	if g.prep.limit == 0 || s.event != nil || s.err != nil || t.mode != modeCompact || t.prev.floor != 0 ||
-		t.cfg.summarizer == nil || !g.prepares(t.cfg) {
+	if g.prep.limit == 0 || s.err != nil || t.mode != modeCompact || t.cfg.summarizer == nil || !g.prepares(t.cfg) {
+		return
+	}
+	cand, ok := sentRequest(t, s)
+	if !ok || cand.prev.floor != 0 {
 		return
 	}
 	growth := 0
@@ -222,7 +226,7 @@ func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 		growth = max(growth, d)
 	}
 	growth = int(float64(growth) * growthMargin)
-	predicted := satAdd(t.before, growth)
+	predicted := satAdd(cand.before, growth)
 	if float64(predicted) < float64(t.lim.threshold)*t.cfg.earlyFraction() {
 		mem.unprepared = InlineNotPredicted
 		return
@@ -237,8 +241,30 @@ func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 			return
 		}
 	}
-	mem.candidate = prepareCandidate{ok: true, req: withContents(Request{Model: t.req.Model, Config: t.req.Config}, t.raw),
-		sent: s.contents, prev: t.prev, inj: t.inj, lim: t.lim, cal: t.cal, before: t.before, growth: growth}
+	cand.ok, cand.growth = true, growth
+	mem.candidate = cand
+}
+
+// sentRequest is the request the call let through, as a background summary
+// starts from it: the raw contents, the contents sent, and the state, cut
+// and calibration they were sent with. After a compaction these are the
+// compaction's (its summary injected at its watermark), so that a step
+// that brings the compacted request back to the trigger finds the next
+// summary prepared. ok is false for a compaction that is not a summary
+// at a watermark (one that sent no summary).
+func sentRequest(t *turn, s *step) (prepareCandidate, bool) {
+	cand := prepareCandidate{req: withContents(Request{Model: t.req.Model, Config: t.req.Config}, t.raw),
+		sent: s.contents, prev: t.prev, inj: t.inj, lim: t.lim, cal: t.cal, before: t.before}
+	if s.event == nil {
+		return cand, true
+	}
+	if s.next.compactions == t.prev.compactions || s.next.summary == "" || s.next.watermark <= 0 {
+		return cand, false
+	}
+	cand.prev, cand.before = s.next, s.next.tokens
+	cand.inj = injection{cut: s.next.watermark, injected: true}
+	cand.cal = newCalibration(s.next, t.est)
+	return cand, true
 }
 
 // prepares reports whether the agent's compactions may use prepared
@@ -331,21 +357,18 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 	if end == 0 {
 		// Nothing to summarize, or the request a prepared summary would
 		// make (the summary, the continuation, the next step verbatim)
-		// would leave too little room: the compaction runs inline, and no
-		// call is spent on a summary it would not use.
+		// would not fit under the threshold: the compaction runs inline,
+		// and no call is spent on a summary it would not use.
 		if comp != nil {
 			comp.span.End()
-			mem.unprepared = InlineNoRoom
-			if preparedRequest(comp, cand, 0) > cand.lim.threshold {
-				mem.unprepared = InlineStepTooLarge
-			}
+			mem.unprepared = InlineStepTooLarge
 		}
 		cancel()
 		g.prep.leave()
 		return
 	}
 	p := &preparedSummary{agent: cfg.name, first: comp.first, end: end, chain: mem.prefix.chainOf(cand.req.Contents, end),
-		growth: cand.growth, prevSummary: comp.prevSummary, compactions: cand.prev.compactions, userReq: comp.userReq,
+		prevSummary: comp.prevSummary, compactions: cand.prev.compactions, userReq: comp.userReq,
 		started: g.clock.Now(), cancel: cancel, done: make(chan struct{})}
 	sess.prepared.Store(p)
 	mem.unprepared = InlinePreparedUnusable // should the next call not use it
@@ -358,16 +381,17 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 // preparedEnd is where the summary prepared by c ends, 0 for no summary
 // worth preparing: the first of the strategy's splits (the newest turns or
 // contents it keeps verbatim) whose request is likely to leave room for
-// the next step, else the whole span when its request does (fitsPrepared).
-// The request such a summary makes is the summary, the contents from the
-// split on, and the step the tools are running for.
+// the next step, else the whole span when its request is likely to fit
+// under the threshold, with room or without (leavesRoom). The request such
+// a summary makes is the summary, the contents from the split on, and the
+// step the tools are running for.
 func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
 	for _, split := range t.cfg.policy.suffixes(t, c, ReasonTokens) {
 		if fitsPrepared(c, cand, t.cal.scale(contentsTokens(t.est, t.raw[split:c.cov]))) {
 			return split
 		}
 	}
-	if fitsPrepared(c, cand, 0) {
+	if preparedRequest(c, cand, 0) <= cand.lim.threshold {
 		return c.cov
 	}
 	return 0
@@ -390,14 +414,10 @@ func fitsPrepared(c *compaction, cand prepareCandidate, tail int) bool {
 
 // leavesRoom reports whether a request of count n, compacted with a
 // prepared summary, leaves room under the threshold for a step as large as
-// the largest recent one (growth is the prediction, with its margin): the
-// contents after what the summary covers stay verbatim, so when they are
-// large (a big tool result, or a summary prepared steps before it was
-// needed) the next step would reach the trigger at once and compact again.
-// The compaction then runs inline, whose request is the summary alone (the
-// threshold strategy) or its kept tail, so that the next compaction comes
-// at least a step later: compactions on consecutive requests would double
-// the summarizer calls and rewrite the cached prefix at every step.
+// the largest recent one (growth is the prediction, with its margin). A
+// strategy's split that keeps the newest contents verbatim is prepared
+// only when it does: otherwise the next step would reach the trigger at
+// once, and a summary of the whole span frees more.
 func leavesRoom(n, growth, threshold int) bool {
 	return satAdd(n, int(float64(growth)/growthMargin)) <= threshold
 }
@@ -515,8 +535,8 @@ func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, p *preparedSummary
 	out, _ = pruneToolResults(t.est, t.cfg.pruneKeep, t.recall, t.raw, out)
 	o := outcome{contents: out, summary: p.summary, watermark: end, newEst: t.weigh(out)}
 	o.newCount = t.cal.scale(o.newEst)
-	if !leavesRoom(o.newCount, p.growth, t.lim.threshold) {
-		g.wastePrepared(t, p, "the request it makes leaves too little room under the threshold")
+	if o.newCount > t.lim.threshold {
+		g.wastePrepared(t, p, "the request it makes is over the threshold")
 		return g.compactWith(t, c, s, reason)
 	}
 	c.ev.Ran, c.ev.InlineReason = RanPrepared, ""

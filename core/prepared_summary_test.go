@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"sync"
@@ -464,7 +465,7 @@ func TestPrepared_InlineReason(t *testing.T) {
 			sizes: []int{preparedStepTokens}, ran: RanInline, want: InlineNotPrepared},
 		{name: "a step far larger than the recent ones", sizes: []int{400, 400, 400, 400, 400, 400, 400, 400, 4_000},
 			ran: RanInline, want: InlineNotPredicted},
-		{name: "a step that would leave no room beside a summary", sizes: []int{2_500}, ran: RanInline, want: InlineNoRoom},
+		{name: "a step that leaves no room beside a summary: prepared all the same", sizes: []int{2_500}, ran: RanPrepared, want: ""},
 		{name: "a step too large for a summary beside it", sizes: []int{5_000}, ran: RanInline, want: InlineStepTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -488,6 +489,87 @@ func TestPrepared_InlineReason(t *testing.T) {
 			assert.Equal(t, tc.ran, ev.Ran)
 			assert.Equal(t, tc.want, ev.InlineReason)
 			s.finish(t, baseline)
+		})
+	}
+}
+
+// TestPrepared_ConsecutiveCompactionsEachPrepared: steps each about a third
+// of the window leave no room for another beside a summary, so the
+// compactions fall on consecutive requests; each one's summary is prepared
+// from the request the compaction before it sent, while the step's tools
+// ran, so none waits and none is wasted.
+func TestPrepared_ConsecutiveCompactionsEachPrepared(t *testing.T) {
+	baseline := runtime.NumGoroutine()
+	sum := newCtl(gateAnswer)
+	s := newToolSession(t, sum)
+	s.stepTokens = 3_000
+	at := map[int]CompactionEvent{} // request index → its compaction
+	for i := range 14 {
+		seen := len(s.events)
+		s.request(t)
+		if len(s.events) > seen {
+			at[i] = s.events[len(s.events)-1]
+		}
+		s.respond(t)
+		if p := s.prepared(); p != nil {
+			waitUntil(t, "the prepared summary is written", p.ready)
+		}
+	}
+	require.GreaterOrEqual(t, len(at), 4, "the session compacts")
+	consecutive := 0
+	for i, ev := range at {
+		assert.Equal(t, RanPrepared, ev.Ran, "compaction at request %d", i)
+		assert.Zero(t, ev.Waited, "compaction at request %d waited", i)
+		assert.Less(t, ev.TokensAfter, ev.TokensBefore, "compaction at request %d shrinks the request", i)
+		assert.LessOrEqual(t, ev.TokensAfter, ev.Threshold, "compaction at request %d gets under the trigger", i)
+		if _, ok := at[i-1]; ok {
+			consecutive++
+		}
+	}
+	assert.Positive(t, consecutive, "compactions on consecutive requests: %v", slices.Sorted(maps.Keys(at)))
+	assert.Zero(t, s.g.prep.wasted.Load(), "prepared summaries not used")
+	assert.Zero(t, s.g.prep.dropped.Load(), "prepared summaries dropped")
+	s.finish(t, baseline)
+}
+
+// TestSentRequest: the request a background summary starts from is the one
+// the call let through: the turn's when it did not compact, the
+// compaction's (its state, its summary's cut, its count) when it did, and
+// none after a compaction that injected no summary.
+func TestSentRequest(t *testing.T) {
+	raw := []*genai.Content{userMsg("REQ"), modelMsg("a"), userMsg("b"), modelMsg("c")}
+	prev := guardState{summary: "old", watermark: 1, compactions: 1, tokens: 900, realTokens: 800, lastEstimate: 700}
+	compacted := guardState{summary: "new", watermark: 3, compactions: 2, tokens: 300, providerRatio: 1500}
+	sent := []*genai.Content{userMsg("summary"), modelMsg("c")}
+	for _, tc := range []struct {
+		name   string
+		s      step
+		ok     bool
+		before int
+		state  guardState
+		cut    int
+		factor float64 // the calibration's
+	}{
+		{name: "no compaction: the turn's request", s: step{contents: raw, next: prev}, ok: true, before: 5_000, state: prev, cut: 1, factor: 1.2},
+		{name: "a compaction: the compacted request", s: step{contents: sent, next: compacted, event: &CompactionEvent{}},
+			ok: true, before: 300, state: compacted, cut: 3, factor: 1.5},
+		{name: "a compaction that stored no summary", s: step{contents: raw[2:], next: guardState{compactions: 2}, event: &CompactionEvent{}}},
+		{name: "an event that changed no state", s: step{contents: raw, next: prev, event: &CompactionEvent{}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTestTurn(request(raw...), prev, quietLogger)
+			tr.before, tr.inj, tr.cal = 5_000, injection{cut: 1, injected: true}, calibration{factor: 1.2, real: 800}
+			cand, ok := sentRequest(tr, &tc.s)
+			require.Equal(t, tc.ok, ok)
+			if !ok {
+				return
+			}
+			assert.Equal(t, raw, cand.req.Contents, "the raw contents")
+			assert.Equal(t, tc.s.contents, cand.sent, "the contents sent")
+			assert.Equal(t, tc.before, cand.before)
+			assert.Equal(t, tc.state, cand.prev)
+			assert.Equal(t, injection{cut: tc.cut, injected: true}, cand.inj)
+			assert.InDelta(t, tc.factor, cand.cal.factor, 1e-9, "the calibration: the compacted request's learned ratio")
 		})
 	}
 }
