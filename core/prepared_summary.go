@@ -381,10 +381,10 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 // preparedEnd is where the summary prepared by c ends, 0 for no summary
 // worth preparing: the first of the strategy's splits (the newest turns or
 // contents it keeps verbatim) whose request is likely to leave room for
-// the next step, else the whole span when its request is likely to fit
-// under the threshold, with room or without (leavesRoom). The request such
-// a summary makes is the summary, the contents from the split on, and the
-// step the tools are running for.
+// the next step (fitsPrepared), else the whole span when its request is
+// likely to fit under the threshold, whether or not it leaves that room.
+// The request such a summary makes is the summary, the contents from the
+// split on, and the step the tools are running for.
 func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
 	for _, split := range t.cfg.policy.suffixes(t, c, ReasonTokens) {
 		if fitsPrepared(c, cand, t.cal.scale(contentsTokens(t.est, t.raw[split:c.cov]))) {
