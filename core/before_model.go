@@ -43,6 +43,8 @@ type turn struct {
 	base   *slog.Logger
 	logger *slog.Logger // base with agent and session, built on first use
 	before int          // calibrated count before compaction
+	// beforeEst is the raw estimate before's count was scaled from.
+	beforeEst int
 	// sumWindow is the context window of the summarizer's model.
 	sumWindow int
 	// spanCtx carries the compaction span to the summarizer call.
@@ -305,7 +307,7 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	}
 	cs = ps
 	t.prefix.body = body
-	t.before = count
+	t.before, t.beforeEst = count, est
 	next.pruneFrontier = t.frontier
 	reason := ""
 	var why []any

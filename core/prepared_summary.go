@@ -200,12 +200,13 @@ type prepareCandidate struct {
 func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	mem.candidate = prepareCandidate{}
 	mem.unprepared = InlineNotPrepared
-	count := s.next.tokens
-	if d := t.before - mem.lastCount; mem.lastCount > 0 && d > 0 {
+	if d := t.beforeEst - mem.lastEst; mem.lastEst > 0 && d > 0 {
+		// Raw, so that a calibration learned in between (a session's
+		// first report) is not taken for growth.
 		mem.growth[mem.growthAt%growthSteps] = d
 		mem.growthAt++
 	}
-	mem.lastCount = count
+	mem.lastEst = s.next.lastEstimate
 	if p := t.sess.prepared.Load(); p != nil {
 		// At most one per session: the agent's still serves its next call,
 		// unless it cannot; another agent's leaves it none.
@@ -225,7 +226,7 @@ func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	for _, d := range mem.growth {
 		growth = max(growth, d)
 	}
-	growth = int(float64(growth) * growthMargin)
+	growth = cand.cal.scale(int(float64(growth) * growthMargin))
 	predicted := satAdd(cand.before, growth)
 	if float64(predicted) < float64(t.lim.threshold)*t.cfg.earlyFraction() {
 		mem.unprepared = InlineNotPredicted

@@ -121,6 +121,10 @@ type toolSession struct {
 	// stepTokens is the size of each tool result (preparedStepTokens
 	// unless a test sets it).
 	stepTokens int
+	// charge, when set, is the provider's count of each request as a
+	// multiple of the guard's raw estimate, reported with the response;
+	// without it the responses report no usage.
+	charge float64
 }
 
 // preparedWindow and preparedStepTokens size the sessions: an 8k window
@@ -162,7 +166,12 @@ func (s *toolSession) respond(t *testing.T) {
 	t.Helper()
 	s.step++
 	call := callMsg("read_file", map[string]any{"path": fmt.Sprintf("f%d.go", s.step)})
-	_, err := s.g.afterModel(s.ctx, &Response{Content: call}, nil)
+	resp := &Response{Content: call}
+	if s.charge > 0 {
+		real := float64(s.ctx.getInt(keyLastEstimate)) * s.charge
+		resp.UsageMetadata = &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: int32(real)}
+	}
+	_, err := s.g.afterModel(s.ctx, resp, nil)
 	require.NoError(t, err)
 	s.raw = append(s.raw, call, respMsg("read_file", map[string]any{"content": fmt.Sprintf("STEP-%d ", s.step) + fillerOf(s.stepTokens, s.step)}))
 }
@@ -529,6 +538,39 @@ func TestPrepared_ConsecutiveCompactionsEachPrepared(t *testing.T) {
 	assert.Positive(t, consecutive, "compactions on consecutive requests: %v", slices.Sorted(maps.Keys(at)))
 	assert.Zero(t, s.g.prep.wasted.Load(), "prepared summaries not used")
 	assert.Zero(t, s.g.prep.dropped.Load(), "prepared summaries dropped")
+	s.finish(t, baseline)
+}
+
+// TestPrepared_CalibrationIsNotGrowth: a provider that charges three times
+// the estimate, from its first report on, makes the second request count
+// far more than the first, though only one step was added. The step is what
+// the next one is predicted from, so the summary is prepared while the
+// tools of the step before the trigger run, and covers all but that step,
+// not a few steps early, covering less.
+func TestPrepared_CalibrationIsNotGrowth(t *testing.T) {
+	baseline := runtime.NumGoroutine()
+	sum := newCtl(gateAnswer)
+	s := newToolSession(t, sum)
+	s.charge, s.stepTokens = 3, 300
+	s.raw = append(history(2, 200), s.raw...)
+	preparedAt, compactedAt := -1, -1
+	for i := range 20 {
+		seen := len(s.events)
+		s.request(t)
+		if len(s.events) > seen {
+			compactedAt = i
+			break
+		}
+		s.respond(t)
+		if p := s.prepared(); p != nil && preparedAt < 0 {
+			preparedAt = i
+			waitUntil(t, "the prepared summary is written", p.ready)
+		}
+	}
+	require.Positive(t, compactedAt, "the session compacts")
+	ev := s.events[len(s.events)-1]
+	assert.Equal(t, RanPrepared, ev.Ran)
+	assert.Equal(t, compactedAt-1, preparedAt, "prepared at the step before the compaction")
 	s.finish(t, baseline)
 }
 

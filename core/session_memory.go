@@ -67,12 +67,12 @@ type agentMemory struct {
 	// recall is the agent's recall index (recall.go), nil until the agent's
 	// first recall in this process.
 	recall *recallIndex
-	// lastCount is the calibrated count of the request last let through,
-	// growth the latest growths per step (growthAt counts them), and
+	// lastEst is the raw estimate of the request last let through, growth
+	// the latest growths per step in raw tokens (growthAt counts them),
 	// candidate what the last call keeps for a summary prepared while its
 	// response's tools run (prepared_summary.go), and unprepared why the
 	// next call would compact inline ("": not known, InlineNotPrepared).
-	lastCount  int
+	lastEst    int
 	growth     [growthSteps]int
 	growthAt   int
 	candidate  prepareCandidate
