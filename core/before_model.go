@@ -280,7 +280,7 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 		// irreducible part is too large); compact again only once the
 		// conversation has grown by half the room that is left (the window
 		// less the room kept for the output).
-		trigger = f + (room-f)/2
+		trigger = t.lim.halfwayToRoom(f)
 	}
 	// unpruned is the count with the stored frontier when this call's
 	// pruning moves it, 0 when it does not (prunedAtTrigger).

@@ -267,7 +267,10 @@ func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) step {
 		return g.discardCompaction(t, c, o)
 	}
 	next := t.prev
-	if o.newCount > t.lim.threshold {
+	// A prepared summary's request past the trigger holds the step the
+	// summary kept verbatim, not a part no summary can shrink: it sets no
+	// floor, and the next request compacts again (preparedFits).
+	if o.newCount > t.lim.threshold && c.ev.Ran != RanPrepared {
 		if t.prev.floor == 0 {
 			t.log().Warn("contextguard: the compacted request is still over the threshold; its irreducible part is too large, so the guard will not compact again until the conversation grows",
 				"tokens_after", o.newCount, "threshold", t.lim.threshold, "window", t.lim.window)

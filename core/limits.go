@@ -64,6 +64,13 @@ func (l limits) withOutput(out int) (lim limits, ok bool) {
 // the output.
 func (l limits) room() int { return l.window - l.output }
 
+// halfwayToRoom is halfway from a count n to the room the request has: how
+// far past the trigger the guard lets a request go that it cannot compact
+// below it, keeping half of what is left of the room for the estimate's
+// error (a compaction that stayed over the trigger, decide; a prepared
+// summary's request, preparedFits).
+func (l limits) halfwayToRoom(n int) int { return satAdd(n, max(l.room()-n, 0)/2) }
+
 // irreducibleMargin is how far past the window the smallest request the
 // guard can make may be estimated and still be sent: the estimator's p90
 // error. Within it the request may well fit, and the provider decides;

@@ -383,7 +383,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 // worth preparing: the first of the strategy's splits (the newest turns or
 // contents it keeps verbatim) whose request is likely to leave room for
 // the next step (fitsPrepared), else the whole span when its request is
-// likely to fit under the threshold, whether or not it leaves that room.
+// likely to fit (preparedFits), whether or not it leaves that room.
 // The request such a summary makes is the summary, the contents from the
 // split on, and the step the tools are running for.
 func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
@@ -392,10 +392,25 @@ func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
 			return split
 		}
 	}
-	if preparedRequest(c, cand, 0) <= cand.lim.threshold {
+	if preparedFits(cand.lim, preparedRequest(c, cand, 0), satAdd(cand.before, cand.growth), c.budget) {
 		return c.cov
 	}
 	return 0
+}
+
+// preparedFits reports whether the request of count n that a prepared
+// summary makes is sent in place of the request of count before. Under the
+// threshold it is. Past it, by the contents the summary keeps verbatim (the
+// step its tools ran for), it is when it stays halfway to the room the
+// request has, as far as the guard lets a request go that it cannot
+// compact below the trigger (decide), and frees at least a summary's
+// length (budget). The next request then compacts again, from the summary
+// prepared while this step's tools run, and the compaction waits for none
+// of it; the inline compaction it replaces would have summarized the step
+// too, in the model call. A summary that freed less than its own length
+// would start a run of summaries of summaries.
+func preparedFits(lim limits, n, before, budget int) bool {
+	return n <= lim.threshold || (n <= lim.halfwayToRoom(lim.threshold) && satAdd(n, budget) <= before)
 }
 
 // preparedRequest is the request a summary prepared by c would make, about:
@@ -536,8 +551,8 @@ func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, p *preparedSummary
 	out, _ = pruneToolResults(t.est, t.cfg.pruneKeep, t.recall, t.raw, out)
 	o := outcome{contents: out, summary: p.summary, watermark: end, newEst: t.weigh(out)}
 	o.newCount = t.cal.scale(o.newEst)
-	if o.newCount > t.lim.threshold {
-		g.wastePrepared(t, p, "the request it makes is over the threshold")
+	if !preparedFits(t.lim, o.newCount, t.before, c.budget) {
+		g.wastePrepared(t, p, "the request it makes is too large")
 		return g.compactWith(t, c, s, reason)
 	}
 	c.ev.Ran, c.ev.InlineReason = RanPrepared, ""

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -161,8 +162,21 @@ func (s *toolSession) request(t *testing.T) *Request {
 }
 
 // respond answers the step with a tool call (AfterModel) and appends the
-// call and its result to the history.
+// call and its result, of stepTokens, to the history.
 func (s *toolSession) respond(t *testing.T) {
+	t.Helper()
+	call := s.answer(t)
+	s.appendResult(call, s.stepTokens)
+}
+
+// appendResult appends the call and its result of size tokens.
+func (s *toolSession) appendResult(call *genai.Content, size int) {
+	s.raw = append(s.raw, call, respMsg("read_file", map[string]any{"content": fmt.Sprintf("STEP-%d ", s.step) + fillerOf(size, s.step)}))
+}
+
+// answer answers the step with a tool call (AfterModel), reporting usage
+// when charge is set, and returns the call.
+func (s *toolSession) answer(t *testing.T) *genai.Content {
 	t.Helper()
 	s.step++
 	call := callMsg("read_file", map[string]any{"path": fmt.Sprintf("f%d.go", s.step)})
@@ -173,7 +187,7 @@ func (s *toolSession) respond(t *testing.T) {
 	}
 	_, err := s.g.afterModel(s.ctx, resp, nil)
 	require.NoError(t, err)
-	s.raw = append(s.raw, call, respMsg("read_file", map[string]any{"content": fmt.Sprintf("STEP-%d ", s.step) + fillerOf(s.stepTokens, s.step)}))
+	return call
 }
 
 // untilPrepared plays steps until a summary is being prepared.
@@ -571,6 +585,79 @@ func TestPrepared_CalibrationIsNotGrowth(t *testing.T) {
 	ev := s.events[len(s.events)-1]
 	assert.Equal(t, RanPrepared, ev.Ran)
 	assert.Equal(t, compactedAt-1, preparedAt, "prepared at the step before the compaction")
+	s.finish(t, baseline)
+}
+
+// TestPreparedFits: a prepared summary's request is sent under the trigger,
+// and past it (the step kept verbatim) while it stays halfway to the room
+// and frees at least a summary's length.
+func TestPreparedFits(t *testing.T) {
+	lim := newLimits(preparedWindow) // threshold 6,400, halfway to the window 7,200
+	const budget = 800
+	for _, tc := range []struct {
+		name      string
+		n, before int
+		want      bool
+	}{
+		{name: "under the trigger", n: 6_400, before: 6_500, want: true},
+		{name: "past the trigger, halfway to the room, freeing a summary's length", n: 7_200, before: 8_000, want: true},
+		{name: "past halfway to the room", n: 7_201, before: 20_000},
+		{name: "past the trigger, freeing less than a summary's length", n: 6_500, before: 7_299},
+		{name: "an output limit lowers the room", n: 6_600, before: 9_000, want: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := lim
+			if strings.Contains(tc.name, "output limit") {
+				var ok bool
+				l, ok = lim.withOutput(1_500)
+				require.True(t, ok)
+				require.True(t, preparedFits(lim, tc.n, tc.before, budget), "fits without the output's room")
+			}
+			assert.Equal(t, tc.want, preparedFits(l, tc.n, tc.before, budget))
+		})
+	}
+}
+
+// TestPrepared_PastTheTriggerByTheStep: a step far larger than the recent
+// ones arrives after its summary was prepared. The summary and the step,
+// verbatim, are past the trigger but within halfway to the room, so the
+// compaction uses the prepared summary rather than summarizing the step in
+// the model call; it sets no irreducible floor, and the next request
+// compacts again.
+func TestPrepared_PastTheTriggerByTheStep(t *testing.T) {
+	baseline := runtime.NumGoroutine()
+	sum := newCtl(gateAnswer)
+	s := newToolSession(t, sum)
+	big := false
+	var first CompactionEvent
+	for range 40 {
+		seen := len(s.events)
+		s.request(t)
+		if len(s.events) > seen {
+			first = s.events[seen]
+			break
+		}
+		call := s.answer(t)
+		size := 400
+		if p := s.prepared(); p != nil && !big {
+			waitUntil(t, "the prepared summary is written", p.ready)
+			size, big = 6_600, true
+		}
+		s.appendResult(call, size)
+	}
+	require.True(t, big, "a summary was prepared")
+	require.Equal(t, ReasonTokens, first.Reason)
+	assert.Equal(t, RanPrepared, first.Ran)
+	assert.Zero(t, first.Waited)
+	assert.Greater(t, first.TokensAfter, first.Threshold, "the step kept verbatim is past the trigger")
+	assert.LessOrEqual(t, first.TokensAfter, newLimits(preparedWindow).halfwayToRoom(first.Threshold))
+	assert.Zero(t, s.ctx.getInt(keyIrreducibleFloor), "no irreducible floor")
+
+	seen := len(s.events)
+	s.respond(t)
+	s.request(t)
+	require.Greater(t, len(s.events), seen, "the next request compacts again")
+	assert.LessOrEqual(t, s.events[len(s.events)-1].TokensAfter, s.events[len(s.events)-1].Threshold)
 	s.finish(t, baseline)
 }
 
