@@ -7,7 +7,6 @@ import (
 	"maps"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -597,21 +596,25 @@ func TestPreparedFits(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		n, before int
-		want      bool
+		// output is the request's MaxOutputTokens, 0 for none.
+		output int
+		want   bool
 	}{
 		{name: "under the trigger", n: 6_400, before: 6_500, want: true},
 		{name: "past the trigger, halfway to the room, freeing a summary's length", n: 7_200, before: 8_000, want: true},
 		{name: "past halfway to the room", n: 7_201, before: 20_000},
 		{name: "past the trigger, freeing less than a summary's length", n: 6_500, before: 7_299},
-		{name: "an output limit lowers the room", n: 6_600, before: 9_000, want: false},
+		// 6,600 fits halfway to the window (7,200), not with an output of
+		// 1,500: the threshold drops to 6,244 and halfway to the room
+		// (6,500) is 6,372.
+		{name: "an output limit lowers the room", n: 6_600, before: 9_000, output: 1_500},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := lim
-			if strings.Contains(tc.name, "output limit") {
+			if tc.output > 0 {
 				var ok bool
-				l, ok = lim.withOutput(1_500)
+				l, ok = lim.withOutput(tc.output)
 				require.True(t, ok)
-				require.True(t, preparedFits(lim, tc.n, tc.before, budget), "fits without the output's room")
 			}
 			assert.Equal(t, tc.want, preparedFits(l, tc.n, tc.before, budget))
 		})
