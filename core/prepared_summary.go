@@ -49,8 +49,12 @@ const (
 const (
 	// growthSteps is how many of an agent's latest steps its growth per
 	// step is taken from (the largest of them): tool steps of one task are
-	// alike, and a few are enough to see one that reads a large file.
-	growthSteps = 4
+	// alike, and eight steps (a model call and its tool results each) span
+	// the last few turns, enough to see a large step that comes back every
+	// few turns (a test run, a wide query) as well as one that reads a large
+	// file. With four, the stress matrix's debug sessions, whose large step
+	// comes every third turn, compacted inline each time it came.
+	growthSteps = 8
 	// growthMargin scales the predicted growth of the next step: a step a
 	// quarter larger than the largest recent one still finds its summary
 	// prepared; a prepared summary that is not needed yet is kept for the

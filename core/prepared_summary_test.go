@@ -475,9 +475,11 @@ func TestPrepared_InlineReason(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		opts []Option
-		// sizes are the tool results' sizes, step by step (the last one
-		// repeats).
+		// sizes are the tool results' sizes, step by step, repeated.
 		sizes []int
+		// charge is the provider's count of each request as a multiple of
+		// the guard's estimate, 0 for responses that report no usage.
+		charge float64
 		// ran and want are the first compaction's.
 		ran  CompactionRun
 		want InlineReason
@@ -487,6 +489,12 @@ func TestPrepared_InlineReason(t *testing.T) {
 			sizes: []int{preparedStepTokens}, ran: RanInline, want: InlineNotPrepared},
 		{name: "a step far larger than the recent ones", sizes: []int{400, 400, 400, 400, 400, 400, 400, 400, 4_000},
 			ran: RanInline, want: InlineNotPredicted},
+		// Six steps of 250, then one of 1,800: the request reaches the
+		// trigger with the second large step, seven steps after the first.
+		// The provider charges what the guard estimates, so that only the
+		// growth decides when the summary is prepared.
+		{name: "a large step that comes back every seventh step: prepared", charge: 1,
+			sizes: []int{250, 250, 250, 250, 250, 250, 1_800}, ran: RanPrepared, want: ""},
 		{name: "a step that leaves no room beside a summary: prepared all the same", sizes: []int{2_500}, ran: RanPrepared, want: ""},
 		{name: "a step too large for a summary beside it", sizes: []int{5_000}, ran: RanInline, want: InlineStepTooLarge},
 	} {
@@ -494,9 +502,10 @@ func TestPrepared_InlineReason(t *testing.T) {
 			baseline := runtime.NumGoroutine()
 			sum := newCtl(gateAnswer)
 			s := newToolSession(t, sum, tc.opts...)
+			s.charge = tc.charge
 			var ev CompactionEvent
 			for i := range 40 {
-				s.stepTokens = tc.sizes[min(i, len(tc.sizes)-1)]
+				s.stepTokens = tc.sizes[i%len(tc.sizes)]
 				s.request(t)
 				if e, ok := s.lastEvent(); ok {
 					ev = e
