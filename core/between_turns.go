@@ -301,6 +301,15 @@ func (t *turn) turnsComing() int {
 	return 0
 }
 
+// turnsKept is how many of the request's own turns a compaction keeps
+// verbatim so that the request it serves holds the newest keep turns:
+// between turns, the user's next message starts one of them
+// (turnsComing), so the compaction made then weighs and keeps what the
+// next model call's compaction would.
+func (t *turn) turnsKept(keep int) int {
+	return max(keep-t.turnsComing(), 0)
+}
+
 // ran is how the turn's compaction runs (CompactionEvent.Ran).
 func (t *turn) ran() CompactionRun {
 	if t.betweenTurns {

@@ -87,7 +87,10 @@ func (s slidingWindow) turnsDue(t *turn, cs []*genai.Content) (turns int, due bo
 		// it under the threshold): wait until the request outgrows it.
 		return turns, false
 	}
-	split := pairSafeStart(t.raw, starts[len(starts)-keepTurns(s.maxTurns)])
+	split := cov
+	if kept := t.turnsKept(keepTurns(s.maxTurns)); kept > 0 {
+		split = pairSafeStart(t.raw, starts[len(starts)-kept])
+	}
 	if split <= from {
 		return turns, false
 	}
@@ -126,7 +129,7 @@ func (s slidingWindow) suffixes(t *turn, c *compaction, reason string) []int {
 
 	var splits []int
 	tail, counted := 0, len(t.raw) // raw tokens of t.raw[counted:]
-	for k := 1; k <= min(keepTurns(s.maxTurns), len(starts)); k++ {
+	for k := 1; k <= min(t.turnsKept(keepTurns(s.maxTurns)), len(starts)); k++ {
 		split := pairSafeStart(t.raw, starts[len(starts)-k])
 		if split <= c.first {
 			break // nothing left to summarize, with this many turns or more
