@@ -325,50 +325,55 @@ func TestBetweenTurns_ContextEndsDuringTheCompaction(t *testing.T) {
 }
 
 // TestBetweenTurns_SlidingWindowKeepsWhatTheModelCallWould: a sliding
-// window of four turns over short exchanges, each run one model call. The
-// user's next message is one of the turns the next request keeps, so the
-// compaction made at a run's end keeps one turn fewer of the run's own:
-// every compaction the turn budget calls for runs between turns, and the
-// next request holds the newest keepTurns(4) = 2 turns verbatim after the
-// summary, as it would had the model call compacted.
+// window over short exchanges, each run one model call. The user's next
+// message is one of the turns the next request keeps, so the compaction
+// made at a run's end keeps one turn fewer of the run's own (none, when the
+// window keeps one turn): every compaction the turn budget calls for runs
+// between turns, and the next request holds the newest keepTurns turns
+// verbatim after the summary, as it would had the model call compacted.
 func TestBetweenTurns_SlidingWindowKeepsWhatTheModelCallWould(t *testing.T) {
-	const maxTurns, runs = 4, 24
-	baseline := runtime.NumGoroutine()
-	sum := fixedSummary("SUMMARY of the questions so far.")
-	var events []CompactionEvent
-	g := newGuard(NewCrushRegistry(WithRegistryLogger(quietLogger)), WithLogger(quietLogger),
-		WithOnCompaction(func(_ context.Context, ev CompactionEvent) { events = append(events, ev) }))
-	g.addModel("a", sum, WithMaxTokens(betweenTurnsWindow), WithSlidingWindow(maxTurns))
-	require.NoError(t, g.Err())
-	ctx := newFakeCtx("a")
-	var raw []*genai.Content
-	checked, compactedAtEnd := 0, false
-	for run := range runs {
-		ctx.withUser(fmt.Sprintf("QUESTION-%d %s", run, fillerOf(150, run)))
-		raw = append(raw, ctx.user)
-		req := request(raw...)
-		seen := len(events)
-		_, err := g.beforeModel(ctx, req)
-		require.NoError(t, err)
-		require.Len(t, events, seen, "run %d: no compaction in the model call", run)
-		if compactedAtEnd {
-			require.True(t, isSummaryMessage(req.Contents[0]), "run %d: the request starts with the summary", run)
-			assert.Equal(t, keepTurns(maxTurns), countTurns(req.Contents), "run %d: turns kept verbatim after the summary", run)
-			checked++
-		}
-		final := modelMsg(fmt.Sprintf("ANSWER-%d %s", run, fillerOf(150, run+runs)))
-		g.AfterRun(ctx, RunEnd{State: ctx.state, Final: final, FinalAuthor: "a", Before: ctx.user})
-		compactedAtEnd = len(events) > seen
-		raw = append(raw, final)
+	const runs = 24
+	for _, maxTurns := range []int{4, 2} {
+		t.Run(fmt.Sprintf("%d turns, %d kept", maxTurns, keepTurns(maxTurns)), func(t *testing.T) {
+			baseline := runtime.NumGoroutine()
+			sum := fixedSummary("SUMMARY of the questions so far.")
+			var events []CompactionEvent
+			g := newGuard(NewCrushRegistry(WithRegistryLogger(quietLogger)), WithLogger(quietLogger),
+				WithOnCompaction(func(_ context.Context, ev CompactionEvent) { events = append(events, ev) }))
+			g.addModel("a", sum, WithMaxTokens(betweenTurnsWindow), WithSlidingWindow(maxTurns))
+			require.NoError(t, g.Err())
+			ctx := newFakeCtx("a")
+			var raw []*genai.Content
+			checked, compactedAtEnd := 0, false
+			for run := range runs {
+				ctx.withUser(fmt.Sprintf("QUESTION-%d %s", run, fillerOf(150, run)))
+				raw = append(raw, ctx.user)
+				req := request(raw...)
+				seen := len(events)
+				_, err := g.beforeModel(ctx, req)
+				require.NoError(t, err)
+				require.Len(t, events, seen, "run %d: no compaction in the model call", run)
+				if compactedAtEnd {
+					require.True(t, isSummaryMessage(req.Contents[0]), "run %d: the request starts with the summary", run)
+					assert.Equal(t, keepTurns(maxTurns), countTurns(req.Contents), "run %d: turns kept verbatim after the summary", run)
+					assert.Same(t, ctx.user, req.Contents[len(req.Contents)-1], "run %d: the user's message whole", run)
+					checked++
+				}
+				final := modelMsg(fmt.Sprintf("ANSWER-%d %s", run, fillerOf(150, run+runs)))
+				g.AfterRun(ctx, RunEnd{State: ctx.state, Final: final, FinalAuthor: "a", Before: ctx.user})
+				compactedAtEnd = len(events) > seen
+				raw = append(raw, final)
+			}
+			require.GreaterOrEqual(t, len(events), 3, "the turn budget calls for several compactions")
+			for i, ev := range events {
+				assert.Equal(t, RanBetweenTurns, ev.Ran, "compaction %d", i)
+				assert.Equal(t, ReasonTurns, ev.Reason, "compaction %d", i)
+			}
+			assert.Equal(t, len(events)-btoi(compactedAtEnd), checked, "every request after a compaction between turns was checked")
+			require.NoError(t, g.Close())
+			assert.Zero(t, coretest.GoroutinesLeft(baseline), "no goroutine left")
+		})
 	}
-	require.GreaterOrEqual(t, len(events), 3, "the turn budget calls for several compactions")
-	for i, ev := range events {
-		assert.Equal(t, RanBetweenTurns, ev.Ran, "compaction %d", i)
-		assert.Equal(t, ReasonTurns, ev.Reason, "compaction %d", i)
-	}
-	assert.Equal(t, len(events)-btoi(compactedAtEnd), checked, "every request after a compaction between turns was checked")
-	require.NoError(t, g.Close())
-	assert.Zero(t, coretest.GoroutinesLeft(baseline), "no goroutine left")
 }
 
 // countTurns counts the turns of cs: the messages the user wrote, not the
