@@ -12,7 +12,7 @@ import "google.golang.org/genai"
 // output limit near the window (recovery.go, cutAtOutputLimit) unless the
 // session is switched off (session_switch.go), and, when the response asks
 // for tool calls, starts preparing the next compaction's summary while they
-// run (prepared_summary.go). It returns
+// run (prepared_start.go). It returns
 // the content that replaces the response's, nil to let the response
 // through untouched.
 func (g *Guard) afterResponse(c Call, cfg *Agent, st State, resp *Response) *genai.Content {

@@ -107,7 +107,7 @@ type callInput struct {
 	// betweenTurns is set after a run ended (between_turns.go).
 	betweenTurns bool
 	// background is set for a summary prepared while tools run
-	// (prepared_summary.go): the values of the call it follows.
+	// (prepared_start.go): the values of the call it follows.
 	background *prepareCandidate
 	// unprepared is why the agent's next compaction for tokens would run
 	// inline, as its last call left it (agentMemory.unprepared).

@@ -78,7 +78,7 @@ type compaction struct {
 	// (summarizer_cached_previous.go).
 	previous previousRequest
 	// summarizing is how long a prepared summary took before the call
-	// waited for it (prepared_summary.go), 0 inline.
+	// waited for it (prepared_use.go), 0 inline.
 	summarizing time.Duration
 }
 

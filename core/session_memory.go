@@ -70,7 +70,7 @@ type agentMemory struct {
 	// lastEst is the raw estimate of the request last let through, growth
 	// the latest growths per step in raw tokens (growthAt counts them),
 	// candidate what the last call keeps for a summary prepared while its
-	// response's tools run (prepared_summary.go), and unprepared why the
+	// response's tools run (prepared_growth.go), and unprepared why the
 	// next call would compact inline ("": not known, InlineNotPrepared).
 	lastEst    int
 	growth     [growthSteps]int

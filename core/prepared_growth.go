@@ -1,0 +1,163 @@
+package core
+
+import "google.golang.org/genai"
+
+// When to prepare a summary (ARCHITECTURE.md, One model call): every call
+// records its step's growth, and a call whose next request is predicted to
+// reach the trigger keeps what a background summary starts from
+// (prepareCandidate), with why the next compaction would run inline.
+
+// Sizes of the growth prediction.
+const (
+	// growthSteps is how many of an agent's latest steps its growth per
+	// step is taken from (the largest of them): tool steps of one task are
+	// alike, and eight steps (a model call and its tool results each) span
+	// the last few turns, enough to see a large step that comes back every
+	// few turns (a test run, a wide query) as well as one that reads a large
+	// file. With four, the stress matrix's debug sessions, whose large step
+	// comes every third turn, compacted inline each time it came.
+	growthSteps = 8
+	// growthMargin scales the predicted growth of the next step: a step a
+	// quarter larger than the largest recent one still finds its summary
+	// prepared; a prepared summary that is not needed yet is kept for the
+	// next step, at the cost of one more step kept verbatim after it.
+	growthMargin = 1.25
+)
+
+// prepareCandidate is what a call that did not compact keeps for its
+// response's AfterModel, when the next request is predicted to reach the
+// trigger: the values a background summary of this request starts from.
+type prepareCandidate struct {
+	ok     bool
+	req    Request // contents, model and configuration; no Origin or Coverage
+	sent   []*genai.Content
+	prev   guardState
+	inj    injection
+	lim    limits
+	cal    calibration
+	before int
+	// growth is the next step's predicted growth (with its margin).
+	growth int
+}
+
+// noteGrowth records the step's growth and, when the next request is
+// predicted to reach the share of the trigger the agent prepares at, keeps
+// the call's values for a background summary (startPrepared). It runs at
+// the end of every guarded call, with the session owned, and leaves in
+// the agent's memory why its next compaction for tokens would run inline
+// (CompactionEvent.InlineReason).
+func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
+	mem.candidate = prepareCandidate{}
+	mem.unprepared = InlineNotPrepared
+	if d := t.beforeEst - mem.lastEst; mem.lastEst > 0 && d > 0 {
+		// Raw, so that a calibration learned in between (a session's
+		// first report) is not taken for growth.
+		mem.growth[mem.growthAt%growthSteps] = d
+		mem.growthAt++
+	}
+	mem.lastEst = s.next.lastEstimate
+	if p := t.sess.prepared.Load(); p != nil {
+		// At most one per session: the agent's still serves its next call,
+		// unless it cannot; another agent's leaves it none.
+		if p.agent == t.cfg.name {
+			mem.unprepared = InlinePreparedUnusable
+		}
+		return
+	}
+	if g.prep.limit == 0 || s.err != nil || t.mode != modeCompact || t.cfg.summarizer == nil || !g.prepares(t.cfg) {
+		return
+	}
+	cand, ok := sentRequest(t, s)
+	if !ok || cand.prev.floor != 0 {
+		return
+	}
+	growth := 0
+	for _, d := range mem.growth {
+		growth = max(growth, d)
+	}
+	growth = cand.cal.scale(int(float64(growth) * growthMargin))
+	predicted := satAdd(cand.before, growth)
+	if float64(predicted) < float64(t.lim.threshold)*t.cfg.earlyFraction() {
+		mem.unprepared = InlineNotPredicted
+		return
+	}
+	if t.cfg.pruneKeep > 0 {
+		// At the trigger, pruning frees all it can before any summary
+		// (decide): a summary prepared for a request pruning will take back
+		// under it would be thrown away.
+		freed, _ := pruneFreed(t.est, t.recall, t.raw, s.contents, t.frontier, pruneFrontier(t.cfg.pruneKeep, t.raw))
+		if float64(predicted-t.cal.scale(freed)) < float64(t.lim.threshold)*t.cfg.earlyFraction() {
+			mem.unprepared = InlineNotPredicted
+			return
+		}
+	}
+	cand.ok, cand.growth = true, growth
+	mem.candidate = cand
+}
+
+// sentRequest is the request the call let through, as a background summary
+// starts from it: the raw contents, the contents sent, and the state, cut
+// and calibration they were sent with. After a compaction these are the
+// compaction's (its summary injected at its watermark), so that a step
+// that brings the compacted request back to the trigger finds the next
+// summary prepared. ok is false for a compaction that is not a summary
+// at a watermark (one that sent no summary).
+func sentRequest(t *turn, s *step) (prepareCandidate, bool) {
+	cand := prepareCandidate{req: withContents(Request{Model: t.req.Model, Config: t.req.Config}, t.raw),
+		sent: s.contents, prev: t.prev, inj: t.inj, lim: t.lim, cal: t.cal, before: t.before}
+	if s.event == nil {
+		return cand, true
+	}
+	if s.next.compactions == t.prev.compactions || s.next.summary == "" || s.next.watermark <= 0 {
+		return cand, false
+	}
+	cand.prev, cand.before = s.next, s.next.tokens
+	cand.inj = injection{cut: s.next.watermark, injected: true}
+	cand.cal = newCalibration(s.next, t.est)
+	return cand, true
+}
+
+// prepares reports whether the agent's compactions may use prepared
+// summaries: not with a before-compaction hook, whose instructions or skip
+// are decided when the compaction is due. The sliding window's compactions
+// triggered by turns run between turns or inline; those triggered by
+// tokens inside a turn use a summary prepared up to the turns it keeps.
+func (g *Guard) prepares(*Agent) bool {
+	return g.beforeHook == nil
+}
+
+// earlyFraction is WithEarlyCompaction's fraction, else the default.
+func (c *Agent) earlyFraction() float64 {
+	if c.early > 0 {
+		return c.early
+	}
+	return DefaultEarlyCompaction
+}
+
+// inlineReason is why a compaction for reason in this call runs inline,
+// "" when it does not, or is not for tokens (CompactionEvent.InlineReason).
+// A compaction that uses a prepared summary replaces it
+// (compactPrepared); one that runs inline although a summary was prepared
+// for the call found it unusable.
+func (t *turn) inlineReason(reason string) InlineReason {
+	if t.ran() != RanInline || reason != ReasonTokens {
+		return ""
+	}
+	if t.unprepared == "" {
+		return InlineNotPrepared
+	}
+	return t.unprepared
+}
+
+// asksForTools reports whether the response asks for function calls.
+func (r *Response) asksForTools() bool {
+	if r.Content == nil {
+		return false
+	}
+	for _, p := range r.Content.Parts {
+		if p != nil && p.FunctionCall != nil {
+			return true
+		}
+	}
+	return false
+}
