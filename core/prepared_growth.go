@@ -1,6 +1,10 @@
 package core
 
-import "google.golang.org/genai"
+import (
+	"slices"
+
+	"google.golang.org/genai"
+)
 
 // When to prepare a summary (ARCHITECTURE.md, One model call): every call
 // records its step's growth, and a call whose next request is predicted to
@@ -38,6 +42,9 @@ type prepareCandidate struct {
 	before int
 	// growth is the next step's predicted growth (with its margin).
 	growth int
+	// replaces is the agent's prepared summary this one replaces, nil for
+	// none: it would not make the next request fit (preparedSummary.stale).
+	replaces *preparedSummary
 }
 
 // noteGrowth records the step's growth and, when the next request is
@@ -49,20 +56,16 @@ type prepareCandidate struct {
 func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	mem.candidate = prepareCandidate{}
 	mem.unprepared = InlineNotPrepared
-	if d := t.beforeEst - mem.lastEst; mem.lastEst > 0 && d > 0 {
-		// Raw, so that a calibration learned in between (a session's
-		// first report) is not taken for growth.
-		mem.growth[mem.growthAt%growthSteps] = d
-		mem.growthAt++
-	}
-	mem.lastEst = s.next.lastEstimate
-	if p := t.sess.prepared.Load(); p != nil {
-		// At most one per session: the agent's still serves its next call,
-		// unless it cannot; another agent's leaves it none.
-		if p.agent == t.cfg.name {
-			mem.unprepared = InlinePreparedUnusable
+	mem.noteStep(t.beforeEst, s.next.lastEstimate)
+	// At most one per session: the agent's serves its next call, unless it
+	// would not make it fit (replaces, below); another agent's leaves it
+	// none.
+	held, unpredicted := t.sess.prepared.Load(), InlineNotPredicted
+	if held != nil {
+		if held.agent != t.cfg.name {
+			return
 		}
-		return
+		mem.unprepared, unpredicted = InlinePreparedUnusable, InlinePreparedUnusable
 	}
 	if g.prep.limit == 0 || s.err != nil || t.mode != modeCompact || t.cfg.summarizer == nil || !g.prepares(t.cfg) {
 		return
@@ -71,28 +74,67 @@ func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	if !ok || cand.prev.floor != 0 {
 		return
 	}
-	growth := 0
-	for _, d := range mem.growth {
-		growth = max(growth, d)
-	}
-	growth = cand.cal.scale(int(float64(growth) * growthMargin))
-	predicted := satAdd(cand.before, growth)
-	if float64(predicted) < float64(t.lim.threshold)*t.cfg.earlyFraction() {
-		mem.unprepared = InlineNotPredicted
+	cand.growth = cand.cal.scale(int(float64(mem.largestGrowth()) * growthMargin))
+	predicted := satAdd(cand.before, cand.growth)
+	if !reachesEarly(t, s, predicted) {
+		mem.unprepared = unpredicted
 		return
 	}
-	if t.cfg.pruneKeep > 0 {
-		// At the trigger, pruning frees all it can before any summary
-		// (decide): a summary prepared for a request pruning will take back
-		// under it would be thrown away.
-		freed, _ := pruneFreed(t.est, t.recall, t.raw, s.contents, t.frontier, pruneFrontier(t.cfg.pruneKeep, t.raw))
-		if float64(predicted-t.cal.scale(freed)) < float64(t.lim.threshold)*t.cfg.earlyFraction() {
-			mem.unprepared = InlineNotPredicted
-			return
-		}
+	if held != nil && (!held.stale(t, predicted, cand.growth) || mem.replacedAt == t.prev.compactions+1) {
+		return
 	}
-	cand.ok, cand.growth = true, growth
+	cand.ok, cand.replaces = true, held
 	mem.candidate = cand
+}
+
+// noteStep records the growth of a request of raw estimate est over the
+// last one let through, and that this one let through sent: raw, so that
+// a calibration learned in between (a session's first report) is not
+// taken for growth.
+func (m *agentMemory) noteStep(est, sent int) {
+	if d := est - m.lastEst; m.lastEst > 0 && d > 0 {
+		m.growth[m.growthAt%growthSteps] = d
+		m.growthAt++
+	}
+	m.lastEst = sent
+}
+
+// largestGrowth is the largest of the agent's latest growths per step, in
+// raw tokens.
+func (m *agentMemory) largestGrowth() int {
+	return slices.Max(m.growth[:])
+}
+
+// reachesEarly reports whether a next request predicted at count predicted
+// reaches the share of the trigger the agent prepares at
+// (WithEarlyCompaction), once pruning has freed what it can: at the
+// trigger, pruning frees all it can before any summary (decide), and a
+// summary prepared for a request pruning takes back under it would be
+// thrown away.
+func reachesEarly(t *turn, s *step, predicted int) bool {
+	at := float64(t.lim.threshold) * t.cfg.earlyFraction()
+	if float64(predicted) < at {
+		return false
+	}
+	if t.cfg.pruneKeep <= 0 {
+		return true
+	}
+	freed, _ := pruneFreed(t.est, t.recall, t.raw, s.contents, t.frontier, pruneFrontier(t.cfg.pruneKeep, t.raw))
+	return float64(predicted-t.cal.scale(freed)) >= at
+}
+
+// stale reports whether the prepared summary p, written from an earlier
+// request, would not make the next request fit (preparedFits) when the
+// next step grows it by growth, to predicted: the contents after what it
+// covers, kept verbatim beside it, leave too little room. A summary started
+// a few steps early, for a step that turned out small, covers too little by
+// the time the trigger is reached; one written from this request would.
+func (p *preparedSummary) stale(t *turn, predicted, growth int) bool {
+	if p.end > len(t.raw) {
+		return true
+	}
+	tail := t.cal.scale(contentsTokens(t.est, t.raw[p.end:]))
+	return !preparedFits(t.lim, satAdd(satAdd(p.request, tail), int(float64(growth)/growthMargin)), predicted, p.budget)
 }
 
 // sentRequest is the request the call let through, as a background summary

@@ -171,3 +171,46 @@ func TestPrepared_InlineReasonOfAnotherAgent(t *testing.T) {
 	assert.Same(t, p, s.prepared(), "agent a's summary still waits for a")
 	s.finish(t, baseline)
 }
+
+// TestPrepared_ReplacedWhenItWouldNotFit: a step of half the window makes
+// the session compact (prepared) and, right after, prepare the next
+// summary, since a step that large would take the compacted request to the
+// trigger. The steps after it are smaller; by the fourth, the contents
+// after what that summary covers, kept verbatim beside it, and a step of
+// the largest recent size would not fit, so a summary of the request as it
+// is now replaces it, counted dropped. The compaction that follows uses the
+// newer one, waits for none of it, and gets far below the trigger.
+func TestPrepared_ReplacedWhenItWouldNotFit(t *testing.T) {
+	baseline := runtime.NumGoroutine()
+	sum := newCtl(gateAnswer)
+	s := newToolSession(t, sum)
+	s.charge = 1
+	sizes := []int{300, 300, 4_000}
+	var events []CompactionEvent
+	var summaries []*preparedSummary
+	for i := 0; len(events) < 2 && i < 40; i++ {
+		s.stepTokens = 900
+		if i < len(sizes) {
+			s.stepTokens = sizes[i]
+		}
+		seen := len(s.events)
+		s.request(t)
+		if len(s.events) > seen {
+			events = append(events, s.events[len(s.events)-1])
+		}
+		s.respond(t)
+		if p := s.prepared(); p != nil && (len(summaries) == 0 || summaries[len(summaries)-1] != p) {
+			summaries = append(summaries, p)
+			waitUntil(t, "the prepared summary is written", p.ready)
+		}
+	}
+	require.Len(t, events, 2, "the session compacts twice")
+	for i, ev := range events {
+		assert.Equal(t, RanPrepared, ev.Ran, "compaction %d", i)
+		assert.Zero(t, ev.Waited, "compaction %d waited", i)
+	}
+	assert.Equal(t, int64(1), s.g.prep.dropped.Load(), "the summary that would not fit is replaced once")
+	assert.Zero(t, s.g.prep.wasted.Load(), "no prepared summary found unusable")
+	assert.Less(t, events[1].TokensAfter, events[1].Threshold/4, "the newer summary covers all but the last step")
+	s.finish(t, baseline)
+}

@@ -44,7 +44,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 	mem := sess.memory(cfg.name)
 	cand := mem.candidate
 	mem.candidate = prepareCandidate{}
-	if !cand.ok || sess.prepared.Load() != nil || !g.prep.enter() {
+	if !cand.ok || sess.prepared.Load() != cand.replaces || !g.prep.enter() {
 		return
 	}
 	ctx, cancel := context.WithCancel(g.prep.ctx)
@@ -71,8 +71,15 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 	}
 	p := &preparedSummary{agent: cfg.name, first: comp.first, end: end, chain: mem.prefix.chainOf(cand.req.Contents, end),
 		prevSummary: comp.prevSummary, compactions: cand.prev.compactions, userReq: comp.userReq,
+		request: satAdd(comp.bare, comp.budget), budget: comp.budget,
 		started: g.clock.Now(), cancel: cancel, done: make(chan struct{})}
-	sess.prepared.Store(p)
+	if old := sess.prepared.Swap(p); old != nil {
+		old.cancel()
+		mem.replacedAt = cand.prev.compactions + 1
+		g.prep.dropped.Add(1)
+		g.tel.preparedSummary(c, cfg.name, "dropped")
+		t.log().Info("contextguard: prepared summary dropped", "reason", "it would not make the next request fit; one covering this request replaces it", "prepared_agent", old.agent)
+	}
 	mem.unprepared = InlinePreparedUnusable // should the next call not use it
 	g.prep.started.Add(1)
 	t.log().Info("contextguard: preparing the summary while tools run",

@@ -135,9 +135,13 @@ type preparedSummary struct {
 	prevSummary string
 	compactions int
 	userReq     string
-	started     time.Time
-	cancel      context.CancelFunc
-	done        chan struct{}
+	// request is the request it makes without the contents after it (the
+	// compaction's bare part and the summary at its budget), budget the
+	// summary's budget.
+	request, budget int
+	started         time.Time
+	cancel          context.CancelFunc
+	done            chan struct{}
 
 	// The result, written before done is closed.
 	summary string

@@ -77,6 +77,10 @@ type agentMemory struct {
 	growthAt   int
 	candidate  prepareCandidate
 	unprepared InlineReason
+	// replacedAt is one more than the compaction counter at which a
+	// prepared summary was last replaced by one covering more
+	// (preparedSummary.stale): once between two compactions.
+	replacedAt int
 }
 
 // pendingOverflow is a provider overflow recorded for the next call.

@@ -7,6 +7,7 @@ require (
 	github.com/adk-contextguard/contextguard/core v0.0.0
 	github.com/glebarez/sqlite v1.8.0
 	github.com/stretchr/testify v1.11.1
+	go.opentelemetry.io/otel/sdk/metric v1.45.0
 	gonum.org/v1/plot v0.17.0
 	google.golang.org/adk v1.7.0
 	google.golang.org/genai v1.57.0
@@ -52,6 +53,7 @@ require (
 	go.opentelemetry.io/otel v1.45.0 // indirect
 	go.opentelemetry.io/otel/log v0.21.0 // indirect
 	go.opentelemetry.io/otel/metric v1.45.0 // indirect
+	go.opentelemetry.io/otel/sdk v1.45.0 // indirect
 	go.opentelemetry.io/otel/trace v1.45.0 // indirect
 	golang.org/x/crypto v0.54.0 // indirect
 	golang.org/x/image v0.30.0 // indirect

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/glebarez/sqlite"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/agent/llmagent"
 	"google.golang.org/adk/model"
@@ -74,7 +76,8 @@ type report struct {
 	Compactions      int
 	Fallbacks        int
 	OnRequest        int // compactions answering RequestCompaction
-	SummarizerCalls  int
+	SummarizerCalls  int // every summarizer call the guard made (its metrics)
+	CompactionCalls  int // the summarizer calls the compaction events report
 	Window, Trigger  int
 	MaxSent          int // largest request sent, by o200k
 	MaxReal          int // largest PromptTokenCount
@@ -285,9 +288,15 @@ func run(ctx context.Context, cfg config, w io.Writer) (*report, error) {
 
 	// The guard, and the demo's measuring plugins around it.
 	rec := &recorder{w: w, counter: counter, window: cfg.Window, trigger: rep.Trigger}
+	// The guard's metrics are read once the story ends: they count every
+	// summarizer call it made, including those of summaries it prepared
+	// while tools ran and dropped before use, which no compaction event
+	// reports.
+	metrics := sdkmetric.NewManualReader()
 	guard := contextguard.New(nil,
 		contextguard.WithLogger(slog.New(slog.NewTextHandler(cfg.Log, &slog.HandlerOptions{Level: slog.LevelWarn}))),
-		contextguard.WithOnCompaction(rec.onCompaction))
+		contextguard.WithOnCompaction(rec.onCompaction),
+		contextguard.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(metrics))))
 	// The demo shows each compaction on the model call that made it: the
 	// ones a run's end could make (README, Compaction between turns) are
 	// left to the model call too.
@@ -358,6 +367,14 @@ func run(ctx context.Context, cfg config, w io.Writer) (*report, error) {
 		fmt.Fprintf(w, "           %s\n", usageLine(u))
 	}
 
+	// Close waits for a summary still being prepared, so that the metrics
+	// count its call.
+	if err := guard.Close(); err != nil {
+		return nil, fmt.Errorf("guard: %w", err)
+	}
+	if rep.SummarizerCalls, err = summarizerCalls(ctx, metrics); err != nil {
+		return nil, err
+	}
 	rec.mu.Lock()
 	rep.Steps = append([]stepRecord(nil), rec.steps...)
 	rep.Trigger = rec.trigger
@@ -373,7 +390,7 @@ func run(ctx context.Context, cfg config, w io.Writer) (*report, error) {
 		}
 		if ev := s.Compaction; ev != nil {
 			rep.Compactions++
-			rep.SummarizerCalls += ev.SummarizerCalls
+			rep.CompactionCalls += ev.SummarizerCalls
 			if ev.Reason == contextguard.ReasonRequested {
 				rep.OnRequest++
 			}
@@ -448,7 +465,11 @@ func printReport(w io.Writer, r *report) {
 	fmt.Fprintf(w, "turns              %d\n", r.Turns)
 	fmt.Fprintf(w, "model calls        %d (agent)\n", r.Calls)
 	fmt.Fprintf(w, "compactions        %d (on request: %d, fallback summaries: %d)\n", r.Compactions, r.OnRequest, r.Fallbacks)
-	fmt.Fprintf(w, "summarizer calls   %d\n", r.SummarizerCalls)
+	fmt.Fprintf(w, "summarizer calls   %d", r.SummarizerCalls)
+	if dropped := r.SummarizerCalls - r.CompactionCalls; dropped > 0 {
+		fmt.Fprintf(w, " (%d in compactions, %d for summaries prepared while tools ran and dropped before use)", r.CompactionCalls, dropped)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "max utilization    %.0f%% of the %s-token window (step %d: %s tokens)\n",
 		100*float64(maxStep.tokens())/float64(r.Window), thousands(r.Window), maxStep.Step, thousands(maxStep.tokens()))
 	over := "none"
@@ -517,3 +538,23 @@ func printLastSummary(w io.Writer, r *report) {
 
 // errNoSteps is returned when a run made no model call.
 var errNoSteps = errors.New("no model calls were recorded")
+
+// summarizerCalls is how many summarizer calls the guard made, from the
+// count of its contextguard.summarizer.duration histogram.
+func summarizerCalls(ctx context.Context, r sdkmetric.Reader) (int, error) {
+	var rm metricdata.ResourceMetrics
+	if err := r.Collect(ctx, &rm); err != nil {
+		return 0, fmt.Errorf("guard metrics: %w", err)
+	}
+	var n uint64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if h, ok := m.Data.(metricdata.Histogram[float64]); ok && m.Name == "contextguard.summarizer.duration" {
+				for _, dp := range h.DataPoints {
+					n += dp.Count
+				}
+			}
+		}
+	}
+	return int(n), nil
+}

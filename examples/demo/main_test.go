@@ -59,8 +59,13 @@ func TestDemoSmoke(t *testing.T) {
 	if rep.MaxBuilt <= rep.Window {
 		t.Errorf("ADK built at most %d tokens: the run never needed the guard", rep.MaxBuilt)
 	}
-	if rep.SummarizerCalls != rep.summarizerOnSelf {
-		t.Errorf("compaction events report %d summarizer calls, the summarizer saw %d", rep.SummarizerCalls, rep.summarizerOnSelf)
+	// The compaction events report the calls of the summaries they used;
+	// the guard's metrics count every call it made, those of summaries it
+	// prepared and dropped too, and a summary dropped before its call
+	// started makes none.
+	if rep.CompactionCalls > rep.summarizerOnSelf || rep.summarizerOnSelf > rep.SummarizerCalls {
+		t.Errorf("compaction events report %d summarizer calls, the summarizer saw %d, the guard's metrics count %d",
+			rep.CompactionCalls, rep.summarizerOnSelf, rep.SummarizerCalls)
 	}
 	if !strings.Contains(out, "COMPACTED") {
 		t.Errorf("no COMPACTED line in the output:\n%s", out)
