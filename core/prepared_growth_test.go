@@ -175,42 +175,59 @@ func TestPrepared_InlineReasonOfAnotherAgent(t *testing.T) {
 // TestPrepared_ReplacedWhenItWouldNotFit: a step of half the window makes
 // the session compact (prepared) and, right after, prepare the next
 // summary, since a step that large would take the compacted request to the
-// trigger. The steps after it are smaller; by the fourth, the contents
+// trigger. The steps after it are smaller; a few steps on, the contents
 // after what that summary covers, kept verbatim beside it, and a step of
 // the largest recent size would not fit, so a summary of the request as it
-// is now replaces it, counted dropped. The compaction that follows uses the
-// newer one, waits for none of it, and gets far below the trigger.
+// is then replaces it, counted dropped: once between two compactions, even
+// when the newer one would not fit either a few steps later. The
+// compaction that follows uses the newer one and waits for none of it.
 func TestPrepared_ReplacedWhenItWouldNotFit(t *testing.T) {
-	baseline := runtime.NumGoroutine()
-	sum := newCtl(gateAnswer)
-	s := newToolSession(t, sum)
-	s.charge = 1
-	sizes := []int{300, 300, 4_000}
-	var events []CompactionEvent
-	var summaries []*preparedSummary
-	for i := 0; len(events) < 2 && i < 40; i++ {
-		s.stepTokens = 900
-		if i < len(sizes) {
-			s.stepTokens = sizes[i]
-		}
-		seen := len(s.events)
-		s.request(t)
-		if len(s.events) > seen {
-			events = append(events, s.events[len(s.events)-1])
-		}
-		s.respond(t)
-		if p := s.prepared(); p != nil && (len(summaries) == 0 || summaries[len(summaries)-1] != p) {
-			summaries = append(summaries, p)
-			waitUntil(t, "the prepared summary is written", p.ready)
-		}
+	for _, tc := range []struct {
+		name string
+		// big is the third step's tool result, small every later one's;
+		// charge is the provider's count as a multiple of the estimate.
+		big, small int
+		charge     float64
+		// maxAfter bounds the second compaction's request, 0 for no bound.
+		maxAfter int
+	}{
+		{name: "the newer summary covers all but the last step", big: 4_000, small: 900, charge: 1,
+			maxAfter: newLimits(preparedWindow).threshold / 4},
+		{name: "replaced once, though the newer one would not fit either two steps later", big: 3_500, small: 500, charge: 1.5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			baseline := runtime.NumGoroutine()
+			sum := newCtl(gateAnswer)
+			s := newToolSession(t, sum)
+			s.charge = tc.charge
+			sizes := []int{300, 300, tc.big}
+			var events []CompactionEvent
+			for i := 0; len(events) < 2 && i < 40; i++ {
+				s.stepTokens = tc.small
+				if i < len(sizes) {
+					s.stepTokens = sizes[i]
+				}
+				seen := len(s.events)
+				s.request(t)
+				if len(s.events) > seen {
+					events = append(events, s.events[len(s.events)-1])
+				}
+				s.respond(t)
+				if p := s.prepared(); p != nil {
+					waitUntil(t, "the prepared summary is written", p.ready)
+				}
+			}
+			require.Len(t, events, 2, "the session compacts twice")
+			for i, ev := range events {
+				assert.Equal(t, RanPrepared, ev.Ran, "compaction %d", i)
+				assert.Zero(t, ev.Waited, "compaction %d waited", i)
+			}
+			assert.Equal(t, int64(1), s.g.prep.dropped.Load(), "the summary that would not fit is replaced once")
+			assert.Zero(t, s.g.prep.wasted.Load(), "no prepared summary found unusable")
+			if tc.maxAfter > 0 {
+				assert.Less(t, events[1].TokensAfter, tc.maxAfter, "the second compaction's request")
+			}
+			s.finish(t, baseline)
+		})
 	}
-	require.Len(t, events, 2, "the session compacts twice")
-	for i, ev := range events {
-		assert.Equal(t, RanPrepared, ev.Ran, "compaction %d", i)
-		assert.Zero(t, ev.Waited, "compaction %d waited", i)
-	}
-	assert.Equal(t, int64(1), s.g.prep.dropped.Load(), "the summary that would not fit is replaced once")
-	assert.Zero(t, s.g.prep.wasted.Load(), "no prepared summary found unusable")
-	assert.Less(t, events[1].TokensAfter, events[1].Threshold/4, "the newer summary covers all but the last step")
-	s.finish(t, baseline)
 }
