@@ -49,10 +49,12 @@ type prepareCandidate struct {
 
 // noteGrowth records the step's growth and, when the next request is
 // predicted to reach the share of the trigger the agent prepares at, keeps
-// the call's values for a background summary (startPrepared). It runs at
-// the end of every guarded call, with the session owned, and leaves in
-// the agent's memory why its next compaction for tokens would run inline
-// (CompactionEvent.InlineReason).
+// the call's values for a background summary (startPrepared): when the
+// agent has none prepared, or, once between two compactions, when the one
+// it has would not make the next request fit (preparedSummary.stale). It
+// runs at the end of every guarded call, with the session owned, and
+// leaves in the agent's memory why its next compaction for tokens would
+// run inline (CompactionEvent.InlineReason).
 func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	mem.candidate = prepareCandidate{}
 	mem.unprepared = InlineNotPrepared
@@ -87,10 +89,10 @@ func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	mem.candidate = cand
 }
 
-// noteStep records the growth of a request of raw estimate est over the
-// last one let through, and that this one let through sent: raw, so that
-// a calibration learned in between (a session's first report) is not
-// taken for growth.
+// noteStep records a step: the growth of this request's raw estimate est
+// over the one last let through, and sent, the raw estimate of the request
+// this call lets through. Raw, so that a calibration learned in between (a
+// session's first report) is not taken for growth.
 func (m *agentMemory) noteStep(est, sent int) {
 	if d := est - m.lastEst; m.lastEst > 0 && d > 0 {
 		m.growth[m.growthAt%growthSteps] = d
