@@ -35,7 +35,7 @@ func (b backgroundCall) UserContent() *genai.Content { return b.userContent }
 // session entry: its count cache and summary message are the goroutine's);
 // the goroutine runs the engine's summary of the span (summarizeSpan: the
 // same prompt, budget, rolling pieces and fallback as an inline compaction).
-func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
+func (g *Guard) startPrepared(c Call, cfg *Agent, st State, calls *genai.Content) {
 	sess, err := g.sessions.acquire(c, sessionKey(c))
 	if err != nil {
 		return
@@ -44,7 +44,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 	mem := sess.memory(cfg.name)
 	cand := mem.candidate
 	mem.candidate = prepareCandidate{}
-	if !cand.ok || sess.prepared.Load() != cand.replaces || !g.prep.enter() {
+	if !cand.ok || sess.prepared.Load() != cand.replaces || g.toolsStaySmall(cfg, mem, cand, calls) || !g.prep.enter() {
 		return
 	}
 	ctx, cancel := context.WithCancel(g.prep.ctx)
@@ -180,4 +180,24 @@ func (g *Guard) runPrepared(t *turn, c *compaction, p *preparedSummary) {
 func (m *prefixMemo) chainOf(raw []*genai.Content, n int) uint64 {
 	m.update(raw)
 	return m.at(n)
+}
+
+// toolsStaySmall reports whether the tools that calls asks for, all steady
+// ones (toolSize.alike), returned results too small for the next request
+// to reach the share of the trigger the agent prepares at: the summary the
+// agent's recent steps predicted is then not prepared.
+func (g *Guard) toolsStaySmall(cfg *Agent, mem *agentMemory, cand prepareCandidate, calls *genai.Content) bool {
+	est, _ := cfg.estimator(cand.req.Model)
+	n, ok := mem.tools.predict(est, calls)
+	if !ok {
+		return false
+	}
+	growth := cand.cal.scale(int(float64(n) * growthMargin))
+	if growth >= cand.growth || float64(satAdd(cand.before, growth)) >= float64(cand.lim.threshold)*cfg.earlyFraction() {
+		return false
+	}
+	if cand.replaces == nil {
+		mem.unprepared = InlineNotPredicted
+	}
+	return true
 }

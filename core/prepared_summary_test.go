@@ -125,6 +125,8 @@ type toolSession struct {
 	// multiple of the guard's raw estimate, reported with the response;
 	// without it the responses report no usage.
 	charge float64
+	// tool is the tool each step calls (read_file unless a test sets it).
+	tool string
 }
 
 // preparedWindow and preparedStepTokens size the sessions: an 8k window
@@ -170,7 +172,7 @@ func (s *toolSession) respond(t *testing.T) {
 
 // appendResult appends the call and its result of size tokens.
 func (s *toolSession) appendResult(call *genai.Content, size int) {
-	s.raw = append(s.raw, call, respMsg("read_file", map[string]any{"content": fmt.Sprintf("STEP-%d ", s.step) + fillerOf(size, s.step)}))
+	s.raw = append(s.raw, call, respMsg(s.toolName(), map[string]any{"content": fmt.Sprintf("STEP-%d ", s.step) + fillerOf(size, s.step)}))
 }
 
 // answer answers the step with a tool call (AfterModel), reporting usage
@@ -178,7 +180,7 @@ func (s *toolSession) appendResult(call *genai.Content, size int) {
 func (s *toolSession) answer(t *testing.T) *genai.Content {
 	t.Helper()
 	s.step++
-	call := callMsg("read_file", map[string]any{"path": fmt.Sprintf("f%d.go", s.step)})
+	call := callMsg(s.toolName(), map[string]any{"path": fmt.Sprintf("f%d.go", s.step)})
 	resp := &Response{Content: call}
 	if s.charge > 0 {
 		real := float64(s.ctx.getInt(keyLastEstimate)) * s.charge
@@ -187,6 +189,14 @@ func (s *toolSession) answer(t *testing.T) *genai.Content {
 	_, err := s.g.afterModel(s.ctx, resp, nil)
 	require.NoError(t, err)
 	return call
+}
+
+// toolName is the tool the steps call.
+func (s *toolSession) toolName() string {
+	if s.tool == "" {
+		return "read_file"
+	}
+	return s.tool
 }
 
 // untilPrepared plays steps until a summary is being prepared.

@@ -77,6 +77,9 @@ type agentMemory struct {
 	growthAt   int
 	candidate  prepareCandidate
 	unprepared InlineReason
+	// tools is the size of the largest result of the agent's recent tools
+	// (prepared_tools.go).
+	tools toolSizes
 	// replacedAt is one more than the compaction counter at which a
 	// prepared summary was last replaced by one covering more
 	// (preparedSummary.stale): once between two compactions.
