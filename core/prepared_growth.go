@@ -115,7 +115,7 @@ func (m *agentMemory) largestGrowth() int {
 // summary prepared for a request pruning takes back under it would be
 // thrown away.
 func reachesEarly(t *turn, s *step, predicted int) bool {
-	at := float64(t.lim.threshold) * t.cfg.earlyFraction()
+	at := t.cfg.preparesAt(t.lim)
 	if float64(predicted) < at {
 		return false
 	}
@@ -132,10 +132,8 @@ func reachesEarly(t *turn, s *step, predicted int) bool {
 // covers, kept verbatim beside it, leave too little room. A summary started
 // a few steps early, for a step that turned out small, covers too little by
 // the time the trigger is reached; one written from this request would.
+// The call checked that p covers a prefix of its request (checkPrepared).
 func (p *preparedSummary) stale(t *turn, predicted, growth int) bool {
-	if p.end > len(t.raw) {
-		return true
-	}
 	tail := t.cal.scale(contentsTokens(t.est, t.raw[p.end:]))
 	return !preparedFits(t.lim, satAdd(satAdd(p.request, tail), int(float64(growth)/growthMargin)), predicted, p.budget)
 }
@@ -171,12 +169,15 @@ func (g *Guard) prepares(*Agent) bool {
 	return g.beforeHook == nil
 }
 
-// earlyFraction is WithEarlyCompaction's fraction, else the default.
-func (c *Agent) earlyFraction() float64 {
+// preparesAt is the count a next request is predicted to reach when the
+// agent prepares its summary: WithEarlyCompaction's share of the
+// threshold, else the default's.
+func (c *Agent) preparesAt(lim limits) float64 {
+	f := DefaultEarlyCompaction
 	if c.early > 0 {
-		return c.early
+		f = c.early
 	}
-	return DefaultEarlyCompaction
+	return float64(lim.threshold) * f
 }
 
 // inlineReason is why a compaction for reason in this call runs inline,

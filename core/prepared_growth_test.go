@@ -47,19 +47,7 @@ func TestPrepared_InlineReason(t *testing.T) {
 			sum := newCtl(gateAnswer)
 			s := newToolSession(t, sum, tc.opts...)
 			s.charge = tc.charge
-			var ev CompactionEvent
-			for i := range 40 {
-				s.stepTokens = tc.sizes[i%len(tc.sizes)]
-				s.request(t)
-				if e, ok := s.lastEvent(); ok {
-					ev = e
-					break
-				}
-				s.respond(t)
-				if p := s.prepared(); p != nil {
-					waitUntil(t, "the prepared summary is written", p.ready)
-				}
-			}
+			ev := s.untilCompactions(t, 1, func(i int) { s.stepTokens = tc.sizes[i%len(tc.sizes)] })[0]
 			require.Equal(t, ReasonTokens, ev.Reason, "a compaction for tokens")
 			assert.Equal(t, tc.ran, ev.Ran)
 			assert.Equal(t, tc.want, ev.InlineReason)
@@ -201,23 +189,12 @@ func TestPrepared_ReplacedWhenItWouldNotFit(t *testing.T) {
 			s := newToolSession(t, sum)
 			s.charge = tc.charge
 			sizes := []int{300, 300, tc.big}
-			var events []CompactionEvent
-			for i := 0; len(events) < 2 && i < 40; i++ {
+			events := s.untilCompactions(t, 2, func(i int) {
 				s.stepTokens = tc.small
 				if i < len(sizes) {
 					s.stepTokens = sizes[i]
 				}
-				seen := len(s.events)
-				s.request(t)
-				if len(s.events) > seen {
-					events = append(events, s.events[len(s.events)-1])
-				}
-				s.respond(t)
-				if p := s.prepared(); p != nil {
-					waitUntil(t, "the prepared summary is written", p.ready)
-				}
-			}
-			require.Len(t, events, 2, "the session compacts twice")
+			})
 			for i, ev := range events {
 				assert.Equal(t, RanPrepared, ev.Ran, "compaction %d", i)
 				assert.Zero(t, ev.Waited, "compaction %d waited", i)

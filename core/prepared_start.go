@@ -193,7 +193,7 @@ func (g *Guard) toolsStaySmall(cfg *Agent, mem *agentMemory, cand prepareCandida
 		return false
 	}
 	growth := cand.cal.scale(int(float64(n) * growthMargin))
-	if growth >= cand.growth || float64(satAdd(cand.before, growth)) >= float64(cand.lim.threshold)*cfg.earlyFraction() {
+	if growth >= cand.growth || float64(satAdd(cand.before, growth)) >= cfg.preparesAt(cand.lim) {
 		return false
 	}
 	if cand.replaces == nil {

@@ -237,6 +237,31 @@ func (s *toolSession) untilCompaction(t *testing.T) (CompactionEvent, *Request) 
 	return CompactionEvent{}, nil
 }
 
+// untilCompactions plays steps, each set up by plan with its index, until
+// the session has compacted n times, every prepared summary written before
+// the next step, and returns those compactions' events; it stops at the
+// request that makes the nth.
+func (s *toolSession) untilCompactions(t *testing.T, n int, plan func(step int)) []CompactionEvent {
+	t.Helper()
+	var events []CompactionEvent
+	for i := range 40 {
+		plan(i)
+		seen := len(s.events)
+		s.request(t)
+		if len(s.events) > seen {
+			if events = append(events, s.events[len(s.events)-1]); len(events) == n {
+				return events
+			}
+		}
+		s.respond(t)
+		if p := s.prepared(); p != nil {
+			waitUntil(t, "the prepared summary is written", p.ready)
+		}
+	}
+	t.Fatalf("%d compactions in 40 steps, want %d", len(events), n)
+	return nil
+}
+
 func (s *toolSession) lastEvent() (CompactionEvent, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -327,9 +352,12 @@ func TestPrepared_Options(t *testing.T) {
 		a := newAgentConfig("a", "Add", fixedSummary("s"), nil, []AgentOption{WithEarlyCompaction(f)})
 		assert.NotEmpty(t, a.errs, "WithEarlyCompaction(%v)", f)
 	}
-	a := newAgentConfig("a", "Add", fixedSummary("s"), nil, []AgentOption{WithEarlyCompaction(1)})
+	lim := newLimits(preparedWindow) // threshold 6,400
+	a := newAgentConfig("a", "Add", fixedSummary("s"), nil, []AgentOption{WithEarlyCompaction(0.5)})
 	assert.Empty(t, a.errs)
-	assert.InDelta(t, 1.0, a.earlyFraction(), 1e-9)
+	assert.InDelta(t, 3_200, a.preparesAt(lim), 1e-9, "half the threshold")
+	a = newAgentConfig("a", "Add", fixedSummary("s"), nil, nil)
+	assert.InDelta(t, 6_400, a.preparesAt(lim), 1e-9, "the default: the threshold")
 }
 
 // sleepSummarizer is a summarizer of latency d: a model call's time, spent

@@ -122,23 +122,12 @@ func TestPrepared_SmallToolsDoNotPrepare(t *testing.T) {
 	sum := newCtl(gateAnswer)
 	s := newToolSession(t, sum)
 	s.charge = 1
-	var events []CompactionEvent
-	for i := 0; len(events) < 2 && i < 40; i++ {
+	events := s.untilCompactions(t, 2, func(i int) {
 		s.tool, s.stepTokens = "list_pods", 900
 		if i == 2 {
 			s.tool, s.stepTokens = "read_file", 4_000
 		}
-		seen := len(s.events)
-		s.request(t)
-		if len(s.events) > seen {
-			events = append(events, s.events[len(s.events)-1])
-		}
-		s.respond(t)
-		if p := s.prepared(); p != nil {
-			waitUntil(t, "the prepared summary is written", p.ready)
-		}
-	}
-	require.Len(t, events, 2, "the session compacts twice")
+	})
 	for i, ev := range events {
 		assert.Equal(t, ReasonTokens, ev.Reason, "compaction %d", i)
 		assert.Equal(t, RanPrepared, ev.Ran, "compaction %d", i)

@@ -77,7 +77,7 @@ type agentMemory struct {
 	growthAt   int
 	candidate  prepareCandidate
 	unprepared InlineReason
-	// tools is the size of the largest result of the agent's recent tools
+	// tools is what the results of the agent's recent tools weighed
 	// (prepared_tools.go).
 	tools toolSizes
 	// replacedAt is one more than the compaction counter at which a
