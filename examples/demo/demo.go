@@ -367,14 +367,6 @@ func run(ctx context.Context, cfg config, w io.Writer) (*report, error) {
 		fmt.Fprintf(w, "           %s\n", usageLine(u))
 	}
 
-	// Close waits for a summary still being prepared, so that the metrics
-	// count its call.
-	if err := guard.Close(); err != nil {
-		return nil, fmt.Errorf("guard: %w", err)
-	}
-	if rep.SummarizerCalls, err = summarizerCalls(ctx, metrics); err != nil {
-		return nil, err
-	}
 	rec.mu.Lock()
 	rep.Steps = append([]stepRecord(nil), rec.steps...)
 	rep.Trigger = rec.trigger
@@ -400,7 +392,6 @@ func run(ctx context.Context, cfg config, w io.Writer) (*report, error) {
 		}
 	}
 	if rep.Scripted {
-		rep.summarizerOnSelf = sum.Calls()
 		if cfg.Turns == len(story) {
 			rep.FindingsTotal = len(allFindings())
 			for _, f := range allFindings() {
@@ -423,6 +414,18 @@ func run(ctx context.Context, cfg config, w io.Writer) (*report, error) {
 		if rep.Recalled, err = recallFact(ctx, guard, guardPlugin, sessions, sessionID); err != nil {
 			return nil, err
 		}
+	}
+	// The app is done with the guard: Close waits for a summary still
+	// being prepared, so that the guard's metrics count its call, and the
+	// summarizer's own count is read after it.
+	if err := guard.Close(); err != nil {
+		return nil, fmt.Errorf("guard: %w", err)
+	}
+	if rep.SummarizerCalls, err = summarizerCalls(ctx, metrics); err != nil {
+		return nil, err
+	}
+	if rep.Scripted {
+		rep.summarizerOnSelf = sum.Calls()
 	}
 	rep.Elapsed = time.Since(start)
 	printReport(w, rep)
@@ -467,7 +470,7 @@ func printReport(w io.Writer, r *report) {
 	fmt.Fprintf(w, "compactions        %d (on request: %d, fallback summaries: %d)\n", r.Compactions, r.OnRequest, r.Fallbacks)
 	fmt.Fprintf(w, "summarizer calls   %d", r.SummarizerCalls)
 	if dropped := r.SummarizerCalls - r.CompactionCalls; dropped > 0 {
-		fmt.Fprintf(w, " (%d in compactions, %d for summaries prepared while tools ran and dropped before use)", r.CompactionCalls, dropped)
+		fmt.Fprintf(w, " (%d in compactions, %d for summaries prepared while tools ran that no compaction used)", r.CompactionCalls, dropped)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "max utilization    %.0f%% of the %s-token window (step %d: %s tokens)\n",
