@@ -668,10 +668,12 @@ func (c *stressCollector) print(w io.Writer) {
 			name, t.calls, t.compactions, float64(t.calls)/float64(t.compactions), t.rolling, again,
 			float64(again)/float64(t.compactions), t.discarded)
 		inline, rest := t.ran[RanInline], t.compactions-t.inWindowRows
-		fmt.Fprintf(w, "  ran (%s): inline %d, prepared %d, between_turns %d; inline %.1f%% (%.1f%% of %d outside the rows that fill the window); "+
+		fills := t.inlineWhy[InlineStepFillsWindow]
+		fmt.Fprintf(w, "  ran (%s): inline %d, prepared %d, between_turns %d; inline %.1f%% (%.1f%% of %d outside the rows that fill the window; "+
+			"%.1f%% of %d outside the steps that fill it too); "+
 			"summarizer calls per compaction with speculative ones %d / %d = %.2f; prepared summaries dropped %d, not used %d\n",
 			name, inline, t.ran[RanPrepared], t.ran[RanBetweenTurns], pct(inline, t.compactions),
-			pct(inline-t.inlineInWindowRows, rest), rest,
+			pct(inline-t.inlineInWindowRows, rest), rest, pct(inline-t.inlineInWindowRows-fills, rest-fills), rest-fills,
 			t.allCalls, t.compactions, float64(t.allCalls)/float64(t.compactions), t.dropped, t.wasted)
 		fmt.Fprintf(w, "  inline outside those rows (%s), why: %s\n", name, coretest.TallyText(inlineWhyOrder, t.inlineWhy, "not for tokens"))
 	}
@@ -1292,7 +1294,7 @@ func (t compactionTally) plus(o compactionTally) compactionTally {
 
 // inlineWhyOrder are the inline compactions' reasons in the order the table
 // prints them; "" is a compaction for another reason than tokens.
-var inlineWhyOrder = []InlineReason{InlineStepTooLarge, InlineNotPredicted, InlinePreparedUnusable, InlineNotPrepared, ""}
+var inlineWhyOrder = []InlineReason{InlineStepFillsWindow, InlineStepTooLarge, InlineNotPredicted, InlinePreparedUnusable, InlineNotPrepared, ""}
 
 // pct is n as a percentage of of, 0 for none.
 func pct(n, of int) float64 {

@@ -154,18 +154,21 @@ func (v *v2Tally) get() matrixTally {
 func (m matrixTally) String() string {
 	inline := m.ran[contextguard.RanInline]
 	rest := m.compactions - m.inWindowRows
-	return fmt.Sprintf("%d compactions: inline %d, prepared %d, between turns %d; inline %.1f%% (%.1f%% of the %d outside the rows that fill the window); "+
+	fills := m.inlineWhy[contextguard.InlineStepFillsWindow]
+	return fmt.Sprintf("%d compactions: inline %d, prepared %d, between turns %d; inline %.1f%% (%.1f%% of the %d outside the rows that fill the window; "+
+		"%.1f%% of the %d outside the steps that fill it too); "+
 		"summarizer calls per compaction with speculative ones %d / %d = %.2f; prepared summaries dropped %d, not used %d; "+
 		"inline outside those rows, why: %s",
 		m.compactions, inline, m.ran[contextguard.RanPrepared], m.ran[contextguard.RanBetweenTurns],
 		percent(inline, m.compactions), percent(inline-m.inlineInWindow, rest), rest,
+		percent(inline-m.inlineInWindow-fills, rest-fills), rest-fills,
 		m.allCalls, m.compactions, float64(m.allCalls)/float64(max(m.compactions, 1)), m.dropped, m.wasted,
 		coretest.TallyText(inlineWhyOrder, m.inlineWhy, "not for tokens"))
 }
 
 // inlineWhyOrder are the inline compactions' reasons in the order the table
 // prints them; "" is a compaction for another reason than tokens.
-var inlineWhyOrder = []contextguard.InlineReason{contextguard.InlineStepTooLarge, contextguard.InlineNotPredicted,
+var inlineWhyOrder = []contextguard.InlineReason{contextguard.InlineStepFillsWindow, contextguard.InlineStepTooLarge, contextguard.InlineNotPredicted,
 	contextguard.InlinePreparedUnusable, contextguard.InlineNotPrepared, ""}
 
 // percent is n as a percentage of of, 0 for none.

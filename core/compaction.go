@@ -166,7 +166,7 @@ func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, strategy Strategy,
 		Threshold:    t.lim.threshold,
 		Window:       t.lim.window,
 		Ran:          t.ran(),
-		InlineReason: t.inlineReason(reason),
+		InlineReason: t.inlineReason(reason, c.bare),
 	}
 	c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens = t.compactionKept()
 	return c, done

@@ -233,6 +233,15 @@ const (
 	// summary and the step are over the trigger together, so only a summary
 	// that covers the step itself makes the request fit.
 	InlineStepTooLarge InlineReason = "step_too_large"
+	// InlineStepFillsWindow: the step's results fill the window by
+	// themselves: beside the system instruction, the tools, the user's
+	// request and the shortest summary the guard asks for, they are past
+	// what a prepared summary's request may take. No summary written before
+	// they arrived could make the request fit, however the steps before
+	// were predicted; only one that covers the results does. Tool results
+	// this large for the window are best capped where the tool returns
+	// them, or pruned (WithToolResultPruning).
+	InlineStepFillsWindow InlineReason = "step_fills_window"
 	// InlinePreparedUnusable: a summary was prepared but could not serve
 	// the call: the history it covers changed, the request it makes was
 	// over the trigger (a step larger than predicted), or it was not

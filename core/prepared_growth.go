@@ -181,18 +181,39 @@ func (c *Agent) preparesAt(lim limits) float64 {
 }
 
 // inlineReason is why a compaction for reason in this call runs inline,
-// "" when it does not, or is not for tokens (CompactionEvent.InlineReason).
+// "" when it does not, or is not for tokens (CompactionEvent.InlineReason),
+// bare being the request's irreducible part (compaction.bare).
 // A compaction that uses a prepared summary replaces it
 // (compactPrepared); one that runs inline although a summary was prepared
-// for the call found it unusable.
-func (t *turn) inlineReason(reason string) InlineReason {
+// for the call found it unusable. A step that fills the window says so
+// whatever the last call predicted: no prediction could have served it.
+func (t *turn) inlineReason(reason string, bare int) InlineReason {
 	if t.ran() != RanInline || reason != ReasonTokens {
 		return ""
+	}
+	if t.stepFillsWindow(bare) {
+		return InlineStepFillsWindow
 	}
 	if t.unprepared == "" {
 		return InlineNotPrepared
 	}
 	return t.unprepared
+}
+
+// stepFillsWindow reports whether the step this call's request adds to the
+// one last let through (its growth in raw tokens, calibrated), beside the
+// irreducible part bare and the shortest summary the guard asks for, is
+// past what a prepared summary's request may take (preparedFits): a
+// summary written before the step arrived, of any length, leaves it no
+// room. Only a tool step counts: a turn's first request adds the user's
+// message, which bare already holds (the continuation).
+func (t *turn) stepFillsWindow(bare int) bool {
+	grown := t.beforeEst - t.prev.lastEstimate
+	if t.prev.lastEstimate <= 0 || grown <= 0 || len(t.raw) == 0 || !hasFunctionResponse(t.raw[len(t.raw)-1]) {
+		return false
+	}
+	n := satAdd(satAdd(bare, minSummaryTokens), t.cal.scale(grown))
+	return !preparedFits(t.lim, n, t.before, minSummaryTokens)
 }
 
 // asksForTools reports whether the response asks for function calls.

@@ -41,6 +41,10 @@ func TestPrepared_InlineReason(t *testing.T) {
 			sizes: []int{250, 250, 250, 250, 250, 250, 1_800}, ran: RanPrepared, want: ""},
 		{name: "a step that leaves no room beside a summary: prepared all the same", sizes: []int{2_500}, ran: RanPrepared, want: ""},
 		{name: "a step too large for a summary beside it", sizes: []int{5_000}, ran: RanInline, want: InlineStepTooLarge},
+		// A result past the threshold by itself: no summary, however
+		// short, leaves it room, whatever the steps before predicted.
+		{name: "a step that fills the window by itself", sizes: []int{7_500}, ran: RanInline, want: InlineStepFillsWindow},
+		{name: "a step that fills the window after small ones", sizes: []int{400, 400, 400, 400, 7_500}, ran: RanInline, want: InlineStepFillsWindow},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			baseline := runtime.NumGoroutine()

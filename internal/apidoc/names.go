@@ -11,7 +11,7 @@ var reexported = []string{
 	"ErrIrreducible", "ErrReentrant", "MaxFocusBytes", "PluginName", "ReasonOutputLimit", "ReasonOverflow",
 	"BetweenTurnsOff", "BetweenTurnsWhenDue",
 	"ReasonRequested", "ReasonTokens", "RecallToolName", "ReasonTurns", "RanBetweenTurns", "RanInline", "RanPrepared",
-	"InlineNotPrepared", "InlineNotPredicted", "InlinePreparedUnusable", "InlineStepTooLarge", "StateKeyDisabled", "StrategySlidingWindow",
+	"InlineNotPrepared", "InlineNotPredicted", "InlinePreparedUnusable", "InlineStepTooLarge", "InlineStepFillsWindow", "StateKeyDisabled", "StrategySlidingWindow",
 	"StrategyTailRetention", "StrategyThreshold", "StrategyToolResultPruning", "SummaryFormCached", "SummaryFormTranscript",
 	// Types.
 	"AgentOption", "BetweenTurns", "CachedSummarizer", "CachedSummaryCall", "Clock", "CompactionDecision", "CompactionEvent", "CompactionRun", "ContextOverflow", "InlineReason", "ModelRegistry", "Option",
