@@ -90,15 +90,18 @@ func (m *ScriptedModel) Requests() []coretest.RequestRecord { return m.script.Re
 func (m *ScriptedModel) Rejected() int { return m.script.Rejected() }
 
 // sessionIDOf extracts the ADK session ID from the context ADK passes to
-// models, if any.
+// models, if any. A context that names its session is asked for the ID
+// first: ADK v2.2's callback context, which the guard's recovery model is
+// called with, also answers Session(), with nil and a log line ("not
+// supported for callback context").
 func sessionIDOf(ctx context.Context) string {
 	switch c := ctx.(type) {
+	case agent.ReadonlyContext:
+		return c.SessionID()
 	case agent.InvocationContext:
 		if sess := c.Session(); sess != nil {
 			return sess.ID()
 		}
-	case agent.ReadonlyContext:
-		return c.SessionID()
 	}
 	return ""
 }
