@@ -76,8 +76,12 @@ type turn struct {
 	// raw is the next turn's history, the user's next message aside.
 	betweenTurns bool
 	// unprepared is why a compaction for tokens in this call runs inline
-	// (CompactionEvent.InlineReason): what the agent's last call found.
+	// (CompactionEvent.InlineReason): what the agent's last call found;
+	// sentEst is the raw estimate of the request that call let through, 0
+	// for none (agentMemory.lastEst): this request's growth over it is the
+	// step (stepFillsWindow).
 	unprepared InlineReason
+	sentEst    int
 }
 
 // step is what a step of the pipeline decides: the contents to send, the
@@ -110,8 +114,10 @@ type callInput struct {
 	// (prepared_start.go): the values of the call it follows.
 	background *prepareCandidate
 	// unprepared is why the agent's next compaction for tokens would run
-	// inline, as its last call left it (agentMemory.unprepared).
+	// inline, and sentEst the raw estimate of the request it let through,
+	// as its last call left them (agentMemory).
 	unprepared InlineReason
+	sentEst    int
 }
 
 // rejection is what recovery from the provider's rejection of a request
@@ -145,6 +151,7 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 		recall:       declaresRecall(req.Config),
 		betweenTurns: in.betweenTurns,
 		unprepared:   in.unprepared,
+		sentEst:      in.sentEst,
 	}
 	t.est = in.sess.estimator(in.cfg, req.Model)
 	t.config = g.configHash(req.Config, t.est.salt)
@@ -215,7 +222,7 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 		in.storedPrefix = sio.str(st, keyPrefix)
 	}
 	mem := sess.memory(cfg.name)
-	in.unprepared = mem.unprepared
+	in.unprepared, in.sentEst = mem.unprepared, mem.lastEst
 	in.prev.request = sio.requestAt(st, mem.requestKey)
 	in.prev = g.recall(c, cfg, mem, st, sio, &req, in.prev)
 	if st != nil {

@@ -201,15 +201,16 @@ func (t *turn) inlineReason(reason string, bare int) InlineReason {
 }
 
 // stepFillsWindow reports whether the step this call's request adds to the
-// one last let through (its growth in raw tokens, calibrated), beside the
+// one the agent's last call let through (its growth in raw tokens, as
+// noteStep records it, calibrated), beside the
 // irreducible part bare and the shortest summary the guard asks for, is
 // past what a prepared summary's request may take (preparedFits): a
 // summary written before the step arrived, of any length, leaves it no
 // room. Only a tool step counts: a turn's first request adds the user's
 // message, which bare already holds (the continuation).
 func (t *turn) stepFillsWindow(bare int) bool {
-	grown := t.beforeEst - t.prev.lastEstimate
-	if t.prev.lastEstimate <= 0 || grown <= 0 || len(t.raw) == 0 || !hasFunctionResponse(t.raw[len(t.raw)-1]) {
+	grown := t.beforeEst - t.sentEst
+	if t.sentEst <= 0 || grown <= 0 || len(t.raw) == 0 || !hasFunctionResponse(t.raw[len(t.raw)-1]) {
 		return false
 	}
 	n := satAdd(satAdd(bare, minSummaryTokens), t.cal.scale(grown))
