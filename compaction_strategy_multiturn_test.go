@@ -365,6 +365,11 @@ type compactionTally struct {
 	// once tallies are added up (plus).
 	fillsWindow                      bool
 	inWindowRows, inlineInWindowRows int
+	// window is a run's context window, 0 once tallies are added up;
+	// byWindow counts the compactions of the rows that do not fill their
+	// window by that window (plus).
+	window   int
+	byWindow coretest.WindowShare
 	// inlineWhy counts the inline compactions of the rows that do not fill
 	// the window by CompactionEvent.InlineReason ("": a compaction for
 	// another reason than tokens).
@@ -516,7 +521,7 @@ func runScenario(t *testing.T, sc contextguardtest.Scenario, run scenarioRun) *s
 		res.SummarizerCalls = sum.Calls()
 	}
 	out.tally.finish(sum.Calls(), logs)
-	out.tally.fillsWindow = sc.FillsWindow()
+	out.tally.fillsWindow, out.tally.window = sc.FillsWindow(), sc.Window
 	end := time.Now()
 	t.Log(res.String())
 	out.res = res
@@ -676,6 +681,7 @@ func (c *stressCollector) print(w io.Writer) {
 			pct(inline-t.inlineInWindowRows, rest), rest, pct(inline-t.inlineInWindowRows-fills, rest-fills), rest-fills,
 			t.allCalls, t.compactions, float64(t.allCalls)/float64(t.compactions), t.dropped, t.wasted)
 		fmt.Fprintf(w, "  inline outside those rows (%s), why: %s\n", name, coretest.TallyText(inlineWhyOrder, t.inlineWhy, "not for tokens"))
+		fmt.Fprintf(w, "  inline outside those rows (%s), by window: %s\n", name, t.byWindow)
 	}
 	for _, mode := range slices.Sorted(maps.Keys(tallies)) {
 		t := tallies[mode]
@@ -1288,7 +1294,11 @@ func (t compactionTally) plus(o compactionTally) compactionTally {
 		}
 	}
 	t.inlineWhy = why
-	t.fillsWindow = false
+	t.byWindow = t.byWindow.Merge(o.byWindow)
+	if !o.fillsWindow && o.window > 0 {
+		t.byWindow = t.byWindow.Plus(o.window, coretest.WindowCount{Compactions: o.compactions, Inline: o.ran[RanInline], InlineNotForTokens: o.inlineWhy[""]})
+	}
+	t.fillsWindow, t.window = false, 0
 	return t
 }
 

@@ -116,6 +116,9 @@ type matrixTally struct {
 	compactions, allCalls        int
 	dropped, wasted              int
 	inWindowRows, inlineInWindow int
+	// byWindow counts the compactions of the rows that do not fill their
+	// window by that window.
+	byWindow coretest.WindowShare
 }
 
 func (v *v2Tally) add(sc contextguardtest.Scenario, r rowTally) {
@@ -137,6 +140,8 @@ func (v *v2Tally) add(sc contextguardtest.Scenario, r rowTally) {
 		v.inlineInWindow += r.ran[contextguard.RanInline]
 		return
 	}
+	v.byWindow = v.byWindow.Plus(sc.Window, coretest.WindowCount{Compactions: r.compactions,
+		Inline: r.ran[contextguard.RanInline], InlineNotForTokens: r.inlineWhy[""]})
 	for k, n := range r.inlineWhy {
 		v.inlineWhy[k] += n
 	}
@@ -158,12 +163,12 @@ func (m matrixTally) String() string {
 	return fmt.Sprintf("%d compactions: inline %d, prepared %d, between turns %d; inline %.1f%% (%.1f%% of the %d outside the rows that fill the window; "+
 		"%.1f%% of the %d outside the steps that fill it too); "+
 		"summarizer calls per compaction with speculative ones %d / %d = %.2f; prepared summaries dropped %d, not used %d; "+
-		"inline outside those rows, why: %s",
+		"inline outside those rows, why: %s; by window: %s",
 		m.compactions, inline, m.ran[contextguard.RanPrepared], m.ran[contextguard.RanBetweenTurns],
 		percent(inline, m.compactions), percent(inline-m.inlineInWindow, rest), rest,
 		percent(inline-m.inlineInWindow-fills, rest-fills), rest-fills,
 		m.allCalls, m.compactions, float64(m.allCalls)/float64(max(m.compactions, 1)), m.dropped, m.wasted,
-		coretest.TallyText(inlineWhyOrder, m.inlineWhy, "not for tokens"))
+		coretest.TallyText(inlineWhyOrder, m.inlineWhy, "not for tokens"), m.byWindow)
 }
 
 // inlineWhyOrder are the inline compactions' reasons in the order the table
