@@ -82,6 +82,11 @@ type turn struct {
 	// step (stepFillsWindow).
 	unprepared InlineReason
 	sentEst    int
+	// messageCost is what the user's message of the run cost at the
+	// provider's count, 0 when not measured (messageMeasure): between
+	// turns, the next message is judged at least as large
+	// (nextTurnCount).
+	messageCost int
 }
 
 // step is what a step of the pipeline decides: the contents to send, the
@@ -118,6 +123,9 @@ type callInput struct {
 	// as its last call left them (agentMemory).
 	unprepared InlineReason
 	sentEst    int
+	// messageCost is the run's user message at the provider's count
+	// (messageMeasure), set between turns.
+	messageCost int
 }
 
 // rejection is what recovery from the provider's rejection of a request
@@ -152,6 +160,7 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 		betweenTurns: in.betweenTurns,
 		unprepared:   in.unprepared,
 		sentEst:      in.sentEst,
+		messageCost:  in.messageCost,
 	}
 	t.est = in.sess.estimator(in.cfg, req.Model)
 	t.config = g.configHash(req.Config, t.est.salt)
@@ -244,6 +253,7 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	s.next.maxOutput = maxOutputTokens(&t.req)
 	recordUsage(t, &s.next)
 	g.noteGrowth(t, mem, &s)
+	mem.message.observe(t, &s)
 	if st != nil {
 		sio.save(st, in.prev, s.next)
 		t.savePrefix(st, sio)

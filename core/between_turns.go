@@ -208,8 +208,9 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 		// The host's log has grown by the final response since the call.
 		req.Coverage = r.Refresh()
 	}
+	mem.message.settle(prev)
 	in := callInput{call: c, ro: end.State, cfg: cfg, sess: sess, prev: prev, memo: &mem.prefix,
-		storedPrefix: sio.str(end.State, keyPrefix), mode: modeCompact, betweenTurns: true}
+		storedPrefix: sio.str(end.State, keyPrefix), mode: modeCompact, betweenTurns: true, messageCost: mem.message.cost()}
 	t, cs := g.newTurn(in, req)
 	s := g.decide(t, cs)
 	if s.event == nil {
@@ -276,10 +277,12 @@ func hasFunctionParts(c *genai.Content) bool {
 
 // nextTurnCount is what decide compares with the trigger for a request of
 // calibrated count n: n itself in a model call; between turns, n grown by
-// a user message as long as the run's own and by betweenTurnsMargin, the
-// next turn's first request as it will probably be, unless the last
-// compaction came out no smaller than n (the floor): the guard then waits
-// for the conversation to outgrow it, as in a model call.
+// a user message as long as the run's own (its calibrated estimate, or
+// what the provider counted for it when that is more: messageMeasure) and
+// by betweenTurnsMargin, the next turn's first request as it will probably
+// be, unless the last compaction came out no smaller than n (the floor):
+// the guard then waits for the conversation to outgrow it, as in a model
+// call.
 func (t *turn) nextTurnCount(n int) int {
 	if !t.betweenTurns || (t.prev.floor > 0 && n <= t.prev.floor) {
 		return n
@@ -288,7 +291,7 @@ func (t *turn) nextTurnCount(n int) int {
 	if !isUserMessage(msg) {
 		msg = genai.NewContentFromText(standInMessage, genai.RoleUser)
 	}
-	return scaleSat(satAdd(n, t.cal.scale(t.est.content(msg))), betweenTurnsMargin)
+	return scaleSat(satAdd(n, max(t.cal.scale(t.est.content(msg)), t.messageCost)), betweenTurnsMargin)
 }
 
 // turnsComing is how many turns the request starts before it is sent: the

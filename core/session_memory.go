@@ -84,6 +84,9 @@ type agentMemory struct {
 	// prepared summary was last replaced by one covering more
 	// (preparedSummary.stale): once between two compactions.
 	replacedAt int
+	// message is what the user's message of the agent's turn cost at the
+	// provider's count (between_turns_message.go).
+	message messageMeasure
 }
 
 // pendingOverflow is a provider overflow recorded for the next call.

@@ -1,0 +1,83 @@
+package core
+
+import "google.golang.org/genai"
+
+// The user's message at the provider's count (ARCHITECTURE.md, Compaction
+// between turns): between turns, the next turn's first request is judged
+// with a message like the run's own (nextTurnCount), and the estimator can
+// rate a message far below what the provider charges for it (a provider
+// that bills an image by its encoded size charges it 30 times or more the
+// estimate, far past what calibration may scale, maxCorrection). The
+// provider's counts of a turn's first request and of the request before it
+// say what the turn's message cost. A cost that came back in the last two
+// turns measured is the next message's, when it is more than the estimate:
+// one large message (a document pasted once) does not make every later
+// turn compact early, a large message every turn does.
+
+// messageMeasure follows the first request of an agent's turn until the
+// provider's count of it comes back, and keeps what the last two turns
+// measured cost.
+type messageMeasure struct {
+	// from is the provider's count of the request before the turn's first
+	// (the last one the agent sent), 0 when nothing is pending; est is the
+	// raw estimate of the turn's first request as sent, and compactions
+	// the compaction counter then: a later count is of that request while
+	// the state's last estimate and counter still match it.
+	from, est, compactions int
+	// last and before are what the user's message of the last two turns
+	// measured cost: how much more the provider counted the turn's first
+	// request than the request before it, less the reply between them.
+	last, before int
+}
+
+// observe is the measure's part of a model call that decided s: it settles
+// a pending measure from the provider's count in the call's state, and a
+// call that starts a turn starts measuring it, when the request goes out
+// as built (not compacted) and extends the last one the agent sent, which
+// the provider counted (the prefix record matched: not after a compaction
+// or a recovery, whose request the next one does not extend).
+func (m *messageMeasure) observe(t *turn, s *step) {
+	m.settle(t.prev)
+	if !startsTurn(t.raw) {
+		return
+	}
+	m.from = 0
+	if s.event == nil && s.err == nil && t.prefix.matched && t.prev.realTokens > 0 {
+		m.from, m.est, m.compactions = satAdd(t.prev.realTokens, lastReply(t)), s.next.lastEstimate, s.next.compactions
+	}
+}
+
+// lastReply is the calibrated estimate of the agent's reply the user's
+// message answers (the content before it, when it is the model's), which
+// the provider's count of the turn's first request holds too: the
+// measure is of the message alone, as the next turn's is judged
+// (nextTurnCount adds it to a request that holds its own reply).
+func lastReply(t *turn) int {
+	n := len(t.raw)
+	if n < 2 || t.raw[n-2] == nil || t.raw[n-2].Role != genai.RoleModel {
+		return 0
+	}
+	return t.cal.scale(t.est.content(t.raw[n-2]))
+}
+
+// settle records the turn's cost when prev, a later call's state, holds
+// the provider's count of the turn's first request. A count below the one
+// before (a request pruned since) measures no cost.
+func (m *messageMeasure) settle(prev guardState) {
+	if m.from == 0 || prev.realTokens == 0 || prev.lastEstimate != m.est || prev.compactions != m.compactions {
+		return
+	}
+	m.before, m.last, m.from = m.last, max(prev.realTokens-m.from, 0), 0
+}
+
+// cost is what the next turn's message is judged to cost at least: what
+// both of the last two turns measured did, 0 before two were.
+func (m *messageMeasure) cost() int {
+	return min(m.last, m.before)
+}
+
+// startsTurn reports whether a request of contents raw is the first of a
+// turn: it ends with the user's message.
+func startsTurn(raw []*genai.Content) bool {
+	return len(raw) > 0 && isUserMessage(raw[len(raw)-1])
+}
