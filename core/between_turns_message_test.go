@@ -119,3 +119,83 @@ func fillerOfTokens(t *testing.T, n int) string {
 	t.Fatalf("test setup: no filler of %d tokens", n)
 	return ""
 }
+
+// TestMessageMeasure_Arming: a model call that starts a turn arms the
+// measure with the provider's count of the request before plus the
+// calibrated answer in between, only when its request goes out as built
+// and extends the one the provider counted; a call that does not start a
+// turn leaves a pending measure as it is.
+func TestMessageMeasure_Arming(t *testing.T) {
+	answer := modelMsg("the build page shows a failing test.")
+	turnStart := []*genai.Content{userMsg("what does this show?"), answer, userMsg("and this one?")}
+	toolStep := []*genai.Content{userMsg("run the tests"), callMsg("run_tests", nil), respMsg("run_tests", map[string]any{"ok": false})}
+	pending := messageMeasure{from: 900, est: 40, compactions: 1, last: 500}
+	tests := []struct {
+		name      string
+		raw       []*genai.Content
+		real      int
+		unmatched bool
+		compacted bool
+		start     messageMeasure
+		wantFrom  bool
+	}{
+		{name: "a turn's first request extending the counted one: armed", raw: turnStart, real: 1_000, wantFrom: true},
+		{name: "the request does not extend the one counted (after a compaction or a recovery): not armed", raw: turnStart, real: 1_000, unmatched: true},
+		{name: "the call compacts: what it sends is not what was built", raw: turnStart, real: 1_000, compacted: true},
+		{name: "the provider counted nothing", raw: turnStart},
+		{name: "a new turn drops an older pending measure", raw: turnStart, start: pending, unmatched: true},
+		{name: "a tool step leaves the pending measure", raw: toolStep, real: 1_000, start: pending},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tu := newTestTurn(request(tt.raw...), guardState{realTokens: tt.real, lastEstimate: 30, compactions: 2}, quietLog)
+			tu.cal = calibration{factor: 2}
+			tu.prefix.matched = !tt.unmatched
+			s := step{next: guardState{lastEstimate: 77, compactions: 2}}
+			if tt.compacted {
+				s.event = &CompactionEvent{}
+			}
+			m := tt.start
+			m.observe(tu, &s)
+			assert.Equal(t, tt.start.last, m.last, "nothing settled")
+			switch {
+			case tt.wantFrom:
+				assert.Equal(t, messageMeasure{from: tt.real + 2*testEst.content(answer), est: 77, compactions: 2}, m)
+			case startsTurn(tt.raw):
+				assert.Zero(t, m.from, "nothing pending")
+			default:
+				assert.Equal(t, tt.start, m, "unchanged")
+			}
+		})
+	}
+}
+
+// TestMessageMeasure_Settle: a pending measure settles from the provider's
+// count of the very request it armed on (same last estimate, same
+// compaction counter), shifting the last cost to the one before; the cost
+// the next message is judged at is the smaller of the two.
+func TestMessageMeasure_Settle(t *testing.T) {
+	armed := messageMeasure{from: 1_000, est: 77, compactions: 2, last: 600, before: 900}
+	tests := []struct {
+		name string
+		prev guardState
+		want messageMeasure
+	}{
+		{name: "the count of the armed request", prev: guardState{realTokens: 1_800, lastEstimate: 77, compactions: 2},
+			want: messageMeasure{est: 77, compactions: 2, last: 800, before: 600}},
+		{name: "a count below the one before measures no cost", prev: guardState{realTokens: 700, lastEstimate: 77, compactions: 2},
+			want: messageMeasure{est: 77, compactions: 2, last: 0, before: 600}},
+		{name: "the count of another request", prev: guardState{realTokens: 1_800, lastEstimate: 78, compactions: 2}, want: armed},
+		{name: "a compaction came between", prev: guardState{realTokens: 1_800, lastEstimate: 77, compactions: 3}, want: armed},
+		{name: "no count yet", prev: guardState{lastEstimate: 77, compactions: 2}, want: armed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := armed
+			m.settle(tt.prev)
+			assert.Equal(t, tt.want, m)
+			assert.Equal(t, min(tt.want.last, tt.want.before), m.cost())
+		})
+	}
+	assert.Zero(t, messageMeasure{last: 5_000}.cost(), "one measured turn alone says nothing of the next")
+}
