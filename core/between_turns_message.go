@@ -72,7 +72,7 @@ func (m *messageMeasure) settle(prev guardState) {
 
 // cost is what the next turn's message is judged to cost at least: what
 // both of the last two turns measured did, 0 before two were.
-func (m messageMeasure) cost() int {
+func (m *messageMeasure) cost() int {
 	return min(m.last, m.before)
 }
 

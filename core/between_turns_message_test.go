@@ -197,5 +197,6 @@ func TestMessageMeasure_Settle(t *testing.T) {
 			assert.Equal(t, min(tt.want.last, tt.want.before), m.cost())
 		})
 	}
-	assert.Zero(t, messageMeasure{last: 5_000}.cost(), "one measured turn alone says nothing of the next")
+	one := messageMeasure{last: 5_000}
+	assert.Zero(t, one.cost(), "one measured turn alone says nothing of the next")
 }
