@@ -82,11 +82,6 @@ type turn struct {
 	// step (stepFillsWindow).
 	unprepared InlineReason
 	sentEst    int
-	// messageCost is what the user's message of the run cost at the
-	// provider's count, 0 when not measured (messageMeasure): between
-	// turns, the next message is judged at least as large
-	// (nextTurnCount).
-	messageCost int
 }
 
 // step is what a step of the pipeline decides: the contents to send, the
@@ -123,9 +118,6 @@ type callInput struct {
 	// as its last call left them (agentMemory).
 	unprepared InlineReason
 	sentEst    int
-	// messageCost is the run's user message at the provider's count
-	// (messageMeasure), set between turns.
-	messageCost int
 }
 
 // rejection is what recovery from the provider's rejection of a request
@@ -160,7 +152,6 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 		betweenTurns: in.betweenTurns,
 		unprepared:   in.unprepared,
 		sentEst:      in.sentEst,
-		messageCost:  in.messageCost,
 	}
 	t.est = in.sess.estimator(in.cfg, req.Model)
 	t.config = g.configHash(req.Config, t.est.salt)

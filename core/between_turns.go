@@ -210,7 +210,7 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 	}
 	mem.message.settle(prev)
 	in := callInput{call: c, ro: end.State, cfg: cfg, sess: sess, prev: prev, memo: &mem.prefix,
-		storedPrefix: sio.str(end.State, keyPrefix), mode: modeCompact, betweenTurns: true, messageCost: mem.message.cost()}
+		storedPrefix: sio.str(end.State, keyPrefix), mode: modeCompact, betweenTurns: true}
 	t, cs := g.newTurn(in, req)
 	s := g.decide(t, cs)
 	if s.event == nil {
@@ -291,7 +291,7 @@ func (t *turn) nextTurnCount(n int) int {
 	if !isUserMessage(msg) {
 		msg = genai.NewContentFromText(standInMessage, genai.RoleUser)
 	}
-	return scaleSat(satAdd(n, max(t.cal.scale(t.est.content(msg)), t.messageCost)), betweenTurnsMargin)
+	return scaleSat(satAdd(n, max(t.cal.scale(t.est.content(msg)), t.sess.memory(t.cfg.name).message.cost())), betweenTurnsMargin)
 }
 
 // turnsComing is how many turns the request starts before it is sent: the

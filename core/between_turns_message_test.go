@@ -177,24 +177,25 @@ func TestMessageMeasure_Arming(t *testing.T) {
 func TestMessageMeasure_Settle(t *testing.T) {
 	armed := messageMeasure{from: 1_000, est: 77, compactions: 2, last: 600, before: 900}
 	tests := []struct {
-		name string
-		prev guardState
-		want messageMeasure
+		name     string
+		prev     guardState
+		want     messageMeasure
+		wantCost int
 	}{
 		{name: "the count of the armed request", prev: guardState{realTokens: 1_800, lastEstimate: 77, compactions: 2},
-			want: messageMeasure{est: 77, compactions: 2, last: 800, before: 600}},
+			want: messageMeasure{est: 77, compactions: 2, last: 800, before: 600}, wantCost: 600},
 		{name: "a count below the one before measures no cost", prev: guardState{realTokens: 700, lastEstimate: 77, compactions: 2},
-			want: messageMeasure{est: 77, compactions: 2, last: 0, before: 600}},
-		{name: "the count of another request", prev: guardState{realTokens: 1_800, lastEstimate: 78, compactions: 2}, want: armed},
-		{name: "a compaction came between", prev: guardState{realTokens: 1_800, lastEstimate: 77, compactions: 3}, want: armed},
-		{name: "no count yet", prev: guardState{lastEstimate: 77, compactions: 2}, want: armed},
+			want: messageMeasure{est: 77, compactions: 2, last: 0, before: 600}, wantCost: 0},
+		{name: "the count of another request", prev: guardState{realTokens: 1_800, lastEstimate: 78, compactions: 2}, want: armed, wantCost: 600},
+		{name: "a compaction came between", prev: guardState{realTokens: 1_800, lastEstimate: 77, compactions: 3}, want: armed, wantCost: 600},
+		{name: "no count yet", prev: guardState{lastEstimate: 77, compactions: 2}, want: armed, wantCost: 600},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := armed
 			m.settle(tt.prev)
 			assert.Equal(t, tt.want, m)
-			assert.Equal(t, min(tt.want.last, tt.want.before), m.cost())
+			assert.Equal(t, tt.wantCost, m.cost(), "the smaller of the last two costs")
 		})
 	}
 	one := messageMeasure{last: 5_000}
