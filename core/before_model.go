@@ -265,11 +265,59 @@ func (t *turn) log() *slog.Logger {
 // summary injected, with the trigger and compacts when it is reached, or
 // when the agent's strategy says a compaction is due (compactionStrategy).
 // With tool-result pruning the request is pruned first and counted as
-// pruned, so the summarizer runs only when pruning was not enough: to the
-// stored frontier, or further when that frees WithPruningMinFree or the
-// request is over the trigger (planPruning).
+// pruned, so the summarizer runs only when pruning was not enough
+// (pruneAndCount).
 func (g *Guard) decide(t *turn, cs []*genai.Content) step {
+	trigger := t.trigger()
+	r := t.pruneAndCount(cs, trigger)
 	next := t.prev
+	next.pruneFrontier = t.frontier
+	if r.rewritten >= 0 {
+		// The pass rewrote the request, which is now smaller than the one
+		// the provider last counted: that count no longer bounds it from
+		// below (calibration.count), as after a compaction.
+		next.realTokens = 0
+	}
+	t.prefix.body = r.body
+	t.before, t.beforeEst = r.count, r.est
+	reason, why := t.compactionReason(r.count, trigger, r.cs)
+	if reason == "" {
+		return g.letThrough(t, r, next, trigger)
+	}
+	return g.compactDue(t, r, next, reason, why)
+}
+
+// judged is the request decide judges: the contents as this call's pruning
+// leaves them, their raw estimate (body: the part after the summary,
+// requestEstimate) and calibrated count, and what pruning did.
+type judged struct {
+	cs               []*genai.Content
+	est, body, count int
+	// unpruned is the count with the stored frontier when this call's
+	// pruning moves it, 0 when it does not (prunedAtTrigger); rewritten is
+	// the index of the first content pruning rewrote, -1 for none
+	// (planPruning).
+	unpruned, rewritten int
+}
+
+// trigger is the count past which the call compacts: the threshold, or,
+// when the last compaction could not get below it (the irreducible part is
+// too large), halfway from where it got to the room left (the window less
+// the room kept for the output): the guard compacts again only once the
+// conversation has grown by that much.
+func (t *turn) trigger() int {
+	if f, room := t.prev.floor, t.lim.room(); f > t.lim.threshold && f < room {
+		return t.lim.halfwayToRoom(f)
+	}
+	return t.lim.threshold
+}
+
+// pruneAndCount prunes cs with tool-result pruning and counts it as pruned:
+// to the stored frontier, or further when that frees WithPruningMinFree
+// (planPruning), and as far as it can when the request is over trigger,
+// however little that frees: a compaction would rewrite more. It sets the
+// call's frontier.
+func (t *turn) pruneAndCount(cs []*genai.Content, trigger int) judged {
 	minFree := t.cfg.pruningMinFree()
 	if t.mode == modeApplyOnly {
 		// Switched off: the stored frontier stays applied, and moves no
@@ -278,86 +326,86 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	}
 	pruned, target, rewritten := planPruning(t.est, t.cfg.pruneKeep, minFree, t.recall, t.prev.pruneFrontier, t.raw, cs)
 	t.frontier = pruned
-	ps := pruneTo(t.est, t.frontier, t.recall, t.raw, cs)
-	est, body := t.requestEstimate(ps)
-	count := t.cal.count(est)
-
-	trigger := t.lim.threshold
-	if f, room := t.prev.floor, t.lim.room(); f > trigger && f < room {
-		// The last compaction could not get below the threshold (the
-		// irreducible part is too large); compact again only once the
-		// conversation has grown by half the room that is left (the window
-		// less the room kept for the output).
-		trigger = t.lim.halfwayToRoom(f)
-	}
-	// unpruned is the count with the stored frontier when this call's
-	// pruning moves it, 0 when it does not (prunedAtTrigger).
-	unpruned := 0
+	r := t.countPruned(cs)
 	if rewritten >= 0 {
-		unpruned = t.cal.count(t.weigh(pruneTo(t.est, min(t.prev.pruneFrontier, target), t.recall, t.raw, cs)))
+		r.unpruned = t.cal.count(t.weigh(pruneTo(t.est, min(t.prev.pruneFrontier, target), t.recall, t.raw, cs)))
 	}
-	if t.mode != modeApplyOnly && t.nextTurnCount(count) > trigger && t.frontier < target {
-		// Over the trigger, pruning frees all it can, however little: a
-		// compaction would rewrite more (WithPruningMinFree).
-		unpruned = max(unpruned, count)
+	if t.mode != modeApplyOnly && t.nextTurnCount(r.count) > trigger && t.frontier < target {
+		unpruned := max(r.unpruned, r.count)
 		_, rewritten = pruneFreed(t.est, t.recall, t.raw, cs, t.frontier, target)
 		t.frontier = target
-		ps = pruneTo(t.est, t.frontier, t.recall, t.raw, cs)
-		est, body = t.requestEstimate(ps)
-		count = t.cal.count(est)
+		r = t.countPruned(cs)
+		r.unpruned = unpruned
 	}
-	if rewritten >= 0 {
-		// The pass rewrote the request, which is now smaller than the one
-		// the provider last counted: that count no longer bounds it from
-		// below (calibration.count), as after a compaction.
-		count = t.cal.scale(est)
-		next.realTokens = 0
+	if r.rewritten = rewritten; rewritten >= 0 {
+		// Smaller than the request the provider last counted, whose count
+		// no longer bounds it from below.
+		r.count = t.cal.scale(r.est)
 	}
-	cs = ps
-	t.prefix.body = body
-	t.before, t.beforeEst = count, est
-	next.pruneFrontier = t.frontier
-	reason := ""
-	var why []any
+	return r
+}
+
+// countPruned is cs pruned to the call's frontier, estimated and counted.
+func (t *turn) countPruned(cs []*genai.Content) judged {
+	r := judged{cs: pruneTo(t.est, t.frontier, t.recall, t.raw, cs)}
+	r.est, r.body = t.requestEstimate(r.cs)
+	r.count = t.cal.count(r.est)
+	return r
+}
+
+// compactionReason is why the call compacts a request counted at count
+// (a Reason*), "" for not at all, and what the log line adds.
+func (t *turn) compactionReason(count, trigger int, cs []*genai.Content) (reason string, why []any) {
 	switch {
 	case t.mode == modeApplyOnly:
 		// Switched off: the stored summary and pruning stay applied, a
 		// requested or due compaction waits until the guard is back on.
+		return "", nil
 	case t.prev.request.pending:
-		reason = ReasonRequested
+		return ReasonRequested, nil
 	case t.nextTurnCount(count) > trigger:
-		reason = ReasonTokens
+		return ReasonTokens, nil
 	case t.prev.compactNext != 0:
 		// The previous response stopped at the output limit near the
 		// window (cutAtOutputLimit).
-		reason = ReasonOutputLimit
+		return ReasonOutputLimit, nil
 	default:
-		reason, why = t.cfg.policy.due(t, cs)
+		return t.cfg.policy.due(t, cs)
 	}
-	if reason == "" {
-		next.lastEstimate = est
-		next.prefixKept, next.invalidated = t.prefixKept(cs, est, rewritten)
-		t.prefix.next = t.recordPrefix(est)
-		s := step{contents: cs, next: next}
-		if unpruned > 0 && t.nextTurnCount(unpruned) > trigger {
-			s.event = g.prunedAtTrigger(t, unpruned, count, next)
-		}
-		return s
+}
+
+// letThrough is the step of a request that goes out as pruned, with the
+// prefix record of what it sends; pruning that took a request over the
+// trigger back under it is reported as a compaction (prunedAtTrigger).
+func (g *Guard) letThrough(t *turn, r judged, next guardState, trigger int) step {
+	next.lastEstimate = r.est
+	next.prefixKept, next.invalidated = t.prefixKept(r.cs, r.est, r.rewritten)
+	t.prefix.next = t.recordPrefix(r.est)
+	s := step{contents: r.cs, next: next}
+	if r.unpruned > 0 && t.nextTurnCount(r.unpruned) > trigger {
+		s.event = g.prunedAtTrigger(t, r.unpruned, r.count, next)
 	}
+	return s
+}
+
+// compactDue runs the compaction due for reason: the before-compaction hook
+// first, which may skip it; then the compaction, from the summary prepared
+// while the last step's tools ran when there is one for a compaction for
+// tokens (compactPrepared), else inline.
+func (g *Guard) compactDue(t *turn, r judged, next guardState, reason string, why []any) step {
 	t.prev.compactNext = 0 // one compaction answers it, whatever its outcome
 	// One compaction answers a request too, even one the hook skips.
 	t.focus, t.prev.request = takeRequest(t.prev.request)
-	skip, instructions := g.beforeCompaction(t, reason, count)
+	skip, instructions := g.beforeCompaction(t, reason, r.count)
 	t.hookInstructions = instructions
 	if skip {
 		next.compactNext = 0
 		next.request = compactionRequest{}
-		next.lastEstimate = est
-		next.prefixKept, next.invalidated = t.prefixKept(cs, est, rewritten)
-		return step{contents: cs, next: next}
+		next.lastEstimate = r.est
+		next.prefixKept, next.invalidated = t.prefixKept(r.cs, r.est, r.rewritten)
+		return step{contents: r.cs, next: next}
 	}
-
-	args := append([]any{"reason", reason, "tokens", count, "threshold", t.lim.threshold, "window", t.lim.window,
+	args := append([]any{"reason", reason, "tokens", r.count, "threshold", t.lim.threshold, "window", t.lim.window,
 		"strategy", t.cfg.policy.name(), "contents", len(t.raw)}, why...)
 	msg := "contextguard: trigger reached; compacting"
 	if t.betweenTurns {
@@ -366,23 +414,28 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	t.log().Info(msg, args...)
 	var s step
 	if p := t.sess.prepared.Load(); reason == ReasonTokens && p != nil && p.agent == t.cfg.name {
-		s = g.compactPrepared(t, cs, p, t.cfg.policy, reason)
+		s = g.compactPrepared(t, r.cs, p, t.cfg.policy, reason)
 	} else {
-		s = g.compact(t, cs, t.cfg.policy, reason)
+		s = g.compact(t, r.cs, t.cfg.policy, reason)
 	}
+	t.notePrefixKept(&s, r)
+	return s
+}
+
+// notePrefixKept records in s what of the provider's cached prefix the
+// request it sends keeps (prefixKept), when the compaction did not: a
+// request that went out pruned as planned, uncompacted, or one trimmed to
+// the current request (trimToCurrentRequest), whose every content is new.
+func (t *turn) notePrefixKept(s *step, r judged) {
 	switch {
 	case s.event != nil && !s.event.Discarded:
-	case len(s.contents) == len(cs) && (len(cs) == 0 || s.contents[0] == cs[0]):
-		// Not compacted: the request went out pruned as planned.
+	case len(s.contents) == len(r.cs) && (len(r.cs) == 0 || s.contents[0] == r.cs[0]):
 		s.next.pruneFrontier = t.frontier
-		s.next.prefixKept, s.next.invalidated = t.prefixKept(cs, est, rewritten)
+		s.next.prefixKept, s.next.invalidated = t.prefixKept(r.cs, r.est, r.rewritten)
 		if s.event != nil {
 			s.event.PrefixKeptTokens, s.event.InvalidatedTokens = s.next.prefixKept, s.next.invalidated
 		}
 	default:
-		// Trimmed to the current request (trimToCurrentRequest): every
-		// content is new.
 		s.next.prefixKept, s.next.invalidated = t.prefixKept(s.contents, s.next.lastEstimate, 0)
 	}
-	return s
 }

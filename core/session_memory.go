@@ -146,75 +146,94 @@ func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stat
 		m.sentReq, m.sentRaw = req.Origin, req.Contents
 		m.sentBytes = scaleSat(prev.lastEstimate, retainedBytesPerToken)
 	}
-	if c := m.compacted; c != nil {
-		switch {
-		case c.compactions <= prev.compactions:
-			// The session state has it, or something newer.
-			m.compacted = nil
-		default:
-			if w, _, _, _ := locateCut(req.Contents, *c, fingerprint, req.Coverage); w == 0 {
-				m.compacted = nil
-				break
-			}
-			msg := "contextguard: the state of the last compaction was lost with a failed model call; reusing its summary"
-			if m.compactedBetweenTurns {
-				msg = "contextguard: applying the compaction made between turns, which the session state does not hold"
-			}
-			g.log.Info(msg, "agent", cfg.name, "session", call.SessionID(), "compactions", c.compactions, "watermark", c.watermark)
-			if m.compactedBetweenTurns {
-				// A compaction requested since the run ended is still to
-				// be answered (one pending then stops it, between_turns.go).
-				c.request = prev.request
-			}
-			if st != nil {
-				sio.save(st, prev, *c)
-			}
-			prev = *c
-		}
+	if m.compacted != nil {
+		prev = g.reapplyCompaction(call, cfg, m, st, sio, req, prev)
 	}
-	if ov := m.overflow; ov != nil {
-		m.overflow = nil
-		lim := g.requestLimits(cfg, req)
-		if ov.ratio > 0 && ov.ratio != prev.providerRatio {
-			// What the overflow taught survives the compaction it causes:
-			// written here, since the failed call's state delta was lost.
-			if st != nil {
-				sio.set(st, keyProviderRatio, prev.providerRatio, ov.ratio)
-			}
-			prev.providerRatio = ov.ratio
+	if m.overflow != nil {
+		prev = g.applyOverflow(call, cfg, m, st, sio, req, prev)
+	}
+	return prev
+}
+
+// reapplyCompaction applies the compaction the agent's record holds and
+// the session state does not (m.compacted: one whose state delta was lost
+// with a failed model call, or one made between turns), when req still
+// holds the contents it covers, and persists it again; it forgets it once
+// the state has it, or something newer.
+func (g *Guard) reapplyCompaction(call Call, cfg *Agent, m *agentMemory, st State, sio stateIO, req *Request, prev guardState) guardState {
+	c := m.compacted
+	if c.compactions <= prev.compactions {
+		m.compacted = nil
+		return prev
+	}
+	if w, _, _, _ := locateCut(req.Contents, *c, fingerprint, req.Coverage); w == 0 {
+		m.compacted = nil
+		return prev
+	}
+	msg := "contextguard: the state of the last compaction was lost with a failed model call; reusing its summary"
+	if m.compactedBetweenTurns {
+		msg = "contextguard: applying the compaction made between turns, which the session state does not hold"
+	}
+	g.log.Info(msg, "agent", cfg.name, "session", call.SessionID(), "compactions", c.compactions, "watermark", c.watermark)
+	if m.compactedBetweenTurns {
+		// A compaction requested since the run ended is still to be
+		// answered (one pending then stops it, between_turns.go).
+		c.request = prev.request
+	}
+	if st != nil {
+		sio.save(st, prev, *c)
+	}
+	return *c
+}
+
+// applyOverflow turns the provider's rejection of the agent's previous
+// request as too long (m.overflow) into the state this call starts from:
+// the ratio it taught, kept in state, and, when req still holds the
+// rejected request, a count over the threshold that makes the call compact
+// first.
+func (g *Guard) applyOverflow(call Call, cfg *Agent, m *agentMemory, st State, sio stateIO, req *Request, prev guardState) guardState {
+	ov := m.overflow
+	m.overflow = nil
+	lim := g.requestLimits(cfg, req)
+	if ov.ratio > 0 && ov.ratio != prev.providerRatio {
+		// What the overflow taught survives the compaction it causes:
+		// written here, since the failed call's state delta was lost.
+		if st != nil {
+			sio.set(st, keyProviderRatio, prev.providerRatio, ov.ratio)
 		}
-		if ov.contents > len(req.Contents) {
-			g.log.Info("contextguard: the provider rejected the previous request as too long; this request does not hold it, so it is judged with the ratio learned",
-				"agent", cfg.name, "session", call.SessionID(), "real_tokens", ov.real, "limit", ov.limit,
-				"provider_ratio", float64(prev.providerRatio)/ratioScale)
-			return prev
-		}
-		real := ov.real
-		if real <= 0 {
-			// The provider did not say: the request was over its limit, and
-			// at least as large as the ratio learned from it says.
-			limit := lim.window
-			if ov.limit > 0 && ov.limit < limit {
-				limit = ov.limit
-			}
-			real = max(satAdd(limit, 1), scaleSat(ov.estimate, float64(ov.ratio)/ratioScale))
-		}
-		if ov.limit > 0 && ov.limit < lim.threshold {
-			g.log.Warn("contextguard: the provider's limit is below the guard's threshold; set WithMaxTokens to the provider's limit",
-				"agent", cfg.name, "session", call.SessionID(), "limit", ov.limit, "window", lim.window, "threshold", lim.threshold)
-		}
-		prev.realTokens = max(real, lim.threshold+1)
-		switch {
-		case ov.estimate > 0:
-			prev.lastEstimate = ov.estimate
-		case prev.lastEstimate <= 0:
-			prev.lastEstimate = prev.realTokens
-		}
-		prev.floor = 0
-		g.log.Info("contextguard: the provider rejected the previous request as too long; compacting first",
-			"agent", cfg.name, "session", call.SessionID(), "real_tokens", ov.real, "limit", ov.limit, "estimated_tokens", ov.estimate,
+		prev.providerRatio = ov.ratio
+	}
+	if ov.contents > len(req.Contents) {
+		g.log.Info("contextguard: the provider rejected the previous request as too long; this request does not hold it, so it is judged with the ratio learned",
+			"agent", cfg.name, "session", call.SessionID(), "real_tokens", ov.real, "limit", ov.limit,
 			"provider_ratio", float64(prev.providerRatio)/ratioScale)
+		return prev
 	}
+	real := ov.real
+	if real <= 0 {
+		// The provider did not say: the request was over its limit, and
+		// at least as large as the ratio learned from it says.
+		limit := lim.window
+		if ov.limit > 0 && ov.limit < limit {
+			limit = ov.limit
+		}
+		real = max(satAdd(limit, 1), scaleSat(ov.estimate, float64(ov.ratio)/ratioScale))
+	}
+	if ov.limit > 0 && ov.limit < lim.threshold {
+		g.log.Warn("contextguard: the provider's limit is below the guard's threshold; set WithMaxTokens to the provider's limit",
+			"agent", cfg.name, "session", call.SessionID(), "limit", ov.limit, "window", lim.window, "threshold", lim.threshold)
+	}
+	prev.realTokens = max(real, lim.threshold+1)
+	switch {
+	case ov.estimate > 0:
+		prev.lastEstimate = ov.estimate
+	case prev.lastEstimate <= 0:
+		prev.lastEstimate = prev.realTokens
+	}
+	prev.floor = 0
+	g.log.Info("contextguard: the provider rejected the previous request as too long; compacting first",
+		"agent", cfg.name, "session", call.SessionID(), "real_tokens", ov.real, "limit", ov.limit, "estimated_tokens", ov.estimate,
+		"provider_ratio", float64(prev.providerRatio)/ratioScale)
 	return prev
 }
 
