@@ -529,23 +529,6 @@ func TestRegistry_UnknownModelWarnsOnce(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(regLogs.String(), "unknown model"))
 }
 
-func TestFallbackSummaryFitsBudget(t *testing.T) {
-	e := testEst
-	cal := calibration{factor: 2.5}
-	cs := append(history(50, 2000), callMsg("kubectl_get_pods", nil), respMsg("kubectl_get_pods", map[string]any{"out": strings.Repeat("pod ", 5000)}))
-	todos := []TodoItem{{Content: "check pods", Status: "in_progress"}}
-	for _, budget := range []int{64, 256, 1000, 10_000} {
-		s := fallbackSummary(e, cal, strings.Repeat("previous ", 3000), cs, todos, budget)
-		assert.LessOrEqual(t, cal.scale(e.text(s)), max(budget, 64), "budget %d", budget)
-		assert.NotEmpty(t, s)
-	}
-	s := fallbackSummary(e, cal, "PREV", cs, todos, 10_000)
-	assert.Contains(t, s, "OLD-U49", "newest request first")
-	assert.Contains(t, s, "kubectl_get_pods x1")
-	assert.Contains(t, s, "[in_progress] check pods")
-	assert.Contains(t, s, "PREV")
-}
-
 func TestTriggerOptions(t *testing.T) {
 	tests := []struct {
 		name      string

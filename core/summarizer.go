@@ -5,7 +5,6 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"strconv"
 	"strings"
 	"text/template"
 
@@ -14,8 +13,8 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
 
-// The summarizer: its interface, its prompt and transcript, and the
-// deterministic fallback summary.
+// The summarizer: its interface, its prompt and transcript. Its
+// deterministic fallback is in summary_fallback.go.
 
 // Summarizer turns a conversation into a summary the agent can resume from.
 // Implementations should honour ctx; the guard bounds each call with the
@@ -197,143 +196,6 @@ func compactJSON(v any) string {
 // rendered with the reference as null (see tokens.AppendJSON).
 func marshalJSON(v any) string {
 	return sanitizeUTF8(string(tokens.AppendJSON(nil, v)))
-}
-
-// ---------------------------------------------------------------------------
-// Fallback summary (ARCHITECTURE.md, The summarizer)
-// ---------------------------------------------------------------------------
-
-// Shares of the fallback budget. Each section is bounded by its share, so a
-// long list of requests cannot push out the tools, the todos or the earlier
-// summary; what a section leaves unused goes to the user's requests.
-const (
-	fallbackShareTodos   = 0.15
-	fallbackShareTools   = 0.10
-	fallbackShareModel   = 0.10
-	fallbackSharePrev    = 0.30
-	fallbackRequestBytes = 600
-	fallbackModelBytes   = 1_200
-)
-
-// fallbackSummary is the deterministic summary used whenever the summarizer
-// fails: the previous summary, the user's requests (newest first, with a
-// count of those there is no room for), the last model text, the tools
-// called (every call counted) and the todo list, all within maxTokens as the
-// estimator counts them. It reads every content of cs.
-func fallbackSummary(e tokenEstimator, cal calibration, prev string, cs []*genai.Content, todos []TodoItem, maxTokens int) string {
-	budget := maxTokens
-	tokens := func(s string) int { return cal.scale(e.text(s)) }
-	if budget < 16 {
-		return "" // no room: the summary message carries the continuation alone
-	}
-	// fit bounds s to at most n tokens, cutting its middle.
-	fit := func(s string, n int) string {
-		if s == "" || tokens(s) <= n {
-			return s
-		}
-		for room := n * 3; room > 32; room = room * 2 / 3 {
-			if cut := truncateMiddle(s, room) + "\n"; tokens(cut) <= n {
-				return cut
-			}
-		}
-		return ""
-	}
-
-	var requests []string
-	var lastModel string
-	var calls []string
-	callCount := map[string]int{}
-	for _, c := range cs {
-		if c == nil {
-			continue
-		}
-		for _, p := range c.Parts {
-			if p != nil && p.FunctionCall != nil {
-				if callCount[p.FunctionCall.Name] == 0 {
-					calls = append(calls, p.FunctionCall.Name)
-				}
-				callCount[p.FunctionCall.Name]++
-			}
-		}
-		t := contentText(c)
-		if t == "" {
-			continue
-		}
-		switch {
-		case isUserMessage(c):
-			requests = append(requests, t)
-		case c.Role == genai.RoleModel:
-			lastModel = t
-		}
-	}
-
-	head := "(Automatic summary: the summarizer was unavailable, so this lists the conversation's facts mechanically.)\n"
-	if tokens(head) > budget/3 {
-		head = "(automatic summary)\n"
-	}
-	left := budget - tokens(head)
-	share := func(f float64) int { return int(float64(budget) * f) }
-	section := func(title, body string, n int) string {
-		if body == "" || n <= 0 {
-			return ""
-		}
-		s := fit(title+body, n)
-		left -= tokens(s)
-		return s
-	}
-
-	var todoText, toolText string
-	if len(todos) > 0 {
-		var tb strings.Builder
-		for _, t := range todos {
-			fmt.Fprintf(&tb, "- [%s] %s\n", t.Status, t.Content)
-		}
-		todoText = tb.String()
-	}
-	if len(calls) > 0 {
-		var cb strings.Builder
-		for _, name := range calls {
-			cb.WriteString("- " + name + " x" + strconv.Itoa(callCount[name]) + "\n")
-		}
-		toolText = cb.String()
-	}
-	todoSec := section("\n## Todo List\n", todoText, share(fallbackShareTodos))
-	toolSec := section("\n## Tools called\n", toolText, share(fallbackShareTools))
-	modelSec := section("\n## Last assistant message\n", truncateMiddle(sanitizeUTF8(lastModel), fallbackModelBytes)+"\n", share(fallbackShareModel))
-	if lastModel == "" {
-		left += tokens(modelSec)
-		modelSec = ""
-	}
-	prevSec := section("\n## Earlier summary\n", sanitizeUTF8(prev), share(fallbackSharePrev))
-
-	var rb strings.Builder
-	if len(requests) > 0 {
-		title := "\n## User requests (newest first)\n"
-		// The requests that do not fit are counted, never dropped silently;
-		// room for that line is kept while more than one remains.
-		unlisted := func(n int) string { return "- (" + strconv.Itoa(n) + " earlier requests not listed: no room)\n" }
-		if tokens(title) < left {
-			rb.WriteString(title)
-			left -= tokens(title)
-			i := len(requests) - 1
-			for ; i >= 0; i-- {
-				line := "- " + truncateMiddle(sanitizeUTF8(requests[i]), fallbackRequestBytes) + "\n"
-				n := tokens(line)
-				if i > 0 {
-					n += tokens(unlisted(i))
-				}
-				if n > left {
-					break
-				}
-				rb.WriteString(line)
-				left -= tokens(line)
-			}
-			if note := unlisted(i + 1); i >= 0 && tokens(note) <= left {
-				rb.WriteString(note)
-			}
-		}
-	}
-	return head + prevSec + rb.String() + modelSec + toolSec + todoSec
 }
 
 // summarizerModel names a summarizer in logs: its model's name for the LLM
