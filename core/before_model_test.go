@@ -607,3 +607,72 @@ func TestBeforeModel_SteadyCallAllocations(t *testing.T) {
 		t.Logf("history of %d exchanges: %.0f allocations per call", n, allocs)
 	}
 }
+
+// TestDecide_Trigger: a call compacts past the threshold, or, after a
+// compaction that could not get below it, only once the request has grown
+// halfway from where that compaction got to the room left.
+func TestDecide_Trigger(t *testing.T) {
+	lim := newLimits(10_000) // threshold 8,000; no output room kept
+	cases := []struct {
+		name  string
+		floor int
+		want  int
+	}{
+		{name: "no floor: the threshold", want: 8_000},
+		{name: "a floor below the threshold: the threshold", floor: 7_000, want: 8_000},
+		{name: "a floor past the threshold: halfway to the room", floor: 9_000, want: 9_500},
+		{name: "a floor at the room: the threshold", floor: 10_000, want: 8_000},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTestTurn(request(userMsg("hi")), guardState{floor: tc.floor}, quietLogger)
+			tr.lim = lim
+			assert.Equal(t, tc.want, tr.trigger())
+		})
+	}
+}
+
+// dueStrategy is a strategy whose own trigger (the sliding window's turns)
+// says a compaction is due.
+type dueStrategy struct{ thresholdStrategy }
+
+func (dueStrategy) due(*turn, []*genai.Content) (string, []any) {
+	return ReasonTurns, []any{"turns", 3}
+}
+
+// TestDecide_CompactionReason: why a call compacts, in the order the
+// reasons are weighed: a guard switched off for the session never does; a
+// requested compaction comes first, then the token trigger, then the stop
+// at the output limit, then the strategy's own trigger.
+func TestDecide_CompactionReason(t *testing.T) {
+	const trigger = 8_000
+	cases := []struct {
+		name   string
+		mode   callMode
+		prev   guardState
+		count  int
+		policy compactionStrategy
+		want   string
+	}{
+		{name: "under the trigger, nothing due", count: 100, policy: thresholdStrategy{}, want: ""},
+		{name: "over the trigger", count: trigger + 1, policy: thresholdStrategy{}, want: ReasonTokens},
+		{name: "at the trigger is not over it", count: trigger, policy: thresholdStrategy{}, want: ""},
+		{name: "a requested compaction, under the trigger", count: 100, prev: guardState{request: compactionRequest{pending: true}}, policy: thresholdStrategy{}, want: ReasonRequested},
+		{name: "a requested compaction before the token trigger", count: trigger + 1, prev: guardState{request: compactionRequest{pending: true}}, policy: thresholdStrategy{}, want: ReasonRequested},
+		{name: "the output-limit stop", count: 100, prev: guardState{compactNext: 1}, policy: thresholdStrategy{}, want: ReasonOutputLimit},
+		{name: "the token trigger before the output-limit stop", count: trigger + 1, prev: guardState{compactNext: 1}, policy: thresholdStrategy{}, want: ReasonTokens},
+		{name: "the strategy's own trigger", count: 100, policy: dueStrategy{}, want: ReasonTurns},
+		{name: "switched off: nothing, even over the trigger and requested", mode: modeApplyOnly, count: trigger + 1, prev: guardState{request: compactionRequest{pending: true}}, policy: dueStrategy{}, want: ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTestTurn(request(userMsg("hi")), tc.prev, quietLogger)
+			tr.mode, tr.cfg.policy = tc.mode, tc.policy
+			reason, why := tr.compactionReason(tc.count, trigger, tr.raw)
+			assert.Equal(t, tc.want, reason)
+			if tc.want == ReasonTurns {
+				assert.Equal(t, []any{"turns", 3}, why, "the strategy's log fields")
+			}
+		})
+	}
+}
