@@ -167,50 +167,10 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 		return nil, nil
 	}
 	defer g.sessions.release(sess)
-	last := sess.last
-	sess.last = lastCall{}
-	cfg := last.cfg
-	if cfg == nil || g.switchedOff(end.State) || c.Err() != nil {
-		// A run whose context is done (the caller went away) leaves the
-		// compaction to the next model call: its summarizer would only
-		// give the fallback summary.
+	in, req, ok := g.betweenTurnsCall(c, end, sess)
+	if !ok {
 		return nil, nil
 	}
-	raw, why := nextHistory(last.req.Contents, end, cfg.name)
-	if why != "" {
-		g.log.Debug("contextguard: not compacting between turns", "agent", cfg.name, "session", c.SessionID(), "reason", why)
-		return nil, nil
-	}
-	sio := cfg.stateIO(g.log)
-	mem := sess.memory(cfg.name)
-	prev := sio.load(end.State)
-	prev.request = sio.requestAt(end.State, mem.requestKey)
-	if prev.request.pending || prev.compactNext != 0 || mem.overflow != nil ||
-		(mem.compacted != nil && mem.compacted.compactions > prev.compactions) {
-		// A requested compaction, the output-limit stop and overflow
-		// recovery run in the next model call (README, Compaction between
-		// turns); so does a compaction the state does not show yet.
-		return nil, nil
-	}
-	if mem.trimmed {
-		// The system instruction and tools leave no room for a summary:
-		// each model call sends only the user's current request
-		// (trimToCurrentRequest), which a summary stored now would only
-		// make larger.
-		g.log.Debug("contextguard: not compacting between turns: the instruction and tools leave no room for a summary", "agent", cfg.name, "session", c.SessionID())
-		return nil, nil
-	}
-	if mem.turnsFloorAt == prev.compactions {
-		prev.floor = max(prev.floor, mem.turnsFloor)
-	}
-	req := withContents(last.req, raw)
-	if r, ok := req.Coverage.(interface{ Refresh() Coverage }); ok {
-		// The host's log has grown by the final response since the call.
-		req.Coverage = r.Refresh()
-	}
-	mem.message.settle(prev)
-	in := callInput{call: c, ro: end.State, cfg: cfg, sess: sess, prev: prev, memo: &mem.prefix,
-		storedPrefix: sio.str(end.State, keyPrefix), mode: modeCompact, betweenTurns: true}
 	t, cs := g.newTurn(in, req)
 	s := g.decide(t, cs)
 	if s.event == nil {
@@ -218,9 +178,10 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 	}
 	if err := c.Err(); err != nil {
 		g.log.Info("contextguard: the run's context ended during the compaction between turns; nothing is kept, the next model call compacts as needed",
-			"agent", cfg.name, "session", c.SessionID(), "error", err)
+			"agent", in.cfg.name, "session", c.SessionID(), "error", err)
 		return nil, nil
 	}
+	sio, mem, prev := in.cfg.stateIO(g.log), sess.memory(in.cfg.name), in.prev
 	delta := deltaState{}
 	if s.event.Discarded {
 		// Not smaller: remembered so the next runs' ends do not pay for it
@@ -238,6 +199,61 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 	sio.save(delta, prev, next)
 	sio.set(delta, keyPrefix, in.storedPrefix, "")
 	return s.event, delta
+}
+
+// betweenTurnsCall is the call a compaction between turns makes, from the
+// session's last guarded call and the run's end, with the session owned:
+// its input and the next turn's history as its request. ok is false when
+// the run's end leaves nothing to compact now: no guarded call, the guard
+// switched off or the caller gone, a history the guard cannot tell the next
+// turn's (nextHistory), a compaction that runs in the next model call
+// anyway, or a request the instruction and tools alone fill.
+func (g *Guard) betweenTurnsCall(c Call, end RunEnd, sess *sessionEntry) (in callInput, req Request, ok bool) {
+	last := sess.last
+	sess.last = lastCall{}
+	cfg := last.cfg
+	if cfg == nil || g.switchedOff(end.State) || c.Err() != nil {
+		// A run whose context is done (the caller went away) leaves the
+		// compaction to the next model call: its summarizer would only
+		// give the fallback summary.
+		return in, req, false
+	}
+	raw, why := nextHistory(last.req.Contents, end, cfg.name)
+	if why != "" {
+		g.log.Debug("contextguard: not compacting between turns", "agent", cfg.name, "session", c.SessionID(), "reason", why)
+		return in, req, false
+	}
+	sio := cfg.stateIO(g.log)
+	mem := sess.memory(cfg.name)
+	prev := sio.load(end.State)
+	prev.request = sio.requestAt(end.State, mem.requestKey)
+	if prev.request.pending || prev.compactNext != 0 || mem.overflow != nil ||
+		(mem.compacted != nil && mem.compacted.compactions > prev.compactions) {
+		// A requested compaction, the output-limit stop and overflow
+		// recovery run in the next model call (README, Compaction between
+		// turns); so does a compaction the state does not show yet.
+		return in, req, false
+	}
+	if mem.trimmed {
+		// The system instruction and tools leave no room for a summary:
+		// each model call sends only the user's current request
+		// (trimToCurrentRequest), which a summary stored now would only
+		// make larger.
+		g.log.Debug("contextguard: not compacting between turns: the instruction and tools leave no room for a summary", "agent", cfg.name, "session", c.SessionID())
+		return in, req, false
+	}
+	if mem.turnsFloorAt == prev.compactions {
+		prev.floor = max(prev.floor, mem.turnsFloor)
+	}
+	req = withContents(last.req, raw)
+	if r, ok := req.Coverage.(interface{ Refresh() Coverage }); ok {
+		// The host's log has grown by the final response since the call.
+		req.Coverage = r.Refresh()
+	}
+	mem.message.settle(prev)
+	in = callInput{call: c, ro: end.State, cfg: cfg, sess: sess, prev: prev, memo: &mem.prefix,
+		storedPrefix: sio.str(end.State, keyPrefix), mode: modeCompact, betweenTurns: true}
+	return in, req, true
 }
 
 // nextHistory is the history the next turn's first request will start
