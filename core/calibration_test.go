@@ -311,3 +311,27 @@ func TestOnModelError_OddErrorCompactsAboutAsOften(t *testing.T) {
 		})
 	}
 }
+
+func TestCalibration(t *testing.T) {
+	e := testEst
+	tests := []struct {
+		name       string
+		st         guardState
+		estimate   int
+		wantFactor float64
+		wantCount  int
+	}{
+		{"no real count uses the default factor", guardState{}, 1000, defaultCorrection, 1100},
+		{"ratio", guardState{realTokens: 2000, lastEstimate: 1000}, 1500, 2.0, 3000},
+		{"floored at one", guardState{realTokens: 500, lastEstimate: 1000}, 1000, 1.0, 1000},
+		{"capped at five", guardState{realTokens: 10000, lastEstimate: 1000}, 1000, 5.0, 10000},
+		{"real count wins when larger", guardState{realTokens: 9000, lastEstimate: 3000}, 1000, 3.0, 9000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCalibration(tt.st, e)
+			assert.InDelta(t, tt.wantFactor, c.factor, 1e-9)
+			assert.Equal(t, tt.wantCount, c.count(tt.estimate))
+		})
+	}
+}

@@ -35,3 +35,18 @@ func TestLimitsWithOutput(t *testing.T) {
 		})
 	}
 }
+
+func TestBufferFor(t *testing.T) {
+	tests := []struct{ window, buffer int }{
+		{4_000, 800},
+		{8_000, 1_600},
+		{128_000, 25_600},
+		{199_999, 39_999},
+		{200_000, 20_000}, // boundary inclusive (the earlier guard's boundary bug)
+		{1_000_000, 20_000},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.buffer, bufferFor(tt.window), "window %d", tt.window)
+		assert.Equal(t, tt.window-tt.buffer, newLimits(tt.window).threshold)
+	}
+}

@@ -2,6 +2,8 @@ package core
 
 import (
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"charm.land/catwalk/pkg/catwalk"
@@ -167,4 +169,50 @@ func TestCrushRegistry_WellKnownWindows(t *testing.T) {
 			assert.NotEmpty(t, others, "no other provider lists %s with another window: the anchor cannot catch a wrong provider", tt.name)
 		})
 	}
+}
+
+func TestRegistry(t *testing.T) {
+	r := NewCrushRegistry()
+	tests := []struct {
+		model  string
+		window int
+	}{
+		{"gemini-2.5-pro", 1_048_576},
+		{"models/gemini-2.5-pro", 1_048_576},
+		{"claude-sonnet-4-5-20250929", 200_000},
+		{"anthropic/claude-sonnet-4-5", 200_000},
+		{"gpt-4o", 128_000},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.window, r.ContextWindow(tt.model), tt.model)
+	}
+}
+
+// TestRegistry_UnknownModelWarnsOnce: the registry reports a model it does
+// not know as unknown (0, the ModelRegistry contract), and the guard gives
+// it DefaultContextWindow with one warning per model name; with
+// WithDefaultWindow the registry reports that window and warns itself.
+func TestRegistry_UnknownModelWarnsOnce(t *testing.T) {
+	assert.Zero(t, NewCrushRegistry().ContextWindow("acme-llm-9000"), "unknown is 0")
+
+	logs := &logBuffer{}
+	g := newGuard(NewCrushRegistry(), WithLogger(logs.logger()))
+	cfg := &Agent{name: "a"}
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() { assert.Equal(t, DefaultContextWindow, g.window(cfg, "acme-llm-9000")) })
+	}
+	wg.Wait()
+	assert.Equal(t, DefaultContextWindow, g.window(cfg, "acme-llm-9000"))
+	assert.Equal(t, 1, strings.Count(logs.String(), "unknown model"))
+	assert.Contains(t, logs.String(), "model=acme-llm-9000")
+	assert.Contains(t, logs.String(), "WithMaxTokens")
+	g.window(cfg, "another-unknown")
+	assert.Equal(t, 2, strings.Count(logs.String(), "unknown model"), "one warning per model")
+
+	regLogs := &logBuffer{}
+	r := NewCrushRegistry(WithRegistryLogger(regLogs.logger()), WithDefaultWindow(64_000))
+	assert.Equal(t, 64_000, r.ContextWindow("acme-llm-9000"))
+	assert.Equal(t, 64_000, r.ContextWindow("acme-llm-9000"))
+	assert.Equal(t, 1, strings.Count(regLogs.String(), "unknown model"))
 }
