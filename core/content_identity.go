@@ -224,61 +224,86 @@ func walkContent(c *genai.Content, s *identity) bool {
 	return true
 }
 
+// walkPart writes every field of p into s, in a fixed order: its text and
+// thought mark, its function call and response, its media and code, and
+// the tool parts and metadata. It returns false when a value cannot be
+// walked (identity.value).
 func walkPart(p *genai.Part, s *identity) bool {
 	s.str(p.Text)
 	if p.Thought {
 		s.mark(markThought)
 	}
-	if fc := p.FunctionCall; fc != nil {
-		s.mark(markCall)
-		s.str(fc.Name)
-		if !s.value(fc.Args) {
-			return false
+	if fc := p.FunctionCall; fc != nil && !walkCall(fc, s) {
+		return false
+	}
+	if fr := p.FunctionResponse; fr != nil && !walkResponse(fr, s) {
+		return false
+	}
+	walkMedia(p, s)
+	return walkToolParts(p, s)
+}
+
+// walkCall writes a function call: its name, arguments, ID and the
+// arguments streamed in parts.
+func walkCall(fc *genai.FunctionCall, s *identity) bool {
+	s.mark(markCall)
+	s.str(fc.Name)
+	if !s.value(fc.Args) {
+		return false
+	}
+	s.optStr(markCallID, fc.ID)
+	s.optBool(markCallContinue, fc.WillContinue)
+	for _, a := range fc.PartialArgs {
+		s.mark(markPartialArg)
+		if a == nil {
+			continue
 		}
-		s.optStr(markCallID, fc.ID)
-		s.optBool(markCallContinue, fc.WillContinue)
-		for _, a := range fc.PartialArgs {
-			s.mark(markPartialArg)
-			if a == nil {
-				continue
-			}
-			s.optBool(markArgBool, a.BoolValue)
-			s.optStr(markArgPath, a.JsonPath)
-			s.optStr(markArgNull, a.NULLValue)
-			s.optFloat(markArgNumber, a.NumberValue)
-			s.optStr(markArgString, a.StringValue)
-			s.optBool(markArgContinue, a.WillContinue)
+		s.optBool(markArgBool, a.BoolValue)
+		s.optStr(markArgPath, a.JsonPath)
+		s.optStr(markArgNull, a.NULLValue)
+		s.optFloat(markArgNumber, a.NumberValue)
+		s.optStr(markArgString, a.StringValue)
+		s.optBool(markArgContinue, a.WillContinue)
+	}
+	return true
+}
+
+// walkResponse writes a function response: its name, value, ID,
+// scheduling and the images and files it carries.
+func walkResponse(fr *genai.FunctionResponse, s *identity) bool {
+	s.mark(markResponse)
+	s.str(fr.Name)
+	if !s.value(fr.Response) {
+		return false
+	}
+	s.optStr(markResponseID, fr.ID)
+	s.optBool(markResponseContinue, fr.WillContinue)
+	s.optStr(markScheduling, string(fr.Scheduling))
+	for _, rp := range fr.Parts {
+		s.mark(markResponsePart)
+		if rp == nil {
+			continue
+		}
+		if d := rp.InlineData; d != nil {
+			s.mark(markResponseInline)
+			s.str(d.MIMEType)
+			s.num(uint64(len(d.Data)))
+			s.blob(d.Data)
+			s.optStr(markDisplayName, d.DisplayName)
+		}
+		if f := rp.FileData; f != nil {
+			s.mark(markResponseFile)
+			s.str(f.FileURI)
+			s.str(f.MIMEType)
+			s.optStr(markDisplayName, f.DisplayName)
 		}
 	}
-	if fr := p.FunctionResponse; fr != nil {
-		s.mark(markResponse)
-		s.str(fr.Name)
-		if !s.value(fr.Response) {
-			return false
-		}
-		s.optStr(markResponseID, fr.ID)
-		s.optBool(markResponseContinue, fr.WillContinue)
-		s.optStr(markScheduling, string(fr.Scheduling))
-		for _, rp := range fr.Parts {
-			s.mark(markResponsePart)
-			if rp == nil {
-				continue
-			}
-			if d := rp.InlineData; d != nil {
-				s.mark(markResponseInline)
-				s.str(d.MIMEType)
-				s.num(uint64(len(d.Data)))
-				s.blob(d.Data)
-				s.optStr(markDisplayName, d.DisplayName)
-			}
-			if f := rp.FileData; f != nil {
-				s.mark(markResponseFile)
-				s.str(f.FileURI)
-				s.str(f.MIMEType)
-				s.optStr(markDisplayName, f.DisplayName)
-			}
-		}
-	}
+	return true
+}
+
+// walkMedia writes p's inline data and file, code and its result, thought
+// signature, video metadata and media resolution.
+func walkMedia(p *genai.Part, s *identity) {
 	if d := p.InlineData; d != nil {
 		s.mark(markInline)
 		s.str(d.MIMEType)
@@ -322,6 +347,11 @@ func walkPart(p *genai.Part, s *identity) bool {
 			s.num(uint64(*r.NumTokens))
 		}
 	}
+}
+
+// walkToolParts writes p's built-in tool call and response and its
+// metadata.
+func walkToolParts(p *genai.Part, s *identity) bool {
 	if tc := p.ToolCall; tc != nil {
 		s.mark(markToolCall)
 		s.str(string(tc.ToolType))
