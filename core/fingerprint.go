@@ -116,22 +116,59 @@ type containerID struct {
 // stack (any depth is hashed in full), hashes a reference back to a
 // container on its path as "<cycle>", and stops at maxFingerprintNodes.
 func (s *identity) fpValue(v any) {
-	var stack []fpFrame
-	var deep map[containerID]struct{} // path containers at depth ≥ pathScan
-	nodes := 0
-	onPath := func(id containerID) bool {
-		for i := range min(len(stack), pathScan) {
-			if stack[i].id == id {
-				return true
-			}
+	var w fpWalk
+	w.open(s, v)
+	for len(w.stack) > 0 {
+		if w.nodes > maxFingerprintNodes {
+			s.fpStr("<truncated>")
+			return
 		}
-		_, ok := deep[id]
-		return ok
+		w.next(s)
 	}
-	// open hashes a scalar, or the opening of a container it pushes.
-	var open func(v any)
-	open = func(v any) {
-		nodes++
+}
+
+// fpWalk is one walk of fpValue: the containers open on the path, those of
+// them at depth pathScan or more (deep, looked up by identity rather than
+// scanned), and the nodes visited so far. Its methods are given the
+// identity they hash into rather than the walk holding it: held, it would
+// escape to the heap with the walk's stack, one allocation for every
+// content key of every call.
+type fpWalk struct {
+	stack []fpFrame
+	deep  map[containerID]struct{}
+	nodes int
+}
+
+// next hashes the next element of the innermost open container, or closes
+// it.
+func (w *fpWalk) next(s *identity) {
+	f := &w.stack[len(w.stack)-1]
+	switch {
+	case f.keys != nil && f.i < len(f.keys):
+		k := f.keys[f.i]
+		f.i++
+		s.fpStr(k)
+		w.open(s, f.m[k])
+	case f.keys == nil && f.i < len(f.a):
+		f.i++
+		w.open(s, f.a[f.i-1])
+	default:
+		if f.keys != nil {
+			s.fpStr("}")
+		} else {
+			s.fpStr("]")
+		}
+		if len(w.stack) > pathScan && f.id != (containerID{}) {
+			delete(w.deep, f.id)
+		}
+		w.stack = w.stack[:len(w.stack)-1]
+	}
+}
+
+// open hashes a scalar, or the opening of a container it pushes.
+func (w *fpWalk) open(s *identity, v any) {
+	for {
+		w.nodes++
 		var f fpFrame
 		switch x := v.(type) {
 		case nil:
@@ -144,11 +181,7 @@ func (s *identity) fpValue(v any) {
 			s.fpStr(strconv.FormatBool(x))
 			return
 		case map[string]any:
-			f = fpFrame{m: x, keys: make([]string, 0, len(x))}
-			for k := range x {
-				f.keys = append(f.keys, k)
-			}
-			slices.Sort(f.keys)
+			f = mapFrame(x)
 			if len(x) > 0 {
 				f.id = containerID{p: uintptr(*(*unsafe.Pointer)(unsafe.Pointer(&x)))}
 			}
@@ -165,17 +198,7 @@ func (s *identity) fpValue(v any) {
 			s.fpStr("]")
 			return
 		case map[string]string:
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			s.fpStr("{")
-			for _, k := range keys {
-				s.fpStr(k)
-				s.fpTagged('s', x[k])
-			}
-			s.fpStr("}")
+			s.fpStringMap(x)
 			return
 		case json.Number:
 			if f, err := x.Float64(); err == nil {
@@ -189,81 +212,102 @@ func (s *identity) fpValue(v any) {
 				s.fpStr(strconv.FormatFloat(n, 'g', -1, 64))
 				return
 			}
-			// A typed value hashes as the value a JSON round trip gives
-			// (what a database-backed session hands back). It is lifted
-			// into those shapes one level at a time, never handed whole to
-			// encoding/json: its elements are lifted as the walk reaches
-			// them, so every visit of a shared sub-value counts against
-			// maxFingerprintNodes, and a cycle through typed containers is
-			// found by their identity on the path.
-			nodes += liftNodes - 1
-			l := tokens.Lift(v, max(maxFingerprintNodes-nodes, 0), true)
-			switch x := l.V.(type) {
-			case map[string]any:
-				f = fpFrame{m: x, keys: make([]string, 0, len(x))}
-				for k := range x {
-					f.keys = append(f.keys, k)
-				}
-				slices.Sort(f.keys)
-				if l.P != 0 && (len(x) > 0 || l.N < 0) {
-					f.id = containerID{p: l.P, n: l.N}
-				}
-			case []any:
-				f = fpFrame{a: x}
-				if l.P != 0 && len(x) > 0 {
-					f.id = containerID{p: l.P, n: l.N}
-				}
-			default:
-				nodes--
-				open(x) // a scalar
-				return
+			var container bool
+			if f, v, container = w.lift(v); !container {
+				// A scalar: hashed as one node, the lift's.
+				w.nodes--
+				continue
 			}
 		}
-		if f.id != (containerID{}) && onPath(f.id) {
-			s.fpStr("<cycle>")
-			return
-		}
-		if len(stack) >= pathScan && f.id != (containerID{}) {
-			if deep == nil {
-				deep = make(map[containerID]struct{})
-			}
-			deep[f.id] = struct{}{}
-		}
-		if f.keys != nil {
-			s.fpStr("{")
-		} else {
-			s.fpStr("[")
-		}
-		stack = append(stack, f)
+		w.push(s, f)
+		return
 	}
-	open(v)
-	for len(stack) > 0 {
-		f := &stack[len(stack)-1]
-		if nodes > maxFingerprintNodes {
-			s.fpStr("<truncated>")
-			return
+}
+
+// lift is a typed value as the value a JSON round trip gives (what a
+// database-backed session hands back): the frame of the container it is,
+// or, when it is a scalar (container false), that scalar. It is lifted
+// into those shapes one level at a time, never handed whole to
+// encoding/json: its elements are lifted as the walk reaches them, so
+// every visit of a shared sub-value counts against maxFingerprintNodes,
+// and a cycle through typed containers is found by their identity on the
+// path.
+func (w *fpWalk) lift(v any) (f fpFrame, scalar any, container bool) {
+	w.nodes += liftNodes - 1
+	l := tokens.Lift(v, max(maxFingerprintNodes-w.nodes, 0), true)
+	switch x := l.V.(type) {
+	case map[string]any:
+		f = mapFrame(x)
+		if l.P != 0 && (len(x) > 0 || l.N < 0) {
+			f.id = containerID{p: l.P, n: l.N}
 		}
-		switch {
-		case f.keys != nil && f.i < len(f.keys):
-			k := f.keys[f.i]
-			f.i++
-			s.fpStr(k)
-			open(f.m[k])
-		case f.keys == nil && f.i < len(f.a):
-			f.i++
-			open(f.a[f.i-1])
-		default:
-			if f.keys != nil {
-				s.fpStr("}")
-			} else {
-				s.fpStr("]")
-			}
-			if len(stack) > pathScan && f.id != (containerID{}) {
-				delete(deep, f.id)
-			}
-			stack = stack[:len(stack)-1]
+		return f, nil, true
+	case []any:
+		f = fpFrame{a: x}
+		if l.P != 0 && len(x) > 0 {
+			f.id = containerID{p: l.P, n: l.N}
+		}
+		return f, nil, true
+	default:
+		return fpFrame{}, x, false
+	}
+}
+
+// push opens the container of frame f, or hashes "<cycle>" when it is
+// already open on the path.
+func (w *fpWalk) push(s *identity, f fpFrame) {
+	if f.id != (containerID{}) && w.onPath(f.id) {
+		s.fpStr("<cycle>")
+		return
+	}
+	if len(w.stack) >= pathScan && f.id != (containerID{}) {
+		if w.deep == nil {
+			w.deep = make(map[containerID]struct{})
+		}
+		w.deep[f.id] = struct{}{}
+	}
+	if f.keys != nil {
+		s.fpStr("{")
+	} else {
+		s.fpStr("[")
+	}
+	w.stack = append(w.stack, f)
+}
+
+// onPath reports whether the container id is open on the path.
+func (w *fpWalk) onPath(id containerID) bool {
+	for i := range min(len(w.stack), pathScan) {
+		if w.stack[i].id == id {
+			return true
 		}
 	}
+	_, ok := w.deep[id]
+	return ok
+}
+
+// mapFrame is the frame of an object, its keys sorted.
+func mapFrame(m map[string]any) fpFrame {
+	f := fpFrame{m: m, keys: make([]string, 0, len(m))}
+	for k := range m {
+		f.keys = append(f.keys, k)
+	}
+	slices.Sort(f.keys)
+	return f
+}
+
+// fpStringMap hashes a map[string]string, its keys sorted.
+func (s *identity) fpStringMap(m map[string]string) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	s.fpStr("{")
+	for _, k := range keys {
+		s.fpStr(k)
+		s.fpTagged('s', m[k])
+	}
+	s.fpStr("}")
 }
 
 // asFloat is a Go number as the float64 JSON decoding gives.
