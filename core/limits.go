@@ -102,6 +102,15 @@ func satAdd(a, b int) int {
 	return a + b
 }
 
+// mulDiv is n·num/den, truncated toward zero as Go's integer division is,
+// for num >= 0 and den > 0, without the overflow of n·num: n is a count
+// from outside (a window up to math.MaxInt, less what a request holds), and
+// a wrapped product would turn an enormous room into none. num/den is a
+// share below one, so the result fits.
+func mulDiv(n, num, den int) int {
+	return n/den*num + n%den*num/den
+}
+
 // scaleSat is ceil(n·f) for n ≥ 0 and f ≥ 0, saturating at math.MaxInt
 // (a float64 above MaxInt converts to an undefined int).
 func scaleSat(n int, f float64) int {

@@ -77,11 +77,21 @@ var (
 // fewer words cannot hold the task, its state and the next step.
 const minSummaryWords = 50
 
+// wordsPerHundredTokens is English prose's ratio of words to tokens, by
+// which a summary's length in tokens is asked for in words.
+const wordsPerHundredTokens = 75
+
+// summaryWords is the length in words a summary of at most tokens is asked
+// for, minSummaryWords at least.
+func summaryWords(tokens int) int {
+	return max(mulDiv(tokens, wordsPerHundredTokens, 100), minSummaryWords)
+}
+
 // RenderSummaryPrompt fills the embedded templates. The prompt asks for
 // three words per four tokens of req.SummaryTokens, English prose's ratio.
 func RenderSummaryPrompt(req SummaryRequest) (system, user string, err error) {
 	var sb, ub bytes.Buffer
-	words := max(req.SummaryTokens*3/4, minSummaryWords)
+	words := summaryWords(req.SummaryTokens)
 	if err := summarySystemTmpl.Execute(&sb, map[string]any{
 		"MaxWords":     words,
 		"HasTodos":     len(req.Todos) > 0,

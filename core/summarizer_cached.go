@@ -86,7 +86,7 @@ var summaryCachedTmpl = template.Must(template.New("summary_cached").Parse(summa
 func renderCachedInstruction(req SummaryRequest, prev bool, kept int) (string, error) {
 	var pb, b bytes.Buffer
 	if err := summarySystemTmpl.Execute(&pb, map[string]any{
-		"MaxWords":     max(req.SummaryTokens*3/4, minSummaryWords),
+		"MaxWords":     summaryWords(req.SummaryTokens),
 		"HasTodos":     len(req.Todos) > 0,
 		"Instructions": req.Instructions,
 	}); err != nil {

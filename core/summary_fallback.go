@@ -31,12 +31,13 @@ const (
 	// written for: below it not even its heading and one line fit, and the
 	// summary message carries the continuation alone.
 	fallbackMinTokens = 16
-	// fitFirstBytesPerToken is the first cut fit tries, in bytes per token
-	// of its bound: text averages about four bytes a token, so three per
-	// token usually fits at once; each further try keeps two thirds of the
-	// last, down to fitMinBytes, below which nothing worth reading is left.
-	fitFirstBytesPerToken = 3
-	fitMinBytes           = 32
+	// fitRetryThirds is how many thirds of the last cut each further try of
+	// fit keeps, from a first cut of bytesPerTokenGuess a token: larger
+	// steps than cutRetryPercent's, since the summary fits up to five
+	// sections in turn. fitMinBytes is the shortest cut it tries: below it
+	// nothing worth reading is left.
+	fitRetryThirds = 2
+	fitMinBytes    = 32
 )
 
 // fallbackSummary is the deterministic summary used whenever the summarizer
@@ -153,7 +154,7 @@ func (w *fallbackWriter) fit(s string, n int) string {
 	if s == "" || w.tokens(s) <= n {
 		return s
 	}
-	for room := n * fitFirstBytesPerToken; room > fitMinBytes; room = room * 2 / 3 {
+	for room := scaleSat(n, bytesPerTokenGuess); room > fitMinBytes; room = mulDiv(room, fitRetryThirds, 3) {
 		if cut := truncateMiddle(s, room) + "\n"; w.tokens(cut) <= n {
 			return cut
 		}

@@ -128,9 +128,6 @@ const (
 	minContinuationTokens = 64
 	// minContinuationBytes is the smallest cut truncateMiddle is asked for.
 	minContinuationBytes = 64
-	// bytesPerTokenGuess sizes the first cut of a long request; the cut is
-	// then shrunk until it counts within the bound.
-	bytesPerTokenGuess = 3
 )
 
 // continuationBound is the most tokens (calibrated) the quoted request may
@@ -166,7 +163,7 @@ func boundContinuation(t *turn, s string) string {
 		if cal.scale(t.est.text(cut)) <= maxTokens {
 			return cut
 		}
-		n = n * 3 / 4
+		n = mulDiv(n, cutRetryPercent, 100)
 	}
 	return truncateMiddle(s, minContinuationBytes)
 }

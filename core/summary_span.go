@@ -380,14 +380,20 @@ func summaryBudget(lim limits, bare, want int) int {
 	if want > 0 {
 		b = want
 	}
-	if room := (lim.threshold - bare) * 8 / 10; room < b {
+	if room := mulDiv(lim.threshold-bare, summaryRoomPercent, 100); room < b {
 		b = room
 	}
 	if b >= minSummaryTokens {
 		return b
 	}
-	return max(min(minSummaryTokens, (lim.window-bare)*8/10), 0)
+	return max(min(minSummaryTokens, mulDiv(lim.window-bare, summaryRoomPercent, 100)), 0)
 }
+
+// summaryRoomPercent is the share of the room the irreducible part leaves
+// under the threshold (or, when that is too small, under the window) that
+// the longest summary asked for may take: a summarizer that overshoots the
+// length it was asked for by a quarter still fits.
+const summaryRoomPercent = 80
 
 // boundedUserRequest is the continuation's text: the user's current request
 // (currentRequest), its attachments named, quoted in full when it fits its
@@ -428,7 +434,7 @@ func newSummarizerInput(t *turn, prev string, summaryTokens int, todos []TodoIte
 	extras := newSummarizerExtras(t, budget, todos, userRequest)
 	in := summarizerInput{answer: answer, budget: budget - extras.tokens, extras: extras}
 	remaining := in.budget - t.cal.scale(t.est.text(in.boundPrev(t, prev)))
-	in.lim = limitsForBudget(remaining * 3)
+	in.lim = limitsForBudget(scaleSat(remaining, bytesPerTokenGuess))
 	return in
 }
 
@@ -487,7 +493,7 @@ func nextPiece(t *turn, c *compaction, prev string, from, end int) (pieceEnd int
 // calibrated tokens (minExcerptBytes at least, so something of it shows).
 func excerptToFit(t *turn, s string, n int) string {
 	const minExcerptBytes = 200
-	for bytes := max(n*3, minExcerptBytes); ; bytes = bytes * 3 / 4 {
+	for bytes := max(scaleSat(n, bytesPerTokenGuess), minExcerptBytes); ; bytes = mulDiv(bytes, cutRetryPercent, 100) {
 		cut := truncateMiddle(s, max(bytes, minExcerptBytes))
 		if bytes <= minExcerptBytes || t.cal.scale(t.est.text(cut)) <= n {
 			return cut

@@ -290,3 +290,52 @@ func TestRollingSummary_FallbackKeepsPieces(t *testing.T) {
 		})
 	}
 }
+
+// TestSummaryBudget: the length asked of a summary is about half the
+// buffer, less when the irreducible part leaves less room, and stays so for
+// windows up to math.MaxInt (WithMaxTokens(math.MaxInt), "no limit").
+func TestSummaryBudget(t *testing.T) {
+	cases := []struct {
+		name   string
+		window int
+		bare   int
+		want   int
+	}{
+		{name: "8k window: half the buffer", window: 8_000, bare: 1_000, want: 800},
+		{name: "8k window, the irreducible part leaves little room: 80% of it", window: 8_000, bare: 5_900, want: 400},
+		{name: "8k window, no room under the threshold: from the window", window: 8_000, bare: 6_500, want: 256},
+		{name: "200k window: half the 20k buffer", window: 200_000, bare: 1_000, want: 10_000},
+		{name: "a window of MaxInt/8", window: math.MaxInt / 8, bare: 1_000, want: 10_000},
+		{name: "a window of MaxInt", window: math.MaxInt, bare: 1_000, want: 10_000},
+		{name: "a window of MaxInt, an irreducible part near it", window: math.MaxInt, bare: math.MaxInt - 30_000, want: 8_000},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, summaryBudget(newLimits(tc.window), tc.bare, 0))
+		})
+	}
+}
+
+// TestRequestedCompaction_UnboundedWindow: with WithMaxTokens(math.MaxInt)
+// the trigger is never reached, and a requested compaction summarizes the
+// conversation; it used to get a summary budget of 0 from an overflowed
+// product and keep only the user's current request.
+func TestRequestedCompaction_UnboundedWindow(t *testing.T) {
+	rs := &recordingSummarizer{reply: func(int, SummaryRequest) (string, error) { return "SUMMARY", nil }}
+	var events []CompactionEvent
+	g := newGuard(NewCrushRegistry(WithRegistryLogger(quietLogger)), WithLogger(quietLogger),
+		WithOnCompaction(func(_ context.Context, ev CompactionEvent) { events = append(events, ev) }))
+	g.addModel("a", nil, WithSummarizer(rs), WithMaxTokens(math.MaxInt))
+	require.NoError(t, g.Err())
+	ctx := newFakeCtx("a").withUser("go on")
+	require.NoError(t, g.RequestCompactionInState(ctx.State(), "a", ""))
+
+	resp, err := g.beforeModel(ctx, request(append(history(6, 300), userMsg("go on"))...))
+	require.NoError(t, err)
+	assert.Nil(t, resp)
+	require.Len(t, rs.requests(), 1, "the summarizer is asked")
+	assert.Positive(t, rs.requests()[0].SummaryTokens)
+	require.Len(t, events, 1)
+	assert.Equal(t, ReasonRequested, events[0].Reason)
+	assert.Equal(t, 13, events[0].ContentsSummarized, "every content is summarized, none dropped")
+}

@@ -10,6 +10,18 @@ import (
 
 // Text helpers: a content's text, and cuts that keep UTF-8 valid.
 
+// Cutting a text to a bound in tokens: truncateMiddle cuts by bytes, so a
+// cut is guessed from the bound, counted, and shrunk until it fits.
+const (
+	// bytesPerTokenGuess is the first cut's length per token of the bound:
+	// text runs about four bytes a token under the tokenizers the
+	// estimator is fitted to, so three a token usually fits at once.
+	bytesPerTokenGuess = 3
+	// cutRetryPercent is how much of the last cut each retry keeps: three
+	// retries take a first guess that was twice too long under its bound.
+	cutRetryPercent = 75
+)
+
 // contentText joins the text parts of c (thoughts excluded).
 func contentText(c *genai.Content) string {
 	if c == nil {

@@ -58,9 +58,20 @@ type countEntry struct {
 	prunedRecall *prunedContent
 }
 
-// maxCacheEntries bounds one session's cache; past it, entries not used by
-// the latest request are dropped.
-const maxCacheEntries = 4096
+// Bounds of one session's count cache.
+const (
+	// maxCacheEntries bounds the contents' entries; past it, entries not
+	// used by the latest request are dropped.
+	maxCacheEntries = 4096
+	// minSweepEntries is the size below which the cache is not swept for
+	// entries the latest request did not use: a short session's few stale
+	// entries cost less than the pass.
+	minSweepEntries = 64
+	// maxDeclEntries bounds the tool declarations' entries: an agent has
+	// tens of tools, and a quarter of the contents' bound leaves room for
+	// many agents of a session and their tools' changes.
+	maxDeclEntries = maxCacheEntries / 4
+)
 
 func newCountCache() *countCache {
 	return &countCache{entries: make(map[uint64]*countEntry), decls: make(map[uint64]*declEntry), fps: make(map[uint64]uncountedFingerprint)}
@@ -70,10 +81,10 @@ func newCountCache() *countCache {
 // request are dropped once the cache holds more than twice what a request
 // uses, which bounds it by the size of the session's history.
 func (c *countCache) begin() {
-	if len(c.entries) > max(2*c.live, 64) || len(c.entries) > maxCacheEntries {
+	if len(c.entries) > max(2*c.live, minSweepEntries) || len(c.entries) > maxCacheEntries {
 		c.dropUntouched()
 	}
-	if len(c.decls) > maxCacheEntries/4 {
+	if len(c.decls) > maxDeclEntries {
 		for k, e := range c.decls {
 			if e.gen != c.gen {
 				delete(c.decls, k)
