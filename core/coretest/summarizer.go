@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"regexp"
 	"slices"
 	"strconv"
@@ -302,6 +303,11 @@ func (s *Summarizer) Summarize(ctx context.Context, contents []*genai.Content, c
 	s.mu.Lock()
 	s.calls[idx] = rec
 	s.mu.Unlock()
+	// The summary's prose is drawn from its input, not from the call's
+	// number: a background summary that a guard cancels may or may not
+	// have reached the summarizer, and the summaries after it must not
+	// depend on which.
+	seed := proseSeed(text)
 
 	var summary string
 	switch f.kind {
@@ -318,18 +324,18 @@ func (s *Summarizer) Summarize(ctx context.Context, contents []*genai.Content, c
 			return nil, fmt.Errorf("scripted summarizer: %w", ctx.Err())
 		case <-s.release:
 		}
-		summary = s.answer(rec, n)
+		summary = s.answer(rec, seed)
 	case faultHang:
 		s.blocked()
 		<-s.release // the context is deliberately ignored
-		summary = s.answer(rec, n)
+		summary = s.answer(rec, seed)
 	case faultHuge:
-		summary = s.summary(rec.Markers, HugeSummarySize, n)
+		summary = s.summary(rec.Markers, HugeSummarySize, seed)
 	default:
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("scripted summarizer: %w", err)
 		}
-		summary = s.answer(rec, n)
+		summary = s.answer(rec, seed)
 	}
 	s.mu.Lock()
 	s.calls[idx].Output = len(summary)
@@ -370,11 +376,11 @@ func askedTokens(contents []*genai.Content, config *genai.GenerateContentConfig)
 
 // answer is the summary of a call that succeeds: SummarySize bytes, or with
 // FillBudget as many tokens as the call asked for.
-func (s *Summarizer) answer(rec SummarizerCall, call int) string {
+func (s *Summarizer) answer(rec SummarizerCall, seed int64) string {
 	if !s.cfg.FillBudget || rec.Asked <= 0 {
-		return s.summary(rec.Markers, s.cfg.SummarySize, call)
+		return s.summary(rec.Markers, s.cfg.SummarySize, seed)
 	}
-	return s.summaryOfTokens(rec.Markers, rec.Asked, call)
+	return s.summaryOfTokens(rec.Markers, rec.Asked, seed)
 }
 
 // fillSteps bounds the size corrections summaryOfTokens makes: the ratio of
@@ -383,27 +389,27 @@ func (s *Summarizer) answer(rec SummarizerCall, call int) string {
 const fillSteps = 3
 
 // summaryOfTokens builds a summary of about n tokens of the Counter.
-func (s *Summarizer) summaryOfTokens(markers []string, n, call int) string {
+func (s *Summarizer) summaryOfTokens(markers []string, n int, seed int64) string {
 	count := func(text string) int {
 		return CountContents(s.cfg.Counter, []*genai.Content{{Role: genai.RoleModel, Parts: []*genai.Part{{Text: text}}}}) -
 			CountContents(s.cfg.Counter, []*genai.Content{{Role: genai.RoleModel, Parts: []*genai.Part{{Text: ""}}}})
 	}
 	size := n * 4 // prose runs at about 4 bytes a token
-	out := s.summary(markers, size, call)
+	out := s.summary(markers, size, seed)
 	for range fillSteps {
 		got := count(out)
 		if got <= 0 || got == n {
 			break
 		}
 		size = max(size*n/got, 1)
-		out = s.summary(markers, size, call)
+		out = s.summary(markers, size, seed)
 	}
 	return out
 }
 
 // summary builds a summary of size bytes: a header, the markers (newest kept
-// when they do not fit), then filler prose.
-func (s *Summarizer) summary(markers []string, size, call int) string {
+// when they do not fit), then filler prose drawn from seed.
+func (s *Summarizer) summary(markers []string, size int, seed int64) string {
 	var b strings.Builder
 	b.WriteString("## Current State\nSummary of the conversation so far.\nMarkers:")
 	budget := size - b.Len() - 2
@@ -424,9 +430,17 @@ func (s *Summarizer) summary(markers []string, size, call int) string {
 	}
 	b.WriteString("\n\n")
 	if rest := size - b.Len(); rest > 0 {
-		b.WriteString(Generate(KindProseEnglish, rest, int64(call)))
+		b.WriteString(Generate(KindProseEnglish, rest, seed))
 	}
 	return b.String()
+}
+
+// proseSeed is the seed of a summary's filler prose: a hash of the
+// summarizer's input.
+func proseSeed(input string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(input))
+	return int64(h.Sum64() >> 1)
 }
 
 func uniqueMatches(re *regexp.Regexp, s string) []string {
