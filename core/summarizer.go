@@ -135,16 +135,24 @@ const (
 	maxToolResultExcerpt = 6_000
 )
 
+// The share of the transcript budget one excerpt may take, as a divisor: a
+// text (the user's and the model's words, what a summary most needs) a
+// quarter, a tool result an eighth, a call's arguments a sixteenth, so that
+// no single message crowds out the rest of the span.
+const (
+	textExcerptDiv       = 4
+	toolResultExcerptDiv = 8
+	toolArgsExcerptDiv   = 16
+)
+
 // limitsForBudget scales the excerpts to the transcript budget (in bytes), so
-// a small window gets short excerpts and a large one keeps more detail: a
-// text may take a quarter of the budget, a result an eighth, a call's
-// arguments a sixteenth.
+// a small window gets short excerpts and a large one keeps more detail.
 func limitsForBudget(budgetBytes int) excerptLimits {
 	clamp := func(v, lo, hi int) int { return min(max(v, lo), hi) }
 	return excerptLimits{
-		text:       clamp(budgetBytes/4, minTextExcerpt, maxTextExcerpt),
-		toolArgs:   clamp(budgetBytes/16, minToolArgsExcerpt, maxToolArgsExcerpt),
-		toolResult: clamp(budgetBytes/8, minToolResultExcerpt, maxToolResultExcerpt),
+		text:       clamp(budgetBytes/textExcerptDiv, minTextExcerpt, maxTextExcerpt),
+		toolArgs:   clamp(budgetBytes/toolArgsExcerptDiv, minToolArgsExcerpt, maxToolArgsExcerpt),
+		toolResult: clamp(budgetBytes/toolResultExcerptDiv, minToolResultExcerpt, maxToolResultExcerpt),
 	}
 }
 

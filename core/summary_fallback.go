@@ -38,6 +38,10 @@ const (
 	// nothing worth reading is left.
 	fitRetryThirds = 2
 	fitMinBytes    = 32
+	// fallbackLongHeadingDiv: the heading that says why the summary is
+	// mechanical is used while it takes at most a third of the budget;
+	// past that, the facts need the room, and a short heading is used.
+	fallbackLongHeadingDiv = 3
 )
 
 // fallbackSummary is the deterministic summary used whenever the summarizer
@@ -52,7 +56,7 @@ func fallbackSummary(e tokenEstimator, cal calibration, prev string, cs []*genai
 	f := collectFallbackFacts(cs)
 	w := fallbackWriter{tokens: func(s string) int { return cal.scale(e.text(s)) }, budget: maxTokens}
 	head := "(Automatic summary: the summarizer was unavailable, so this lists the conversation's facts mechanically.)\n"
-	if w.tokens(head) > maxTokens/3 {
+	if w.tokens(head) > maxTokens/fallbackLongHeadingDiv {
 		head = "(automatic summary)\n"
 	}
 	if w.tokens(head) > maxTokens {
