@@ -21,6 +21,33 @@ func mix(x uint64) uint64 {
 	return x
 }
 
+// What a key mixes in besides the values themselves: a tag before each
+// value, one per kind, so that values of different kinds (nil and false, a
+// number and a string, an object and an array) never key alike (int and
+// int64 share one: both carry the same number); and a seed per keyer, so
+// that a content's, a declaration's and a map entry's keys stay apart, and
+// so do equal values at different depths (depth is added to
+// keySeedValue). The values are arbitrary; only their being distinct
+// matters, and they must not change while a process runs.
+const (
+	tagNoSchema   = 1 // a declaration's schema that is not set
+	tagNilPayload = 9 // a call's arguments or a response's value that is nil
+	tagNil        = 10
+	tagString     = 11
+	tagTrue       = 12
+	tagFalse      = 13
+	tagFloat      = 14
+	tagInt        = 15
+	tagObject     = 16
+	tagArray      = 17
+	tagStrings    = 18
+
+	keySeedContent = 0x5bd1e995
+	keySeedDecl    = 0x1f3d5b79
+	keySeedValue   = 17
+	keySeedEntry   = 23
+)
+
 type keyer struct{ h uint64 }
 
 func (k *keyer) add(v uint64) { k.h = mix(k.h ^ v + 0x9e3779b97f4a7c15) }
@@ -35,7 +62,7 @@ func (k *keyer) str(s string) {
 // numbers and map keys by value. ok is false when c holds values whose
 // changes the key cannot see, and must not be cached.
 func contentKey(c *genai.Content) (uint64, bool) {
-	s := identity{k: keyer{h: 0x5bd1e995}}
+	s := identity{k: keyer{h: keySeedContent}}
 	if !walkContent(c, &s) {
 		return 0, false
 	}
@@ -50,7 +77,7 @@ func contentKey(c *genai.Content) (uint64, bool) {
 // registration keeps its old count until the cache drops it. ok is false for
 // schema values that are not pointer-shaped.
 func declKey(d *genai.FunctionDeclaration) (uint64, bool) {
-	k := keyer{h: 0x1f3d5b79}
+	k := keyer{h: keySeedDecl}
 	k.str(d.Name)
 	k.str(d.Description)
 	k.add(uint64(uintptr(unsafe.Pointer(d.Parameters))))
@@ -58,7 +85,7 @@ func declKey(d *genai.FunctionDeclaration) (uint64, bool) {
 	for _, v := range [2]any{d.ParametersJsonSchema, d.ResponseJsonSchema} {
 		switch x := v.(type) {
 		case nil:
-			k.add(1)
+			k.add(tagNoSchema)
 		case map[string]any:
 			k.add(uint64(reflect.ValueOf(x).Pointer()))
 			k.add(uint64(len(x)))
@@ -76,7 +103,7 @@ func declKey(d *genai.FunctionDeclaration) (uint64, bool) {
 // value adds a map-valued payload to the key.
 func (k *keyer) value(m map[string]any) bool {
 	if m == nil {
-		k.add(9)
+		k.add(tagNilPayload)
 		return true
 	}
 	budget := maxKeyNodes
@@ -93,33 +120,33 @@ func valueKey(v any, depth int, budget *int) (uint64, bool) {
 	if depth > maxKeyDepth || *budget < 0 {
 		return 0, false
 	}
-	k := keyer{h: uint64(depth) + 17}
+	k := keyer{h: uint64(depth) + keySeedValue}
 	switch x := v.(type) {
 	case nil:
-		k.add(10)
+		k.add(tagNil)
 	case string:
-		k.add(11)
+		k.add(tagString)
 		k.str(x)
 	case bool:
 		if x {
-			k.add(12)
+			k.add(tagTrue)
 		} else {
-			k.add(13)
+			k.add(tagFalse)
 		}
 	case float64:
-		k.add(14)
+		k.add(tagFloat)
 		k.add(math.Float64bits(x))
 	case int:
-		k.add(15)
+		k.add(tagInt)
 		k.add(uint64(x))
 	case int64:
-		k.add(15)
+		k.add(tagInt)
 		k.add(uint64(x))
 	case map[string]any:
-		k.add(16)
+		k.add(tagObject)
 		var sum uint64
 		for key, val := range x {
-			e := keyer{h: 23}
+			e := keyer{h: keySeedEntry}
 			e.str(key)
 			vk, ok := valueKey(val, depth+1, budget)
 			if !ok {
@@ -131,7 +158,7 @@ func valueKey(v any, depth int, budget *int) (uint64, bool) {
 		k.add(sum)
 		k.add(uint64(len(x)))
 	case []any:
-		k.add(17)
+		k.add(tagArray)
 		for _, val := range x {
 			vk, ok := valueKey(val, depth+1, budget)
 			if !ok {
@@ -141,7 +168,7 @@ func valueKey(v any, depth int, budget *int) (uint64, bool) {
 		}
 		k.add(uint64(len(x)))
 	case []string:
-		k.add(18)
+		k.add(tagStrings)
 		for _, s := range x {
 			k.str(s)
 		}
