@@ -214,7 +214,9 @@ func (w *fpWalk) open(s *identity, v any) {
 			}
 			var container bool
 			if f, v, container = w.lift(v); !container {
-				// A scalar: hashed as one node, the lift's.
+				// A scalar, which Lift gives as JSON decoding does (a
+				// string, float64, bool or nil): the loop's next turn
+				// hashes it, as one node with the lift's.
 				w.nodes--
 				continue
 			}
