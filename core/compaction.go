@@ -46,8 +46,9 @@ type compaction struct {
 	userReq     string
 	todos       []TodoItem
 	// bare is the calibrated size of the request with an empty summary and
-	// no contents; budget is the length asked of a summary.
-	bare, budget int
+	// no contents, and rawBare its raw estimate; budget is the length asked
+	// of a summary.
+	bare, rawBare, budget int
 	// callsLeft is how many more times the summarizer may be asked for the
 	// summary that goes into the request (the pieces of a rolling summary
 	// are not counted: each is needed once).
@@ -103,49 +104,10 @@ func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, strategy Strategy,
 	if p := t.sess.prepared.Load(); p != nil && p.agent == t.cfg.name {
 		g.dropPrepared(t, "another compaction came first")
 	}
-	c := &compaction{start: g.clock.Now(), cov: coverableLen(t.raw), orig: cs}
-	c.origEst = t.weigh(cs)
-	done := step{contents: cs, next: t.prev}
-	if t.inj.injected {
-		c.first = t.inj.cut
-		c.prevSummary = t.prev.summary
-	}
-	c.first = min(c.first, c.cov)
-
-	c.userReq = boundedUserRequest(t)
-
-	// The part no summary can shrink: system instruction, tools and the
-	// message that carries the continuation.
-	// It is refused only when it exceeds the window by more than the
-	// estimate's error margin: the smallest request the guard can make is
-	// worth sending while it may fit; the provider is the last judge, and an
-	// overflow it reports is recovered.
-	// The refusal is decided on the raw estimate plus its margin, never on
-	// a calibration factor (calibration.go).
-	rawBare := satAdd(t.fixed, t.est.content(summaryContent("", c.userReq, requestAttachments(coveredRequest(t, c.cov))...)))
-	c.bare = t.cal.scale(rawBare)
-	if n := t.irreducibleSize(rawBare); n > t.lim.hardLimit() {
-		if t.prev.floor != c.bare {
-			t.log().Error("contextguard: the system instruction, tools and current request alone exceed the context window; nothing the guard can cut will make the request fit",
-				"irreducible_tokens", c.bare, "threshold", t.lim.threshold, "window", t.lim.window)
-		}
-		done.next.floor = c.bare
-		done.next.lastEstimate = c.origEst
-		done.err = irreducibleError(n, t.lim.window)
+	c := newCompaction(t, cs, g.clock.Now())
+	if done, stop := c.nothingToDo(t, cs); stop {
 		return nil, done
 	}
-	if c.cov == c.first && c.prevSummary == "" {
-		done.next.lastEstimate = c.origEst
-		if n := t.irreducibleSize(c.origEst); n > t.lim.hardLimit() {
-			// Only adapter continuations, which a summary may not cover:
-			// say so rather than send a request known not to fit.
-			t.log().Error("contextguard: the request exceeds the context window and holds nothing the guard can summarize",
-				"tokens", n, "window", t.lim.window)
-			done.err = irreducibleError(n, t.lim.window)
-		}
-		return nil, done
-	}
-
 	c.budget = summaryBudget(t.lim, c.bare, t.cfg.summaryTokens)
 	if c.budget < minSummaryTokens {
 		return nil, trimToCurrentRequest(t, t.prev)
@@ -155,7 +117,70 @@ func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, strategy Strategy,
 	c.input = newSummarizerInput(t, c.prevSummary, c.budget, c.todos, c.userReq)
 	c.rendered = make([]renderedContent, c.cov-c.first)
 	c.callsLeft = t.cfg.maxAttempts
+	g.openCompaction(t, c, strategy, reason)
+	return c, step{contents: cs, next: t.prev}
+}
 
+// newCompaction is the compaction of cs, the request's contents so far,
+// begun at start: the span a summary may cover (from the injected
+// summary's cut to the last coverable content), the user's request as the
+// continuation quotes it, and the irreducible part (bare): the system
+// instruction, the tools and the message that carries the continuation,
+// calibrated.
+func newCompaction(t *turn, cs []*genai.Content, start time.Time) *compaction {
+	c := &compaction{start: start, cov: coverableLen(t.raw), orig: cs}
+	c.origEst = t.weigh(cs)
+	if t.inj.injected {
+		c.first = t.inj.cut
+		c.prevSummary = t.prev.summary
+	}
+	c.first = min(c.first, c.cov)
+	c.userReq = boundedUserRequest(t)
+	c.rawBare = satAdd(t.fixed, t.est.content(summaryContent("", c.userReq, requestAttachments(coveredRequest(t, c.cov))...)))
+	c.bare = t.cal.scale(c.rawBare)
+	return c
+}
+
+// nothingToDo reports whether no summary can help the request (stop), with
+// the step to take instead: the request as it is, with an error when it is
+// known not to fit.
+//
+// The irreducible part is refused only when it exceeds the window by more
+// than the estimate's error margin: the smallest request the guard can make
+// is worth sending while it may fit; the provider is the last judge, and an
+// overflow it reports is recovered. The refusal is decided on the raw
+// estimate plus its margin, never on a calibration factor (calibration.go).
+// A request with nothing to summarize (only adapter continuations, which a
+// summary may not cover) is refused when it is known not to fit, rather
+// than sent.
+func (c *compaction) nothingToDo(t *turn, cs []*genai.Content) (step, bool) {
+	done := step{contents: cs, next: t.prev}
+	if n := t.irreducibleSize(c.rawBare); n > t.lim.hardLimit() {
+		if t.prev.floor != c.bare {
+			t.log().Error("contextguard: the system instruction, tools and current request alone exceed the context window; nothing the guard can cut will make the request fit",
+				"irreducible_tokens", c.bare, "threshold", t.lim.threshold, "window", t.lim.window)
+		}
+		done.next.floor = c.bare
+		done.next.lastEstimate = c.origEst
+		done.err = irreducibleError(n, t.lim.window)
+		return done, true
+	}
+	if c.cov != c.first || c.prevSummary != "" {
+		return done, false
+	}
+	done.next.lastEstimate = c.origEst
+	if n := t.irreducibleSize(c.origEst); n > t.lim.hardLimit() {
+		t.log().Error("contextguard: the request exceeds the context window and holds nothing the guard can summarize",
+			"tokens", n, "window", t.lim.window)
+		done.err = irreducibleError(n, t.lim.window)
+	}
+	return done, true
+}
+
+// openCompaction opens the compaction's span and starts its event: who,
+// why, the counts before, how it runs and, for one that runs inline for
+// tokens, why it could not use a prepared summary.
+func (g *Guard) openCompaction(t *turn, c *compaction, strategy Strategy, reason string) {
 	t.spanCtx, c.span = g.tel.startCompaction(t.ctx, t.cfg.name, t.ctx.SessionID(), strategy)
 	c.ev = CompactionEvent{
 		Agent:        t.cfg.name,
@@ -169,7 +194,6 @@ func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, strategy Strategy,
 		InlineReason: t.inlineReason(reason, c.bare),
 	}
 	c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens = t.compactionKept()
-	return c, done
 }
 
 // compact is the one compaction loop, for every strategy: it tries to keep
@@ -266,6 +290,16 @@ func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) step {
 	if o.newCount >= t.before {
 		return g.discardCompaction(t, c, o)
 	}
+	next := compactedState(t, c, o)
+	ev, err := g.reportCompaction(t, c, o)
+	// The hook runs once the session is released (fireHook).
+	return step{contents: o.contents, next: next, event: &ev, err: err}
+}
+
+// compactedState is the state a compaction stores: its summary and
+// watermark, what the request it makes counts, and the floor a request
+// still over the threshold leaves.
+func compactedState(t *turn, c *compaction, o outcome) guardState {
 	next := t.prev
 	// A prepared summary's request past the trigger holds the step the
 	// summary kept verbatim, not a part no summary can shrink: it sets no
@@ -292,7 +326,13 @@ func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) step {
 	next.pruneFrontier = pruneFrontier(t.cfg.pruneKeep, t.raw) // as compact pruned the kept contents
 	next.prefixKept, next.invalidated = c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens
 	stampCompaction(t, &next, c.ev.Reason)
+	return next
+}
 
+// reportCompaction completes the compaction's event with its outcome, ends
+// its span and writes the "compacted" log line. err wraps ErrIrreducible
+// when the request it makes is still known not to fit.
+func (g *Guard) reportCompaction(t *turn, c *compaction, o outcome) (CompactionEvent, error) {
 	ev := c.ev
 	ev.TokensAfter = o.newCount
 	ev.Summary = o.summary
@@ -316,8 +356,7 @@ func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) step {
 		"rolling_calls", ev.RollingCalls, "summary_form", ev.SummaryForm, "fallback", ev.Fallback, "duration_ms", ev.Duration.Milliseconds(),
 		"ran", ev.Ran, "waited_ms", ev.Waited.Milliseconds(), "inline_reason", ev.InlineReason,
 		"prefix_kept_tokens", ev.PrefixKeptTokens, "invalidated_tokens", ev.InvalidatedTokens)
-	// The hook runs once the session is released (fireHook).
-	return step{contents: o.contents, next: next, event: &ev, err: err}
+	return ev, err
 }
 
 // discardCompaction handles a compaction whose request came out no smaller

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -193,6 +194,59 @@ func TestSummaryLength_AskedAgainOnlyWhenTheRequestWouldNotFit(t *testing.T) {
 			}
 			assert.Contains(t, contentText(req.Contents[0]), tc.wantInReq)
 			assert.LessOrEqual(t, e.TokensAfter, newLimits(8_000).threshold)
+		})
+	}
+}
+
+// TestCompaction_NothingToDo: a compaction stops before asking for a
+// summary when none can help. A system instruction and tools past the
+// window are refused, with the floor that stops the next calls from trying
+// again; a request that holds only the adapter's continuation is sent as
+// it is, or refused when it is known not to fit; anything to summarize
+// goes on to the summary.
+func TestCompaction_NothingToDo(t *testing.T) {
+	const window = 10_000
+	continuation := userMsg(syntheticContinuations[0])
+	history := []*genai.Content{userMsg("read the log"), modelMsg("it says the disk is full"), userMsg("free some space")}
+	huge := []*genai.Content{userMsg(strings.Repeat("lorem ipsum dolor ", 20_000))}
+	cases := []struct {
+		name      string
+		raw, cs   []*genai.Content
+		fixed     int // the system instruction and tools; 0 keeps the request's
+		wantStop  bool
+		wantErr   bool
+		wantFloor bool
+	}{
+		{name: "something to summarize: it goes on", raw: history, cs: history},
+		{name: "instruction and tools past the window: refused, floor set", raw: history, cs: history, fixed: 3 * window, wantStop: true, wantErr: true, wantFloor: true},
+		{name: "only the adapter's continuation, fitting: sent as it is", raw: []*genai.Content{continuation}, cs: []*genai.Content{continuation}, wantStop: true},
+		{name: "only the adapter's continuation, past the window: refused", raw: []*genai.Content{continuation}, cs: huge, wantStop: true, wantErr: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTestTurn(request(tc.raw...), guardState{}, quietLogger)
+			tr.lim, tr.cal = newLimits(window), newCalibration(guardState{}, testEst)
+			if tc.fixed > 0 {
+				tr.fixed = tc.fixed
+			}
+			c := newCompaction(tr, tc.cs, time.Time{})
+			done, stop := c.nothingToDo(tr, tc.cs)
+			require.Equal(t, tc.wantStop, stop)
+			assert.Equal(t, tc.cs, done.contents, "the request as it is")
+			if tc.wantErr {
+				require.ErrorIs(t, done.err, ErrIrreducible)
+			} else {
+				require.NoError(t, done.err)
+			}
+			if tc.wantFloor {
+				require.Greater(t, c.bare, 3*window, "the calibrated irreducible part")
+				assert.Equal(t, c.bare, done.next.floor, "no compaction until the request outgrows its irreducible part")
+			} else {
+				assert.Zero(t, done.next.floor)
+			}
+			if stop && !tc.wantFloor {
+				assert.Equal(t, c.origEst, done.next.lastEstimate, "the estimate of the request sent, for calibration")
+			}
 		})
 	}
 }
