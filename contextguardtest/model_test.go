@@ -3,9 +3,9 @@ package contextguardtest
 import (
 	"context"
 	"errors"
-	"github.com/adk-contextguard/contextguard/core/coretest"
 	"testing"
 
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/adk/model"

@@ -1,9 +1,10 @@
 package core
 
 import (
-	"google.golang.org/genai"
 	"strconv"
 	"strings"
+
+	"google.golang.org/genai"
 )
 
 // Counting what is new (ARCHITECTURE.md, Counting): the prefix record a call

@@ -4,12 +4,12 @@ package contextguardtest
 
 import (
 	"context"
-	"github.com/adk-contextguard/contextguard/core/coretest"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/adk/v2/agent"

@@ -4,10 +4,10 @@ package contextguardtest
 
 import (
 	"context"
-	"github.com/adk-contextguard/contextguard/core/coretest"
 	"strings"
 	"testing"
 
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/adk/v2/model"

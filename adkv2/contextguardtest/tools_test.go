@@ -4,9 +4,9 @@ package contextguardtest
 
 import (
 	"encoding/json"
-	"github.com/adk-contextguard/contextguard/core/coretest"
 	"testing"
 
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
