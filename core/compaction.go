@@ -105,7 +105,7 @@ func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, strategy Strategy,
 		g.dropPrepared(t, "another compaction came first")
 	}
 	c := newCompaction(t, cs, g.clock.Now())
-	if done, stop := c.nothingToDo(t, cs); stop {
+	if done, stop := c.nothingToDo(t); stop {
 		return nil, done
 	}
 	c.budget = summaryBudget(t.lim, c.bare, t.cfg.summaryTokens)
@@ -142,8 +142,8 @@ func newCompaction(t *turn, cs []*genai.Content, start time.Time) *compaction {
 }
 
 // nothingToDo reports whether no summary can help the request (stop), with
-// the step to take instead: the request as it is, with an error when it is
-// known not to fit.
+// the step to take instead: the request as it is (c.orig), with an error
+// when it is known not to fit.
 //
 // The irreducible part is refused only when it exceeds the window by more
 // than the estimate's error margin: the smallest request the guard can make
@@ -153,8 +153,8 @@ func newCompaction(t *turn, cs []*genai.Content, start time.Time) *compaction {
 // A request with nothing to summarize (only adapter continuations, which a
 // summary may not cover) is refused when it is known not to fit, rather
 // than sent.
-func (c *compaction) nothingToDo(t *turn, cs []*genai.Content) (step, bool) {
-	done := step{contents: cs, next: t.prev}
+func (c *compaction) nothingToDo(t *turn) (step, bool) {
+	done := step{contents: c.orig, next: t.prev}
 	if n := t.irreducibleSize(c.rawBare); n > t.lim.hardLimit() {
 		if t.prev.floor != c.bare {
 			t.log().Error("contextguard: the system instruction, tools and current request alone exceed the context window; nothing the guard can cut will make the request fit",
