@@ -100,7 +100,7 @@ const readmeWordLimit = 5_000
 const proseLineLimit = 400
 
 // wrappedDocuments are the documents whose prose must be wrapped.
-var wrappedDocuments = []string{"README.md", "ARCHITECTURE.md", "CHANGELOG.md"}
+var wrappedDocuments = []string{"README.md", "ARCHITECTURE.md", "CHANGELOG.md", "examples/README.md"}
 
 // wordCount counts words as wc -w does: runs of characters that are not
 // white space.
