@@ -6,6 +6,17 @@
 // github.com/adk-contextguard/contextguard/core), so a program moves from one
 // ADK line to the other by changing the import path.
 //
+// Most apps need five things. [New], [ContextGuard.Add] and
+// [ContextGuard.PluginConfig] put the guard in the runner: Add takes the
+// agent's name and the model that writes its summaries, usually the agent's
+// own. [WithMaxTokens] sets the model's context window, for a model the
+// registry does not know or one served with a smaller window.
+// [WithSessionService] gives the guard the runner's session service, so
+// that a compaction made between two runs reaches every process that serves
+// the session. [ContextGuard.RecallTool] gives the agent a tool that brings
+// back, word for word, what compaction and pruning removed from its
+// requests. [ContextGuard.Usage] says how full the context is.
+//
 // Before each model call the guard counts the request's tokens (contents,
 // system instruction and tool declarations), calibrated by the provider's
 // real prompt-token count of the previous call. When the count reaches the
@@ -21,17 +32,22 @@
 // by the earlier guard, whose state holds only a count of contents, is
 // picked up and anchored on its first call.
 //
-// Register it with a runner in a few lines:
+// Register it with a runner in a few lines (adkv2/examples/quickstart has
+// the whole program):
 //
-//	guard := contextguard.New(nil) // nil: the default, catwalk-backed registry
-//	guard.Add("assistant", llm)    // the agent's name and the model that summarizes
+//	sessions := session.InMemoryService()
+//	guard := contextguard.New(nil, contextguard.WithSessionService(sessions)) // nil: the default registry
+//	guard.Add("assistant", llm) // the agent's name and the model that summarizes
+//	recall, err := guard.RecallTool() // add it to the agent's Tools
 //	r, err := runner.New(runner.Config{
 //		AppName:           "app",
 //		Agent:             assistant,
-//		SessionService:    session.InMemoryService(),
+//		SessionService:    sessions,
 //		PluginConfig:      guard.PluginConfig(),
 //		AutoCreateSession: true, // the first Run creates the session
 //	})
+//	// After a run: how full is the context?
+//	u, err := guard.Usage(ctx, sessions, "app", userID, sessionID, "assistant")
 //
 // Agents that were not added pass through untouched.
 package contextguard

@@ -18,7 +18,7 @@ import (
 const surfaceLimit = 30
 
 // wantSurface is the kit's exported surface (methods excluded): a name added
-// here is a decision about the public API, and goes to README's changelog.
+// here is a decision about the public API, and goes to CHANGELOG.md.
 var wantSurface = []string{
 	"Call", "CheckPairs", "CountContents", "Counter", "DataTool",
 	"ErrStepLimit", "FakeClock", "FlattenText", "IsOverflowError", "Marker",

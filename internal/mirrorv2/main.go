@@ -80,9 +80,11 @@ var mirrored = []mirror{
 		"\t_, err = contextguard.New(nil).RecallTool(nil)\n\trequire.Error(t, err)\n", "",
 	}},
 	{src: "examples/quickstart/main_test.go", extra: []string{
-		// The v2 program is the README's "ADK v2" block, one directory deeper.
-		"## Quickstart", "## ADK v2",
-		"'s Quickstart block", "'s ADK v2 block",
+		// The README's "ADK v2" block is an excerpt of the v2 program (what
+		// differs from v1's), one directory deeper.
+		"## Start here", "## ADK v2",
+		"const readmeHoldsWholeProgram = true", "const readmeHoldsWholeProgram = false",
+		"'s Start here block", "'s ADK v2 block",
 		`"../../README.md"`, `"../../../README.md"`,
 		"differs from examples/quickstart/main.go", "differs from adkv2/examples/quickstart/main.go",
 	}},

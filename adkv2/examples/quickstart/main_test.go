@@ -24,6 +24,11 @@ import (
 // readmeSection is the README's section that holds this program.
 const readmeSection = "## ADK v2"
 
+// readmeHoldsWholeProgram says what that section's ```go block is: this
+// program byte for byte (true), or an excerpt of it, its lines in order
+// (false: the ADK v2 section shows only what differs from ADK v2's).
+const readmeHoldsWholeProgram = false
+
 // readmeQuickstart returns the first ```go block of the README's section
 // readmeSection.
 func readmeQuickstart(t *testing.T, readme string) string {
@@ -40,16 +45,39 @@ func readmeQuickstart(t *testing.T, readme string) string {
 	return block + "\n"
 }
 
+// missingFromProgram returns the first line of excerpt that is not a line
+// of program after the lines matched before it, or "" when every line of
+// excerpt is one of program's, in order.
+func missingFromProgram(excerpt, program string) string {
+	lines := strings.Split(program, "\n")
+	for _, want := range strings.Split(strings.TrimSuffix(excerpt, "\n"), "\n") {
+		for len(lines) > 0 && lines[0] != want {
+			lines = lines[1:]
+		}
+		if len(lines) == 0 {
+			return want
+		}
+		lines = lines[1:]
+	}
+	return ""
+}
+
 // TestReadmeQuickstartIsMainGo checks that the README's ADK v2 block is
-// this program, byte for byte, so what a user pastes is what CI builds and
-// runs.
+// this program (or, per readmeHoldsWholeProgram, an excerpt of it), so what
+// a user pastes is what CI builds and runs.
 func TestReadmeQuickstartIsMainGo(t *testing.T) {
 	readme, err := os.ReadFile("../../../README.md")
 	require.NoError(t, err)
 	file, err := os.ReadFile("main.go")
 	require.NoError(t, err)
-	assert.Equal(t, string(file), readmeQuickstart(t, string(readme)),
-		"README.md's ADK v2 block differs from adkv2/examples/quickstart/main.go (expected: main.go, actual: README); copy main.go into the README's ```go block")
+	block := readmeQuickstart(t, string(readme))
+	if readmeHoldsWholeProgram {
+		assert.Equal(t, string(file), block,
+			"README.md's ADK v2 block differs from adkv2/examples/quickstart/main.go (expected: main.go, actual: README); copy main.go into the README's ```go block")
+		return
+	}
+	assert.Empty(t, missingFromProgram(block, string(file)),
+		"README.md's ADK v2 block has a line that differs from adkv2/examples/quickstart/main.go at that place; copy the lines from main.go")
 }
 
 func TestReadmeQuickstartExtraction(t *testing.T) {
@@ -62,6 +90,24 @@ func TestReadmeQuickstartExtraction(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, readmeQuickstart(t, tt.readme))
+		})
+	}
+}
+
+func TestReadmeQuickstartExcerpt(t *testing.T) {
+	const program = "package main\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n\nfunc main() {\n\tfmt.Println(os.Args)\n}\n"
+	tests := []struct {
+		name, excerpt, missing string
+	}{
+		{"the whole program", program, ""},
+		{"lines in order, with gaps", "import (\n\t\"os\"\n\tfmt.Println(os.Args)\n", ""},
+		{"a line the program does not have", "import (\n\t\"log\"\n", "\t\"log\""},
+		{"lines out of order", "\tfmt.Println(os.Args)\nimport (\n", "import ("},
+		{"a line indented otherwise", "fmt.Println(os.Args)\n", "fmt.Println(os.Args)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.missing, missingFromProgram(tt.excerpt, program))
 		})
 	}
 }
