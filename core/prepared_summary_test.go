@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -440,6 +441,153 @@ func BenchmarkPreparedSummaries(b *testing.B) {
 			b.ReportMetric(ms(at(0.50)), "p50-wait-ms")
 			b.ReportMetric(ms(at(0.99)), "p99-wait-ms")
 			b.ReportMetric(float64(at(0.99))/float64(benchSummarizerLatency), "p99-wait/L")
+		})
+	}
+}
+
+// childCounter is a parent context that counts the child contexts it
+// holds. The context package registers a child of a parent that is not one
+// of its own through the parent's AfterFunc method (context.WithCancel) and
+// stops that registration when the child is cancelled; live is how many
+// are registered and not stopped.
+type childCounter struct {
+	inner context.Context
+	live  atomic.Int64
+}
+
+func newChildCounter() (*childCounter, context.CancelFunc) {
+	inner, cancel := context.WithCancel(context.Background())
+	return &childCounter{inner: inner}, cancel
+}
+
+func (c *childCounter) Deadline() (time.Time, bool) { return c.inner.Deadline() }
+func (c *childCounter) Done() <-chan struct{}       { return c.inner.Done() }
+func (c *childCounter) Err() error                  { return c.inner.Err() }
+
+// Value hides inner's values: through them the context package would
+// find inner's own parent and register children there, unseen.
+func (c *childCounter) Value(any) any { return nil }
+
+func (c *childCounter) AfterFunc(f func()) func() bool {
+	c.live.Add(1)
+	var once sync.Once
+	gone := func() { once.Do(func() { c.live.Add(-1) }) }
+	stop := context.AfterFunc(c.inner, func() { gone(); f() })
+	return func() bool { gone(); return stop() }
+}
+
+// countChildren makes the guard's background context one that counts its
+// children; it must precede the guard's first summary.
+func countChildren(g *Guard) *childCounter {
+	ctx, cancel := newChildCounter()
+	g.prep.ctx, g.prep.cancel = ctx, cancel
+	return ctx
+}
+
+// sibling is another session of s's guard, agent and summarizer, with
+// steps of the same size.
+func (s *toolSession) sibling(id string) *toolSession {
+	o := &toolSession{g: s.g, clock: s.clock, sum: s.sum, stepTokens: s.stepTokens, ctx: newFakeCtx("a").withUser("REQ-MARK fix the build")}
+	o.ctx.sessionID = id
+	o.raw = []*genai.Content{userMsg("REQ-MARK fix the build")}
+	return o
+}
+
+// awaitWritten waits until p's goroutine has returned.
+func awaitWritten(t *testing.T, p *preparedSummary) {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(hangBound):
+		t.Fatalf("the prepared summary was not written within %v", hangBound)
+	}
+}
+
+// leakRounds is how many prepared summaries each scenario of
+// TestPrepared_LeavesNoChildContext lets go.
+const leakRounds = 12
+
+// TestPrepared_LeavesNoChildContext: however a prepared summary ends (used
+// by the compaction it was written for, its session evicted from the
+// guard's memory while the summary is still being written, or its session
+// left idle after a run that ended with it unused), the guard's background
+// context holds no child context for it afterwards, and no goroutine is
+// left. The background context counts the children the context package
+// registers on it (childCounter).
+func TestPrepared_LeavesNoChildContext(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		behave gateBehaviour
+		opts   []Option
+		// play lets leakRounds summaries go on s's guard, and returns how
+		// many the guard counted used, dropped and wasted.
+		play func(t *testing.T, s *toolSession, live *childCounter) (used, dropped, wasted int64)
+	}{
+		{
+			name: "used by their compactions", behave: gateAnswer,
+			play: func(t *testing.T, s *toolSession, _ *childCounter) (int64, int64, int64) {
+				s.stepTokens = 3_000 // a compaction every other step or so, each from a prepared summary
+				for range 20 * leakRounds {
+					if s.g.prep.used.Load() == leakRounds {
+						break
+					}
+					s.request(t)
+					s.respond(t)
+					if p := s.prepared(); p != nil {
+						awaitWritten(t, p)
+					}
+				}
+				return leakRounds, 0, 0
+			},
+		},
+		{
+			name: "evicted while being written", behave: gateBlock, opts: []Option{WithMaxSessions(1)},
+			play: func(t *testing.T, s *toolSession, live *childCounter) (int64, int64, int64) {
+				for i := range leakRounds {
+					run := s.sibling(fmt.Sprintf("evicted-%d", i))
+					p := run.untilPrepared(t)
+					s.sum.waitEntered(t)
+					require.EqualValues(t, 1, live.live.Load(), "the summary being written holds a child")
+					// The next session's first call takes the table's one
+					// place: the idle session is evicted.
+					s.sibling(fmt.Sprintf("next-%d", i)).request(t)
+					awaitWritten(t, p)
+					assert.True(t, p.failed, "the evicted session's summary was cancelled")
+				}
+				return 0, leakRounds, 0
+			},
+		},
+		{
+			name: "left idle after their run", behave: gateAnswer,
+			play: func(t *testing.T, s *toolSession, _ *childCounter) (int64, int64, int64) {
+				for i := range leakRounds {
+					run := s.sibling(fmt.Sprintf("idle-%d", i))
+					p := run.untilPrepared(t)
+					awaitWritten(t, p)
+					// The run ends with its tools' results (a long-running
+					// tool, a cancelled run): no compaction between turns,
+					// and the session has no next call.
+					last := run.raw[len(run.raw)-1]
+					s.g.AfterRun(run.ctx, RunEnd{State: run.ctx.state, Final: last, FinalAuthor: "a", Before: run.raw[len(run.raw)-2]})
+					assert.Same(t, p, run.prepared(), "kept for the session's next call")
+				}
+				return 0, 0, 0
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			baseline := runtime.NumGoroutine()
+			sum := newCtl(tc.behave)
+			s := newToolSession(t, sum, tc.opts...)
+			live := countChildren(s.g)
+
+			used, dropped, wasted := tc.play(t, s, live)
+			assert.EqualValues(t, used, s.g.prep.used.Load(), "used")
+			assert.EqualValues(t, dropped, s.g.prep.dropped.Load(), "dropped")
+			assert.EqualValues(t, wasted, s.g.prep.wasted.Load(), "wasted")
+			assert.GreaterOrEqual(t, s.g.prep.started.Load(), int64(leakRounds), "summaries prepared")
+			assert.Zero(t, live.live.Load(), "child contexts the guard's background context holds")
+			s.finish(t, baseline)
 		})
 	}
 }
