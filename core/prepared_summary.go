@@ -119,7 +119,7 @@ func (p *preparer) begin(agent string) (s *preparedSummary, ctx context.Context,
 	p.running++
 	p.wg.Add(1)
 	ctx, cancel := context.WithCancel(p.ctx)
-	return &preparedSummary{agent: agent, owner: p, cancel: cancel, done: make(chan struct{})}, ctx, true
+	return &preparedSummary{agent: agent, owner: p, cancel: cancel, done: make(chan struct{}), log: p.log}, ctx, true
 }
 
 // leave counts a background summary out.
@@ -166,7 +166,7 @@ type preparedSummary struct {
 	cancel  context.CancelFunc
 	settled atomic.Bool
 	// log is the logger of the call that started it (its agent and
-	// session).
+	// session), the guard's until then.
 	log *slog.Logger
 
 	// The result, written before done is closed.

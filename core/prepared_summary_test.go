@@ -3,8 +3,10 @@ package core
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +14,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
@@ -588,6 +593,87 @@ func TestPrepared_LeavesNoChildContext(t *testing.T) {
 			assert.GreaterOrEqual(t, s.g.prep.started.Load(), int64(leakRounds), "summaries prepared")
 			assert.Zero(t, live.live.Load(), "child contexts the guard's background context holds")
 			s.finish(t, baseline)
+		})
+	}
+}
+
+// TestPreparedSummary_OneOutcome: a prepared summary ends with one
+// outcome, counted once in the guard's counters, the metrics and the log,
+// whatever lets it go after the first (its session evicted after a call
+// dropped it, say); each letting-go cancels its context, and one begun and
+// never started (abandon) is not counted. Either way the guard's
+// background context is left without a child and the bound's place free.
+func TestPreparedSummary_OneOutcome(t *testing.T) {
+	type counts struct{ used, dropped, wasted int64 }
+	for _, tc := range []struct {
+		name string
+		// started: the summary's goroutine ran (and returns, finish,
+		// after the ends).
+		started bool
+		end     []func(*preparedSummary)
+		want    counts
+		// logged is the line the log holds once, "" for none.
+		logged string
+	}{
+		{name: "used", started: true, end: []func(*preparedSummary){
+			func(p *preparedSummary) { p.use(context.Background()) },
+		}, want: counts{used: 1}, logged: "prepared summary used"},
+		{name: "dropped, then dropped again by eviction", started: true, end: []func(*preparedSummary){
+			func(p *preparedSummary) { p.drop(context.Background(), "the history changed") },
+			func(p *preparedSummary) { p.drop(context.Background(), "evicted") },
+		}, want: counts{dropped: 1}, logged: "prepared summary dropped"},
+		{name: "wasted, then used", started: true, end: []func(*preparedSummary){
+			func(p *preparedSummary) { p.waste(context.Background(), "too large") },
+			func(p *preparedSummary) { p.use(context.Background()) },
+		}, want: counts{wasted: 1}, logged: "prepared summary not used"},
+		{name: "never started", end: []func(*preparedSummary){
+			(*preparedSummary).abandon,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reader := sdkmetric.NewManualReader()
+			tel, err := newTelemetry(tracenoop.NewTracerProvider(), sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+			require.NoError(t, err)
+			logs := &logBuffer{}
+			prep := newPreparer(1, tel, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+			live := countChildren(&Guard{prep: prep})
+			p, ctx, ok := prep.begin("a")
+			require.True(t, ok)
+			_, _, again := prep.begin("a")
+			require.False(t, again, "the bound of 1 is taken")
+			require.EqualValues(t, 1, live.live.Load())
+
+			for _, end := range tc.end {
+				end(p)
+			}
+			assert.ErrorIs(t, ctx.Err(), context.Canceled)
+			assert.Zero(t, live.live.Load(), "child contexts left")
+			assert.Equal(t, tc.want, counts{prep.used.Load(), prep.dropped.Load(), prep.wasted.Load()})
+
+			var rm metricdata.ResourceMetrics
+			require.NoError(t, reader.Collect(context.Background(), &rm))
+			metered := int64(0)
+			for _, sm := range rm.ScopeMetrics {
+				for _, m := range sm.Metrics {
+					if m.Name == "contextguard.prepared_summaries" {
+						for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+							metered += dp.Value
+						}
+					}
+				}
+			}
+			assert.Equal(t, tc.want.used+tc.want.dropped+tc.want.wasted, metered, "metered outcomes")
+			if tc.logged != "" {
+				assert.Equal(t, 1, strings.Count(logs.String(), tc.logged), "logged once")
+			} else {
+				assert.Empty(t, logs.String())
+			}
+			if tc.started {
+				p.finish()
+			}
+			_, _, ok = prep.begin("a")
+			assert.True(t, ok, "the bound's place is free again")
+			prep.close()
 		})
 	}
 }
