@@ -84,9 +84,9 @@ func WithEarlyCompaction(f float64) AgentOption {
 type preparer struct {
 	limit int // at most this many at once; 0: off
 	// ctx is the parent of every summary's context; cancel ends it (close).
-	// A summary's context is given back to it when the summary ends or is
-	// let go, whichever comes first (preparedSummary), so ctx holds a
-	// child only while a summary is being written.
+	// A summary cancels its own when it is written or let go, whichever
+	// comes first (preparedSummary), so ctx holds a child only while a
+	// summary is being written.
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -197,7 +197,7 @@ func (p *preparedSummary) ready() bool {
 // holds a summary's child only while the summary is being written, and an
 // evicted session's summary stops being written for nobody.
 
-// finish ends the goroutine that wrote p: its context is given back, done
+// finish ends the goroutine that wrote p: its context is cancelled, done
 // is closed (the result is then readable) and its place under the bound is
 // freed.
 func (p *preparedSummary) finish() {

@@ -41,7 +41,7 @@ func (g *Guard) dropPrepared(t *turn, why string) {
 // fit under the threshold, the compaction runs inline (compactWith) and the
 // prepared summary counts as wasted.
 func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, p *preparedSummary, s compactionStrategy, reason string) step {
-	t.sess.takePrepared()
+	t.sess.takePrepared() // p: this call uses or wastes it
 	c, done := g.beginCompaction(t, cs, s.name(), reason)
 	if c == nil {
 		p.waste(t.ctx, "nothing to compact")
