@@ -99,7 +99,7 @@ func New(registry ModelRegistry, opts ...Option) *Guard {
 		agents:     make(map[string]*Agent),
 		derived:    make(map[string]*derivedAgent),
 		sessions:   newSessionTable(o.bounds.withDefaults()),
-		prep:       newPreparer(o.prepared),
+		prep:       newPreparer(o.prepared, tel, o.logger),
 	}
 }
 

@@ -44,10 +44,19 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State, calls *genai.Content
 	mem := sess.memory(cfg.name)
 	cand := mem.candidate
 	mem.candidate = prepareCandidate{}
-	if !cand.ok || sess.prepared.Load() != cand.replaces || g.toolsStaySmall(cfg, mem, cand, calls) || !g.prep.enter() {
+	if !cand.ok || sess.prepared.Load() != cand.replaces {
 		return
 	}
-	ctx, cancel := context.WithCancel(g.prep.ctx)
+	if toolsStaySmall(cfg, &mem.tools, cand, calls) {
+		if cand.replaces == nil {
+			mem.unprepared = InlineNotPredicted
+		}
+		return
+	}
+	p, ctx, ok := g.prep.begin(cfg.name)
+	if !ok {
+		return
+	}
 	own := &sessionEntry{key: sess.key, cache: newCountCache()}
 	call := backgroundCall{Context: ctx, app: c.AppName(), user: c.UserID(), session: c.SessionID(), userContent: c.UserContent()}
 	t, _ := g.newTurn(callInput{call: call, ro: st, cfg: cfg, sess: own, prev: cand.prev, mode: modeCompact, background: &cand}, cand.req)
@@ -65,20 +74,16 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State, calls *genai.Content
 			comp.span.End()
 			mem.unprepared = InlineStepTooLarge
 		}
-		cancel()
-		g.prep.leave()
+		p.abandon()
 		return
 	}
-	p := &preparedSummary{agent: cfg.name, first: comp.first, end: end, chain: mem.prefix.chainOf(cand.req.Contents, end),
-		prevSummary: comp.prevSummary, compactions: cand.prev.compactions, userReq: comp.userReq,
-		request: satAdd(comp.bare, comp.budget), budget: comp.budget,
-		started: g.clock.Now(), cancel: cancel, done: make(chan struct{})}
+	p.first, p.end, p.chain = comp.first, end, mem.prefix.chainOf(cand.req.Contents, end)
+	p.prevSummary, p.compactions, p.userReq = comp.prevSummary, cand.prev.compactions, comp.userReq
+	p.request, p.budget = satAdd(comp.bare, comp.budget), comp.budget
+	p.started, p.log = g.clock.Now(), t.log()
 	if old := sess.prepared.Swap(p); old != nil {
-		old.cancel()
 		mem.replacedAt = cand.prev.compactions + 1
-		g.prep.dropped.Add(1)
-		g.tel.preparedSummary(c, cfg.name, "dropped")
-		t.log().Info("contextguard: prepared summary dropped", "reason", "it would not make the next request fit; one covering this request replaces it", "prepared_agent", old.agent)
+		old.drop(c, "it would not make the next request fit; one covering this request replaces it")
 	}
 	mem.unprepared = InlinePreparedUnusable // should the next call not use it
 	g.prep.started.Add(1)
@@ -149,8 +154,7 @@ func leavesRoom(n, growth, threshold int) bool {
 // runPrepared writes p's summary on its own goroutine: the summary of the
 // span its compaction covers, as fullSummary asks for it.
 func (g *Guard) runPrepared(t *turn, c *compaction, p *preparedSummary) {
-	defer g.prep.leave()
-	defer close(p.done)
+	defer p.finish()
 	defer func() {
 		if r := recover(); r != nil {
 			p.failed = true
@@ -183,21 +187,15 @@ func (m *prefixMemo) chainOf(raw []*genai.Content, n int) uint64 {
 }
 
 // toolsStaySmall reports whether the tools that calls asks for, all steady
-// ones (toolSize.alike), returned results too small for the next request
-// to reach the share of the trigger the agent prepares at: the summary the
-// agent's recent steps predicted is then not prepared.
-func (g *Guard) toolsStaySmall(cfg *Agent, mem *agentMemory, cand prepareCandidate, calls *genai.Content) bool {
+// ones (toolSize.alike) in tools, returned results too small for the next
+// request to reach the share of the trigger the agent prepares at: the
+// summary the agent's recent steps predicted is then not prepared.
+func toolsStaySmall(cfg *Agent, tools *toolSizes, cand prepareCandidate, calls *genai.Content) bool {
 	est, _ := cfg.estimator(cand.req.Model)
-	n, ok := mem.tools.predict(est, calls)
+	n, ok := tools.predict(est, calls)
 	if !ok {
 		return false
 	}
 	growth := cand.cal.scale(int(float64(n) * growthMargin))
-	if growth >= cand.growth || float64(satAdd(cand.before, growth)) >= cfg.preparesAt(cand.lim) {
-		return false
-	}
-	if cand.replaces == nil {
-		mem.unprepared = InlineNotPredicted
-	}
-	return true
+	return growth < cand.growth && float64(satAdd(cand.before, growth)) < cfg.preparesAt(cand.lim)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -81,10 +82,16 @@ func WithEarlyCompaction(f float64) AgentOption {
 // preparer holds the guard's background summaries: their bound, the context
 // Close cancels, and what became of them.
 type preparer struct {
-	limit  int // at most this many at once; 0: off
+	limit int // at most this many at once; 0: off
+	// ctx is the parent of every summary's context; cancel ends it (close).
+	// A summary cancels its own when it is written or let go, whichever
+	// comes first (preparedSummary), so ctx holds a child only while a
+	// summary is being written.
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	tel    *telemetry
+	log    *slog.Logger
 
 	mu      sync.Mutex
 	running int
@@ -94,22 +101,25 @@ type preparer struct {
 	started, used, dropped, wasted atomic.Int64
 }
 
-func newPreparer(limit int) *preparer {
+func newPreparer(limit int, tel *telemetry, log *slog.Logger) *preparer {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &preparer{limit: limit, ctx: ctx, cancel: cancel}
+	return &preparer{limit: limit, ctx: ctx, cancel: cancel, tel: tel, log: log}
 }
 
-// enter counts a background summary in, unless the guard is closed or the
-// bound is reached.
-func (p *preparer) enter() bool {
+// begin counts a background summary in and returns it with the context it
+// is written under, unless the guard is closed or the bound is reached
+// (ok false). The caller either starts it (runPrepared) or gives it back
+// unstarted (abandon).
+func (p *preparer) begin(agent string) (s *preparedSummary, ctx context.Context, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed || p.running >= p.limit {
-		return false
+		return nil, nil, false
 	}
 	p.running++
 	p.wg.Add(1)
-	return true
+	ctx, cancel := context.WithCancel(p.ctx)
+	return &preparedSummary{agent: agent, owner: p, cancel: cancel, done: make(chan struct{}), log: p.log}, ctx, true
 }
 
 // leave counts a background summary out.
@@ -118,6 +128,14 @@ func (p *preparer) leave() {
 	p.running--
 	p.mu.Unlock()
 	p.wg.Done()
+}
+
+// close refuses new background summaries and cancels the running ones.
+func (p *preparer) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.cancel()
 }
 
 // preparedSummary is one summary written in the background for the next
@@ -140,8 +158,16 @@ type preparedSummary struct {
 	// summary's budget.
 	request, budget int
 	started         time.Time
-	cancel          context.CancelFunc
 	done            chan struct{}
+
+	// owner is the preparer that counts it; cancel ends its context,
+	// settled says it was used, dropped or wasted (its one outcome).
+	owner   *preparer
+	cancel  context.CancelFunc
+	settled atomic.Bool
+	// log is the logger of the call that started it (its agent and
+	// session), the guard's until then.
+	log *slog.Logger
 
 	// The result, written before done is closed.
 	summary string
@@ -163,6 +189,65 @@ func (p *preparedSummary) ready() bool {
 	}
 }
 
+// The lifetime of a prepared summary has one owner, the summary itself:
+// its context is cancelled by the goroutine writing it when it returns
+// (finish), by the call or eviction that lets it go (use, drop, waste,
+// each counting and logging its outcome once), or, for one begun and never
+// started, by abandon. No other code cancels it, so the guard's context
+// holds a summary's child only while the summary is being written, and an
+// evicted session's summary stops being written for nobody.
+
+// finish ends the goroutine that wrote p: its context is cancelled, done
+// is closed (the result is then readable) and its place under the bound is
+// freed.
+func (p *preparedSummary) finish() {
+	p.cancel()
+	close(p.done)
+	p.owner.leave()
+}
+
+// abandon gives back a summary begun and never started: nothing was
+// written, so it has no outcome to count.
+func (p *preparedSummary) abandon() {
+	p.cancel()
+	p.owner.leave()
+}
+
+// use lets p go as sent by the compaction of the call ctx.
+func (p *preparedSummary) use(ctx context.Context) {
+	if p.settle(ctx, &p.owner.used, "used") {
+		p.log.DebugContext(ctx, "contextguard: prepared summary used", "contents", p.end-p.first)
+	}
+}
+
+// drop lets p go before a compaction needed it, for why, cancelling it if
+// it is still being written.
+func (p *preparedSummary) drop(ctx context.Context, why string) {
+	if p.settle(ctx, &p.owner.dropped, "dropped") {
+		p.log.InfoContext(ctx, "contextguard: prepared summary dropped", "reason", why, "prepared_agent", p.agent)
+	}
+}
+
+// waste lets p go unused by the compaction that needed it, for why: its
+// calls were spent for nothing, and the compaction runs inline.
+func (p *preparedSummary) waste(ctx context.Context, why string) {
+	if p.settle(ctx, &p.owner.wasted, "wasted") {
+		p.log.InfoContext(ctx, "contextguard: prepared summary not used; compacting inline", "reason", why)
+	}
+}
+
+// settle cancels p's context and, the first time only, counts its outcome
+// in n and the metrics; it reports whether this was the first time.
+func (p *preparedSummary) settle(ctx context.Context, n *atomic.Int64, outcome string) bool {
+	p.cancel()
+	if !p.settled.CompareAndSwap(false, true) {
+		return false
+	}
+	n.Add(1)
+	p.owner.tel.preparedSummary(ctx, p.agent, outcome)
+	return true
+}
+
 // errPreparedTimeout ends the wait for a prepared summary.
 var errPreparedTimeout = errors.New("the prepared summary was not written within the summary timeout")
 
@@ -176,10 +261,7 @@ func (g *Guard) Close() error {
 		return nil
 	}
 	p := g.prep
-	p.mu.Lock()
-	p.closed = true
-	p.mu.Unlock()
-	p.cancel()
+	p.close()
 	done := make(chan struct{})
 	go func() {
 		p.wg.Wait()
@@ -202,21 +284,10 @@ func (g *Guard) Preparing(appName, userID, sessionID, agentName string) bool {
 	if g == nil {
 		return false
 	}
-	e := g.sessions.peek(appName + "\x00" + userID + "\x00" + sessionID)
+	e := g.sessions.peek(sessionKeyOf(appName, userID, sessionID))
 	if e == nil {
 		return false
 	}
 	p := e.prepared.Load()
 	return p != nil && p.agent == agentName && !p.ready()
-}
-
-// peek is the entry of key, nil when the table holds none; it neither
-// creates nor takes it.
-func (s *sessionTable) peek(key string) *sessionEntry {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if el, ok := s.byKey[key]; ok {
-		return el.Value.(*sessionEntry)
-	}
-	return nil
 }

@@ -3,14 +3,20 @@ package core
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
@@ -440,6 +446,234 @@ func BenchmarkPreparedSummaries(b *testing.B) {
 			b.ReportMetric(ms(at(0.50)), "p50-wait-ms")
 			b.ReportMetric(ms(at(0.99)), "p99-wait-ms")
 			b.ReportMetric(float64(at(0.99))/float64(benchSummarizerLatency), "p99-wait/L")
+		})
+	}
+}
+
+// childCounter is a parent context that counts the child contexts it
+// holds. The context package registers a child of a parent that is not one
+// of its own through the parent's AfterFunc method (context.WithCancel) and
+// stops that registration when the child is cancelled; live is how many
+// are registered and not stopped.
+type childCounter struct {
+	inner context.Context
+	live  atomic.Int64
+}
+
+func newChildCounter() (*childCounter, context.CancelFunc) {
+	inner, cancel := context.WithCancel(context.Background())
+	return &childCounter{inner: inner}, cancel
+}
+
+func (c *childCounter) Deadline() (time.Time, bool) { return c.inner.Deadline() }
+func (c *childCounter) Done() <-chan struct{}       { return c.inner.Done() }
+func (c *childCounter) Err() error                  { return c.inner.Err() }
+
+// Value hides inner's values: through them the context package would
+// find inner's own parent and register children there, unseen.
+func (c *childCounter) Value(any) any { return nil }
+
+func (c *childCounter) AfterFunc(f func()) func() bool {
+	c.live.Add(1)
+	var once sync.Once
+	gone := func() { once.Do(func() { c.live.Add(-1) }) }
+	stop := context.AfterFunc(c.inner, func() { gone(); f() })
+	return func() bool { gone(); return stop() }
+}
+
+// countChildren makes the guard's background context one that counts its
+// children; it must precede the guard's first summary.
+func countChildren(g *Guard) *childCounter {
+	ctx, cancel := newChildCounter()
+	g.prep.ctx, g.prep.cancel = ctx, cancel
+	return ctx
+}
+
+// sibling is another session of s's guard, agent and summarizer, with
+// steps of the same size.
+func (s *toolSession) sibling(id string) *toolSession {
+	o := &toolSession{g: s.g, clock: s.clock, sum: s.sum, stepTokens: s.stepTokens, ctx: newFakeCtx("a").withUser("REQ-MARK fix the build")}
+	o.ctx.sessionID = id
+	o.raw = []*genai.Content{userMsg("REQ-MARK fix the build")}
+	return o
+}
+
+// awaitWritten waits until p's goroutine has returned.
+func awaitWritten(t *testing.T, p *preparedSummary) {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(hangBound):
+		t.Fatalf("the prepared summary was not written within %v", hangBound)
+	}
+}
+
+// leakRounds is how many prepared summaries each scenario of
+// TestPrepared_LeavesNoChildContext lets go.
+const leakRounds = 12
+
+// TestPrepared_LeavesNoChildContext: however a prepared summary ends (used
+// by the compaction it was written for, its session evicted from the
+// guard's memory while the summary is still being written, or its session
+// left idle after a run that ended with it unused), the guard's background
+// context holds no child context for it afterwards, and no goroutine is
+// left. The background context counts the children the context package
+// registers on it (childCounter).
+func TestPrepared_LeavesNoChildContext(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		behave gateBehaviour
+		opts   []Option
+		// play lets leakRounds summaries go on s's guard, and returns how
+		// many the guard counted used, dropped and wasted.
+		play func(t *testing.T, s *toolSession, live *childCounter) (used, dropped, wasted int64)
+	}{
+		{
+			name: "used by their compactions", behave: gateAnswer,
+			play: func(t *testing.T, s *toolSession, _ *childCounter) (int64, int64, int64) {
+				s.stepTokens = 3_000 // a compaction every other step or so, each from a prepared summary
+				for range 20 * leakRounds {
+					if s.g.prep.used.Load() == leakRounds {
+						break
+					}
+					s.request(t)
+					s.respond(t)
+					if p := s.prepared(); p != nil {
+						awaitWritten(t, p)
+					}
+				}
+				return leakRounds, 0, 0
+			},
+		},
+		{
+			name: "evicted while being written", behave: gateBlock, opts: []Option{WithMaxSessions(1)},
+			play: func(t *testing.T, s *toolSession, live *childCounter) (int64, int64, int64) {
+				for i := range leakRounds {
+					run := s.sibling(fmt.Sprintf("evicted-%d", i))
+					p := run.untilPrepared(t)
+					s.sum.waitEntered(t)
+					require.EqualValues(t, 1, live.live.Load(), "the summary being written holds a child")
+					// The next session's first call takes the table's one
+					// place: the idle session is evicted.
+					s.sibling(fmt.Sprintf("next-%d", i)).request(t)
+					awaitWritten(t, p)
+					assert.True(t, p.failed, "the evicted session's summary was cancelled")
+				}
+				return 0, leakRounds, 0
+			},
+		},
+		{
+			name: "left idle after their run", behave: gateAnswer,
+			play: func(t *testing.T, s *toolSession, _ *childCounter) (int64, int64, int64) {
+				for i := range leakRounds {
+					run := s.sibling(fmt.Sprintf("idle-%d", i))
+					p := run.untilPrepared(t)
+					awaitWritten(t, p)
+					// The run ends with its tools' results (a long-running
+					// tool, a cancelled run): no compaction between turns,
+					// and the session has no next call.
+					last := run.raw[len(run.raw)-1]
+					s.g.AfterRun(run.ctx, RunEnd{State: run.ctx.state, Final: last, FinalAuthor: "a", Before: run.raw[len(run.raw)-2]})
+					assert.Same(t, p, run.prepared(), "kept for the session's next call")
+				}
+				return 0, 0, 0
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			baseline := runtime.NumGoroutine()
+			sum := newCtl(tc.behave)
+			s := newToolSession(t, sum, tc.opts...)
+			live := countChildren(s.g)
+
+			used, dropped, wasted := tc.play(t, s, live)
+			assert.EqualValues(t, used, s.g.prep.used.Load(), "used")
+			assert.EqualValues(t, dropped, s.g.prep.dropped.Load(), "dropped")
+			assert.EqualValues(t, wasted, s.g.prep.wasted.Load(), "wasted")
+			assert.GreaterOrEqual(t, s.g.prep.started.Load(), int64(leakRounds), "summaries prepared")
+			assert.Zero(t, live.live.Load(), "child contexts the guard's background context holds")
+			s.finish(t, baseline)
+		})
+	}
+}
+
+// TestPreparedSummary_OneOutcome: a prepared summary ends with one
+// outcome, counted once in the guard's counters, the metrics and the log,
+// whatever lets it go after the first (its session evicted after a call
+// dropped it, say); each letting-go cancels its context, and one begun and
+// never started (abandon) is not counted. Either way the guard's
+// background context is left without a child and the bound's place free.
+func TestPreparedSummary_OneOutcome(t *testing.T) {
+	type counts struct{ used, dropped, wasted int64 }
+	for _, tc := range []struct {
+		name string
+		// started: the summary's goroutine ran (and returns, finish,
+		// after the ends).
+		started bool
+		end     []func(*preparedSummary)
+		want    counts
+		// logged is the line the log holds once, "" for none.
+		logged string
+	}{
+		{name: "used", started: true, end: []func(*preparedSummary){
+			func(p *preparedSummary) { p.use(context.Background()) },
+		}, want: counts{used: 1}, logged: "prepared summary used"},
+		{name: "dropped, then dropped again by eviction", started: true, end: []func(*preparedSummary){
+			func(p *preparedSummary) { p.drop(context.Background(), "the history changed") },
+			func(p *preparedSummary) { p.drop(context.Background(), "evicted") },
+		}, want: counts{dropped: 1}, logged: "prepared summary dropped"},
+		{name: "wasted, then used", started: true, end: []func(*preparedSummary){
+			func(p *preparedSummary) { p.waste(context.Background(), "too large") },
+			func(p *preparedSummary) { p.use(context.Background()) },
+		}, want: counts{wasted: 1}, logged: "prepared summary not used"},
+		{name: "never started", end: []func(*preparedSummary){
+			(*preparedSummary).abandon,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reader := sdkmetric.NewManualReader()
+			tel, err := newTelemetry(tracenoop.NewTracerProvider(), sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+			require.NoError(t, err)
+			logs := &logBuffer{}
+			prep := newPreparer(1, tel, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+			live := countChildren(&Guard{prep: prep})
+			p, ctx, ok := prep.begin("a")
+			require.True(t, ok)
+			_, _, again := prep.begin("a")
+			require.False(t, again, "the bound of 1 is taken")
+			require.EqualValues(t, 1, live.live.Load())
+
+			for _, end := range tc.end {
+				end(p)
+			}
+			assert.ErrorIs(t, ctx.Err(), context.Canceled)
+			assert.Zero(t, live.live.Load(), "child contexts left")
+			assert.Equal(t, tc.want, counts{prep.used.Load(), prep.dropped.Load(), prep.wasted.Load()})
+
+			var rm metricdata.ResourceMetrics
+			require.NoError(t, reader.Collect(context.Background(), &rm))
+			metered := int64(0)
+			for _, sm := range rm.ScopeMetrics {
+				for _, m := range sm.Metrics {
+					if m.Name == "contextguard.prepared_summaries" {
+						for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+							metered += dp.Value
+						}
+					}
+				}
+			}
+			assert.Equal(t, tc.want.used+tc.want.dropped+tc.want.wasted, metered, "metered outcomes")
+			if tc.logged != "" {
+				assert.Equal(t, 1, strings.Count(logs.String(), tc.logged), "logged once")
+			} else {
+				assert.Empty(t, logs.String())
+			}
+			if tc.started {
+				p.finish()
+			}
+			_, _, ok = prep.begin("a")
+			assert.True(t, ok, "the bound's place is free again")
+			prep.close()
 		})
 	}
 }

@@ -25,26 +25,11 @@ func (g *Guard) checkPrepared(t *turn) {
 	}
 }
 
-// dropPrepared cancels the session's prepared summary and counts it
-// dropped, for why.
+// dropPrepared drops the session's prepared summary, for why.
 func (g *Guard) dropPrepared(t *turn, why string) {
-	p := t.sess.prepared.Swap(nil)
-	if p == nil {
-		return
+	if p := t.sess.takePrepared(); p != nil {
+		p.drop(t.ctx, why)
 	}
-	p.cancel()
-	g.prep.dropped.Add(1)
-	g.tel.preparedSummary(t.ctx, t.cfg.name, "dropped")
-	t.log().Info("contextguard: prepared summary dropped", "reason", why, "prepared_agent", p.agent)
-}
-
-// wastePrepared counts a prepared summary that a compaction could not use,
-// for why; its calls were spent for nothing.
-func (g *Guard) wastePrepared(t *turn, p *preparedSummary, why string) {
-	p.cancel()
-	g.prep.wasted.Add(1)
-	g.tel.preparedSummary(t.ctx, t.cfg.name, "wasted")
-	t.log().Info("contextguard: prepared summary not used; compacting inline", "reason", why)
 }
 
 // compactPrepared is a compaction for tokens that uses the session's
@@ -56,10 +41,10 @@ func (g *Guard) wastePrepared(t *turn, p *preparedSummary, why string) {
 // fit under the threshold, the compaction runs inline (compactWith) and the
 // prepared summary counts as wasted.
 func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, p *preparedSummary, s compactionStrategy, reason string) step {
-	t.sess.prepared.Store(nil)
+	t.sess.takePrepared() // p: this call uses or wastes it
 	c, done := g.beginCompaction(t, cs, s.name(), reason)
 	if c == nil {
-		g.wastePrepared(t, p, "nothing to compact")
+		p.waste(t.ctx, "nothing to compact")
 		return done
 	}
 	end := p.end
@@ -68,29 +53,25 @@ func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, p *preparedSummary
 		(c.userReq != p.userReq && coveredRequest(t, end) != nil):
 		// A request the summary covers must be the one it was written
 		// for; a newer one (a turn begun since) is sent verbatim after it.
-		g.wastePrepared(t, p, "the request changed since it was prepared")
+		p.waste(t.ctx, "the request changed since it was prepared")
 		return g.compactWith(t, c, s, reason)
 	case t.hookInstructions != "":
-		g.wastePrepared(t, p, "the before-compaction hook gave instructions")
+		p.waste(t.ctx, "the before-compaction hook gave instructions")
 		return g.compactWith(t, c, s, reason)
 	case pairSafeStart(t.raw, end) != end:
-		g.wastePrepared(t, p, "it ends inside a call/response pair")
+		p.waste(t.ctx, "it ends inside a call/response pair")
 		return g.compactWith(t, c, s, reason)
 	}
 	waited, ok := g.awaitPrepared(t, p)
 	if !ok || p.failed {
-		g.wastePrepared(t, p, "it was not written within the summary timeout")
+		p.waste(t.ctx, "it was not written within the summary timeout")
 		return g.compactWith(t, c, s, reason)
 	}
-	tail := t.raw[end:]
-	out := make([]*genai.Content, 0, len(tail)+1)
-	out = append(out, summaryMessage(t, p.summary, c.userReq, coveredRequest(t, end)))
-	out = append(out, tail...)
-	out, _ = pruneToolResults(t.est, t.cfg.pruneKeep, t.recall, t.raw, out)
+	out := keptTail(t, c, end, p.summary)
 	o := outcome{contents: out, summary: p.summary, watermark: end, newEst: t.weigh(out)}
 	o.newCount = t.cal.scale(o.newEst)
 	if !preparedFits(t.lim, o.newCount, t.before, c.budget) {
-		g.wastePrepared(t, p, "the request it makes is too large")
+		p.waste(t.ctx, "the request it makes is too large")
 		return g.compactWith(t, c, s, reason)
 	}
 	c.ev.Ran, c.ev.InlineReason = RanPrepared, ""
@@ -100,8 +81,7 @@ func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, p *preparedSummary
 	c.ev.SummaryForm = p.ev.SummaryForm
 	c.ev.ContentsSummarized = end - c.first
 	c.summarizing = max(p.took-waited, 0)
-	g.prep.used.Add(1)
-	g.tel.preparedSummary(t.ctx, t.cfg.name, "used")
+	p.use(t.ctx)
 	return g.finishCompaction(t, c, o)
 }
 

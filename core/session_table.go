@@ -80,8 +80,9 @@ type sessionEntry struct {
 
 	// prepared is the summary prepared in the background for the next
 	// compaction of one of the session's agents (prepared_summary.go), at
-	// most one. Written only by the session's owner; read without the
-	// mutex by Usage (Guard.Preparing).
+	// most one. Written by the session's owner, or taken by the table
+	// evicting the entry, which then has none (takePrepared); read without
+	// the mutex by Usage (Guard.Preparing).
 	prepared atomic.Pointer[preparedSummary]
 }
 
@@ -122,8 +123,9 @@ func (s *sessionTable) acquire(ctx context.Context, key string) (*sessionEntry, 
 	}
 	e := el.Value.(*sessionEntry)
 	e.users++
-	s.evictLocked()
+	evicted := s.evictLocked()
 	s.mu.Unlock()
+	dropEvicted(evicted)
 
 	for {
 		e.mu.Lock()
@@ -155,20 +157,25 @@ func (s *sessionTable) release(e *sessionEntry) {
 	s.bytes += size - e.accounted
 	e.accounted = size
 	e.users--
-	s.evictLocked()
+	evicted := s.evictLocked()
 	s.mu.Unlock()
 	e.mu.Unlock()
+	dropEvicted(evicted)
 }
 
 // leave drops a user of e, evicting idle entries past the table's bounds.
 func (s *sessionTable) leave(e *sessionEntry) {
 	s.mu.Lock()
 	e.users--
-	s.evictLocked()
+	evicted := s.evictLocked()
 	s.mu.Unlock()
+	dropEvicted(evicted)
 }
 
-func (s *sessionTable) evictLocked() {
+// evictLocked removes the least recently used idle entries past the
+// table's bounds. It returns their prepared summaries, which the caller
+// drops once the table's mutex is released (dropEvicted).
+func (s *sessionTable) evictLocked() (prepared []*preparedSummary) {
 	for el := s.order.Back(); el != nil && (s.order.Len() > s.max.sessions || s.bytes > s.max.bytes); {
 		prev := el.Prev()
 		if e := el.Value.(*sessionEntry); e.users == 0 {
@@ -176,9 +183,40 @@ func (s *sessionTable) evictLocked() {
 			delete(s.byKey, e.key)
 			s.bytes -= e.accounted
 			s.keepLocked(e)
+			if p := e.takePrepared(); p != nil {
+				prepared = append(prepared, p)
+			}
 		}
 		el = prev
 	}
+	return prepared
+}
+
+// dropEvicted drops the prepared summaries of evicted entries: their
+// session's next call finds a new entry, without them, so a summary still
+// being written would be written for nobody.
+func dropEvicted(prepared []*preparedSummary) {
+	for _, p := range prepared {
+		p.drop(context.Background(), "its session was evicted from the guard's memory")
+	}
+}
+
+// takePrepared takes the session's prepared summary out of the entry, nil
+// for none; the taker settles it (use, drop or waste). The entry's owner
+// takes it, or the table evicting the entry, which then has none.
+func (e *sessionEntry) takePrepared() *preparedSummary {
+	return e.prepared.Swap(nil)
+}
+
+// peek is the entry of key, nil when the table holds none; it neither
+// creates nor takes it.
+func (s *sessionTable) peek(key string) *sessionEntry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if el, ok := s.byKey[key]; ok {
+		return el.Value.(*sessionEntry)
+	}
+	return nil
 }
 
 // park releases the mutex of an entry the caller owns so that user code can
@@ -263,5 +301,10 @@ func (e *sessionEntry) estimator(cfg *Agent, modelName string) cachedEstimator {
 }
 
 func sessionKey(c Call) string {
-	return c.AppName() + "\x00" + c.UserID() + "\x00" + c.SessionID()
+	return sessionKeyOf(c.AppName(), c.UserID(), c.SessionID())
+}
+
+// sessionKeyOf is the table's key of a session, by its IDs.
+func sessionKeyOf(appName, userID, sessionID string) string {
+	return appName + "\x00" + userID + "\x00" + sessionID
 }

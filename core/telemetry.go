@@ -83,7 +83,7 @@ func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) (*telemetry,
 		metric.WithDescription("Latency of one summarizer call."), metric.WithUnit("s"))
 	errs = append(errs, err)
 	t.prepared, err = m.Int64Counter("contextguard.prepared_summaries",
-		metric.WithDescription("Summaries prepared while tools ran, by outcome: used, dropped (the history changed, another compaction came first), wasted (a compaction could not use it)."),
+		metric.WithDescription("Summaries prepared while tools ran, by outcome: used, dropped (the history changed, another compaction came first, a newer one replaced it, the session was evicted from memory), wasted (a compaction could not use it)."),
 		metric.WithUnit("{summary}"))
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
