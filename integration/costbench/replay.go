@@ -7,6 +7,7 @@ import (
 	"iter"
 	"log/slog"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -84,7 +85,14 @@ type Session struct {
 	Compactions, Inline int
 	// Errors are the errors the runner surfaced.
 	Errors []error
+	// Recording is what the accounting checks (Account).
+	Recording Recording
 }
+
+// Account checks that every content of the session reached each later
+// request or a summarizer input, and that every compaction shrank its
+// request (Account).
+func (s *Session) Account() Accounting { return Account(s.Recording) }
 
 // Stats measures the session against window.
 func (s *Session) Stats(window int) Stats {
@@ -111,6 +119,11 @@ func Replay(ctx context.Context, tr *Trace, cfg Config) (*Session, error) {
 	p, err := guard.Plugin()
 	if err != nil {
 		return nil, fmt.Errorf("costbench: guard: %w", err)
+	}
+	// Before the guard's plugin: the request as ADK built it.
+	rec, err := plugin.New(plugin.Config{Name: "costbench-recorder", BeforeModelCallback: m.built})
+	if err != nil {
+		return nil, fmt.Errorf("costbench: recorder: %w", err)
 	}
 	instruction := tr.System
 	svc := session.InMemoryService()
@@ -144,7 +157,7 @@ func Replay(ctx context.Context, tr *Trace, cfg Config) (*Session, error) {
 		AppName:        appName,
 		Agent:          ag,
 		SessionService: svc,
-		PluginConfig:   runner.PluginConfig{Plugins: []*plugin.Plugin{p}},
+		PluginConfig:   runner.PluginConfig{Plugins: []*plugin.Plugin{rec, p}},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("costbench: runner: %w", err)
@@ -165,7 +178,7 @@ func Replay(ctx context.Context, tr *Trace, cfg Config) (*Session, error) {
 			}
 		}
 	}
-	out.Requests, out.Compactions, out.Inline = m.captured()
+	out.Requests, out.Compactions, out.Inline, out.Recording = m.captured()
 	return out, nil
 }
 
@@ -184,6 +197,12 @@ type replayModel struct {
 	compactions int
 	inline      int
 	prevAgent   int // index in requests of the last agent request, -1 before it
+	// rec is what the accounting checks; raw the contents ADK built for
+	// the agent request the model receives next (recorded before the
+	// guard), eventsAt how many events rec held at the last agent request.
+	rec      Recording
+	raw      []*genai.Content
+	eventsAt int
 }
 
 var _ model.LLM = (*replayModel)(nil)
@@ -210,22 +229,34 @@ func (m *replayModel) startTurn(i int) {
 	m.turn, m.step = i, 0
 }
 
-// compacted is the guard's WithOnCompaction hook.
+// built is a plugin's before-model callback, run before the guard's: it
+// keeps the contents ADK built for the request.
+func (m *replayModel) built(_ agent.CallbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.raw = slices.Clone(req.Contents)
+	return nil, nil
+}
+
+// compacted is the guard's WithOnCompaction hook: the event precedes the
+// next agent request.
 func (m *replayModel) compacted(_ context.Context, e contextguard.CompactionEvent) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.rec.Events = append(m.rec.Events, EventMark{Before: len(m.rec.Agent), Event: e})
 	m.compactions++
 	if e.Ran == contextguard.RanInline && e.SummarizerCalls > 0 {
 		m.inline++
 	}
 }
 
-// captured returns the requests received, the compactions reported and
-// how many of them waited for the summarizer inline.
-func (m *replayModel) captured() ([]Request, int, int) {
+// captured returns the requests received, the compactions reported, how
+// many of them waited for the summarizer inline, and the accounting's
+// recording.
+func (m *replayModel) captured() ([]Request, int, int, Recording) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.requests, m.compactions, m.inline
+	return m.requests, m.compactions, m.inline, m.rec
 }
 
 // GenerateContent records the request and answers it.
@@ -242,10 +273,18 @@ func (m *replayModel) GenerateContent(ctx context.Context, req *model.LLMRequest
 		r.Compactions = m.compactions
 		m.requests = append(m.requests, r)
 		m.mu.Unlock()
-		return m.summ.GenerateContent(ctx, req, stream)
+		return m.summarize(ctx, req, stream)
 	}
 	r := Snapshot(req.Contents, req.Config)
 	m.mu.Lock()
+	call := AgentCall{Raw: m.raw, Sent: slices.Clone(req.Contents), SentTokens: r.Tokens}
+	m.raw = nil
+	if len(m.rec.Events) > m.eventsAt {
+		// Only a request a compaction precedes is compared with ADK's.
+		call.RawTokens = Snapshot(call.Raw, req.Config).Tokens
+	}
+	m.eventsAt = len(m.rec.Events)
+	m.rec.Agent = append(m.rec.Agent, call)
 	r.Compactions = m.compactions
 	r.LostUser = !carriesUser(req.Contents, m.trace.Turns[m.turn].User)
 	cached := 0
@@ -266,6 +305,29 @@ func (m *replayModel) GenerateContent(ctx context.Context, req *model.LLMRequest
 		FinishReason: genai.FinishReasonStop,
 	}
 	return func(yield func(*model.LLMResponse, error) bool) { yield(resp, nil) }
+}
+
+// summarize answers a summarizer request and records its input once the
+// answer is read: the summary can serve the agent requests made after.
+func (m *replayModel) summarize(ctx context.Context, req *model.LLMRequest, stream bool) iter.Seq2[*model.LLMResponse, error] {
+	call := SummarizerCall{Contents: slices.Clone(req.Contents)}
+	if req.Config != nil {
+		call.System = req.Config.SystemInstruction
+	}
+	answer := m.summ.GenerateContent(ctx, req, stream)
+	return func(yield func(*model.LLMResponse, error) bool) {
+		defer func() {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			call.Before = len(m.rec.Agent)
+			m.rec.Summarizer = append(m.rec.Summarizer, call)
+		}()
+		for resp, err := range answer {
+			if !yield(resp, err) {
+				return
+			}
+		}
+	}
 }
 
 // nextLocked returns the response to the turn's next agent request: its
