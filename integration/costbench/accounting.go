@@ -550,21 +550,19 @@ func responseText(r *genai.FunctionResponse) string {
 	return jsonText(r.Response)
 }
 
-// argsText is a call's arguments as a transcript shows them: the head is
-// what identifies them, up to the first value's first bytes.
+// argsText is a call's arguments as a transcript shows them.
 func argsText(args map[string]any) string {
 	return jsonText(args)
 }
 
-// jsonText is v as compact JSON with map keys sorted and no HTML escaping.
+// jsonText is v as a transcript shows a value: compact JSON, map keys
+// sorted, <, > and & escaped (as encoding/json writes them).
 func jsonText(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := json.Marshal(v)
+	if err != nil {
 		return ""
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return string(b)
 }
 
 // head is s's first n bytes, cut at a rune boundary.

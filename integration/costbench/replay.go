@@ -56,6 +56,9 @@ type Config struct {
 	Window int
 	// Options are the configuration's agent options, besides the window.
 	Options []contextguard.AgentOption
+	// NoUsage makes the model report no usage metadata: the guard then
+	// has only its own counts.
+	NoUsage bool
 }
 
 // Configs returns the configurations of the table: the threshold strategy
@@ -107,6 +110,7 @@ func (s *Session) Stats(window int) Stats {
 // its default LLM summarizer over the agent's own model.
 func Replay(ctx context.Context, tr *Trace, cfg Config) (*Session, error) {
 	m := newReplayModel(tr)
+	m.noUsage = cfg.NoUsage
 	guard := contextguard.New(nil,
 		contextguard.WithOnCompaction(m.compacted),
 		contextguard.WithLogger(slog.New(slog.DiscardHandler)))
@@ -190,6 +194,8 @@ func Replay(ctx context.Context, tr *Trace, cfg Config) (*Session, error) {
 type replayModel struct {
 	trace *Trace
 	summ  *contextguardtest.SummarizerModel
+	// noUsage: the responses carry no usage metadata (Config.NoUsage).
+	noUsage bool
 
 	mu          sync.Mutex
 	turn, step  int
@@ -303,6 +309,9 @@ func (m *replayModel) GenerateContent(ctx context.Context, req *model.LLMRequest
 		},
 		TurnComplete: true,
 		FinishReason: genai.FinishReasonStop,
+	}
+	if m.noUsage {
+		resp.UsageMetadata = nil
 	}
 	return func(yield func(*model.LLMResponse, error) bool) { yield(resp, nil) }
 }

@@ -1,0 +1,210 @@
+package costbench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/adk-contextguard/contextguard"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/genai"
+)
+
+// A hand-made conversation: a user's request, a model step calling a tool,
+// the tool's result, and the model's next step.
+func userText(s string) *genai.Content { return genai.NewContentFromText(s, genai.RoleUser) }
+
+func modelCall(text, id, name string, args map[string]any) *genai.Content {
+	return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{
+		{Text: text}, {FunctionCall: &genai.FunctionCall{ID: id, Name: name, Args: args}}}}
+}
+
+func toolResult(id, name, output string) *genai.Content {
+	return &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{
+		{FunctionResponse: &genai.FunctionResponse{ID: id, Name: name, Response: map[string]any{"output": output}}}}}
+}
+
+// bigOutput is a tool result of n bytes whose head, middle and tail differ.
+func bigOutput(n int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "%6d\tline %d of the file under test\n", i, i)
+	}
+	return b.String()[:n]
+}
+
+// transcriptOf renders contents as the guard's transcript form shows them,
+// each tool result cut to a head and tail excerpt of at most limit bytes.
+func transcriptOf(limit int, cs ...*genai.Content) string {
+	var b strings.Builder
+	for _, c := range cs {
+		for _, p := range c.Parts {
+			switch {
+			case p.Text != "":
+				fmt.Fprintf(&b, "[%s]: %s\n", c.Role, p.Text)
+			case p.FunctionCall != nil:
+				// As the guard writes JSON: <, > and & escaped.
+				args, _ := json.Marshal(p.FunctionCall.Args)
+				fmt.Fprintf(&b, "[%s called tool %s] args: %s\n", c.Role, p.FunctionCall.Name, args)
+			case p.FunctionResponse != nil:
+				fmt.Fprintf(&b, "[tool %s returned] %s\n", p.FunctionResponse.Name, excerptOf(p.FunctionResponse.Response["output"].(string), limit))
+			}
+		}
+	}
+	return b.String()
+}
+
+// excerptOf cuts s to limit bytes as the guard's transcript does: two
+// thirds of what is kept from its head, the rest from its tail, and a line
+// saying how much was left out.
+func excerptOf(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	marker := fmt.Sprintf("\n[... %d bytes omitted ...]\n", len(s)-limit)
+	keep := limit - len(marker)
+	h := head(s, keep*2/3)
+	return h + marker + tail(s, keep-len(h))
+}
+
+// summarizerInputOf is a summarizer request in the transcript form.
+func summarizerInputOf(transcript string, before int) SummarizerCall {
+	return SummarizerCall{Contents: []*genai.Content{userText("Summarize the conversation below.\n" + transcript)}, Before: before}
+}
+
+func TestAccount(t *testing.T) {
+	const resultBytes = 19_368 // sweplay-1's call_0003
+	ask := userText("Add the instruction decoder.")
+	step1 := modelCall("Let me read the instruction module.", "call_1", "str_replace_editor", map[string]any{"command": "view", "path": "/workspace/src/instruction.py"})
+	result1 := toolResult("call_1", "str_replace_editor", bigOutput(resultBytes))
+	step2 := modelCall("Now let me run the tests.", "call_2", "execute_bash", map[string]any{"command": "cd /workspace && python -m pytest -q"})
+	result2 := toolResult("call_2", "execute_bash", "4 passed in 0.12s")
+	conv := []*genai.Content{ask, step1, result1, step2, result2}
+	summary := userText("[Conversation summary: the instruction module was read.]")
+
+	tests := []struct {
+		name string
+		// sent is the second request as the model received it; the first
+		// holds the first three contents verbatim.
+		sent       []*genai.Content
+		summarizer []SummarizerCall
+		want       Accounting
+		// lost names the content the accounting must report lost.
+		lost string
+	}{
+		{name: "everything kept",
+			sent: conv,
+			want: Accounting{Contents: 5, Kept: 5}},
+		{name: "a content dropped is lost, and said which",
+			sent: []*genai.Content{ask, step1, step2, result2},
+			want: Accounting{Contents: 5, Kept: 4, Lost: 1},
+			lost: "the 19368-byte response to str_replace_editor call call_1; last in request 0; 0 summarizer inputs finished before request 1"},
+		{name: "summarized: excerpted in a summarizer input finished before the request (the guard's excerpt of a large result)",
+			sent:       []*genai.Content{summary, step2, result2},
+			summarizer: []SummarizerCall{summarizerInputOf(transcriptOf(6_000, ask, step1, result1), 1)},
+			want:       Accounting{Contents: 5, Kept: 2, Summarized: 3}},
+		{name: "a summarizer input finished after the request does not count",
+			sent:       []*genai.Content{summary, step2, result2},
+			summarizer: []SummarizerCall{summarizerInputOf(transcriptOf(6_000, ask, step1, result1), 2)},
+			want:       Accounting{Contents: 5, Kept: 2, Lost: 3}},
+		{name: "an excerpt that shows the result's head without its tail does not count",
+			sent:       []*genai.Content{summary, step2, result2},
+			summarizer: []SummarizerCall{summarizerInputOf(strings.TrimSuffix(transcriptOf(6_000, ask, step1, result1), tail(responseText(result1.Parts[0].FunctionResponse), 40)+"\n"), 1)},
+			want:       Accounting{Contents: 5, Kept: 2, Summarized: 2, Lost: 1},
+			lost:       "the 19368-byte response to str_replace_editor call call_1"},
+		{name: "summarized in the cached form: the agent's contents and an instruction",
+			sent:       []*genai.Content{summary, step2, result2},
+			summarizer: []SummarizerCall{{Contents: []*genai.Content{ask, step1, result1, userText("Summarize.")}, Before: 1}},
+			want:       Accounting{Contents: 5, Kept: 2, Summarized: 3}},
+		{name: "a call whose arguments hold && is recognised as the transcript escapes it",
+			sent:       []*genai.Content{summary, result2},
+			summarizer: []SummarizerCall{summarizerInputOf(transcriptOf(6_000, ask, step1, result1, step2), 1)},
+			want:       Accounting{Contents: 5, Kept: 1, Summarized: 4}},
+		{name: "pruned: a placeholder that names the tool",
+			sent: []*genai.Content{ask, step1, {Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{ID: "call_1", Name: "str_replace_editor",
+				Response: map[string]any{"pruned": "str_replace_editor output of 19380 bytes removed to save context; ask again if needed"}}}}}, step2, result2},
+			want: Accounting{Contents: 5, Kept: 4, Pruned: 1}},
+		{name: "listed: the fallback's list of the first messages",
+			sent:       []*genai.Content{summary, step2, result2},
+			summarizer: []SummarizerCall{summarizerInputOf("(The conversation's first 3 messages, listed mechanically: summarizing them too would take more than 8 summarizer calls.)\n", 1)},
+			want:       Accounting{Contents: 5, Kept: 2, Listed: 3}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := Recording{
+				Agent:      []AgentCall{{Raw: conv[:3], Sent: conv[:3]}, {Raw: conv, Sent: tc.sent}},
+				Summarizer: tc.summarizer,
+			}
+			got := Account(rec)
+			assert.Equal(t, tc.want.Contents, got.Contents)
+			assert.Equal(t, [5]int{tc.want.Kept, tc.want.Pruned, tc.want.Summarized, tc.want.Listed, tc.want.Lost},
+				[5]int{got.Kept, got.Pruned, got.Summarized, got.Listed, got.Lost}, "kept, pruned, summarized, listed, lost")
+			assert.Equal(t, tc.want.Lost > 0, got.Failed())
+			if tc.lost != "" {
+				require.NotEmpty(t, got.Losses)
+				assert.Equal(t, 1, got.Losses[0].Request)
+				assert.Contains(t, got.Losses[0].What, tc.lost)
+			}
+		})
+	}
+}
+
+func TestAccount_EventsShrinkTheirRequest(t *testing.T) {
+	ev := contextguard.CompactionEvent{Strategy: contextguard.StrategyToolResultPruning, Reason: contextguard.ReasonTokens, Ran: contextguard.RanBetweenTurns, TokensBefore: 23_297, TokensAfter: 14_840}
+	a := userText("a")
+	rec := Recording{
+		Agent: []AgentCall{
+			{Raw: []*genai.Content{a}, Sent: []*genai.Content{a}},
+			{Raw: []*genai.Content{a}, Sent: []*genai.Content{a}, RawTokens: 21_115, SentTokens: 21_115},
+			{Raw: []*genai.Content{a}, Sent: []*genai.Content{a}, RawTokens: 21_500, SentTokens: 14_900},
+		},
+		Events: []EventMark{
+			{Before: 1, Event: ev},
+			{Before: 2, Event: ev},
+			{Before: 2, Event: contextguard.CompactionEvent{Discarded: true}},
+			{Before: 3, Event: ev}, // after the session's last request
+		},
+	}
+	got := Account(rec)
+	assert.Equal(t, 2, got.Events, "the discarded event and the one after the last request are not checked")
+	require.Len(t, got.Unshrunk, 1)
+	assert.Equal(t, Unshrunk{Request: 1, EventIndex: 0, Event: "strategy tool_result_pruning, reason tokens, ran between_turns, 23297 -> 14840 tokens", Raw: 21_115, Sent: 21_115}, got.Unshrunk[0])
+	assert.True(t, got.Failed())
+}
+
+// TestReplay_LargeResultIsSummarizedAsAnExcerpt is sweplay-1's first
+// compaction played by the guard: a 19,368-byte tool result reaches the
+// summarizer's transcript as a head and tail excerpt (the rest omitted, and
+// said so), and the accounting places it there; every compaction shrinks
+// its request.
+func TestReplay_LargeResultIsSummarizedAsAnExcerpt(t *testing.T) {
+	out := bigOutput(19_368)
+	data := fmt.Sprintf(`{"system": "You are a coding agent.",
+ "tools": [{"name": "str_replace_editor", "description": "View or edit a file.", "parameters": {"type": "object", "properties": {"command": {"type": "string"}, "path": {"type": "string"}}}}],
+ "turns": [{"user": "Add the instruction decoder.", "steps": [
+    {"text": "Let me read the module.", "calls": [{"id": "call_0001", "name": "str_replace_editor", "args": {"command": "view", "path": "/workspace/a.py"}, "output": %[1]q}]},
+    {"text": "And the next one.", "calls": [{"id": "call_0002", "name": "str_replace_editor", "args": {"command": "view", "path": "/workspace/b.py"}, "output": %[1]q}]},
+    {"text": "And the tests.", "calls": [{"id": "call_0003", "name": "str_replace_editor", "args": {"command": "view", "path": "/workspace/c.py"}, "output": %[1]q}]},
+    {"text": "Once more.", "calls": [{"id": "call_0004", "name": "str_replace_editor", "args": {"command": "view", "path": "/workspace/d.py"}, "output": %[1]q}]}
+  ], "final": "Done."}]}`, out)
+	tr, err := ParseTrace([]byte(data))
+	require.NoError(t, err)
+	tr.File = "large-result.json"
+	cfg := Config{Name: "transcript", Window: 16_000, Options: []contextguard.AgentOption{contextguard.WithSummaryForm(contextguard.SummaryFormTranscript)}}
+	s, err := Replay(context.Background(), tr, cfg)
+	require.NoError(t, err)
+	require.Empty(t, s.Errors)
+	require.NotEmpty(t, s.Recording.Summarizer, "the session compacts")
+	in := newRequestView(s.Recording.Summarizer[0].Contents, s.Recording.Summarizer[0].System)
+	assert.Contains(t, in.text, "bytes omitted ...]", "the result reaches the summarizer cut to an excerpt")
+	assert.NotContains(t, in.text, out, "not whole")
+
+	a := s.Account()
+	assert.Zero(t, a.Lost, "%v", a.Losses)
+	assert.Positive(t, a.Summarized)
+	assert.Positive(t, a.Events)
+	assert.Empty(t, a.Unshrunk)
+}
