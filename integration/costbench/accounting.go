@@ -40,11 +40,16 @@ type AgentCall struct {
 // SummarizerCall is one summarizer request: its contents and system
 // instruction, and Before, the index of the first agent request the model
 // received after the call finished (its summary could serve that one and
-// the later ones).
+// the later ones). Tag, when set, is a text the call's summary starts with
+// and no other summary holds: the call then counts for a request only if
+// its summary reached it, in the request or folded into the input of a
+// summarizer call whose summary did. Without a tag, any call finished
+// before the request counts.
 type SummarizerCall struct {
 	Contents []*genai.Content
 	System   *genai.Content
 	Before   int
+	Tag      string
 }
 
 // EventMark is one compaction the guard reported (WithOnCompaction) and the
@@ -190,12 +195,12 @@ type ledger struct {
 // contentRecord is one content's history.
 type contentRecord struct {
 	c *genai.Content
-	// summarized and listed are set once a summarizer input finished
-	// before a request held it (listed: a mechanical list covered it).
-	summarized, listed bool
-	// checked is how many of the ledger's summarizer inputs were searched
-	// for it.
-	checked int
+	// listed is set once a summarizer input finished before a request
+	// listed it mechanically.
+	listed bool
+	// in says, for each summarizer input searched for the content,
+	// whether it held it.
+	in map[int]bool
 	// lastSeen is the last request that held it (-1 for none); fate its
 	// fate at the last request; lost that some request missed it.
 	lastSeen int
@@ -210,6 +215,8 @@ type summarizerInput struct {
 	// listedBelow is how many of the conversation's first contents the
 	// input lists mechanically ("first N messages, listed mechanically").
 	listedBelow int
+	// folds are the inputs whose summaries this input holds (tagged).
+	folds []int
 }
 
 func newLedger(rec Recording) *ledger {
@@ -220,7 +227,45 @@ func newLedger(rec Recording) *ledger {
 		l.inputs = append(l.inputs, in)
 	}
 	slices.SortStableFunc(l.inputs, func(a, b summarizerInput) int { return a.call.Before - b.call.Before })
+	for i := range l.inputs {
+		l.inputs[i].folds = l.tagsIn(l.inputs[i].view.text, i)
+	}
 	return l
+}
+
+// tagsIn returns the inputs before the nth whose tags text holds.
+func (l *ledger) tagsIn(text string, n int) []int {
+	var out []int
+	for j := range l.inputs[:n] {
+		if tag := l.inputs[j].call.Tag; tag != "" && strings.Contains(text, tag) {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// serving returns, for a request whose texts are text, the summarizer
+// inputs that count for it among those finished before it (the first n):
+// untagged ones, and the tagged ones whose summary it holds, directly or
+// through the inputs that folded it in.
+func (l *ledger) serving(text string, n int) map[int]bool {
+	out := map[int]bool{}
+	var todo []int
+	for j := range l.inputs[:n] {
+		if tag := l.inputs[j].call.Tag; tag == "" || strings.Contains(text, tag) {
+			todo = append(todo, j)
+		}
+	}
+	for len(todo) > 0 {
+		j := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if out[j] {
+			continue
+		}
+		out[j] = true
+		todo = append(todo, l.inputs[j].folds...)
+	}
+	return out
 }
 
 // listedPattern is the heading of the fallback's list of a span's oldest
@@ -251,6 +296,11 @@ func (l *ledger) request(k int) {
 	for _, h := range fallbackHeadings {
 		fallback = fallback || strings.Contains(sent.text, h)
 	}
+	finished := 0
+	for finished < len(l.inputs) && l.inputs[finished].call.Before <= k {
+		finished++
+	}
+	serving := l.serving(sent.text, finished)
 	// firstKept is the first content of the conversation the request
 	// holds verbatim: a fallback summary lists what comes before it.
 	firstKept := len(r.Raw)
@@ -258,7 +308,7 @@ func (l *ledger) request(k int) {
 		rec := l.record(i, c)
 		fate := sent.place(c)
 		if fate == FateLost {
-			fate = l.fromSummaries(rec, i, k)
+			fate = l.fromSummaries(rec, i, finished, serving)
 		}
 		if fate == FateKept && i < firstKept {
 			firstKept = i
@@ -292,21 +342,32 @@ func (l *ledger) record(i int, c *genai.Content) *contentRecord {
 	return rec
 }
 
-// fromSummaries is the fate of content i (rec), which request k does not
-// hold: in a summarizer input finished before the request, or listed by
-// one.
-func (l *ledger) fromSummaries(rec *contentRecord, i, k int) Fate {
-	for ; rec.checked < len(l.inputs) && l.inputs[rec.checked].call.Before <= k; rec.checked++ {
-		in := &l.inputs[rec.checked]
-		if in.view.place(rec.c) != FateLost || in.view.excerpts(rec.c) {
-			rec.summarized = true
-		}
+// fromSummaries is the fate of content i (rec), which the request does
+// not hold: in the input of a summarizer call that serves it (serving,
+// among the first finished inputs), or listed mechanically by one finished
+// before it.
+func (l *ledger) fromSummaries(rec *contentRecord, i, finished int, serving map[int]bool) Fate {
+	if rec.in == nil {
+		rec.in = map[int]bool{}
+	}
+	summarized := false
+	for j := range l.inputs[:finished] {
+		in := &l.inputs[j]
 		if i < in.listedBelow {
 			rec.listed = true
 		}
+		if !serving[j] || summarized {
+			continue
+		}
+		held, ok := rec.in[j]
+		if !ok {
+			held = in.view.place(rec.c) != FateLost || in.view.excerpts(rec.c)
+			rec.in[j] = held
+		}
+		summarized = held
 	}
 	switch {
-	case rec.summarized:
+	case summarized:
 		return FateSummarized
 	case rec.listed:
 		return FateListed
@@ -314,19 +375,29 @@ func (l *ledger) fromSummaries(rec *contentRecord, i, k int) Fate {
 	return FateLost
 }
 
-// describeLoss says what content rec is and where it was last seen.
+// describeLoss says what content rec is, where it was last seen, and
+// which summarizer inputs finished before request k held it.
 func (l *ledger) describeLoss(rec *contentRecord, k int) string {
 	before := 0
-	for _, in := range l.inputs {
-		if in.call.Before <= k {
-			before++
+	var held []string
+	for j, in := range l.inputs {
+		if in.call.Before > k {
+			continue
+		}
+		before++
+		if in.view.place(rec.c) != FateLost || in.view.excerpts(rec.c) {
+			held = append(held, strconv.Itoa(j))
 		}
 	}
 	seen := "never in a request"
 	if rec.lastSeen >= 0 {
 		seen = "last in request " + strconv.Itoa(rec.lastSeen)
 	}
-	return fmt.Sprintf("%s; %s; %d summarizer inputs finished before request %d", describeContent(rec.c), seen, before, k)
+	in := "none held it"
+	if len(held) > 0 {
+		in = "held by input " + strings.Join(held, ", ") + ", whose summary did not reach the request"
+	}
+	return fmt.Sprintf("%s; %s; %d summarizer inputs finished before request %d, %s", describeContent(rec.c), seen, before, k, in)
 }
 
 // describeContent names a content: its role and each part's kind and size.

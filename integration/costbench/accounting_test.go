@@ -75,6 +75,12 @@ func summarizerInputOf(transcript string, before int) SummarizerCall {
 	return SummarizerCall{Contents: []*genai.Content{userText("Summarize the conversation below.\n" + transcript)}, Before: before}
 }
 
+// tagged is c with the tag its summary starts with.
+func tagged(c SummarizerCall, tag string) SummarizerCall {
+	c.Tag = tag
+	return c
+}
+
 func TestAccount(t *testing.T) {
 	const resultBytes = 19_368 // sweplay-1's call_0003
 	ask := userText("Add the instruction decoder.")
@@ -106,6 +112,23 @@ func TestAccount(t *testing.T) {
 			sent:       []*genai.Content{summary, step2, result2},
 			summarizer: []SummarizerCall{summarizerInputOf(transcriptOf(6_000, ask, step1, result1), 1)},
 			want:       Accounting{Contents: 5, Kept: 2, Summarized: 3}},
+		{name: "a summary that reached the request counts for what its input held",
+			sent:       []*genai.Content{userText("[summary 1] the instruction module was read."), step2, result2},
+			summarizer: []SummarizerCall{tagged(summarizerInputOf(transcriptOf(6_000, ask, step1, result1), 1), "[summary 1]")},
+			want:       Accounting{Contents: 5, Kept: 2, Summarized: 3}},
+		{name: "a summary that did not reach the request (a prepared one left unused) does not count",
+			sent: []*genai.Content{userText("[summary 2] the user asked for a decoder."), step2, result2},
+			summarizer: []SummarizerCall{
+				tagged(summarizerInputOf(transcriptOf(6_000, ask, step1, result1), 1), "[summary 1]"),
+				tagged(summarizerInputOf(transcriptOf(6_000, ask), 1), "[summary 2]")},
+			want: Accounting{Contents: 5, Kept: 2, Summarized: 1, Lost: 2},
+			lost: "held by input 0, whose summary did not reach the request"},
+		{name: "a summary folded into a later summary's input reaches the request with it",
+			sent: []*genai.Content{userText("[summary 2] the tests pass."), result2},
+			summarizer: []SummarizerCall{
+				tagged(summarizerInputOf(transcriptOf(6_000, ask, step1, result1), 1), "[summary 1]"),
+				tagged(summarizerInputOf("Previous summary: [summary 1] the module was read.\n"+transcriptOf(6_000, step2), 1), "[summary 2]")},
+			want: Accounting{Contents: 5, Kept: 1, Summarized: 4}},
 		{name: "a summarizer input finished after the request does not count",
 			sent:       []*genai.Content{summary, step2, result2},
 			summarizer: []SummarizerCall{summarizerInputOf(transcriptOf(6_000, ask, step1, result1), 2)},

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -63,18 +64,26 @@ type Config struct {
 
 // Configs returns the configurations of the table: the threshold strategy
 // (default), with tool-result pruning, and the sliding window with pruning,
-// each at 32k and 128k.
+// each at 32k and 128k; then, at 32k, pruning with a model that reports no
+// usage metadata, and the default with the summarizer asked in the
+// transcript form (as a summarizer on another model is), whose excerpts the
+// accounting must recognise.
 func Configs() []Config {
 	var out []Config
+	pruning := []contextguard.AgentOption{contextguard.WithToolResultPruning(0)}
 	for _, w := range []int{32_000, 128_000} {
 		out = append(out,
 			Config{Name: "default", Window: w},
-			Config{Name: "pruning", Window: w, Options: []contextguard.AgentOption{contextguard.WithToolResultPruning(0)}},
+			Config{Name: "pruning", Window: w, Options: pruning},
 			Config{Name: "sliding + pruning", Window: w, Options: []contextguard.AgentOption{
 				contextguard.WithSlidingWindow(0), contextguard.WithToolResultPruning(0)}},
 		)
 	}
-	return out
+	return append(out,
+		Config{Name: "pruning, no usage metadata", Window: 32_000, Options: pruning, NoUsage: true},
+		Config{Name: "default, transcript form", Window: 32_000, Options: []contextguard.AgentOption{
+			contextguard.WithSummaryForm(contextguard.SummaryFormTranscript)}},
+	)
 }
 
 // Session is what one replay captured.
@@ -209,6 +218,8 @@ type replayModel struct {
 	rec      Recording
 	raw      []*genai.Content
 	eventsAt int
+	// tags counts the summaries tagged (summaryTag).
+	tags int
 }
 
 var _ model.LLM = (*replayModel)(nil)
@@ -332,11 +343,36 @@ func (m *replayModel) summarize(ctx context.Context, req *model.LLMRequest, stre
 			m.rec.Summarizer = append(m.rec.Summarizer, call)
 		}()
 		for resp, err := range answer {
+			if err == nil && resp != nil && resp.Content != nil && len(resp.Content.Parts) > 0 {
+				m.mu.Lock()
+				m.tags++
+				call.Tag = summaryTag(m.tags)
+				m.mu.Unlock()
+				resp.Content.Parts[0].Text = tagSummary(resp.Content.Parts[0].Text, call.Tag)
+			}
 			if !yield(resp, err) {
 				return
 			}
 		}
 	}
+}
+
+// summaryTag names the nth summary of a session.
+func summaryTag(n int) string { return "[summary " + strconv.Itoa(n) + "]" }
+
+// tagSummary writes tag over the start of summary, so the summary keeps
+// its length and names the call that wrote it: the accounting then tells
+// which summaries reached a request (directly, or folded into a later
+// one's input).
+func tagSummary(summary, tag string) string {
+	if len(summary) <= len(tag) {
+		return tag
+	}
+	cut := len(tag)
+	for cut < len(summary) && !utf8.RuneStart(summary[cut]) {
+		cut++
+	}
+	return tag + summary[cut:]
 }
 
 // nextLocked returns the response to the turn's next agent request: its
