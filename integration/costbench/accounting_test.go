@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/adk-contextguard/contextguard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tiktoken-go/tokenizer"
 	"google.golang.org/genai"
 )
 
@@ -230,4 +233,84 @@ func TestReplay_LargeResultIsSummarizedAsAnExcerpt(t *testing.T) {
 	assert.Positive(t, a.Summarized)
 	assert.Positive(t, a.Events)
 	assert.Empty(t, a.Unshrunk)
+}
+
+// loadTrace returns the recorded session named file, or skips the test
+// without the recorded sessions (a failure in CI, which has them).
+func loadTrace(t *testing.T, file string) *Trace {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(tracesDir(), file))
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the recorded agent sessions are missing (%v): CI must provide them", err)
+		}
+		t.Skipf("no recorded session %s (%v); set -traces or CONTEXTGUARD_TRACES", file, err)
+	}
+	tr, err := ParseTrace(data)
+	require.NoError(t, err)
+	tr.File = file
+	return tr
+}
+
+// TestReplay_Sweplay1FirstCompaction is the case an outside accounting
+// could not place: sweplay-1 at 32k, counted with the exact o200k
+// tokenizer, whose first compaction leaves out of its request the
+// 19,368-byte response to call_0003 (content 6). The guard had put it in
+// the compaction's summarizer input (prepared while the tools ran): as the
+// function response itself in the cached form, as a 6,000-byte head and
+// tail excerpt ("[... 13368 bytes omitted ...]") in the transcript form. A
+// check that looks for the result's text whole, or as JSON writes it (its
+// head holds tabs and quotes), finds it in neither; this accounting places
+// it, and finds nothing lost.
+func TestReplay_Sweplay1FirstCompaction(t *testing.T) {
+	tr := loadTrace(t, "sweplay-1.json")
+	codec, err := tokenizer.Get(tokenizer.O200kBase)
+	require.NoError(t, err)
+	exact := contextguard.TokenCounterFunc(func(s string) int {
+		n, _ := codec.Count(s)
+		return n
+	})
+	for _, form := range []contextguard.SummaryForm{contextguard.SummaryFormCached, contextguard.SummaryFormTranscript} {
+		t.Run(string(form), func(t *testing.T) {
+			cfg := Config{Name: string(form), Window: 32_000, Options: []contextguard.AgentOption{
+				contextguard.WithTokenCounter(exact), contextguard.WithSummaryForm(form)}}
+			s, err := Replay(context.Background(), tr, cfg)
+			require.NoError(t, err)
+			require.Empty(t, s.Errors)
+			rec := s.Recording
+			require.NotEmpty(t, rec.Events, "the session compacts")
+			first := rec.Events[0].Before
+			require.Less(t, first, len(rec.Agent))
+			raw := rec.Agent[first].Raw
+			require.Greater(t, len(raw), 6)
+			result := raw[6]
+			require.Len(t, result.Parts, 1)
+			fr := result.Parts[0].FunctionResponse
+			require.NotNil(t, fr, "content 6 is a tool result")
+			require.Equal(t, "call_0003", fr.ID)
+			require.Len(t, responseText(fr), 19_368)
+
+			sent := newRequestView(rec.Agent[first].Sent, nil)
+			assert.Equal(t, FateLost, sent.place(result), "the first compaction's request leaves it out")
+			var in *SummarizerCall
+			for i := range rec.Summarizer {
+				if rec.Summarizer[i].Before <= first {
+					in = &rec.Summarizer[i]
+				}
+			}
+			require.NotNil(t, in, "a summarizer call finished before the request")
+			view := newRequestView(in.Contents, in.System)
+			if form == contextguard.SummaryFormCached {
+				assert.Equal(t, FateKept, view.place(result), "the cached form holds the result itself")
+			} else {
+				assert.Contains(t, view.text, "[... 13368 bytes omitted ...]", "the transcript holds an excerpt, and says so")
+				assert.True(t, view.excerpts(result), "the excerpt is recognised")
+			}
+			assert.NotContains(t, view.text, responseText(fr), "the result's text is not in the input whole")
+
+			a := s.Account()
+			assert.Zero(t, a.Lost, "%v", a.Losses)
+			assert.Empty(t, a.Unshrunk)
+		})
+	}
 }
