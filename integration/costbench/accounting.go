@@ -121,8 +121,10 @@ type Accounting struct {
 	Losses []Loss
 	// Events counts the compaction events that precede a request and were
 	// applied (not Discarded); Unshrunk those whose request did not shrink.
-	Events   int
-	Unshrunk []Unshrunk
+	// Discarded counts the events that say their compaction was not
+	// applied (CompactionEvent.Discarded), which are not checked.
+	Events, Discarded int
+	Unshrunk          []Unshrunk
 }
 
 // Named sets the session of a's losses and unshrunk events.
@@ -148,6 +150,7 @@ func (a *Accounting) Add(o Accounting) {
 	a.Lost += o.Lost
 	a.Losses = append(a.Losses, o.Losses...)
 	a.Events += o.Events
+	a.Discarded += o.Discarded
 	a.Unshrunk = append(a.Unshrunk, o.Unshrunk...)
 }
 
@@ -161,10 +164,13 @@ func Account(rec Recording) Accounting {
 	}
 	l.close(&a)
 	for i, m := range rec.Events {
-		if m.Event.Discarded || m.Before >= len(rec.Agent) {
-			// A discarded compaction says it was not applied; one after the
-			// session's last request precedes none.
+		if m.Event.Discarded {
+			// It says it was not applied: the request is sent as it was.
+			a.Discarded++
 			continue
+		}
+		if m.Before >= len(rec.Agent) {
+			continue // after the session's last request: it precedes none
 		}
 		a.Events++
 		r := rec.Agent[m.Before]

@@ -196,6 +196,7 @@ func TestAccount_EventsShrinkTheirRequest(t *testing.T) {
 	}
 	got := Account(rec)
 	assert.Equal(t, 2, got.Events, "the discarded event and the one after the last request are not checked")
+	assert.Equal(t, 1, got.Discarded)
 	require.Len(t, got.Unshrunk, 1)
 	assert.Equal(t, Unshrunk{Request: 1, EventIndex: 0, Event: "strategy tool_result_pruning, reason tokens, ran between_turns, 23297 -> 14840 tokens", Raw: 21_115, Sent: 21_115}, got.Unshrunk[0])
 	assert.True(t, got.Failed())

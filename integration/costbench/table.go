@@ -73,13 +73,13 @@ func WriteTable(w io.Writer, rows []Row) error {
 // every loss and every event whose request did not shrink, one line each.
 func WriteAccounting(w io.Writer, rows []Row) error {
 	var b strings.Builder
-	b.WriteString("| configuration | window | contents | kept | pruned | summarized | listed | lost | compaction events | events without a smaller request |\n")
+	b.WriteString("| configuration | window | contents | kept | pruned | summarized | listed | lost | compaction events (discarded) | events without a smaller request |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		a := r.Accounting
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d |\n",
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d (%d) | %d |\n",
 			r.Config.Name, windowName(r.Config.Window), a.Contents, a.Kept, a.Pruned, a.Summarized, a.Listed, a.Lost,
-			a.Events, len(a.Unshrunk))
+			a.Events, a.Discarded, len(a.Unshrunk))
 	}
 	for _, r := range rows {
 		name := r.Config.Name + " " + windowName(r.Config.Window)
