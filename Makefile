@@ -89,8 +89,12 @@ integration:
 ## cost: the cost benchmark on real sessions (README.md, Developing): every
 ## recorded agent session of ../shared/agent-traces beside the repository
 ## root (or CONTEXTGUARD_TRACES) replayed through ADK v1's runner with the
-## guard at each configuration and window, printed as one table. Skipped
-## with a message when the sessions are absent, a failure in CI (CI=true).
+## guard at each configuration and window, printed as one table, then the
+## accounting of every content (kept, pruned, summarized, listed, lost) and
+## of every compaction event (its request smaller than ADK's), each loss in
+## detail. Skipped with a message when the sessions are absent; in CI
+## (CI=true) that, a lost content or an event without a smaller request
+## fails it.
 ## COST_FLAGS go to the benchmark, e.g. make cost COST_FLAGS=-sessions for a
 ## row per session, or -max-requests=N to cap each session's model calls.
 COST_FLAGS ?=

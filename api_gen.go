@@ -467,6 +467,12 @@ type CompactionDecision = core.CompactionDecision
 //		// Ran says how the compaction ran: inline in the model call that needed
 //		// it, from a summary prepared while tools ran, or between two turns.
 //		Ran CompactionRun
+//		// Prepared reports that the summary was written in the background
+//		// while an earlier step's tools ran (WithPreparedSummaries), whether the
+//		// compaction then ran in a model call (Ran is RanPrepared) or between
+//		// two turns (Ran is RanBetweenTurns): Ran says when the compaction was
+//		// made, Prepared where its summary came from.
+//		Prepared bool
 //		// Waited is how long the model call waited for the compaction: all of
 //		// Duration when it ran inline, what was left of a prepared summary, 0
 //		// between turns.
@@ -497,10 +503,13 @@ type CompactionRun = core.CompactionRun
 const (
 	// RanInline: in the model call that needed it, which waited for it.
 	RanInline CompactionRun = core.RanInline
-	// RanPrepared: from a summary written in the background while the
-	// previous step's tools ran; the call waited only for what was left.
+	// RanPrepared: in a model call, from a summary written in the
+	// background while the previous step's tools ran; the call waited only
+	// for what was left.
 	RanPrepared CompactionRun = core.RanPrepared
-	// RanBetweenTurns: after a run ended, before the next one started.
+	// RanBetweenTurns: after a run ended, before the next one started,
+	// whether its summary was written then or prepared while the run's
+	// tools ran (CompactionEvent.Prepared).
 	RanBetweenTurns CompactionRun = core.RanBetweenTurns
 )
 

@@ -198,6 +198,12 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 	mem.compactedBetweenTurns = true
 	sio.save(delta, prev, next)
 	sio.set(delta, keyPrefix, in.storedPrefix, "")
+	if next.realTokens == 0 {
+		// The provider's counts were of the request before: no response
+		// follows a compaction between turns to replace its cached count,
+		// so Usage would show it beside a count of 0.
+		sio.set(delta, keyCachedTokens, sio.num(end.State, keyCachedTokens), 0)
+	}
 	return s.event, delta
 }
 
@@ -228,7 +234,7 @@ func (g *Guard) betweenTurnsCall(c Call, end RunEnd, sess *sessionEntry) (in cal
 	prev := sio.load(end.State)
 	prev.request = sio.requestAt(end.State, mem.requestKey)
 	if prev.request.pending || prev.compactNext != 0 || mem.overflow != nil ||
-		(mem.compacted != nil && mem.compacted.compactions > prev.compactions) {
+		mem.compactedAhead(prev) {
 		// A requested compaction, the output-limit stop and overflow
 		// recovery run in the next model call (README, Compaction between
 		// turns); so does a compaction the state does not show yet.
@@ -335,6 +341,16 @@ func (t *turn) ran() CompactionRun {
 		return RanBetweenTurns
 	}
 	return RanInline
+}
+
+// preparedRan is how a compaction from a prepared summary runs: between
+// turns once the run has ended (CompactionEvent.Prepared then says where its
+// summary came from), else in the model call (RanPrepared).
+func (t *turn) preparedRan() CompactionRun {
+	if t.betweenTurns {
+		return RanBetweenTurns
+	}
+	return RanPrepared
 }
 
 // waited is how long the model call waited for a compaction that took d:

@@ -394,3 +394,174 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// toolStepsNearTrigger is a turn of tool steps, each a call and a result
+// of stepTokens, whose request stays under the trigger while the next
+// turn's first request (the final response and a message like the user's
+// added, with betweenTurnsMargin) would reach it unpruned.
+func toolStepsNearTrigger(t *testing.T, final *genai.Content, ask string, stepTokens int) []*genai.Content {
+	t.Helper()
+	lim := newLimits(betweenTurnsWindow)
+	cal := newCalibration(guardState{}, testEst)
+	raw := []*genai.Content{userMsg(ask)}
+	for i := range 40 {
+		next := append(append(append([]*genai.Content(nil), raw...), final), userMsg(ask))
+		if scaleSat(cal.count(requestTokens(testEst, engineReq(request(next...)))), betweenTurnsMargin) > lim.threshold {
+			require.LessOrEqual(t, cal.count(requestTokens(testEst, engineReq(request(raw...)))), lim.threshold, "test setup: the run's own request stays under the trigger")
+			return raw
+		}
+		raw = append(raw, callMsg("read_file", map[string]any{"path": fmt.Sprintf("f%d.go", i)}),
+			respMsg("read_file", map[string]any{"content": fmt.Sprintf("STEP-%d ", i) + fillerOf(stepTokens, i)}))
+	}
+	t.Fatal("test setup: no history reaches the trigger")
+	return nil
+}
+
+// prunedResults counts the function responses of cs that hold a pruning
+// placeholder.
+func prunedResults(cs []*genai.Content) int {
+	n := 0
+	for _, c := range cs {
+		for _, p := range c.Parts {
+			if p != nil && p.FunctionResponse != nil && p.FunctionResponse.Response[prunedKey] != nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// TestBetweenTurns_PruningReachesTheNextRequest: a run ends near the
+// trigger with old tool results that pruning alone takes back under it.
+// The compaction between turns is that pruning pass, reported to the hook;
+// the next run's first request carries it (the results pruned, no second
+// compaction), whether its frontier reaches that request through the
+// session service or from the guard's memory of the session.
+func TestBetweenTurns_PruningReachesTheNextRequest(t *testing.T) {
+	final := modelMsg("FINAL-ANSWER: the files are read.")
+	for _, tc := range []struct {
+		name     string
+		appender *fakeAppender
+	}{
+		{name: "without a session service, from memory"},
+		{name: "persisted with the session service", appender: &fakeAppender{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sum := fixedSummary("SUMMARY of the files read.")
+			var events []CompactionEvent
+			opts := []Option{WithLogger(quietLogger), WithOnCompaction(func(_ context.Context, ev CompactionEvent) { events = append(events, ev) })}
+			if tc.appender != nil {
+				opts = append(opts, WithSessionService(tc.appender))
+			}
+			g := newGuard(NewCrushRegistry(WithRegistryLogger(quietLogger)), opts...)
+			g.addModel("a", sum, WithMaxTokens(betweenTurnsWindow), WithToolResultPruning(1))
+			require.NoError(t, g.Err())
+			ctx := newFakeCtx("a").withUser("read the files")
+			raw := toolStepsNearTrigger(t, final, "read the files", 300)
+			_, err := g.beforeModel(ctx, request(raw...))
+			require.NoError(t, err)
+			require.Empty(t, events, "the run's own request is under the trigger")
+
+			g.AfterRun(ctx, RunEnd{State: ctx.state, Final: final, FinalAuthor: "a", Before: raw[len(raw)-1]})
+
+			require.Len(t, events, 1, "one compaction between turns")
+			ev := events[0]
+			assert.Equal(t, StrategyToolResultPruning, ev.Strategy)
+			assert.Equal(t, RanBetweenTurns, ev.Ran)
+			assert.Less(t, ev.TokensAfter, ev.TokensBefore)
+			assert.Zero(t, sum.Calls(), "pruning calls no summarizer")
+			if tc.appender != nil {
+				require.Len(t, tc.appender.deltas, 1)
+				for k, v := range tc.appender.deltas[0] {
+					require.NoError(t, ctx.state.Set(k, v))
+				}
+			}
+
+			next := ctx.withUser("now summarize them")
+			nextReq := request(append(append(append([]*genai.Content(nil), raw...), final), next.user)...)
+			_, err = g.beforeModel(next, nextReq)
+			require.NoError(t, err)
+			assert.Len(t, events, 1, "the next request is not compacted again")
+			assert.Positive(t, prunedResults(nextReq.Contents), "the pruning reported between turns reaches the next request")
+			assert.Equal(t, prunedResults(nextReq.Contents), ctx.getInt(keyPruneFrontier), "every step up to the frontier pruned")
+		})
+	}
+}
+
+// TestBetweenTurns_PreparedSummaryRunsBetweenTurns: a summary prepared
+// while the run's last tools ran serves the compaction made once the run
+// ends. The event says when it ran (between turns: no model call waited)
+// and, apart, that its summary was prepared; so does the log line.
+func TestBetweenTurns_PreparedSummaryRunsBetweenTurns(t *testing.T) {
+	baseline := runtime.NumGoroutine()
+	logs := &logBuffer{}
+	s := newToolSession(t, newCtl(gateAnswer), WithLogger(logs.logger()))
+	// Steps until a summary is being prepared while the step's tool runs;
+	// that tool's result is small, so the run's last request stays under
+	// the trigger.
+	for range 40 {
+		s.request(t)
+		call := s.answer(t)
+		if p := s.prepared(); p != nil {
+			s.appendResult(call, 10)
+			waitUntil(t, "the prepared summary is written", p.ready)
+			break
+		}
+		s.appendResult(call, s.stepTokens)
+	}
+	require.NotNil(t, s.prepared(), "test setup: a summary is prepared")
+	ran := s.request(t)
+	require.Empty(t, s.events, "test setup: the run's last request is under the trigger")
+	require.NotNil(t, s.prepared(), "test setup: the prepared summary outlives the run's last request")
+	final := modelMsg("FINAL-ANSWER: the build is fixed.")
+	_, err := s.g.afterModel(s.ctx, &Response{Content: final}, nil)
+	require.NoError(t, err)
+
+	s.g.AfterRun(s.ctx, RunEnd{State: s.ctx.state, Final: final, FinalAuthor: "a", Before: ran.Contents[len(ran.Contents)-1]})
+
+	require.NotEmpty(t, s.events)
+	ev := s.events[len(s.events)-1]
+	assert.Equal(t, RanBetweenTurns, ev.Ran, "made between turns")
+	assert.True(t, ev.Prepared, "from the summary prepared while the tools ran")
+	assert.Zero(t, ev.Waited, "no model call waited for it")
+	assert.Contains(t, logs.String(), "ran=between_turns prepared=true")
+	s.finish(t, baseline)
+}
+
+// TestBetweenTurns_UsageResetsTheProviderCounts: after a compaction
+// between turns, Usage shows the compacted request's count with neither
+// the provider's count nor its cached count of the request before it.
+func TestBetweenTurns_UsageResetsTheProviderCounts(t *testing.T) {
+	final := modelMsg("FINAL-ANSWER: the failing test is fixed.")
+	app := &fakeAppender{}
+	logs := &logBuffer{}
+	g := newGuard(NewCrushRegistry(WithRegistryLogger(quietLogger)), WithLogger(logs.logger()), WithSessionService(app))
+	g.addModel("a", fixedSummary("SUMMARY of the fix so far."), WithMaxTokens(betweenTurnsWindow))
+	require.NoError(t, g.Err())
+	ctx := newFakeCtx("a").withUser("fix the failing test")
+	raw := nearTrigger(t, final, "fix the failing test")
+	_, err := g.beforeModel(ctx, request(raw...))
+	require.NoError(t, err)
+	// The provider counts what the guard counted: nothing to learn.
+	prompt := ctx.getInt(keyLastTokens)
+	_, err = g.afterModel(ctx, &Response{Content: final, UsageMetadata: &genai.GenerateContentResponseUsageMetadata{
+		PromptTokenCount: int32(prompt), CachedContentTokenCount: int32(prompt / 2)}}, nil)
+	require.NoError(t, err)
+	before, err := g.UsageFromState(ctx.state, "a")
+	require.NoError(t, err)
+	require.Equal(t, prompt/2, before.CachedTokens, "test setup: the provider's cached count is recorded")
+	require.Positive(t, before.ProviderTokens, "test setup: the provider's count is believed")
+
+	g.AfterRun(ctx, RunEnd{State: ctx.state, Final: final, FinalAuthor: "a", Before: raw[len(raw)-1]})
+
+	require.Len(t, app.deltas, 1, "a compaction between turns is persisted: %s", logs.String())
+	for k, v := range app.deltas[0] {
+		require.NoError(t, ctx.state.Set(k, v))
+	}
+	after, err := g.UsageFromState(ctx.state, "a")
+	require.NoError(t, err)
+	assert.Equal(t, 1, after.Compactions)
+	assert.Less(t, after.Tokens, before.Tokens, "the compacted request's count")
+	assert.Zero(t, after.ProviderTokens)
+	assert.Zero(t, after.CachedTokens, "reset with ProviderTokens")
+}

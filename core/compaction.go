@@ -304,7 +304,7 @@ func compactedState(t *turn, c *compaction, o outcome) guardState {
 	// A prepared summary's request past the trigger holds the step the
 	// summary kept verbatim, not a part no summary can shrink: it sets no
 	// floor, and the next request compacts again (preparedFits).
-	if o.newCount > t.lim.threshold && c.ev.Ran != RanPrepared {
+	if o.newCount > t.lim.threshold && !c.ev.Prepared {
 		if t.prev.floor == 0 {
 			t.log().Warn("contextguard: the compacted request is still over the threshold; its irreducible part is too large, so the guard will not compact again until the conversation grows",
 				"tokens_after", o.newCount, "threshold", t.lim.threshold, "window", t.lim.window)
@@ -337,7 +337,7 @@ func (g *Guard) reportCompaction(t *turn, c *compaction, o outcome) (CompactionE
 	ev.TokensAfter = o.newCount
 	ev.Summary = o.summary
 	ev.Duration = g.clock.Now().Sub(c.start)
-	if ev.Ran == RanPrepared {
+	if ev.Prepared {
 		// Waited is what the call waited for (compactPrepared).
 		ev.Duration += c.summarizing
 	} else {
@@ -354,7 +354,7 @@ func (g *Guard) reportCompaction(t *turn, c *compaction, o outcome) (CompactionE
 		"reason", ev.Reason, "contents_summarized", ev.ContentsSummarized, "kept_contents", len(o.contents)-1,
 		"summarizer_model", summarizerModel(t.cfg.summarizer), "summarizer_calls", ev.SummarizerCalls,
 		"rolling_calls", ev.RollingCalls, "summary_form", ev.SummaryForm, "fallback", ev.Fallback, "duration_ms", ev.Duration.Milliseconds(),
-		"ran", ev.Ran, "waited_ms", ev.Waited.Milliseconds(), "inline_reason", ev.InlineReason,
+		"ran", ev.Ran, "prepared", ev.Prepared, "waited_ms", ev.Waited.Milliseconds(), "inline_reason", ev.InlineReason,
 		"prefix_kept_tokens", ev.PrefixKeptTokens, "invalidated_tokens", ev.InvalidatedTokens)
 	return ev, err
 }

@@ -155,6 +155,19 @@ func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stat
 	return prev
 }
 
+// compactedAhead reports whether the compaction the record holds
+// (m.compacted) is one the session state prev does not: a compaction prev
+// has not counted, or, made between turns, a pruning frontier past prev's
+// (a pruning pass reported as a compaction, prunedAtTrigger, counts none).
+func (m *agentMemory) compactedAhead(prev guardState) bool {
+	c := m.compacted
+	if c == nil {
+		return false
+	}
+	return c.compactions > prev.compactions ||
+		(m.compactedBetweenTurns && c.compactions == prev.compactions && c.pruneFrontier > prev.pruneFrontier)
+}
+
 // reapplyCompaction applies the compaction the agent's record holds and
 // the session state does not (m.compacted: one whose state delta was lost
 // with a failed model call, or one made between turns), when req still
@@ -162,13 +175,17 @@ func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stat
 // the state has it, or something newer.
 func (g *Guard) reapplyCompaction(call Call, cfg *Agent, m *agentMemory, st State, sio stateIO, req *Request, prev guardState) guardState {
 	c := m.compacted
-	if c.compactions <= prev.compactions {
+	if !m.compactedAhead(prev) {
 		m.compacted = nil
 		return prev
 	}
-	if w, _, _, _ := locateCut(req.Contents, *c, fingerprint, req.Coverage); w == 0 {
-		m.compacted = nil
-		return prev
+	if c.compactions > prev.compactions {
+		// A summary applies only where its cut is found; a pruning
+		// frontier applies to any request, whose tool steps it numbers.
+		if w, _, _, _ := locateCut(req.Contents, *c, fingerprint, req.Coverage); w == 0 {
+			m.compacted = nil
+			return prev
+		}
 	}
 	msg := "contextguard: the state of the last compaction was lost with a failed model call; reusing its summary"
 	if m.compactedBetweenTurns {

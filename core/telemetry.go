@@ -108,6 +108,7 @@ func (t *telemetry) endCompaction(ctx context.Context, span trace.Span, ev Compa
 		attribute.String("contextguard.strategy", string(ev.Strategy)),
 		attribute.Bool("contextguard.fallback", ev.Fallback),
 		attribute.String("contextguard.ran", string(ev.Ran)),
+		attribute.Bool("contextguard.prepared", ev.Prepared),
 	)
 	t.compactions.Add(ctx, 1, attrs)
 	if ev.Fallback {

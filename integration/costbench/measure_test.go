@@ -135,3 +135,15 @@ func TestWriteTable(t *testing.T) {
 	// no summarizer request, so no share of one read from cache.
 	assert.Contains(t, buf.String(), "| default | 32k | 2 + 0 | 36.4% | 0 (0.00% of tokens) | – | 0.832 (0.832) | 0.727 (0.727) | 0 (0) |")
 }
+
+func TestWriteAccounting(t *testing.T) {
+	a := Accounting{Contents: 5, Kept: 2, Summarized: 2, Lost: 1, Events: 3, Discarded: 1,
+		Losses:   []Loss{{Session: "s.json", Request: 9, Content: 6, What: "user: the 19368-byte response to str_replace_editor call call_0003"}},
+		Unshrunk: []Unshrunk{{Session: "s.json", Request: 12, EventIndex: 0, Event: "strategy tool_result_pruning", Raw: 21_115, Sent: 21_115}}}
+	var buf bytes.Buffer
+	require.NoError(t, WriteAccounting(&buf, []Row{{Config: Config{Name: "pruning", Window: 32_000}, Accounting: a}}))
+	out := buf.String()
+	assert.Contains(t, out, "| pruning | 32k | 5 | 2 | 0 | 2 | 0 | 1 | 3 (1) | 1 |")
+	assert.Contains(t, out, "lost: pruning 32k, s.json, request 9, content 6: user: the 19368-byte response to str_replace_editor call call_0003")
+	assert.Contains(t, out, "not smaller: pruning 32k, s.json, request 12 after event 0 (strategy tool_result_pruning): 21115 tokens sent, 21115 as ADK built it")
+}

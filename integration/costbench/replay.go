@@ -7,6 +7,8 @@ import (
 	"iter"
 	"log/slog"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -55,22 +57,33 @@ type Config struct {
 	Window int
 	// Options are the configuration's agent options, besides the window.
 	Options []contextguard.AgentOption
+	// NoUsage makes the model report no usage metadata: the guard then
+	// has only its own counts.
+	NoUsage bool
 }
 
 // Configs returns the configurations of the table: the threshold strategy
 // (default), with tool-result pruning, and the sliding window with pruning,
-// each at 32k and 128k.
+// each at 32k and 128k; then, at 32k, pruning with a model that reports no
+// usage metadata, and the default with the summarizer asked in the
+// transcript form (as a summarizer on another model is), whose excerpts the
+// accounting must recognise.
 func Configs() []Config {
 	var out []Config
+	pruning := []contextguard.AgentOption{contextguard.WithToolResultPruning(0)}
 	for _, w := range []int{32_000, 128_000} {
 		out = append(out,
 			Config{Name: "default", Window: w},
-			Config{Name: "pruning", Window: w, Options: []contextguard.AgentOption{contextguard.WithToolResultPruning(0)}},
+			Config{Name: "pruning", Window: w, Options: pruning},
 			Config{Name: "sliding + pruning", Window: w, Options: []contextguard.AgentOption{
 				contextguard.WithSlidingWindow(0), contextguard.WithToolResultPruning(0)}},
 		)
 	}
-	return out
+	return append(out,
+		Config{Name: "pruning, no usage metadata", Window: 32_000, Options: pruning, NoUsage: true},
+		Config{Name: "default, transcript form", Window: 32_000, Options: []contextguard.AgentOption{
+			contextguard.WithSummaryForm(contextguard.SummaryFormTranscript)}},
+	)
 }
 
 // Session is what one replay captured.
@@ -84,7 +97,14 @@ type Session struct {
 	Compactions, Inline int
 	// Errors are the errors the runner surfaced.
 	Errors []error
+	// Recording is what the accounting checks (Account).
+	Recording Recording
 }
+
+// Account checks that every content of the session reached each later
+// request or a summarizer input, and that every compaction shrank its
+// request (Account).
+func (s *Session) Account() Accounting { return Account(s.Recording) }
 
 // Stats measures the session against window.
 func (s *Session) Stats(window int) Stats {
@@ -99,6 +119,7 @@ func (s *Session) Stats(window int) Stats {
 // its default LLM summarizer over the agent's own model.
 func Replay(ctx context.Context, tr *Trace, cfg Config) (*Session, error) {
 	m := newReplayModel(tr)
+	m.noUsage = cfg.NoUsage
 	guard := contextguard.New(nil,
 		contextguard.WithOnCompaction(m.compacted),
 		contextguard.WithLogger(slog.New(slog.DiscardHandler)))
@@ -111,6 +132,11 @@ func Replay(ctx context.Context, tr *Trace, cfg Config) (*Session, error) {
 	p, err := guard.Plugin()
 	if err != nil {
 		return nil, fmt.Errorf("costbench: guard: %w", err)
+	}
+	// Before the guard's plugin: the request as ADK built it.
+	rec, err := plugin.New(plugin.Config{Name: "costbench-recorder", BeforeModelCallback: m.built})
+	if err != nil {
+		return nil, fmt.Errorf("costbench: recorder: %w", err)
 	}
 	instruction := tr.System
 	svc := session.InMemoryService()
@@ -144,7 +170,7 @@ func Replay(ctx context.Context, tr *Trace, cfg Config) (*Session, error) {
 		AppName:        appName,
 		Agent:          ag,
 		SessionService: svc,
-		PluginConfig:   runner.PluginConfig{Plugins: []*plugin.Plugin{p}},
+		PluginConfig:   runner.PluginConfig{Plugins: []*plugin.Plugin{rec, p}},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("costbench: runner: %w", err)
@@ -165,7 +191,7 @@ func Replay(ctx context.Context, tr *Trace, cfg Config) (*Session, error) {
 			}
 		}
 	}
-	out.Requests, out.Compactions, out.Inline = m.captured()
+	out.Requests, out.Compactions, out.Inline, out.Recording = m.captured()
 	return out, nil
 }
 
@@ -177,6 +203,8 @@ func Replay(ctx context.Context, tr *Trace, cfg Config) (*Session, error) {
 type replayModel struct {
 	trace *Trace
 	summ  *contextguardtest.SummarizerModel
+	// noUsage: the responses carry no usage metadata (Config.NoUsage).
+	noUsage bool
 
 	mu          sync.Mutex
 	turn, step  int
@@ -184,6 +212,14 @@ type replayModel struct {
 	compactions int
 	inline      int
 	prevAgent   int // index in requests of the last agent request, -1 before it
+	// rec is what the accounting checks; raw the contents ADK built for
+	// the agent request the model receives next (recorded before the
+	// guard), eventsAt how many events rec held at the last agent request.
+	rec      Recording
+	raw      []*genai.Content
+	eventsAt int
+	// tags counts the summaries tagged (summaryTag).
+	tags int
 }
 
 var _ model.LLM = (*replayModel)(nil)
@@ -210,22 +246,34 @@ func (m *replayModel) startTurn(i int) {
 	m.turn, m.step = i, 0
 }
 
-// compacted is the guard's WithOnCompaction hook.
+// built is a plugin's before-model callback, run before the guard's: it
+// keeps the contents ADK built for the request.
+func (m *replayModel) built(_ agent.CallbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.raw = slices.Clone(req.Contents)
+	return nil, nil
+}
+
+// compacted is the guard's WithOnCompaction hook: the event precedes the
+// next agent request.
 func (m *replayModel) compacted(_ context.Context, e contextguard.CompactionEvent) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.rec.Events = append(m.rec.Events, EventMark{Before: len(m.rec.Agent), Event: e})
 	m.compactions++
 	if e.Ran == contextguard.RanInline && e.SummarizerCalls > 0 {
 		m.inline++
 	}
 }
 
-// captured returns the requests received, the compactions reported and
-// how many of them waited for the summarizer inline.
-func (m *replayModel) captured() ([]Request, int, int) {
+// captured returns the requests received, the compactions reported, how
+// many of them waited for the summarizer inline, and the accounting's
+// recording.
+func (m *replayModel) captured() ([]Request, int, int, Recording) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.requests, m.compactions, m.inline
+	return m.requests, m.compactions, m.inline, m.rec
 }
 
 // GenerateContent records the request and answers it.
@@ -242,10 +290,18 @@ func (m *replayModel) GenerateContent(ctx context.Context, req *model.LLMRequest
 		r.Compactions = m.compactions
 		m.requests = append(m.requests, r)
 		m.mu.Unlock()
-		return m.summ.GenerateContent(ctx, req, stream)
+		return m.summarize(ctx, req, stream)
 	}
 	r := Snapshot(req.Contents, req.Config)
 	m.mu.Lock()
+	call := AgentCall{Raw: m.raw, Sent: slices.Clone(req.Contents), SentTokens: r.Tokens}
+	m.raw = nil
+	if len(m.rec.Events) > m.eventsAt {
+		// Only a request a compaction precedes is compared with ADK's.
+		call.RawTokens = Snapshot(call.Raw, req.Config).Tokens
+	}
+	m.eventsAt = len(m.rec.Events)
+	m.rec.Agent = append(m.rec.Agent, call)
 	r.Compactions = m.compactions
 	r.LostUser = !carriesUser(req.Contents, m.trace.Turns[m.turn].User)
 	cached := 0
@@ -265,7 +321,58 @@ func (m *replayModel) GenerateContent(ctx context.Context, req *model.LLMRequest
 		TurnComplete: true,
 		FinishReason: genai.FinishReasonStop,
 	}
+	if m.noUsage {
+		resp.UsageMetadata = nil
+	}
 	return func(yield func(*model.LLMResponse, error) bool) { yield(resp, nil) }
+}
+
+// summarize answers a summarizer request and records its input once the
+// answer is read: the summary can serve the agent requests made after.
+func (m *replayModel) summarize(ctx context.Context, req *model.LLMRequest, stream bool) iter.Seq2[*model.LLMResponse, error] {
+	call := SummarizerCall{Contents: slices.Clone(req.Contents)}
+	if req.Config != nil {
+		call.System = req.Config.SystemInstruction
+	}
+	answer := m.summ.GenerateContent(ctx, req, stream)
+	return func(yield func(*model.LLMResponse, error) bool) {
+		defer func() {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			call.Before = len(m.rec.Agent)
+			m.rec.Summarizer = append(m.rec.Summarizer, call)
+		}()
+		for resp, err := range answer {
+			if err == nil && resp != nil && resp.Content != nil && len(resp.Content.Parts) > 0 {
+				m.mu.Lock()
+				m.tags++
+				call.Tag = summaryTag(m.tags)
+				m.mu.Unlock()
+				resp.Content.Parts[0].Text = tagSummary(resp.Content.Parts[0].Text, call.Tag)
+			}
+			if !yield(resp, err) {
+				return
+			}
+		}
+	}
+}
+
+// summaryTag names the nth summary of a session.
+func summaryTag(n int) string { return "[summary " + strconv.Itoa(n) + "]" }
+
+// tagSummary writes tag over the start of summary, so the summary keeps
+// its length and names the call that wrote it: the accounting then tells
+// which summaries reached a request (directly, or folded into a later
+// one's input).
+func tagSummary(summary, tag string) string {
+	if len(summary) <= len(tag) {
+		return tag
+	}
+	cut := len(tag)
+	for cut < len(summary) && !utf8.RuneStart(summary[cut]) {
+		cut++
+	}
+	return tag + summary[cut:]
 }
 
 // nextLocked returns the response to the turn's next agent request: its

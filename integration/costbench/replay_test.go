@@ -84,6 +84,17 @@ func BenchmarkCostOnRealSessions(b *testing.B) {
 		len(traces), requests, time.Since(start).Round(time.Second))
 	require.NoError(b, WriteTable(os.Stdout, rows))
 	fmt.Println()
+	fmt.Printf("Every content accounted for at every later request; every compaction's request smaller than ADK's\n\n")
+	require.NoError(b, WriteAccounting(os.Stdout, rows))
+	fmt.Println()
+	if os.Getenv("CI") == "true" {
+		for _, r := range rows {
+			if r.Accounting.Failed() {
+				b.Fatalf("%s %s: %d contents lost, %d compaction events without a smaller request (see above)",
+					r.Config.Name, windowName(r.Config.Window), r.Accounting.Lost, len(r.Accounting.Unshrunk))
+			}
+		}
+	}
 	if *sessionsFlag {
 		for _, sessions := range perSession {
 			require.NoError(b, WriteTable(os.Stdout, sessions))
@@ -99,8 +110,10 @@ func replayAll(b *testing.B, traces []*Trace, configs []Config) ([]Row, [][]Row)
 	type job struct{ c, t int }
 	jobs := make(chan job)
 	stats := make([][]Stats, len(configs))
+	accounts := make([][]Accounting, len(configs))
 	for c := range stats {
 		stats[c] = make([]Stats, len(traces))
+		accounts[c] = make([]Accounting, len(traces))
 	}
 	errs := make(chan error, len(configs)*len(traces))
 	var wg sync.WaitGroup
@@ -116,6 +129,9 @@ func replayAll(b *testing.B, traces []*Trace, configs []Config) ([]Row, [][]Row)
 					b.Logf("%s %s: %v", configs[j.c].Name, windowName(configs[j.c].Window), e)
 				}
 				stats[j.c][j.t] = s.Stats(configs[j.c].Window)
+				acc := s.Account()
+				acc.Named(traces[j.t].File)
+				accounts[j.c][j.t] = acc
 			}
 		})
 	}
@@ -136,9 +152,10 @@ func replayAll(b *testing.B, traces []*Trace, configs []Config) ([]Row, [][]Row)
 		rows[c].Config = cfg
 		for t, s := range stats[c] {
 			rows[c].Stats.Add(s)
+			rows[c].Accounting.Add(accounts[c][t])
 			one := cfg
 			one.Name += " / " + traces[t].File
-			perSession[c] = append(perSession[c], Row{Config: one, Stats: s})
+			perSession[c] = append(perSession[c], Row{Config: one, Stats: s, Accounting: accounts[c][t]})
 		}
 	}
 	return rows, perSession

@@ -11,8 +11,9 @@ import (
 
 // Row is one configuration's measures over every session.
 type Row struct {
-	Config Config
-	Stats  Stats
+	Config     Config
+	Stats      Stats
+	Accounting Accounting
 }
 
 // percent returns part/whole in percent, 0 for an empty whole.
@@ -64,6 +65,35 @@ func WriteTable(w io.Writer, rows []Row) error {
 	_, err := io.WriteString(w, b.String())
 	if err != nil {
 		return fmt.Errorf("costbench: write table: %w", err)
+	}
+	return nil
+}
+
+// WriteAccounting writes the accounting of rows as a markdown table, then
+// every loss and every event whose request did not shrink, one line each.
+func WriteAccounting(w io.Writer, rows []Row) error {
+	var b strings.Builder
+	b.WriteString("| configuration | window | contents | kept | pruned | summarized | listed | lost | compaction events (discarded) | events without a smaller request |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		a := r.Accounting
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d (%d) | %d |\n",
+			r.Config.Name, windowName(r.Config.Window), a.Contents, a.Kept, a.Pruned, a.Summarized, a.Listed, a.Lost,
+			a.Events, a.Discarded, len(a.Unshrunk))
+	}
+	for _, r := range rows {
+		name := r.Config.Name + " " + windowName(r.Config.Window)
+		for _, l := range r.Accounting.Losses {
+			fmt.Fprintf(&b, "\nlost: %s, %s, request %d, content %d: %s", name, l.Session, l.Request, l.Content, l.What)
+		}
+		for _, u := range r.Accounting.Unshrunk {
+			fmt.Fprintf(&b, "\nnot smaller: %s, %s, request %d after event %d (%s): %d tokens sent, %d as ADK built it",
+				name, u.Session, u.Request, u.EventIndex, u.Event, u.Sent, u.Raw)
+		}
+	}
+	b.WriteString("\n")
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("costbench: write accounting: %w", err)
 	}
 	return nil
 }
