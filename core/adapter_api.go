@@ -22,13 +22,14 @@ func (g *Guard) Logger() *slog.Logger { return g.log }
 // like the options' errors. Adding a name again replaces its
 // configuration. For adapters.
 func (g *Guard) Add(agentName string, s Summarizer, err error, opts ...AgentOption) {
-	g.add(newAgentConfig(agentName, fmt.Sprintf("Add(%q)", agentName), s, err, opts))
+	caller := fmt.Sprintf("Add(%q)", agentName)
+	g.add(g.checkModelWindow(newAgentConfig(agentName, caller, s, err, opts), caller, s))
 }
 
 // AddDefault configures every agent that was not added by name, with the
 // same arguments as Add. For adapters.
 func (g *Guard) AddDefault(s Summarizer, err error, opts ...AgentOption) {
-	g.setDefault(newAgentConfig(defaultAgentName, "AddDefault", s, err, opts))
+	g.setDefault(g.checkModelWindow(newAgentConfig(defaultAgentName, "AddDefault", s, err, opts), "AddDefault", s))
 }
 
 // Name is the name of the agent the configuration guards.

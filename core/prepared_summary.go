@@ -50,14 +50,10 @@ const (
 // (PreparedSummariesOff) turns this off; the default is
 // DefaultPreparedSummaries. A negative limit is an error.
 func WithPreparedSummaries(limit int) Option {
-	return func(o *guardOptions) {
-		if limit < 0 {
-			o.errs = append(o.errs, fmt.Errorf("contextguard: WithPreparedSummaries(%d): must be >= 0 (0 turns prepared summaries off)", limit))
-			return
-		}
-		o.prepared = limit
+	return countOption("WithPreparedSummaries", limit, "turns prepared summaries off", nil, func(o *guardOptions, n int) {
+		o.prepared = n
 		o.preparedSet = true
-	}
+	})
 }
 
 // WithEarlyCompaction sets how early a summary is prepared while tools run
