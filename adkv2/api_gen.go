@@ -160,8 +160,8 @@ func WithBetweenTurns(p BetweenTurns) AgentOption { return core.WithBetweenTurns
 // WithEarlyCompaction sets how early a summary is prepared while tools run
 // (WithPreparedSummaries): once the next request is predicted (this
 // request's count plus the agent's recent growth per step, with a margin) to
-// reach fraction f of the trigger. f must be in (0, 1]; the default is
-// DefaultEarlyCompaction (the trigger itself). A lower f starts sooner, for
+// reach fraction f of the trigger. f must be in (0, 1] (0 is an error);
+// the default is DefaultEarlyCompaction (the trigger itself). A lower f starts sooner, for
 // tools faster than the summarizer, at the cost of a summary that covers
 // less of the conversation: the compaction keeps the rest verbatim, and
 // runs inline when that takes the request over the trigger.
@@ -250,14 +250,14 @@ func WithSlidingWindow(maxTurns int) AgentOption { return core.WithSlidingWindow
 func WithSummarizer(s Summarizer) AgentOption { return core.WithSummarizer(s) }
 
 // WithSummarizerWindow sets the context window of the model that writes the
-// summaries, for a model the registry does not know. Without it (or with
-// 0) a summarizer on the agent's own model, the model given to Add when it
-// is the one the request names, or a custom Summarizer, uses the agent's
-// window (WithMaxTokens, else the registry's); a summarizer on another
-// model uses the registry's window for that model, and for a model the
-// registry does not know DefaultContextWindow, with a warning that names
-// this option. A conversation larger than the summarizer's window is
-// summarized in pieces. A negative value is an error, and so is a window
+// summaries. Leave it out (or give 0) when the summarizer runs on the
+// agent's own model: a summarizer whose model is the one the request names
+// uses the agent's window (WithMaxTokens, else the registry's), and so does
+// a custom Summarizer that names no model. A summarizer on another model
+// gets the registry's window for that model or, for a model the registry
+// does not know, DefaultContextWindow with a warning that names this
+// option: set it then. A conversation larger than the summarizer's window
+// is summarized in pieces. A negative value is an error, and so is a window
 // below 1,024 or above 100,000,000 tokens.
 func WithSummarizerWindow(n int) AgentOption { return core.WithSummarizerWindow(n) }
 

@@ -7,9 +7,11 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"log/slog"
 	"math"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -150,28 +152,62 @@ func TestOptions_EveryOption(t *testing.T) {
 	}
 }
 
+// TestOptions_DocsSayWhatZeroMeans: the doc comment of every option that
+// takes a number says what 0 means for it (a default, the registry's
+// window, off, or an error), and WithSummarizerWindow's says that a
+// summarizer on the agent's own model uses the agent's window.
+func TestOptions_DocsSayWhatZeroMeans(t *testing.T) {
+	zero := regexp.MustCompile(`(?i)\bzero\b|\b0\b`)
+	numeric := 0
+	for name, fn := range exportedOptionDecls(t) {
+		params := fn.Type.Params.List
+		if len(params) != 1 {
+			continue
+		}
+		switch typ := types.ExprString(params[0].Type); typ {
+		case "int", "float64", "time.Duration":
+			numeric++
+			assert.Regexp(t, zero, fn.Doc.Text(), "%s(%s) does not say what 0 means", name, typ)
+		}
+	}
+	assert.GreaterOrEqual(t, numeric, 18, "the options that take a number")
+	doc := exportedOptionDecls(t)["WithSummarizerWindow"].Doc.Text()
+	assert.Contains(t, strings.Join(strings.Fields(doc), " "), "a summarizer whose model is the one the request names uses the agent's window")
+}
+
 // exportedOptions is the names of the package's exported functions named
 // With..., read from its source files.
 func exportedOptions(t *testing.T) []string {
 	t.Helper()
+	var names []string
+	for name := range exportedOptionDecls(t) {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	require.NotEmpty(t, names)
+	return names
+}
+
+// exportedOptionDecls is the declarations of the package's exported
+// functions named With..., by name, read from its source files.
+func exportedOptionDecls(t *testing.T) map[string]*ast.FuncDecl {
+	t.Helper()
 	files, err := filepath.Glob("*.go")
 	require.NoError(t, err)
-	var names []string
+	decls := map[string]*ast.FuncDecl{}
 	fset := token.NewFileSet()
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
 			continue
 		}
-		file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		file, err := parser.ParseFile(fset, f, nil, parser.ParseComments|parser.SkipObjectResolution)
 		require.NoError(t, err)
 		for _, d := range file.Decls {
 			fn, ok := d.(*ast.FuncDecl)
 			if ok && fn.Recv == nil && fn.Name.IsExported() && strings.HasPrefix(fn.Name.Name, "With") {
-				names = append(names, fn.Name.Name)
+				decls[fn.Name.Name] = fn
 			}
 		}
 	}
-	slices.Sort(names)
-	require.NotEmpty(t, names)
-	return names
+	return decls
 }

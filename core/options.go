@@ -204,14 +204,14 @@ func WithSummaryTokens(n int) AgentOption {
 }
 
 // WithSummarizerWindow sets the context window of the model that writes the
-// summaries, for a model the registry does not know. Without it (or with
-// 0) a summarizer on the agent's own model, the model given to Add when it
-// is the one the request names, or a custom Summarizer, uses the agent's
-// window (WithMaxTokens, else the registry's); a summarizer on another
-// model uses the registry's window for that model, and for a model the
-// registry does not know DefaultContextWindow, with a warning that names
-// this option. A conversation larger than the summarizer's window is
-// summarized in pieces. A negative value is an error, and so is a window
+// summaries. Leave it out (or give 0) when the summarizer runs on the
+// agent's own model: a summarizer whose model is the one the request names
+// uses the agent's window (WithMaxTokens, else the registry's), and so does
+// a custom Summarizer that names no model. A summarizer on another model
+// gets the registry's window for that model or, for a model the registry
+// does not know, DefaultContextWindow with a warning that names this
+// option: set it then. A conversation larger than the summarizer's window
+// is summarized in pieces. A negative value is an error, and so is a window
 // below 1,024 or above 100,000,000 tokens.
 func WithSummarizerWindow(n int) AgentOption {
 	return countOption("WithSummarizerWindow", n, "means the agent's window for its own model, else the registry's", checkWindow,

@@ -59,8 +59,8 @@ func WithPreparedSummaries(limit int) Option {
 // WithEarlyCompaction sets how early a summary is prepared while tools run
 // (WithPreparedSummaries): once the next request is predicted (this
 // request's count plus the agent's recent growth per step, with a margin) to
-// reach fraction f of the trigger. f must be in (0, 1]; the default is
-// DefaultEarlyCompaction (the trigger itself). A lower f starts sooner, for
+// reach fraction f of the trigger. f must be in (0, 1] (0 is an error);
+// the default is DefaultEarlyCompaction (the trigger itself). A lower f starts sooner, for
 // tools faster than the summarizer, at the cost of a summary that covers
 // less of the conversation: the compaction keeps the rest verbatim, and
 // runs inline when that takes the request over the trigger.
