@@ -250,18 +250,17 @@ type optionTarget interface {
 func countOption[T optionTarget](option string, n int, zero string, check func(int) error, set func(T, int)) func(T) {
 	return func(o T) {
 		call := fmt.Sprintf("%s(%d)", option, n)
-		switch {
-		case n < 0:
+		if n < 0 {
 			o.fail(fmt.Errorf("%s: must be >= 0 (0 %s)", call, zero))
-		case n > 0 && check != nil:
+			return
+		}
+		if n > 0 && check != nil {
 			if err := check(n); err != nil {
 				o.fail(fmt.Errorf("%s: %w (0 %s)", call, err, zero))
 				return
 			}
-			set(o, n)
-		default:
-			set(o, n)
 		}
+		set(o, n)
 	}
 }
 
@@ -278,8 +277,8 @@ func orDefault(n, def int) int {
 // WithDefaultWindow). Below minWindow the guard's own fixed costs (a
 // summary, the summary prompt, a system instruction) leave no room for a
 // conversation, and every call would end in ErrIrreducible; above
-// maxWindow, a hundred times the largest windows models offer today, the
-// number is a unit mistake (bytes for tokens) or a typo.
+// maxWindow, ten times the largest window a model offers today (10M
+// tokens), the number is a unit mistake (bytes for tokens) or a typo.
 const (
 	minWindow = 1_024
 	maxWindow = 100_000_000
