@@ -35,8 +35,41 @@ func (g *ContextGuard) Plugin() (*plugin.Plugin, error) {
 		BeforeModelCallback:  g.beforeModel,
 		AfterModelCallback:   g.afterModel,
 		OnModelErrorCallback: g.onModelError,
+		BeforeRunCallback:    g.beforeRun,
 		AfterRunCallback:     g.afterRun,
 	})
+}
+
+// beforeRun is the plugin's BeforeRunCallback: it has the engine warn when
+// no agent of the run is guarded (core.Guard.CheckRun), which a misspelt
+// name given to Add would otherwise leave to one Info line per agent.
+func (g *ContextGuard) beforeRun(ictx agent.InvocationContext) (*genai.Content, error) {
+	if ictx != nil && ictx.Agent() != nil {
+		g.engine().CheckRun(agentTree(ictx.Agent()))
+	}
+	return nil, nil
+}
+
+// agentTree is the names of a and of every agent below it, a's first, each
+// once.
+func agentTree(a agent.Agent) []string {
+	var names []string
+	seen := map[string]bool{}
+	stack := []agent.Agent{a}
+	for len(stack) > 0 {
+		cur := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if core.IsNil(cur) || seen[cur.Name()] {
+			continue
+		}
+		seen[cur.Name()] = true
+		names = append(names, cur.Name())
+		subs := cur.SubAgents()
+		for i := len(subs) - 1; i >= 0; i-- {
+			stack = append(stack, subs[i])
+		}
+	}
+	return names
 }
 
 // PluginConfig returns a runner.PluginConfig holding the guard's plugin. Like

@@ -23,7 +23,12 @@ import (
 // summaries (the agent's own model or a cheaper one); it may be nil when
 // WithSummarizer is given. Adding a name again replaces its configuration.
 // Invalid options are recorded and reported by Plugin and PluginConfig; the
-// agent is then left unguarded.
+// agent is then left unguarded. Without WithMaxTokens, the options that
+// must fit inside the window (WithTriggerTokens, WithReserve,
+// WithPruningMinFree, WithSummaryTokens) are checked against the
+// registry's window for llm when the registry knows it, llm being taken as
+// the agent's own model: give WithMaxTokens when the agent's model has
+// another window.
 func (g *ContextGuard) Add(agentName string, llm model.LLM, opts ...AgentOption) {
 	s, err := summarizerFor(llm)
 	g.engine().Add(agentName, s, err, opts...)

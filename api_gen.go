@@ -160,8 +160,8 @@ func WithBetweenTurns(p BetweenTurns) AgentOption { return core.WithBetweenTurns
 // WithEarlyCompaction sets how early a summary is prepared while tools run
 // (WithPreparedSummaries): once the next request is predicted (this
 // request's count plus the agent's recent growth per step, with a margin) to
-// reach fraction f of the trigger. f must be in (0, 1]; the default is
-// DefaultEarlyCompaction (the trigger itself). A lower f starts sooner, for
+// reach fraction f of the trigger. f must be in (0, 1] (0 is an error);
+// the default is DefaultEarlyCompaction (the trigger itself). A lower f starts sooner, for
 // tools faster than the summarizer, at the cost of a summary that covers
 // less of the conversation: the compaction keeps the rest verbatim, and
 // runs inline when that takes the request over the trigger.
@@ -188,8 +188,9 @@ func WithMaxCompactionAttempts(n int) AgentOption { return core.WithMaxCompactio
 func WithMaxSummarizerCalls(n int) AgentOption { return core.WithMaxSummarizerCalls(n) }
 
 // WithMaxTokens overrides the context window the registry reports for the
-// agent's model (both strategies). Zero keeps the registry's value; a
-// negative value is an error.
+// agent's model (every strategy). Zero keeps the registry's value; a
+// negative value is an error, and so is a window below 1,024 or above
+// 100,000,000 tokens.
 func WithMaxTokens(n int) AgentOption { return core.WithMaxTokens(n) }
 
 // WithPruningMinFree sets the least a tool-result pruning pass must free,
@@ -210,14 +211,20 @@ func WithMaxTokens(n int) AgentOption { return core.WithMaxTokens(n) }
 // recorded agent sessions at 32k (make cost), passes under the trigger at a
 // minimum of a quarter of the window cost more than none. A positive n
 // suits a provider without a prompt cache: WithPruningMinFree(1) advances on
-// every pass, as versions before it did. A negative value is an error.
+// every pass, as versions before it did. A negative value is an error, and
+// so is a value at or above the window when the window is known at Add
+// (WithMaxTokens, or the registry's for the model given to Add): no pass can
+// free that much.
 func WithPruningMinFree(n int) AgentOption { return core.WithPruningMinFree(n) }
 
 // WithReserve keeps n tokens free below the window (for the response and the
-// estimate's error): the trigger is window - n. n must be positive, and
-// below WithMaxTokens when both are set (Plugin reports it otherwise); a
-// reserve that leaves nothing of a window known only at run time falls back
-// to the default trigger with a warning.
+// estimate's error): the trigger is window - n. n must be positive (0 is an
+// error: leave the option out for the default trigger) and below the
+// window: WithMaxTokens when given, else the registry's window for the model
+// given to Add when the registry knows it (Plugin reports it otherwise).
+// Only one of WithTriggerTokens, WithTriggerFraction and WithReserve may be
+// given. A reserve that leaves nothing of a window known only at run time
+// falls back to the default trigger with a warning.
 func WithReserve(n int) AgentOption { return core.WithReserve(n) }
 
 // WithSlidingWindow selects the sliding-window strategy. A turn is a user
@@ -233,7 +240,8 @@ func WithReserve(n int) AgentOption { return core.WithReserve(n) }
 // summary it asks for (half the buffer, between 512 and 2,048 tokens), so a
 // few short turns never cost a summary longer than them. Zero means
 // DefaultSlidingWindowTurns (as in the earlier guard); a negative value is an
-// error.
+// error. Only one strategy option (WithSlidingWindow, WithTailRetention) may
+// be given.
 func WithSlidingWindow(maxTurns int) AgentOption { return core.WithSlidingWindow(maxTurns) }
 
 // WithSummarizer replaces the LLM summarizer built from the model given to
@@ -241,10 +249,16 @@ func WithSlidingWindow(maxTurns int) AgentOption { return core.WithSlidingWindow
 // A nil summarizer is an error.
 func WithSummarizer(s Summarizer) AgentOption { return core.WithSummarizer(s) }
 
-// WithSummarizerWindow sets the context window of the summarizer's model,
-// for a model the registry does not know (the guard otherwise assumes
-// DefaultContextWindow for it, with a warning). A conversation larger than
-// the summarizer's window is summarized in pieces. n must be positive.
+// WithSummarizerWindow sets the context window of the model that writes the
+// summaries. Leave it out (or give 0) when the summarizer runs on the
+// agent's own model: a summarizer whose model is the one the request names
+// uses the agent's window (WithMaxTokens, else the registry's), and so does
+// a custom Summarizer that names no model. A summarizer on another model
+// gets the registry's window for that model or, for a model the registry
+// does not know, DefaultContextWindow with a warning that names this
+// option: set it then. A conversation larger than the summarizer's window
+// is summarized in pieces. A negative value is an error, and so is a window
+// below 1,024 or above 100,000,000 tokens.
 func WithSummarizerWindow(n int) AgentOption { return core.WithSummarizerWindow(n) }
 
 // WithSummaryForm sets how the summary is asked for: SummaryFormCached
@@ -261,14 +275,18 @@ func WithSummaryForm(f SummaryForm) AgentOption { return core.WithSummaryForm(f)
 // abandoned call is left to return on its own), and the deterministic
 // fallback summary is used. The summarizer's context is then cancelled,
 // with a cause (context.Cause) that wraps context.DeadlineExceeded. The
-// time is the guard's clock's (WithClock). It must be positive.
+// time is the guard's clock's (WithClock). It must be positive (0 is an
+// error; leave the option out for DefaultSummaryTimeout).
 func WithSummaryTimeout(d time.Duration) AgentOption { return core.WithSummaryTimeout(d) }
 
-// WithSummaryTokens sets the length asked of a summary, in tokens (the
-// default is half the room kept free under the window: 10,000 tokens for
-// windows of 200k and more, 300 for a 3k window). A summary is still never
-// asked to be longer than the room under the trigger allows, nor than half
-// of what the contents it replaces free. n must be positive.
+// WithSummaryTokens sets the length asked of a summary, in tokens. Zero
+// means the default, half the room kept free under the window (10,000
+// tokens for windows of 200k and more, 300 for a 3k window); a negative
+// value is an error, and so is a value at or above the window when the
+// window is known at Add (WithMaxTokens, or the registry's for the model
+// given to Add). A summary is still never asked to be longer than the room
+// under the trigger allows, nor than half of what the contents it replaces
+// free.
 func WithSummaryTokens(n int) AgentOption { return core.WithSummaryTokens(n) }
 
 // WithTailRetention selects the tail-retention strategy: at the token
@@ -277,7 +295,9 @@ func WithSummaryTokens(n int) AgentOption { return core.WithSummaryTokens(n) }
 // the trigger), never separating a function call from its response, and
 // summarizes the previous summary plus everything before them. When the
 // kept contents and the summary do not fit under the trigger, it summarizes
-// everything, as the threshold strategy does. fraction must be in (0, 1).
+// everything, as the threshold strategy does. fraction must be in (0, 1)
+// (0 is an error). Only one strategy option (WithSlidingWindow,
+// WithTailRetention) may be given.
 func WithTailRetention(fraction float64) AgentOption { return core.WithTailRetention(fraction) }
 
 // WithTokenCounter makes the guard count with tc instead of its built-in
@@ -309,14 +329,18 @@ func WithTokenCounter(tc TokenCounter) AgentOption { return core.WithTokenCounte
 func WithToolResultPruning(keepSteps int) AgentOption { return core.WithToolResultPruning(keepSteps) }
 
 // WithTriggerFraction compacts once the request reaches f of the window; f
-// must be in (0, 1), e.g. 0.8.
+// must be in (0, 1), e.g. 0.8 (0 is an error). Only one of
+// WithTriggerTokens, WithTriggerFraction and WithReserve may be given.
 func WithTriggerFraction(f float64) AgentOption { return core.WithTriggerFraction(f) }
 
 // WithTriggerTokens compacts once the request reaches n tokens, whatever the
-// window. n must be positive, and below WithMaxTokens when both are set
-// (Plugin reports it otherwise); a value at or above a window known only at
-// run time (the registry's) is lowered to the default trigger with a
-// warning.
+// window. n must be positive (0 is an error: leave the option out for the
+// default trigger) and below the window: WithMaxTokens when given, else the
+// registry's window for the model given to Add when the registry knows it
+// (Plugin reports it otherwise). Only one of WithTriggerTokens,
+// WithTriggerFraction and WithReserve may be given. A value at or above a
+// window known only at run time (the request's model, when it differs) is
+// lowered to the default trigger with a warning.
 func WithTriggerTokens(n int) AgentOption { return core.WithTriggerTokens(n) }
 
 // BetweenTurns says whether an agent's sessions are compacted between two
@@ -734,15 +758,18 @@ type PendingCompaction = core.PendingCompaction
 type RegistryOption = core.RegistryOption
 
 // WithDefaultWindow sets the window reported for unknown models, with a
-// warning once per model name. Without it (or with 0 or less) an unknown
-// model is reported as unknown (0), and the guard assumes
-// DefaultContextWindow for it.
+// warning once per model name. Without it (or with 0) an unknown model is
+// reported as unknown (0), and the guard assumes DefaultContextWindow for
+// it. A negative value is an error, and so is a window below 1,024 or above
+// 100,000,000 tokens; the guard built with the registry reports them
+// (Plugin).
 func WithDefaultWindow(n int) RegistryOption { return core.WithDefaultWindow(n) }
 
 // WithRegistryLogger sets where the registry warns when it reports
 // WithDefaultWindow's window for an unknown model (default slog.Default()).
 // Without WithDefaultWindow the registry reports an unknown model as
-// unknown, and the guard warns with its own logger (WithLogger).
+// unknown, and the guard warns with its own logger (WithLogger). A nil
+// logger is an error, reported by Plugin.
 func WithRegistryLogger(l *slog.Logger) RegistryOption { return core.WithRegistryLogger(l) }
 
 // Strategy names how an agent's conversation is compacted.

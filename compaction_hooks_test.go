@@ -20,9 +20,9 @@ func TestKnobOptions_Validated(t *testing.T) {
 		guard   []Option
 		wantErr string
 	}{
-		{name: "zero summary tokens", agent: []AgentOption{WithSummaryTokens(0)}, wantErr: "WithSummaryTokens(0): must be > 0"},
-		{name: "negative summary tokens", agent: []AgentOption{WithSummaryTokens(-5)}, wantErr: "WithSummaryTokens(-5)"},
-		{name: "zero summarizer window", agent: []AgentOption{WithSummarizerWindow(0)}, wantErr: "WithSummarizerWindow(0): must be > 0"},
+		{name: "negative summary tokens", agent: []AgentOption{WithSummaryTokens(-5)}, wantErr: "WithSummaryTokens(-5): must be >= 0"},
+		{name: "negative summarizer window", agent: []AgentOption{WithSummarizerWindow(-1)}, wantErr: "WithSummarizerWindow(-1): must be >= 0"},
+		{name: "summarizer window too small to be one", agent: []AgentOption{WithSummarizerWindow(100)}, wantErr: "WithSummarizerWindow(100): a window must be between 1024 and 100000000 tokens"},
 		{name: "nil before-compaction hook", guard: []Option{WithBeforeCompaction(nil)}, wantErr: "WithBeforeCompaction: hook is nil"},
 	}
 	for _, tt := range tests {

@@ -39,7 +39,7 @@ func TestOptionValidation(t *testing.T) {
 		{"trigger at the window", func(g *ContextGuard) { g.Add("a", llm, WithMaxTokens(8000), WithTriggerTokens(8000)) }, nil, []string{"WithTriggerTokens(8000) is not below WithMaxTokens(8000)"}},
 		{"reserve of the whole window", func(g *ContextGuard) { g.Add("a", llm, WithReserve(8000), WithMaxTokens(8000)) }, nil, []string{"WithReserve(8000) is not below WithMaxTokens(8000)"}},
 		{"trigger below the window", func(g *ContextGuard) { g.Add("a", llm, WithTriggerTokens(7999), WithMaxTokens(8000)) }, nil, nil},
-		{"two triggers", func(g *ContextGuard) { g.Add("a", llm, WithReserve(1000), WithTriggerFraction(0.5)) }, nil, []string{"already set by a reserve option"}},
+		{"two triggers", func(g *ContextGuard) { g.Add("a", llm, WithReserve(1000), WithTriggerFraction(0.5)) }, nil, []string{"WithTriggerFraction(0.5): the trigger is already set by WithReserve(1000)"}},
 		{"empty instructions", func(g *ContextGuard) { g.Add("a", llm, WithInstructions("")) }, nil, []string{"WithInstructions: text is empty"}},
 		{"unknown summary form", func(g *ContextGuard) { g.Add("a", llm, WithSummaryForm("prefix")) }, nil, []string{`WithSummaryForm("prefix"): must be "cached" or "transcript"`}},
 		{"nil tracer provider", func(*ContextGuard) {}, []Option{WithTracerProvider(nil)}, []string{"WithTracerProvider"}},

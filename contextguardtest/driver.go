@@ -3,6 +3,7 @@ package contextguardtest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
@@ -48,6 +49,11 @@ type RunConfig struct {
 	// for a request (see [ScriptConfig.ReportUsage]), to play a provider or
 	// adapter whose usage metadata is wrong.
 	ReportUsage func(index, tokens int) int
+	// Tools are given to the agent besides the scenario's fake tools: the
+	// guard's recall tool, or a test's own, which the plans call with
+	// [CallWith]. A plan's call to one of them is answered by it, not by a
+	// [DataTool].
+	Tools []tool.Tool
 }
 
 // driver is the ADK v1 glue of one run's [coretest.Meter].
@@ -72,19 +78,25 @@ func (d *driver) observe(rec *coretest.RequestRecord, req *model.LLMRequest) {
 	}
 }
 
-// buildTools returns the scenario's fake tools: its MCP-like declarations and
-// a DataTool for every other tool its plans call.
-func buildTools(sc Scenario) ([]tool.Tool, error) {
+// buildTools returns the agent's tools: the scenario's MCP-like
+// declarations, the tools given (own), and a DataTool for every other tool
+// its plans call.
+func buildTools(sc Scenario, own []tool.Tool) ([]tool.Tool, error) {
 	names, err := coretest.DataToolNames(sc)
 	if err != nil {
 		return nil, fmt.Errorf("build tools: %w", err)
 	}
+	given := map[string]bool{}
+	for _, t := range own {
+		given[t.Name()] = true
+	}
+	names = slices.DeleteFunc(names, func(n string) bool { return given[n] })
 	tools := mcpTools(sc.ToolDefs, sc.ToolDefSchemaSize, sc.Seed)
 	data, err := Tools(names...)
 	if err != nil {
 		return nil, err
 	}
-	return append(tools, data...), nil
+	return append(append(tools, own...), data...), nil
 }
 
 // Run plays sc through a real runner.Runner and llmagent with cfg.Plugins
@@ -133,7 +145,7 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) (*Result, error) {
 	})
 	m.observe = d.observe
 
-	tools, err := buildTools(sc)
+	tools, err := buildTools(sc, cfg.Tools)
 	if err != nil {
 		return nil, err
 	}

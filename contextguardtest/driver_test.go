@@ -1,20 +1,26 @@
 package contextguardtest
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
-	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/plugin"
 	"google.golang.org/adk/runner"
+	"google.golang.org/adk/tool"
+	"google.golang.org/adk/tool/functiontool"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard"
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 func matrixRow(t *testing.T, fullName string) Scenario {
@@ -118,6 +124,89 @@ func TestRun_RoomyWindow(t *testing.T) {
 		assert.Equal(t, i/2, rec.Turn)
 		assert.Equal(t, "session-Stress_1M_NormalConversation", rec.SessionID)
 	}
+}
+
+// TestRun_CallWithAGivenTool: a plan calls a tool of the test's own with
+// CallWith; Run gives the agent that tool instead of a fake one, the tool
+// receives the arguments as written, and every turn ends after it.
+func TestRun_CallWithAGivenTool(t *testing.T) {
+	t.Parallel()
+	type lookupArgs struct {
+		Ticket string `json:"ticket"`
+	}
+	var mu sync.Mutex
+	var got []string
+	lookup, err := functiontool.New(functiontool.Config{Name: "lookup_ticket", Description: "Looks a ticket up."},
+		func(_ agent.ToolContext, a lookupArgs) (map[string]any, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, a.Ticket)
+			return map[string]any{"status": "open"}, nil
+		})
+	require.NoError(t, err)
+	sc := Scenario{Name: "call_with", Window: 100_000, Turns: 3, TokenRatio: 1,
+		Plan: func(int) TurnPlan {
+			return TurnPlan{Steps: Sequential(CallWith("lookup_ticket", map[string]any{"ticket": "INC-4127"}), Call("grep", 200))}
+		}}
+	res, err := Run(context.Background(), sc, RunConfig{Tools: []tool.Tool{lookup}})
+	require.NoError(t, err)
+	assert.Empty(t, res.Errors)
+	assert.Equal(t, 3*sc.Turns, res.Steps, "two tool steps and one answer per turn: none redone or skipped")
+	assert.Equal(t, []string{"INC-4127", "INC-4127", "INC-4127"}, got, "the given tool answered every call, with its arguments")
+}
+
+// TestRun_UnguardedRunWarns: a guard that guards no agent of the run (a
+// misspelt name given to Add) logs a warning naming the run's agent and
+// those it guards; a guard of the run's agent, or a default, logs none.
+func TestRun_UnguardedRunWarns(t *testing.T) {
+	t.Parallel()
+	const warning = "no agent of this run is guarded"
+	tests := []struct {
+		name     string
+		add      func(g *contextguard.ContextGuard, m model.LLM)
+		wantWarn bool
+	}{
+		{"a misspelt name", func(g *contextguard.ContextGuard, m model.LLM) { g.Add("asistant", m) }, true},
+		{"the run's agent", func(g *contextguard.ContextGuard, m model.LLM) { g.Add("assistant", m) }, false},
+		{"every agent by default", func(g *contextguard.ContextGuard, m model.LLM) { g.AddDefault(m) }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var logs syncBuffer
+			g := contextguard.New(nil, contextguard.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+			tt.add(g, NewSummarizerModel(SummarizerConfig{}))
+			sc := Scenario{Name: "unguarded", Window: 100_000, Turns: 2, TokenRatio: 1}
+			res, err := Run(context.Background(), sc, RunConfig{Plugins: g.PluginConfig()})
+			require.NoError(t, err)
+			require.Empty(t, res.Errors)
+			if !tt.wantWarn {
+				assert.NotContains(t, logs.String(), warning)
+				return
+			}
+			assert.Equal(t, 1, strings.Count(logs.String(), warning), "once per run agent, not once per run:\n%s", logs.String())
+			assert.Contains(t, logs.String(), `level=WARN msg="contextguard: `+warning)
+			assert.Contains(t, logs.String(), "agent=assistant run_agents=[assistant] guarded=[asistant]")
+		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the guard's logging goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func TestRun_Concurrent(t *testing.T) {

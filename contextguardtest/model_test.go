@@ -75,6 +75,33 @@ func TestScriptedModel_ParallelCallsThenText(t *testing.T) {
 	assert.Len(t, rs[0].Content.Parts[0].Text, coretest.DefaultResponseSize)
 }
 
+// TestScriptedModel_CallWith: a call made with CallWith carries its
+// arguments exactly, no tag among them, and after the tool's response
+// (which echoes none) the model still finds its place and ends the turn.
+func TestScriptedModel_CallWith(t *testing.T) {
+	args := map[string]any{"query": "checkout 5xx INC-4127", "page": 2}
+	m := NewScriptedModel(ScriptConfig{Plan: each(TurnPlan{Steps: Parallel(CallWith("recall_context", args), Call("grep", 100))})})
+	contents := []*genai.Content{userText(0, "what did the page say?")}
+	rs, err := collect(t, m, &model.LLMRequest{Contents: contents}, false)
+	require.NoError(t, err)
+	fcs := calls(rs[0])
+	require.Len(t, fcs, 2)
+	assert.Equal(t, "recall_context", fcs[0].Name)
+	assert.Equal(t, args, fcs[0].Args, "the arguments exactly, no tag added")
+	assert.Equal(t, 100, fcs[1].Args["size"], "a Call beside it keeps the fake tool's arguments")
+	args["page"] = 3
+	assert.Equal(t, 2, fcs[0].Args["page"], "the call holds its own copy of the arguments")
+
+	untagged := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{
+		{FunctionResponse: &genai.FunctionResponse{Name: "recall_context", Response: map[string]any{"result": "[1] turn 1, user: ..."}}},
+		{FunctionResponse: &genai.FunctionResponse{Name: "grep", Response: map[string]any{"output": "ok"}}},
+	}}
+	rs, err = collect(t, m, &model.LLMRequest{Contents: append(contents, rs[0].Content, untagged)}, false)
+	require.NoError(t, err)
+	assert.Empty(t, calls(rs[0]), "the step is done: the model answers")
+	assert.Contains(t, rs[0].Content.Parts[0].Text, "Turn 0 done.")
+}
+
 func TestScriptedModel_SequentialChainSurvivesCompaction(t *testing.T) {
 	m := NewScriptedModel(ScriptConfig{Plan: each(TurnPlan{Steps: Sequential(Call("read_file", 10), Call("edit_file", 10), Call("run_tests", 10))}), ProviderCallIDs: true})
 	contents := []*genai.Content{userText(0, "fix the bug")}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 
 	"google.golang.org/genai"
 )
@@ -22,13 +24,14 @@ func (g *Guard) Logger() *slog.Logger { return g.log }
 // like the options' errors. Adding a name again replaces its
 // configuration. For adapters.
 func (g *Guard) Add(agentName string, s Summarizer, err error, opts ...AgentOption) {
-	g.add(newAgentConfig(agentName, fmt.Sprintf("Add(%q)", agentName), s, err, opts))
+	caller := fmt.Sprintf("Add(%q)", agentName)
+	g.add(g.checkModelWindow(newAgentConfig(agentName, caller, s, err, opts), caller, s))
 }
 
 // AddDefault configures every agent that was not added by name, with the
 // same arguments as Add. For adapters.
 func (g *Guard) AddDefault(s Summarizer, err error, opts ...AgentOption) {
-	g.setDefault(newAgentConfig(defaultAgentName, "AddDefault", s, err, opts))
+	g.setDefault(g.checkModelWindow(newAgentConfig(defaultAgentName, "AddDefault", s, err, opts), "AddDefault", s))
 }
 
 // Name is the name of the agent the configuration guards.
@@ -43,6 +46,39 @@ func (a *Agent) RecoveryModel() HostModel { return a.recoveryLLM }
 // agent without one is logged once per name, at Info, with how to guard
 // it. For adapters.
 func (g *Guard) AgentForCall(name string) *Agent { return g.agentForCall(name) }
+
+// CheckRun is told, when a run starts, the names of the agents it may call:
+// the run's agent first, then every agent below it. When the guard guards
+// none of them, by name (Add) or by default (AddDefault), every model call
+// of the run goes unchecked, most often because the name given to Add is
+// not the agent's; it logs a warning, once per run agent, naming the agents
+// it does guard. For adapters.
+func (g *Guard) CheckRun(names []string) {
+	if g == nil || len(names) == 0 {
+		return
+	}
+	g.mu.RLock()
+	guarded := g.fallback != nil
+	for _, n := range names {
+		if _, ok := g.agents[n]; ok {
+			guarded = true
+			break
+		}
+	}
+	var added []string
+	if !guarded {
+		added = slices.Sorted(maps.Keys(g.agents))
+	}
+	g.mu.RUnlock()
+	if guarded {
+		return
+	}
+	if _, seen := g.unguardedLogged.LoadOrStore("run\x00"+names[0], true); seen {
+		return
+	}
+	g.log.Warn("contextguard: no agent of this run is guarded; its model calls are sent unchecked. Check the names given to Add, or guard every agent with AddDefault(model, ...)",
+		"agent", names[0], "run_agents", names, "guarded", added)
+}
 
 // Agent is AgentForCall without the log. For adapters.
 func (g *Guard) Agent(name string) *Agent { return g.agent(name) }

@@ -147,3 +147,44 @@ func TestWithRecoveryModel_TypedNil(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckRun: a run none of whose agents is guarded is warned about once
+// per run agent, naming the agents the guard does guard; a run with one
+// guarded agent, anywhere in its tree, or a guard with a default, is not.
+func TestCheckRun(t *testing.T) {
+	const warning = "no agent of this run is guarded"
+	tests := []struct {
+		name  string
+		setup func(g *Guard)
+		runs  [][]string
+		want  int // warnings
+	}{
+		{"a misspelt name warns once over two runs", func(g *Guard) { g.addModel("asistant", fixedSummary("s")) },
+			[][]string{{"assistant"}, {"assistant"}}, 1},
+		{"two unguarded run agents warn once each", func(g *Guard) { g.addModel("a", fixedSummary("s")) },
+			[][]string{{"root"}, {"other"}}, 2},
+		{"the run's agent guarded", func(g *Guard) { g.addModel("assistant", fixedSummary("s")) },
+			[][]string{{"assistant"}}, 0},
+		{"a sub-agent guarded", func(g *Guard) { g.addModel("worker", fixedSummary("s")) },
+			[][]string{{"router", "worker"}}, 0},
+		{"a default guards every agent", func(g *Guard) { g.addDefaultModel(fixedSummary("s")) },
+			[][]string{{"anyone"}}, 0},
+		{"no agents to tell", func(*Guard) {}, [][]string{nil}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logs := &logBuffer{}
+			g := newGuard(nil, WithLogger(logs.logger()))
+			tt.setup(g)
+			for _, names := range tt.runs {
+				g.CheckRun(names)
+			}
+			assert.Equal(t, tt.want, strings.Count(logs.String(), warning), logs.String())
+			if tt.want > 0 {
+				assert.Contains(t, logs.String(), "level=WARN")
+				assert.Contains(t, logs.String(), "guarded=")
+			}
+		})
+	}
+	assert.NotPanics(t, func() { (*Guard)(nil).CheckRun([]string{"a"}) })
+}

@@ -14,9 +14,11 @@ import (
 // (Name, RecoveryModel). It is immutable once Add returns.
 type Agent struct {
 	name string
-	// policy is the agent's compaction strategy (compactionStrategy).
-	policy    compactionStrategy
-	pruneKeep int // newest tool steps kept intact; 0: no pruning
+	// policy is the agent's compaction strategy (compactionStrategy), and
+	// policyCall the option that chose it, "" for the default.
+	policy     compactionStrategy
+	policyCall string
+	pruneKeep  int // newest tool steps kept intact; 0: no pruning
 	// pruneMinFree is WithPruningMinFree's minimum, 0 for the default
 	// (pruningMinFree).
 	pruneMinFree   int
@@ -75,14 +77,33 @@ type triggerSpec struct {
 	kind     triggerKind
 	tokens   int
 	fraction float64
+	// call is the option as written, e.g. "WithReserve(2000)", for errors.
+	call string
 }
 
-func (c *Agent) setTrigger(t triggerSpec, name string) {
+// fail records an option's error, reported by Plugin.
+func (c *Agent) fail(err error) { c.errs = append(c.errs, err) }
+
+// setTrigger applies a trigger option. Two options of different kinds
+// cannot both be met, so the second is an error naming both; the same
+// option given again replaces the first, as any repeated option does.
+func (c *Agent) setTrigger(t triggerSpec) {
 	if c.trigger.kind != triggerDefault && c.trigger.kind != t.kind {
-		c.errs = append(c.errs, fmt.Errorf("%s: the trigger is already set by a %s option; use only one of WithTriggerTokens, WithTriggerFraction, WithReserve", name, c.trigger.kind))
+		c.fail(fmt.Errorf("%s: the trigger is already set by %s; use only one of WithTriggerTokens, WithTriggerFraction, WithReserve", t.call, c.trigger.call))
 		return
 	}
 	c.trigger = t
+}
+
+// setPolicy applies a strategy option (call, as written). Two strategies
+// cannot both compact, so a second of another kind is an error naming both;
+// the same strategy given again replaces the first.
+func (c *Agent) setPolicy(p compactionStrategy, call string) {
+	if c.policyCall != "" && c.policy.name() != p.name() {
+		c.fail(fmt.Errorf("%s: the strategy is already set by %s; use only one of WithSlidingWindow, WithTailRetention", call, c.policyCall))
+		return
+	}
+	c.policy, c.policyCall = p, call
 }
 
 // newAgentConfig applies opts over the defaults and validates the result;
@@ -112,8 +133,10 @@ func newAgentConfig(name, caller string, def Summarizer, defErr error, opts []Ag
 		}
 		opt(c)
 	}
-	if err := c.triggerFitsMaxTokens(); err != nil {
-		c.errs = append(c.errs, err)
+	if c.maxTokens > 0 {
+		if err := c.fitsWindow(c.maxTokens, fmt.Sprintf("WithMaxTokens(%d)", c.maxTokens)); err != nil {
+			c.errs = append(c.errs, err)
+		}
 	}
 	switch {
 	case defErr != nil:
@@ -157,25 +180,59 @@ func (c *Agent) limitsFor(window int) (l limits, ok bool) {
 	return limits{window: window, buffer: window - threshold, threshold: threshold}, true
 }
 
-// triggerFitsMaxTokens rejects a trigger that cannot fit the window
-// WithMaxTokens set: WithTriggerTokens at or above it, or WithReserve
-// leaving nothing of it. Without WithMaxTokens the window is known only per
-// model at run time, where limits falls back to the default trigger with a
-// warning.
-func (c *Agent) triggerFitsMaxTokens() error {
-	if c.maxTokens <= 0 {
-		return nil
+// fitsWindow checks the options that must fit inside the agent's window,
+// window, as window names it ("WithMaxTokens(8000)"): the trigger must lie
+// inside it (WithTriggerTokens below it, WithReserve leaving part of it),
+// and WithPruningMinFree and WithSummaryTokens must be below it, since no
+// pruning pass frees a whole window and no summary that long fits. Each
+// would otherwise be replaced at run time, which no option may be
+// silently.
+func (c *Agent) fitsWindow(window int, name string) error {
+	var errs []error
+	if _, ok := c.limitsFor(window); !ok {
+		switch c.trigger.kind {
+		case triggerTokens:
+			errs = append(errs, fmt.Errorf("%s is not below %s: the trigger must be inside the window", c.trigger.call, name))
+		case triggerReserve:
+			errs = append(errs, fmt.Errorf("%s is not below %s: the reserve must leave part of the window", c.trigger.call, name))
+		}
 	}
-	if _, ok := c.limitsFor(c.maxTokens); ok {
-		return nil
+	if c.pruneMinFree >= window {
+		errs = append(errs, fmt.Errorf("WithPruningMinFree(%d) is not below %s: no pruning pass can free a whole window", c.pruneMinFree, name))
 	}
-	switch c.trigger.kind {
-	case triggerTokens:
-		return fmt.Errorf("WithTriggerTokens(%d) is not below WithMaxTokens(%d): the trigger must be inside the window", c.trigger.tokens, c.maxTokens)
-	case triggerReserve:
-		return fmt.Errorf("WithReserve(%d) is not below WithMaxTokens(%d): the reserve must leave part of the window", c.trigger.tokens, c.maxTokens)
+	if c.summaryTokens >= window {
+		errs = append(errs, fmt.Errorf("WithSummaryTokens(%d) is not below %s: the summary must fit inside the window", c.summaryTokens, name))
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// checkModelWindow checks cfg against the registry's window for model, the
+// model given to Add or AddDefault, taken as the agent's own: when
+// WithMaxTokens is not given and the registry knows the model, the options
+// that must fit inside the window (fitsWindow) are checked here, so that
+// Plugin reports them rather than a warning at run time. Its errors name the
+// call (caller, e.g. `Add("a")`). A request naming another model is still
+// judged on that model's window at run time.
+func (g *Guard) checkModelWindow(cfg *Agent, caller string, model Summarizer) *Agent {
+	if cfg.maxTokens > 0 || len(cfg.errs) > 0 {
+		return cfg
+	}
+	namer, ok := model.(ModelNamer)
+	if !ok {
+		return cfg
+	}
+	name, ok := namer.ModelName()
+	if !ok {
+		return cfg
+	}
+	w, known := g.knownWindow(name)
+	if !known {
+		return cfg
+	}
+	if err := cfg.fitsWindow(w, fmt.Sprintf("the registry's window of %d tokens for model %q (set WithMaxTokens when the agent's model is another)", w, name)); err != nil {
+		cfg.errs = append(cfg.errs, fmt.Errorf("contextguard: %s: %w", caller, err))
+	}
+	return cfg
 }
 
 // bufferFor returns the room kept free below the window: a fixed 20k for

@@ -54,7 +54,7 @@ func TestBeforeModel_UnderThreshold(t *testing.T) {
 }
 
 func TestBeforeModel_UnknownAgentAndNilInput(t *testing.T) {
-	g, _ := newTestGuard(t, fixedSummary("x"), WithMaxTokens(1000))
+	g, _ := newTestGuard(t, fixedSummary("x"), WithMaxTokens(1_024))
 	req := request(history(50, 400)...)
 	n := len(req.Contents)
 	_, err := g.beforeModel(newFakeCtx("other"), req)

@@ -169,7 +169,7 @@ func TestSummaryKnobs(t *testing.T) {
 	}{
 		{name: "default: half the buffer of a 32k window", window: 32_000, wantAsked: 3_200},
 		{name: "WithSummaryTokens", window: 32_000, opts: []AgentOption{WithSummaryTokens(1_000)}, wantAsked: 1_000},
-		{name: "WithSummaryTokens beyond the room under the trigger", window: 32_000, opts: []AgentOption{WithSummaryTokens(1_000_000)}},
+		{name: "WithSummaryTokens beyond the room under the trigger", window: 32_000, opts: []AgentOption{WithSummaryTokens(31_000)}},
 		{
 			name: "an unknown summarizer model: the default window, and a warning naming WithSummarizerWindow", window: 32_000,
 			wantWarn: "set WithSummarizerWindow to override",

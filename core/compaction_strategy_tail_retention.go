@@ -20,14 +20,17 @@ const StrategyTailRetention Strategy = "tail_retention"
 // the trigger), never separating a function call from its response, and
 // summarizes the previous summary plus everything before them. When the
 // kept contents and the summary do not fit under the trigger, it summarizes
-// everything, as the threshold strategy does. fraction must be in (0, 1).
+// everything, as the threshold strategy does. fraction must be in (0, 1)
+// (0 is an error). Only one strategy option (WithSlidingWindow,
+// WithTailRetention) may be given.
 func WithTailRetention(fraction float64) AgentOption {
 	return func(c *Agent) {
+		call := fmt.Sprintf("WithTailRetention(%v)", fraction)
 		if math.IsNaN(fraction) || fraction <= 0 || fraction >= 1 {
-			c.errs = append(c.errs, fmt.Errorf("WithTailRetention(%v): fraction must be > 0 and < 1", fraction))
+			c.fail(fmt.Errorf("%s: fraction must be > 0 and < 1", call))
 			return
 		}
-		c.policy = tailRetention{fraction: fraction}
+		c.setPolicy(tailRetention{fraction: fraction}, call)
 	}
 }
 

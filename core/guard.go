@@ -81,6 +81,9 @@ func New(registry ModelRegistry, opts ...Option) *Guard {
 	if registry == nil {
 		registry = NewCrushRegistry(WithRegistryLogger(o.logger))
 	}
+	if r, ok := registry.(registryOptionErrs); ok {
+		o.errs = append(o.errs, r.optionErrs()...)
+	}
 	tel, err := newTelemetry(o.tracerProvider, o.meterProvider)
 	if err != nil {
 		o.errs = append(o.errs, fmt.Errorf("contextguard: creating OpenTelemetry instruments: %w", err))

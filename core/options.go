@@ -86,12 +86,15 @@ type guardOptions struct {
 	errs        []error
 }
 
+// fail records an option's error, reported by Plugin.
+func (o *guardOptions) fail(err error) { o.errs = append(o.errs, fmt.Errorf("contextguard: %w", err)) }
+
 // WithLogger sets the logger the guard writes to. The default is
 // slog.Default(). A nil logger is an error.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *guardOptions) {
 		if l == nil {
-			o.errs = append(o.errs, errors.New("contextguard: WithLogger: logger is nil"))
+			o.fail(errors.New("WithLogger: logger is nil"))
 			return
 		}
 		o.logger = l
@@ -105,7 +108,7 @@ func WithLogger(l *slog.Logger) Option {
 func WithOnCompaction(fn func(context.Context, CompactionEvent)) Option {
 	return func(o *guardOptions) {
 		if fn == nil {
-			o.errs = append(o.errs, errors.New("contextguard: WithOnCompaction: hook is nil"))
+			o.fail(errors.New("WithOnCompaction: hook is nil"))
 			return
 		}
 		o.onCompaction = fn
@@ -123,7 +126,7 @@ func WithOnCompaction(fn func(context.Context, CompactionEvent)) Option {
 func WithBeforeCompaction(fn func(context.Context, PendingCompaction) CompactionDecision) Option {
 	return func(o *guardOptions) {
 		if fn == nil {
-			o.errs = append(o.errs, errors.New("contextguard: WithBeforeCompaction: hook is nil"))
+			o.fail(errors.New("WithBeforeCompaction: hook is nil"))
 			return
 		}
 		o.beforeCompaction = fn
@@ -134,36 +137,44 @@ func WithBeforeCompaction(fn func(context.Context, PendingCompaction) Compaction
 type AgentOption func(*Agent)
 
 // WithTriggerTokens compacts once the request reaches n tokens, whatever the
-// window. n must be positive, and below WithMaxTokens when both are set
-// (Plugin reports it otherwise); a value at or above a window known only at
-// run time (the registry's) is lowered to the default trigger with a
-// warning.
+// window. n must be positive (0 is an error: leave the option out for the
+// default trigger) and below the window: WithMaxTokens when given, else the
+// registry's window for the model given to Add when the registry knows it
+// (Plugin reports it otherwise). Only one of WithTriggerTokens,
+// WithTriggerFraction and WithReserve may be given. A value at or above a
+// window known only at run time (the request's model, when it differs) is
+// lowered to the default trigger with a warning.
 func WithTriggerTokens(n int) AgentOption {
 	return positiveOption("WithTriggerTokens", n, func(c *Agent, name string) {
-		c.setTrigger(triggerSpec{kind: triggerTokens, tokens: n}, name)
+		c.setTrigger(triggerSpec{kind: triggerTokens, tokens: n, call: name})
 	})
 }
 
 // WithTriggerFraction compacts once the request reaches f of the window; f
-// must be in (0, 1), e.g. 0.8.
+// must be in (0, 1), e.g. 0.8 (0 is an error). Only one of
+// WithTriggerTokens, WithTriggerFraction and WithReserve may be given.
 func WithTriggerFraction(f float64) AgentOption {
 	return func(c *Agent) {
+		call := fmt.Sprintf("WithTriggerFraction(%v)", f)
 		if !(f > 0 && f < 1) {
-			c.errs = append(c.errs, fmt.Errorf("WithTriggerFraction(%v): must be in (0, 1)", f))
+			c.fail(fmt.Errorf("%s: must be in (0, 1)", call))
 			return
 		}
-		c.setTrigger(triggerSpec{kind: triggerFraction, fraction: f}, fmt.Sprintf("WithTriggerFraction(%v)", f))
+		c.setTrigger(triggerSpec{kind: triggerFraction, fraction: f, call: call})
 	}
 }
 
 // WithReserve keeps n tokens free below the window (for the response and the
-// estimate's error): the trigger is window - n. n must be positive, and
-// below WithMaxTokens when both are set (Plugin reports it otherwise); a
-// reserve that leaves nothing of a window known only at run time falls back
-// to the default trigger with a warning.
+// estimate's error): the trigger is window - n. n must be positive (0 is an
+// error: leave the option out for the default trigger) and below the
+// window: WithMaxTokens when given, else the registry's window for the model
+// given to Add when the registry knows it (Plugin reports it otherwise).
+// Only one of WithTriggerTokens, WithTriggerFraction and WithReserve may be
+// given. A reserve that leaves nothing of a window known only at run time
+// falls back to the default trigger with a warning.
 func WithReserve(n int) AgentOption {
 	return positiveOption("WithReserve", n, func(c *Agent, name string) {
-		c.setTrigger(triggerSpec{kind: triggerReserve, tokens: n}, name)
+		c.setTrigger(triggerSpec{kind: triggerReserve, tokens: n, call: name})
 	})
 }
 
@@ -172,28 +183,39 @@ func WithReserve(n int) AgentOption {
 func WithInstructions(text string) AgentOption {
 	return func(c *Agent) {
 		if text == "" {
-			c.errs = append(c.errs, errors.New("WithInstructions: text is empty"))
+			c.fail(errors.New("WithInstructions: text is empty"))
 			return
 		}
 		c.instructions = text
 	}
 }
 
-// WithSummaryTokens sets the length asked of a summary, in tokens (the
-// default is half the room kept free under the window: 10,000 tokens for
-// windows of 200k and more, 300 for a 3k window). A summary is still never
-// asked to be longer than the room under the trigger allows, nor than half
-// of what the contents it replaces free. n must be positive.
+// WithSummaryTokens sets the length asked of a summary, in tokens. Zero
+// means the default, half the room kept free under the window (10,000
+// tokens for windows of 200k and more, 300 for a 3k window); a negative
+// value is an error, and so is a value at or above the window when the
+// window is known at Add (WithMaxTokens, or the registry's for the model
+// given to Add). A summary is still never asked to be longer than the room
+// under the trigger allows, nor than half of what the contents it replaces
+// free.
 func WithSummaryTokens(n int) AgentOption {
-	return positiveOption("WithSummaryTokens", n, func(c *Agent, _ string) { c.summaryTokens = n })
+	return countOption("WithSummaryTokens", n, "means the default, half the buffer", nil,
+		func(c *Agent, n int) { c.summaryTokens = n })
 }
 
-// WithSummarizerWindow sets the context window of the summarizer's model,
-// for a model the registry does not know (the guard otherwise assumes
-// DefaultContextWindow for it, with a warning). A conversation larger than
-// the summarizer's window is summarized in pieces. n must be positive.
+// WithSummarizerWindow sets the context window of the model that writes the
+// summaries. Leave it out (or give 0) when the summarizer runs on the
+// agent's own model: a summarizer whose model is the one the request names
+// uses the agent's window (WithMaxTokens, else the registry's), and so does
+// a custom Summarizer that names no model. A summarizer on another model
+// gets the registry's window for that model or, for a model the registry
+// does not know, DefaultContextWindow with a warning that names this
+// option: set it then. A conversation larger than the summarizer's window
+// is summarized in pieces. A negative value is an error, and so is a window
+// below 1,024 or above 100,000,000 tokens.
 func WithSummarizerWindow(n int) AgentOption {
-	return positiveOption("WithSummarizerWindow", n, func(c *Agent, _ string) { c.summarizerWindow = n })
+	return countOption("WithSummarizerWindow", n, "means the agent's window for its own model, else the registry's", checkWindow,
+		func(c *Agent, n int) { c.summarizerWindow = n })
 }
 
 // positiveOption is an AgentOption named option taking a count that must be
@@ -204,11 +226,70 @@ func positiveOption(option string, n int, set func(c *Agent, call string)) Agent
 	call := fmt.Sprintf("%s(%d)", option, n)
 	return func(c *Agent) {
 		if n <= 0 {
-			c.errs = append(c.errs, fmt.Errorf("%s: must be > 0", call))
+			c.fail(fmt.Errorf("%s: must be > 0", call))
 			return
 		}
 		set(c, call)
 	}
+}
+
+// optionTarget is what an option configures: an agent (AgentOption), the
+// guard (Option) or the default registry (RegistryOption), each recording
+// the option's errors for Plugin.
+type optionTarget interface {
+	*Agent | *guardOptions | *crushRegistry
+	fail(err error)
+}
+
+// countOption is an option named option taking a count whose 0 has a
+// meaning of its own (zero, as its error says it: "means the default 20"):
+// a negative n is an error naming what 0 means, check (when not nil)
+// rejects a positive n the option cannot take, and set applies n, 0
+// included. Every count option goes through it, so they all read and fail
+// alike.
+func countOption[T optionTarget](option string, n int, zero string, check func(int) error, set func(T, int)) func(T) {
+	return func(o T) {
+		call := fmt.Sprintf("%s(%d)", option, n)
+		if n < 0 {
+			o.fail(fmt.Errorf("%s: must be >= 0 (0 %s)", call, zero))
+			return
+		}
+		if n > 0 && check != nil {
+			if err := check(n); err != nil {
+				o.fail(fmt.Errorf("%s: %w (0 %s)", call, err, zero))
+				return
+			}
+		}
+		set(o, n)
+	}
+}
+
+// orDefault is n, or def when n is 0: the value of a count option whose 0
+// means its default.
+func orDefault(n, def int) int {
+	if n == 0 {
+		return def
+	}
+	return n
+}
+
+// The windows an option may declare (WithMaxTokens, WithSummarizerWindow,
+// WithDefaultWindow). Below minWindow the guard's own fixed costs (a
+// summary, the summary prompt, a system instruction) leave no room for a
+// conversation, and every call would end in ErrIrreducible; above
+// maxWindow, ten times the largest window a model offers today (10M
+// tokens), the number is a unit mistake (bytes for tokens) or a typo.
+const (
+	minWindow = 1_024
+	maxWindow = 100_000_000
+)
+
+// checkWindow rejects a window outside [minWindow, maxWindow].
+func checkWindow(n int) error {
+	if n < minWindow || n > maxWindow {
+		return fmt.Errorf("a window must be between %d and %d tokens", minWindow, maxWindow)
+	}
+	return nil
 }
 
 // WithSlidingWindow selects the sliding-window strategy. A turn is a user
@@ -224,18 +305,13 @@ func positiveOption(option string, n int, set func(c *Agent, call string)) Agent
 // summary it asks for (half the buffer, between 512 and 2,048 tokens), so a
 // few short turns never cost a summary longer than them. Zero means
 // DefaultSlidingWindowTurns (as in the earlier guard); a negative value is an
-// error.
+// error. Only one strategy option (WithSlidingWindow, WithTailRetention) may
+// be given.
 func WithSlidingWindow(maxTurns int) AgentOption {
-	return func(c *Agent) {
-		switch {
-		case maxTurns < 0:
-			c.errs = append(c.errs, fmt.Errorf("WithSlidingWindow(%d): maxTurns must be >= 0 (0 means the default %d)", maxTurns, DefaultSlidingWindowTurns))
-		case maxTurns == 0:
-			c.policy = slidingWindow{maxTurns: DefaultSlidingWindowTurns}
-		default:
-			c.policy = slidingWindow{maxTurns: maxTurns}
-		}
-	}
+	return countOption("WithSlidingWindow", maxTurns, fmt.Sprintf("means the default %d", DefaultSlidingWindowTurns), nil,
+		func(c *Agent, n int) {
+			c.setPolicy(slidingWindow{maxTurns: orDefault(n, DefaultSlidingWindowTurns)}, fmt.Sprintf("WithSlidingWindow(%d)", maxTurns))
+		})
 }
 
 // WithToolResultPruning replaces the payloads of function responses older
@@ -252,16 +328,8 @@ func WithSlidingWindow(maxTurns int) AgentOption {
 // steps; a compaction never brings pruned results back. Zero means
 // DefaultPruneKeepSteps; a negative value is an error.
 func WithToolResultPruning(keepSteps int) AgentOption {
-	return func(c *Agent) {
-		switch {
-		case keepSteps < 0:
-			c.errs = append(c.errs, fmt.Errorf("WithToolResultPruning(%d): keepSteps must be >= 0 (0 means the default %d)", keepSteps, DefaultPruneKeepSteps))
-		case keepSteps == 0:
-			c.pruneKeep = DefaultPruneKeepSteps
-		default:
-			c.pruneKeep = keepSteps
-		}
-	}
+	return countOption("WithToolResultPruning", keepSteps, fmt.Sprintf("means the default %d", DefaultPruneKeepSteps), nil,
+		func(c *Agent, n int) { c.pruneKeep = orDefault(n, DefaultPruneKeepSteps) })
 }
 
 // WithPruningMinFree sets the least a tool-result pruning pass must free,
@@ -282,44 +350,30 @@ func WithToolResultPruning(keepSteps int) AgentOption {
 // recorded agent sessions at 32k (make cost), passes under the trigger at a
 // minimum of a quarter of the window cost more than none. A positive n
 // suits a provider without a prompt cache: WithPruningMinFree(1) advances on
-// every pass, as versions before it did. A negative value is an error.
+// every pass, as versions before it did. A negative value is an error, and
+// so is a value at or above the window when the window is known at Add
+// (WithMaxTokens, or the registry's for the model given to Add): no pass can
+// free that much.
 func WithPruningMinFree(n int) AgentOption {
-	return func(c *Agent) {
-		if n < 0 {
-			c.errs = append(c.errs, fmt.Errorf("WithPruningMinFree(%d): must be >= 0 (0, the default, prunes only at the trigger)", n))
-			return
-		}
-		c.pruneMinFree = n
-	}
+	return countOption("WithPruningMinFree", n, "is the default, pruning only at the trigger", nil,
+		func(c *Agent, n int) { c.pruneMinFree = n })
 }
 
 // WithMaxTokens overrides the context window the registry reports for the
-// agent's model (both strategies). Zero keeps the registry's value; a
-// negative value is an error.
+// agent's model (every strategy). Zero keeps the registry's value; a
+// negative value is an error, and so is a window below 1,024 or above
+// 100,000,000 tokens.
 func WithMaxTokens(n int) AgentOption {
-	return func(c *Agent) {
-		if n < 0 {
-			c.errs = append(c.errs, fmt.Errorf("WithMaxTokens(%d): must be >= 0 (0 means the registry's window)", n))
-			return
-		}
-		c.maxTokens = n
-	}
+	return countOption("WithMaxTokens", n, "means the registry's window", checkWindow,
+		func(c *Agent, n int) { c.maxTokens = n })
 }
 
 // WithMaxCompactionAttempts bounds how many summaries one model call may
 // request when a summary comes back too long for the trigger. Zero means
 // DefaultMaxCompactionAttempts; a negative value is an error.
 func WithMaxCompactionAttempts(n int) AgentOption {
-	return func(c *Agent) {
-		switch {
-		case n < 0:
-			c.errs = append(c.errs, fmt.Errorf("WithMaxCompactionAttempts(%d): must be >= 0 (0 means the default %d)", n, DefaultMaxCompactionAttempts))
-		case n == 0:
-			c.maxAttempts = DefaultMaxCompactionAttempts
-		default:
-			c.maxAttempts = n
-		}
-	}
+	return countOption("WithMaxCompactionAttempts", n, fmt.Sprintf("means the default %d", DefaultMaxCompactionAttempts), nil,
+		func(c *Agent, n int) { c.maxAttempts = orDefault(n, DefaultMaxCompactionAttempts) })
 }
 
 // WithMaxSummarizerCalls bounds the summarizer calls one compaction, and so
@@ -332,16 +386,8 @@ func WithMaxCompactionAttempts(n int) AgentOption {
 // out, the pieces already summarized are kept and the fallback lists the
 // rest. Zero means DefaultMaxSummarizerCalls; a negative value is an error.
 func WithMaxSummarizerCalls(n int) AgentOption {
-	return func(c *Agent) {
-		switch {
-		case n < 0:
-			c.errs = append(c.errs, fmt.Errorf("WithMaxSummarizerCalls(%d): must be >= 0 (0 means the default %d)", n, DefaultMaxSummarizerCalls))
-		case n == 0:
-			c.maxSummarizerCalls = DefaultMaxSummarizerCalls
-		default:
-			c.maxSummarizerCalls = n
-		}
-	}
+	return countOption("WithMaxSummarizerCalls", n, fmt.Sprintf("means the default %d", DefaultMaxSummarizerCalls), nil,
+		func(c *Agent, n int) { c.maxSummarizerCalls = orDefault(n, DefaultMaxSummarizerCalls) })
 }
 
 // WithSummarizer replaces the LLM summarizer built from the model given to
@@ -350,7 +396,7 @@ func WithMaxSummarizerCalls(n int) AgentOption {
 func WithSummarizer(s Summarizer) AgentOption {
 	return func(c *Agent) {
 		if IsNil(s) {
-			c.errs = append(c.errs, errors.New("WithSummarizer: summarizer is nil"))
+			c.fail(errors.New("WithSummarizer: summarizer is nil"))
 			return
 		}
 		c.summarizer = s
@@ -369,7 +415,7 @@ func WithSummaryForm(f SummaryForm) AgentOption {
 		case SummaryFormCached, SummaryFormTranscript:
 			c.summaryForm = f
 		default:
-			c.errs = append(c.errs, fmt.Errorf("WithSummaryForm(%q): must be %q or %q", f, SummaryFormCached, SummaryFormTranscript))
+			c.fail(fmt.Errorf("WithSummaryForm(%q): must be %q or %q", f, SummaryFormCached, SummaryFormTranscript))
 		}
 	}
 }
@@ -380,11 +426,12 @@ func WithSummaryForm(f SummaryForm) AgentOption {
 // abandoned call is left to return on its own), and the deterministic
 // fallback summary is used. The summarizer's context is then cancelled,
 // with a cause (context.Cause) that wraps context.DeadlineExceeded. The
-// time is the guard's clock's (WithClock). It must be positive.
+// time is the guard's clock's (WithClock). It must be positive (0 is an
+// error; leave the option out for DefaultSummaryTimeout).
 func WithSummaryTimeout(d time.Duration) AgentOption {
 	return func(c *Agent) {
 		if d <= 0 {
-			c.errs = append(c.errs, fmt.Errorf("WithSummaryTimeout(%v): must be > 0", d))
+			c.fail(fmt.Errorf("WithSummaryTimeout(%v): must be > 0", d))
 			return
 		}
 		c.summaryTimeout = d

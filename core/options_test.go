@@ -49,3 +49,192 @@ func TestTriggerOption_DrivesCompactionAndInstructionsReachPrompt(t *testing.T) 
 	assert.Contains(t, contentText(sum.last.Config.SystemInstruction), "Keep every TICKET-ID.")
 	assert.Contains(t, logs.String(), "threshold=2000")
 }
+
+// TestCountOptions: every count option reads 0 as its own meaning, fails
+// below 0 with an error saying what 0 means, and a window option fails
+// outside [minWindow, maxWindow].
+func TestCountOptions(t *testing.T) {
+	tests := []struct {
+		name    string
+		opt     AgentOption
+		check   func(t *testing.T, c *Agent)
+		wantErr string
+	}{
+		{"sliding window 0 is the default", WithSlidingWindow(0), func(t *testing.T, c *Agent) {
+			assert.Equal(t, slidingWindow{maxTurns: DefaultSlidingWindowTurns}, c.policy)
+		}, ""},
+		{"sliding window below 0", WithSlidingWindow(-1), nil, "WithSlidingWindow(-1): must be >= 0 (0 means the default 20)"},
+		{"pruning 0 is the default", WithToolResultPruning(0), func(t *testing.T, c *Agent) {
+			assert.Equal(t, DefaultPruneKeepSteps, c.pruneKeep)
+		}, ""},
+		{"pruning below 0", WithToolResultPruning(-2), nil, "WithToolResultPruning(-2): must be >= 0 (0 means the default 3)"},
+		{"attempts 0 is the default", WithMaxCompactionAttempts(0), func(t *testing.T, c *Agent) {
+			assert.Equal(t, DefaultMaxCompactionAttempts, c.maxAttempts)
+		}, ""},
+		{"summarizer calls 0 is the default", WithMaxSummarizerCalls(0), func(t *testing.T, c *Agent) {
+			assert.Equal(t, DefaultMaxSummarizerCalls, c.maxSummarizerCalls)
+		}, ""},
+		{"summary tokens 0 is the default", WithSummaryTokens(0), func(t *testing.T, c *Agent) {
+			assert.Zero(t, c.summaryTokens)
+		}, ""},
+		{"summary tokens below 0", WithSummaryTokens(-1), nil, "WithSummaryTokens(-1): must be >= 0 (0 means the default, half the buffer)"},
+		{"summarizer window 0 is the agent's", WithSummarizerWindow(0), func(t *testing.T, c *Agent) {
+			assert.Zero(t, c.summarizerWindow)
+		}, ""},
+		{"summarizer window below the least window", WithSummarizerWindow(1_023), nil, "WithSummarizerWindow(1023): a window must be between 1024 and 100000000 tokens"},
+		{"summarizer window at the least window", WithSummarizerWindow(minWindow), func(t *testing.T, c *Agent) {
+			assert.Equal(t, minWindow, c.summarizerWindow)
+		}, ""},
+		{"max tokens 0 is the registry's", WithMaxTokens(0), func(t *testing.T, c *Agent) {
+			assert.Zero(t, c.maxTokens)
+		}, ""},
+		{"max tokens of 10", WithMaxTokens(10), nil, "WithMaxTokens(10): a window must be between 1024 and 100000000 tokens (0 means the registry's window)"},
+		{"max tokens of 2^40", WithMaxTokens(1 << 40), nil, "WithMaxTokens(1099511627776): a window must be between"},
+		{"max tokens at the largest window", WithMaxTokens(maxWindow), func(t *testing.T, c *Agent) {
+			assert.Equal(t, maxWindow, c.maxTokens)
+		}, ""},
+		{"pruning minimum 0 is the default", WithPruningMinFree(0), func(t *testing.T, c *Agent) {
+			assert.Zero(t, c.pruneMinFree)
+		}, ""},
+		{"pruning minimum below 0", WithPruningMinFree(-1), nil, "WithPruningMinFree(-1): must be >= 0 (0 is the default, pruning only at the trigger)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := agentConfigFor("a", `Add("a")`, fixedSummary("x"), []AgentOption{tt.opt})
+			if tt.wantErr != "" {
+				require.Len(t, cfg.errs, 1)
+				assert.ErrorContains(t, cfg.errs[0], tt.wantErr)
+				return
+			}
+			require.Empty(t, cfg.errs)
+			tt.check(t, cfg)
+		})
+	}
+}
+
+// TestGuardCountOptions: the guard's count options go through the same
+// helper, with the guard's prefix on their errors.
+func TestGuardCountOptions(t *testing.T) {
+	tests := []struct {
+		name    string
+		opt     Option
+		wantErr string
+	}{
+		{"prepared summaries 0 turns them off", WithPreparedSummaries(0), ""},
+		{"prepared summaries below 0", WithPreparedSummaries(-1), "contextguard: WithPreparedSummaries(-1): must be >= 0 (0 turns prepared summaries off)"},
+		{"sessions 0 is the default", WithMaxSessions(0), ""},
+		{"sessions below 0", WithMaxSessions(-1), "contextguard: WithMaxSessions(-1): must be >= 0 (0 means the default 10000)"},
+		{"session bytes below 0", WithMaxSessionBytes(-1), "contextguard: WithMaxSessionBytes(-1): must be >= 0 (0 means the default"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := newGuard(nil, tt.opt).Err()
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			assert.ErrorContains(t, err, tt.wantErr)
+		})
+	}
+}
+
+// TestOneOptionPerRole: a second strategy, like a second trigger, is an
+// error naming both options; the same option given twice keeps the last.
+func TestOneOptionPerRole(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    []AgentOption
+		wantErr string
+		policy  compactionStrategy
+		trigger int // WithTriggerTokens' tokens in effect
+	}{
+		{"sliding window then tail retention", []AgentOption{WithSlidingWindow(10), WithTailRetention(0.3)},
+			"WithTailRetention(0.3): the strategy is already set by WithSlidingWindow(10); use only one of WithSlidingWindow, WithTailRetention", nil, 0},
+		{"tail retention then sliding window", []AgentOption{WithTailRetention(0.3), WithSlidingWindow(0)},
+			"WithSlidingWindow(0): the strategy is already set by WithTailRetention(0.3)", nil, 0},
+		{"the same strategy twice keeps the last", []AgentOption{WithSlidingWindow(10), WithSlidingWindow(6)}, "", slidingWindow{maxTurns: 6}, 0},
+		{"two triggers", []AgentOption{WithReserve(1000), WithTriggerFraction(0.5)},
+			"WithTriggerFraction(0.5): the trigger is already set by WithReserve(1000); use only one of WithTriggerTokens, WithTriggerFraction, WithReserve", nil, 0},
+		{"the same trigger twice keeps the last", []AgentOption{WithTriggerTokens(5000), WithTriggerTokens(4000)}, "", thresholdStrategy{}, 4000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := agentConfigFor("a", `Add("a")`, fixedSummary("x"), tt.opts)
+			if tt.wantErr != "" {
+				require.Len(t, cfg.errs, 1)
+				assert.ErrorContains(t, cfg.errs[0], tt.wantErr)
+				return
+			}
+			require.Empty(t, cfg.errs)
+			assert.Equal(t, tt.policy, cfg.policy)
+			assert.Equal(t, tt.trigger, cfg.trigger.tokens)
+		})
+	}
+}
+
+// TestOptionsFitTheWindow: the options that must fit inside the window are
+// checked against WithMaxTokens, or, without it, against the registry's
+// window for the model given to Add when the registry knows it.
+func TestOptionsFitTheWindow(t *testing.T) {
+	reg := windowRegistry{"summarizer": 8_000}
+	tests := []struct {
+		name    string
+		model   HostModel
+		opts    []AgentOption
+		wantErr string
+	}{
+		{"pruning minimum at the window", fixedSummary("x"), []AgentOption{WithMaxTokens(16_000), WithPruningMinFree(16_000)},
+			"WithPruningMinFree(16000) is not below WithMaxTokens(16000): no pruning pass can free a whole window"},
+		{"pruning minimum just below the window", fixedSummary("x"), []AgentOption{WithMaxTokens(16_000), WithPruningMinFree(15_999)}, ""},
+		{"summary tokens at the window", fixedSummary("x"), []AgentOption{WithMaxTokens(16_000), WithSummaryTokens(16_000)},
+			"WithSummaryTokens(16000) is not below WithMaxTokens(16000)"},
+		{"trigger at the registry's window", fixedSummary("x"), []AgentOption{WithTriggerTokens(8_000)},
+			`Add("a"): WithTriggerTokens(8000) is not below the registry's window of 8000 tokens for model "summarizer" (set WithMaxTokens when the agent's model is another): the trigger must be inside the window`},
+		{"reserve of the registry's window", fixedSummary("x"), []AgentOption{WithReserve(8_000)},
+			"WithReserve(8000) is not below the registry's window of 8000 tokens"},
+		{"pruning minimum at the registry's window", fixedSummary("x"), []AgentOption{WithPruningMinFree(9_000)},
+			"WithPruningMinFree(9000) is not below the registry's window of 8000 tokens"},
+		{"trigger just below the registry's window", fixedSummary("x"), []AgentOption{WithTriggerTokens(7_999)}, ""},
+		{"WithMaxTokens replaces the registry's window", fixedSummary("x"), []AgentOption{WithTriggerTokens(9_000), WithMaxTokens(10_000)}, ""},
+		{"a model the registry does not know is not checked", &fakeLLM{name: "in-house"}, []AgentOption{WithTriggerTokens(1_000_000)}, ""},
+		{"no model given to Add is not checked", nil, []AgentOption{WithSummarizer(fixedSummary("x")), WithTriggerTokens(1_000_000)}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newGuard(reg, WithLogger(quietLogger))
+			g.addModel("a", tt.model, tt.opts...)
+			if tt.wantErr == "" {
+				require.NoError(t, g.Err())
+				return
+			}
+			assert.ErrorContains(t, g.Err(), tt.wantErr)
+			assert.Nil(t, g.Agent("a"), "an agent whose options are in error is left unguarded")
+		})
+	}
+}
+
+// TestRegistryOptions: the default registry's options fail as the others
+// do, and the guard built with it reports their errors.
+func TestRegistryOptions(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    []RegistryOption
+		wantErr string
+	}{
+		{"default window 0 reports unknown models as unknown", []RegistryOption{WithDefaultWindow(0)}, ""},
+		{"default window below 0", []RegistryOption{WithDefaultWindow(-1)}, "contextguard: WithDefaultWindow(-1): must be >= 0 (0 reports an unknown model as unknown)"},
+		{"default window of 100", []RegistryOption{WithDefaultWindow(100)}, "WithDefaultWindow(100): a window must be between 1024 and 100000000 tokens"},
+		{"nil registry logger", []RegistryOption{WithRegistryLogger(nil)}, "contextguard: WithRegistryLogger: logger is nil"},
+		{"nil registry option", []RegistryOption{nil}, "contextguard: nil RegistryOption"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := newGuard(NewCrushRegistry(tt.opts...)).Err()
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			assert.ErrorContains(t, err, tt.wantErr)
+		})
+	}
+}

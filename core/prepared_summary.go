@@ -51,21 +51,17 @@ const (
 // (PreparedSummariesOff) turns this off; the default is
 // DefaultPreparedSummaries. A negative limit is an error.
 func WithPreparedSummaries(limit int) Option {
-	return func(o *guardOptions) {
-		if limit < 0 {
-			o.errs = append(o.errs, fmt.Errorf("contextguard: WithPreparedSummaries(%d): must be >= 0 (0 turns prepared summaries off)", limit))
-			return
-		}
-		o.prepared = limit
+	return countOption("WithPreparedSummaries", limit, "turns prepared summaries off", nil, func(o *guardOptions, n int) {
+		o.prepared = n
 		o.preparedSet = true
-	}
+	})
 }
 
 // WithEarlyCompaction sets how early a summary is prepared while tools run
 // (WithPreparedSummaries): once the next request is predicted (this
 // request's count plus the agent's recent growth per step, with a margin) to
-// reach fraction f of the trigger. f must be in (0, 1]; the default is
-// DefaultEarlyCompaction (the trigger itself). A lower f starts sooner, for
+// reach fraction f of the trigger. f must be in (0, 1] (0 is an error);
+// the default is DefaultEarlyCompaction (the trigger itself). A lower f starts sooner, for
 // tools faster than the summarizer, at the cost of a summary that covers
 // less of the conversation: the compaction keeps the rest verbatim, and
 // runs inline when that takes the request over the trigger.

@@ -325,7 +325,7 @@ func TestPruning_WaitsUntilItFreesEnough(t *testing.T) {
 // summarizer; the frontier reached is stored.
 func TestPruning_OverTheTriggerFreesAllItCan(t *testing.T) {
 	sum := fixedSummary("S")
-	g, _ := newTestGuard(t, sum, WithMaxTokens(32_000), WithToolResultPruning(0), WithPruningMinFree(1_000_000))
+	g, _ := newTestGuard(t, sum, WithMaxTokens(32_000), WithToolResultPruning(0), WithPruningMinFree(31_999))
 	ctx := newFakeCtx("a").withUser("U9-MARK latest")
 	raw := append(pruneHistory(14, 5_000), userMsg("U9-MARK latest"))
 	require.Greater(t, newCalibration(guardState{}, testEst).count(requestTokens(testEst, engineReq(request(raw...)))), newLimits(32_000).threshold, "test setup: over the trigger unpruned")
@@ -342,7 +342,7 @@ func TestPruning_OverTheTriggerFreesAllItCan(t *testing.T) {
 // compacted request rather than rewriting its kept tool results.
 func TestPruning_CompactionResetsTheFrontier(t *testing.T) {
 	sum := fixedSummary("S")
-	g, _ := newTestGuard(t, sum, WithMaxTokens(32_000), WithToolResultPruning(2), WithSlidingWindow(4), WithPruningMinFree(1_000_000))
+	g, _ := newTestGuard(t, sum, WithMaxTokens(32_000), WithToolResultPruning(2), WithSlidingWindow(4), WithPruningMinFree(31_999))
 	ctx := newFakeCtx("a")
 	var h, prev []*genai.Content
 	compactions := 0

@@ -1,6 +1,8 @@
 package core
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 
@@ -25,25 +27,27 @@ type RegistryOption func(*crushRegistry)
 // WithRegistryLogger sets where the registry warns when it reports
 // WithDefaultWindow's window for an unknown model (default slog.Default()).
 // Without WithDefaultWindow the registry reports an unknown model as
-// unknown, and the guard warns with its own logger (WithLogger).
+// unknown, and the guard warns with its own logger (WithLogger). A nil
+// logger is an error, reported by Plugin.
 func WithRegistryLogger(l *slog.Logger) RegistryOption {
 	return func(r *crushRegistry) {
-		if l != nil {
-			r.log = l
+		if l == nil {
+			r.fail(errors.New("WithRegistryLogger: logger is nil"))
+			return
 		}
+		r.log = l
 	}
 }
 
 // WithDefaultWindow sets the window reported for unknown models, with a
-// warning once per model name. Without it (or with 0 or less) an unknown
-// model is reported as unknown (0), and the guard assumes
-// DefaultContextWindow for it.
+// warning once per model name. Without it (or with 0) an unknown model is
+// reported as unknown (0), and the guard assumes DefaultContextWindow for
+// it. A negative value is an error, and so is a window below 1,024 or above
+// 100,000,000 tokens; the guard built with the registry reports them
+// (Plugin).
 func WithDefaultWindow(n int) RegistryOption {
-	return func(r *crushRegistry) {
-		if n > 0 {
-			r.defaultWindow = n
-		}
-	}
+	return countOption("WithDefaultWindow", n, "reports an unknown model as unknown", checkWindow,
+		func(r *crushRegistry, n int) { r.defaultWindow = n })
 }
 
 // NewCrushRegistry returns the default registry, backed by the model data
@@ -59,9 +63,11 @@ func WithDefaultWindow(n int) RegistryOption {
 func NewCrushRegistry(opts ...RegistryOption) ModelRegistry {
 	r := &crushRegistry{log: slog.Default()}
 	for _, o := range opts {
-		if o != nil {
-			o(r)
+		if o == nil {
+			r.fail(errors.New("nil RegistryOption"))
+			continue
 		}
+		o(r)
 	}
 	return r
 }
@@ -71,7 +77,20 @@ type crushRegistry struct {
 	// defaultWindow is WithDefaultWindow's window, 0 for none.
 	defaultWindow int
 	warned        sync.Map // model name -> struct{}
+	// errs are the options' errors, which New reports (optionErrs).
+	errs []error
 }
+
+// fail records an option's error; the guard built with the registry
+// reports it.
+func (r *crushRegistry) fail(err error) { r.errs = append(r.errs, fmt.Errorf("contextguard: %w", err)) }
+
+// optionErrs is the registry's option errors, for New.
+func (r *crushRegistry) optionErrs() []error { return r.errs }
+
+// registryOptionErrs is a registry whose options may be in error
+// (NewCrushRegistry's): New reports them with its own.
+type registryOptionErrs interface{ optionErrs() []error }
 
 // find is the catwalk entry of model, when it lists a window for it.
 func (r *crushRegistry) find(model string) (models.Info, bool) {

@@ -73,14 +73,8 @@ type sessionBounds struct {
 // prefix record in session state. Zero means DefaultMaxSessions; a negative
 // value is an error.
 func WithMaxSessions(n int) Option {
-	return func(o *guardOptions) {
-		switch {
-		case n < 0:
-			o.errs = append(o.errs, fmt.Errorf("contextguard: WithMaxSessions(%d): must be >= 0 (0 means the default %d)", n, DefaultMaxSessions))
-		case n > 0:
-			o.bounds.sessions = n
-		}
-	}
+	return countOption("WithMaxSessions", n, fmt.Sprintf("means the default %d", DefaultMaxSessions), nil,
+		func(o *guardOptions, n int) { o.bounds.sessions = n })
 }
 
 // WithMaxSessionBytes bounds the bytes the sessions kept in memory retain
@@ -91,14 +85,8 @@ func WithMaxSessions(n int) Option {
 // kept while it is served. Zero means DefaultMaxSessionBytes; a negative
 // value is an error.
 func WithMaxSessionBytes(n int) Option {
-	return func(o *guardOptions) {
-		switch {
-		case n < 0:
-			o.errs = append(o.errs, fmt.Errorf("contextguard: WithMaxSessionBytes(%d): must be >= 0 (0 means the default %d)", n, DefaultMaxSessionBytes))
-		case n > 0:
-			o.bounds.bytes = n
-		}
-	}
+	return countOption("WithMaxSessionBytes", n, fmt.Sprintf("means the default %d", DefaultMaxSessionBytes), nil,
+		func(o *guardOptions, n int) { o.bounds.bytes = n })
 }
 
 // withDefaults fills the bounds not set.

@@ -323,9 +323,11 @@ func TestSummaryBudget(t *testing.T) {
 func TestRequestedCompaction_UnboundedWindow(t *testing.T) {
 	rs := &recordingSummarizer{reply: func(int, SummaryRequest) (string, error) { return "SUMMARY", nil }}
 	var events []CompactionEvent
-	g := newGuard(NewCrushRegistry(WithRegistryLogger(quietLogger)), WithLogger(quietLogger),
+	// No option declares such a window (WithMaxTokens stops at 100M); a
+	// registry may still report one.
+	g := newGuard(windowRegistry{"gemini-2.5-flash": math.MaxInt}, WithLogger(quietLogger),
 		WithOnCompaction(func(_ context.Context, ev CompactionEvent) { events = append(events, ev) }))
-	g.addModel("a", nil, WithSummarizer(rs), WithMaxTokens(math.MaxInt))
+	g.addModel("a", nil, WithSummarizer(rs))
 	require.NoError(t, g.Err())
 	ctx := newFakeCtx("a").withUser("go on")
 	require.NoError(t, g.RequestCompactionInState(ctx.State(), "a", ""))

@@ -22,8 +22,8 @@ type (
 	// TurnPlan is what the model does in one user turn; see
 	// [coretest.TurnPlan].
 	TurnPlan = coretest.TurnPlan
-	// ToolCall is one function call of a plan, made by [Call]; see
-	// [coretest.ToolCall].
+	// ToolCall is one function call of a plan, made by [Call] or
+	// [CallWith]; see [coretest.ToolCall].
 	ToolCall = coretest.ToolCall
 	// Result is what [Run] measured; see [coretest.Result].
 	Result = coretest.Result
@@ -47,6 +47,12 @@ func NewFakeClock(start time.Time) *FakeClock { return coretest.NewFakeClock(sta
 // Call returns a [ToolCall] of the named tool with a result of about size
 // bytes, of the tool's default kind; see [coretest.Call].
 func Call(name string, size int) ToolCall { return coretest.Call(name, size) }
+
+// CallWith returns a [ToolCall] of the named tool with args as its
+// arguments, exactly, as a model calls a real tool: the guard's
+// recall_context, or a tool of the test's own (give it to the agent, with
+// [Run] through RunConfig.Tools). See [coretest.CallWith].
+func CallWith(name string, args map[string]any) ToolCall { return coretest.CallWith(name, args) }
 
 // Parallel returns one model step making all calls at once; see
 // [coretest.Parallel].

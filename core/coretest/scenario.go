@@ -25,11 +25,26 @@ type ToolCall struct {
 	Name string
 	Size int
 	Kind Kind
+	// Args, when not nil, are the call's arguments exactly, for a real
+	// tool ([CallWith]); Size and Kind are then unused.
+	Args map[string]any
 }
 
 // Call returns a ToolCall of name with an output of size bytes of the tool's
 // default kind.
 func Call(name string, size int) ToolCall { return ToolCall{Name: name, Size: size} }
+
+// CallWith returns a ToolCall of name with args as its arguments, exactly,
+// as a model calls a real tool (the guard's recall_context, a test's own
+// tool). The call carries no tag for the tool to echo, so after its
+// response the [Script] finds its place from its memory of the session,
+// which needs the session's ID (ADK's context gives it).
+func CallWith(name string, args map[string]any) ToolCall {
+	if args == nil {
+		args = map[string]any{}
+	}
+	return ToolCall{Name: name, Args: args}
+}
 
 // ToolStep is one model response: all its calls are issued in one Content
 // (parallel calls); ADK answers them with one merged Content.

@@ -3,6 +3,7 @@ package coretest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -381,6 +382,9 @@ func (m *Script) functionCall(turn, step, i int, c ToolCall) *genai.FunctionCall
 			"marker": Marker(seed),
 			"tag":    callTag(turn, step, i),
 		},
+	}
+	if c.Args != nil {
+		fc.Args = maps.Clone(c.Args)
 	}
 	if m.cfg.ProviderCallIDs {
 		fc.ID = fmt.Sprintf("call_%016x", uint64(mix(seed, 0x6964)))

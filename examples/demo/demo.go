@@ -184,6 +184,21 @@ func (r *recorder) printStep(s stepRecord) {
 	}
 	fmt.Fprintf(r.w, " %4d %4d | %9s | %9s | %6s | %7s | %-21s | %s\n",
 		s.Step, s.Turn, thousands(s.Built), thousands(s.GuardEst), thousands(s.tokens()), thousands(r.trigger), action, bar(s.tokens(), r.window))
+	if s.Compaction == nil && s.tokens() > r.trigger && s.GuardEst <= r.trigger {
+		// The two counts differ by a few percent; a request between them
+		// looks like a missed trigger unless the line says which count
+		// the guard compares.
+		fmt.Fprintf(r.w, "           note: sent %s > trigger %s by o200k, but the guard judges the trigger on its own estimate (%s), so no compaction\n",
+			thousands(s.tokens()), thousands(r.trigger), thousands(s.GuardEst))
+	}
+}
+
+// plural is n followed by noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // bar draws utilization of the window, e.g. "[#####...............]  26%".
@@ -411,7 +426,7 @@ func run(ctx context.Context, cfg config, w io.Writer) (*report, error) {
 		}
 	}
 	if rep.Compactions > 0 {
-		if rep.Recalled, err = recallFact(ctx, guard, guardPlugin, sessions, sessionID); err != nil {
+		if rep.Recalled, err = recallFact(ctx, guard, guardPlugin, sessions, sessionID, llm.Name()); err != nil {
 			return nil, err
 		}
 	}
@@ -477,7 +492,7 @@ func printReport(w io.Writer, r *report) {
 		100*float64(maxStep.tokens())/float64(r.Window), thousands(r.Window), maxStep.Step, thousands(maxStep.tokens()))
 	over := "none"
 	if r.OverWindow > 0 {
-		over = fmt.Sprintf("%d REQUESTS OVER THE WINDOW", r.OverWindow)
+		over = strings.ToUpper(plural(r.OverWindow, "request")) + " OVER THE WINDOW"
 	}
 	fmt.Fprintf(w, "over the window    %s (largest sent: %s tokens by o200k; ADK built up to %s without the guard)\n",
 		over, thousands(r.MaxSent), thousands(r.MaxBuilt))
@@ -500,8 +515,8 @@ const (
 
 // usageLine is the context line agent UIs show, from the guard's Usage.
 func usageLine(u contextguard.Usage) string {
-	line := fmt.Sprintf("context: %.0f%% of %s tokens (the guard counts %s, compacts at %s), %d compactions",
-		100*u.Utilization, thousands(u.Window), thousands(u.Tokens), thousands(u.Threshold), u.Compactions)
+	line := fmt.Sprintf("context: %.0f%% of %s tokens (the guard counts %s, compacts at %s), %s",
+		100*u.Utilization, thousands(u.Window), thousands(u.Tokens), thousands(u.Threshold), plural(u.Compactions, "compaction"))
 	if u.LastCompactionReason != "" {
 		line += ", last: " + u.LastCompactionReason
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"image/png"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,29 +14,34 @@ import (
 	"google.golang.org/genai"
 )
 
-// runDemo runs the offline demo into a temporary directory.
-func runDemo(t *testing.T, turns int) (*report, string) {
+// runDemo runs the offline demo into a temporary directory. It returns
+// what the demo printed and what the guard logged: the guard logs at WARN
+// and above, to stderr under make demo.
+func runDemo(t *testing.T, turns int) (rep *report, out, logged string) {
 	t.Helper()
 	dir := t.TempDir()
-	var out bytes.Buffer
+	var printed, logs bytes.Buffer
 	rep, err := run(context.Background(), config{
 		Turns:  turns,
 		Window: 16_000,
 		Out:    filepath.Join(dir, "out", "tokens.png"),
 		DB:     filepath.Join(dir, "sessions.db"),
-		Log:    io.Discard,
-	}, &out)
+		Log:    &logs,
+	}, &printed)
 	if err != nil {
-		t.Fatalf("run: %v\n%s", err, out.String())
+		t.Fatalf("run: %v\n%s", err, printed.String())
 	}
 	if testing.Verbose() {
-		t.Log("\n" + out.String())
+		t.Log("\n" + printed.String())
 	}
-	return rep, out.String()
+	return rep, printed.String(), logs.String()
 }
 
 func TestDemoSmoke(t *testing.T) {
-	rep, out := runDemo(t, 6)
+	rep, out, logged := runDemo(t, 6)
+	if logged != "" {
+		t.Errorf("the guard logged a warning, which make demo prints:\n%s", logged)
+	}
 
 	if !rep.Scripted {
 		t.Fatal("the test must run the scripted model")
@@ -102,7 +106,23 @@ func TestDemoFullStory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays the whole story")
 	}
-	rep, out := runDemo(t, len(story))
+	rep, out, logged := runDemo(t, len(story))
+	if logged != "" {
+		t.Errorf("the guard logged a warning, which make demo prints:\n%s", logged)
+	}
+	if strings.Contains(out, " 1 compactions") || strings.Contains(out, " 1 REQUESTS") {
+		t.Errorf("a count of one is followed by a plural:\n%s", out)
+	}
+	// A step sent over the trigger by o200k that did not compact says why.
+	for _, s := range rep.Steps {
+		if s.Compaction == nil && s.tokens() > rep.Trigger {
+			note := fmt.Sprintf("note: sent %s > trigger %s by o200k, but the guard judges the trigger on its own estimate (%s)",
+				thousands(s.tokens()), thousands(rep.Trigger), thousands(s.GuardEst))
+			if !strings.Contains(out, note) {
+				t.Errorf("step %d: sent %d over the trigger %d without a compaction, and no note says why:\n%s", s.Step, s.tokens(), rep.Trigger, out)
+			}
+		}
+	}
 	if rep.Compactions < 3 {
 		t.Errorf("compactions = %d, want at least 3", rep.Compactions)
 	}

@@ -31,10 +31,13 @@ const recallQuery = "checkout 5xx requests INC-4127"
 const recallLines = 6
 
 // recallModel is the recall step's scripted model: it calls recall_context
-// with recallQuery, then closes the turn.
-type recallModel struct{}
+// with recallQuery, then closes the turn. It bears the name of the story's
+// model (name): the recall turn is one more turn of the same agent, and the
+// guard, seeing the summarizer's model in the request, gives the
+// summarizer the agent's window rather than warn that it does not know it.
+type recallModel struct{ name string }
 
-func (recallModel) Name() string { return "gemini-2.5-flash" }
+func (m recallModel) Name() string { return m.name }
 
 func (recallModel) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
 	return func(yield func(*model.LLMResponse, error) bool) {
@@ -49,14 +52,14 @@ func (recallModel) GenerateContent(_ context.Context, req *model.LLMRequest, _ b
 }
 
 // recallFact plays one turn of the agent (same name, same session, same
-// guard) with the recall tool and a scripted model that calls it, and
-// returns the tool's answer.
-func recallFact(ctx context.Context, guard *contextguard.ContextGuard, guardPlugin *plugin.Plugin, sessions session.Service, sessionID string) (string, error) {
+// guard) with the recall tool and a scripted model named modelName, the
+// story's model, that calls it, and returns the tool's answer.
+func recallFact(ctx context.Context, guard *contextguard.ContextGuard, guardPlugin *plugin.Plugin, sessions session.Service, sessionID, modelName string) (string, error) {
 	recall, err := guard.RecallTool(sessions)
 	if err != nil {
 		return "", fmt.Errorf("recall tool: %w", err)
 	}
-	a, err := llmagent.New(llmagent.Config{Name: agentName, Model: recallModel{}, Instruction: systemInstruction, Tools: []tool.Tool{recall}})
+	a, err := llmagent.New(llmagent.Config{Name: agentName, Model: recallModel{name: modelName}, Instruction: systemInstruction, Tools: []tool.Tool{recall}})
 	if err != nil {
 		return "", fmt.Errorf("recall agent: %w", err)
 	}

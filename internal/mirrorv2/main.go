@@ -66,6 +66,7 @@ var mirrored = []mirror{
 		"\tif core.IsNil(svc) {\n\t\treturn nil, errors.New(\"contextguard: RecallTool: the session service is nil\")\n\t}\n", "",
 	}},
 	{src: "example_test.go"},
+	{src: "options_test.go"},
 	{src: "between_turns_test.go"},
 	{src: "conformance_test.go", extra: []string{`NewConformanceRow("v1"`, `NewConformanceRow("v2"`}},
 	{src: "recovery_turn_test.go"},
