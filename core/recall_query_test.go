@@ -58,18 +58,18 @@ func FuzzRecall(f *testing.F) {
 	)
 	h := []*genai.Content{userMsg("u"), respMsg("read_file", map[string]any{"output": strings.Repeat("ü", 5000)})}
 	h[1].Parts[0].FunctionResponse.ID = "c1"
-	budget := recallDefaultTokens * recallBytesPerToken
+	fit := recallFitFor(recallDefaultTokens, estimatorFor(""), guardState{})
 	f.Fuzz(func(t *testing.T, query, callID string, page int) {
 		q, note := cleanQuery(query)
 		out := note
 		if len(q.terms) > 0 {
-			out = renderMatches(x, q, page, budget, note)
+			out = renderMatches(x, q, page, fit, note)
 		}
-		if len(out) > budget {
-			t.Fatalf("query %q: answer of %d bytes", query, len(out))
+		if n := fit.count(out); n > fit.tokens || !utf8.ValidString(out) {
+			t.Fatalf("query %q: answer of %d tokens, valid UTF-8 %v", query, n, utf8.ValidString(out))
 		}
-		if out = recallResult(h, callID, page, budget); len(out) > budget {
-			t.Fatalf("call_id %q: answer of %d bytes", callID, len(out))
+		if out = recallResult(h, callID, page, fit); fit.count(out) > fit.tokens {
+			t.Fatalf("call_id %q: answer of %d tokens", callID, fit.count(out))
 		}
 	})
 }
