@@ -64,20 +64,25 @@ type passage struct {
 type Index struct {
 	texts    []string
 	passages []passage
-	postings map[string][]posting
+	// ids numbers the distinct terms, postings[id] is a term's postings:
+	// indexing a term costs one map lookup.
+	ids      map[string]uint32
+	postings [][]posting
 	terms    int // total terms over passages
 	bytes    int
 	// scores and best are a search's scratch, kept between searches and
 	// cleared by the search that used them: a search over a large index
-	// allocates neither.
-	scores []float64
-	best   []int32
-	counts map[string]uint32
+	// allocates neither. tf and touched are a passage's term counts while
+	// it is indexed, likewise.
+	scores  []float64
+	best    []int32
+	tf      []uint32
+	touched []uint32
 }
 
 // New returns an empty index.
 func New() *Index {
-	return &Index{postings: make(map[string][]posting), counts: make(map[string]uint32)}
+	return &Index{ids: make(map[string]uint32)}
 }
 
 // Len is how many texts were added.
@@ -161,10 +166,21 @@ func CutEnd(s string, limit int) int {
 // addPassage indexes text[start:end] as a passage of text t. A passage
 // without a term (blank lines, punctuation) is not kept.
 func (x *Index) addPassage(t int32, text string, start, end int) {
-	clear(x.counts)
+	x.touched = x.touched[:0]
 	total := 0
 	EachTerm(text[start:end], func(term string) bool {
-		x.counts[term]++
+		id, ok := x.ids[term]
+		if !ok {
+			id = uint32(len(x.postings))
+			x.ids[term] = id
+			x.postings = append(x.postings, nil)
+			x.tf = append(x.tf, 0)
+			x.bytes = satAdd(x.bytes, len(term)+termOverhead)
+		}
+		if x.tf[id] == 0 {
+			x.touched = append(x.touched, id)
+		}
+		x.tf[id]++
 		total++
 		return true
 	})
@@ -172,16 +188,13 @@ func (x *Index) addPassage(t int32, text string, start, end int) {
 		return
 	}
 	p := uint32(len(x.passages))
-	for term, n := range x.counts {
-		ps, ok := x.postings[term]
-		if !ok {
-			x.bytes = satAdd(x.bytes, len(term)+termOverhead)
-		}
-		x.postings[term] = append(ps, posting{passage: p, tf: n})
+	for _, id := range x.touched {
+		x.postings[id] = append(x.postings[id], posting{passage: p, tf: x.tf[id]})
+		x.tf[id] = 0
 	}
 	x.passages = append(x.passages, passage{text: t, start: start, end: end, terms: uint32(total)})
 	x.terms += total
-	x.bytes = satAdd(x.bytes, passageOverhead+len(x.counts)*postingBytes)
+	x.bytes = satAdd(x.bytes, passageOverhead+len(x.touched)*postingBytes)
 }
 
 // Hit is one ranked text: its best passage and that passage's score.
@@ -253,10 +266,11 @@ func (x *Index) score(terms []string, hits *[]int) {
 		if slices.Contains(terms[:i], t) {
 			continue
 		}
-		ps := x.postings[t]
-		if len(ps) == 0 {
+		id, ok := x.ids[t]
+		if !ok {
 			continue
 		}
+		ps := x.postings[id]
 		df := float64(len(ps))
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
 		for _, p := range ps {
