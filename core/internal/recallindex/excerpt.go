@@ -39,7 +39,9 @@ func MatchSpan(text string, from, to int, terms []string, limit int) (at, end in
 			distinct++
 		}
 		counts[o.term]++
-		for l < r && o.end-occ[l].at > limit {
+		// Drop from the left what is too far, and what the window holds
+		// again further on: the window stays the shortest.
+		for l < r && (o.end-occ[l].at > limit || counts[occ[l].term] > 1) {
 			counts[occ[l].term]--
 			if counts[occ[l].term] == 0 {
 				distinct--

@@ -1,0 +1,76 @@
+package recallindex
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestMatchSpan(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		text  string
+		query string
+		limit int
+		want  string
+	}{
+		{"all the terms together beat the first one alone",
+			"NameError   Traceback\nframes\nNameError: name 'accum_gradients' is not defined", "NameError name accum_gradients", 200,
+			"NameError: name 'accum_gradients"},
+		{"a term matches words, not the inside of longer ones",
+			"the profiles of the filesystem; the file is here", "file", 100, "file"},
+		{"offsets hold where lower case changes length",
+			"İİİİ İSTANBUL walrus", "walrus", 100, "walrus"},
+		{"the span fits the limit",
+			"alpha " + strings.Repeat("x ", 100) + "beta alpha", "alpha beta", 20, "beta alpha"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			at, end, ok := MatchSpan(tc.text, 0, len(tc.text), terms(tc.query), tc.limit)
+			require.True(t, ok)
+			assert.Equal(t, tc.want, tc.text[at:end])
+		})
+	}
+	_, _, ok := MatchSpan("profiles", 0, len("profiles"), terms("file"), 100)
+	assert.False(t, ok)
+}
+
+func TestLineSpan(t *testing.T) {
+	text := "first line\nthe match is here\nlast line"
+	at := strings.Index(text, "match")
+	a, e := LineSpan(text, at, at+len("match"), 100)
+	assert.Equal(t, "the match is here", text[a:e])
+	a, e = LineSpan(text, at, at+len("match"), 8)
+	assert.Equal(t, "match", text[a:e], "a line longer than the limit: the span")
+	a, e = LineSpan("only one line", 5, 8, 100)
+	assert.Equal(t, 0, a)
+	assert.Equal(t, len("only one line"), e)
+}
+
+func TestExcerpt(t *testing.T) {
+	var b strings.Builder
+	for i := range 40 {
+		b.WriteString("line ü " + strings.Repeat("w", i%7) + "\n")
+	}
+	text := b.String() + "THE MATCH\n" + b.String()
+	at := strings.Index(text, "THE MATCH")
+	for _, limit := range []int{1, 9, 10, 37, 100, 333} {
+		out, before, after := Excerpt(text, at, at+len("THE MATCH"), limit)
+		require.LessOrEqual(t, len(out), limit)
+		require.True(t, utf8.ValidString(out))
+		if limit >= len("THE MATCH") {
+			assert.Contains(t, out, "THE MATCH", "limit %d", limit)
+		}
+		assert.True(t, before)
+		assert.True(t, after)
+		if limit >= 100 {
+			assert.NotContains(t, strings.Split(out, "\n")[0], "…")
+			assert.True(t, strings.HasPrefix(out, "line"), "cut at a line break: %q", out)
+		}
+	}
+	out, before, after := Excerpt("short", 0, 5, 100)
+	assert.Equal(t, "short", out)
+	assert.False(t, before || after)
+}
