@@ -57,6 +57,9 @@ func BenchmarkRecallOnRealSessions(b *testing.B) {
 						b.Logf("%s %s %d: %v", tr.File, cfg.Name, w, e)
 					}
 					row.add(run)
+					if os.Getenv("CONTEXTGUARD_RECALL_MISSES") != "" {
+						printMisses(run)
+					}
 					total.add(run)
 				}
 			}
@@ -79,4 +82,15 @@ func ratio(n, d int) float64 {
 		return 0
 	}
 	return float64(n) / float64(d)
+}
+
+// printMisses prints the answers of run whose query missed the first
+// three excerpts (CONTEXTGUARD_RECALL_MISSES=1): what to look at when a
+// change moves the table.
+func printMisses(run *Run) {
+	for _, a := range run.Answers {
+		if rk := rank(a.Query, a.Text); rk == 0 || rk > 3 {
+			fmt.Printf("=== MISS %s %s %d %s query %q line %q call %q\n%s\n\n", run.Session, run.Config, run.Window, a.Query.Kind, a.Query.Text, a.Query.Line, a.Query.CallID, a.Text)
+		}
+	}
 }

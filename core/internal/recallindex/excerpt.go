@@ -1,6 +1,7 @@
 package recallindex
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -21,6 +22,13 @@ type occurrence struct {
 // or whole parts of one (EachTermAt), with offsets into text itself, so
 // any Unicode text is read right. ok is false when none occurs.
 func MatchSpan(text string, from, to int, terms []string, limit int) (at, end int, ok bool) {
+	_, n, at, end := spanOf(text, from, to, terms, limit)
+	return at, end, n > 0
+}
+
+// spanOf is MatchSpan's span, with how many distinct terms the query has
+// and how many of them the span holds.
+func spanOf(text string, from, to int, terms []string, limit int) (distinct, held, at, end int) {
 	var occ []occurrence
 	EachTermAt(text[from:to], func(t string, a, e int) bool {
 		if i := distinctIndex(terms, t); i >= 0 {
@@ -28,15 +36,16 @@ func MatchSpan(text string, from, to int, terms []string, limit int) (at, end in
 		}
 		return true
 	})
+	distinct = distinctCount(terms)
 	if len(occ) == 0 {
-		return 0, 0, false
+		return distinct, 0, 0, 0
 	}
 	var counts [maxQueryTerms]int
-	distinct, bestN, bestAt, bestEnd := 0, 0, 0, 0
+	inWindow, bestN, bestAt, bestEnd := 0, 0, 0, 0
 	l := 0
 	for r, o := range occ {
 		if counts[o.term] == 0 {
-			distinct++
+			inWindow++
 		}
 		counts[o.term]++
 		// Drop from the left what is too far, and what the window holds
@@ -44,16 +53,28 @@ func MatchSpan(text string, from, to int, terms []string, limit int) (at, end in
 		for l < r && (o.end-occ[l].at > limit || counts[occ[l].term] > 1) {
 			counts[occ[l].term]--
 			if counts[occ[l].term] == 0 {
-				distinct--
+				inWindow--
 			}
 			l++
 		}
 		span := o.end - occ[l].at
-		if distinct > bestN || (distinct == bestN && span < bestEnd-bestAt) {
-			bestN, bestAt, bestEnd = distinct, occ[l].at, o.end
+		if inWindow > bestN || (inWindow == bestN && span < bestEnd-bestAt) {
+			bestN, bestAt, bestEnd = inWindow, occ[l].at, o.end
 		}
 	}
-	return bestAt, bestEnd, true
+	return distinct, bestN, bestAt, bestEnd
+}
+
+// distinctCount is how many distinct terms terms holds, at most
+// maxQueryTerms.
+func distinctCount(terms []string) int {
+	n := 0
+	for i, t := range terms[:min(len(terms), maxQueryTerms)] {
+		if !slices.Contains(terms[:i], t) {
+			n++
+		}
+	}
+	return n
 }
 
 // distinctIndex is the index of t among the distinct terms of terms (the

@@ -33,6 +33,12 @@ const (
 	// words in order, one after the other: a quoted error message or a
 	// marker outranks a passage that merely shares its words.
 	phraseBoost = 2.0
+	// proximityBoost is the most a passage's score grows for holding all
+	// the query's distinct terms as close together as they can be
+	// (proximity); proximitySpanBytes bounds the span looked for, about a
+	// few lines.
+	proximityBoost     = 1.0
+	proximitySpanBytes = 400
 	// PhraseCandidates is how many of the best passages are checked for
 	// the query's phrase: more than any page shows, few enough that the
 	// check costs a few passages' reading.
@@ -244,17 +250,46 @@ func (x *Index) Search(terms []string, k int) ([]Hit, int) {
 		x.best[t] = -1
 	}
 	if len(terms) > 1 {
-		// The phrase check re-reads a passage's terms, so it is made for the
-		// best few only, which it may reorder.
+		// The phrase and proximity checks re-read a passage's terms, so they
+		// are made for the best few only, which they may reorder.
+		tight := tightSpan(terms)
 		for i := range top[:min(len(top), PhraseCandidates)] {
 			ps := x.passages[top[i].Passage]
-			if HasPhrase(x.texts[ps.text][ps.start:ps.end], terms) {
+			text := x.texts[ps.text]
+			if HasPhrase(text[ps.start:ps.end], terms) {
 				top[i].Score *= phraseBoost
 			}
+			top[i].Score *= proximity(text, ps.start, ps.end, terms, tight)
 		}
 		sortHits(top)
 	}
 	return top[:min(len(top), k)], len(groups)
+}
+
+// proximity is the factor a passage's score is multiplied by for how
+// close together it holds the query's terms: 1 plus proximityBoost times
+// the share of the distinct terms its densest span holds, times how near
+// that span is to the tightest the terms could be (tight bytes: the terms
+// one after the other).
+func proximity(text string, start, end int, terms []string, tight int) float64 {
+	distinct, n, at, to := spanOf(text, start, end, terms, proximitySpanBytes)
+	if n == 0 || distinct == 0 {
+		return 1
+	}
+	near := min(float64(tight)/float64(max(to-at, 1)), 1)
+	return 1 + proximityBoost*float64(n)/float64(distinct)*near
+}
+
+// tightSpan is the bytes of the distinct terms one after the other, a
+// space between each.
+func tightSpan(terms []string) int {
+	n := -1
+	for i, t := range terms {
+		if !slices.Contains(terms[:i], t) {
+			n += len(t) + 1
+		}
+	}
+	return max(n, 1)
 }
 
 // score adds each passage's BM25 score for terms into x.scores, and
