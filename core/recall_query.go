@@ -192,6 +192,29 @@ type recallEntry struct {
 	at, end  int
 	from, to int
 	also     []int
+	// next is the span of the text's next best passage, when it has one
+	// (ok).
+	next recallSpan
+}
+
+// recallSpan is the span of the query's words in a passage of a text, and
+// its whole lines.
+type recallSpan struct {
+	at, end, from, to int
+	ok                bool
+}
+
+// spanIn is the span where terms occur densest in passage p of x, and its
+// whole lines.
+func (x *recallIndex) spanIn(p int, terms []string) recallSpan {
+	t, ps, pe := x.ix.Passage(p)
+	text := x.ix.Text(t)
+	at, end, ok := recallindex.MatchSpan(text, ps, pe, terms, recallSpanBytes)
+	if !ok { // matched by a term's head only: the passage's start
+		at, end = ps, ps+recallindex.CutEnd(text[ps:pe], recallSpanBytes)
+	}
+	from, to := recallindex.LineSpan(text, at, end, recallLineBytes)
+	return recallSpan{at: at, end: end, from: from, to: to, ok: true}
 }
 
 // renderMatches is a page of x's matches for q within fit, note first.
@@ -253,20 +276,18 @@ func (x *recallIndex) collapse(hits []recallindex.Hit, terms []string) []recallE
 	entries := make([]recallEntry, 0, len(hits))
 	seen := make(map[string]int, len(hits))
 	for _, h := range hits {
-		text := x.ix.Text(h.Text)
-		_, ps, pe := x.ix.Passage(h.Passage)
-		at, end, ok := recallindex.MatchSpan(text, ps, pe, terms, recallSpanBytes)
-		if !ok { // matched by a term's head only: show the passage
-			at, end = ps, ps+recallindex.CutEnd(text[ps:pe], recallSpanBytes)
-		}
-		from, to := recallindex.LineSpan(text, at, end, recallLineBytes)
-		key := strings.TrimSpace(text[from:to])
+		sp := x.spanIn(h.Passage, terms)
+		key := strings.TrimSpace(x.ix.Text(h.Text)[sp.from:sp.to])
 		if j, dup := seen[key]; dup {
 			entries[j].addAlso(x.srcs[entries[j].src].turn, x.srcs[h.Text].turn)
 			continue
 		}
 		seen[key] = len(entries)
-		entries = append(entries, recallEntry{src: h.Text, at: at, end: end, from: from, to: to})
+		en := recallEntry{src: h.Text, at: sp.at, end: sp.end, from: sp.from, to: sp.to}
+		if h.Second >= 0 {
+			en.next = x.spanIn(h.Second, terms)
+		}
+		entries = append(entries, en)
 	}
 	return entries
 }
@@ -281,14 +302,50 @@ func (en *recallEntry) addAlso(own, turn int) {
 
 // excerpt is entry en's text within limit bytes: its whole lines and the
 // context around them when they fit, else the span of the query's words,
-// marked "…" where the text goes on.
+// marked "…" where the text goes on. When the text's next best passage
+// lies outside that and the room holds two excerpts of recallSplitBytes,
+// the room is shared between the two places.
 func (x *recallIndex) excerpt(en recallEntry, limit int) string {
 	text := x.ix.Text(en.src)
-	at, end := en.from, en.to
-	if end-at > limit {
-		at, end = en.at, en.end
+	first := recallSpan{at: en.at, end: en.end, from: en.from, to: en.to, ok: true}
+	if n := en.next; n.ok && limit >= 2*recallSplitBytes && (n.to <= en.from || n.from >= en.to) {
+		half := (limit - len(recallGap)) / 2
+		a, b := first, n
+		if b.from < a.from {
+			a, b = b, a
+		}
+		out, aStart, aEnd := spanExcerpt(text, a, half)
+		if aEnd <= b.from { // the first place's excerpt does not reach the second
+			more, bStart, bEnd := spanExcerpt(text, b, limit-len(recallGap)-len(out))
+			if bStart >= aEnd {
+				return marked(out, aStart > 0, false) + recallGap + marked(more, false, bEnd < len(text))
+			}
+		}
 	}
-	out, before, after := recallindex.Excerpt(text, at, end, limit)
+	out, start, end := spanExcerpt(text, first, limit)
+	return marked(out, start > 0, end < len(text))
+}
+
+// recallSplitBytes is the least room an excerpt of each of two places of
+// one text gets; recallGap separates them.
+const (
+	recallSplitBytes = 300
+	recallGap        = "\n…\n"
+)
+
+// spanExcerpt is the excerpt of text around sp within limit bytes, and its
+// bytes in text.
+func spanExcerpt(text string, sp recallSpan, limit int) (string, int, int) {
+	at, end := sp.from, sp.to
+	if end-at > limit {
+		at, end = sp.at, sp.end
+	}
+	out, start := recallindex.Excerpt(text, at, end, limit)
+	return out, start, start + len(out)
+}
+
+// marked is out with "…" where the text goes on before or after it.
+func marked(out string, before, after bool) string {
 	if before {
 		out = "…" + out
 	}

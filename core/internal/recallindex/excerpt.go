@@ -134,18 +134,17 @@ func LineSpan(text string, at, end, limit int) (int, int) {
 }
 
 // Excerpt is the piece of text around [at, end) (the match's whole lines,
-// LineSpan) at most limit bytes: the span itself, the context around it
-// shared out on both sides, cut at line breaks where the context holds
-// one, else at spaces, never inside a UTF-8 sequence; a span longer than
-// limit is cut to its start. cutBefore and cutAfter report that text
-// continues before and after it.
-func Excerpt(text string, at, end, limit int) (out string, cutBefore, cutAfter bool) {
+// LineSpan) at most limit bytes, and where it starts in text: the span
+// itself, the context around it shared out on both sides, cut at line
+// breaks where the context holds one, else at spaces, never inside a
+// UTF-8 sequence; a span longer than limit is cut to its start.
+func Excerpt(text string, at, end, limit int) (out string, start int) {
 	if limit <= 0 {
-		return "", at > 0, at < len(text)
+		return "", at
 	}
 	if end-at > limit {
 		end = at + CutEnd(text[at:], limit)
-		return text[at:end], at > 0, end < len(text)
+		return text[at:end], at
 	}
 	room := limit - (end - at)
 	before := min(room/2, at)
@@ -158,7 +157,7 @@ func Excerpt(text string, at, end, limit int) (out string, cutBefore, cutAfter b
 	if e < len(text) {
 		e = snapEnd(text, end, e)
 	}
-	return text[a:e], a > 0, e < len(text)
+	return text[a:e], a
 }
 
 // snapStart moves a context's start a (before the span's start at) to the

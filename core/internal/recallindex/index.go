@@ -82,6 +82,7 @@ type Index struct {
 	// it is indexed, likewise.
 	scores  []float64
 	best    []int32
+	second  []int32
 	tf      []uint32
 	touched []uint32
 }
@@ -203,9 +204,11 @@ func (x *Index) addPassage(t int32, text string, start, end int) {
 	x.bytes = satAdd(x.bytes, passageOverhead+len(x.touched)*postingBytes)
 }
 
-// Hit is one ranked text: its best passage and that passage's score.
+// Hit is one ranked text: its best passage, its next best (-1 when no
+// other passage of the text matches), and the best passage's score.
 type Hit struct {
 	Passage int
+	Second  int
 	Text    int
 	Score   float64
 }
@@ -224,30 +227,35 @@ func (x *Index) Search(terms []string, k int) ([]Hit, int) {
 	}
 	for len(x.best) < len(x.texts) {
 		x.best = append(x.best, -1)
+		x.second = append(x.second, -1)
 	}
 	var hits []int
 	x.score(terms, &hits)
-	// One hit per text, its best passage: a page shows distinct sources.
+	// One hit per text, its best passage and the next best: a page shows
+	// distinct sources.
 	var groups []int
 	for _, p := range hits {
 		t := x.passages[p].text
-		switch b := x.best[t]; {
+		b, s := x.best[t], x.second[t]
+		switch {
 		case b < 0:
 			x.best[t] = int32(p)
 			groups = append(groups, int(t))
-		case x.scores[p] > x.scores[b] || (x.scores[p] == x.scores[b] && p < int(b)):
-			x.best[t] = int32(p)
+		case x.better(p, int(b)):
+			x.best[t], x.second[t] = int32(p), b
+		case s < 0 || x.better(p, int(s)):
+			x.second[t] = int32(p)
 		}
 	}
 	top := topHits(groups, func(t int) Hit {
 		p := int(x.best[t])
-		return Hit{Passage: p, Text: t, Score: x.scores[p]}
+		return Hit{Passage: p, Second: int(x.second[t]), Text: t, Score: x.scores[p]}
 	}, max(k, PhraseCandidates))
 	for _, p := range hits {
 		x.scores[p] = 0
 	}
 	for _, t := range groups {
-		x.best[t] = -1
+		x.best[t], x.second[t] = -1, -1
 	}
 	if len(terms) > 1 {
 		// The phrase and proximity checks re-read a passage's terms, so they
@@ -290,6 +298,12 @@ func tightSpan(terms []string) int {
 		}
 	}
 	return max(n, 1)
+}
+
+// better reports whether passage p ranks above passage q in the current
+// search: a higher score, or the same and earlier.
+func (x *Index) better(p, q int) bool {
+	return x.scores[p] > x.scores[q] || (x.scores[p] == x.scores[q] && p < q)
 }
 
 // score adds each passage's BM25 score for terms into x.scores, and

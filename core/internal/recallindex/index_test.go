@@ -58,6 +58,14 @@ func TestSearch_OneHitPerText(t *testing.T) {
 	assert.Equal(t, 2, total)
 	require.Len(t, hits, 2)
 	assert.NotEqual(t, hits[0].Text, hits[1].Text)
+	for _, h := range hits {
+		if h.Text == 0 {
+			assert.Positive(t, h.Second, "the text's next best passage")
+			assert.NotEqual(t, h.Passage, h.Second)
+		} else {
+			assert.Equal(t, -1, h.Second, "a text of one passage has no next best")
+		}
+	}
 	_, total = x.Search(terms("kubernetes"), 5)
 	assert.Zero(t, total, "a word no passage holds matches nothing")
 }
@@ -76,8 +84,8 @@ func TestSearch_ScratchIsClearedBetweenSearches(t *testing.T) {
 
 func TestTopHits_KeepsTheBestKInOrder(t *testing.T) {
 	scores := []float64{0.5, 3, 1, 3, 0.1, 2}
-	hit := func(i int) Hit { return Hit{Passage: i, Text: i, Score: scores[i]} }
+	hit := func(i int) Hit { return Hit{Passage: i, Second: -1, Text: i, Score: scores[i]} }
 	top := topHits([]int{0, 1, 2, 3, 4, 5}, hit, 3)
-	assert.Equal(t, []Hit{{1, 1, 3}, {3, 3, 3}, {5, 5, 2}}, top, "ties keep the earlier passage first")
+	assert.Equal(t, []Hit{{1, -1, 1, 3}, {3, -1, 3, 3}, {5, -1, 5, 2}}, top, "ties keep the earlier passage first")
 	assert.Len(t, topHits([]int{0, 1, 2, 3, 4, 5}, hit, 10), 6)
 }
