@@ -11,7 +11,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard"
-	"github.com/adk-contextguard/contextguard/core/coretest"
+	"github.com/adk-contextguard/contextguard/core/coretest/estimator"
 )
 
 const (
@@ -40,7 +40,7 @@ func budget(u contextguard.Usage) int {
 func answerTokens(modelName, answer string) int {
 	c := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{
 		Name: contextguard.RecallToolName, Response: map[string]any{"result": answer}}}}}
-	return int(math.Ceil(float64(coretest.EstimateTokens(modelName, c)) * defaultCorrection))
+	return int(math.Ceil(float64(estimator.Tokens(modelName, c)) * defaultCorrection))
 }
 
 // excerptHead matches an excerpt's header line in an answer: its rank and
