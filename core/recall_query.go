@@ -192,9 +192,10 @@ type recallEntry struct {
 	at, end  int
 	from, to int
 	also     []int
-	// next is the span of the text's next best passage, when it has one
-	// (ok).
-	next recallSpan
+	// second is the text's next best passage, -1 when none; next its span,
+	// read for an entry a page shows (ok).
+	second int
+	next   recallSpan
 }
 
 // recallSpan is the span of the query's words in a passage of a text, and
@@ -239,14 +240,19 @@ func renderPage(x *recallIndex, q recallQuery, page, budget int, note string) st
 	if total == 0 {
 		return note + "recall_context: no earlier excerpt matches " + strconv.Quote(validPrefix(q.text, recallQuoteBytes)) + ". Try other words: a name, a number, an error's words."
 	}
-	entries := x.collapse(hits, q.terms)
+	entries, read := x.collapse(hits, q.terms, page*perPage+1)
 	have := (len(entries) + perPage - 1) / perPage
 	pages := have
-	if len(hits) < total { // texts not read yet: about as many pages more
-		pages = max(have, min((len(entries)+total-len(hits)+perPage-1)/perPage, maxRecallPages))
+	if read < total { // texts not read yet: about as many pages more
+		pages = max(have, min((len(entries)+total-read+perPage-1)/perPage, maxRecallPages))
 	}
 	page = min(page, have)
 	shown := entries[(page-1)*perPage : min(page*perPage, len(entries))]
+	for i := range shown {
+		if shown[i].second >= 0 {
+			shown[i].next = x.spanIn(shown[i].second, q.terms)
+		}
+	}
 	heads := make([]string, len(shown))
 	for i, en := range shown {
 		heads[i] = "\n[" + strconv.Itoa((page-1)*perPage+i+1) + "] " + x.describe(en) + ":\n"
@@ -268,14 +274,19 @@ func renderPage(x *recallIndex, q recallQuery, page, budget int, note string) st
 	return b.String()
 }
 
-// collapse turns hits, best first, into a page's entries: each centred on
-// the span where the query's terms occur densest in its best passage; an
-// entry whose lines an earlier entry already shows is not shown again, but
-// named among that entry's other places.
-func (x *recallIndex) collapse(hits []recallindex.Hit, terms []string) []recallEntry {
-	entries := make([]recallEntry, 0, len(hits))
-	seen := make(map[string]int, len(hits))
+// collapse turns hits, best first, into entries, until it has want of
+// them: each centred on the span where the query's terms occur densest in
+// its best passage; an entry whose lines an earlier entry already shows is
+// not shown again, but named among that entry's other places. read is how
+// many hits it read.
+func (x *recallIndex) collapse(hits []recallindex.Hit, terms []string, want int) (entries []recallEntry, read int) {
+	entries = make([]recallEntry, 0, min(len(hits), want))
+	seen := make(map[string]int, min(len(hits), want))
 	for _, h := range hits {
+		if len(entries) == want {
+			break
+		}
+		read++
 		sp := x.spanIn(h.Passage, terms)
 		key := strings.TrimSpace(x.ix.Text(h.Text)[sp.from:sp.to])
 		if j, dup := seen[key]; dup {
@@ -283,13 +294,9 @@ func (x *recallIndex) collapse(hits []recallindex.Hit, terms []string) []recallE
 			continue
 		}
 		seen[key] = len(entries)
-		en := recallEntry{src: h.Text, at: sp.at, end: sp.end, from: sp.from, to: sp.to}
-		if h.Second >= 0 {
-			en.next = x.spanIn(h.Second, terms)
-		}
-		entries = append(entries, en)
+		entries = append(entries, recallEntry{src: h.Text, at: sp.at, end: sp.end, from: sp.from, to: sp.to, second: h.Second})
 	}
-	return entries
+	return entries, read
 }
 
 // addAlso records turn among the other places an entry of turn own occurs.

@@ -22,26 +22,48 @@ type occurrence struct {
 // or whole parts of one (EachTermAt), with offsets into text itself, so
 // any Unicode text is read right. ok is false when none occurs.
 func MatchSpan(text string, from, to int, terms []string, limit int) (at, end int, ok bool) {
-	_, n, at, end := spanOf(text, from, to, terms, limit)
-	return at, end, n > 0
+	sp := spanOf(text, from, to, terms, limit)
+	return sp.at, sp.end, sp.held > 0
 }
 
-// spanOf is MatchSpan's span, with how many distinct terms the query has
-// and how many of them the span holds.
-func spanOf(text string, from, to int, terms []string, limit int) (distinct, held, at, end int) {
+// span is what one reading of a passage tells of a query's terms there:
+// MatchSpan's span, how many distinct terms the query has and how many of
+// them the span holds, and whether the passage holds the terms one after
+// the other (HasPhrase).
+type span struct {
+	at, end        int
+	distinct, held int
+	phrase         bool
+}
+
+// spanOf reads text[from:to] once for span.
+func spanOf(text string, from, to int, terms []string, limit int) span {
 	var occ []occurrence
+	phrase := len(terms) == 0
+	next := 0 // terms matched one after the other so far
 	EachTermAt(text[from:to], func(t string, a, e int) bool {
 		if i := distinctIndex(terms, t); i >= 0 {
 			occ = append(occ, occurrence{at: from + a, end: from + e, term: i})
 		}
+		if !phrase {
+			switch {
+			case t == terms[next]:
+				next++
+			case t == terms[0]:
+				next = 1
+			default:
+				next = 0
+			}
+			phrase = next == len(terms)
+		}
 		return true
 	})
-	distinct = distinctCount(terms)
+	sp := span{distinct: distinctCount(terms), phrase: phrase && len(terms) > 0}
 	if len(occ) == 0 {
-		return distinct, 0, 0, 0
+		return sp
 	}
 	var counts [maxQueryTerms]int
-	inWindow, bestN, bestAt, bestEnd := 0, 0, 0, 0
+	inWindow := 0
 	l := 0
 	for r, o := range occ {
 		if counts[o.term] == 0 {
@@ -57,12 +79,11 @@ func spanOf(text string, from, to int, terms []string, limit int) (distinct, hel
 			}
 			l++
 		}
-		span := o.end - occ[l].at
-		if inWindow > bestN || (inWindow == bestN && span < bestEnd-bestAt) {
-			bestN, bestAt, bestEnd = inWindow, occ[l].at, o.end
+		if inWindow > sp.held || (inWindow == sp.held && o.end-occ[l].at < sp.end-sp.at) {
+			sp.held, sp.at, sp.end = inWindow, occ[l].at, o.end
 		}
 	}
-	return distinct, bestN, bestAt, bestEnd
+	return sp
 }
 
 // distinctCount is how many distinct terms terms holds, at most

@@ -40,9 +40,9 @@ const (
 	proximityBoost     = 1.0
 	proximitySpanBytes = 400
 	// PhraseCandidates is how many of the best passages are checked for
-	// the query's phrase: more than any page shows, few enough that the
-	// check costs a few passages' reading.
-	PhraseCandidates = 50
+	// the query's phrase and proximity: more than a page shows, few enough
+	// that the check costs a few passages' reading.
+	PhraseCandidates = 20
 	// postingBytes is what one posting retains (a passage number and a
 	// count), for the caller's accounting.
 	postingBytes = 8
@@ -83,6 +83,8 @@ type Index struct {
 	scores  []float64
 	best    []int32
 	second  []int32
+	hits    []int
+	groups  []int
 	tf      []uint32
 	touched []uint32
 }
@@ -229,11 +231,10 @@ func (x *Index) Search(terms []string, k int) ([]Hit, int) {
 		x.best = append(x.best, -1)
 		x.second = append(x.second, -1)
 	}
-	var hits []int
-	x.score(terms, &hits)
+	hits := x.score(terms, x.hits[:0])
 	// One hit per text, its best passage and the next best: a page shows
 	// distinct sources.
-	var groups []int
+	groups := x.groups[:0]
 	for _, p := range hits {
 		t := x.passages[p].text
 		b, s := x.best[t], x.second[t]
@@ -257,6 +258,7 @@ func (x *Index) Search(terms []string, k int) ([]Hit, int) {
 	for _, t := range groups {
 		x.best[t], x.second[t] = -1, -1
 	}
+	x.hits, x.groups = hits[:0], groups[:0]
 	if len(terms) > 1 {
 		// The phrase and proximity checks re-read a passage's terms, so they
 		// are made for the best few only, which they may reorder.
@@ -264,9 +266,6 @@ func (x *Index) Search(terms []string, k int) ([]Hit, int) {
 		for i := range top[:min(len(top), PhraseCandidates)] {
 			ps := x.passages[top[i].Passage]
 			text := x.texts[ps.text]
-			if HasPhrase(text[ps.start:ps.end], terms) {
-				top[i].Score *= phraseBoost
-			}
 			top[i].Score *= proximity(text, ps.start, ps.end, terms, tight)
 		}
 		sortHits(top)
@@ -275,17 +274,22 @@ func (x *Index) Search(terms []string, k int) ([]Hit, int) {
 }
 
 // proximity is the factor a passage's score is multiplied by for how
-// close together it holds the query's terms: 1 plus proximityBoost times
-// the share of the distinct terms its densest span holds, times how near
-// that span is to the tightest the terms could be (tight bytes: the terms
-// one after the other).
+// close together it holds the query's terms: phraseBoost when it holds
+// them one after the other, and 1 plus proximityBoost times the share of
+// the distinct terms its densest span holds, times how near that span is
+// to the tightest the terms could be (tight bytes: the terms one after
+// the other).
 func proximity(text string, start, end int, terms []string, tight int) float64 {
-	distinct, n, at, to := spanOf(text, start, end, terms, proximitySpanBytes)
-	if n == 0 || distinct == 0 {
+	sp := spanOf(text, start, end, terms, proximitySpanBytes)
+	if sp.held == 0 || sp.distinct == 0 {
 		return 1
 	}
-	near := min(float64(tight)/float64(max(to-at, 1)), 1)
-	return 1 + proximityBoost*float64(n)/float64(distinct)*near
+	f := 1.0
+	if sp.phrase {
+		f = phraseBoost
+	}
+	near := min(float64(tight)/float64(max(sp.end-sp.at, 1)), 1)
+	return f * (1 + proximityBoost*float64(sp.held)/float64(sp.distinct)*near)
 }
 
 // tightSpan is the bytes of the distinct terms one after the other, a
@@ -308,7 +312,7 @@ func (x *Index) better(p, q int) bool {
 
 // score adds each passage's BM25 score for terms into x.scores, and
 // appends to hits each passage it scores first.
-func (x *Index) score(terms []string, hits *[]int) {
+func (x *Index) score(terms []string, hits []int) []int {
 	n := float64(len(x.passages))
 	avg := max(float64(x.terms)/n, 1)
 	for i, t := range terms {
@@ -327,11 +331,12 @@ func (x *Index) score(terms []string, hits *[]int) {
 			dl := float64(x.passages[p.passage].terms)
 			s := idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*dl/avg))
 			if x.scores[p.passage] == 0 {
-				*hits = append(*hits, int(p.passage))
+				hits = append(hits, int(p.passage))
 			}
 			x.scores[p.passage] += s
 		}
 	}
+	return hits
 }
 
 // topHits is the best k of items by their hits' scores, best first: a
