@@ -25,8 +25,16 @@ func EachTerm(s string, f func(string) bool) {
 // length of its letters.
 func EachTermAt(s string, f func(t string, at, end int) bool) {
 	start := -1
-	for i, r := range s {
-		word := unicode.IsLetter(r) || unicode.IsDigit(r)
+	for i := 0; i < len(s); {
+		var word bool
+		size := 1
+		if b := s[i]; b < utf8.RuneSelf { // ASCII, most of any text: no decoding
+			word = asciiWord[b]
+		} else {
+			var r rune
+			r, size = utf8.DecodeRuneInString(s[i:])
+			word = unicode.IsLetter(r) || unicode.IsDigit(r)
+		}
 		switch {
 		case word && start < 0:
 			start = i
@@ -36,11 +44,20 @@ func EachTermAt(s string, f func(t string, at, end int) bool) {
 			}
 			start = -1
 		}
+		i += size
 	}
 	if start >= 0 {
 		emitWord(s, start, len(s), f)
 	}
 }
+
+// asciiWord marks the ASCII letters and digits.
+var asciiWord = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	}
+	return t
+}()
 
 // emitWord emits the word s[from:to] lowercased, and its camel-case parts
 // when it has any.
