@@ -425,7 +425,7 @@ func recallResult(history []*genai.Content, callID string, page int, fit recallF
 		}
 	}
 	if fr == nil {
-		return "recall_context: no tool result with call_id " + strconv.Quote(callID) + " in this conversation. Search by words instead."
+		return "recall_context: no tool result with call_id " + strconv.Quote(validPrefix(callID, recallQuoteBytes)) + " in this conversation. Search by words instead."
 	}
 	full := marshalJSON(fr.Response)
 	// Pages are fixed units, the same whatever the room, so page numbers
