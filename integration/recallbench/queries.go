@@ -173,7 +173,7 @@ func Draw(tr *costbench.Trace, run string, final []string) []Query {
 	}
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(run))
-	rng := rand.New(rand.NewPCG(Seed, h.Sum64()))
+	rng := newRand(h.Sum64())
 	rng.Shuffle(len(cands), func(i, j int) { cands[i], cands[j] = cands[j], cands[i] })
 	cands = cands[:min(len(cands), lineQueries)]
 	var out []Query
@@ -218,3 +218,6 @@ func argsJSON(c *costbench.Call) string {
 	}
 	return string(b)
 }
+
+// newRand is the draw's stream for a replay whose name hashes to stream.
+func newRand(stream uint64) *rand.Rand { return rand.New(rand.NewPCG(Seed, stream)) }
