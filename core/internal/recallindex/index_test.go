@@ -10,17 +10,18 @@ import (
 )
 
 func TestPassageEnd(t *testing.T) {
-	line := strings.Repeat("x", 99) + "\n" // 100 bytes
+	line := strings.Repeat("x", 29) + "\n" // 30 bytes
+	whole := (PassageBytes + len(line) - 1) / len(line) * len(line)
 	for _, tc := range []struct {
 		name string
 		in   string
 		want int
 	}{
 		{"short text: whole", "one line", 8},
-		{"whole lines until PassageBytes", strings.Repeat(line, 10), 400},
-		{"a blank line ends a paragraph", line + "\nnext", 100},
-		{"a line past the bound is cut at a space", strings.Repeat("word ", 400), 800},
-		{"a long line after short ones starts the next passage", line + strings.Repeat("y", 2000), 100},
+		{"whole lines until PassageBytes", strings.Repeat(line, 10), whole},
+		{"a blank line ends a paragraph", line + "\nnext", 30},
+		{"a line past the bound is cut at a space", strings.Repeat("word ", 400), MaxPassageBytes},
+		{"a long line after short ones starts the next passage", line + strings.Repeat("y", 2000), 30},
 	} {
 		assert.Equal(t, tc.want, PassageEnd(tc.in), tc.name)
 	}
