@@ -2,6 +2,7 @@ package recallbench
 
 import (
 	"encoding/json"
+	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
 	"slices"
@@ -212,11 +213,23 @@ func Draw(tr *costbench.Trace, run string, final []string) []Query {
 // argsJSON is a call's arguments as a request carries them (the JSON of
 // its Args map), so that its lines are compared as the request holds them.
 func argsJSON(c *costbench.Call) string {
-	b, err := json.Marshal(c.ArgsMap())
+	s, err := compactJSON(c.ArgsMap())
 	if err != nil {
 		return string(c.Args)
 	}
-	return string(b)
+	return s
+}
+
+// compactJSON is v as compact JSON without HTML escaping ("&" stays "&"),
+// as a provider is sent it and the recall index reads it.
+func compactJSON(v any) (string, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", fmt.Errorf("recallbench: arguments: %w", err)
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 // newRand is the draw's stream for a replay whose name hashes to stream.

@@ -2,7 +2,6 @@ package recallbench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -272,16 +271,16 @@ func (m *replayModel) finalTexts() []string {
 			switch {
 			case p == nil:
 			case p.FunctionCall != nil:
-				b, _ := json.Marshal(p.FunctionCall.Args)
-				out = append(out, p.FunctionCall.Name+" "+string(b))
+				args, _ := compactJSON(p.FunctionCall.Args)
+				out = append(out, p.FunctionCall.Name+" "+args)
 			case p.FunctionResponse != nil:
 				for _, v := range p.FunctionResponse.Response {
 					if s, ok := v.(string); ok {
 						out = append(out, s)
 					}
 				}
-				b, _ := json.Marshal(p.FunctionResponse.Response)
-				out = append(out, string(b))
+				resp, _ := compactJSON(p.FunctionResponse.Response)
+				out = append(out, resp)
 			default:
 				out = append(out, p.Text)
 			}
