@@ -17,8 +17,9 @@ type occurrence struct {
 }
 
 // MatchSpan is the place in text[from:to] where terms occur densest: the
-// span [at, end) of text, at most limit bytes, holding the most distinct
-// terms, the shortest such, the earliest on a tie. Terms match whole words
+// span [at, end) of text, at most limit bytes (or one word, when a
+// matching word alone is longer), holding the most distinct terms, the
+// shortest such, the earliest on a tie. Terms match whole words
 // or whole parts of one (EachTermAt), with offsets into text itself, so
 // any Unicode text is read right. ok is false when none occurs.
 func MatchSpan(text string, from, to int, terms []string, limit int) (at, end int, ok bool) {
@@ -165,6 +166,9 @@ func Excerpt(text string, at, end, limit int) (out string, start int) {
 	}
 	if end-at > limit {
 		end = at + CutEnd(text[at:], limit)
+		for end > at && end < len(text) && !utf8.RuneStart(text[end]) {
+			end-- // a limit below one rune: CutEnd cut inside it
+		}
 		return text[at:end], at
 	}
 	room := limit - (end - at)

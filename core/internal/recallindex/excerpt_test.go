@@ -3,6 +3,7 @@ package recallindex
 import (
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -72,4 +73,36 @@ func TestExcerpt(t *testing.T) {
 	out, start := Excerpt("short", 0, 5, 100)
 	assert.Equal(t, "short", out)
 	assert.Zero(t, start)
+}
+
+// FuzzExcerpt: for any text, query and limit, the densest span lies in the
+// passage read and within the limit, and the excerpt around its lines is
+// a piece of the text within the limit, valid UTF-8 when the text is.
+func FuzzExcerpt(f *testing.F) {
+	f.Add("NameError   Traceback\nframes\nNameError: name 'x' is not defined", "NameError name x", 40)
+	f.Add("İİİ İSTANBUL walrus\nnext line", "walrus istanbul", 7)
+	f.Add(strings.Repeat("wörd ", 300), "wörd", 1)
+	f.Fuzz(func(t *testing.T, text, query string, limit int) {
+		limit = max(min(limit, 4096), 1)
+		qs := terms(query)
+		at, end, ok := MatchSpan(text, 0, len(text), qs, limit)
+		if !ok {
+			return
+		}
+		oneWord := strings.IndexFunc(text[at:end], func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) < 0
+		if at < 0 || end > len(text) || at >= end || (end-at > limit && !oneWord) {
+			t.Fatalf("span [%d,%d) of %d bytes, limit %d", at, end, len(text), limit)
+		}
+		from, to := LineSpan(text, at, end, limit)
+		if from > at || to < end || (to-from > limit && (from != at || to != end)) {
+			t.Fatalf("lines [%d,%d) around [%d,%d), limit %d", from, to, at, end, limit)
+		}
+		out, start := Excerpt(text, from, to, limit)
+		if len(out) > limit || start < 0 || start+len(out) > len(text) || text[start:start+len(out)] != out {
+			t.Fatalf("excerpt at %d of %d bytes, limit %d", start, len(out), limit)
+		}
+		if utf8.ValidString(text) && !utf8.ValidString(out) {
+			t.Fatalf("excerpt %q is not valid UTF-8", out)
+		}
+	})
 }
