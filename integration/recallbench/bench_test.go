@@ -85,12 +85,12 @@ func ratio(n, d int) float64 {
 }
 
 // printMisses prints the answers of run whose query missed the first
-// three excerpts (CONTEXTGUARD_RECALL_MISSES=1): what to look at when a
-// change moves the table.
+// excerpt (CONTEXTGUARD_RECALL_MISSES=1), with the rank it got (0: not on
+// the page): what to look at when a change moves the table.
 func printMisses(run *Run) {
 	for _, a := range run.Answers {
-		if rk := rank(a.Query, a.Text); rk == 0 || rk > 3 {
-			fmt.Printf("=== MISS %s %s %d %s query %q line %q call %q\n%s\n\n", run.Session, run.Config, run.Window, a.Query.Kind, a.Query.Text, a.Query.Line, a.Query.CallID, a.Text)
+		if rk := rank(a.Query, a.Text); rk != 1 {
+			fmt.Printf("=== MISS rank %d %s %s %d %s query %q line %q call %q\n%s\n\n", rk, run.Session, run.Config, run.Window, a.Query.Kind, a.Query.Text, a.Query.Line, a.Query.CallID, a.Text)
 		}
 	}
 }
