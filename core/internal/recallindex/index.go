@@ -72,6 +72,11 @@ type passage struct {
 type Index struct {
 	texts    []string
 	passages []passage
+	// lens and owner are each passage's term count and text, apart from
+	// passages so that a search's walk over the postings reads them from
+	// a dense array.
+	lens  []uint32
+	owner []int32
 	// ids numbers the distinct terms, postings[id] is a term's postings:
 	// indexing a term costs one map lookup.
 	ids      map[string]uint32
@@ -204,6 +209,8 @@ func (x *Index) addPassage(t int32, text string, start, end int) {
 		x.tf[id] = 0
 	}
 	x.passages = append(x.passages, passage{text: t, start: start, end: end, terms: uint32(total)})
+	x.lens = append(x.lens, uint32(total))
+	x.owner = append(x.owner, t)
 	x.terms += total
 	x.bytes = satAdd(x.bytes, passageOverhead+len(x.touched)*postingBytes)
 }
@@ -238,7 +245,7 @@ func (x *Index) Search(terms []string, k int) ([]Hit, int) {
 	// distinct sources.
 	groups := x.groups[:0]
 	for _, p := range hits {
-		t := x.passages[p].text
+		t := x.owner[p]
 		b, s := x.best[t], x.second[t]
 		switch {
 		case b < 0:
@@ -317,6 +324,9 @@ func (x *Index) better(p, q int) bool {
 func (x *Index) score(terms []string, hits []int) []int {
 	n := float64(len(x.passages))
 	avg := max(float64(x.terms)/n, 1)
+	// BM25's length normalisation, k1·(1-b+b·dl/avg), as c0 + c1·dl.
+	c0, c1 := bm25K1*(1-bm25B), bm25K1*bm25B/avg
+	scores, lens := x.scores, x.lens
 	for i, t := range terms {
 		if slices.Contains(terms[:i], t) {
 			continue
@@ -328,14 +338,14 @@ func (x *Index) score(terms []string, hits []int) []int {
 		ps := x.postings[id]
 		df := float64(len(ps))
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		w := idf * (bm25K1 + 1)
 		for _, p := range ps {
 			tf := float64(p.tf)
-			dl := float64(x.passages[p.passage].terms)
-			s := idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*dl/avg))
-			if x.scores[p.passage] == 0 {
+			s := w * tf / (tf + c0 + c1*float64(lens[p.passage]))
+			if scores[p.passage] == 0 {
 				hits = append(hits, int(p.passage))
 			}
-			x.scores[p.passage] += s
+			scores[p.passage] += s
 		}
 	}
 	return hits
