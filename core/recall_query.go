@@ -258,13 +258,17 @@ func renderPage(x *recallIndex, q recallQuery, page, budget int, note string) st
 		heads[i] = "\n[" + strconv.Itoa((page-1)*perPage+i+1) + "] " + x.describe(en) + ":\n"
 		room -= len(heads[i]) + len("\n")
 	}
-	each := max(room/len(shown), minCutBytes) - recallEllipsisBytes
+	shares := 0
+	for i := range shown {
+		shares += excerptShare(i)
+	}
 	var b strings.Builder
 	b.WriteString(note)
 	b.WriteString("recall_context: " + strconv.Itoa(total) + " excerpt(s) of the earlier conversation match " +
 		strconv.Quote(validPrefix(q.text, recallQuoteBytes)) + ", best first; page " + strconv.Itoa(page) + " of " + strconv.Itoa(pages) + ".\n")
 	for i, en := range shown {
 		b.WriteString(heads[i])
+		each := max(room*excerptShare(i)/shares, minCutBytes) - recallEllipsisBytes
 		b.WriteString(x.excerpt(en, each))
 		b.WriteByte('\n')
 	}
@@ -273,6 +277,19 @@ func renderPage(x *recallIndex, q recallQuery, page, budget int, note string) st
 	}
 	return b.String()
 }
+
+// excerptShare is the share of a page's room the excerpt at index i
+// gets: the first ones, the likeliest, twice the room of the others.
+func excerptShare(i int) int {
+	if i < recallTopExcerpts {
+		return 2
+	}
+	return 1
+}
+
+// recallTopExcerpts is how many of a page's first excerpts get a double
+// share of its room.
+const recallTopExcerpts = 3
 
 // collapse turns hits, best first, into entries, until it has want of
 // them: each centred on the span where the query's terms occur densest in
