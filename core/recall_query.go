@@ -353,7 +353,7 @@ func (x *recallIndex) excerpt(en recallEntry, limit int) string {
 // recallSplitBytes is the least room an excerpt of each of two places of
 // one text gets; recallGap separates them.
 const (
-	recallSplitBytes = 300
+	recallSplitBytes = 200
 	recallGap        = "\n…\n"
 )
 
