@@ -14,7 +14,7 @@ GO ?= go
 MODULES = core . adkv2 examples integration adkv2/integration internal/releasecheck
 
 .PHONY: all test vet race core-test adkv2-test conformance demo examples-test integration fmt-check stress lint \
-	tidy-check gowork-check modules-check release-check cost
+	tidy-check gowork-check modules-check release-check cost recall-bench
 
 all: test
 
@@ -100,6 +100,19 @@ integration:
 COST_FLAGS ?=
 cost:
 	cd integration && $(GO) test -count=1 -timeout 10m -run '^$$' -bench '^BenchmarkCostOnRealSessions$$' -benchtime 1x ./costbench -args $(COST_FLAGS)
+
+## recall-bench: the recall benchmark on real sessions (README.md,
+## Developing): every recorded agent session of ../shared/agent-traces
+## beside the repository root (or CONTEXTGUARD_TRACES) replayed through ADK
+## v1's runner with the guard and its recall tool at two windows that
+## compact it, default and pruning, then queries drawn by the fixed rule of
+## integration/recallbench/queries.go from what the final request no longer
+## holds, each asked by the model through the runner; prints top-1, top-3,
+## answer tokens and tool latency per session, and fails on an answer over
+## its budget as the guard counts it. Skipped with a message when the
+## sessions are absent, a failure in CI (CI=true).
+recall-bench:
+	cd integration && $(GO) test -count=1 -timeout 10m -run '^$$' -bench '^BenchmarkRecallOnRealSessions$$' -benchtime 1x ./recallbench
 
 ## modules-check: every module is tidy and builds and vets on its own, as a
 ## user's build sees it (GOWORK=off: the replace directives, no workspace).

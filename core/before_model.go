@@ -222,6 +222,7 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 		in.storedPrefix = sio.str(st, keyPrefix)
 	}
 	mem := sess.memory(cfg.name)
+	mem.model = req.Model
 	in.unprepared, in.sentEst = mem.unprepared, mem.lastEst
 	in.prev.request = sio.requestAt(st, mem.requestKey)
 	in.prev = g.recall(c, cfg, mem, st, sio, &req, in.prev)

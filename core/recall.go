@@ -40,8 +40,9 @@ type RecallScope struct {
 // filtered to the agent's branch and isolation scope, in order), st the
 // session's state. What it searches is what the stored summary covers and
 // what pruning replaced by placeholders; a call_id names one pruned result.
-// The answer is text for the model, bounded (about 2,000 tokens, at most a
-// quarter of the room the agent's last request left); a query it cannot
+// The answer is text for the model, bounded as the guard counts it (the
+// estimator of the agent's model, calibrated: about 2,000 tokens, at most
+// a quarter of the room the agent's last request left); a query it cannot
 // use gets a message saying why. The error is for a guard that cannot
 // answer (nil, an agent it does not guard, a session busy past the call's
 // context). For adapters.
@@ -55,12 +56,8 @@ func (g *Guard) Recall(c Call, st StateReader, agentName string, scope RecallSco
 	cfg := g.agent(agentName)
 	sio := stateIO{agent: agentName, log: g.log, missing: g.host.MissingKey}
 	s := sio.loadAll(st)
-	budget := recallBudget(s)
-	if args.CallID != "" {
-		return recallResult(history, args.CallID, args.Page, budget), nil
-	}
 	q, note := cleanQuery(args.Query)
-	if len(q.terms) == 0 {
+	if args.CallID == "" && len(q.terms) == 0 {
 		return note, nil
 	}
 	sess, err := g.sessions.acquire(c, sessionKey(c))
@@ -68,9 +65,15 @@ func (g *Guard) Recall(c Call, st StateReader, agentName string, scope RecallSco
 		return "", sessionError(c, agentName, err)
 	}
 	defer g.sessions.release(sess)
-	x := sess.memory(agentName).recallIndexFor(scope)
+	mem := sess.memory(agentName)
+	est, _ := cfg.estimator(mem.model)
+	fit := recallFitFor(recallBudget(s), est, s)
+	if args.CallID != "" {
+		return recallResult(history, args.CallID, args.Page, fit), nil
+	}
+	x := mem.recallIndexFor(scope)
 	indexRemoved(x, history, s, cfg)
-	return renderMatches(x, q, args.Page, budget, note), nil
+	return renderMatches(x, q, args.Page, fit, note), nil
 }
 
 // recallIndexFor is the agent's index in scope, a new one when it has none

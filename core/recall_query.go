@@ -1,11 +1,14 @@
 package core
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/recallindex"
 )
 
 // The recall tool's query and answer (ARCHITECTURE.md, Recall): a query of
@@ -32,9 +35,19 @@ const (
 	// it the room is better used by a compaction, which the answer then
 	// suggests.
 	recallMinTokens = 160
-	// recallBytesPerToken converts the budget to bytes, low (text runs at
-	// about four bytes a token) so an answer never exceeds its budget.
+	// recallBytesPerToken is the first guess of an answer's size in bytes
+	// for its budget in tokens, low (prose runs at about four bytes a
+	// token); the answer is then counted as the guard counts it and made
+	// smaller until it fits (recallFit), since dense tool output runs
+	// below three.
 	recallBytesPerToken = 3
+	// recallFitTries bounds how often an answer over its budget is made
+	// again smaller, each time by the ratio it was over; past it, the
+	// answer's bytes are halved until it fits.
+	recallFitTries = 4
+	// recallFitMargin shrinks an answer remade for its budget a little more
+	// than the ratio it was over, so the remake fits at once.
+	recallFitMargin = 0.95
 	// recallPerPage is how many excerpts one page shows at most.
 	recallPerPage = 5
 	// maxRecallPages bounds the pages of matches offered: past the
@@ -46,6 +59,22 @@ const (
 	recallHeaderBytes = 224
 	// recallQuoteBytes bounds the query as an answer quotes it back.
 	recallQuoteBytes = 60
+	// recallCollapseSlack is how many texts a page reads per excerpt it
+	// shows: duplicates collapse into one excerpt, so a page needs more
+	// candidates than it shows.
+	recallCollapseSlack = 3
+	// recallSpanBytes bounds the span of the query's words an excerpt is
+	// centred on (recallindex.MatchSpan): about a paragraph.
+	recallSpanBytes = 400
+	// recallLineBytes bounds the whole lines around that span an excerpt
+	// shows first, and that tell two excerpts apart as duplicates.
+	recallLineBytes = 600
+	// recallAlsoMax bounds the other places an excerpt lists where its
+	// lines also occur.
+	recallAlsoMax = 8
+	// recallEllipsisBytes is the room kept in an excerpt for the marks
+	// ("…") of a cut on either side.
+	recallEllipsisBytes = 2 * len("…")
 )
 
 // recallQuery is a cleaned query: its terms in order, at most
@@ -85,7 +114,7 @@ func cleanQuery(q string) (recallQuery, string) {
 // utf8RuneError is what sanitizeUTF8 leaves of invalid bytes.
 const utf8RuneError = '\uFFFD'
 
-// recallBudget is the answer's budget in bytes: recallDefaultTokens, at
+// recallBudget is the answer's budget in tokens: recallDefaultTokens, at
 // most a quarter of the room the agent's last request left (the window
 // minus its calibrated count, as Usage reads them); 0 when that is below
 // recallMinTokens.
@@ -97,46 +126,150 @@ func recallBudget(s guardState) int {
 	if tokens < recallMinTokens {
 		return 0
 	}
-	return tokens * recallBytesPerToken
+	return tokens
+}
+
+// recallFit is an answer's budget as the guard counts it: tokens, and the
+// count of an answer as the tool response the agent's next request
+// carries, with the estimator of the agent's model, calibrated as the
+// session's counts are.
+type recallFit struct {
+	tokens int
+	count  func(answer string) int
+}
+
+// recallFitFor is the fit of a budget of tokens for the estimator est of
+// the agent's model, in a session whose state is s.
+func recallFitFor(tokens int, est tokenEstimator, s guardState) recallFit {
+	cal := newCalibration(s, est)
+	return recallFit{tokens: tokens, count: func(answer string) int {
+		return cal.scale(est.content(recallAnswerContent(answer)))
+	}}
+}
+
+// recallAnswerContent is the answer as the next request carries it: the
+// recall tool's response, its text under "result" (as the adapters return
+// it).
+func recallAnswerContent(answer string) *genai.Content {
+	return &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{
+		Name: RecallToolName, Response: map[string]any{"result": answer}}}}}
+}
+
+// fitted is render's answer for the most bytes that fit the budget: first
+// at recallBytesPerToken, then smaller by the ratio it was over, at most
+// recallFitTries times, then halved until it fits; noRoom when nothing
+// does.
+func (f recallFit) fitted(render func(bytes int) string) string {
+	if f.tokens <= 0 {
+		return noRoom
+	}
+	bytes := f.tokens * recallBytesPerToken // tokens is at most recallDefaultTokens
+	for range recallFitTries {
+		out := render(bytes)
+		n := f.count(out)
+		if n <= f.tokens {
+			return out
+		}
+		bytes = int(float64(bytes) * float64(f.tokens) / float64(n) * recallFitMargin)
+	}
+	for bytes > 0 {
+		if out := render(bytes); f.count(out) <= f.tokens {
+			return out
+		}
+		bytes /= 2
+	}
+	return noRoom
 }
 
 // noRoom is the answer when the context has no room for one.
 const noRoom = "recall_context: the context is too full to recall anything now; call compact_context first if you have it, or continue without the detail."
 
-// renderMatches is a page of x's matches for q within budget bytes, note
-// first.
-func renderMatches(x *recallIndex, q recallQuery, page, budget int, note string) string {
-	if budget <= 0 {
+// recallEntry is one excerpt of a page: the text it is cut from, the span
+// of the query's words there and that span's whole lines, and the other
+// places (turns) the same lines occur.
+type recallEntry struct {
+	src      int
+	at, end  int
+	from, to int
+	also     []int
+	// second is the text's next best passage, -1 when none; next its span,
+	// read for an entry a page shows (ok).
+	second int
+	next   recallSpan
+}
+
+// recallSpan is the span of the query's words in a passage of a text, and
+// its whole lines.
+type recallSpan struct {
+	at, end, from, to int
+	ok                bool
+}
+
+// spanIn is the span where terms occur densest in passage p of x, and its
+// whole lines.
+func (x *recallIndex) spanIn(p int, terms []string) recallSpan {
+	t, ps, pe := x.ix.Passage(p)
+	text := x.ix.Text(t)
+	at, end, ok := recallindex.MatchSpan(text, ps, pe, terms, recallSpanBytes)
+	if !ok { // matched by a term's head only: the passage's start
+		at, end = ps, ps+recallindex.CutEnd(text[ps:pe], recallSpanBytes)
+	}
+	from, to := recallindex.LineSpan(text, at, end, recallLineBytes)
+	return recallSpan{at: at, end: end, from: from, to: to, ok: true}
+}
+
+// renderMatches is a page of x's matches for q within fit, note first.
+func renderMatches(x *recallIndex, q recallQuery, page int, fit recallFit, note string) string {
+	if fit.tokens <= 0 {
 		return noRoom
 	}
-	if len(x.docs) == 0 {
+	if x.ix.Passages() == 0 {
 		return note + "recall_context: nothing of this conversation has been compacted or pruned yet; everything is still in your context."
 	}
 	page = max(page, 1)
-	hits, total := x.search(q.terms, min(page, maxRecallPages)*recallPerPage)
-	if total == 0 {
-		return note + "recall_context: no earlier excerpt matches " + strconv.Quote(validPrefix(q.text, recallQuoteBytes)) + ". Try other words: a name, a number, an error's words."
-	}
+	return fit.fitted(func(bytes int) string { return renderPage(x, q, page, bytes, note) })
+}
+
+// renderPage is page of x's matches for q within budget bytes, note first.
+func renderPage(x *recallIndex, q recallQuery, page, budget int, note string) string {
 	// A small budget shows fewer excerpts a page, each at least
 	// minExcerptBytes, rather than five unreadable ones.
 	room := budget - recallHeaderBytes - len(note)
 	perPage := min(recallPerPage, max(room/(minExcerptBytes+recallSourceBytes), 1))
-	pages := min((total+perPage-1)/perPage, maxRecallPages)
-	page = min(page, pages)
-	shown := hits[(page-1)*perPage : min(page*perPage, len(hits))]
-	srcs := make([]string, len(shown))
-	for i, h := range shown {
-		srcs[i] = "\n[" + strconv.Itoa((page-1)*perPage+i+1) + "] " + describeSource(x.srcs[x.docs[h.doc].src]) + ":\n"
-		room -= len(srcs[i]) + len("……\n")
+	hits, total := x.ix.Search(q.terms, min(page, maxRecallPages)*perPage*recallCollapseSlack)
+	if total == 0 {
+		return note + "recall_context: no earlier excerpt matches " + strconv.Quote(validPrefix(q.text, recallQuoteBytes)) + ". Try other words: a name, a number, an error's words."
 	}
-	each := max(room/len(shown), minCutBytes)
+	entries, read := x.collapse(hits, q.terms, page*perPage+1)
+	have := (len(entries) + perPage - 1) / perPage
+	pages := have
+	if read < total { // texts not read yet: about as many pages more
+		pages = max(have, min((len(entries)+total-read+perPage-1)/perPage, maxRecallPages))
+	}
+	page = min(page, have)
+	shown := entries[(page-1)*perPage : min(page*perPage, len(entries))]
+	for i := range shown {
+		if shown[i].second >= 0 {
+			shown[i].next = x.spanIn(shown[i].second, q.terms)
+		}
+	}
+	heads := make([]string, len(shown))
+	for i, en := range shown {
+		heads[i] = "\n[" + strconv.Itoa((page-1)*perPage+i+1) + "] " + x.describe(en) + ":\n"
+		room -= len(heads[i]) + len("\n")
+	}
+	shares := 0
+	for i := range shown {
+		shares += excerptShare(i)
+	}
 	var b strings.Builder
 	b.WriteString(note)
 	b.WriteString("recall_context: " + strconv.Itoa(total) + " excerpt(s) of the earlier conversation match " +
 		strconv.Quote(validPrefix(q.text, recallQuoteBytes)) + ", best first; page " + strconv.Itoa(page) + " of " + strconv.Itoa(pages) + ".\n")
-	for i, h := range shown {
-		b.WriteString(srcs[i])
-		b.WriteString(excerptAround(x.docs[h.doc].text, q.terms, each))
+	for i, en := range shown {
+		b.WriteString(heads[i])
+		each := max(room*excerptShare(i)/shares, minCutBytes) - recallEllipsisBytes
+		b.WriteString(x.excerpt(en, each))
 		b.WriteByte('\n')
 	}
 	if page < pages {
@@ -145,8 +278,111 @@ func renderMatches(x *recallIndex, q recallQuery, page, budget int, note string)
 	return b.String()
 }
 
-// describeSource says where an excerpt came from: its turn, role and tool.
-func describeSource(s recallSource) string {
+// excerptShare is the share of a page's room the excerpt at index i
+// gets: the first ones, the likeliest, twice the room of the others.
+func excerptShare(i int) int {
+	if i < recallTopExcerpts {
+		return 2
+	}
+	return 1
+}
+
+// recallTopExcerpts is how many of a page's first excerpts get a double
+// share of its room.
+const recallTopExcerpts = 3
+
+// collapse turns hits, best first, into entries, until it has want of
+// them: each centred on the span where the query's terms occur densest in
+// its best passage; an entry whose lines an earlier entry already shows is
+// not shown again, but named among that entry's other places. read is how
+// many hits it read.
+func (x *recallIndex) collapse(hits []recallindex.Hit, terms []string, want int) (entries []recallEntry, read int) {
+	entries = make([]recallEntry, 0, min(len(hits), want))
+	seen := make(map[string]int, min(len(hits), want))
+	for _, h := range hits {
+		if len(entries) == want {
+			break
+		}
+		read++
+		sp := x.spanIn(h.Passage, terms)
+		key := strings.TrimSpace(x.ix.Text(h.Text)[sp.from:sp.to])
+		if j, dup := seen[key]; dup {
+			entries[j].addAlso(x.srcs[entries[j].src].turn, x.srcs[h.Text].turn)
+			continue
+		}
+		seen[key] = len(entries)
+		entries = append(entries, recallEntry{src: h.Text, at: sp.at, end: sp.end, from: sp.from, to: sp.to, second: h.Second})
+	}
+	return entries, read
+}
+
+// addAlso records turn among the other places an entry of turn own occurs.
+func (en *recallEntry) addAlso(own, turn int) {
+	if turn == own || slices.Contains(en.also, turn) || len(en.also) >= recallAlsoMax {
+		return
+	}
+	en.also = append(en.also, turn)
+}
+
+// excerpt is entry en's text within limit bytes: its whole lines and the
+// context around them when they fit, else the span of the query's words,
+// marked "…" where the text goes on. When the text's next best passage
+// lies outside that and the room holds two excerpts of recallSplitBytes,
+// the room is shared between the two places.
+func (x *recallIndex) excerpt(en recallEntry, limit int) string {
+	text := x.ix.Text(en.src)
+	first := recallSpan{at: en.at, end: en.end, from: en.from, to: en.to, ok: true}
+	if n := en.next; n.ok && limit >= 2*recallSplitBytes && (n.to <= en.from || n.from >= en.to) {
+		half := (limit - len(recallGap)) / 2
+		a, b := first, n
+		if b.from < a.from {
+			a, b = b, a
+		}
+		out, aStart, aEnd := spanExcerpt(text, a, half)
+		if aEnd <= b.from { // the first place's excerpt does not reach the second
+			more, bStart, bEnd := spanExcerpt(text, b, limit-len(recallGap)-len(out))
+			if bStart >= aEnd {
+				return marked(out, aStart > 0, false) + recallGap + marked(more, false, bEnd < len(text))
+			}
+		}
+	}
+	out, start, end := spanExcerpt(text, first, limit)
+	return marked(out, start > 0, end < len(text))
+}
+
+// recallSplitBytes is the least room an excerpt of each of two places of
+// one text gets; recallGap separates them.
+const (
+	recallSplitBytes = 200
+	recallGap        = "\n…\n"
+)
+
+// spanExcerpt is the excerpt of text around sp within limit bytes, and its
+// bytes in text.
+func spanExcerpt(text string, sp recallSpan, limit int) (string, int, int) {
+	at, end := sp.from, sp.to
+	if end-at > limit {
+		at, end = sp.at, sp.end
+	}
+	out, start := recallindex.Excerpt(text, at, end, limit)
+	return out, start, start + len(out)
+}
+
+// marked is out with "…" where the text goes on before or after it.
+func marked(out string, before, after bool) string {
+	if before {
+		out = "…" + out
+	}
+	if after {
+		out += "…"
+	}
+	return out
+}
+
+// describe says where an entry came from: its turn, role and tool, and
+// the other turns its lines occur in.
+func (x *recallIndex) describe(en recallEntry) string {
+	s := x.srcs[en.src]
 	d := "turn " + strconv.Itoa(s.turn) + ", "
 	switch {
 	case s.role == genai.RoleUser && s.tool != "":
@@ -157,41 +393,21 @@ func describeSource(s recallSource) string {
 		d += s.role
 	}
 	if s.callID != "" {
-		d += " (call_id " + s.callID + ")"
+		d += " (call_id " + validPrefix(s.callID, recallQuoteBytes) + ")"
 	}
-	return d
-}
-
-// excerptAround is text within limit bytes, centred on the first of terms
-// it holds when it must be cut.
-func excerptAround(text string, terms []string, limit int) string {
-	if len(text) <= limit {
-		return text
-	}
-	limit = max(limit, minCutBytes)
-	at := -1
-	lower := strings.ToLower(text)
-	for _, t := range terms {
-		if i := strings.Index(lower, t); i >= 0 && len(lower) == len(text) {
-			at = i
-			break
+	if len(en.also) > 0 {
+		d += "; the same lines also in turn"
+		if len(en.also) > 1 {
+			d += "s"
+		}
+		for i, t := range en.also {
+			if i > 0 {
+				d += ","
+			}
+			d += " " + strconv.Itoa(t)
 		}
 	}
-	start := 0
-	if at > limit/2 {
-		start = min(at-limit/2, len(text)-limit)
-	}
-	for start > 0 && start < len(text) && !utf8RuneStartByte(text[start]) {
-		start++
-	}
-	out := validPrefix(text[start:], limit)
-	if start > 0 {
-		out = "…" + out
-	}
-	if start+len(out) < len(text) {
-		out += "…"
-	}
-	return out
+	return d
 }
 
 // Excerpt sizes, in bytes.
@@ -211,9 +427,9 @@ const (
 func utf8RuneStartByte(b byte) bool { return b&0xC0 != 0x80 }
 
 // recallResult is a page of the tool result named callID in history, byte
-// for byte, within budget bytes.
-func recallResult(history []*genai.Content, callID string, page, budget int) string {
-	if budget <= 0 {
+// for byte, within fit.
+func recallResult(history []*genai.Content, callID string, page int, fit recallFit) string {
+	if fit.tokens <= 0 {
 		return noRoom
 	}
 	callID = validPrefix(sanitizeUTF8(callID), maxRecallQueryBytes)
@@ -226,7 +442,7 @@ func recallResult(history []*genai.Content, callID string, page, budget int) str
 		}
 	}
 	if fr == nil {
-		return "recall_context: no tool result with call_id " + strconv.Quote(callID) + " in this conversation. Search by words instead."
+		return "recall_context: no tool result with call_id " + strconv.Quote(validPrefix(callID, recallQuoteBytes)) + " in this conversation. Search by words instead."
 	}
 	full := marshalJSON(fr.Response)
 	// Pages are fixed units, the same whatever the room, so page numbers
@@ -235,21 +451,23 @@ func recallResult(history []*genai.Content, callID string, page, budget int) str
 	bounds := pageBounds(full, recallPageBytes)
 	pages := len(bounds) - 1
 	page = min(max(page, 1), pages)
-	n := (budget - recallHeaderBytes) / recallPageBytes
-	if n < 1 {
-		return noRoom
-	}
-	last := min(page+n-1, pages)
-	start, end := bounds[page-1], bounds[last]
-	var b strings.Builder
-	b.WriteString("recall_context: the result of tool " + fr.Name + " (call_id " + callID + "), bytes " +
-		strconv.Itoa(start) + "-" + strconv.Itoa(end) + " of " + strconv.Itoa(len(full)) + " of its JSON, pages " +
-		strconv.Itoa(page) + "-" + strconv.Itoa(last) + " of " + strconv.Itoa(pages) + ":\n")
-	b.WriteString(full[start:end])
-	if last < pages {
-		b.WriteString("\n[More: call recall_context with call_id " + callID + " and page " + strconv.Itoa(last+1) + ".]")
-	}
-	return b.String()
+	return fit.fitted(func(budget int) string {
+		n := (budget - recallHeaderBytes) / recallPageBytes
+		if n < 1 {
+			return noRoom
+		}
+		last := min(page+n-1, pages)
+		start, end := bounds[page-1], bounds[last]
+		var b strings.Builder
+		b.WriteString("recall_context: the result of tool " + fr.Name + " (call_id " + callID + "), bytes " +
+			strconv.Itoa(start) + "-" + strconv.Itoa(end) + " of " + strconv.Itoa(len(full)) + " of its JSON, pages " +
+			strconv.Itoa(page) + "-" + strconv.Itoa(last) + " of " + strconv.Itoa(pages) + ":\n")
+		b.WriteString(full[start:end])
+		if last < pages {
+			b.WriteString("\n[More: call recall_context with call_id " + callID + " and page " + strconv.Itoa(last+1) + ".]")
+		}
+		return b.String()
+	})
 }
 
 // recallPageBytes is one page of a tool result asked for by call_id: about

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -58,18 +59,133 @@ func FuzzRecall(f *testing.F) {
 	)
 	h := []*genai.Content{userMsg("u"), respMsg("read_file", map[string]any{"output": strings.Repeat("ü", 5000)})}
 	h[1].Parts[0].FunctionResponse.ID = "c1"
-	budget := recallDefaultTokens * recallBytesPerToken
+	fit := recallFitFor(recallDefaultTokens, estimatorFor(""), guardState{})
 	f.Fuzz(func(t *testing.T, query, callID string, page int) {
 		q, note := cleanQuery(query)
 		out := note
 		if len(q.terms) > 0 {
-			out = renderMatches(x, q, page, budget, note)
+			out = renderMatches(x, q, page, fit, note)
 		}
-		if len(out) > budget {
-			t.Fatalf("query %q: answer of %d bytes", query, len(out))
+		if n := fit.count(out); n > fit.tokens || !utf8.ValidString(out) {
+			t.Fatalf("query %q: answer of %d tokens, valid UTF-8 %v", query, n, utf8.ValidString(out))
 		}
-		if out = recallResult(h, callID, page, budget); len(out) > budget {
-			t.Fatalf("call_id %q: answer of %d bytes", callID, len(out))
+		if out = recallResult(h, callID, page, fit); fit.count(out) > fit.tokens {
+			t.Fatalf("call_id %q: answer of %d tokens", callID, fit.count(out))
 		}
 	})
+}
+
+// recallScenario is a compacted history and a query whose answer must
+// show some lines, and must not show others more than once.
+type recallScenario struct {
+	name    string
+	history []*genai.Content
+	query   string
+	// room is the room the agent's last request left under a window of
+	// 100,000 tokens, 0 for none recorded (the default budget).
+	room  int
+	wants []string
+	once  []string
+}
+
+// toolOutput is a tool step whose result is output, with call ID id.
+func toolOutput(id, output string) []*genai.Content {
+	return readStep(id, output)
+}
+
+// ipythonTraceback is a Jupyter traceback: the exception's name heads it,
+// frames follow, and the message ends it.
+func ipythonTraceback() string {
+	var b strings.Builder
+	b.WriteString("---------------------------------------------------------------------------\n")
+	b.WriteString("NameError                                 Traceback (most recent call last)\n")
+	b.WriteString("Cell In[7], line 3\n      1 model.train()\n----> 3 run_epoch(model, loader, optimizer)\n\n")
+	for i := range 6 {
+		fmt.Fprintf(&b, "File /workspace/trainer/loop.py:%d, in step_%d(model, batch, opt)\n    %d     loss = model(batch).loss / opt.scale\n", 40+i*9, i, 40+i*9)
+	}
+	b.WriteString("---> 97     if step % accum_gradients == 0:\n     98         opt.step()\n\n")
+	b.WriteString("NameError: name 'accum_gradients' is not defined\n")
+	return b.String()
+}
+
+// denseNumbers is tool output of comma-separated numbers, about two bytes
+// a token, with line holding a marker in its middle.
+func denseNumbers(line string) string {
+	var b strings.Builder
+	for i := 0; b.Len() < 12_000; i++ {
+		fmt.Fprintf(&b, "%d,", (i*7919)%1000)
+		if i%40 == 39 {
+			b.WriteString("\n")
+		}
+		if i == 2000 {
+			b.WriteString("\n" + line + "\n")
+		}
+	}
+	return b.String()
+}
+
+func TestRecall_ExcerptsShowTheMatch(t *testing.T) {
+	longWords := "the profiles of each filesystem were loaded by the profiler and the filename index. " + strings.Repeat("nothing else happened here. ", 20)
+	turkish := "İstanbul İzmir İnegöl DİYARBAKIR " + strings.Repeat("şehir ", 150)
+	todo := "- [ ] rerun the flaky cache test\n- [x] bump the version"
+	var repeated []*genai.Content
+	for i := range 5 {
+		repeated = append(repeated, userMsg(fmt.Sprintf("turn %d", i)), modelMsg("My todo list:\n"+todo))
+	}
+	repeated = append(repeated, toolOutput("c-9", strings.Repeat("ok\n", 50)+"the flaky cache test failed after timeout 30s in cache_test.go:88\n"+strings.Repeat("ok\n", 50))...)
+	var dense []*genai.Content
+	for i := range 5 {
+		dense = append(dense, toolOutput(fmt.Sprintf("c-%d", i), denseNumbers(fmt.Sprintf("checksum mismatch in block %d", i)))...)
+	}
+	for _, tc := range []recallScenario{{
+		name: "a traceback whose header is long",
+		history: append(append([]*genai.Content{userMsg("train it")}, toolOutput("c-1", ipythonTraceback())...),
+			userMsg("the name of the run"), modelMsg("the error log name"), userMsg("name the checkpoint"), modelMsg("no error in the name")),
+		query: "NameError name accum_gradients",
+		room:  1_000,
+		wants: []string{"NameError: name 'accum_gradients' is not defined"},
+	}, {
+		name:    "a term inside a longer word",
+		history: []*genai.Content{userMsg("look"), modelMsg(longWords + "the file config.yaml holds the key"), userMsg("next")},
+		query:   "file",
+		room:    1_000,
+		wants:   []string{"the file config.yaml holds the key"},
+	}, {
+		name:    "letters whose lower case changes length",
+		history: []*genai.Content{userMsg("look"), modelMsg(turkish + "the vault code is 4471 walrus"), userMsg("next")},
+		query:   "walrus",
+		room:    1_000,
+		wants:   []string{"the vault code is 4471 walrus"},
+	}, {
+		name:    "one line repeated in five contents",
+		history: append(repeated, userMsg("next")),
+		query:   "flaky cache test",
+		wants:   []string{"timeout 30s in cache_test.go:88", "the same lines also in turns"},
+		once:    []string{"rerun the flaky cache test"},
+	}, {
+		name:    "dense tool output at the budget's edge",
+		history: append(dense, userMsg("next")),
+		query:   "checksum mismatch block",
+		wants:   []string{"checksum mismatch in block 0", "checksum mismatch in block 4"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, _ := newTestGuard(t, fixedSummary("S"))
+			st := compactedAt(tc.history, len(tc.history)-1)
+			budget := recallDefaultTokens
+			if tc.room > 0 {
+				_ = st.Set(keyWindow+"a", 100_000)
+				_ = st.Set(keyLastTokens+"a", 100_000-tc.room)
+				budget = tc.room / recallRoomShare
+			}
+			out, err := g.Recall(callOf("u", "s"), st, "a", RecallScope{}, tc.history, RecallArgs{Query: tc.query})
+			require.NoError(t, err)
+			for _, w := range tc.wants {
+				assert.Contains(t, out, w)
+			}
+			for _, o := range tc.once {
+				assert.Equal(t, 1, strings.Count(out, o), "%q shown once:\n%s", o, out)
+			}
+			assert.LessOrEqual(t, answerTokens(st, out), budget, "within the budget as the guard counts it")
+		})
+	}
 }

@@ -82,6 +82,20 @@ func TestRecall_UnknownAgentIsAnError(t *testing.T) {
 	require.Error(t, err)
 }
 
+// loadState is agent "a"'s state in st.
+func loadState(st StateReader) guardState {
+	return stateIO{agent: "a", log: quietLog, missing: func(error) bool { return true }}.loadAll(st)
+}
+
+// answerTokens is what a recall answer weighs in agent "a"'s next request
+// as the guard counts it: the tool's response, with the estimator of the
+// agent's model (none seen yet: the default family's) and the session's
+// calibration.
+func answerTokens(st StateReader, answer string) int {
+	est := estimatorFor("")
+	return newCalibration(loadState(st), est).scale(est.content(recallAnswerContent(answer)))
+}
+
 // resultPage splits an answer for a call_id into the result's bytes it
 // holds and the next page it names (0: none).
 func resultPage(t *testing.T, out, callID string) (string, int) {
@@ -129,7 +143,7 @@ func TestRecall_PrunedResultByCallIDInPagesByteForByte(t *testing.T) {
 			require.Less(t, calls, 1000)
 			out, err := g.Recall(callOf("u", "s"), st, "a", RecallScope{}, h, RecallArgs{CallID: "call-0", Page: page})
 			require.NoError(t, err)
-			require.LessOrEqual(t, len(out), recallBudget(stateIO{agent: "a", log: quietLog, missing: func(error) bool { return true }}.loadAll(st)), "within the budget")
+			require.LessOrEqual(t, answerTokens(st, out), recallBudget(loadState(st)), "within the budget")
 			var body string
 			body, page = resultPage(t, out, "call-0")
 			got.WriteString(body)
@@ -184,7 +198,6 @@ func TestRecall_HostileQueries(t *testing.T) {
 	g, _ := newTestGuard(t, fixedSummary("S"))
 	h := sessionHistory(10, "the regex (a+)+$ froze the parser")
 	st := compactedAt(h, 12)
-	limit := recallDefaultTokens * recallBytesPerToken
 	for _, tc := range []struct {
 		name  string
 		args  RecallArgs
@@ -208,7 +221,7 @@ func TestRecall_HostileQueries(t *testing.T) {
 				require.NoError(t, err)
 			})
 			assert.Contains(t, out, tc.wants)
-			assert.LessOrEqual(t, len(out), limit, "bounded")
+			assert.LessOrEqual(t, answerTokens(st, out), recallDefaultTokens, "bounded")
 		})
 	}
 }
@@ -221,18 +234,18 @@ func TestRecall_BudgetIsAQuarterOfTheRoomLeft(t *testing.T) {
 	}
 	st := compactedAt(h, 40)
 	for _, tc := range []struct {
-		window, tokens, maxBytes int
+		window, tokens, maxTokens int
 	}{
-		{0, 0, recallDefaultTokens * recallBytesPerToken},
-		{1_000_000, 10_000, recallDefaultTokens * recallBytesPerToken},
-		{10_000, 8_000, 500 * recallBytesPerToken},
-		{4_000, 3_300, 175 * recallBytesPerToken},
+		{0, 0, recallDefaultTokens},
+		{1_000_000, 10_000, recallDefaultTokens},
+		{10_000, 8_000, 500},
+		{4_000, 3_300, 175},
 	} {
 		_ = st.Set(keyWindow+"a", tc.window)
 		_ = st.Set(keyLastTokens+"a", tc.tokens)
 		out, err := g.Recall(callOf("u", "s"), st, "a", RecallScope{}, h, RecallArgs{Query: "needle"})
 		require.NoError(t, err)
-		assert.LessOrEqual(t, len(out), tc.maxBytes, "window %d", tc.window)
+		assert.LessOrEqual(t, answerTokens(st, out), tc.maxTokens, "window %d", tc.window)
 		assert.Contains(t, out, "More matches exist", "says how to page")
 	}
 	_ = st.Set(keyWindow+"a", 10_000)
@@ -254,17 +267,17 @@ func TestRecall_IndexesOnlyWhatIsNew(t *testing.T) {
 		return e.memory("a").recall
 	}
 	x := recallOnce(h[:20], 10)
-	require.Len(t, x.docs, 10)
-	x.docs[0].text = "sentinel"
+	require.Len(t, x.srcs, 10)
+	x.srcs[0].turn = -1 // a sentinel
 	x = recallOnce(h, 30)
-	assert.Len(t, x.docs, 30, "the contents the new cut covers are added")
-	assert.Equal(t, "sentinel", x.docs[0].text, "the index grew in place: what it held was not indexed again")
+	assert.Len(t, x.srcs, 30, "the contents the new cut covers are added")
+	assert.Equal(t, -1, x.srcs[0].turn, "the index grew in place: what it held was not indexed again")
 
 	rewritten := sessionHistory(20, "another fact")
 	rewritten[0] = userMsg("another start")
 	x = recallOnce(rewritten, 30)
-	assert.Len(t, x.docs, 30)
-	assert.Equal(t, "another start", x.docs[0].text, "a history that changed under the index rebuilds it")
+	assert.Len(t, x.srcs, 30)
+	assert.Equal(t, "another start", x.ix.Text(0), "a history that changed under the index rebuilds it")
 
 	e, err := g.sessions.acquire(context.Background(), sessionKey(callOf("u", "s")))
 	require.NoError(t, err)

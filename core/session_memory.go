@@ -67,6 +67,9 @@ type agentMemory struct {
 	// recall is the agent's recall index (recall.go), nil until the agent's
 	// first recall in this process.
 	recall *recallIndex
+	// model is the model of the agent's request last let through: the
+	// recall tool counts its answers with that model's estimator.
+	model string
 	// lastEst is the raw estimate of the request last let through, growth
 	// the latest growths per step in raw tokens (growthAt counts them),
 	// candidate what the last call keeps for a summary prepared while its

@@ -1,0 +1,421 @@
+// Package recallindex is the search behind the recall tool
+// (ARCHITECTURE.md, Recall): a BM25 index over the passages of a set of
+// texts, ranked so that the words of a query found close together, in a
+// few lines of one text, outrank the same words scattered through a long
+// one; and the excerpt of a text around the place its query's words occur
+// densest. It imports nothing of the engine: the engine keeps, beside it,
+// where each text came from.
+package recallindex
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+const (
+	// PassageBytes is the size a passage grows to, in whole lines: a line
+	// or two of tool output or a sentence, so that a passage holding a
+	// query's words holds them close together (the recall benchmark,
+	// integration/recallbench, ranked the sought line first most often at
+	// about this size, among 60 to 320 bytes).
+	PassageBytes = 90
+	// MaxPassageBytes bounds a passage: a line longer than this is cut, at
+	// a space when there is one near the cut.
+	MaxPassageBytes = 800
+	// cutSlack is how far back from a long line's cut a space is looked
+	// for, so words are not split.
+	cutSlack = 120
+	// bm25K1 and bm25B are BM25's usual parameters (term-frequency
+	// saturation and length normalisation), as in Lucene's defaults.
+	bm25K1 = 1.2
+	bm25B  = 0.75
+	// phraseBoost multiplies the score of a passage holding the query's
+	// words in order, one after the other: a quoted error message or a
+	// marker outranks a passage that merely shares its words.
+	phraseBoost = 2.0
+	// proximityBoost is the most a passage's score grows for holding all
+	// the query's distinct terms as close together as they can be
+	// (proximity); proximitySpanBytes bounds the span looked for, about a
+	// few lines.
+	proximityBoost     = 1.0
+	proximitySpanBytes = 400
+	// PhraseCandidates is how many of the best passages are checked for
+	// the query's phrase and proximity: more than a page shows, few enough
+	// that the check costs a few passages' reading.
+	PhraseCandidates = 20
+	// postingBytes is what one posting retains (a passage number and a
+	// count), for the caller's accounting.
+	postingBytes = 8
+	// passageOverhead is what one passage's record retains, and termOverhead
+	// one distinct term's, beside their bytes.
+	passageOverhead = 32
+	termOverhead    = 48
+)
+
+// posting is one term's count in one passage.
+type posting struct {
+	passage uint32
+	tf      uint32
+}
+
+// passage is a span of lines of one text.
+type passage struct {
+	text       int32 // into Index.texts
+	start, end int   // bytes of the text
+	terms      uint32
+}
+
+// Index is a BM25 index over the passages of the texts added to it. It is
+// not safe for concurrent use.
+type Index struct {
+	texts    []string
+	passages []passage
+	// lens and owner are each passage's term count and text, apart from
+	// passages so that a search's walk over the postings reads them from
+	// a dense array.
+	lens  []uint32
+	owner []int32
+	// ids numbers the distinct terms, postings[id] is a term's postings:
+	// indexing a term costs one map lookup.
+	ids      map[string]uint32
+	postings [][]posting
+	terms    int // total terms over passages
+	bytes    int
+	// scores and best are a search's scratch, kept between searches and
+	// cleared by the search that used them: a search over a large index
+	// allocates neither. tf and touched are a passage's term counts while
+	// it is indexed, likewise.
+	scores  []float64
+	best    []int32
+	second  []int32
+	hits    []int
+	groups  []int
+	tf      []uint32
+	touched []uint32
+}
+
+// New returns an empty index.
+func New() *Index {
+	return &Index{ids: make(map[string]uint32)}
+}
+
+// Len is how many texts were added.
+func (x *Index) Len() int { return len(x.texts) }
+
+// Passages is how many passages the texts were cut into.
+func (x *Index) Passages() int { return len(x.passages) }
+
+// Text is the text numbered t (from 0, in the order of Add).
+func (x *Index) Text(t int) string { return x.texts[t] }
+
+// Passage is passage p: the number of its text and its bytes there.
+func (x *Index) Passage(p int) (text, start, end int) {
+	ps := x.passages[p]
+	return int(ps.text), ps.start, ps.end
+}
+
+// Retained is about what the index retains, in bytes, texts included.
+func (x *Index) Retained() int { return x.bytes }
+
+// Add indexes text, cut into passages, and returns its number.
+func (x *Index) Add(text string) int {
+	t := int32(len(x.texts))
+	x.texts = append(x.texts, text)
+	x.bytes = satAdd(x.bytes, len(text))
+	for at := 0; at < len(text); {
+		n := PassageEnd(text[at:])
+		x.addPassage(t, text, at, at+n)
+		at += n
+	}
+	return int(t)
+}
+
+// PassageEnd is where the passage starting at s ends: whole lines until it
+// holds PassageBytes or a blank line ends a paragraph, at most
+// MaxPassageBytes; a first line longer than that is cut (CutEnd).
+func PassageEnd(s string) int {
+	n := 0
+	for n < len(s) && n < MaxPassageBytes {
+		end := len(s)
+		if len(s) > MaxPassageBytes {
+			i := strings.IndexByte(s[n:MaxPassageBytes], '\n')
+			if i < 0 { // the line runs past the bound
+				if n > 0 {
+					return n
+				}
+				return CutEnd(s, MaxPassageBytes)
+			}
+			end = n + i + 1
+		} else if i := strings.IndexByte(s[n:], '\n'); i >= 0 {
+			end = n + i + 1
+		}
+		n = end
+		if n >= PassageBytes || (n < len(s) && s[n] == '\n') {
+			return n
+		}
+	}
+	return n
+}
+
+// CutEnd is where the piece starting at s ends: at most limit bytes, at a
+// space or line break within the last cutSlack bytes when there is one,
+// never inside a UTF-8 sequence.
+func CutEnd(s string, limit int) int {
+	if len(s) <= limit {
+		return len(s)
+	}
+	n := limit
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	if i := strings.LastIndexAny(s[n-min(cutSlack, n):n], " \n\t"); i >= 0 {
+		n = n - min(cutSlack, n) + i + 1
+	}
+	if n == 0 {
+		return min(limit, len(s))
+	}
+	return n
+}
+
+// addPassage indexes text[start:end] as a passage of text t. A passage
+// without a term (blank lines, punctuation) is not kept.
+func (x *Index) addPassage(t int32, text string, start, end int) {
+	x.touched = x.touched[:0]
+	total := 0
+	EachTerm(text[start:end], func(term string) bool {
+		id, ok := x.ids[term]
+		if !ok {
+			id = uint32(len(x.postings))
+			x.ids[term] = id
+			x.postings = append(x.postings, nil)
+			x.tf = append(x.tf, 0)
+			x.bytes = satAdd(x.bytes, len(term)+termOverhead)
+		}
+		if x.tf[id] == 0 {
+			x.touched = append(x.touched, id)
+		}
+		x.tf[id]++
+		total++
+		return true
+	})
+	if total == 0 {
+		return
+	}
+	p := uint32(len(x.passages))
+	for _, id := range x.touched {
+		x.postings[id] = append(x.postings[id], posting{passage: p, tf: x.tf[id]})
+		x.tf[id] = 0
+	}
+	x.passages = append(x.passages, passage{text: t, start: start, end: end, terms: uint32(total)})
+	x.lens = append(x.lens, uint32(total))
+	x.owner = append(x.owner, t)
+	x.terms += total
+	x.bytes = satAdd(x.bytes, passageOverhead+len(x.touched)*postingBytes)
+}
+
+// Hit is one ranked text: its best passage, its next best (-1 when no
+// other passage of the text matches), and the best passage's score.
+type Hit struct {
+	Passage int
+	Second  int
+	Text    int
+	Score   float64
+}
+
+// Search ranks the texts for the query's terms by their best passage
+// (BM25 over passages), boosting passages that hold the terms in order. It
+// returns the best k texts, best first, one hit each, and how many texts
+// match; only those k are sorted, so a common word matching every passage
+// costs a pass, not a sort of them all.
+func (x *Index) Search(terms []string, k int) ([]Hit, int) {
+	if len(x.passages) == 0 || len(terms) == 0 || k <= 0 {
+		return nil, 0
+	}
+	if len(x.scores) < len(x.passages) {
+		x.scores = make([]float64, len(x.passages))
+	}
+	for len(x.best) < len(x.texts) {
+		x.best = append(x.best, -1)
+		x.second = append(x.second, -1)
+	}
+	hits := x.score(terms, x.hits[:0])
+	// One hit per text, its best passage and the next best: a page shows
+	// distinct sources.
+	groups := x.groups[:0]
+	for _, p := range hits {
+		t := x.owner[p]
+		b, s := x.best[t], x.second[t]
+		switch {
+		case b < 0:
+			x.best[t] = int32(p)
+			groups = append(groups, int(t))
+		case x.better(p, int(b)):
+			x.best[t], x.second[t] = int32(p), b
+		case s < 0 || x.better(p, int(s)):
+			x.second[t] = int32(p)
+		}
+	}
+	top := topHits(groups, func(t int) Hit {
+		p := int(x.best[t])
+		return Hit{Passage: p, Second: int(x.second[t]), Text: t, Score: x.scores[p]}
+	}, max(k, PhraseCandidates))
+	for _, p := range hits {
+		x.scores[p] = 0
+	}
+	for _, t := range groups {
+		x.best[t], x.second[t] = -1, -1
+	}
+	x.hits, x.groups = hits[:0], groups[:0]
+	if len(terms) > 1 {
+		// The phrase and proximity checks re-read a passage's terms, so they
+		// are made for the best few only, which they may reorder.
+		tight := tightSpan(terms)
+		for i := range top[:min(len(top), PhraseCandidates)] {
+			ps := x.passages[top[i].Passage]
+			text := x.texts[ps.text]
+			top[i].Score *= proximity(text, ps.start, ps.end, terms, tight)
+		}
+		sortHits(top)
+	}
+	return top[:min(len(top), k)], len(groups)
+}
+
+// proximity is the factor a passage's score is multiplied by for how
+// close together it holds the query's terms: phraseBoost when it holds
+// them one after the other, and 1 plus proximityBoost times the share of
+// the distinct terms its densest span holds, times how near that span is
+// to the tightest the terms could be (tight bytes: the terms one after
+// the other).
+func proximity(text string, start, end int, terms []string, tight int) float64 {
+	sp := spanOf(text, start, end, terms, proximitySpanBytes)
+	if sp.held == 0 || sp.distinct == 0 {
+		return 1
+	}
+	f := 1.0
+	if sp.phrase {
+		f = phraseBoost
+	}
+	near := min(float64(tight)/float64(max(sp.end-sp.at, 1)), 1)
+	return f * (1 + proximityBoost*float64(sp.held)/float64(sp.distinct)*near)
+}
+
+// tightSpan is the bytes of the distinct terms one after the other, a
+// space between each.
+func tightSpan(terms []string) int {
+	n := -1
+	for i, t := range terms {
+		if !slices.Contains(terms[:i], t) {
+			n += len(t) + 1
+		}
+	}
+	return max(n, 1)
+}
+
+// better reports whether passage p ranks above passage q in the current
+// search: a higher score, or the same and earlier.
+func (x *Index) better(p, q int) bool {
+	return x.scores[p] > x.scores[q] || (x.scores[p] == x.scores[q] && p < q)
+}
+
+// score adds each passage's BM25 score for terms into x.scores, and
+// appends to hits each passage it scores first.
+func (x *Index) score(terms []string, hits []int) []int {
+	n := float64(len(x.passages))
+	avg := max(float64(x.terms)/n, 1)
+	// BM25's length normalisation, k1·(1-b+b·dl/avg), as c0 + c1·dl.
+	c0, c1 := bm25K1*(1-bm25B), bm25K1*bm25B/avg
+	scores, lens := x.scores, x.lens
+	for i, t := range terms {
+		if slices.Contains(terms[:i], t) {
+			continue
+		}
+		id, ok := x.ids[t]
+		if !ok {
+			continue
+		}
+		ps := x.postings[id]
+		df := float64(len(ps))
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		w := idf * (bm25K1 + 1)
+		for _, p := range ps {
+			tf := float64(p.tf)
+			s := w * tf / (tf + c0 + c1*float64(lens[p.passage]))
+			if scores[p.passage] == 0 {
+				hits = append(hits, int(p.passage))
+			}
+			scores[p.passage] += s
+		}
+	}
+	return hits
+}
+
+// topHits is the best k of items by their hits' scores, best first: a
+// min-heap of k kept over one pass.
+func topHits(items []int, hit func(int) Hit, k int) []Hit {
+	h := make([]Hit, 0, min(k, len(items)))
+	for _, it := range items {
+		c := hit(it)
+		if len(h) < k {
+			h = append(h, c)
+			for i := len(h) - 1; i > 0; { // sift up
+				p := (i - 1) / 2
+				if !ranksBelow(h[i], h[p]) {
+					break
+				}
+				h[i], h[p] = h[p], h[i]
+				i = p
+			}
+			continue
+		}
+		if !ranksBelow(h[0], c) {
+			continue
+		}
+		h[0] = c
+		for i := 0; ; { // sift down
+			m, l, r := i, 2*i+1, 2*i+2
+			if l < len(h) && ranksBelow(h[l], h[m]) {
+				m = l
+			}
+			if r < len(h) && ranksBelow(h[r], h[m]) {
+				m = r
+			}
+			if m == i {
+				break
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	sortHits(h)
+	return h
+}
+
+// ranksBelow reports whether a ranks below b: a lower score, or the same
+// score and a later passage.
+func ranksBelow(a, b Hit) bool {
+	return a.Score < b.Score || (a.Score == b.Score && a.Passage > b.Passage)
+}
+
+// sortHits orders hits best first, earlier passages first on a tie (older
+// history, then order of indexing: deterministic).
+func sortHits(hs []Hit) {
+	slices.SortFunc(hs, func(a, b Hit) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return a.Passage - b.Passage
+	})
+}
+
+// satAdd is a+b, saturating at math.MaxInt.
+func satAdd(a, b int) int {
+	if b > 0 && a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
+}
