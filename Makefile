@@ -1,17 +1,19 @@
 # The two commands a newcomer needs: `make demo` and `make test`.
 #
-# The repository holds seven modules (ARCHITECTURE.md, Packages and modules):
+# The repository holds eight modules (ARCHITECTURE.md, Packages and modules):
 # core (the engine, free of ADK), the root (the ADK v1 plugin), adkv2 (the
-# ADK v2 plugin), examples, integration, adkv2/integration and
+# ADK v2 plugin), examples, integration, adkv2/integration,
+# core/internal/tokenfit (the estimator's fit program, corpus and accuracy
+# tests, never released, so core's module zip stays small) and
 # internal/releasecheck (the release rehearsal). /go.work joins the ADK v1
-# line (root, core, examples, integration); adkv2/go.work joins adkv2,
-# adkv2/integration and core; internal/releasecheck/go.work holds that
-# module alone.
+# line (root, core, core/internal/tokenfit, examples, integration);
+# adkv2/go.work joins adkv2, adkv2/integration and core;
+# internal/releasecheck/go.work holds that module alone.
 GO ?= go
 
 # MODULES are the directories of every module, for the checks that run in
 # each (tidy-check, gowork-check, lint).
-MODULES = core . adkv2 examples integration adkv2/integration internal/releasecheck
+MODULES = core core/internal/tokenfit . adkv2 examples integration adkv2/integration internal/releasecheck
 
 .PHONY: all test vet race core-test adkv2-test conformance demo examples-test integration fmt-check stress lint \
 	tidy-check gowork-check modules-check release-check cost
@@ -27,10 +29,12 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-## vet: the engine (core) and the ADK v1 plugin (root); adkv2, examples and
-## integration are vetted by their own targets.
+## vet: the engine (core, also with the tag fitcorpus), the estimator's fit
+## module and the ADK v1 plugin (root); adkv2, examples and integration are
+## vetted by their own targets.
 vet:
-	cd core && $(GO) vet ./...
+	cd core && $(GO) vet ./... && $(GO) vet -tags fitcorpus ./internal/tokens
+	cd core/internal/tokenfit && $(GO) vet ./...
 	$(GO) vet ./...
 
 ## Every go test has an explicit -timeout of at least 3x its idle time on a
@@ -51,12 +55,16 @@ race: core-test
 	$(GO) test -race -count=1 -timeout 12m -skip '^Test(Stress|Brutal)_' ./...
 	$(GO) test -race -count=1 -timeout 12m -run '$(RACE_MATRIX)' .
 
-## core-test: the engine's tests under the race detector, and without it
-## its allocation tests and the estimator's hostile-text property test (200
+## core-test: the engine's tests under the race detector (with the tag
+## fitcorpus, whose test reads the fit corpus of core/internal/tokenfit),
+## then the fit module's accuracy and golden tests under it, and without it
+## the allocation tests and the estimator's hostile-text property test (200
 ## texts per class and family, a new seed each run).
 core-test:
-	cd core && $(GO) test -race -count=1 -timeout 10m ./...
-	cd core && $(GO) test -count=1 -timeout 5m -run 'Allocate|^TestEstimatorHostileClasses$$' ./internal/tokens
+	cd core && $(GO) test -race -count=1 -timeout 10m -tags fitcorpus ./...
+	cd core/internal/tokenfit && $(GO) test -race -count=1 -timeout 10m ./...
+	cd core && $(GO) test -count=1 -timeout 5m -run 'Allocate' ./internal/tokens
+	cd core/internal/tokenfit && $(GO) test -count=1 -timeout 5m -run '^TestEstimatorHostileClasses$$' ./accuracy
 	cd core && $(GO) test -count=1 -timeout 5m -run 'Allocations' .
 
 ## adkv2-test: vet and test the ADK v2 plugin (adkv2/go.mod, in its own

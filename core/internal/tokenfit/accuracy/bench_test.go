@@ -1,7 +1,11 @@
-package tokens_test
+package accuracy_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"image"
+	"image/png"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,6 +104,21 @@ func BenchmarkEstimateContent(b *testing.B) {
 		n++
 	}
 	benchcpu.Report(b, cpu, n, 0)
+}
+
+// noisyPNG returns a PNG of the given size filled with random pixels, so it
+// does not compress (as core/internal/tokens' own tests build theirs).
+func noisyPNG(b *testing.B, w, h int) []byte {
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range img.Pix {
+		img.Pix[i] = byte(r.UintN(256))
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		b.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 func BenchmarkEstimateImagePart(b *testing.B) {

@@ -1,4 +1,4 @@
-package tokens_test
+package accuracy_test
 
 import (
 	"fmt"
