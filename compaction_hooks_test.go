@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/contextguardtest/o200k"
 )
 
 // TestKnobOptions_Validated: invalid values of the new options are errors
@@ -77,7 +78,7 @@ func TestSummaryKnobsAndHook_ThroughRunner(t *testing.T) {
 			return contextguardtest.TurnPlan{UserTextSize: 300, ResponseSize: 300, Steps: contextguardtest.Sequential(
 				contextguardtest.Call("kubectl_logs", 3_000), contextguardtest.Call("read_file", 2_000))}
 		},
-	}, contextguardtest.RunConfig{Counter: contextguardtest.TokenizerCounter(1), Plugins: g.PluginConfig(), Summarizer: sum})
+	}, contextguardtest.RunConfig{Counter: o200k.Counter(1), Plugins: g.PluginConfig(), Summarizer: sum})
 	require.NoError(t, err)
 	t.Log(res)
 	assert.Empty(t, res.Errors)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/contextguardtest/o200k"
 )
 
 // TestSlidingWindow_FillBudget_ThroughRunner plays 40 turns through a real
@@ -32,11 +33,11 @@ func TestSlidingWindow_FillBudget_ThroughRunner(t *testing.T) {
 			t.Parallel()
 			window := tc.window
 			sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{
-				Name: "gemini-2.5-flash", FillBudget: true, Counter: contextguardtest.TokenizerCounter(1.0),
+				Name: "gemini-2.5-flash", FillBudget: true, Counter: o200k.Counter(1.0),
 			})
 			run := runSlidingAgainst(t, contextguardtest.Scenario{
 				Name: fmt.Sprintf("SlidingFillBudget_%dk", window/1000), Window: window, Turns: 40, Plan: chat, Seed: 11,
-			}, contextguardtest.TokenizerCounter(tc.provider), sum, WithSlidingWindow(6))
+			}, o200k.Counter(tc.provider), sum, WithSlidingWindow(6))
 			run.assertHealthy(t)
 			assert.Zero(t, run.res.NonShrinkingCompactions, "no non-shrinking compaction")
 			require.NotEmpty(t, run.events)

@@ -44,6 +44,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/contextguardtest/o200k"
 	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
@@ -90,7 +91,7 @@ var (
 
 func tokenizerMode(name string, factor float64) matrixMode {
 	return matrixMode{name: name, counter: func(contextguardtest.Scenario) contextguardtest.Counter {
-		return contextguardtest.TokenizerCounter(factor)
+		return o200k.Counter(factor)
 	}}
 }
 

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/contextguardtest/o200k"
 	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
@@ -40,7 +41,7 @@ func toolHeavyPlan(window int) func(turn int) contextguardtest.TurnPlan {
 func TestThreshold_ThroughRunner(t *testing.T) {
 	for _, window := range []int{8_000, 200_000} {
 		t.Run(fmt.Sprintf("%dk", window/1000), func(t *testing.T) {
-			counter := contextguardtest.TokenizerCounter(1.0)
+			counter := o200k.Counter(1.0)
 			sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{Counter: counter, KeepText: true})
 			logs := &logBuffer{}
 			g := New(NewCrushRegistry(WithRegistryLogger(logs.logger())), WithLogger(logs.logger()))

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/adk/runner"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/contextguardtest/o200k"
 	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
@@ -173,7 +174,7 @@ func TestSlidingWindow_40Turns_ThroughRunner(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{
-				Name: "gemini-2.5-flash", Counter: contextguardtest.TokenizerCounter(1.0), KeepText: true,
+				Name: "gemini-2.5-flash", Counter: o200k.Counter(1.0), KeepText: true,
 			})
 			// Summaries are written in the model call or between turns: a
 			// summary prepared while tools ran that a larger step left
@@ -183,7 +184,7 @@ func TestSlidingWindow_40Turns_ThroughRunner(t *testing.T) {
 			sc := contextguardtest.Scenario{
 				Name: "Sliding40_" + tt.name, Window: tt.window, Turns: 40, Plan: swPlan(tt.unit), Seed: int64(tt.window),
 			}
-			run := runSlidingWith(t, sc, contextguardtest.TokenizerCounter(1.0), contextguardtest.NewFakeClock(time.Time{}), sum,
+			run := runSlidingWith(t, sc, o200k.Counter(1.0), contextguardtest.NewFakeClock(time.Time{}), sum,
 				[]Option{WithPreparedSummaries(PreparedSummariesOff)}, WithSlidingWindow(6))
 			run.assertHealthy(t)
 			res := run.res
@@ -280,7 +281,7 @@ func TestSlidingWindow_SummarizerFaults_ThroughRunner(t *testing.T) {
 			sum.InjectFaultFrom(1, f.fault)
 			run := runSlidingOn(t, contextguardtest.Scenario{
 				Name: "SlidingFaults_" + f.fault.String(), Window: 12_000, Turns: 16, Plan: swPlan(2_000), Seed: 7,
-			}, contextguardtest.TokenizerCounter(1.0), clock, sum, WithSlidingWindow(6), WithSummaryTimeout(matrixSummaryTimeout))
+			}, o200k.Counter(1.0), clock, sum, WithSlidingWindow(6), WithSummaryTimeout(matrixSummaryTimeout))
 			sum.Release()
 			require.NoError(t, sum.Wait(t.Context()), "no summarizer call is left")
 			run.assertHealthy(t)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/contextguardtest/o200k"
 	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
@@ -70,7 +71,7 @@ func TestEarlierGuardOverflowShapes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			counter := contextguardtest.TokenizerCounter(tt.factor)
+			counter := o200k.Counter(tt.factor)
 			sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{Counter: counter})
 			logs := &logBuffer{}
 			g := New(NewCrushRegistry(WithRegistryLogger(logs.logger())), WithLogger(logs.logger()))

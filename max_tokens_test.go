@@ -11,6 +11,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/contextguardtest/o200k"
 	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
@@ -53,7 +54,7 @@ func TestMaxTokens_CutResponse(t *testing.T) {
 			m := contextguardtest.NewScriptedModel(contextguardtest.ScriptConfig{
 				Name:    "gpt-4.1",
 				Window:  window,
-				Counter: contextguardtest.TokenizerCounter(1),
+				Counter: o200k.Counter(1),
 				Plan: func(int) contextguardtest.TurnPlan {
 					return contextguardtest.TurnPlan{Steps: contextguardtest.Sequential(
 						contextguardtest.Call("read_file", 2_400), contextguardtest.Call("grep", 2_400))}

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/contextguardtest/o200k"
 )
 
 // toolAgent is a real runner around an llmagent that calls the kit's fake
@@ -99,7 +100,7 @@ func TestOutputRoom_PromptPlusOutputFitsTheWindow(t *testing.T) {
 			m := contextguardtest.NewScriptedModel(contextguardtest.ScriptConfig{
 				Name:    "gpt-4.1",
 				Window:  tt.window,
-				Counter: contextguardtest.TokenizerCounter(1),
+				Counter: o200k.Counter(1),
 				Plan:    readFileTurns(tt.window * 4 / 30),
 				Seed:    int64(tt.window),
 			})

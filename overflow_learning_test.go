@@ -12,6 +12,7 @@ import (
 	"google.golang.org/adk/runner"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/contextguardtest/o200k"
 	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
@@ -48,7 +49,7 @@ func toolHeavySession(window, turns int, style coretest.ErrorStyle) contextguard
 // scenario against the same ground truth).
 func runHeavyProvider(t *testing.T, sc contextguardtest.Scenario, recovery bool) (*contextguardtest.Result, *contextguardtest.ScriptedModel) {
 	t.Helper()
-	truth := contextguardtest.TokenizerCounter(heavyProviderRatio)
+	truth := o200k.Counter(heavyProviderRatio)
 	sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{SummarySize: sc.Window / 8})
 	opts := []AgentOption{WithMaxTokens(sc.Window)}
 	var rec *contextguardtest.ScriptedModel

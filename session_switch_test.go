@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/adk-contextguard/contextguard/core/coretest"
+	"github.com/adk-contextguard/contextguard/core/coretest/o200k"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/adk/agent"
@@ -145,7 +145,7 @@ func TestSessionSwitch_OffCompactsNothing_OnCompacts(t *testing.T) {
 
 			reqs := llm.recorded()
 			last := reqs[len(reqs)-1]
-			assert.Greater(t, coretest.O200kCount(last.text), fxThreshold, "the last request was over the trigger (a real tokenizer's count)")
+			assert.Greater(t, o200k.Count(last.text), fxThreshold, "the last request was over the trigger (a real tokenizer's count)")
 			for i := range turnsOff {
 				assert.Contains(t, last.text, fmt.Sprintf("USER-%d ", i), "the request carries every message verbatim")
 			}

@@ -5,7 +5,8 @@ import (
 	"testing"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
-	"github.com/adk-contextguard/contextguard/core/coretest"
+	"github.com/adk-contextguard/contextguard/contextguardtest/o200k"
+	coreo200k "github.com/adk-contextguard/contextguard/core/coretest/o200k"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -13,11 +14,11 @@ import (
 // TestWithTokenCounter_TriggersAtTheThreshold: with an exact counter the guard
 // compacts close to its trigger (80% of the window), not early.
 func TestWithTokenCounter_TriggersAtTheThreshold(t *testing.T) {
-	counter := contextguardtest.TokenizerCounter(1.0)
+	counter := o200k.Counter(1.0)
 	sum := contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{Counter: counter})
 	logs := &logBuffer{}
 	g := New(NewCrushRegistry(WithRegistryLogger(logs.logger())), WithLogger(logs.logger()))
-	g.Add("assistant", sum, WithMaxTokens(8_000), WithTokenCounter(TokenCounterFunc(coretest.O200kCount)))
+	g.Add("assistant", sum, WithMaxTokens(8_000), WithTokenCounter(TokenCounterFunc(coreo200k.Count)))
 	res, err := contextguardtest.Run(context.Background(), contextguardtest.Scenario{
 		Name: "ExactCounter_8k", Window: 8_000, Turns: 30, Plan: toolHeavyPlan(8_000), Seed: 8,
 	}, contextguardtest.RunConfig{Counter: counter, Plugins: g.PluginConfig(), Summarizer: sum})

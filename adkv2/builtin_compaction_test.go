@@ -20,7 +20,7 @@ import (
 	"google.golang.org/adk/v2/session"
 
 	contextguard "github.com/adk-contextguard/contextguard/adkv2"
-	"github.com/adk-contextguard/contextguard/core/coretest"
+	"github.com/adk-contextguard/contextguard/core/coretest/o200k"
 )
 
 // ADK v2.3 and later can compact a session themselves
@@ -151,7 +151,7 @@ func TestPlugin_BesideADKsBuiltInCompaction(t *testing.T) {
 			over := 0
 			for i, text := range reqs {
 				assert.Contains(t, text, fmt.Sprintf("TURN-%d ", i), "request %d carries the user's message", i)
-				if coretest.O200kCount(text) > window {
+				if o200k.Count(text) > window {
 					over++
 				}
 			}

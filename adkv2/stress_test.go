@@ -23,6 +23,7 @@ import (
 
 	contextguard "github.com/adk-contextguard/contextguard/adkv2"
 	"github.com/adk-contextguard/contextguard/adkv2/contextguardtest"
+	"github.com/adk-contextguard/contextguard/adkv2/contextguardtest/o200k"
 	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
@@ -54,7 +55,7 @@ var groundTruths = []struct {
 }{
 	{"seed", nil},
 	{"tokenizer", func(contextguardtest.Scenario) contextguardtest.Counter {
-		return contextguardtest.TokenizerCounter(1.2)
+		return o200k.Counter(1.2)
 	}},
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+	"github.com/adk-contextguard/contextguard/core/coretest/o200k"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/adk/v2/agent"
@@ -130,7 +131,7 @@ func TestRun_Concurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := Run(context.Background(), sc, RunConfig{Counter: TokenizerCounter(1)})
+			res, err := Run(context.Background(), sc, RunConfig{Counter: CoreCounter(o200k.Counter(1))})
 			assert.NoError(t, err)
 			assert.Equal(t, sc.Turns, res.Turns)
 			assert.Zero(t, res.PairViolations)
@@ -181,7 +182,7 @@ func TestRun_StreamingProviderIDsTokenizer(t *testing.T) {
 		Plan: func(t int) TurnPlan {
 			return TurnPlan{Images: []int{5_000}, Documents: []int{2_000}, Steps: append(Parallel(Call("grep", 500), Call(coretest.MCPToolName(t%3), 700)), Sequential(Call("read_file", 300))...)}
 		}}
-	res, err := Run(context.Background(), sc, RunConfig{Counter: TokenizerCounter(1.2)})
+	res, err := Run(context.Background(), sc, RunConfig{Counter: CoreCounter(o200k.Counter(1.2))})
 	require.NoError(t, err)
 	t.Log(res)
 	require.Equal(t, 4*3, res.Steps)

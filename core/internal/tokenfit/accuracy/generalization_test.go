@@ -15,6 +15,7 @@ import (
 	"github.com/tiktoken-go/tokenizer"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+	"github.com/adk-contextguard/contextguard/core/coretest/o200k"
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
 
@@ -200,7 +201,7 @@ func TestEstimatorGeneralization(t *testing.T) {
 	assert.LessOrEqual(t, med, 0.06, "median |error|")
 	for _, k := range coretest.Kinds() {
 		s := coretest.Generate(k, 8192, 3)
-		y := coretest.O200kCount(s)
+		y := o200k.Count(s)
 		fmt.Fprintf(&report, "%-18s %.3f\n", k, float64(est.Text(s))/float64(y))
 	}
 	t.Log(report.String())
