@@ -10,7 +10,8 @@
 // local Gemini API. It fails when core's zip is over maxCoreZipBytes, a
 // plugin's over maxZipBytes, a consumer's module cache grew by more than
 // maxConsumerCacheBytes, or a tracked file is over maxTrackedBytes without
-// a line in .large-files.
+// a line in .large-files. Last, it runs the README's install blocks (the
+// two ways to use each plugin from a checkout, install.go) as written.
 //
 // Usage, from this directory (make release-check does it):
 //
@@ -37,6 +38,7 @@ import (
 
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/module"
+	modzip "golang.org/x/mod/zip"
 )
 
 // versionPrefix starts the test version of a rehearsal, which ends with
@@ -164,8 +166,41 @@ func run(ctx context.Context, repo, rev, goBin string) (err error) {
 			problems = append(problems, p)
 		}
 	}
+	if err := checkInstall(ctx, goBin, files, tmp, want); err != nil {
+		return err
+	}
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "\n"))
+	}
+	return nil
+}
+
+// checkInstall runs the README's install blocks (install.go) against a
+// checkout of the commit extracted under tmp; want holds the ADK version
+// of each line.
+func checkInstall(ctx context.Context, goBin string, files []modzip.File, tmp string, want map[string]string) error {
+	readme, err := readFile(files, readmeFile)
+	if err != nil {
+		return err
+	}
+	blocks, err := installBlocks(readme)
+	if err != nil {
+		return err
+	}
+	checkout := filepath.Join(tmp, "checkout")
+	if err := extractCheckout(files, checkout); err != nil {
+		return fmt.Errorf("extracting the checkout: %w", err)
+	}
+	fmt.Printf("== the install section of %s, from a checkout at $%s\n", readmeFile, checkoutVar)
+	env := installEnv(os.Environ(), checkout)
+	for _, c := range installChecks {
+		quickstart, err := readFile(files, c.line.quickstart)
+		if err != nil {
+			return err
+		}
+		if err := runInstallCheck(ctx, goBin, env, tmp, c, want[c.line.adk], string(quickstart), blocks[c.name]); err != nil {
+			return err
+		}
 	}
 	return nil
 }
