@@ -40,7 +40,8 @@ vet:
 ## Every go test has an explicit -timeout of at least 3x its idle time on a
 ## 2-core machine, so a busy machine does not fail CI.
 ##
-## race: every test of core and of the root under the race detector, and
+## race: every test of core and of the root module (the plugin's behaviour
+## tests are in internal/plugintest) under the race detector, and
 ## core's allocation tests without it (the race detector's sync.Pool drops
 ## values at random), except the stress matrix's rows
 ## (TestStress_* / TestBrutal_*), which run whole without it in `make stress`
@@ -53,7 +54,7 @@ vet:
 RACE_MATRIX = ^Test(Stress|Brutal)_(4k|8k)_|^TestStress_CompactionNoInfiniteLoop$$|^Test(Stress|Brutal)_200k_(NormalConversation|ToolBurst_10Parallel|TokenRatio_5x|LargeSystemPrompt|HighTokenRatio|VeryHighTokenRatio_4x|LateUsageMetadata|ToolDefinitionsHighRatio|NoUsageMetadata|SingleGiantToolResponse|LargeInlineDocuments|SingleTurnFillsWindow|ToolDefinitionsDominateWindow)$$
 race: core-test
 	$(GO) test -race -count=1 -timeout 12m -skip '^Test(Stress|Brutal)_' ./...
-	$(GO) test -race -count=1 -timeout 12m -run '$(RACE_MATRIX)' .
+	cd internal/plugintest && $(GO) test -race -count=1 -timeout 12m -run '$(RACE_MATRIX)' .
 
 ## core-test: the engine's tests under the race detector (with the tag
 ## fitcorpus, whose test reads the fit corpus of core/internal/tokenfit),
@@ -69,11 +70,12 @@ core-test:
 
 ## adkv2-test: vet and test the ADK v2 plugin (adkv2/go.mod, in its own
 ## workspace adkv2/go.work): every test under the race detector but the
-## stress matrix (TestStressV2_*), which runs after it without it, as the
-## v1 matrix does, and prints how its compactions ran per ground truth.
+## stress matrix (TestStressV2_*, in adkv2/internal/plugintest), which runs
+## after it without it, as the v1 matrix does, and prints how its
+## compactions ran per ground truth.
 adkv2-test:
 	cd adkv2 && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m -skip '^TestStressV2_' ./...
-	cd adkv2 && CONTEXTGUARD_STRESS_TABLE=1 $(GO) test -count=1 -timeout 10m -run '^TestStressV2_'
+	cd adkv2/internal/plugintest && CONTEXTGUARD_STRESS_TABLE=1 $(GO) test -count=1 -timeout 10m -run '^TestStressV2_'
 
 ## conformance: the adapter-conformance suite through each ADK line's
 ## runner, printing one table per line (it also runs, under -race, in
@@ -188,9 +190,10 @@ fuzz:
 	done
 
 ## stress: the stress matrix (every TestStress_* / TestBrutal_* row, seed and
-## tokenizer modes) through the ADK v1 runner, without -race, then a table
+## tokenizer modes, in internal/plugintest) through the ADK v1 runner,
+## without -race, then a table
 ## of every run, the matrix's wall time and its five slowest runs (printed by
 ## TestMain). It runs in local directory mode so the table reaches the
 ## terminal.
 stress:
-	CONTEXTGUARD_STRESS_TABLE=1 $(GO) test -count=1 -timeout 10m -run '^Test(Stress|Brutal)_'
+	cd internal/plugintest && CONTEXTGUARD_STRESS_TABLE=1 $(GO) test -count=1 -timeout 10m -run '^Test(Stress|Brutal)_'

@@ -1,4 +1,4 @@
-package contextguard
+package plugintest
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"google.golang.org/adk/plugin"
 	"google.golang.org/adk/runner"
 
+	. "github.com/adk-contextguard/contextguard"
 	"github.com/adk-contextguard/contextguard/contextguardtest"
 	"github.com/adk-contextguard/contextguard/contextguardtest/o200k"
 	"github.com/adk-contextguard/contextguard/core/coretest"

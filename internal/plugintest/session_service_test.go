@@ -1,4 +1,4 @@
-package contextguard
+package plugintest
 
 import (
 	"context"
@@ -17,6 +17,8 @@ import (
 	"google.golang.org/adk/session"
 	"google.golang.org/adk/tool"
 	"google.golang.org/genai"
+
+	. "github.com/adk-contextguard/contextguard"
 )
 
 const (

@@ -1,4 +1,4 @@
-package contextguard
+package plugintest
 
 import (
 	"context"
@@ -19,6 +19,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+
+	. "github.com/adk-contextguard/contextguard"
 )
 
 // scriptedAgentLLM is an agent's model that answers each request with the

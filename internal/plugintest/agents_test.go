@@ -1,4 +1,4 @@
-package contextguard
+package plugintest
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	. "github.com/adk-contextguard/contextguard"
 )
 
 // TestAdd_RejectsTypedNils: a model or summarizer variable that was declared
@@ -20,7 +22,7 @@ func TestAdd_RejectsTypedNils(t *testing.T) {
 		add     func(g *ContextGuard)
 		wantErr string // "" when the configuration is valid
 	}{
-		{"typed-nil model", func(g *ContextGuard) { g.Add("a", noModel) }, `Add("a"): model is a nil *contextguard.fakeLLM`},
+		{"typed-nil model", func(g *ContextGuard) { g.Add("a", noModel) }, `Add("a"): model is a nil *plugintest.fakeLLM`},
 		{"typed-nil model beside a summarizer", func(g *ContextGuard) { g.Add("a", noModel, WithSummarizer(constSummarizer("s"))) }, "model is a nil"},
 		{"typed-nil summarizer", func(g *ContextGuard) { g.Add("a", nil, WithSummarizer(noSummarizer)) }, "WithSummarizer: summarizer is nil"},
 		{"typed-nil recovery model", func(g *ContextGuard) { g.Add("a", fixedSummary("s"), WithRecoveryModel(noModel)) }, "WithRecoveryModel: model is nil"},

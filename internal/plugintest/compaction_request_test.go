@@ -1,4 +1,4 @@
-package contextguard
+package plugintest
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+
+	. "github.com/adk-contextguard/contextguard"
 )
 
 // focusLine is how a focus reaches the summarizer's prompt.

@@ -1,4 +1,4 @@
-package contextguard
+package plugintest
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"google.golang.org/adk/model"
 	"google.golang.org/genai"
 
+	. "github.com/adk-contextguard/contextguard"
 	"github.com/adk-contextguard/contextguard/contextguardtest"
 	"github.com/adk-contextguard/contextguard/contextguardtest/o200k"
 	"github.com/adk-contextguard/contextguard/core/coretest"

@@ -1,4 +1,4 @@
-package contextguard_test
+package plugintest_test
 
 import (
 	"context"

@@ -1,9 +1,10 @@
-package contextguard
+package plugintest
 
 import (
 	"context"
 	"testing"
 
+	. "github.com/adk-contextguard/contextguard"
 	"github.com/adk-contextguard/contextguard/contextguardtest"
 	"github.com/adk-contextguard/contextguard/contextguardtest/o200k"
 	coreo200k "github.com/adk-contextguard/contextguard/core/coretest/o200k"

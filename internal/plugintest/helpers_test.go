@@ -1,4 +1,4 @@
-package contextguard
+package plugintest
 
 import (
 	"bytes"
@@ -15,6 +15,8 @@ import (
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/session"
 	"google.golang.org/genai"
+
+	. "github.com/adk-contextguard/contextguard"
 )
 
 // mapState is a session.State over a map, safe for concurrent use.

@@ -1,4 +1,4 @@
-package contextguard
+package plugintest
 
 // The stress matrix (ARCHITECTURE.md, Tests): every scenario of the earlier guard's matrix (ARCHITECTURE.md, Origins) by its name, in
 // two ground truths, through a real runner with the guard installed, plus
@@ -12,7 +12,7 @@ package contextguard
 // `make stress` runs the matrix without -race and prints a table of every
 // run (CONTEXTGUARD_STRESS_TABLE=1, printed by TestMain).
 
-//go:generate go run ./internal/matrixgen -o compaction_strategy_multiturn_gen_test.go
+//go:generate go run ../matrixgen -o compaction_strategy_multiturn_gen_test.go
 
 import (
 	"cmp"
@@ -43,6 +43,7 @@ import (
 	"google.golang.org/adk/runner"
 	"google.golang.org/genai"
 
+	. "github.com/adk-contextguard/contextguard"
 	"github.com/adk-contextguard/contextguard/contextguardtest"
 	"github.com/adk-contextguard/contextguard/contextguardtest/o200k"
 	"github.com/adk-contextguard/contextguard/core/coretest"

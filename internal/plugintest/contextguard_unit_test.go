@@ -1,4 +1,4 @@
-package contextguard
+package plugintest
 
 import (
 	"math"
@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/adk/model"
 	"google.golang.org/genai"
+
+	. "github.com/adk-contextguard/contextguard"
 )
 
 func TestOptionValidation(t *testing.T) {
@@ -96,7 +98,9 @@ func TestAfterModel(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g, _ := newTestGuard(t, fixedSummary("x"))
 			ctx := newFakeCtx(tt.agent)
-			resp, err := g.afterModel(ctx, tt.resp, tt.err)
+			p, err := g.Plugin()
+			require.NoError(t, err)
+			resp, err := p.AfterModelCallback()(ctx, tt.resp, tt.err)
 			require.NoError(t, err)
 			assert.Nil(t, resp)
 			v, _ := ctx.state.Get(keyRealTokens + tt.agent)

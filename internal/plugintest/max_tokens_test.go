@@ -1,4 +1,4 @@
-package contextguard
+package plugintest
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
+	. "github.com/adk-contextguard/contextguard"
 	"github.com/adk-contextguard/contextguard/contextguardtest"
 	"github.com/adk-contextguard/contextguard/contextguardtest/o200k"
 	"github.com/adk-contextguard/contextguard/core/coretest"

@@ -1,4 +1,4 @@
-package contextguard
+package plugintest
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"google.golang.org/adk/session"
 	"google.golang.org/genai"
 
+	. "github.com/adk-contextguard/contextguard"
 	"github.com/adk-contextguard/contextguard/contextguardtest"
 	"github.com/adk-contextguard/contextguard/core/coretest"
 )

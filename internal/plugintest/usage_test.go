@@ -1,4 +1,4 @@
-package contextguard
+package plugintest
 
 import (
 	"encoding/json"
@@ -12,6 +12,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+
+	. "github.com/adk-contextguard/contextguard"
 )
 
 // TestUsage_ThroughARunner follows one session's Usage, read with the
