@@ -1,17 +1,19 @@
 # The two commands a newcomer needs: `make demo` and `make test`.
 #
-# The repository holds seven modules (ARCHITECTURE.md, Packages and modules):
+# The repository holds eight modules (ARCHITECTURE.md, Packages and modules):
 # core (the engine, free of ADK), the root (the ADK v1 plugin), adkv2 (the
-# ADK v2 plugin), examples, integration, adkv2/integration and
+# ADK v2 plugin), examples, integration, adkv2/integration,
+# core/internal/tokenfit (the estimator's fit program, corpus and accuracy
+# tests, never released, so core's module zip stays small) and
 # internal/releasecheck (the release rehearsal). /go.work joins the ADK v1
-# line (root, core, examples, integration); adkv2/go.work joins adkv2,
-# adkv2/integration and core; internal/releasecheck/go.work holds that
-# module alone.
+# line (root, core, core/internal/tokenfit, examples, integration);
+# adkv2/go.work joins adkv2, adkv2/integration and core;
+# internal/releasecheck/go.work holds that module alone.
 GO ?= go
 
 # MODULES are the directories of every module, for the checks that run in
 # each (tidy-check, gowork-check, lint).
-MODULES = core . adkv2 examples integration adkv2/integration internal/releasecheck
+MODULES = core core/internal/tokenfit . adkv2 examples integration adkv2/integration internal/releasecheck
 
 .PHONY: all test vet race core-test adkv2-test conformance demo examples-test integration fmt-check stress lint \
 	tidy-check gowork-check modules-check release-check cost recall-bench
@@ -27,16 +29,19 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-## vet: the engine (core) and the ADK v1 plugin (root); adkv2, examples and
-## integration are vetted by their own targets.
+## vet: the engine (core, also with the tag fitcorpus), the estimator's fit
+## module and the ADK v1 plugin (root); adkv2, examples and integration are
+## vetted by their own targets.
 vet:
-	cd core && $(GO) vet ./...
+	cd core && $(GO) vet ./... && $(GO) vet -tags fitcorpus ./internal/tokens
+	cd core/internal/tokenfit && $(GO) vet ./...
 	$(GO) vet ./...
 
 ## Every go test has an explicit -timeout of at least 3x its idle time on a
 ## 2-core machine, so a busy machine does not fail CI.
 ##
-## race: every test of core and of the root under the race detector, and
+## race: every test of core and of the root module (the plugin's behaviour
+## tests are in internal/plugintest) under the race detector, and
 ## core's allocation tests without it (the race detector's sync.Pool drops
 ## values at random), except the stress matrix's rows
 ## (TestStress_* / TestBrutal_*), which run whole without it in `make stress`
@@ -49,23 +54,28 @@ vet:
 RACE_MATRIX = ^Test(Stress|Brutal)_(4k|8k)_|^TestStress_CompactionNoInfiniteLoop$$|^Test(Stress|Brutal)_200k_(NormalConversation|ToolBurst_10Parallel|TokenRatio_5x|LargeSystemPrompt|HighTokenRatio|VeryHighTokenRatio_4x|LateUsageMetadata|ToolDefinitionsHighRatio|NoUsageMetadata|SingleGiantToolResponse|LargeInlineDocuments|SingleTurnFillsWindow|ToolDefinitionsDominateWindow)$$
 race: core-test
 	$(GO) test -race -count=1 -timeout 12m -skip '^Test(Stress|Brutal)_' ./...
-	$(GO) test -race -count=1 -timeout 12m -run '$(RACE_MATRIX)' .
+	cd internal/plugintest && $(GO) test -race -count=1 -timeout 12m -run '$(RACE_MATRIX)' .
 
-## core-test: the engine's tests under the race detector, and without it
-## its allocation tests and the estimator's hostile-text property test (200
+## core-test: the engine's tests under the race detector (with the tag
+## fitcorpus, whose test reads the fit corpus of core/internal/tokenfit),
+## then the fit module's accuracy and golden tests under it, and without it
+## the allocation tests and the estimator's hostile-text property test (200
 ## texts per class and family, a new seed each run).
 core-test:
-	cd core && $(GO) test -race -count=1 -timeout 10m ./...
-	cd core && $(GO) test -count=1 -timeout 5m -run 'Allocate|^TestEstimatorHostileClasses$$' ./internal/tokens
+	cd core && $(GO) test -race -count=1 -timeout 10m -tags fitcorpus ./...
+	cd core/internal/tokenfit && $(GO) test -race -count=1 -timeout 10m ./...
+	cd core && $(GO) test -count=1 -timeout 5m -run 'Allocate' ./internal/tokens
+	cd core/internal/tokenfit && $(GO) test -count=1 -timeout 5m -run '^TestEstimatorHostileClasses$$' ./accuracy
 	cd core && $(GO) test -count=1 -timeout 5m -run 'Allocations' .
 
 ## adkv2-test: vet and test the ADK v2 plugin (adkv2/go.mod, in its own
 ## workspace adkv2/go.work): every test under the race detector but the
-## stress matrix (TestStressV2_*), which runs after it without it, as the
-## v1 matrix does, and prints how its compactions ran per ground truth.
+## stress matrix (TestStressV2_*, in adkv2/internal/plugintest), which runs
+## after it without it, as the v1 matrix does, and prints how its
+## compactions ran per ground truth.
 adkv2-test:
 	cd adkv2 && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m -skip '^TestStressV2_' ./...
-	cd adkv2 && CONTEXTGUARD_STRESS_TABLE=1 $(GO) test -count=1 -timeout 10m -run '^TestStressV2_'
+	cd adkv2/internal/plugintest && CONTEXTGUARD_STRESS_TABLE=1 $(GO) test -count=1 -timeout 10m -run '^TestStressV2_'
 
 ## conformance: the adapter-conformance suite through each ADK line's
 ## runner, printing one table per line (it also runs, under -race, in
@@ -197,9 +207,10 @@ fuzz:
 	done
 
 ## stress: the stress matrix (every TestStress_* / TestBrutal_* row, seed and
-## tokenizer modes) through the ADK v1 runner, without -race, then a table
+## tokenizer modes, in internal/plugintest) through the ADK v1 runner,
+## without -race, then a table
 ## of every run, the matrix's wall time and its five slowest runs (printed by
 ## TestMain). It runs in local directory mode so the table reaches the
 ## terminal.
 stress:
-	CONTEXTGUARD_STRESS_TABLE=1 $(GO) test -count=1 -timeout 10m -run '^Test(Stress|Brutal)_'
+	cd internal/plugintest && CONTEXTGUARD_STRESS_TABLE=1 $(GO) test -count=1 -timeout 10m -run '^Test(Stress|Brutal)_'

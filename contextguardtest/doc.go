@@ -19,8 +19,10 @@
 //     exceeds its window; a [SummarizerModel] with fault injection; and fake
 //     tools ([DataTool], [Tools]).
 //   - Ground-truth token counters ([Counter], [SeedCounter],
-//     [TokenizerCounter], [CountContents]) that say how many tokens a
-//     provider would bill for an [model.LLMRequest].
+//     [CoreCounter], [CountContents]) that say how many tokens a provider
+//     would bill for an [model.LLMRequest]; the exact o200k_base one is
+//     o200k.Counter in the package o200k below this one, which alone
+//     downloads a tokenizer.
 //   - A [FakeClock] for the guard's WithClock, and the checks a test asserts
 //     ([CheckPairs], [FlattenText], [Marker], [MarkerPattern],
 //     [IsOverflowError]).

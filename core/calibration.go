@@ -91,7 +91,7 @@ func ratioPerMille(f float64) int { return int(math.Round(f * ratioScale)) }
 
 // defaultCorrection multiplies estimates while the provider has reported no
 // real count yet. It is sized to the feature estimator's held-out p90 error
-// (see internal/tokens/testdata/fit_report.txt), rounded up.
+// (see internal/tokenfit/accuracy/testdata/fit_report.txt), rounded up.
 const defaultCorrection = 1.10
 
 // calibration turns raw estimates into calibrated counts: the ratio between

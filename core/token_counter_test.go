@@ -10,18 +10,20 @@ import (
 
 func TestWithTokenCounter_CountsWithTheUsersTokenizer(t *testing.T) {
 	calls := 0
-	tc := TokenCounterFunc(func(s string) int { calls++; return coretest.O200kCount(s) })
+	// The user's tokenizer here counts a token per 4 bytes: any count the
+	// estimator does not make itself shows that the guard uses it.
+	tc := TokenCounterFunc(func(s string) int { calls++; return coretest.TextTokens(s) })
 	cfg := agentConfigFor("a", `Add("a")`, fixedSummary("x"), []AgentOption{WithTokenCounter(tc)})
 	require.Empty(t, cfg.errs)
 	est, _ := cfg.estimator("gpt-4o")
 	text := coretest.Generate(coretest.KindLogLines, 4000, 1)
-	assert.Equal(t, coretest.O200kCount(text), est.text(text))
+	assert.Equal(t, coretest.TextTokens(text), est.text(text))
 	assert.InDelta(t, 1.0, est.defaultFactor(), 1e-9, "an exact counter needs no default correction")
 
 	c := respMsg("kubectl_logs", map[string]any{"output": text})
 	n := est.content(c)
-	assert.Greater(t, n, coretest.O200kCount(text), "payload plus name, overhead and framing")
-	assert.Less(t, n, coretest.O200kCount(text)+40)
+	assert.Greater(t, n, coretest.TextTokens(text), "payload plus name, overhead and framing")
+	assert.Less(t, n, coretest.TextTokens(text)+40)
 
 	// Counts are cached per content: the counter runs once per new content.
 	sess := &sessionEntry{cache: newCountCache()}

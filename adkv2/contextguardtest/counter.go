@@ -11,7 +11,7 @@ import (
 )
 
 // Counters: the ground truths a run is measured against (the seeds' bytes/4 ×
-// ratio, a real tokenizer), on ADK requests.
+// ratio, a real tokenizer's count), on ADK requests.
 
 // Counter is a ground-truth token counter: it says how many prompt tokens a
 // provider would bill for a request. Implementations must be safe for
@@ -79,11 +79,11 @@ func fromKit(c coretest.Counter) Counter {
 // the request in bytes / 4 x ratio. See [coretest.SeedCounter].
 func SeedCounter(ratio float64) Counter { return kitCounter{coretest.SeedCounter(ratio)} }
 
-// TokenizerCounter returns a ground truth based on the exact o200k_base
-// tokenizer, times factor. See [coretest.TokenizerCounter].
-func TokenizerCounter(factor float64) Counter {
-	return kitCounter{coretest.TokenizerCounter(factor)}
-}
+// CoreCounter returns a ground truth of coretest as a [Counter]: the exact
+// o200k_base one of package o200k (which the package o200k below this one
+// wraps), or [coretest.TextCounter] around your own tokenizer. A nil
+// counter gives nil.
+func CoreCounter(c coretest.Counter) Counter { return fromKit(c) }
 
 // CountContents returns the ground-truth tokens of contents alone (no system
 // instruction, no tools) under c. A nil counter counts 0.

@@ -15,7 +15,9 @@
 // returns a [Result]; [ScriptedModel] and [SummarizerModel] (model.LLM
 // wrappers); the fake tools ([DataTool], [Tools], on v2's functiontool and
 // tool packages); the ground-truth counters ([Counter], [SeedCounter],
-// [TokenizerCounter], [CountContents]); a [FakeClock]; and the checks a
+// [CoreCounter], [CountContents]; the exact o200k_base one is o200k.Counter
+// in the package o200k below this one, which alone downloads a tokenizer);
+// a [FakeClock]; and the checks a
 // test asserts ([CheckPairs], [FlattenText], [Marker], [MarkerPattern],
 // [IsOverflowError]). Everything else (content generators, fault values,
 // providers' error styles, the seed matrix, window sizes) is in the

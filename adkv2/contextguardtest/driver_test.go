@@ -211,23 +211,6 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func TestRun_Concurrent(t *testing.T) {
-	t.Parallel()
-	var wg sync.WaitGroup
-	for _, name := range []string{"Stress_8k_KubeAgent", "Brutal_4k_CodingAgent", "Stress_8k_InlineSmallImages", "Brutal_8k_ToolDefsAndInlineCombined"} {
-		sc := matrixRow(t, name)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res, err := Run(context.Background(), sc, RunConfig{Counter: TokenizerCounter(1)})
-			assert.NoError(t, err)
-			assert.Equal(t, sc.Turns, res.Turns)
-			assert.Zero(t, res.PairViolations)
-		}()
-	}
-	wg.Wait()
-}
-
 func TestRun_MeasuresCompactions(t *testing.T) {
 	sc := matrixRow(t, "Stress_8k_SmallToolCalls")
 	counter := SeedCounter(sc.TokenRatio)
@@ -261,23 +244,6 @@ func TestRun_DetectsNonShrinkingCompactions(t *testing.T) {
 		require.NoError(t, err)
 		t.Log(res)
 		assert.Positive(t, res.NonShrinkingCompactions, "mode %d", mode)
-	}
-}
-
-func TestRun_StreamingProviderIDsTokenizer(t *testing.T) {
-	sc := Scenario{Name: "streaming", Window: 50_000, Turns: 4, TokenRatio: 2, Streaming: true, ProviderCallIDs: true,
-		ToolDefs: 3, ToolDefSchemaSize: 1500, ErrorStyle: coretest.ErrorAnthropic,
-		Plan: func(t int) TurnPlan {
-			return TurnPlan{Images: []int{5_000}, Documents: []int{2_000}, Steps: append(Parallel(Call("grep", 500), Call(coretest.MCPToolName(t%3), 700)), Sequential(Call("read_file", 300))...)}
-		}}
-	res, err := Run(context.Background(), sc, RunConfig{Counter: TokenizerCounter(1.2)})
-	require.NoError(t, err)
-	t.Log(res)
-	require.Equal(t, 4*3, res.Steps)
-	assert.Empty(t, res.Errors)
-	assert.Zero(t, res.PairViolations)
-	for _, rec := range res.Requests {
-		assert.True(t, rec.Streamed)
 	}
 }
 

@@ -9,8 +9,9 @@
 //   - Scenarios ([Scenario], [TurnPlan], [ToolStep], [ToolCall]) and
 //     [SeedMatrix], the 91 scenarios of the stress matrix.
 //   - Ground-truth token counters ([Counter], [SeedCounter],
-//     [TokenizerCounter]) that say how many tokens a provider would bill for
-//     a request's contents and configuration.
+//     [TextCounter]) that say how many tokens a provider would bill for a
+//     request's contents and configuration; the exact o200k_base one is in
+//     package o200k, the only part of the kit that needs a tokenizer.
 //   - Deterministic content generators ([Generate], [PNG], [PNGOfSize],
 //     [PDF]) and the fake tools' outputs ([Produce], [MCPSchema]).
 //   - [CheckPairs], the structural pair check strict providers enforce.

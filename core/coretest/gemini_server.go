@@ -42,7 +42,8 @@ type GeminiCall struct {
 // httptest.Server whose URL a test gives genai's client
 // (ClientConfig.HTTPOptions.BaseURL, or GOOGLE_GEMINI_BASE_URL). A request
 // over Window is rejected with the Gemini API's overflow error; any other
-// is answered with Reply's content and a usage of Count's tokens, whole or,
+// is answered with Reply's content and a usage of Count's tokens (the
+// reply's own tokens are [TextTokens] of its text), whole or,
 // when streamed, in pieces with the usage on the last one. It is safe for
 // concurrent use.
 type GeminiServer struct {
@@ -122,7 +123,7 @@ func (f *GeminiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		geminiError(w, http.StatusBadRequest, "INVALID_ARGUMENT", fmt.Sprintf("no reply: %v", err))
 		return
 	}
-	out := O200kCount(FlattenText([]*genai.Content{reply}))
+	out := TextTokens(FlattenText([]*genai.Content{reply}))
 	usage := map[string]any{"promptTokenCount": call.Tokens, "candidatesTokenCount": out, "totalTokenCount": call.Tokens + out}
 	if !call.Stream {
 		f.record(call)

@@ -50,19 +50,19 @@ const (
 	// call, function response or function declaration in [SeedCounter].
 	SeedElementOverheadBytes = 8
 	// MessageOverheadTokens is the per-content framing used by
-	// [TokenizerCounter], as in OpenAI's chat format
+	// [TextCounter], as in OpenAI's chat format
 	// (<|start|>role<|message|>...<|end|>).
 	MessageOverheadTokens = 4
 	// ElementOverheadTokens is the framing of one function call, function
-	// response or function declaration in [TokenizerCounter].
+	// response or function declaration in [TextCounter].
 	ElementOverheadTokens = 3
 	// ImageBaseTokens and ImageTileTokens are OpenAI's high-detail image
-	// rule used by [TokenizerCounter]: 85 + 170 per 512x512 tile after the
+	// rule used by [TextCounter]: 85 + 170 per 512x512 tile after the
 	// image is scaled to fit 2048x2048 and its short side to 768.
 	ImageBaseTokens = 85
 	// ImageTileTokens is the cost of one 512x512 tile; see [ImageBaseTokens].
 	ImageTileTokens = 170
-	// BlobBytesPerToken is the rule [TokenizerCounter] uses for inline data
+	// BlobBytesPerToken is the rule [TextCounter] uses for inline data
 	// that is not a decodable image (PDFs, audio, unknown images): one token
 	// per 4 raw bytes, roughly what the text extracted from a document costs,
 	// plus [BlobBaseTokens].

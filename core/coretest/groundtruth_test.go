@@ -2,13 +2,16 @@ package coretest
 
 import (
 	"encoding/base64"
+	"fmt"
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/tiktoken-go/tokenizer"
 	"google.golang.org/genai"
 )
 
@@ -74,44 +77,41 @@ func TestSeedCounter_KnownRequest(t *testing.T) {
 
 func TestCounters_Additive(t *testing.T) {
 	req := knownRequest()
-	for _, c := range []Counter{SeedCounter(1), TokenizerCounter(1)} {
+	for _, c := range []Counter{SeedCounter(1), TextCounter("TextTokens", TextTokens, 1)} {
 		whole := countReq(c, req)
 		parts := countReq(c, &request{Config: req.Config}) + CountContents(c, req.Contents[:2]) + CountContents(c, req.Contents[2:])
 		assert.InDelta(t, whole, parts, 2, "%v", c)
 	}
 }
 
-func TestTokenizerCounter_MatchesTiktoken(t *testing.T) {
-	codec, err := tokenizer.Get(tokenizer.O200kBase)
-	require.NoError(t, err)
-	for _, s := range []string{
-		"The quick brown fox jumps over the lazy dog.",
-		Generate(KindLogLines, 5000, 1),
-		Generate(KindProseChinese, 3000, 2),
-		Generate(KindCompactJSON, 4000, 3),
-	} {
-		want, err := codec.Count(s)
-		require.NoError(t, err)
-		assert.Equal(t, want, O200kCount(s))
-		assert.Equal(t, want, O200kCount(s), "cache hit path")
-	}
-
-	text := "The quick brown fox jumps over the lazy dog."
-	n, _ := codec.Count(text)
+func TestTextCounter(t *testing.T) {
+	words := func(s string) int { return len(strings.Fields(s)) }
+	text := "the quick brown fox"
 	req := &request{Contents: []*genai.Content{genai.NewContentFromText(text, genai.RoleUser)}}
-	assert.Equal(t, n+MessageOverheadTokens, countReq(TokenizerCounter(1), req))
-	assert.Equal(t, int(float64(n+MessageOverheadTokens)*1.2+0.5), countReq(TokenizerCounter(1.2), req))
+	tests := []struct {
+		name   string
+		count  func(string) int
+		factor float64
+		want   int
+		str    string
+	}{
+		{name: "the count of each text plus a message's framing", count: words, factor: 1, want: 4 + MessageOverheadTokens, str: "words(1.00)"},
+		{name: "times the provider's factor, rounded", count: words, factor: 1.2, want: 10, str: "words(1.20)"},
+		{name: "a factor <= 0 counts as 1", count: words, factor: 0, want: 4 + MessageOverheadTokens, str: "words(1.00)"},
+		{name: "a nil count is TextTokens", count: nil, factor: 1, want: TextTokens(text) + MessageOverheadTokens, str: "words(1.00)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := TextCounter("words", tt.count, tt.factor)
+			assert.Equal(t, tt.want, countReq(c, req))
+			assert.Equal(t, tt.str, fmt.Sprint(c))
+		})
+	}
 }
 
-func TestO200kCount_ChunkingIsExact(t *testing.T) {
-	codec, err := tokenizer.Get(tokenizer.O200kBase)
-	require.NoError(t, err)
-	t.Parallel()
-	for _, kind := range []Kind{KindLogLines, KindProseEnglish} {
-		s := Generate(kind, chunkSize*3/2+123, 9)
-		want, err := codec.Count(s)
-		require.NoError(t, err)
-		assert.Equal(t, want, countChunked(s), "%s", kind)
+func TestTextTokens(t *testing.T) {
+	for s, want := range map[string]int{"": 0, "a": 1, "abcd": 1, "abcde": 2, strings.Repeat("x", 400): 100} {
+		assert.Equal(t, want, TextTokens(s), "%q", s)
 	}
 }
 
@@ -134,7 +134,7 @@ func TestImageTokens(t *testing.T) {
 func TestCounters_ConcurrentAndIdentityCache(t *testing.T) {
 	payload := map[string]any{"output": Generate(KindLogLines, 20000, 4)}
 	req := &request{Contents: []*genai.Content{{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{Name: "x", Response: payload}}}}}}
-	c := TokenizerCounter(1)
+	c := TextCounter("TextTokens", TextTokens, 1)
 	first := countReq(c, req)
 	var wg sync.WaitGroup
 	for range 8 {
@@ -187,5 +187,24 @@ func TestCompactJSON_IdentityCache(t *testing.T) {
 			assert.Equal(t, marshalCompact(m), compactJSON(m))
 			assert.NotEqual(t, want, compactJSON(m))
 		})
+	}
+}
+
+// TestCoretest_ImportsNoTokenizer: the kit's package imports no tokenizer
+// (the exact counter lives in package o200k), so a module whose tests use
+// the kit without exact counts never downloads one.
+func TestCoretest_ImportsNoTokenizer(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)
+		require.NoError(t, err)
+		for _, imp := range f.Imports {
+			assert.NotContains(t, imp.Path.Value, "tiktoken", "%s imports a tokenizer: exact counts belong in package o200k", name)
+		}
 	}
 }

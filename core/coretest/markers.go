@@ -52,6 +52,16 @@ func UserMessage(turn int, marker, body string) string {
 	return TurnTag(turn) + " " + marker + " " + body
 }
 
+// textKey identifies a text by its hash and length.
+type textKey struct {
+	h uint64
+	n int
+}
+
+// markerCacheLimit bounds the text bytes whose markers are cached; when it
+// is exceeded the cache starts over.
+const markerCacheLimit = 512 << 20
+
 var markerCache = struct {
 	sync.Mutex
 	m     map[textKey][]string
@@ -75,7 +85,7 @@ func markersOf(s string) []string {
 	}
 	ms = MarkerPattern.FindAllString(s, -1)
 	markerCache.Lock()
-	if markerCache.bytes+len(s) > tokenCacheLimit {
+	if markerCache.bytes+len(s) > markerCacheLimit {
 		markerCache.m = map[textKey][]string{}
 		markerCache.bytes = 0
 	}

@@ -29,6 +29,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard"
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/contextguardtest/o200k"
 )
 
 const (
@@ -243,7 +244,7 @@ func run(ctx context.Context, cfg config, w io.Writer) (*report, error) {
 	if cfg.Log == nil {
 		cfg.Log = os.Stderr
 	}
-	counter := contextguardtest.TokenizerCounter(1)
+	counter := o200k.Counter(1)
 	rep := &report{Window: cfg.Window, Trigger: triggerFor(cfg.Window)}
 
 	// The models: scripted offline, or Gemini with a key.

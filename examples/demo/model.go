@@ -14,7 +14,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/contextguardtest"
-	"github.com/adk-contextguard/contextguard/core/coretest"
+	"github.com/adk-contextguard/contextguard/core/coretest/o200k"
 )
 
 // scriptedModelName is the name of both offline models. The guard treats a
@@ -347,7 +347,7 @@ func (m *summarizerModel) summarize(in string, budget int) string {
 	}
 	for {
 		s := renderSummary(findings, cmds, current)
-		if coretest.O200kCount(s) <= budget || (len(findings) <= 1 && len(cmds) <= 1) {
+		if o200k.Count(s) <= budget || (len(findings) <= 1 && len(cmds) <= 1) {
 			return s
 		}
 		if len(cmds) > 1 {

@@ -4,7 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 
-	"github.com/adk-contextguard/contextguard/core/coretest"
+	"github.com/adk-contextguard/contextguard/core/coretest/o200k"
 	"google.golang.org/genai"
 )
 
@@ -68,7 +68,7 @@ type Request struct {
 // groundTruth is the exact count: o200k tokens of each piece's texts, call
 // arguments and results, with the kit's framing cost per content and per
 // call, response and declaration (coretest.TokenizerCounter at factor 1).
-var groundTruth = coretest.TokenizerCounter(1)
+var groundTruth = o200k.Counter(1)
 
 // Snapshot measures a request: its pieces in the cache's order, each
 // identified by its kind and deterministic JSON (encoding/json sorts map

@@ -16,6 +16,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard"
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/contextguardtest/o200k"
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/agent/llmagent"
 	"google.golang.org/adk/model"
@@ -230,7 +231,7 @@ func newReplayModel(tr *Trace) *replayModel {
 		summ: contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{
 			Name:        "replay-summarizer",
 			SummarySize: summarySize,
-			Counter:     contextguardtest.TokenizerCounter(1),
+			Counter:     o200k.Counter(1),
 		}),
 		prevAgent: -1,
 	}

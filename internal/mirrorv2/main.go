@@ -101,6 +101,8 @@ var mirrored = []mirror{
 	{src: "contextguardtest/model_test.go"},
 	{src: "contextguardtest/summarizer_test.go"},
 	{src: "contextguardtest/tools_test.go"},
+	{src: "contextguardtest/o200k/o200k.go"},
+	{src: "contextguardtest/o200k/o200k_test.go"},
 	{src: "integration/backend_test.go"},
 	{src: "integration/gemini_test.go"},
 	{src: "integration/groundtruth_test.go"},
@@ -166,6 +168,7 @@ var generatedHeader = regexp.MustCompile(`^// Code generated .* DO NOT EDIT\.$`)
 var common = []string{
 	`"google.golang.org/adk/`, `"google.golang.org/adk/v2/`,
 	`"github.com/adk-contextguard/contextguard/contextguardtest"`, `"github.com/adk-contextguard/contextguard/adkv2/contextguardtest"`,
+	`"github.com/adk-contextguard/contextguard/contextguardtest/`, `"github.com/adk-contextguard/contextguard/adkv2/contextguardtest/`,
 	// The root package is imported under its name, contextguard; the v2
 	// package has the same name in a directory named adkv2.
 	"\t\"github.com/adk-contextguard/contextguard\"\n", "\tcontextguard \"github.com/adk-contextguard/contextguard/adkv2\"\n",

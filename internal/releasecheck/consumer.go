@@ -11,8 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"golang.org/x/mod/module"
 )
 
 const (
@@ -56,12 +54,18 @@ type adkLine struct {
 	quickstart string
 	// adk is the ADK module of the line.
 	adk string
+	// kit is the import path of the plugin's test kit, which the
+	// consumer's test imports: most users test their agent with it, so
+	// its dependencies belong in what an install downloads.
+	kit string
 }
 
 // adkLines are the lines rehearsed, one per plugin.
 var adkLines = []adkLine{
-	{name: "ADK v1", plugin: modulePrefix, quickstart: "examples/quickstart/main.go", adk: "google.golang.org/adk"},
-	{name: "ADK v2", plugin: modulePrefix + "/adkv2", quickstart: "adkv2/examples/quickstart/main.go", adk: "google.golang.org/adk/v2"},
+	{name: "ADK v1", plugin: modulePrefix, quickstart: "examples/quickstart/main.go", adk: "google.golang.org/adk",
+		kit: modulePrefix + "/contextguardtest"},
+	{name: "ADK v2", plugin: modulePrefix + "/adkv2", quickstart: "adkv2/examples/quickstart/main.go", adk: "google.golang.org/adk/v2",
+		kit: modulePrefix + "/adkv2/contextguardtest"},
 }
 
 // goEnv is what the rehearsal reads of the go command's environment.
@@ -70,21 +74,27 @@ type goEnv struct {
 }
 
 // consumerEnv returns the environment of a consumer's go commands: base,
-// with the file proxy at proxyRoot before the environment's GOPROXY (which
-// still serves ADK and every other dependency), the released modules kept
-// out of the checksum database (their test versions are nowhere else),
-// -mod=mod added to GOFLAGS so builds may add go.sum lines, and no
+// with an empty module cache of its own at modcache (so what an install
+// downloads can be measured), the file proxy at proxyRoot first, then the
+// download directory of the environment's module cache as a second file
+// proxy (it is laid out as one, and spares the network what this machine
+// already downloaded), then the environment's GOPROXY for the rest; the
+// released modules kept out of the checksum database (their test versions
+// are nowhere else); -mod=mod added to GOFLAGS so builds may add go.sum
+// lines, and -modcacherw so the temporary cache can be removed; and no
 // workspace.
-func consumerEnv(base []string, env goEnv, proxyRoot string) []string {
+func consumerEnv(base []string, env goEnv, proxyRoot, modcache string) []string {
 	noSumDB := modulePrefix
 	if env.GONOSUMDB != "" {
 		noSumDB = env.GONOSUMDB + "," + modulePrefix
 	}
-	flags := strings.TrimSpace(env.GOFLAGS + " -mod=mod")
+	flags := strings.TrimSpace(env.GOFLAGS + " -mod=mod -modcacherw")
+	proxies := proxyURL(proxyRoot) + "," + proxyURL(filepath.Join(env.GOMODCACHE, "cache", "download")) + "," + env.GOPROXY
 	return append(append([]string(nil), base...),
-		"GOPROXY="+proxyURL(proxyRoot)+","+env.GOPROXY,
+		"GOPROXY="+proxies,
 		"GONOSUMDB="+noSumDB,
 		"GOFLAGS="+flags,
+		"GOMODCACHE="+modcache,
 		"GOWORK=off",
 	)
 }
@@ -104,37 +114,116 @@ func runGo(ctx context.Context, goBin, dir string, env []string, args ...string)
 	return stdout.String(), nil
 }
 
+// kitTestSource is the consumer's test of its agent, which imports the
+// plugin's test kit (the import path is formatted in): the kit's
+// dependencies then count in the consumer's download.
+const kitTestSource = `package main
+
+import (
+	"testing"
+
+	"%s"
+)
+
+func TestKitCounts(t *testing.T) {
+	if contextguardtest.SeedCounter(1) == nil {
+		t.Fatal("no counter")
+	}
+}
+`
+
+// adkAppSource is an agent of the ADK line whose module path is formatted
+// in, without contextguard: the app a user has before installing the
+// plugin. The consumer's module cache holds its dependencies first, so
+// what the install adds after it is what contextguard costs the user.
+const adkAppSource = `package main
+
+import (
+	"context"
+	"log"
+
+	"%[1]s/agent/llmagent"
+	"%[1]s/model/gemini"
+	"%[1]s/runner"
+	"%[1]s/session"
+)
+
+func main() {
+	llm, err := gemini.NewModel(context.Background(), "gemini-2.5-flash", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	a, err := llmagent.New(llmagent.Config{Name: "assistant", Model: llm})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := runner.New(runner.Config{AppName: "app", Agent: a, SessionService: session.InMemoryService()}); err != nil {
+		log.Fatal(err)
+	}
+}
+`
+
 // rehearse installs line's plugin at version in a fresh consumer module
-// under tmp, as a user would (go get, then the quickstart's main.go, then
-// go mod tidy), checks the versions that resolve (want, by module path),
-// and builds and runs the quickstart against the local Gemini fake.
-func rehearse(ctx context.Context, goBin string, env []string, tmp string, line adkLine, version, quickstart string, want map[string]string) error {
+// under tmp, with an empty module cache of its own, as a user with an ADK
+// app would: the app (adkAppSource, at the ADK version want names) is
+// tidied first, then go get of the plugin, the quickstart's main.go and a
+// test using the kit are added and the module tidied again. It measures
+// what the install added to the cache after the app, checks the versions
+// that resolve (want, by module path), and builds and runs the quickstart
+// against the local Gemini fake. It returns the bytes the install added.
+func rehearse(ctx context.Context, goBin string, base []string, goenv goEnv, proxyRoot, tmp string, line adkLine, version, quickstart string, want map[string]string) (int64, error) {
 	dir, err := os.MkdirTemp(tmp, "consumer-*")
 	if err != nil {
-		return fmt.Errorf("%s consumer: %w", line.name, err)
+		return 0, fmt.Errorf("%s consumer: %w", line.name, err)
 	}
+	modcache, err := os.MkdirTemp(tmp, "modcache-*")
+	if err != nil {
+		return 0, fmt.Errorf("%s consumer: %w", line.name, err)
+	}
+	env := consumerEnv(base, goenv, proxyRoot, modcache)
 	gocmd := func(args ...string) (string, error) { return runGo(ctx, goBin, dir, env, args...) }
 	if _, err := gocmd("mod", "init", consumerPath); err != nil {
-		return err
+		return 0, err
+	}
+	if err := writeFile(filepath.Join(dir, "app", "main.go"), fmt.Sprintf(adkAppSource, line.adk)); err != nil {
+		return 0, fmt.Errorf("%s consumer: %w", line.name, err)
+	}
+	if _, err := gocmd("get", line.adk+"@"+want[line.adk]); err != nil {
+		return 0, err
+	}
+	if _, err := gocmd("mod", "tidy"); err != nil {
+		return 0, err
+	}
+	before, err := dirBytes(modcache)
+	if err != nil {
+		return 0, fmt.Errorf("%s consumer's module cache: %w", line.name, err)
 	}
 	if _, err := gocmd("get", line.plugin+"@"+version); err != nil {
-		return err
+		return 0, err
 	}
 	for p, src := range map[string]string{
-		"quickstart/main.go": quickstart,
-		"rehearsal/main.go":  strings.TrimPrefix(rehearsalSource, buildIgnore),
+		"quickstart/main.go":     quickstart,
+		"quickstart/kit_test.go": fmt.Sprintf(kitTestSource, line.kit),
+		"rehearsal/main.go":      strings.TrimPrefix(rehearsalSource, buildIgnore),
 	} {
 		if err := writeFile(filepath.Join(dir, filepath.FromSlash(p)), src); err != nil {
-			return fmt.Errorf("%s consumer: %w", line.name, err)
+			return 0, fmt.Errorf("%s consumer: %w", line.name, err)
 		}
 	}
 	if _, err := gocmd("mod", "tidy"); err != nil {
-		return err
+		return 0, err
 	}
+	after, err := dirBytes(modcache)
+	if err != nil {
+		return 0, fmt.Errorf("%s consumer's module cache: %w", line.name, err)
+	}
+	added := after - before
+	fmt.Printf("   %s: the ADK app filled an empty module cache with %.1f MB; installing the plugin and its test kit added %d bytes (%.1f MB)\n",
+		line.name, float64(before)/1e6, added, float64(added)/1e6)
 	mods := []string{line.plugin, modulePrefix + "/core", line.adk, "charm.land/catwalk"}
 	out, err := gocmd(append([]string{"list", "-m", "-f", "{{.Path}} {{.Version}}"}, mods...)...)
 	if err != nil {
-		return err
+		return added, err
 	}
 	got := make(map[string]string)
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -147,12 +236,12 @@ func rehearse(ctx context.Context, goBin string, env []string, tmp string, line 
 	}
 	for p, v := range want {
 		if got[p] != v {
-			return fmt.Errorf("%s consumer resolves %s %s, want %s", line.name, p, got[p], v)
+			return added, fmt.Errorf("%s consumer resolves %s %s, want %s", line.name, p, got[p], v)
 		}
 	}
 	for _, cmd := range []string{"quickstart", "rehearsal"} {
 		if _, err := gocmd("build", "-o", filepath.Join("bin", cmd), "./"+cmd); err != nil {
-			return err
+			return added, err
 		}
 	}
 	runCtx, cancel := context.WithTimeout(ctx, quickstartTimeout+rehearsalSlack)
@@ -162,10 +251,10 @@ func rehearse(ctx context.Context, goBin string, env []string, tmp string, line 
 	cmd.Dir, cmd.WaitDelay = dir, waitDelay
 	report, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("%s quickstart: %w\n%s", line.name, err, report)
+		return added, fmt.Errorf("%s quickstart: %w\n%s", line.name, err, report)
 	}
 	fmt.Printf("   %s: %s", line.name, report)
-	return nil
+	return added, nil
 }
 
 // writeFile writes content to p, creating its directory.
@@ -176,81 +265,24 @@ func writeFile(p, content string) error {
 	return os.WriteFile(p, []byte(content), 0o644)
 }
 
-// forgetCached removes version m from the module cache at modcache: its
-// download (.info, .mod, .zip, ...), its line in the download's version
-// list, and its extracted directory, which the go command makes read-only;
-// then the directories this leaves empty. A rehearsal's test version then
-// never outlives it, and a rerun of the same commit zips afresh.
-func forgetCached(modcache string, m module.Version) error {
-	escPath, err := module.EscapePath(m.Path)
-	if err != nil {
-		return err
-	}
-	escVersion, err := module.EscapeVersion(m.Version)
-	if err != nil {
-		return err
-	}
-	downloads := filepath.Join(modcache, "cache", "download")
-	download := filepath.Join(downloads, filepath.FromSlash(escPath), "@v")
-	for _, ext := range []string{".info", ".mod", ".zip", ".ziphash", ".lock", ".partial"} {
-		if err := os.Remove(filepath.Join(download, escVersion+ext)); err != nil && !os.IsNotExist(err) {
+// dirBytes returns the sum of the sizes of the regular files under dir:
+// what a module cache holds on disk, its downloads and their extracted
+// copies, less the file system's block rounding.
+func dirBytes(dir string) (int64, error) {
+	var total int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
 			return err
 		}
-	}
-	if err := unlist(filepath.Join(download, "list"), m.Version); err != nil {
-		return err
-	}
-	pruneEmpty(download, downloads)
-	extracted := filepath.Join(modcache, filepath.FromSlash(escPath)+"@"+escVersion)
-	if _, err := os.Lstat(extracted); err == nil {
-		if err := filepath.WalkDir(extracted, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() {
-				return os.Chmod(p, 0o755)
-			}
-			return nil
-		}); err != nil {
+		info, err := d.Info()
+		if err != nil {
 			return err
 		}
-		if err := os.RemoveAll(extracted); err != nil {
-			return err
-		}
-	}
-	pruneEmpty(filepath.Dir(extracted), modcache)
-	return nil
-}
-
-// unlist removes version's line from the version list at p, and the list
-// when no line is left.
-func unlist(p, version string) error {
-	data, err := os.ReadFile(p)
-	if os.IsNotExist(err) {
+		total += info.Size()
 		return nil
-	}
+	})
 	if err != nil {
-		return err
+		return 0, err
 	}
-	var keep []string
-	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		if l != "" && l != version {
-			keep = append(keep, l)
-		}
-	}
-	if len(keep) == 0 {
-		return os.Remove(p)
-	}
-	return os.WriteFile(p, []byte(strings.Join(keep, "\n")+"\n"), 0o644)
-}
-
-// pruneEmpty removes dir and its parents while they are empty, up to but
-// not including stop.
-func pruneEmpty(dir, stop string) {
-	for dir != stop && strings.HasPrefix(dir, stop+string(filepath.Separator)) {
-		if os.Remove(dir) != nil { // not empty, or gone
-			return
-		}
-		dir = filepath.Dir(dir)
-	}
+	return total, nil
 }

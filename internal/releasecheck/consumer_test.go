@@ -1,14 +1,13 @@
 package main
 
 import (
-	"os"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/mod/module"
 )
 
 // lastValue returns the value the last entry of key in env sets, as
@@ -30,26 +29,27 @@ func TestConsumerEnv(t *testing.T) {
 		wantProxy, wantNoSum, flag string
 	}{
 		{
-			name:      "the file proxy comes first and the environment's proxy still serves the rest",
-			env:       goEnv{GOPROXY: "https://proxy.golang.org,direct"},
-			wantProxy: "file:///tmp/p,https://proxy.golang.org,direct",
+			name:      "the file proxy comes first, then the environment's module cache, and its proxy still serves the rest",
+			env:       goEnv{GOPROXY: "https://proxy.golang.org,direct", GOMODCACHE: "/home/u/go/pkg/mod"},
+			wantProxy: "file:///tmp/p,file:///home/u/go/pkg/mod/cache/download,https://proxy.golang.org,direct",
 			wantNoSum: modulePrefix,
-			flag:      "-mod=mod",
+			flag:      "-mod=mod -modcacherw",
 		},
 		{
 			name:      "the environment's GONOSUMDB and GOFLAGS are kept",
-			env:       goEnv{GOPROXY: "https://goproxy.example", GONOSUMDB: "corp.example", GOFLAGS: "-buildvcs=false"},
-			wantProxy: "file:///tmp/p,https://goproxy.example",
+			env:       goEnv{GOPROXY: "https://goproxy.example", GONOSUMDB: "corp.example", GOFLAGS: "-buildvcs=false", GOMODCACHE: "/c"},
+			wantProxy: "file:///tmp/p,file:///c/cache/download,https://goproxy.example",
 			wantNoSum: "corp.example," + modulePrefix,
-			flag:      "-buildvcs=false -mod=mod",
+			flag:      "-buildvcs=false -mod=mod -modcacherw",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			base := []string{"HOME=/home/u", "GOPROXY=off", "GOWORK=/repo/go.work"}
-			env := consumerEnv(base, tt.env, "/tmp/p")
+			env := consumerEnv(base, tt.env, "/tmp/p", "/tmp/cache")
 			for key, want := range map[string]string{
 				"GOPROXY": tt.wantProxy, "GONOSUMDB": tt.wantNoSum, "GOFLAGS": tt.flag, "GOWORK": "off", "HOME": "/home/u",
+				"GOMODCACHE": "/tmp/cache",
 			} {
 				got, ok := lastValue(env, key)
 				require.True(t, ok, key)
@@ -68,53 +68,50 @@ func TestRehearsalSource(t *testing.T) {
 	assert.Contains(t, copied, "\npackage main\n")
 }
 
-func TestForgetCached(t *testing.T) {
-	const other = "v0.0.0-releasecheck.g000000000000"
+func TestDirBytes(t *testing.T) {
 	tests := []struct {
-		name string
-		// keepOther caches another version of the module besides the one
-		// forgotten.
-		keepOther bool
+		name  string
+		files map[string]int
+		want  int64
 	}{
-		{name: "the only version: its files, list and directories go"},
-		{name: "another version stays cached and listed", keepOther: true},
+		{name: "an empty cache holds nothing", files: map[string]int{}, want: 0},
+		{
+			name:  "every regular file counts, at any depth",
+			files: map[string]int{"cache/download/m/@v/v1.0.0.zip": 1000, "m@v1.0.0/go.mod": 20, "m@v1.0.0/sub/a.go": 300},
+			want:  1320,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			modcache := t.TempDir()
-			m := module.Version{Path: "github.com/Org/mod", Version: testVersion}
-			download := filepath.Join(modcache, "cache", "download", "github.com", "!org", "mod", "@v")
-			require.NoError(t, os.MkdirAll(download, 0o755))
-			list := testVersion + "\n"
-			if tt.keepOther {
-				list = other + "\n" + list
-				require.NoError(t, os.WriteFile(filepath.Join(download, other+".zip"), nil, 0o644))
+			dir := t.TempDir()
+			for p, n := range tt.files {
+				require.NoError(t, writeFile(filepath.Join(dir, filepath.FromSlash(p)), strings.Repeat("x", n)))
 			}
-			require.NoError(t, os.WriteFile(filepath.Join(download, "list"), []byte(list), 0o644))
-			for _, ext := range []string{".info", ".mod", ".zip", ".ziphash"} {
-				require.NoError(t, os.WriteFile(filepath.Join(download, testVersion+ext), nil, 0o644))
-			}
-			extracted := filepath.Join(modcache, "github.com", "!org", "mod@"+testVersion)
-			require.NoError(t, os.MkdirAll(filepath.Join(extracted, "sub"), 0o755))
-			require.NoError(t, os.WriteFile(filepath.Join(extracted, "sub", "a.go"), nil, 0o444))
-			require.NoError(t, os.Chmod(filepath.Join(extracted, "sub"), 0o555)) // as the go command leaves it
-			require.NoError(t, os.Chmod(extracted, 0o555))
-
-			require.NoError(t, forgetCached(modcache, m))
-
-			assert.NoDirExists(t, extracted)
-			assert.NoDirExists(t, filepath.Join(modcache, "github.com"), "the directories left empty go")
-			if tt.keepOther {
-				got, err := os.ReadFile(filepath.Join(download, "list"))
-				require.NoError(t, err)
-				assert.Equal(t, other+"\n", string(got))
-				assert.FileExists(t, filepath.Join(download, other+".zip"))
-				assert.NoFileExists(t, filepath.Join(download, testVersion+".zip"))
-			} else {
-				assert.NoDirExists(t, filepath.Join(modcache, "cache", "download", "github.com"))
-				assert.DirExists(t, filepath.Join(modcache, "cache", "download"), "the cache's own directory stays")
-			}
-			require.NoError(t, forgetCached(modcache, m), "forgetting twice is no error")
+			got, err := dirBytes(dir)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
 		})
+	}
+}
+
+func TestDirBytes_MissingDirectoryIsAnError(t *testing.T) {
+	_, err := dirBytes(filepath.Join(t.TempDir(), "absent"))
+	require.Error(t, err)
+}
+
+func TestADKAppSource(t *testing.T) {
+	for _, line := range adkLines {
+		src := fmt.Sprintf(adkAppSource, line.adk)
+		assert.Contains(t, src, `"`+line.adk+`/runner"`, line.name)
+		assert.NotContains(t, src, "contextguard", "the app before the install")
+		assert.NotContains(t, src, "%!", "every verb formatted")
+	}
+}
+
+func TestKitTestSource(t *testing.T) {
+	for _, line := range adkLines {
+		src := fmt.Sprintf(kitTestSource, line.kit)
+		assert.Contains(t, src, `"`+line.kit+`"`, line.name)
+		assert.True(t, strings.HasSuffix(line.kit, "/contextguardtest"), "the source names the package contextguardtest: %s", line.kit)
 	}
 }

@@ -12,10 +12,23 @@ import (
 // The size limits of a release (RELEASING.md). A megabyte is 10^6 bytes
 // here, as in the sizes the README and the issue tracker quote.
 const (
-	// maxZipBytes is the largest module zip a release may ship: every user
-	// of a plugin downloads core's zip and the plugin's, and today's are a
-	// fraction of this, so crossing it means something large slipped in.
+	// maxCoreZipBytes is the largest zip of core a release may ship: every
+	// user of either plugin downloads it, so it holds the engine and its
+	// fast tests, while the estimator's fit corpus, golden files and fit
+	// program live in a module that is never released
+	// (core/internal/tokenfit).
+	maxCoreZipBytes = 1_000_000
+	// maxZipBytes is the largest zip of a plugin a release may ship: a user
+	// downloads one of them, and today's are a fraction of this, so
+	// crossing it means something large slipped in.
 	maxZipBytes = 5_000_000
+	// maxConsumerCacheBytes is the most that installing a plugin and its
+	// test kit (go get, go mod tidy) may add to the module cache of a fresh
+	// consumer, after its ADK app filled an empty one: the plugin, core
+	// and every dependency ADK does not already bring, downloaded and
+	// extracted. ADK's own dependencies (hundreds of megabytes) are the
+	// user's already and not contextguard's to shrink.
+	maxConsumerCacheBytes = 15_000_000
 	// maxTrackedBytes is the largest file the repository may track without
 	// a line in largeFilesList saying why: a larger one is most likely a
 	// build output or a data set that belongs elsewhere.
@@ -89,4 +102,13 @@ func checkZipSize(mod string, zipBytes, limit int64) string {
 		return ""
 	}
 	return fmt.Sprintf("the module zip of %s is %d bytes, over %d: is a build output or a data set tracked in it?", mod, zipBytes, limit)
+}
+
+// checkCacheGrowth returns a problem when a consumer of line added more
+// than limit bytes to an empty module cache, or "".
+func checkCacheGrowth(line string, added, limit int64) string {
+	if added <= limit {
+		return ""
+	}
+	return fmt.Sprintf("a fresh consumer of %s added %d bytes to an empty module cache, over %d: which dependency grew?", line, added, limit)
 }

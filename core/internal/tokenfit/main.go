@@ -8,10 +8,13 @@
 //	go run ./internal/tokenfit -tables    # vocabulary tables of the feature counter
 //	TOKENFIT_WORST=prose_fr go run ./internal/tokenfit # also list that type's held-out texts, worst first ("*": all)
 //
-// Inputs: the corpus in internal/tokens/testdata/corpus (split into chunks by
-// internal/tokenfit/corpus), exact o200k_base counts from
+// Inputs: the corpus in internal/tokenfit/accuracy/testdata/corpus (split
+// into chunks by internal/tokenfit/corpus), exact o200k_base counts from
 // github.com/tiktoken-go/tokenizer, and Gemma-3 counts from
-// internal/tokens/testdata/gemma3_counts.json (made by gemma3/count.mjs).
+// internal/tokenfit/accuracy/testdata/gemma3_counts.json (made by
+// gemma3/count.mjs). This directory is a module of its own, never released,
+// so that none of it reaches core's module zip; the repository's workspace
+// (go.work) lets the commands above run from core/.
 //
 // The fit minimises the sum of squared relative errors over the fit split,
 // sum_i t_i ((x_i·w − y_i)/y_i)², where t_i gives every content type the
@@ -131,22 +134,23 @@ type gemmaCounts struct {
 
 func main() {
 	dir := flag.String("dir", "internal/tokens", "the internal/tokens package directory (run from the core module's directory, core/)")
+	data := flag.String("data", "internal/tokenfit/accuracy/testdata", "the fit's data directory: the corpus, the Gemma-3 counts and vocabulary subset, the fit report")
 	manifest := flag.String("manifest", "", "write the chunk list (key, file, start, end) as JSON to this file and exit")
 	hanPairs := flag.Bool("hanpairs", false, "write hanpairs.bin (the CJK pair and split tables, from the o200k_base vocabulary) and exit")
-	gemmaSubset := flag.Bool("gemmabpe", false, "write testdata/gemma3_bpe.bz2 (the Gemma-3 vocabulary subset of the hostile-class test) from the npm package of gemma3/ and exit")
+	gemmaSubset := flag.Bool("gemmabpe", false, "write gemma3_bpe.bz2 in -data (the Gemma-3 vocabulary subset of the hostile-class test) from the npm package of gemma3/ and exit")
 	tables := flag.Bool("tables", false, "write internal/tokens/features_tables.go (punctuation pairs, run lengths, symbol costs) from the vocabularies and exit")
 	real := flag.Bool("real", false, "run real tools (go, git, ls, find, grep, tree, ps, df) and rewrite the corpus files real_*.out.txt first")
 	flag.Parse()
 	if *gemmaSubset {
-		writeGemmaSubset(*dir)
+		writeGemmaSubset(*data)
 		return
 	}
 	if *tables {
-		writeTables(*dir)
+		writeTables(*dir, *data)
 		return
 	}
 	if *real {
-		writeRealCorpus(*dir)
+		writeRealCorpus(*dir, *data)
 	}
 	if *hanPairs {
 		if err := os.WriteFile(filepath.Join(*dir, "hanpairs.bin"), hanPairTable(), 0o644); err != nil {
@@ -157,7 +161,7 @@ func main() {
 	if cur, err := os.ReadFile(filepath.Join(*dir, "hanpairs.bin")); err != nil || !bytes.Equal(cur, hanPairTable()) {
 		log.Fatal("hanpairs.bin is missing or stale: run go run ./internal/tokenfit -hanpairs first")
 	}
-	chunks, err := corpus.Load(filepath.Join(*dir, "testdata", "corpus"))
+	chunks, err := corpus.Load(filepath.Join(*data, "corpus"))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -205,7 +209,7 @@ func main() {
 	table(&report, o, wo)
 
 	// Gemma 3.
-	gpath := filepath.Join(*dir, "testdata", "gemma3_counts.json")
+	gpath := filepath.Join(*data, "gemma3_counts.json")
 	if data, err := os.ReadFile(gpath); err == nil {
 		var gc gemmaCounts
 		if err := json.Unmarshal(data, &gc); err != nil {
@@ -227,7 +231,7 @@ func main() {
 		log.Printf("no %s: Gemma-3 weights not refitted", gpath)
 	}
 	fmt.Fprintf(&report, "\nFitted weights are in weights_o200k.json and weights_gemma3.json.\n")
-	if err := os.WriteFile(filepath.Join(*dir, "testdata", "fit_report.txt"), []byte(report.String()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(*data, "fit_report.txt"), []byte(report.String()), 0o644); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Print(report.String())

@@ -99,8 +99,9 @@ func main() {
 
 // writeRealCorpus runs real tools on real trees (this repository at
 // realBase, a scratch module, the scratch directory itself) and writes their
-// output as corpus files real_*.out.txt in dir/testdata/corpus.
-func writeRealCorpus(dir string) {
+// output as corpus files real_*.out.txt in data/corpus; dir is
+// internal/tokens, two levels under core/.
+func writeRealCorpus(dir, data string) {
 	root, err := filepath.Abs(filepath.Join(dir, "..", ".."))
 	if err != nil {
 		log.Fatal(err)
@@ -180,7 +181,7 @@ func writeRealCorpus(dir string) {
 			b.WriteString(clean.Replace(run(c[0], c[1], c[2:]...)))
 			b.WriteString("\n")
 		}
-		if err := os.WriteFile(filepath.Join(dir, "testdata", "corpus", kind+".out.txt"), b.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(data, "corpus", kind+".out.txt"), b.Bytes(), 0o644); err != nil {
 			log.Fatal(err)
 		}
 	}

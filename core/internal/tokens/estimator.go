@@ -8,7 +8,7 @@
 // counts. The weights of each tokenizer family are fitted by
 // internal/tokenfit on a multilingual, multi-format corpus against exact
 // tokenizer counts, and embedded from weights_*.json. The held-out error of
-// the fit is recorded in testdata/fit_report.txt.
+// the fit is recorded in internal/tokenfit/accuracy/testdata/fit_report.txt.
 //
 // Structured values (function-call arguments and responses, tool schemas)
 // are counted as the compact JSON a provider is sent. Images are counted by

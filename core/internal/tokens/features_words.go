@@ -381,8 +381,8 @@ func rareSample[T text](s T) bool {
 // that a capital is its lower-case letter), the set of letters (bits by
 // their low five bits) that rarely follow it inside the words of real text:
 // the pairs that make up less than 1 in 10,000 of the pairs of letters
-// inside the lower-case words of the fit corpus (internal/tokens/testdata/
-// corpus) without its random-data types (base64, ids, metrics, cjk_data,
+// inside the lower-case words of the fit corpus (internal/tokenfit/
+// accuracy/testdata/corpus) without its random-data types (base64, ids, metrics, cjk_data,
 // unusual). They are 315 of the 676 pairs and 0.6 percent of the pairs of
 // that text, and random letters draw them 47 percent of the time. A doubled
 // letter is never rare here, so that a word of one letter paired with

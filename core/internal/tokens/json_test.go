@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/tiktoken-go/tokenizer"
 	"google.golang.org/genai"
 )
 
@@ -51,14 +50,12 @@ func nested(depth int) map[string]any {
 	return map[string]any{"node": inner}
 }
 
-func o200kCount(t *testing.T, s string) int {
-	t.Helper()
-	enc, err := tokenizer.Get(tokenizer.O200kBase)
-	require.NoError(t, err)
-	ids, _, err := enc.Encode(s)
-	require.NoError(t, err)
-	return len(ids)
-}
+// deepNestingO200kTokens is the exact o200k_base count of nested(10_000)'s
+// JSON (90,006 bytes), by github.com/tiktoken-go/tokenizer v0.7.0;
+// core/internal/tokenfit/accuracy's TestDeepNestingCount checks it. The
+// tokenizer itself is not imported here: a module importing the plugin
+// would download it for this package's tests.
+const deepNestingO200kTokens = 25_002
 
 // TestValue_DeepNestingIsCountedInFull: a tool result nested 10,000 deep
 // is written byte for byte as json.Marshal writes it and estimated within
@@ -71,7 +68,7 @@ func TestValue_DeepNestingIsCountedInFull(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(want), writeJSON(v), "the encoding is complete")
 
-	real := o200kCount(t, string(want))
+	real := deepNestingO200kTokens
 	require.InDelta(t, 25_000, real, 2_000, "the scenario is a ~25k-token value")
 	e := New(O200k)
 	for _, tc := range []struct {
@@ -239,23 +236,26 @@ type liftNode struct {
 // json.Marshal writes (struct fields in key order), walked by reflection rather than handed
 // to encoding/json, and estimated within a few tokens of the o200k count.
 func TestAppendJSON_TypedValuesAsMarshal(t *testing.T) {
+	// o200k is each value's exact o200k_base count of its JSON, by
+	// github.com/tiktoken-go/tokenizer v0.7.0.
 	values := []struct {
-		name string
-		v    any
+		name  string
+		v     any
+		o200k int
 	}{
 		{"struct with json tags", liftTagged{liftInner: liftInner{"n"}, Name: "a", Skip: "s", Count: 1 << 60, Ratio: 0.1,
 			Quoted: 7, Labels: map[string]string{"b": "2", "a": "1"}, Tags: []string{"x"}, Blob: []byte("hi"),
-			When: time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), Ptr: &liftInner{"p"}, Plain: 4, private: 3}},
-		{"pointer to struct", &liftInner{"p <b>"}},
-		{"map[string]string", map[string]string{"env": "prod", "tier": "1"}},
-		{"[]string", []string{"a", "b <&>"}},
-		{"map[int][]float32", map[int][]float32{2: {0.1, 1e-7}, 1: nil}},
-		{"map[string]map[string]any", map[string]map[string]any{"x": {"a": []int{1, 2}}}},
-		{"raw message", map[string]json.RawMessage{"r": json.RawMessage(`{"z":[1,2.5,"x"]}`)}},
-		{"array of pointers", [2]*liftInner{{"a"}, nil}},
-		{"json.Number", []json.Number{"12", "1e3"}},
-		{"nil typed values", map[string]any{"m": map[string]int(nil), "s": []int(nil), "p": (*liftInner)(nil)}},
-		{"tool result rows", []liftTagged{{Name: "row one", Count: 3, Tags: []string{"alpha", "beta"}}, {Name: "row two", Labels: map[string]string{"k": "v"}}}},
+			When: time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), Ptr: &liftInner{"p"}, Plain: 4, private: 3}, 83},
+		{"pointer to struct", &liftInner{"p <b>"}, 12},
+		{"map[string]string", map[string]string{"env": "prod", "tier": "1"}, 9},
+		{"[]string", []string{"a", "b <&>"}, 15},
+		{"map[int][]float32", map[int][]float32{2: {0.1, 1e-7}, 1: nil}, 16},
+		{"map[string]map[string]any", map[string]map[string]any{"x": {"a": []int{1, 2}}}, 10},
+		{"raw message", map[string]json.RawMessage{"r": json.RawMessage(`{"z":[1,2.5,"x"]}`)}, 14},
+		{"array of pointers", [2]*liftInner{{"a"}, nil}, 8},
+		{"json.Number", []json.Number{"12", "1e3"}, 7},
+		{"nil typed values", map[string]any{"m": map[string]int(nil), "s": []int(nil), "p": (*liftInner)(nil)}, 13},
+		{"tool result rows", []liftTagged{{Name: "row one", Count: 3, Tags: []string{"alpha", "beta"}}, {Name: "row two", Labels: map[string]string{"k": "v"}}}, 126},
 	}
 	est := New(O200k)
 	for _, tc := range values {
@@ -267,7 +267,7 @@ func TestAppendJSON_TypedValuesAsMarshal(t *testing.T) {
 			got := writeJSON(tc.v)
 			assert.JSONEq(t, string(want), got)
 			assert.Len(t, got, len(want))
-			n := o200kCount(t, string(want))
+			n := tc.o200k
 			assert.InDelta(t, n, est.Value(tc.v), float64(max(4, n/10)))
 		})
 	}

@@ -1,6 +1,6 @@
-// Package corpus splits the token corpus (internal/tokens/testdata/corpus)
-// into message-sized chunks and assigns each chunk to the fit or the
-// held-out split. The split is a pure function of the corpus bytes, so the
+// Package corpus splits the token corpus
+// (internal/tokenfit/accuracy/testdata/corpus) into message-sized chunks
+// and assigns each chunk to the fit or the held-out split. The split is a pure function of the corpus bytes, so the
 // fit program, the accuracy test and the Gemma-3 counting script all see the
 // same chunks.
 package corpus

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # extract.sh copies the third-party, public-domain or BSD-licensed texts of
-# the token corpus into internal/tokens/testdata/corpus. It was run once; its
-# output is checked in, so nothing needs to run it again. Sources and licences
-# are listed in internal/tokens/testdata/corpus/README.md.
+# the token corpus into internal/tokenfit/accuracy/testdata/corpus. It was
+# run once; its output is checked in, so nothing needs to run it again. Sources and licences
+# are listed in internal/tokenfit/accuracy/testdata/corpus/README.md.
 #
 # Needs: a Go toolchain (GOROOT sources), golang.org/x/text v0.40.0 in the
 # module cache (a dependency of this module), and the Debian packages
 # sword-text-sparv and diatheke for the Reina-Valera 1909 Spanish text.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-out=internal/tokens/testdata/corpus
+out=internal/tokenfit/accuracy/testdata/corpus
 root=$(go env GOROOT)/src
 xtext=$(go env GOMODCACHE)/golang.org/x/text@v0.40.0/encoding/testdata
 

