@@ -105,6 +105,9 @@ func countFeatures[T text](s T, f *Features) {
 	// The packed counts of the runs of two or three punctuation bytes, and
 	// how many runs they hold.
 	short, shortN := uint64(0), 0
+	// The end of the last word cut before a run of one letter (see
+	// cutWord), 0 before any.
+	cutEnd := 0
 	for i < n {
 		c := s[i]
 		k := byteKind[c]
@@ -178,9 +181,23 @@ func countFeatures[T text](s T, f *Features) {
 		}
 		if k == kWord {
 			prev = prevNone
+			fl := byteFlags[c]
+			if fl&(bLower|bUpper) != 0 && i+longLetterRun-1 < n && s[i+1] == c && s[i+2] == c && s[i+3] == c {
+				// "aaaaaaaa", "IIIIII", "aaaaB": a run of one letter
+				// merges by doubling, not as a word; looked for before the
+				// word is read, which may go on far past the run.
+				i = letterRun(s, i, f)
+				continue
+			}
+			if i < cutEnd {
+				if p := cutWord(s, i, f, cutEnd); p > 0 {
+					i = p
+					continue
+				}
+			}
 			// Fast path, inline: a plain ASCII word (lower case, or one
 			// capital then lower case) that the next byte cannot continue.
-			if fl := byteFlags[c]; fl&(bLower|bUpper) != 0 {
+			if fl&(bLower|bUpper) != 0 {
 				// Eight bytes at a time, so that the end of a word costs no
 				// mispredicted loop exit; inline, as a call would spill the loop
 				// state.
@@ -200,16 +217,13 @@ func countFeatures[T text](s T, f *Features) {
 				}
 				if j == n || byteFlags[s[j]]&bEnd != 0 {
 					letters := j - i
-					if letters >= longLetterRun && s[i+1] == c && s[i+2] == c && s[i+3] == c {
-						// "aaaaaaaa": a run of one letter merges by
-						// doubling, not as a word.
-						i = letterRun(s, i, f)
-						continue
-					}
 					if letters > innerRunMin {
 						// "Annnnnnnnn", "xyzzzzzzzz": the word ends where a
 						// run of one letter starts (see innerRun).
-						j = innerRunFrom(s, i, j)
+						if p := innerRunFrom(s, i, j); p < j {
+							cutEnd = j
+							j = p
+						}
 						letters = j - i
 					}
 					// A capital then lower-case letters, without a branch
@@ -221,11 +235,6 @@ func countFeatures[T text](s T, f *Features) {
 						addPiece(f, letters, 0, false)
 					}
 					i = j
-					continue
-				}
-				if i+longLetterRun-1 < n && s[i+1] == c && s[i+2] == c && s[i+3] == c {
-					// "IIIIII", "aaaaB": a run of one letter, as above.
-					i = letterRun(s, i, f)
 					continue
 				}
 				// Two more cases that wordRun and pieces would count the
@@ -305,7 +314,7 @@ func countFeatures[T text](s T, f *Features) {
 					continue
 				}
 			}
-			i = wordRun(s, i, f)
+			i = wordRun(s, i, f, &cutEnd)
 			continue
 		}
 		switch k {
@@ -371,7 +380,7 @@ func countFeatures[T text](s T, f *Features) {
 			f[fCtrl]++
 			i++
 		default: // kHigh
-			i, prev = nonASCII(s, i, f, prev, &st)
+			i, prev = nonASCII(s, i, f, prev, &st, &cutEnd)
 			continue
 		}
 		prev = prevNone
