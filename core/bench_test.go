@@ -1,8 +1,11 @@
 package core
 
 import (
+	"encoding/base64"
 	"fmt"
 	"maps"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"google.golang.org/genai"
@@ -251,6 +254,42 @@ func BenchmarkEstimateRequest(b *testing.B) {
 			b.ReportAllocs()
 			for range b.N {
 				_ = requestTokens(testEst, engineReq(req))
+			}
+		})
+	}
+}
+
+// hugeTextBytes is the size of the one text of BenchmarkBeforeModelHugeText.
+const hugeTextBytes = 10 << 20
+
+// BenchmarkBeforeModelHugeText is the guard's BeforeModelCallback on a
+// request whose user message is one text of hugeTextBytes without a space
+// (a file read, an attachment pasted as text), in a session without state:
+// a run of one character, and base64 of random bytes without newlines, two
+// of the runs the estimator once read again for every word it cut from them
+// (seconds per call at this size).
+func BenchmarkBeforeModelHugeText(b *testing.B) {
+	raw := make([]byte, hugeTextBytes*3/4)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range raw {
+		raw[i] = byte(r.Uint32())
+	}
+	for _, tc := range []struct{ name, text string }{
+		{"char_10MB", strings.Repeat("a", hugeTextBytes)},
+		{"base64_10MB", base64.StdEncoding.EncodeToString(raw)},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			g, _ := newTestGuard(b, fixedSummary("unused"), WithMaxTokens(100_000_000))
+			msg := userMsg(tc.text)
+			b.SetBytes(int64(len(tc.text)))
+			i := 0
+			for b.Loop() {
+				ctx := newFakeCtx("a")
+				ctx.sessionID = fmt.Sprintf("huge-%d", i)
+				i++
+				if _, err := g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: []*genai.Content{msg}}); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}
