@@ -301,7 +301,13 @@ var valueScaleClasses = []struct {
 
 // BenchmarkEstimatorScalingValue is BenchmarkEstimatorScaling for Value:
 // scaleLarge/scaleSmall values of scaleSmall bytes of JSON against one of
-// scaleLarge bytes.
+// scaleLarge bytes. The walk reads no value twice; what it pays per node
+// grows with nesting past the writer pool's bounds (putWriter): a value
+// nested a hundred thousand deep allocates its walk's stack and path anew
+// on every call, and their garbage collection scans the program's live
+// heap: about four times the cost per byte of values nested two thousand
+// deep, which grows no faster than that heap (27 ns per byte at 1 MB, 37
+// at 16 MB, on the machine it was measured on).
 func BenchmarkEstimatorScalingValue(b *testing.B) {
 	e := tokens.New(tokens.O200k)
 	for ci, c := range valueScaleClasses {
