@@ -105,8 +105,8 @@ func countFeatures[T text](s T, f *Features) {
 	// The packed counts of the runs of two or three punctuation bytes, and
 	// how many runs they hold.
 	short, shortN := uint64(0), 0
-	// The end of the last word cut before a run of one letter (see
-	// cutWord), 0 before any.
+	// The end of the alphanumeric run last cut before a run of one letter
+	// (see cutWord), 0 before any.
 	cutEnd := 0
 	for i < n {
 		c := s[i]

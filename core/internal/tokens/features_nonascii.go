@@ -27,8 +27,9 @@ type scriptRuns struct {
 // nonASCII counts what starts at the non-ASCII byte s[i], after a rune of
 // class prev: a run of CJK runes, a word of Latin letters, an invalid
 // byte, or one rune of another script. It returns where that ends and the
-// class of its last rune. cutEnd is countFeatures' end of the last word cut
-// before a run of one letter (see cutWord), which wordRun updates.
+// class of its last rune. cutEnd is countFeatures' end of the alphanumeric
+// run last cut before a run of one letter (see cutWord), which wordRun
+// updates.
 func nonASCII[T text](s T, i int, f *Features, prev int, st *scriptRuns, cutEnd *int) (int, int) {
 	if i < *cutEnd {
 		// A Latin letter inside the run last cut: the alphanumeric run

@@ -112,11 +112,12 @@ func wordRun[T text](s T, i int, f *Features, cutEnd *int) int {
 // cutWord counts the word that starts at s[i], inside the alphanumeric run
 // that ends at end, if it is cut before a run of one letter, as wordRun
 // counts it, and returns where it ends (at the cut, or before the '/' and
-// '+' that end it); otherwise it returns 0 and counts nothing. countFeatures calls it for each word that starts inside a run it
-// cut before: every other path reads the word to the run's end before it
-// looks for the cut, which in a long run cut often (base64 and hex with a
-// letter repeated, a line of runs of one letter) made the counter quadratic
-// in the run's length. Here the word is read only up to its cut.
+// '+' that end it); otherwise it returns 0 and counts nothing.
+// countFeatures calls it for each word that starts inside a run it cut
+// before: every other path reads the word to the run's end before it looks
+// for the cut, which in a long run cut often (base64 or hex with a letter
+// repeated, a line of runs of one letter) made the counter quadratic in the
+// run's length. Here the word is read only up to its cut.
 func cutWord[T text](s T, i int, f *Features, end int) int {
 	if end-i <= innerRunMin {
 		return 0
