@@ -208,6 +208,17 @@ func scaleClasses() []scaleClass {
 		scaleClass{"char_accent", repeat("é")},
 		scaleClass{"char_han", repeat("字")},
 		scaleClass{"char_emoji", repeat("\U0001F600")},
+		scaleClass{"letter_runs_line", func(r *rand.Rand, n int) string {
+			// Runs of one letter between short words, lower case or
+			// capitals, without a space: a word is cut before each run.
+			var b strings.Builder
+			for b.Len() < n {
+				alpha := pickStr(r, lowerAlpha, upperAlpha)
+				b.WriteString(someOf(r, alpha, 6))
+				b.WriteString(strings.Repeat(string(alpha[r.IntN(26)]), 4+r.IntN(6)))
+			}
+			return b.String()
+		}},
 		scaleClass{"base64_line", func(r *rand.Rand, n int) string {
 			return base64.StdEncoding.EncodeToString(randomBytes(r, n*3/4+3))
 		}},

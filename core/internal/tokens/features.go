@@ -105,8 +105,8 @@ func countFeatures[T text](s T, f *Features) {
 	// The packed counts of the runs of two or three punctuation bytes, and
 	// how many runs they hold.
 	short, shortN := uint64(0), 0
-	// The end of the alphanumeric run last cut before a run of one letter
-	// (see cutWord), 0 before any.
+	// Where the alphanumeric run last cut before a run of one letter (see
+	// cutWord) goes on to at least, 0 before any.
 	cutEnd := 0
 	for i < n {
 		c := s[i]
@@ -182,14 +182,14 @@ func countFeatures[T text](s T, f *Features) {
 		if k == kWord {
 			prev = prevNone
 			fl := byteFlags[c]
-			if fl&(bLower|bUpper) != 0 && i+longLetterRun-1 < n && s[i+1] == c && s[i+2] == c && s[i+3] == c {
-				// "aaaaaaaa", "IIIIII", "aaaaB": a run of one letter
-				// merges by doubling, not as a word; looked for before the
-				// word is read, which may go on far past the run.
-				i = letterRun(s, i, f)
-				continue
-			}
 			if i < cutEnd {
+				// Inside a run already cut: a run of one letter, or the
+				// word up to its cut (see cutWord), without reading the
+				// rest of the run.
+				if fl&(bLower|bUpper) != 0 && i+longLetterRun-1 < n && s[i+1] == c && s[i+2] == c && s[i+3] == c {
+					i = letterRun(s, i, f)
+					continue
+				}
 				if p := cutWord(s, i, f, cutEnd); p > 0 {
 					i = p
 					continue
@@ -217,6 +217,14 @@ func countFeatures[T text](s T, f *Features) {
 				}
 				if j == n || byteFlags[s[j]]&bEnd != 0 {
 					letters := j - i
+					if letters >= longLetterRun && s[i+1] == c && s[i+2] == c && s[i+3] == c {
+						// "aaaaaaaa": a run of one letter merges by
+						// doubling, not as a word. The words after it in
+						// the run are cut (cutEnd).
+						cutEnd = j
+						i = letterRun(s, i, f)
+						continue
+					}
 					if letters > innerRunMin {
 						// "Annnnnnnnn", "xyzzzzzzzz": the word ends where a
 						// run of one letter starts (see innerRun).
@@ -235,6 +243,13 @@ func countFeatures[T text](s T, f *Features) {
 						addPiece(f, letters, 0, false)
 					}
 					i = j
+					continue
+				}
+				if i+longLetterRun-1 < n && s[i+1] == c && s[i+2] == c && s[i+3] == c {
+					// "IIIIII", "aaaaB": a run of one letter, as above; the
+					// run goes on at least to j.
+					cutEnd = j
+					i = letterRun(s, i, f)
 					continue
 				}
 				// Two more cases that wordRun and pieces would count the

@@ -109,15 +109,17 @@ func wordRun[T text](s T, i int, f *Features, cutEnd *int) int {
 	return i
 }
 
-// cutWord counts the word that starts at s[i], inside the alphanumeric run
-// that ends at end, if it is cut before a run of one letter, as wordRun
-// counts it, and returns where it ends (at the cut, or before the '/' and
-// '+' that end it); otherwise it returns 0 and counts nothing.
+// cutWord counts the word that starts at s[i], inside an alphanumeric run
+// that goes on at least to end, if it is cut before a run of one letter, as
+// wordRun counts it, and returns where it ends (at the cut, or before the
+// '/' and '+' that end it); otherwise it returns 0 and counts nothing.
 // countFeatures calls it for each word that starts inside a run it cut
 // before: every other path reads the word to the run's end before it looks
 // for the cut, which in a long run cut often (base64 or hex with a letter
 // repeated, a line of runs of one letter) made the counter quadratic in the
-// run's length. Here the word is read only up to its cut.
+// run's length. Here the word is read only up to its cut. A cut found
+// before end is the word's whatever the run holds after end: the word is
+// longer than innerRunMin, and the cut is its first run of one letter.
 func cutWord[T text](s T, i int, f *Features, end int) int {
 	if end-i <= innerRunMin {
 		return 0
