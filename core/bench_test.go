@@ -1,9 +1,13 @@
 package core
 
 import (
+	"encoding/base64"
 	"fmt"
 	"maps"
+	"math/rand/v2"
+	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/genai"
 
@@ -143,6 +147,25 @@ func historyBytes(cs []*genai.Content) int {
 	return n
 }
 
+// benchCPU is the CPU time of a benchmark's timed part, for a benchmark
+// that stops its timer for setup (benchcpu.Report measures the whole
+// loop): the calls' cost beside ns/op, which a machine shared with others
+// inflates less than wall time.
+type benchCPU struct {
+	sum, from time.Duration
+}
+
+func (c *benchCPU) start() { c.from = benchcpu.Process() }
+func (c *benchCPU) stop()  { c.sum += benchcpu.Process() - c.from }
+
+// report stops the measure and adds cpu-ns/op to b.
+func (c *benchCPU) report(b *testing.B) {
+	c.stop()
+	if b.N > 0 && c.sum > 0 {
+		b.ReportMetric(float64(c.sum.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
+}
+
 // BenchmarkBeforeModel measures the guard's BeforeModelCallback when no
 // compaction is needed, each call bringing a message no call has seen:
 //
@@ -177,11 +200,15 @@ func BenchmarkBeforeModel(b *testing.B) {
 			cs := hist
 			b.ReportAllocs()
 			b.ResetTimer()
+			var cpu benchCPU
+			cpu.start()
 			for i := range b.N {
 				if i%benchPeriod == 0 {
 					b.StopTimer()
+					cpu.stop()
 					ctx.state = prevState.snapshot()
 					msgs, cs = newMessages(benchPeriod, i), hist
+					cpu.start()
 					b.StartTimer()
 				}
 				cs = append(cs, msgs[i%benchPeriod])
@@ -189,6 +216,7 @@ func BenchmarkBeforeModel(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			cpu.report(b)
 		})
 
 		b.Run("restart/"+size.name, func(b *testing.B) {
@@ -197,9 +225,12 @@ func BenchmarkBeforeModel(b *testing.B) {
 			var ctxs []*fakeCtx
 			b.ReportAllocs()
 			b.ResetTimer()
+			var cpu benchCPU
+			cpu.start()
 			for i := range b.N {
 				if i%benchPeriod == 0 {
 					b.StopTimer()
+					cpu.stop()
 					msgs = newMessages(benchPeriod, i)
 					ctxs = make([]*fakeCtx, benchPeriod)
 					for j := range ctxs {
@@ -207,6 +238,7 @@ func BenchmarkBeforeModel(b *testing.B) {
 						ctxs[j].sessionID = fmt.Sprintf("restart-%d", i+j)
 						ctxs[j].state = prevState.snapshot()
 					}
+					cpu.start()
 					b.StartTimer()
 				}
 				cs := append(hist, msgs[i%benchPeriod])
@@ -214,6 +246,7 @@ func BenchmarkBeforeModel(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			cpu.report(b)
 		})
 
 		b.Run("new/"+size.name, func(b *testing.B) {
@@ -251,6 +284,42 @@ func BenchmarkEstimateRequest(b *testing.B) {
 			b.ReportAllocs()
 			for range b.N {
 				_ = requestTokens(testEst, engineReq(req))
+			}
+		})
+	}
+}
+
+// hugeTextBytes is the size of the one text of BenchmarkBeforeModelHugeText.
+const hugeTextBytes = 10 << 20
+
+// BenchmarkBeforeModelHugeText is the guard's BeforeModelCallback on a
+// request whose user message is one text of hugeTextBytes without a space
+// (a file read, an attachment pasted as text), in a session without state:
+// a run of one character, and base64 of random bytes without newlines, two
+// of the runs the estimator once read again for every word it cut from them
+// (seconds per call at this size).
+func BenchmarkBeforeModelHugeText(b *testing.B) {
+	raw := make([]byte, hugeTextBytes*3/4)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range raw {
+		raw[i] = byte(r.Uint32())
+	}
+	for _, tc := range []struct{ name, text string }{
+		{"char_10MB", strings.Repeat("a", hugeTextBytes)},
+		{"base64_10MB", base64.StdEncoding.EncodeToString(raw)},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			g, _ := newTestGuard(b, fixedSummary("unused"), WithMaxTokens(100_000_000))
+			msg := userMsg(tc.text)
+			b.SetBytes(int64(len(tc.text)))
+			i := 0
+			for b.Loop() {
+				ctx := newFakeCtx("a")
+				ctx.sessionID = fmt.Sprintf("huge-%d", i)
+				i++
+				if _, err := g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: []*genai.Content{msg}}); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

@@ -114,18 +114,71 @@ func (g *Guard) handleOverflow(c Call, st State, ro StateReader, cfg *Agent, req
 	}
 	defer g.sessions.release(sess)
 	mem := sess.memory(cfg.name)
+	jov := g.plausibleOverflow(sess, cfg, req, ov, logger)
 	if cfg.recoveryLLM == nil || req == nil {
-		g.recordOverflow(st, sess, cfg, mem, req, ov)
+		g.recordOverflow(st, sess, cfg, mem, req, jov)
 		return nil, nil, nil
 	}
 	learned := g.learnedRatio(st, cfg)
-	creq, ev, err := g.compactForRecovery(c, st, ro, cfg, sess, mem, req, ov, logger)
+	creq, ev, err := g.compactForRecovery(c, st, ro, cfg, sess, mem, req, jov, logger)
 	if err != nil || creq == nil {
 		// The provider's error is returned, and the state this call wrote
 		// is lost with it: learn from the original ratio again.
-		g.recordOverflowFrom(sess, cfg, mem, req, ov, learned)
+		g.recordOverflowFrom(sess, cfg, mem, req, jov, learned)
 	}
 	return creq, ev, err
+}
+
+// maxKnownWindow is the largest context window any model offers (Llama 4
+// Scout's ten million tokens; the registry's largest is two million): no
+// request a provider rejected held more tokens than its window by more
+// than a request can, so an overflow error stating more is not a count.
+const maxKnownWindow = 10_000_000
+
+// maxOverflowRatio is the most an overflow error's count may exceed the
+// larger of the guard's raw estimate of the rejected request and the
+// window by, and still be a count: the calibration's own bound
+// (maxCorrection), beyond which no report is learned either. The window
+// counts too because a rejected request is over the window by definition,
+// and one the guard estimated far under it may still be (an attachment the
+// estimate does not see): that count is the provider's word on the request
+// (ARCHITECTURE.md, Recovery).
+const maxOverflowRatio = maxCorrection
+
+// judgedOverflow is an overflow as recovery acts on it: the error's
+// ContextOverflow, its count dropped when implausible (plausibleOverflow),
+// and whether the session learns a provider ratio from it.
+type judgedOverflow struct {
+	ContextOverflow
+	learns bool
+}
+
+// plausibleOverflow judges ov's count against the request: a count above
+// every known window (and the agent's own), or more than maxOverflowRatio
+// times the larger of the guard's estimate of the request and the window
+// the request was rejected against, is implausible. Such a count
+// (2^40, a running total, a gateway's sum over requests) says only that
+// the request was too large: the overflow is recovered as one of unknown
+// size, once, and teaches the session nothing, since a ratio learned from
+// it would make every later call of the session compact early. The caller
+// owns the session entry.
+func (g *Guard) plausibleOverflow(sess *sessionEntry, cfg *Agent, req *Request, ov ContextOverflow, logger *slog.Logger) judgedOverflow {
+	if ov.Tokens <= 0 {
+		return judgedOverflow{ContextOverflow: ov, learns: true}
+	}
+	bound, window, estimate := maxKnownWindow, 0, 0
+	if req != nil {
+		window = g.requestLimits(cfg, req).window
+		bound = max(bound, window)
+		window = overflowWindow(ov, window)
+		estimate = requestTokens(sess.estimator(cfg, req.Model), req)
+	}
+	if ov.Tokens <= bound && (req == nil || float64(ov.Tokens) <= maxOverflowRatio*float64(max(estimate, window))) {
+		return judgedOverflow{ContextOverflow: ov, learns: true}
+	}
+	logger.Warn("contextguard: the provider's overflow error states an implausible count; recovering as from an overflow of unknown size, learning nothing from it",
+		"real_tokens", ov.Tokens, "estimated_tokens", estimate, "limit", ov.Limit)
+	return judgedOverflow{ContextOverflow: ContextOverflow{Provider: ov.Provider, Limit: ov.Limit}}
 }
 
 // rememberOverflow records, for the session's next call, that the recovery
@@ -137,7 +190,7 @@ func (g *Guard) rememberOverflow(c Call, st State, cfg *Agent, req *Request, ov 
 		return
 	}
 	defer g.sessions.release(sess)
-	g.recordOverflow(st, sess, cfg, sess.memory(cfg.name), req, ov)
+	g.recordOverflow(st, sess, cfg, sess.memory(cfg.name), req, g.plausibleOverflow(sess, cfg, req, ov, logger))
 }
 
 // learnedRatio is the provider ratio the session has learned so far, per
@@ -152,17 +205,19 @@ func (g *Guard) learnedRatio(st StateReader, cfg *Agent) int {
 // recordOverflow records an overflow for the session's next call, with the
 // provider ratio the session learns from it. The caller holds the session
 // entry.
-func (g *Guard) recordOverflow(st StateReader, sess *sessionEntry, cfg *Agent, mem *agentMemory, req *Request, ov ContextOverflow) {
+func (g *Guard) recordOverflow(st StateReader, sess *sessionEntry, cfg *Agent, mem *agentMemory, req *Request, ov judgedOverflow) {
 	g.recordOverflowFrom(sess, cfg, mem, req, ov, g.learnedRatio(st, cfg))
 }
 
 // recordOverflowFrom is recordOverflow from the learned ratio given.
-func (g *Guard) recordOverflowFrom(sess *sessionEntry, cfg *Agent, mem *agentMemory, req *Request, ov ContextOverflow, learned int) {
+func (g *Guard) recordOverflowFrom(sess *sessionEntry, cfg *Agent, mem *agentMemory, req *Request, ov judgedOverflow, learned int) {
 	p := &pendingOverflow{real: ov.Tokens, limit: ov.Limit, contents: mem.sentLen}
 	if req != nil {
 		est := sess.estimator(cfg, req.Model)
 		p.estimate = requestTokens(est, req)
-		p.ratio = learnFromOverflow(learned, est.defaultFactor(), ov.Tokens, p.estimate)
+		if ov.learns {
+			p.ratio = learnFromOverflow(learned, est.defaultFactor(), ov.Tokens, p.estimate)
+		}
 	}
 	mem.overflow = p
 }
@@ -173,7 +228,7 @@ func (g *Guard) recordOverflowFrom(sess *sessionEntry, cfg *Agent, mem *agentMem
 // state delta, which rides on the recovery response. It returns the request
 // to send, nil when nothing could be compacted, and the compaction's event
 // for the hook. The caller owns the session entry.
-func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent, sess *sessionEntry, mem *agentMemory, req *Request, ov ContextOverflow, logger *slog.Logger) (*Request, *CompactionEvent, error) {
+func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent, sess *sessionEntry, mem *agentMemory, req *Request, ov judgedOverflow, logger *slog.Logger) (*Request, *CompactionEvent, error) {
 	sio := cfg.stateIO(g.log)
 	var prev guardState
 	if st != nil {
@@ -197,7 +252,9 @@ func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent,
 	// The session learns the provider's ratio from the rejection; it rides
 	// on the recovery response with the compaction.
 	learned := prev
-	learned.providerRatio = learnFromOverflow(prev.providerRatio, est.defaultFactor(), ov.Tokens, sent)
+	if ov.learns {
+		learned.providerRatio = learnFromOverflow(prev.providerRatio, est.defaultFactor(), ov.Tokens, sent)
+	}
 	real := ov.Tokens
 	if real <= 0 {
 		real = max(satAdd(window, 1), scaleSat(sent, float64(learned.providerRatio)/ratioScale))

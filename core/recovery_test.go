@@ -340,3 +340,59 @@ func TestOnModelError_IncludeContentsNone_NextTurnLearnsTheRatio(t *testing.T) {
 	assert.Equal(t, "REQUEST-2 run the tests", contentText(req2.Contents[0]))
 	assert.Equal(t, ratioPerMille(9_000/float64(sent)), ctx.getInt(keyProviderRatio), "the ratio learned is persisted")
 }
+
+// TestOnModelError_BogusCountCostsOneSummary: a ten-turn session of a
+// 128,000 window without usage metadata, with a recovery model, each turn
+// about 16,000 tokens, meets in its second turn an overflow error whose
+// count no request could have: 2^40 tokens (OpenAI's wording), more than
+// any model's window, or more than five times the window (and the guard's
+// estimate of the request). The guard recovers from it as from an overflow of unknown size and
+// learns nothing from it, so the session calls the summarizer at most once
+// more (the recovery's compaction) than the same session without the
+// error.
+func TestOnModelError_BogusCountCostsOneSummary(t *testing.T) {
+	const window = 128_000
+	play := func(t *testing.T, bogus error) (summaries, ratio int) {
+		t.Helper()
+		sum := fixedSummary("SUMMARY of the work so far")
+		recovery := &fakeLLM{name: "gpt-4o", reply: func(context.Context, *Request) (string, error) { return "recovered answer", nil }}
+		g, _ := newTestGuard(t, sum, WithMaxTokens(window), WithRecoveryModel(recovery))
+		ctx := newFakeCtx("a")
+		var raw []*genai.Content
+		for turn := range 10 {
+			text := fmt.Sprintf("LATEST turn %d %s", turn, filler(24_000, 3*turn))
+			ctx.withUser(text)
+			raw = append(raw, userMsg(text))
+			req := request(raw...)
+			_, err := g.beforeModel(ctx, req)
+			require.NoError(t, err)
+			answer := fmt.Sprintf("answer %d %s", turn, filler(24_000, 3*turn+1))
+			if turn == 1 && bogus != nil {
+				resp, err := g.onModelError(ctx, req, bogus)
+				require.NoError(t, err)
+				require.NotNil(t, resp, "recovered")
+				answer = contentText(resp.Content)
+			}
+			raw = append(raw, modelMsg(answer))
+		}
+		return sum.Calls(), ctx.getInt(keyProviderRatio)
+	}
+	base, baseRatio := play(t, nil)
+	require.Positive(t, base, "the session compacts on its own")
+	t.Logf("without the error: %d summarizer calls", base)
+	for _, tt := range []struct {
+		name string
+		err  error
+	}{
+		{"2^40 tokens", &coretest.OverflowError{Style: coretest.ErrorOpenAI, Tokens: 1 << 40, Limit: window}},
+		{"above every known window", &coretest.OverflowError{Style: coretest.ErrorGemini, Tokens: 900_000_000, Limit: window}},
+		{"past five times the window", &coretest.OverflowError{Style: coretest.ErrorAnthropic, Tokens: 1_400_000, Limit: window}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			calls, ratio := play(t, tt.err)
+			t.Logf("%d summarizer calls", calls)
+			assert.LessOrEqual(t, calls, base+1, "at most the recovery's compaction more")
+			assert.Equal(t, baseRatio, ratio, "nothing learned from the count")
+		})
+	}
+}

@@ -105,6 +105,9 @@ func countFeatures[T text](s T, f *Features) {
 	// The packed counts of the runs of two or three punctuation bytes, and
 	// how many runs they hold.
 	short, shortN := uint64(0), 0
+	// Where the alphanumeric run last cut before a run of one letter (see
+	// cutWord) goes on to at least, 0 before any.
+	cutEnd := 0
 	for i < n {
 		c := s[i]
 		k := byteKind[c]
@@ -178,9 +181,23 @@ func countFeatures[T text](s T, f *Features) {
 		}
 		if k == kWord {
 			prev = prevNone
+			fl := byteFlags[c]
+			if i < cutEnd {
+				// Inside a run already cut: a run of one letter, or the
+				// word up to its cut (see cutWord), without reading the
+				// rest of the run.
+				if fl&(bLower|bUpper) != 0 && i+longLetterRun-1 < n && s[i+1] == c && s[i+2] == c && s[i+3] == c {
+					i = letterRun(s, i, f)
+					continue
+				}
+				if p := cutWord(s, i, f, cutEnd); p > 0 {
+					i = p
+					continue
+				}
+			}
 			// Fast path, inline: a plain ASCII word (lower case, or one
 			// capital then lower case) that the next byte cannot continue.
-			if fl := byteFlags[c]; fl&(bLower|bUpper) != 0 {
+			if fl&(bLower|bUpper) != 0 {
 				// Eight bytes at a time, so that the end of a word costs no
 				// mispredicted loop exit; inline, as a call would spill the loop
 				// state.
@@ -202,14 +219,19 @@ func countFeatures[T text](s T, f *Features) {
 					letters := j - i
 					if letters >= longLetterRun && s[i+1] == c && s[i+2] == c && s[i+3] == c {
 						// "aaaaaaaa": a run of one letter merges by
-						// doubling, not as a word.
+						// doubling, not as a word. The words after it in
+						// the run are cut (cutEnd).
+						cutEnd = j
 						i = letterRun(s, i, f)
 						continue
 					}
 					if letters > innerRunMin {
 						// "Annnnnnnnn", "xyzzzzzzzz": the word ends where a
 						// run of one letter starts (see innerRun).
-						j = innerRunFrom(s, i, j)
+						if p := innerRunFrom(s, i, j); p < j {
+							cutEnd = j
+							j = p
+						}
 						letters = j - i
 					}
 					// A capital then lower-case letters, without a branch
@@ -224,7 +246,9 @@ func countFeatures[T text](s T, f *Features) {
 					continue
 				}
 				if i+longLetterRun-1 < n && s[i+1] == c && s[i+2] == c && s[i+3] == c {
-					// "IIIIII", "aaaaB": a run of one letter, as above.
+					// "IIIIII", "aaaaB": a run of one letter, as above; the
+					// run goes on at least to j.
+					cutEnd = j
 					i = letterRun(s, i, f)
 					continue
 				}
@@ -305,7 +329,7 @@ func countFeatures[T text](s T, f *Features) {
 					continue
 				}
 			}
-			i = wordRun(s, i, f)
+			i = wordRun(s, i, f, &cutEnd)
 			continue
 		}
 		switch k {
@@ -371,7 +395,7 @@ func countFeatures[T text](s T, f *Features) {
 			f[fCtrl]++
 			i++
 		default: // kHigh
-			i, prev = nonASCII(s, i, f, prev, &st)
+			i, prev = nonASCII(s, i, f, prev, &st, &cutEnd)
 			continue
 		}
 		prev = prevNone

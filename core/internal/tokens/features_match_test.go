@@ -88,6 +88,44 @@ func TestFeaturesMatchReferenceRandom(t *testing.T) {
 	}
 }
 
+// cutRunPieces are glued into the long runs of
+// TestFeaturesMatchReferenceCutRuns: letters of every case, digits, '/' and
+// '+', Latin letters of two and three bytes, and the byte that ends a run.
+var cutRunPieces = []string{
+	"x", "qz", "Ab", "B", "CD", "q", "7", "42", "/", "+", "é", "Ñ", "ḿ", "ab", "Xy", "a1", "Z9", "=",
+}
+
+// cutRunText returns a run of about n bytes without a space: pieces of
+// cutRunPieces, and every few pieces a run of one letter (4 to 9 copies)
+// that cuts the words around it.
+func cutRunText(r *rand.Rand, n int) string {
+	var b strings.Builder
+	for b.Len() < n {
+		if r.IntN(3) == 0 {
+			b.WriteString(strings.Repeat(string("abcqXYZ"[r.IntN(7)]), 4+r.IntN(6)))
+			continue
+		}
+		for range 1 + r.IntN(8) {
+			b.WriteString(cutRunPieces[r.IntN(len(cutRunPieces))])
+		}
+	}
+	return b.String()
+}
+
+// TestFeaturesMatchReferenceCutRuns checks the counter on long runs cut
+// often before runs of one letter, where it counts a word that starts
+// inside a run it already cut without reading the run to its end (cutWord).
+func TestFeaturesMatchReferenceCutRuns(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	for range 500 {
+		s := cutRunText(r, 200+r.IntN(4000))
+		requireSameFeatures(t, s)
+		// The same run cut at a byte the run cannot hold, and at a space.
+		requireSameFeatures(t, s+"="+s)
+		requireSameFeatures(t, strings.ToLower(s)+" "+s)
+	}
+}
+
 func FuzzFeaturesMatchReference(f *testing.F) {
 	for _, s := range fragments {
 		f.Add([]byte(s))

@@ -27,8 +27,17 @@ type scriptRuns struct {
 // nonASCII counts what starts at the non-ASCII byte s[i], after a rune of
 // class prev: a run of CJK runes, a word of Latin letters, an invalid
 // byte, or one rune of another script. It returns where that ends and the
-// class of its last rune.
-func nonASCII[T text](s T, i int, f *Features, prev int, st *scriptRuns) (int, int) {
+// class of its last rune. cutEnd is countFeatures' end of the alphanumeric
+// run last cut before a run of one letter (see cutWord), which wordRun
+// updates.
+func nonASCII[T text](s T, i int, f *Features, prev int, st *scriptRuns, cutEnd *int) (int, int) {
+	if i < *cutEnd {
+		// A Latin letter inside the run last cut: the alphanumeric run
+		// holds no other non-ASCII rune.
+		if p := cutWord(s, i, f, *cutEnd); p > 0 {
+			return p, prevNone
+		}
+	}
 	c := s[i]
 	if c >= 0xE3 && c <= 0xEF {
 		if j, p := cjkRun(s, i, f, prev, st); j > i {
@@ -47,7 +56,7 @@ func nonASCII[T text](s T, i int, f *Features, prev int, st *scriptRuns) (int, i
 		return i + 1, prevNone
 	}
 	if isLatinLetter(r) {
-		return wordRun(s, i, f), prevNone
+		return wordRun(s, i, f, cutEnd), prevNone
 	}
 	size, prev = scriptRune(s, i, r, size, f, prev, st)
 	return i + size, prev

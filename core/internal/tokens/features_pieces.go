@@ -7,8 +7,10 @@ import "math/bits"
 
 // wordRun consumes the alphanumeric run starting at s[i] (ASCII letters and
 // digits, non-ASCII Latin letters, and embedded '/' and '+'), adds its
-// features and returns the index after it.
-func wordRun[T text](s T, i int, f *Features) int {
+// features and returns the index after it. When it cuts the run before a
+// run of one letter, it sets *cutEnd to the run's end (see cutWord); cutEnd
+// is nil for a run already cut.
+func wordRun[T text](s T, i int, f *Features, cutEnd *int) int {
 	n := len(s)
 	start := i
 	var acc uint8
@@ -84,7 +86,10 @@ func wordRun[T text](s T, i int, f *Features) int {
 	if p := innerRun(s, start, i); p < i {
 		// The word ends where a run of one letter starts: count what comes
 		// before it as a word of its own (it has no such run).
-		return wordRun(s[:p], start, f)
+		if cutEnd != nil {
+			*cutEnd = i
+		}
+		return wordRun(s[:p], start, f, nil)
 	}
 	length := i - start
 	if !latin && acc&bDigit != 0 && acc&(bLower|bUpper) != 0 {
@@ -102,6 +107,28 @@ func wordRun[T text](s T, i int, f *Features) int {
 	}
 	pieces(s, start, i, f)
 	return i
+}
+
+// cutWord counts the word that starts at s[i], inside an alphanumeric run
+// that goes on at least to end, if it is cut before a run of one letter, as
+// wordRun counts it, and returns where it ends (at the cut, or before the
+// '/' and '+' that end it); otherwise it returns 0 and counts nothing.
+// countFeatures calls it for each word that starts inside a run it cut
+// before: every other path reads the word to the run's end before it looks
+// for the cut, which in a long run cut often (base64 or hex with a letter
+// repeated, a line of runs of one letter) made the counter quadratic in the
+// run's length. Here the word is read only up to its cut. A cut found
+// before end is the word's whatever the run holds after end: the word is
+// longer than innerRunMin, and the cut is its first run of one letter.
+func cutWord[T text](s T, i int, f *Features, end int) int {
+	if end-i <= innerRunMin {
+		return 0
+	}
+	p := innerRunFrom(s, i, end)
+	if p == end {
+		return 0
+	}
+	return wordRun(s[:p], i, f, nil)
 }
 
 // transitions counts changes between lower, upper and digit classes in s[a:b].

@@ -326,8 +326,10 @@ func rareWordPairs[T text](s T, from, to int, limit int32) (pairs, rare int32) {
 	n := len(s)
 	i := from
 	if i > 0 && byteFlags[s[i-1]]&(bLower|bUpper|bDigit) != 0 {
-		// Inside a run: skip to its end.
-		for i < n && byteFlags[s[i]]&(bLower|bUpper|bDigit) != 0 {
+		// Inside a run: skip to its end, or to the window's, as a run
+		// that goes on past it starts no word here. Skipping past the
+		// window read a run as long as the text once per window.
+		for i < to && byteFlags[s[i]]&(bLower|bUpper|bDigit) != 0 {
 			i++
 		}
 	}
