@@ -36,7 +36,7 @@ const scriptedModelName = "scripted-sre"
 //     lists the commands run) say how far the turn got.
 //
 // It reports UsageMetadata.PromptTokenCount from an independent count (o200k
-// over the whole request, contextguardtest.TokenizerCounter), as a provider
+// over the whole request, o200k.Counter of contextguardtest/o200k), as a provider
 // would.
 type sreModel struct {
 	counter contextguardtest.Counter

@@ -67,7 +67,7 @@ type Request struct {
 
 // groundTruth is the exact count: o200k tokens of each piece's texts, call
 // arguments and results, with the kit's framing cost per content and per
-// call, response and declaration (coretest.TokenizerCounter at factor 1).
+// call, response and declaration (o200k.Counter at factor 1).
 var groundTruth = o200k.Counter(1)
 
 // Snapshot measures a request: its pieces in the cache's order, each
