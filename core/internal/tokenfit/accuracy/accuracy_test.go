@@ -174,8 +174,8 @@ func TestFitReportCurrent(t *testing.T) {
 }
 
 // tracesDir is corpus.TracesDir seen from this package's directory
-// (core/internal/tokens).
-var tracesDir = filepath.Join("..", "..", "..", corpus.TracesDir)
+// (core/internal/tokenfit/accuracy, four levels below the repository root).
+var tracesDir = filepath.Join("..", "..", "..", "..", corpus.TracesDir)
 
 // loadTraces returns the chunks of the real agent conversations. Without
 // them the test fails in CI (CI always has them) and is skipped elsewhere.
