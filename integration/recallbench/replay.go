@@ -22,6 +22,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard"
 	"github.com/adk-contextguard/contextguard/contextguardtest"
+	"github.com/adk-contextguard/contextguard/contextguardtest/o200k"
 	"github.com/adk-contextguard/contextguard/integration/costbench"
 )
 
@@ -226,7 +227,7 @@ type replayModel struct {
 
 func newReplayModel(tr *costbench.Trace) *replayModel {
 	return &replayModel{trace: tr, summ: contextguardtest.NewSummarizerModel(contextguardtest.SummarizerConfig{
-		Name: "replay-summarizer", SummarySize: summarySize, Counter: contextguardtest.TokenizerCounter(1)})}
+		Name: "replay-summarizer", SummarySize: summarySize, Counter: o200k.Counter(1)})}
 }
 
 // Name is the model's name, the same for the agent and its summarizer.
