@@ -386,13 +386,13 @@ func (x *recallIndex) nextAsVariant(en *recallEntry) {
 }
 
 // variantsText is what a page shows of en's variants within limit bytes:
-// a line naming each variant's place, then its lines, as many as fit, at
-// most half of limit; "" when none fits.
+// a line naming each variant's place, then its lines, as many as fit in
+// what the excerpt leaves (recallExcerptShare); "" when none fits.
 func (x *recallIndex) variantsText(en recallEntry, limit int) string {
 	if len(en.variants) == 0 {
 		return ""
 	}
-	room := limit/2 - len(recallVariantsHead)
+	room := limit - limit/recallExcerptShare - len(recallVariantsHead)
 	// Each variant's lines first, as many as fit; then, while the room
 	// holds it, a line around them (what differs around a repeated line is
 	// often what was asked).
@@ -444,6 +444,11 @@ const (
 	// recallVariantBytes bounds the lines shown of one variant: a line or
 	// two, what tells it apart.
 	recallVariantBytes = 320
+	// recallExcerptShare: an entry with variants keeps 1/recallExcerptShare
+	// of its room for its excerpt (the match and a line or two around it),
+	// the rest for its variants' lines (the recall benchmark found the
+	// most sought lines on a page with a third, among a half to a quarter).
+	recallExcerptShare = 3
 	// recallVariantContext is the context a variant's lines get on either
 	// side together: about a line each.
 	recallVariantContext = 160
