@@ -57,6 +57,10 @@ func FuzzRecall(f *testing.F) {
 	x := indexOf(
 		userMsg("the staging vault code is 4471 walrus"),
 		respMsg("read_file", map[string]any{"output": strings.Repeat("line of output ü\n", 400)}),
+		// The same lines in other views: listed under one excerpt.
+		respMsg("read_file", map[string]any{"output": fileView(120, "vault code walrus")}),
+		respMsg("read_file", map[string]any{"output": fileView(81, "vault code walrus") + htmlPage(true)}),
+		respMsg("fetch", map[string]any{"output": htmlPage(false)}),
 	)
 	h := []*genai.Content{userMsg("u"), respMsg("read_file", map[string]any{"output": strings.Repeat("ü", 5000)})}
 	h[1].Parts[0].FunctionResponse.ID = "c1"

@@ -1,7 +1,9 @@
 package recallindex
 
 import (
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -33,4 +35,24 @@ func TestGist(t *testing.T) {
 	}
 	assert.Equal(t, "PUBLIC \"x\"\nTitle", Gist("<br />\tPUBLIC \"x\"\n\n<br />\t\t<title>Title</title>\n"))
 	assert.Empty(t, Gist(" \n\t\n"))
+}
+
+// FuzzGist: any text has a gist, valid UTF-8 when the text is, and the
+// same for the text viewed with line numbers.
+func FuzzGist(f *testing.F) {
+	for _, s := range []string{"", "<br />\tPUBLIC x", "  12\t+ a<b", "<", "<a", "9", "- -", "ü\n\n<ü>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		g := Gist(s)
+		if utf8.ValidString(s) && !utf8.ValidString(g) {
+			t.Fatalf("Gist(%q) = %q, not valid UTF-8", s, g)
+		}
+		if strings.Contains(s, "\n") || strings.ContainsAny(s, "0123456789+-<") {
+			return // numbered again, a line of its own marks would read otherwise
+		}
+		if n := Gist("  42\t" + s); n != g {
+			t.Fatalf("Gist of %q numbered = %q, not %q", s, n, g)
+		}
+	})
 }
