@@ -109,13 +109,16 @@ func partSource(p *genai.Part) (src recallSource, text string, ok bool) {
 			return src, "", false
 		}
 		src.tool, src.callID = p.FunctionCall.Name, p.FunctionCall.ID
-		return src, p.FunctionCall.Name + " " + marshalJSON(p.FunctionCall.Args), true
+		return src, p.FunctionCall.Name + " " + readableJSON(marshalJSON(p.FunctionCall.Args)), true
 	case p.FunctionResponse != nil:
 		if p.FunctionResponse.Name == RecallToolName {
 			return src, "", false
 		}
 		src.tool, src.callID = p.FunctionResponse.Name, p.FunctionResponse.ID
-		return src, compactJSON(p.FunctionResponse.Response), true
+		if s, ok := singleString(p.FunctionResponse.Response); ok {
+			return src, s, true
+		}
+		return src, readableJSON(marshalJSON(p.FunctionResponse.Response)), true
 	case p.ExecutableCode != nil:
 		return src, sanitizeUTF8(p.ExecutableCode.Code), true
 	case p.CodeExecutionResult != nil:
@@ -123,6 +126,37 @@ func partSource(p *genai.Part) (src recallSource, text string, ok bool) {
 	}
 	return src, "", false
 }
+
+// readableJSON is the JSON s with the escapes encoding/json writes for
+// HTML's special characters (\u003c, \u003e, \u0026) written as the
+// characters <, > and &: an excerpt shows a tool call's arguments as the
+// model wrote them ("a && b", "<br>"), and the words beside those
+// characters are terms of their own rather than parts of "u0026b".
+func readableJSON(s string) string {
+	if !strings.Contains(s, `\u00`) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		if c, ok := htmlEscapes[s[i+1:min(i+6, len(s))]]; ok {
+			b.WriteByte(c)
+			i += 5
+			continue
+		}
+		b.WriteString(s[i : i+2]) // another escape, "\\" included, kept whole
+		i++
+	}
+	return b.String()
+}
+
+// htmlEscapes are the escapes encoding/json writes for HTML's special
+// characters (without their backslash), and the characters.
+var htmlEscapes = map[string]byte{"u003c": '<', "u003e": '>', "u0026": '&'}
 
 // eachTerm calls f with each term of s (recallindex.EachTerm).
 func eachTerm(s string, f func(string) bool) { recallindex.EachTerm(s, f) }

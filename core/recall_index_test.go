@@ -54,3 +54,38 @@ func TestRecallIndex_ValidDetectsARewrittenHistory(t *testing.T) {
 	assert.False(t, x.valid([]*genai.Content{userMsg("one"), modelMsg("other")}))
 	assert.False(t, x.valid(cs[:1]), "a shorter history does not hold it")
 }
+
+func TestRecallIndex_ReadsCallsAsTheModelWroteThem(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		content *genai.Content
+		want    string
+	}{{
+		name:    "a shell command's && and a tag's brackets",
+		content: callMsg("bash", map[string]any{"command": `cd /w && echo "<br>" > a.html`}),
+		want:    `bash {"command":"cd /w && echo \"<br>\" > a.html"}`,
+	}, {
+		name:    "a result of several fields",
+		content: respMsg("fetch", map[string]any{"body": "<p>a & b</p>", "status": 200}),
+		want:    `{"body":"<p>a & b</p>","status":200}`,
+	}, {
+		name:    "an escaped backslash before u0026 stays as written",
+		content: callMsg("write", map[string]any{"text": `\u0026 & \\u003c`}),
+		want:    `write {"text":"\\u0026 & \\\\u003c"}`,
+	}, {
+		name:    "a result of one string is its text",
+		content: respMsg("read", map[string]any{"output": `literal \u0026 stays`}),
+		want:    `literal \u0026 stays`,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := indexOf(tc.content)
+			require.Equal(t, 1, x.ix.Len())
+			assert.Equal(t, tc.want, x.ix.Text(0))
+		})
+	}
+	x := indexOf(callMsg("bash", map[string]any{"command": "make && echo done"}))
+	_, total := x.ix.Search(terms("make echo"), 5)
+	assert.Equal(t, 1, total, "the words beside && are terms of their own")
+	_, total = x.ix.Search(terms("u0026echo"), 5)
+	assert.Zero(t, total)
+}

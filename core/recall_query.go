@@ -192,6 +192,10 @@ type recallEntry struct {
 	at, end  int
 	from, to int
 	also     []int
+	// variants are other places whose lines read the same in another
+	// view (recallindex.Gist: other line numbers, diff marks, markup),
+	// best first: the page shows their lines, not a whole excerpt each.
+	variants []recallVariant
 	// second is the text's next best passage, -1 when none; next its span,
 	// read for an entry a page shows (ok).
 	second int
@@ -227,16 +231,28 @@ func renderMatches(x *recallIndex, q recallQuery, page int, fit recallFit, note 
 		return note + "recall_context: nothing of this conversation has been compacted or pruned yet; everything is still in your context."
 	}
 	page = max(page, 1)
-	return fit.fitted(func(bytes int) string { return renderPage(x, q, page, bytes, note) })
+	// One search for every size the answer is tried at: a smaller one
+	// reads fewer of its hits.
+	hits, total := x.ix.Search(q.terms, recallHits(page, recallPerPage))
+	return fit.fitted(func(bytes int) string { return renderPage(x, q, hits, total, page, bytes, note) })
 }
 
-// renderPage is page of x's matches for q within budget bytes, note first.
-func renderPage(x *recallIndex, q recallQuery, page, budget int, note string) string {
+// recallHits is how many hits a page of perPage excerpts reads: enough
+// for the pages up to page when duplicates collapse, and at least the
+// hits the search re-ranks, among which the other views of a page's lines
+// are looked for.
+func recallHits(page, perPage int) int {
+	return max(min(page, maxRecallPages)*perPage*recallCollapseSlack, recallindex.PhraseCandidates)
+}
+
+// renderPage is page of x's matches for q within budget bytes, note
+// first: hits are the best of the total texts that match, best first.
+func renderPage(x *recallIndex, q recallQuery, hits []recallindex.Hit, total, page, budget int, note string) string {
 	// A small budget shows fewer excerpts a page, each at least
 	// minExcerptBytes, rather than five unreadable ones.
 	room := budget - recallHeaderBytes - len(note)
 	perPage := min(recallPerPage, max(room/(minExcerptBytes+recallSourceBytes), 1))
-	hits, total := x.ix.Search(q.terms, min(page, maxRecallPages)*perPage*recallCollapseSlack)
+	hits = hits[:min(len(hits), recallHits(page, perPage))]
 	if total == 0 {
 		return note + "recall_context: no earlier excerpt matches " + strconv.Quote(validPrefix(q.text, recallQuoteBytes)) + ". Try other words: a name, a number, an error's words."
 	}
@@ -251,6 +267,7 @@ func renderPage(x *recallIndex, q recallQuery, page, budget int, note string) st
 	for i := range shown {
 		if shown[i].second >= 0 {
 			shown[i].next = x.spanIn(shown[i].second, q.terms)
+			x.nextAsVariant(&shown[i])
 		}
 	}
 	heads := make([]string, len(shown))
@@ -269,8 +286,10 @@ func renderPage(x *recallIndex, q recallQuery, page, budget int, note string) st
 	for i, en := range shown {
 		b.WriteString(heads[i])
 		each := max(room*excerptShare(i)/shares, minCutBytes) - recallEllipsisBytes
-		b.WriteString(x.excerpt(en, each))
+		vars := x.variantsText(en, each)
+		b.WriteString(x.excerpt(en, each-len(vars)))
 		b.WriteByte('\n')
+		b.WriteString(vars)
 	}
 	if page < pages {
 		b.WriteString("\nMore matches exist: call recall_context with the same query and page " + strconv.Itoa(page+1) + ".")
@@ -291,30 +310,153 @@ func excerptShare(i int) int {
 // share of its room.
 const recallTopExcerpts = 3
 
+// recallVariant is a place whose lines read as an entry's in another
+// view: its text and those lines.
+type recallVariant struct {
+	src, from, to int
+}
+
 // collapse turns hits, best first, into entries, until it has want of
 // them: each centred on the span where the query's terms occur densest in
-// its best passage; an entry whose lines an earlier entry already shows is
-// not shown again, but named among that entry's other places. read is how
-// many hits it read.
+// its best passage. An entry whose lines an earlier entry already shows is
+// not shown again, but named among that entry's other places; one whose
+// lines read as an earlier entry's in another view (the same gist) is
+// listed under it by its lines alone. read is how many hits it read.
 func (x *recallIndex) collapse(hits []recallindex.Hit, terms []string, want int) (entries []recallEntry, read int) {
 	entries = make([]recallEntry, 0, min(len(hits), want))
 	seen := make(map[string]int, min(len(hits), want))
-	for _, h := range hits {
-		if len(entries) == want {
-			break
+	gists := make(map[string]int, min(len(hits), want))
+	full := false // the page's entries are all there: later hits only join them
+	// variant lists the place sp of text t under the entry whose lines
+	// read as its own in another view, if one does and the place is new.
+	variant := func(t int, sp recallSpan) bool {
+		key := strings.TrimSpace(x.ix.Text(t)[sp.from:sp.to])
+		if _, dup := seen[key]; dup {
+			return true
 		}
-		read++
+		j, near := gists[recallindex.Gist(key)]
+		if !near {
+			return false
+		}
+		seen[key] = -1 // its exact repeats are not named again
+		if len(entries[j].variants) < recallVariantsMax {
+			entries[j].variants = append(entries[j].variants, recallVariant{src: t, from: sp.from, to: sp.to})
+		}
+		return true
+	}
+	for i, h := range hits {
+		if !full {
+			read = i + 1
+		}
 		sp := x.spanIn(h.Passage, terms)
 		key := strings.TrimSpace(x.ix.Text(h.Text)[sp.from:sp.to])
 		if j, dup := seen[key]; dup {
-			entries[j].addAlso(x.srcs[entries[j].src].turn, x.srcs[h.Text].turn)
+			if j >= 0 {
+				entries[j].addAlso(x.srcs[entries[j].src].turn, x.srcs[h.Text].turn)
+			}
+			// A repeat of lines already shown may hold, further on, the
+			// same lines in another view (a page that lists its source).
+			if h.Second >= 0 {
+				variant(h.Text, x.spanIn(h.Second, terms))
+			}
 			continue
 		}
-		seen[key] = len(entries)
+		if variant(h.Text, sp) || full {
+			continue
+		}
+		seen[key], gists[recallindex.Gist(key)] = len(entries), len(entries)
 		entries = append(entries, recallEntry{src: h.Text, at: sp.at, end: sp.end, from: sp.from, to: sp.to, second: h.Second})
+		full = len(entries) == want
 	}
 	return entries, read
 }
+
+// nextAsVariant lists en's next best place as a variant, first, when its
+// lines read as en's in another view: shown by its lines, it costs a line
+// where a second excerpt would cost a share of the room.
+func (x *recallIndex) nextAsVariant(en *recallEntry) {
+	text := x.ix.Text(en.src)
+	first := strings.TrimSpace(text[en.from:en.to])
+	next := strings.TrimSpace(text[en.next.from:en.next.to])
+	if next == first || recallindex.Gist(next) != recallindex.Gist(first) {
+		return
+	}
+	en.variants = slices.Insert(en.variants, 0, recallVariant{src: en.src, from: en.next.from, to: en.next.to})
+	en.next = recallSpan{}
+}
+
+// variantsText is what a page shows of en's variants within limit bytes:
+// a line naming each variant's place, then its lines, as many as fit in
+// what the excerpt leaves (recallExcerptShare); "" when none fits.
+func (x *recallIndex) variantsText(en recallEntry, limit int) string {
+	if len(en.variants) == 0 {
+		return ""
+	}
+	room := limit - limit/recallExcerptShare - len(recallVariantsHead)
+	// Each variant's lines first, as many as fit; then, while the room
+	// holds it, a line around them (what differs around a repeated line is
+	// often what was asked).
+	var items []string
+	used := 0
+	for _, v := range en.variants {
+		item := x.variantItem(en, v, 0)
+		if used+len(item) > room {
+			break
+		}
+		items = append(items, item)
+		used += len(item)
+	}
+	if len(items) == 0 {
+		return ""
+	}
+	for i := range items {
+		wide := x.variantItem(en, en.variants[i], recallVariantContext)
+		if used+len(wide)-len(items[i]) <= room {
+			used += len(wide) - len(items[i])
+			items[i] = wide
+		}
+	}
+	var b strings.Builder
+	b.WriteString(recallVariantsHead)
+	for _, it := range items {
+		b.WriteString(it)
+	}
+	return b.String()
+}
+
+// variantItem is the line a page shows of variant v of en: its place,
+// then its lines (at most recallVariantBytes) with context bytes around
+// them.
+func (x *recallIndex) variantItem(en recallEntry, v recallVariant, context int) string {
+	where := recallSameText
+	if v.src != en.src {
+		where = x.describe(recallEntry{src: v.src})
+	}
+	out, _ := recallindex.Excerpt(x.ix.Text(v.src), v.from, v.to, min(v.to-v.from, recallVariantBytes)+context)
+	return "- " + where + ":\n" + strings.TrimSpace(out) + "\n"
+}
+
+const (
+	// recallVariantsMax bounds the variants an entry lists: the places
+	// that read the same in other views beyond it are few in a page's
+	// worth of hits, and each costs its lines.
+	recallVariantsMax = 6
+	// recallVariantBytes bounds the lines shown of one variant: a line or
+	// two, what tells it apart.
+	recallVariantBytes = 320
+	// recallExcerptShare: an entry with variants keeps 1/recallExcerptShare
+	// of its room for its excerpt (the match and a line or two around it),
+	// the rest for its variants' lines (the recall benchmark found the
+	// most sought lines on a page with a third, among a half to a quarter).
+	recallExcerptShare = 3
+	// recallVariantContext is the context a variant's lines get on either
+	// side together: about a line each.
+	recallVariantContext = 160
+	// recallSameText names a variant in the entry's own text.
+	recallSameText = "further on in the same text"
+	// recallVariantsHead introduces an entry's variants.
+	recallVariantsHead = "Other views of these lines:\n"
+)
 
 // addAlso records turn among the other places an entry of turn own occurs.
 func (en *recallEntry) addAlso(own, turn int) {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -56,6 +57,10 @@ func FuzzRecall(f *testing.F) {
 	x := indexOf(
 		userMsg("the staging vault code is 4471 walrus"),
 		respMsg("read_file", map[string]any{"output": strings.Repeat("line of output ü\n", 400)}),
+		// The same lines in other views: listed under one excerpt.
+		respMsg("read_file", map[string]any{"output": fileView(120, "vault code walrus")}),
+		respMsg("read_file", map[string]any{"output": fileView(81, "vault code walrus") + htmlPage(true)}),
+		respMsg("fetch", map[string]any{"output": htmlPage(false)}),
 	)
 	h := []*genai.Content{userMsg("u"), respMsg("read_file", map[string]any{"output": strings.Repeat("ü", 5000)})}
 	h[1].Parts[0].FunctionResponse.ID = "c1"
@@ -185,6 +190,78 @@ func TestRecall_ExcerptsShowTheMatch(t *testing.T) {
 			for _, o := range tc.once {
 				assert.Equal(t, 1, strings.Count(out, o), "%q shown once:\n%s", o, out)
 			}
+			assert.LessOrEqual(t, answerTokens(st, out), budget, "within the budget as the guard counts it")
+		})
+	}
+}
+
+// fileView is a file viewer's output of lines, numbered from first, with
+// line marked among filler code.
+func fileView(first int, line string) string {
+	var b strings.Builder
+	for i := range 9 {
+		text := fmt.Sprintf("    value_%d = compute(%d)", first+i, i)
+		if i == 4 {
+			text = line
+		}
+		fmt.Fprintf(&b, "%6d\t%s\n", first+i, text)
+	}
+	return b.String()
+}
+
+// htmlPage is a page as a CGI script prints it: its head, then (when
+// listed) the script's own source with "<br />" before each line.
+func htmlPage(listed bool) string {
+	page := "<html>\n\t<head>\n\t\t<title>Perl File Upload</title>\n\t</head>\n\t<body>\n\t\t<h1>Upload</h1>\n\t</body>\n</html>\n"
+	if !listed {
+		return page
+	}
+	return page + strings.Repeat("progress bar 100%\n", 30) + "#!/usr/bin/perl\n<br />print <<EOF;\n<br /><html>\n<br />\t<head>\n<br />\t\t<title>Perl File Upload</title>\n<br />\t</head>\n"
+}
+
+// resultHead matches the head of an excerpt of a tool result.
+var resultHead = regexp.MustCompile(`\n\[\d+\] turn \d+, result of tool `)
+
+func TestRecall_OneLineInSeveralViews(t *testing.T) {
+	target := "        retries = backoff_schedule(attempt, jitter)"
+	for _, tc := range []struct {
+		recallScenario
+		// results is how many excerpts of tool results the page shows.
+		results int
+	}{{
+		recallScenario: recallScenario{
+			name: "a file read twice, its lines moved by an edit",
+			history: append(append(append([]*genai.Content{userMsg("read it")}, toolOutput("c-1", fileView(120, target))...),
+				toolOutput("c-2", "edited: 35 lines removed")...), append(toolOutput("c-3", fileView(81, target)), userMsg("next"))...),
+			query: "backoff schedule attempt jitter",
+			wants: []string{"   124\t" + target, "    85\t" + target, "Other views of these lines:", "call_id c-3"},
+		},
+		results: 1,
+	}, {
+		recallScenario: recallScenario{
+			name:    "a page that lists its own source, in a room of 500 tokens",
+			history: append(append([]*genai.Content{userMsg("fetch")}, toolOutput("c-1", htmlPage(false))...), append(toolOutput("c-2", htmlPage(true)), userMsg("next"))...),
+			query:   "title perl file upload",
+			room:    2_000,
+			wants:   []string{"\t\t<title>Perl File Upload</title>", "<br />\t\t<title>Perl File Upload</title>", "Other views of these lines:"},
+		},
+		results: 1,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, _ := newTestGuard(t, fixedSummary("S"))
+			st := compactedAt(tc.history, len(tc.history)-1)
+			budget := recallDefaultTokens
+			if tc.room > 0 {
+				_ = st.Set(keyWindow+"a", 100_000)
+				_ = st.Set(keyLastTokens+"a", 100_000-tc.room)
+				budget = tc.room / recallRoomShare
+			}
+			out, err := g.Recall(callOf("u", "s"), st, "a", RecallScope{}, tc.history, RecallArgs{Query: tc.query})
+			require.NoError(t, err)
+			for _, w := range tc.wants {
+				assert.Contains(t, out, w)
+			}
+			assert.Len(t, resultHead.FindAllString(out, -1), tc.results, "excerpts of tool results on the page:\n%s", out)
 			assert.LessOrEqual(t, answerTokens(st, out), budget, "within the budget as the guard counts it")
 		})
 	}

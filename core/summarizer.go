@@ -199,14 +199,23 @@ func renderContent(c *genai.Content, lim excerptLimits) string {
 // single string (the common {"output": "..."} or {"result": "..."}) render as
 // that string, so excerpts show text rather than escapes.
 func compactJSON(v any) string {
+	if s, ok := singleString(v); ok {
+		return s
+	}
+	return marshalJSON(v)
+}
+
+// singleString is the string a tool result holds when it holds only one
+// (as {"output": "..."}), made valid UTF-8; ok is false otherwise.
+func singleString(v any) (string, bool) {
 	if m, ok := v.(map[string]any); ok && len(m) == 1 {
 		for _, val := range m {
 			if s, ok := val.(string); ok {
-				return sanitizeUTF8(s)
+				return sanitizeUTF8(s), true
 			}
 		}
 	}
-	return marshalJSON(v)
+	return "", false
 }
 
 // marshalJSON renders v as compact JSON, as json.Marshal would, for values
