@@ -59,7 +59,6 @@ func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	mem.candidate = prepareCandidate{}
 	mem.unprepared = InlineNotPrepared
 	mem.noteStep(t.beforeEst, s.next.lastEstimate)
-	mem.tools.note(t.est, t.raw)
 	// At most one per session: the agent's serves its next call, unless it
 	// would not make it fit (replaces, below); another agent's leaves it
 	// none.

@@ -35,7 +35,7 @@ func (b backgroundCall) UserContent() *genai.Content { return b.userContent }
 // session entry: its count cache and summary message are the goroutine's);
 // the goroutine runs the engine's summary of the span (summarizeSpan: the
 // same prompt, budget, rolling pieces and fallback as an inline compaction).
-func (g *Guard) startPrepared(c Call, cfg *Agent, st State, calls *genai.Content) {
+func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 	sess, err := g.sessions.acquire(c, sessionKey(c))
 	if err != nil {
 		return
@@ -45,12 +45,6 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State, calls *genai.Content
 	cand := mem.candidate
 	mem.candidate = prepareCandidate{}
 	if !cand.ok || sess.prepared.Load() != cand.replaces {
-		return
-	}
-	if toolsStaySmall(cfg, &mem.tools, cand, calls) {
-		if cand.replaces == nil {
-			mem.unprepared = InlineNotPredicted
-		}
 		return
 	}
 	p, ctx, ok := g.prep.begin(cfg.name)
@@ -184,18 +178,4 @@ func (g *Guard) runPrepared(t *turn, c *compaction, p *preparedSummary) {
 func (m *prefixMemo) chainOf(raw []*genai.Content, n int) uint64 {
 	m.update(raw)
 	return m.at(n)
-}
-
-// toolsStaySmall reports whether the tools that calls asks for, all steady
-// ones (toolSize.alike) in tools, returned results too small for the next
-// request to reach the share of the trigger the agent prepares at: the
-// summary the agent's recent steps predicted is then not prepared.
-func toolsStaySmall(cfg *Agent, tools *toolSizes, cand prepareCandidate, calls *genai.Content) bool {
-	est, _ := cfg.estimator(cand.req.Model)
-	n, ok := tools.predict(est, calls)
-	if !ok {
-		return false
-	}
-	growth := cand.cal.scale(int(float64(n) * growthMargin))
-	return growth < cand.growth && float64(satAdd(cand.before, growth)) < cfg.preparesAt(cand.lim)
 }

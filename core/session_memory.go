@@ -77,9 +77,6 @@ type agentMemory struct {
 	growthAt   int
 	candidate  prepareCandidate
 	unprepared InlineReason
-	// tools is what the results of the agent's recent tools weighed
-	// (prepared_tools.go).
-	tools toolSizes
 	// replacedAt is one more than the compaction counter at which a
 	// prepared summary was last replaced by one covering more
 	// (preparedSummary.stale): once between two compactions.
