@@ -42,32 +42,25 @@ type prepareCandidate struct {
 	before int
 	// growth is the next step's predicted growth (with its margin).
 	growth int
-	// replaces is the agent's prepared summary this one replaces, nil for
-	// none: it would not make the next request fit (preparedSummary.stale).
-	replaces *preparedSummary
 }
 
 // noteGrowth records the step's growth and, when the next request is
 // predicted to reach the share of the trigger the agent prepares at, keeps
-// the call's values for a background summary (startPrepared): when the
-// agent has none prepared, or, once between two compactions, when the one
-// it has would not make the next request fit (preparedSummary.stale). It
-// runs at the end of every guarded call, with the session owned, and
-// leaves in the agent's memory why its next compaction for tokens would
-// run inline (CompactionEvent.InlineReason).
+// the call's values for a background summary (startPrepared), when the
+// session has none prepared. It runs at the end of every guarded call,
+// with the session owned, and leaves in the agent's memory why its next
+// compaction for tokens would run inline (CompactionEvent.InlineReason).
 func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	mem.candidate = prepareCandidate{}
 	mem.unprepared = InlineNotPrepared
 	mem.noteStep(t.beforeEst, s.next.lastEstimate)
-	// At most one per session: the agent's serves its next call, unless it
-	// would not make it fit (replaces, below); another agent's leaves it
-	// none.
-	held, unpredicted := t.sess.prepared.Load(), InlineNotPredicted
-	if held != nil {
-		if held.agent != t.cfg.name {
-			return
+	// At most one per session: the agent's serves its next call; another
+	// agent's leaves it none.
+	if held := t.sess.prepared.Load(); held != nil {
+		if held.agent == t.cfg.name {
+			mem.unprepared = InlinePreparedUnusable
 		}
-		mem.unprepared, unpredicted = InlinePreparedUnusable, InlinePreparedUnusable
+		return
 	}
 	if g.prep.limit == 0 || s.err != nil || t.mode != modeCompact || t.cfg.summarizer == nil || !g.prepares(t.cfg) {
 		return
@@ -79,13 +72,10 @@ func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	cand.growth = cand.cal.scale(int(float64(mem.largestGrowth()) * growthMargin))
 	predicted := satAdd(cand.before, cand.growth)
 	if !reachesEarly(t, s, predicted) {
-		mem.unprepared = unpredicted
+		mem.unprepared = InlineNotPredicted
 		return
 	}
-	if held != nil && (!held.stale(t, predicted, cand.growth) || mem.replacedAt == t.prev.compactions+1) {
-		return
-	}
-	cand.ok, cand.replaces = true, held
+	cand.ok = true
 	mem.candidate = cand
 }
 
@@ -123,18 +113,6 @@ func reachesEarly(t *turn, s *step, predicted int) bool {
 	}
 	freed, _ := pruneFreed(t.est, t.recall, t.raw, s.contents, t.frontier, pruneFrontier(t.cfg.pruneKeep, t.raw))
 	return float64(predicted-t.cal.scale(freed)) >= at
-}
-
-// stale reports whether the prepared summary p, written from an earlier
-// request, would not make the next request fit (preparedFits) when the
-// next step grows it by growth, to predicted: the contents after what it
-// covers, kept verbatim beside it, leave too little room. A summary started
-// a few steps early, for a step that turned out small, covers too little by
-// the time the trigger is reached; one written from this request would.
-// The call checked that p covers a prefix of its request (checkPrepared).
-func (p *preparedSummary) stale(t *turn, predicted, growth int) bool {
-	tail := t.cal.scale(contentsTokens(t.est, t.raw[p.end:]))
-	return !preparedFits(t.lim, satAdd(satAdd(p.request, tail), int(float64(growth)/growthMargin)), predicted, p.budget)
 }
 
 // sentRequest is the request the call let through, as a background summary

@@ -44,7 +44,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 	mem := sess.memory(cfg.name)
 	cand := mem.candidate
 	mem.candidate = prepareCandidate{}
-	if !cand.ok || sess.prepared.Load() != cand.replaces {
+	if !cand.ok || sess.prepared.Load() != nil {
 		return
 	}
 	p, ctx, ok := g.prep.begin(cfg.name)
@@ -75,10 +75,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 	p.prevSummary, p.compactions, p.userReq = comp.prevSummary, cand.prev.compactions, comp.userReq
 	p.request, p.budget = satAdd(comp.bare, comp.budget), comp.budget
 	p.started, p.log = g.clock.Now(), t.log()
-	if old := sess.prepared.Swap(p); old != nil {
-		mem.replacedAt = cand.prev.compactions + 1
-		old.drop(c, "it would not make the next request fit; one covering this request replaces it")
-	}
+	sess.prepared.Store(p)
 	mem.unprepared = InlinePreparedUnusable // should the next call not use it
 	g.prep.started.Add(1)
 	t.log().Info("contextguard: preparing the summary while tools run",

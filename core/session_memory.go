@@ -77,10 +77,6 @@ type agentMemory struct {
 	growthAt   int
 	candidate  prepareCandidate
 	unprepared InlineReason
-	// replacedAt is one more than the compaction counter at which a
-	// prepared summary was last replaced by one covering more
-	// (preparedSummary.stale): once between two compactions.
-	replacedAt int
 	// message is what the user's message of the agent's turn cost at the
 	// provider's count (between_turns_message.go).
 	message messageMeasure
