@@ -117,24 +117,15 @@ func reachesEarly(t *turn, s *step, predicted int) bool {
 
 // sentRequest is the request the call let through, as a background summary
 // starts from it: the raw contents, the contents sent, and the state, cut
-// and calibration they were sent with. After a compaction these are the
-// compaction's (its summary injected at its watermark), so that a step
-// that brings the compacted request back to the trigger finds the next
-// summary prepared. ok is false for a compaction that is not a summary
-// at a watermark (one that sent no summary).
+// and calibration they were sent with. ok is false for a call that
+// compacted: its request is already under the trigger, and the next
+// compaction's summary is prepared from a later one.
 func sentRequest(t *turn, s *step) (prepareCandidate, bool) {
-	cand := prepareCandidate{req: withContents(Request{Model: t.req.Model, Config: t.req.Config}, t.raw),
-		sent: s.contents, prev: t.prev, inj: t.inj, lim: t.lim, cal: t.cal, before: t.before}
-	if s.event == nil {
-		return cand, true
+	if s.event != nil {
+		return prepareCandidate{}, false
 	}
-	if s.next.compactions == t.prev.compactions || s.next.summary == "" || s.next.watermark <= 0 {
-		return cand, false
-	}
-	cand.prev, cand.before = s.next, s.next.tokens
-	cand.inj = injection{cut: s.next.watermark, injected: true}
-	cand.cal = newCalibration(s.next, t.est)
-	return cand, true
+	return prepareCandidate{req: withContents(Request{Model: t.req.Model, Config: t.req.Config}, t.raw),
+		sent: s.contents, prev: t.prev, inj: t.inj, lim: t.lim, cal: t.cal, before: t.before}, true
 }
 
 // prepares reports whether the agent's compactions may use prepared
