@@ -66,7 +66,7 @@ func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 		return
 	}
 	cand, ok := sentRequest(t, s)
-	if !ok || cand.prev.floor != 0 {
+	if !ok {
 		return
 	}
 	cand.growth = cand.cal.scale(int(float64(mem.largestGrowth()) * growthMargin))
