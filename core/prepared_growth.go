@@ -182,7 +182,7 @@ func (t *turn) stepFillsWindow(bare int) bool {
 		return false
 	}
 	n := satAdd(satAdd(bare, minSummaryTokens), t.cal.scale(grown))
-	return !preparedFits(t.lim, n)
+	return !preparedFits(t.lim, n, t.before, minSummaryTokens)
 }
 
 // asksForTools reports whether the response asks for function calls.

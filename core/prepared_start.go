@@ -96,22 +96,26 @@ func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
 			return split
 		}
 	}
-	if preparedFits(cand.lim, preparedRequest(c, cand, 0)) {
+	if preparedFits(cand.lim, preparedRequest(c, cand, 0), satAdd(cand.before, cand.growth), c.budget) {
 		return c.cov
 	}
 	return 0
 }
 
 // preparedFits reports whether the request of count n that a prepared
-// summary makes may be sent: under the threshold, or past it by the
-// contents the summary keeps verbatim (the step its tools ran for) while it
-// stays halfway to the room the request has, as far as the guard lets a
-// request go that it cannot compact below the trigger (decide). The next
-// request then compacts again, and the compaction waits for none of it;
-// the inline compaction it replaces would have summarized the step too, in
-// the model call.
-func preparedFits(lim limits, n int) bool {
-	return n <= lim.halfwayToRoom(lim.threshold)
+// summary makes is sent in place of the request of count before. Under the
+// threshold it is. Past it, by the contents the summary keeps verbatim (the
+// step its tools ran for), it is when it stays halfway to the room the
+// request has, as far as the guard lets a request go that it cannot
+// compact below the trigger (decide), and frees at least a summary's
+// length (budget). The next request then compacts again, from the summary
+// prepared while this step's tools run, and the compaction waits for none
+// of it; the inline compaction it replaces would have summarized the step
+// too, in the model call. Without the length it frees, a request just past
+// the threshold could be "compacted" to a larger one, and the next to a
+// larger one still: a run of summaries of summaries that shrinks nothing.
+func preparedFits(lim limits, n, before, budget int) bool {
+	return n <= lim.threshold || (n <= lim.halfwayToRoom(lim.threshold) && satAdd(n, budget) <= before)
 }
 
 // preparedRequest is the request a summary prepared by c would make, about:

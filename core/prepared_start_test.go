@@ -53,23 +53,26 @@ func TestPrepared_SummarizerFaults(t *testing.T) {
 }
 
 // TestPreparedFits: a prepared summary's request is sent under the trigger,
-// and past it (the step kept verbatim) while it stays halfway to the room.
+// and past it (the step kept verbatim) while it stays halfway to the room
+// and frees at least a summary's length.
 func TestPreparedFits(t *testing.T) {
 	lim := newLimits(preparedWindow) // threshold 6,400, halfway to the window 7,200
+	const budget = 800
 	for _, tc := range []struct {
-		name string
-		n    int
+		name      string
+		n, before int
 		// output is the request's MaxOutputTokens, 0 for none.
 		output int
 		want   bool
 	}{
-		{name: "under the trigger", n: 6_400, want: true},
-		{name: "past the trigger, halfway to the room", n: 7_200, want: true},
-		{name: "past halfway to the room", n: 7_201},
+		{name: "under the trigger", n: 6_400, before: 6_500, want: true},
+		{name: "past the trigger, halfway to the room, freeing a summary's length", n: 7_200, before: 8_000, want: true},
+		{name: "past halfway to the room", n: 7_201, before: 20_000},
+		{name: "past the trigger, freeing less than a summary's length", n: 6_500, before: 7_299},
 		// 6,600 fits halfway to the window (7,200), not with an output of
 		// 1,500: the threshold drops to 6,244 and halfway to the room
 		// (6,500) is 6,372.
-		{name: "an output limit lowers the room", n: 6_600, output: 1_500},
+		{name: "an output limit lowers the room", n: 6_600, before: 9_000, output: 1_500},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := lim
@@ -78,7 +81,7 @@ func TestPreparedFits(t *testing.T) {
 				l, ok = lim.withOutput(tc.output)
 				require.True(t, ok)
 			}
-			assert.Equal(t, tc.want, preparedFits(l, tc.n))
+			assert.Equal(t, tc.want, preparedFits(l, tc.n, tc.before, budget))
 		})
 	}
 }

@@ -70,7 +70,7 @@ func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, p *preparedSummary
 	out := keptTail(t, c, end, p.summary)
 	o := outcome{contents: out, summary: p.summary, watermark: end, newEst: t.weigh(out)}
 	o.newCount = t.cal.scale(o.newEst)
-	if !preparedFits(t.lim, o.newCount) {
+	if !preparedFits(t.lim, o.newCount, t.before, c.budget) {
 		p.waste(t.ctx, "the request it makes is too large")
 		return g.compactWith(t, c, s, reason)
 	}
