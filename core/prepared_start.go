@@ -108,12 +108,12 @@ func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
 // step its tools ran for), it is when it stays halfway to the room the
 // request has, as far as the guard lets a request go that it cannot
 // compact below the trigger (decide), and frees at least a summary's
-// length (budget). The next request then compacts again, from the summary
-// prepared while this step's tools run, and the compaction waits for none
-// of it; the inline compaction it replaces would have summarized the step
-// too, in the model call. Without the length it frees, a request just past
-// the threshold could be "compacted" to a larger one, and the next to a
-// larger one still: a run of summaries of summaries that shrinks nothing.
+// length (budget). The compaction waits for none of the summary, and the
+// next request compacts again; the inline compaction it replaces would
+// have summarized the step too, in the model call. Without the length it
+// frees, a request just past the threshold could be "compacted" to a
+// larger one, and the next to a larger one still: a run of summaries of
+// summaries that shrinks nothing.
 func preparedFits(lim limits, n, before, budget int) bool {
 	return n <= lim.threshold || (n <= lim.halfwayToRoom(lim.threshold) && satAdd(n, budget) <= before)
 }
