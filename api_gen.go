@@ -584,9 +584,8 @@ const (
 	// summaries are off (WithPreparedSummaries), a before-compaction hook
 	// decides each compaction, the agent has no summarizer, no tools ran
 	// before the call (a turn's first call), another agent of the session
-	// has the session's one prepared summary, the session's last
-	// compaction could not get under the trigger, or the process has not
-	// served the session's previous call.
+	// has the session's one prepared summary, the call before compacted,
+	// or the process has not served the session's previous call.
 	InlineNotPrepared InlineReason = core.InlineNotPrepared
 	// InlineNotPredicted: the last step grew the request past the trigger
 	// by more than the agent's recent steps predicted (WithEarlyCompaction).

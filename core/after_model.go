@@ -24,7 +24,7 @@ func (g *Guard) afterResponse(c Call, cfg *Agent, st State, resp *Response) *gen
 		return g.cutAtOutputLimit(c, cfg, st, resp)
 	}
 	if g.prep.limit > 0 && resp.asksForTools() {
-		g.startPrepared(c, cfg, st, resp.Content)
+		g.startPrepared(c, cfg, st)
 	}
 	return nil
 }

@@ -42,51 +42,40 @@ type prepareCandidate struct {
 	before int
 	// growth is the next step's predicted growth (with its margin).
 	growth int
-	// replaces is the agent's prepared summary this one replaces, nil for
-	// none: it would not make the next request fit (preparedSummary.stale).
-	replaces *preparedSummary
 }
 
 // noteGrowth records the step's growth and, when the next request is
 // predicted to reach the share of the trigger the agent prepares at, keeps
-// the call's values for a background summary (startPrepared): when the
-// agent has none prepared, or, once between two compactions, when the one
-// it has would not make the next request fit (preparedSummary.stale). It
-// runs at the end of every guarded call, with the session owned, and
-// leaves in the agent's memory why its next compaction for tokens would
-// run inline (CompactionEvent.InlineReason).
+// the call's values for a background summary (startPrepared), when the
+// session has none prepared. It runs at the end of every guarded call,
+// with the session owned, and leaves in the agent's memory why its next
+// compaction for tokens would run inline (CompactionEvent.InlineReason).
 func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	mem.candidate = prepareCandidate{}
 	mem.unprepared = InlineNotPrepared
 	mem.noteStep(t.beforeEst, s.next.lastEstimate)
-	mem.tools.note(t.est, t.raw)
-	// At most one per session: the agent's serves its next call, unless it
-	// would not make it fit (replaces, below); another agent's leaves it
-	// none.
-	held, unpredicted := t.sess.prepared.Load(), InlineNotPredicted
-	if held != nil {
-		if held.agent != t.cfg.name {
-			return
+	// At most one per session: the agent's serves its next call; another
+	// agent's leaves it none.
+	if held := t.sess.prepared.Load(); held != nil {
+		if held.agent == t.cfg.name {
+			mem.unprepared = InlinePreparedUnusable
 		}
-		mem.unprepared, unpredicted = InlinePreparedUnusable, InlinePreparedUnusable
+		return
 	}
 	if g.prep.limit == 0 || s.err != nil || t.mode != modeCompact || t.cfg.summarizer == nil || !g.prepares(t.cfg) {
 		return
 	}
 	cand, ok := sentRequest(t, s)
-	if !ok || cand.prev.floor != 0 {
+	if !ok {
 		return
 	}
 	cand.growth = cand.cal.scale(int(float64(mem.largestGrowth()) * growthMargin))
 	predicted := satAdd(cand.before, cand.growth)
 	if !reachesEarly(t, s, predicted) {
-		mem.unprepared = unpredicted
+		mem.unprepared = InlineNotPredicted
 		return
 	}
-	if held != nil && (!held.stale(t, predicted, cand.growth) || mem.replacedAt == t.prev.compactions+1) {
-		return
-	}
-	cand.ok, cand.replaces = true, held
+	cand.ok = true
 	mem.candidate = cand
 }
 
@@ -126,38 +115,17 @@ func reachesEarly(t *turn, s *step, predicted int) bool {
 	return float64(predicted-t.cal.scale(freed)) >= at
 }
 
-// stale reports whether the prepared summary p, written from an earlier
-// request, would not make the next request fit (preparedFits) when the
-// next step grows it by growth, to predicted: the contents after what it
-// covers, kept verbatim beside it, leave too little room. A summary started
-// a few steps early, for a step that turned out small, covers too little by
-// the time the trigger is reached; one written from this request would.
-// The call checked that p covers a prefix of its request (checkPrepared).
-func (p *preparedSummary) stale(t *turn, predicted, growth int) bool {
-	tail := t.cal.scale(contentsTokens(t.est, t.raw[p.end:]))
-	return !preparedFits(t.lim, satAdd(satAdd(p.request, tail), int(float64(growth)/growthMargin)), predicted, p.budget)
-}
-
 // sentRequest is the request the call let through, as a background summary
 // starts from it: the raw contents, the contents sent, and the state, cut
-// and calibration they were sent with. After a compaction these are the
-// compaction's (its summary injected at its watermark), so that a step
-// that brings the compacted request back to the trigger finds the next
-// summary prepared. ok is false for a compaction that is not a summary
-// at a watermark (one that sent no summary).
+// and calibration they were sent with. ok is false for a call that
+// compacted: its request is already under the trigger, and the next
+// compaction's summary is prepared from a later one.
 func sentRequest(t *turn, s *step) (prepareCandidate, bool) {
-	cand := prepareCandidate{req: withContents(Request{Model: t.req.Model, Config: t.req.Config}, t.raw),
-		sent: s.contents, prev: t.prev, inj: t.inj, lim: t.lim, cal: t.cal, before: t.before}
-	if s.event == nil {
-		return cand, true
+	if s.event != nil {
+		return prepareCandidate{}, false
 	}
-	if s.next.compactions == t.prev.compactions || s.next.summary == "" || s.next.watermark <= 0 {
-		return cand, false
-	}
-	cand.prev, cand.before = s.next, s.next.tokens
-	cand.inj = injection{cut: s.next.watermark, injected: true}
-	cand.cal = newCalibration(s.next, t.est)
-	return cand, true
+	return prepareCandidate{req: withContents(Request{Model: t.req.Model, Config: t.req.Config}, t.raw),
+		sent: s.contents, prev: t.prev, inj: t.inj, lim: t.lim, cal: t.cal, before: t.before}, true
 }
 
 // prepares reports whether the agent's compactions may use prepared

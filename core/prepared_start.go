@@ -35,7 +35,7 @@ func (b backgroundCall) UserContent() *genai.Content { return b.userContent }
 // session entry: its count cache and summary message are the goroutine's);
 // the goroutine runs the engine's summary of the span (summarizeSpan: the
 // same prompt, budget, rolling pieces and fallback as an inline compaction).
-func (g *Guard) startPrepared(c Call, cfg *Agent, st State, calls *genai.Content) {
+func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 	sess, err := g.sessions.acquire(c, sessionKey(c))
 	if err != nil {
 		return
@@ -44,13 +44,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State, calls *genai.Content
 	mem := sess.memory(cfg.name)
 	cand := mem.candidate
 	mem.candidate = prepareCandidate{}
-	if !cand.ok || sess.prepared.Load() != cand.replaces {
-		return
-	}
-	if toolsStaySmall(cfg, &mem.tools, cand, calls) {
-		if cand.replaces == nil {
-			mem.unprepared = InlineNotPredicted
-		}
+	if !cand.ok || sess.prepared.Load() != nil {
 		return
 	}
 	p, ctx, ok := g.prep.begin(cfg.name)
@@ -81,10 +75,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State, calls *genai.Content
 	p.prevSummary, p.compactions, p.userReq = comp.prevSummary, cand.prev.compactions, comp.userReq
 	p.request, p.budget = satAdd(comp.bare, comp.budget), comp.budget
 	p.started, p.log = g.clock.Now(), t.log()
-	if old := sess.prepared.Swap(p); old != nil {
-		mem.replacedAt = cand.prev.compactions + 1
-		old.drop(c, "it would not make the next request fit; one covering this request replaces it")
-	}
+	sess.prepared.Store(p)
 	mem.unprepared = InlinePreparedUnusable // should the next call not use it
 	g.prep.started.Add(1)
 	t.log().Info("contextguard: preparing the summary while tools run",
@@ -117,11 +108,12 @@ func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
 // step its tools ran for), it is when it stays halfway to the room the
 // request has, as far as the guard lets a request go that it cannot
 // compact below the trigger (decide), and frees at least a summary's
-// length (budget). The next request then compacts again, from the summary
-// prepared while this step's tools run, and the compaction waits for none
-// of it; the inline compaction it replaces would have summarized the step
-// too, in the model call. A summary that freed less than its own length
-// would start a run of summaries of summaries.
+// length (budget). The compaction waits for none of the summary, and the
+// next request compacts again; the inline compaction it replaces would
+// have summarized the step too, in the model call. Without the length it
+// frees, a request just past the threshold could be "compacted" to a
+// larger one, and the next to a larger one still: a run of summaries of
+// summaries that shrinks nothing.
 func preparedFits(lim limits, n, before, budget int) bool {
 	return n <= lim.threshold || (n <= lim.halfwayToRoom(lim.threshold) && satAdd(n, budget) <= before)
 }
@@ -184,18 +176,4 @@ func (g *Guard) runPrepared(t *turn, c *compaction, p *preparedSummary) {
 func (m *prefixMemo) chainOf(raw []*genai.Content, n int) uint64 {
 	m.update(raw)
 	return m.at(n)
-}
-
-// toolsStaySmall reports whether the tools that calls asks for, all steady
-// ones (toolSize.alike) in tools, returned results too small for the next
-// request to reach the share of the trigger the agent prepares at: the
-// summary the agent's recent steps predicted is then not prepared.
-func toolsStaySmall(cfg *Agent, tools *toolSizes, cand prepareCandidate, calls *genai.Content) bool {
-	est, _ := cfg.estimator(cand.req.Model)
-	n, ok := tools.predict(est, calls)
-	if !ok {
-		return false
-	}
-	growth := cand.cal.scale(int(float64(n) * growthMargin))
-	return growth < cand.growth && float64(satAdd(cand.before, growth)) < cfg.preparesAt(cand.lim)
 }

@@ -2,9 +2,7 @@ package core
 
 import (
 	"context"
-	"maps"
 	"runtime"
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -52,45 +50,6 @@ func TestPrepared_SummarizerFaults(t *testing.T) {
 			s.finish(t, baseline)
 		})
 	}
-}
-
-// TestPrepared_ConsecutiveCompactionsEachPrepared: steps each about a third
-// of the window leave no room for another beside a summary, so the
-// compactions fall on consecutive requests; each one's summary is prepared
-// from the request the compaction before it sent, while the step's tools
-// ran, so none waits and none is wasted.
-func TestPrepared_ConsecutiveCompactionsEachPrepared(t *testing.T) {
-	baseline := runtime.NumGoroutine()
-	sum := newCtl(gateAnswer)
-	s := newToolSession(t, sum)
-	s.stepTokens = 3_000
-	at := map[int]CompactionEvent{} // request index → its compaction
-	for i := range 14 {
-		seen := len(s.events)
-		s.request(t)
-		if len(s.events) > seen {
-			at[i] = s.events[len(s.events)-1]
-		}
-		s.respond(t)
-		if p := s.prepared(); p != nil {
-			waitUntil(t, "the prepared summary is written", p.ready)
-		}
-	}
-	require.GreaterOrEqual(t, len(at), 4, "the session compacts")
-	consecutive := 0
-	for i, ev := range at {
-		assert.Equal(t, RanPrepared, ev.Ran, "compaction at request %d", i)
-		assert.Zero(t, ev.Waited, "compaction at request %d waited", i)
-		assert.Less(t, ev.TokensAfter, ev.TokensBefore, "compaction at request %d shrinks the request", i)
-		assert.LessOrEqual(t, ev.TokensAfter, ev.Threshold, "compaction at request %d gets under the trigger", i)
-		if _, ok := at[i-1]; ok {
-			consecutive++
-		}
-	}
-	assert.Positive(t, consecutive, "compactions on consecutive requests: %v", slices.Sorted(maps.Keys(at)))
-	assert.Zero(t, s.g.prep.wasted.Load(), "prepared summaries not used")
-	assert.Zero(t, s.g.prep.dropped.Load(), "prepared summaries dropped")
-	s.finish(t, baseline)
 }
 
 // TestPreparedFits: a prepared summary's request is sent under the trigger,

@@ -16,11 +16,8 @@ import (
 // just sent in the background, while the tools run. The next call that
 // compacts for tokens uses it when it still covers the request's prefix: it
 // waits only for what is left of it, and the model's function calls and the
-// tool results stay verbatim after it. A call that compacted is a request
-// like any other: when its step brings the compacted request back to the
-// trigger, the next summary is prepared from it, so that steps each a large
-// share of the window compact on consecutive requests, none waiting, rather
-// than every other request, each waiting.
+// tool results stay verbatim after it. A call that compacted prepares
+// nothing: the next summary is prepared from a later request.
 
 // Defaults of the prepared summaries.
 const (

@@ -80,13 +80,6 @@ type agentMemory struct {
 	growthAt   int
 	candidate  prepareCandidate
 	unprepared InlineReason
-	// tools is what the results of the agent's recent tools weighed
-	// (prepared_tools.go).
-	tools toolSizes
-	// replacedAt is one more than the compaction counter at which a
-	// prepared summary was last replaced by one covering more
-	// (preparedSummary.stale): once between two compactions.
-	replacedAt int
 	// message is what the user's message of the agent's turn cost at the
 	// provider's count (between_turns_message.go).
 	message messageMeasure
