@@ -379,8 +379,7 @@ func (t *turn) compactionReason(count, trigger int, cs []*genai.Content) (reason
 // prefix record of what it sends; pruning that took a request over the
 // trigger back under it is reported as a compaction (prunedAtTrigger).
 func (g *Guard) letThrough(t *turn, r judged, next guardState, trigger int) step {
-	next.lastEstimate = r.est
-	next.prefixKept, next.invalidated = t.prefixKept(r.cs, r.est, r.rewritten)
+	next = t.sentAsJudged(next, r)
 	t.prefix.next = t.recordPrefix(r.est)
 	s := step{contents: r.cs, next: next}
 	if r.unpruned > 0 && t.nextTurnCount(r.unpruned) > trigger {
@@ -389,21 +388,29 @@ func (g *Guard) letThrough(t *turn, r judged, next guardState, trigger int) step
 	return s
 }
 
+// sentAsJudged is next for the request sent as decide judged it (r): its
+// raw estimate, and what it keeps of the provider's cached prefix.
+func (t *turn) sentAsJudged(next guardState, r judged) guardState {
+	next.lastEstimate = r.est
+	next.prefixKept, next.invalidated = t.prefixKept(r.cs, r.est, r.rewritten)
+	return next
+}
+
 // compactDue runs the compaction due for reason: the before-compaction hook
 // first, which may skip it; then the compaction, from the summary prepared
 // while the last step's tools ran when there is one for a compaction for
-// tokens (compactPrepared), else inline.
+// tokens (compactPrepared), else inline. next is decide's state for the
+// request as judged: a compaction not applied stores it as it is, one
+// applied builds on it (compaction.unapplied).
 func (g *Guard) compactDue(t *turn, r judged, next guardState, reason string, why []any) step {
-	t.prev.compactNext = 0 // one compaction answers it, whatever its outcome
-	// One compaction answers a request too, even one the hook skips.
-	t.focus, t.prev.request = takeRequest(t.prev.request)
+	// One compaction answers an output-limit stop and a request, whatever
+	// its outcome, even one the hook skips.
+	next.compactNext = 0
+	t.focus, next.request = takeRequest(t.prev.request)
+	next = t.sentAsJudged(next, r)
 	skip, instructions := g.beforeCompaction(t, reason, r.count)
 	t.hookInstructions = instructions
 	if skip {
-		next.compactNext = 0
-		next.request = compactionRequest{}
-		next.lastEstimate = r.est
-		next.prefixKept, next.invalidated = t.prefixKept(r.cs, r.est, r.rewritten)
 		return step{contents: r.cs, next: next}
 	}
 	args := append([]any{"reason", reason, "tokens", r.count, "threshold", t.lim.threshold, "window", t.lim.window,
@@ -413,30 +420,8 @@ func (g *Guard) compactDue(t *turn, r judged, next guardState, reason string, wh
 		msg = "contextguard: the next turn would reach the trigger; compacting between turns"
 	}
 	t.log().Info(msg, args...)
-	var s step
 	if p := t.sess.prepared.Load(); reason == ReasonTokens && p != nil && p.agent == t.cfg.name {
-		s = g.compactPrepared(t, r.cs, p, t.cfg.policy, reason)
-	} else {
-		s = g.compact(t, r.cs, t.cfg.policy, reason)
+		return g.compactPrepared(t, r.cs, next, p, t.cfg.policy, reason)
 	}
-	t.notePrefixKept(&s, r)
-	return s
-}
-
-// notePrefixKept records in s what of the provider's cached prefix the
-// request it sends keeps (prefixKept), when the compaction did not: a
-// request that went out pruned as planned, uncompacted, or one trimmed to
-// the current request (trimToCurrentRequest), whose every content is new.
-func (t *turn) notePrefixKept(s *step, r judged) {
-	switch {
-	case s.event != nil && !s.event.Discarded:
-	case len(s.contents) == len(r.cs) && (len(r.cs) == 0 || s.contents[0] == r.cs[0]):
-		s.next.pruneFrontier = t.frontier
-		s.next.prefixKept, s.next.invalidated = t.prefixKept(r.cs, r.est, r.rewritten)
-		if s.event != nil {
-			s.event.PrefixKeptTokens, s.event.InvalidatedTokens = s.next.prefixKept, s.next.invalidated
-		}
-	default:
-		s.next.prefixKept, s.next.invalidated = t.prefixKept(s.contents, s.next.lastEstimate, 0)
-	}
+	return g.compact(t, r.cs, next, t.cfg.policy, reason)
 }

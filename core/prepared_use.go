@@ -40,9 +40,9 @@ func (g *Guard) dropPrepared(t *turn, why string) {
 // timeout. When the summary cannot be used, or the request it makes does not
 // fit under the threshold, the compaction runs inline (compactWith) and the
 // prepared summary counts as wasted.
-func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, p *preparedSummary, s compactionStrategy, reason string) step {
+func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, next guardState, p *preparedSummary, s compactionStrategy, reason string) step {
 	t.sess.takePrepared() // p: this call uses or wastes it
-	c, done := g.beginCompaction(t, cs, s.name(), reason)
+	c, done := g.beginCompaction(t, cs, next, s.name(), reason)
 	if c == nil {
 		p.waste(t.ctx, "nothing to compact")
 		return done
