@@ -27,18 +27,16 @@ type turn struct {
 	// req is the request as ADK built it; its contents are raw. It is
 	// never rewritten: the contents to send flow as values (step).
 	req  Request
-	raw  []*genai.Content // contents as ADK built them
 	prev guardState
-	est  cachedEstimator
+	// measure holds the contents as ADK built them (raw), the estimator,
+	// the calibration and the raw estimate of the system instruction and
+	// tools: what the steps that only count and cut take.
+	measure
 	// config identifies the request's system instruction and tools and
 	// the estimator (configHash).
 	config uint64
-	// fixed is the raw estimate of what every request of the call carries
-	// besides its contents: the system instruction and the tools.
-	fixed  int
 	sess   *sessionEntry
 	lim    limits
-	cal    calibration
 	inj    injection
 	base   *slog.Logger
 	logger *slog.Logger // base with agent and session, built on first use
@@ -141,7 +139,7 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 		ro:           in.ro,
 		cfg:          in.cfg,
 		req:          req,
-		raw:          req.Contents,
+		measure:      measure{raw: req.Contents},
 		prev:         in.prev,
 		sess:         in.sess,
 		base:         g.log,
@@ -188,9 +186,6 @@ func withContents(req Request, cs []*genai.Content) Request {
 	req.Contents = cs
 	return req
 }
-
-// weigh is the raw estimate of the request with contents cs.
-func (t *turn) weigh(cs []*genai.Content) int { return satAdd(contentsTokens(t.est, cs), t.fixed) }
 
 // irreducibleSize is the size of a request (raw estimate n) that decides
 // ErrIrreducible: the raw estimate, never scaled by a calibration factor
@@ -243,7 +238,7 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	s.next.window = t.lim.window
 	s.next.threshold = t.lim.threshold
 	s.next.maxOutput = maxOutputTokens(&t.req)
-	recordUsage(t, &s.next)
+	recordUsage(t.cal, &s.next)
 	g.noteGrowth(t, mem, &s)
 	mem.message.observe(t, &s)
 	if st != nil {
@@ -269,7 +264,7 @@ func (t *turn) log() *slog.Logger {
 // pruned, so the summarizer runs only when pruning was not enough
 // (pruneAndCount).
 func (g *Guard) decide(t *turn, cs []*genai.Content) step {
-	trigger := t.trigger()
+	trigger := tokenTrigger(t.lim, t.prev.floor)
 	r := t.pruneAndCount(cs, trigger)
 	next := t.prev
 	next.pruneFrontier = t.frontier
@@ -301,16 +296,16 @@ type judged struct {
 	unpruned, rewritten int
 }
 
-// trigger is the count past which the call compacts: the threshold, or,
-// when the last compaction could not get below it (the irreducible part is
-// too large), halfway from where it got to the room left (the window less
-// the room kept for the output): the guard compacts again only once the
-// conversation has grown by that much.
-func (t *turn) trigger() int {
-	if f, room := t.prev.floor, t.lim.room(); f > t.lim.threshold && f < room {
-		return t.lim.halfwayToRoom(f)
+// tokenTrigger is the count past which a call under lim compacts: the
+// threshold, or, when the last compaction could not get below it (its
+// floor: the irreducible part is too large), halfway from where it got to
+// the room left (the window less the room kept for the output): the guard
+// compacts again only once the conversation has grown by that much.
+func tokenTrigger(lim limits, floor int) int {
+	if room := lim.room(); floor > lim.threshold && floor < room {
+		return lim.halfwayToRoom(floor)
 	}
-	return t.lim.threshold
+	return lim.threshold
 }
 
 // pruneAndCount prunes cs with tool-result pruning and counts it as pruned:

@@ -193,7 +193,7 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 	mem.turnsFloor = 0
 	next := s.next
 	// Usage then shows the compacted history's count.
-	recordUsage(t, &next)
+	recordUsage(t.cal, &next)
 	mem.compacted = &next
 	mem.compactedBetweenTurns = true
 	sio.save(delta, prev, next)

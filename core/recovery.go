@@ -269,7 +269,7 @@ func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent,
 		"real_tokens", real, "estimated_tokens", sent, "correction", rej.cal.factor, "threshold", rej.lim.threshold, "window", window)
 
 	s := g.compact(t, cs, learned, thresholdStrategy{}, ReasonOverflow)
-	recordUsage(t, &s.next)
+	recordUsage(t.cal, &s.next)
 	if st != nil {
 		sio.save(st, prev, s.next)
 	}

@@ -124,7 +124,7 @@ func withPreviousSplit(t *turn, c *compaction, suffixes []int) []int {
 		return suffixes
 	}
 	build := func(summary string) []*genai.Content { return keptTail(t, c, split, summary) }
-	asked := min(spanBudget(t, c, build), c.input.answer)
+	asked := min(spanBudget(t.measure, c, build), c.input.answer)
 	if satAdd(t.cal.scale(t.weigh(build(""))), asked) > t.lim.threshold {
 		return suffixes
 	}

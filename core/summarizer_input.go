@@ -89,7 +89,7 @@ func fitShare(t *turn, part, s string, n int) string {
 	}
 	t.log().Warn("contextguard: a part of the summarizer's input is larger than its share of the summarizer's input; cutting its middle",
 		"part", part, "tokens", have, "share_tokens", n)
-	return excerptToFit(t, s, n)
+	return excerptToFit(t.measure, s, n)
 }
 
 // fitTodos returns the leading items of todos whose lines, as the summary
@@ -98,7 +98,7 @@ func fitShare(t *turn, part, s string, n int) string {
 func fitTodos(t *turn, todos []TodoItem, n int) ([]TodoItem, int) {
 	used := 0
 	for _, it := range todos {
-		if used += todoLine(t, it); used > n || len(it.Status) > maxTodoFieldBytes || len(it.ActiveForm) > maxTodoFieldBytes {
+		if used += todoLine(t.measure, it); used > n || len(it.Status) > maxTodoFieldBytes || len(it.ActiveForm) > maxTodoFieldBytes {
 			return cutTodos(t, todos, n)
 		}
 	}
@@ -114,17 +114,17 @@ func cutTodos(t *turn, todos []TodoItem, n int) ([]TodoItem, int) {
 		return TodoItem{Status: "note", Content: strconv.Itoa(left) +
 			" more todo items omitted: the todo list is larger than its share of the summarizer's input"}
 	}
-	room := n - todoLine(t, note(len(todos)))
+	room := n - todoLine(t.measure, note(len(todos)))
 	out := make([]TodoItem, 0, min(len(todos), n)+1)
 	used := 0
 	for _, it := range todos {
 		it.Status = truncateMiddle(it.Status, maxTodoFieldBytes)
 		it.ActiveForm = truncateMiddle(it.ActiveForm, maxTodoFieldBytes)
-		w := todoLine(t, it)
+		w := todoLine(t.measure, it)
 		if used+w > room {
 			if len(out) == 0 {
-				it.Content = excerptToFit(t, it.Content, max(room-todoLine(t, TodoItem{Status: it.Status}), 0))
-				used += todoLine(t, it)
+				it.Content = excerptToFit(t.measure, it.Content, max(room-todoLine(t.measure, TodoItem{Status: it.Status}), 0))
+				used += todoLine(t.measure, it)
 				out = append(out, it)
 			}
 			break
@@ -135,7 +135,7 @@ func cutTodos(t *turn, todos []TodoItem, n int) ([]TodoItem, int) {
 	listed := len(out)
 	if left := len(todos) - listed; left > 0 {
 		out = append(out, note(left))
-		used += todoLine(t, out[listed])
+		used += todoLine(t.measure, out[listed])
 	}
 	t.log().Warn("contextguard: the todo list is larger than its share of the summarizer's input; listing its first items",
 		"items", len(todos), "items_listed", listed, "share_tokens", n)
@@ -144,6 +144,6 @@ func cutTodos(t *turn, todos []TodoItem, n int) ([]TodoItem, int) {
 
 // todoLine is the calibrated size of a todo item's line in the summary
 // prompt.
-func todoLine(t *turn, it TodoItem) int {
-	return t.cal.scale(t.est.text("- [" + it.Status + "] " + it.Content + "\n"))
+func todoLine(m measure, it TodoItem) int {
+	return m.text("- [" + it.Status + "] " + it.Content + "\n")
 }

@@ -153,7 +153,7 @@ func TestSummarizerInput_TodoList(t *testing.T) {
 			assert.LessOrEqual(t, used, share)
 			weight := 0
 			for _, it := range got {
-				weight += todoLine(turn, it)
+				weight += todoLine(turn.measure, it)
 				assert.LessOrEqual(t, len(it.Status), maxTodoFieldBytes)
 			}
 			assert.Equal(t, weight, used, "the weight returned is the items'")

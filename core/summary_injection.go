@@ -199,7 +199,7 @@ func injectSummary(t *turn) (injection, []*genai.Content) {
 	if cur != nil && !quotesRequest(request, cur) {
 		t.log().Debug("contextguard: the stored continuation does not quote the user's latest message; quoting it",
 			"watermark", w)
-		request = boundContinuation(t, continuationText(cur))
+		request = boundContinuation(t.measure, t.lim.threshold, continuationText(cur))
 	}
 	out := make([]*genai.Content, 0, len(t.raw)-start+1)
 	out = append(out, summaryMessage(t, t.prev.summary, request, cur))

@@ -106,11 +106,11 @@ func (g *Guard) usageFromState(st StateReader, agentName string) (Usage, error) 
 // recordUsage sets, in the state a call persists, the calibrated count of
 // the request the call lets through: the provider's last count no longer
 // applies once a compaction or trim reset it (realTokens 0).
-func recordUsage(t *turn, next *guardState) {
+func recordUsage(cal calibration, next *guardState) {
 	if next.realTokens > 0 {
-		next.tokens = t.cal.count(next.lastEstimate)
+		next.tokens = cal.count(next.lastEstimate)
 	} else {
-		next.tokens = t.cal.scale(next.lastEstimate)
+		next.tokens = cal.scale(next.lastEstimate)
 	}
 }
 
