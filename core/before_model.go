@@ -72,7 +72,7 @@ type turn struct {
 	chain callChain
 	// betweenTurns marks a compaction after a run ended (between_turns.go):
 	// raw is the next turn's history, the user's next message aside.
-	betweenTurns bool
+	betweenTurns afterRun
 	// unprepared is why a compaction for tokens in this call runs inline
 	// (CompactionEvent.InlineReason): what the agent's last call found;
 	// sentEst is the raw estimate of the request that call let through, 0
@@ -107,7 +107,7 @@ type callInput struct {
 	// rejection is set by recovery: its own limits and calibration.
 	rejection *rejection
 	// betweenTurns is set after a run ended (between_turns.go).
-	betweenTurns bool
+	betweenTurns afterRun
 	// background is set for a summary prepared while tools run
 	// (prepared_start.go): the values of the call it follows.
 	background *prepareCandidate
@@ -153,7 +153,7 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 	}
 	t.est = in.sess.estimator(in.cfg, req.Model)
 	t.config = g.configHash(req.Config, t.est.salt)
-	t.fixed = g.fixedOf(t, &req)
+	t.fixed = g.fixedOf(t.config, t.est, &req)
 	if b := in.background; b != nil {
 		t.lim, t.cal, t.inj, t.before = b.lim, b.cal, b.inj, b.before
 		return t, b.sent
@@ -234,7 +234,7 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 
 	s := g.decide(t, cs)
 	sess.rememberCall(t)
-	t.reanchor(&s.next)
+	t.inj.reanchor(t.prev, &s.next)
 	s.next.window = t.lim.window
 	s.next.threshold = t.lim.threshold
 	s.next.maxOutput = maxOutputTokens(&t.req)

@@ -195,7 +195,7 @@ func (g *Guard) openCompaction(t *turn, c *compaction, strategy Strategy, reason
 		TokensBefore: t.before,
 		Threshold:    t.lim.threshold,
 		Window:       t.lim.window,
-		Ran:          t.ran(),
+		Ran:          t.betweenTurns.ran(),
 		InlineReason: t.inlineReason(reason, c.bare),
 	}
 	c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens = t.compactionKept()
@@ -348,7 +348,7 @@ func (g *Guard) reportCompaction(t *turn, c *compaction, o outcome) (CompactionE
 		// Waited is what the call waited for (compactPrepared).
 		ev.Duration += c.summarizing
 	} else {
-		ev.Waited = t.waited(ev.Duration)
+		ev.Waited = t.betweenTurns.waited(ev.Duration)
 	}
 	var err error
 	if n := t.irreducibleSize(o.newEst); n > t.lim.hardLimit() {
@@ -392,7 +392,7 @@ func (g *Guard) discardCompaction(t *turn, c *compaction, o outcome) step {
 	ev.TokensAfter = t.before
 	ev.PrefixKeptTokens, ev.InvalidatedTokens = next.prefixKept, next.invalidated
 	ev.Duration = g.clock.Now().Sub(c.start)
-	ev.Waited = t.waited(ev.Duration)
+	ev.Waited = t.betweenTurns.waited(ev.Duration)
 	var err error
 	if n := t.irreducibleSize(c.origEst); n > t.lim.hardLimit() {
 		err = irreducibleError(n, t.lim.window)

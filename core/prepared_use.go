@@ -74,8 +74,8 @@ func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, next guardState, p
 		p.waste(t.ctx, "the request it makes is too large")
 		return g.compactWith(t, c, s, reason)
 	}
-	c.ev.Ran, c.ev.Prepared, c.ev.InlineReason = t.preparedRan(), true, ""
-	c.ev.Waited = t.waited(waited)
+	c.ev.Ran, c.ev.Prepared, c.ev.InlineReason = t.betweenTurns.preparedRan(), true, ""
+	c.ev.Waited = t.betweenTurns.waited(waited)
 	c.ev.SummarizerCalls, c.ev.RollingCalls = p.ev.SummarizerCalls, p.ev.RollingCalls
 	c.ev.Fallback, c.ev.FallbackReason = p.ev.Fallback, p.ev.FallbackReason
 	c.ev.SummaryForm = p.ev.SummaryForm

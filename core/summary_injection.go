@@ -55,17 +55,18 @@ type injection struct {
 }
 
 // reanchor updates the anchor next stores for the summary still in use
-// (next has the same compaction counter as the call started with): the
+// (next has the same compaction counter as prev, the state the call
+// started with): the
 // anchor of the cut located for it when the state had none (state written
 // before the host anchored coverage) or when the stored one did not hold;
 // a stored anchor that did not hold and cannot be replaced is cleared, so
 // later calls locate the cut by its position and fingerprint directly.
-func (t *turn) reanchor(next *guardState) {
-	if next.compactions != t.prev.compactions || next.anchor != t.prev.anchor {
+func (inj injection) reanchor(prev guardState, next *guardState) {
+	if next.compactions != prev.compactions || next.anchor != prev.anchor {
 		return // a compaction stored its own
 	}
-	if t.inj.anchor != "" || t.inj.staleAnchor {
-		next.anchor = t.inj.anchor
+	if inj.anchor != "" || inj.staleAnchor {
+		next.anchor = inj.anchor
 	}
 }
 
