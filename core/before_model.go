@@ -243,7 +243,7 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	mem.message.observe(t, &s)
 	if st != nil {
 		sio.save(st, in.prev, s.next)
-		t.savePrefix(st, sio)
+		t.prefix.save(st, sio)
 	}
 	return s.contents, s.event, s.err
 }

@@ -20,7 +20,7 @@ func (g *Guard) checkPrepared(t *turn) {
 	if p == nil || p.agent != t.cfg.name {
 		return
 	}
-	if p.end > len(t.raw) || t.prefixChain(p.end) != p.chain || p.compactions != t.prev.compactions {
+	if p.end > len(t.raw) || t.chain.at(t.raw, p.end) != p.chain || p.compactions != t.prev.compactions {
 		g.dropPrepared(t, "the history it covers is no longer the request's")
 	}
 }

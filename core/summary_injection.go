@@ -146,7 +146,7 @@ func (t *turn) unchangedCut() (cut int, ok bool) {
 	rec, ok := decodePrefixRecord(t.storedPrefix)
 	if !ok || !rec.injected || rec.compactions != t.prev.compactions || rec.total != t.prev.lastEstimate ||
 		rec.cut <= 0 || rec.cut > rec.contents || rec.contents > len(t.raw) ||
-		rec.chain != t.prefixChain(rec.contents) {
+		rec.chain != t.chain.at(t.raw, rec.contents) {
 		return 0, false
 	}
 	return rec.cut, true
