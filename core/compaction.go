@@ -332,7 +332,7 @@ func compactedState(t *turn, c *compaction, o outcome) guardState {
 	next.compactions = t.prev.compactions + 1
 	next.pruneFrontier = pruneFrontier(t.cfg.pruneKeep, t.raw) // as compact pruned the kept contents
 	next.prefixKept, next.invalidated = c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens
-	stampCompaction(t, &next, c.ev.Reason)
+	stampCompaction(t.cfg.host.Now(t.ctx), &next, c.ev.Reason)
 	return next
 }
 

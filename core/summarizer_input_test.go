@@ -149,7 +149,7 @@ func TestSummarizerInput_TodoList(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			turn := newTestTurn(request(), guardState{}, quietLog)
 			turn.cal = newCalibration(guardState{}, testEst)
-			got, used := fitTodos(turn, tt.todos, share)
+			got, used := fitTodos(turn.measure, turn.log(), tt.todos, share)
 			assert.LessOrEqual(t, used, share)
 			weight := 0
 			for _, it := range got {

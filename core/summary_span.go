@@ -104,7 +104,7 @@ func (g *Guard) summarizeSpan(t *turn, c *compaction, end int, shorter bool, bui
 	// asked is the summary's length in the calibrated measure; the
 	// summarizer is told it in its own (calibration.unscale).
 	asked := min(budget, c.input.answer)
-	sreq := c.summaryRequest(t, asked)
+	sreq := c.summaryRequest(t.cal, asked)
 	// kept is how many of the request's newest contents stay verbatim
 	// after the summary: the strategy's tail, none for a full summary.
 	kept := 0
@@ -167,13 +167,14 @@ func (g *Guard) summarizeSpan(t *turn, c *compaction, end int, shorter bool, bui
 }
 
 // summaryRequest is the request of a summary of asked calibrated tokens,
-// before its input is filled in (summaryInput).
-func (c *compaction) summaryRequest(t *turn, asked int) SummaryRequest {
+// with the writer's length unscaled by cal, before its input is filled in
+// (summaryInput).
+func (c *compaction) summaryRequest(cal calibration, asked int) SummaryRequest {
 	return SummaryRequest{
-		Agent:         t.cfg.name,
+		Agent:         c.ev.Agent,
 		UserRequest:   c.input.extras.userRequest,
 		Todos:         c.input.extras.todos,
-		SummaryTokens: t.cal.unscale(asked),
+		SummaryTokens: cal.unscale(asked),
 		Instructions:  c.input.extras.instructions,
 	}
 }

@@ -175,7 +175,7 @@ func (t *turn) compactionKept() (kept, invalidated int) {
 // stampCompaction records when and why an applied compaction was made, for
 // Usage. The time comes from the call's context (Host.Now), so a time
 // provider ADK honours is honoured here.
-func stampCompaction(t *turn, next *guardState, reason string) {
-	next.compactedAt = t.cfg.host.Now(t.ctx).UTC().Format(time.RFC3339Nano)
+func stampCompaction(at time.Time, next *guardState, reason string) {
+	next.compactedAt = at.UTC().Format(time.RFC3339Nano)
 	next.compactReason = reason
 }
