@@ -81,9 +81,8 @@ type compaction struct {
 	// summarizing is how long a prepared summary took before the call
 	// waited for it (prepared_use.go), 0 inline.
 	summarizing time.Duration
-	// unapplied is the state the call stores when no summary is applied:
-	// the request goes out as it came (orig). An applied compaction builds
-	// its state on it (compactedState).
+	// unapplied is the state stored when the request goes out as it came
+	// (orig); an applied compaction builds on it (compactedState).
 	unapplied guardState
 }
 
@@ -103,8 +102,7 @@ type outcome struct {
 // be summarized in cs (the contents so far) and the irreducible part of the
 // request, and opens the span. A nil compaction means there is nothing to
 // compact, or that nothing can help (its error then wraps ErrIrreducible);
-// the step is then the result. next is the state the call stores for cs
-// sent as it is (compaction.unapplied).
+// the step is then the result. next is the state of cs sent as it is.
 func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, next guardState, strategy Strategy, reason string) (*compaction, step) {
 	if p := t.sess.prepared.Load(); p != nil && p.agent == t.cfg.name {
 		g.dropPrepared(t, "another compaction came first")
@@ -258,7 +256,7 @@ func (g *Guard) fullSummary(t *turn, c *compaction) outcome {
 // nearly fill the window): it sends the newest contents from the user's
 // current request on, verbatim and pair-safe, which is the smallest request
 // that still carries the task; no summary is paid for or stored, and the
-// next call over the trigger trims again. It is logged once per session.
+// next call over the trigger trims again. It is logged once per session;
 // next is the state of the request before the trim.
 func trimToCurrentRequest(t *turn, next guardState) step {
 	_, start := currentRequest(t.ctx.UserContent(), t.raw)
