@@ -27,18 +27,16 @@ type turn struct {
 	// req is the request as ADK built it; its contents are raw. It is
 	// never rewritten: the contents to send flow as values (step).
 	req  Request
-	raw  []*genai.Content // contents as ADK built them
 	prev guardState
-	est  cachedEstimator
+	// measure holds the contents as ADK built them (raw), the estimator,
+	// the calibration and the raw estimate of the system instruction and
+	// tools: what the steps that only count and cut take.
+	measure
 	// config identifies the request's system instruction and tools and
 	// the estimator (configHash).
 	config uint64
-	// fixed is the raw estimate of what every request of the call carries
-	// besides its contents: the system instruction and the tools.
-	fixed  int
 	sess   *sessionEntry
 	lim    limits
-	cal    calibration
 	inj    injection
 	base   *slog.Logger
 	logger *slog.Logger // base with agent and session, built on first use
@@ -74,7 +72,7 @@ type turn struct {
 	chain callChain
 	// betweenTurns marks a compaction after a run ended (between_turns.go):
 	// raw is the next turn's history, the user's next message aside.
-	betweenTurns bool
+	betweenTurns afterRun
 	// unprepared is why a compaction for tokens in this call runs inline
 	// (CompactionEvent.InlineReason): what the agent's last call found;
 	// sentEst is the raw estimate of the request that call let through, 0
@@ -109,7 +107,7 @@ type callInput struct {
 	// rejection is set by recovery: its own limits and calibration.
 	rejection *rejection
 	// betweenTurns is set after a run ended (between_turns.go).
-	betweenTurns bool
+	betweenTurns afterRun
 	// background is set for a summary prepared while tools run
 	// (prepared_start.go): the values of the call it follows.
 	background *prepareCandidate
@@ -141,7 +139,7 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 		ro:           in.ro,
 		cfg:          in.cfg,
 		req:          req,
-		raw:          req.Contents,
+		measure:      measure{raw: req.Contents},
 		prev:         in.prev,
 		sess:         in.sess,
 		base:         g.log,
@@ -155,7 +153,7 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 	}
 	t.est = in.sess.estimator(in.cfg, req.Model)
 	t.config = g.configHash(req.Config, t.est.salt)
-	t.fixed = g.fixedOf(t, &req)
+	t.fixed = g.fixedOf(t.config, t.est, &req)
 	if b := in.background; b != nil {
 		t.lim, t.cal, t.inj, t.before = b.lim, b.cal, b.inj, b.before
 		return t, b.sent
@@ -188,9 +186,6 @@ func withContents(req Request, cs []*genai.Content) Request {
 	req.Contents = cs
 	return req
 }
-
-// weigh is the raw estimate of the request with contents cs.
-func (t *turn) weigh(cs []*genai.Content) int { return satAdd(contentsTokens(t.est, cs), t.fixed) }
 
 // irreducibleSize is the size of a request (raw estimate n) that decides
 // ErrIrreducible: the raw estimate, never scaled by a calibration factor
@@ -239,16 +234,16 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 
 	s := g.decide(t, cs)
 	sess.rememberCall(t)
-	t.reanchor(&s.next)
+	t.inj.reanchor(t.prev, &s.next)
 	s.next.window = t.lim.window
 	s.next.threshold = t.lim.threshold
 	s.next.maxOutput = maxOutputTokens(&t.req)
-	recordUsage(t, &s.next)
+	recordUsage(t.cal, &s.next)
 	g.noteGrowth(t, mem, &s)
 	mem.message.observe(t, &s)
 	if st != nil {
 		sio.save(st, in.prev, s.next)
-		t.savePrefix(st, sio)
+		t.prefix.save(st, sio)
 	}
 	return s.contents, s.event, s.err
 }
@@ -269,7 +264,7 @@ func (t *turn) log() *slog.Logger {
 // pruned, so the summarizer runs only when pruning was not enough
 // (pruneAndCount).
 func (g *Guard) decide(t *turn, cs []*genai.Content) step {
-	trigger := t.trigger()
+	trigger := tokenTrigger(t.lim, t.prev.floor)
 	r := t.pruneAndCount(cs, trigger)
 	next := t.prev
 	next.pruneFrontier = t.frontier
@@ -301,16 +296,16 @@ type judged struct {
 	unpruned, rewritten int
 }
 
-// trigger is the count past which the call compacts: the threshold, or,
-// when the last compaction could not get below it (the irreducible part is
-// too large), halfway from where it got to the room left (the window less
-// the room kept for the output): the guard compacts again only once the
-// conversation has grown by that much.
-func (t *turn) trigger() int {
-	if f, room := t.prev.floor, t.lim.room(); f > t.lim.threshold && f < room {
-		return t.lim.halfwayToRoom(f)
+// tokenTrigger is the count past which a call under lim compacts: the
+// threshold, or, when the last compaction could not get below it (its
+// floor: the irreducible part is too large), halfway from where it got to
+// the room left (the window less the room kept for the output): the guard
+// compacts again only once the conversation has grown by that much.
+func tokenTrigger(lim limits, floor int) int {
+	if room := lim.room(); floor > lim.threshold && floor < room {
+		return lim.halfwayToRoom(floor)
 	}
-	return t.lim.threshold
+	return lim.threshold
 }
 
 // pruneAndCount prunes cs with tool-result pruning and counts it as pruned:
@@ -379,8 +374,7 @@ func (t *turn) compactionReason(count, trigger int, cs []*genai.Content) (reason
 // prefix record of what it sends; pruning that took a request over the
 // trigger back under it is reported as a compaction (prunedAtTrigger).
 func (g *Guard) letThrough(t *turn, r judged, next guardState, trigger int) step {
-	next.lastEstimate = r.est
-	next.prefixKept, next.invalidated = t.prefixKept(r.cs, r.est, r.rewritten)
+	next = t.sentAsJudged(next, r)
 	t.prefix.next = t.recordPrefix(r.est)
 	s := step{contents: r.cs, next: next}
 	if r.unpruned > 0 && t.nextTurnCount(r.unpruned) > trigger {
@@ -389,21 +383,29 @@ func (g *Guard) letThrough(t *turn, r judged, next guardState, trigger int) step
 	return s
 }
 
+// sentAsJudged is next for the request sent as decide judged it (r): its
+// raw estimate, and what it keeps of the provider's cached prefix.
+func (t *turn) sentAsJudged(next guardState, r judged) guardState {
+	next.lastEstimate = r.est
+	next.prefixKept, next.invalidated = t.prefixKept(r.cs, r.est, r.rewritten)
+	return next
+}
+
 // compactDue runs the compaction due for reason: the before-compaction hook
 // first, which may skip it; then the compaction, from the summary prepared
 // while the last step's tools ran when there is one for a compaction for
-// tokens (compactPrepared), else inline.
+// tokens (compactPrepared), else inline. next is decide's state for the
+// request as judged: a compaction not applied stores it as it is, one
+// applied builds on it (compaction.unapplied).
 func (g *Guard) compactDue(t *turn, r judged, next guardState, reason string, why []any) step {
-	t.prev.compactNext = 0 // one compaction answers it, whatever its outcome
-	// One compaction answers a request too, even one the hook skips.
-	t.focus, t.prev.request = takeRequest(t.prev.request)
+	// One compaction answers an output-limit stop and a request, whatever
+	// its outcome, even one the hook skips.
+	next.compactNext = 0
+	t.focus, next.request = takeRequest(t.prev.request)
+	next = t.sentAsJudged(next, r)
 	skip, instructions := g.beforeCompaction(t, reason, r.count)
 	t.hookInstructions = instructions
 	if skip {
-		next.compactNext = 0
-		next.request = compactionRequest{}
-		next.lastEstimate = r.est
-		next.prefixKept, next.invalidated = t.prefixKept(r.cs, r.est, r.rewritten)
 		return step{contents: r.cs, next: next}
 	}
 	args := append([]any{"reason", reason, "tokens", r.count, "threshold", t.lim.threshold, "window", t.lim.window,
@@ -413,30 +415,8 @@ func (g *Guard) compactDue(t *turn, r judged, next guardState, reason string, wh
 		msg = "contextguard: the next turn would reach the trigger; compacting between turns"
 	}
 	t.log().Info(msg, args...)
-	var s step
 	if p := t.sess.prepared.Load(); reason == ReasonTokens && p != nil && p.agent == t.cfg.name {
-		s = g.compactPrepared(t, r.cs, p, t.cfg.policy, reason)
-	} else {
-		s = g.compact(t, r.cs, t.cfg.policy, reason)
+		return g.compactPrepared(t, r.cs, next, p, t.cfg.policy, reason)
 	}
-	t.notePrefixKept(&s, r)
-	return s
-}
-
-// notePrefixKept records in s what of the provider's cached prefix the
-// request it sends keeps (prefixKept), when the compaction did not: a
-// request that went out pruned as planned, uncompacted, or one trimmed to
-// the current request (trimToCurrentRequest), whose every content is new.
-func (t *turn) notePrefixKept(s *step, r judged) {
-	switch {
-	case s.event != nil && !s.event.Discarded:
-	case len(s.contents) == len(r.cs) && (len(r.cs) == 0 || s.contents[0] == r.cs[0]):
-		s.next.pruneFrontier = t.frontier
-		s.next.prefixKept, s.next.invalidated = t.prefixKept(r.cs, r.est, r.rewritten)
-		if s.event != nil {
-			s.event.PrefixKeptTokens, s.event.InvalidatedTokens = s.next.prefixKept, s.next.invalidated
-		}
-	default:
-		s.next.prefixKept, s.next.invalidated = t.prefixKept(s.contents, s.next.lastEstimate, 0)
-	}
+	return g.compact(t, r.cs, next, t.cfg.policy, reason)
 }

@@ -376,7 +376,7 @@ func TestDecide_Trigger(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := newTestTurn(request(userMsg("hi")), guardState{floor: tc.floor}, quietLogger)
 			tr.lim = lim
-			assert.Equal(t, tc.want, tr.trigger())
+			assert.Equal(t, tc.want, tokenTrigger(tr.lim, tr.prev.floor))
 		})
 	}
 }

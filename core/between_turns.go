@@ -193,7 +193,7 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 	mem.turnsFloor = 0
 	next := s.next
 	// Usage then shows the compacted history's count.
-	recordUsage(t, &next)
+	recordUsage(t.cal, &next)
 	mem.compacted = &next
 	mem.compactedBetweenTurns = true
 	sio.save(delta, prev, next)
@@ -316,11 +316,15 @@ func (t *turn) nextTurnCount(n int) int {
 	return scaleSat(satAdd(n, max(t.cal.scale(t.est.content(msg)), t.sess.memory(t.cfg.name).message.cost())), betweenTurnsMargin)
 }
 
+// afterRun marks a call made once the agent's run ended, to compact
+// between turns (compactBetweenTurns); false for a model call.
+type afterRun bool
+
 // turnsComing is how many turns the request starts before it is sent: the
 // user's next message, between turns, which the sliding window's turn
 // budget counts (slidingWindow.turnsDue).
-func (t *turn) turnsComing() int {
-	if t.betweenTurns {
+func (b afterRun) turnsComing() int {
+	if b {
 		return 1
 	}
 	return 0
@@ -331,13 +335,13 @@ func (t *turn) turnsComing() int {
 // between turns, the user's next message starts one of them
 // (turnsComing), so the compaction made then weighs and keeps what the
 // next model call's compaction would.
-func (t *turn) turnsKept(keep int) int {
-	return max(keep-t.turnsComing(), 0)
+func (b afterRun) turnsKept(keep int) int {
+	return max(keep-b.turnsComing(), 0)
 }
 
 // ran is how the turn's compaction runs (CompactionEvent.Ran).
-func (t *turn) ran() CompactionRun {
-	if t.betweenTurns {
+func (b afterRun) ran() CompactionRun {
+	if b {
 		return RanBetweenTurns
 	}
 	return RanInline
@@ -346,8 +350,8 @@ func (t *turn) ran() CompactionRun {
 // preparedRan is how a compaction from a prepared summary runs: between
 // turns once the run has ended (CompactionEvent.Prepared then says where its
 // summary came from), else in the model call (RanPrepared).
-func (t *turn) preparedRan() CompactionRun {
-	if t.betweenTurns {
+func (b afterRun) preparedRan() CompactionRun {
+	if b {
 		return RanBetweenTurns
 	}
 	return RanPrepared
@@ -355,8 +359,8 @@ func (t *turn) preparedRan() CompactionRun {
 
 // waited is how long the model call waited for a compaction that took d:
 // nothing between turns, all of it inline.
-func (t *turn) waited(d time.Duration) time.Duration {
-	if t.betweenTurns {
+func (b afterRun) waited(d time.Duration) time.Duration {
+	if b {
 		return 0
 	}
 	return d

@@ -43,7 +43,7 @@ func (m *messageMeasure) observe(t *turn, s *step) {
 	}
 	m.from = 0
 	if s.event == nil && s.err == nil && t.prefix.matched && t.prev.realTokens > 0 {
-		m.from, m.est, m.compactions = satAdd(t.prev.realTokens, lastReply(t)), s.next.lastEstimate, s.next.compactions
+		m.from, m.est, m.compactions = satAdd(t.prev.realTokens, lastReply(t.measure)), s.next.lastEstimate, s.next.compactions
 	}
 }
 
@@ -52,12 +52,12 @@ func (m *messageMeasure) observe(t *turn, s *step) {
 // the provider's count of the turn's first request holds too: the
 // measure is of the message alone, as the next turn's is judged
 // (nextTurnCount adds it to a request that holds its own reply).
-func lastReply(t *turn) int {
-	n := len(t.raw)
-	if n < 2 || t.raw[n-2] == nil || t.raw[n-2].Role != genai.RoleModel {
+func lastReply(m measure) int {
+	n := len(m.raw)
+	if n < 2 || m.raw[n-2] == nil || m.raw[n-2].Role != genai.RoleModel {
 		return 0
 	}
-	return t.cal.scale(t.est.content(t.raw[n-2]))
+	return m.cal.scale(m.est.content(m.raw[n-2]))
 }
 
 // settle records the turn's cost when prev, a later call's state, holds

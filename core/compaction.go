@@ -81,6 +81,9 @@ type compaction struct {
 	// summarizing is how long a prepared summary took before the call
 	// waited for it (prepared_use.go), 0 inline.
 	summarizing time.Duration
+	// unapplied is the state stored when the request goes out as it came
+	// (orig); an applied compaction builds on it (compactedState).
+	unapplied guardState
 }
 
 // outcome is what a strategy made of a compaction.
@@ -99,18 +102,18 @@ type outcome struct {
 // be summarized in cs (the contents so far) and the irreducible part of the
 // request, and opens the span. A nil compaction means there is nothing to
 // compact, or that nothing can help (its error then wraps ErrIrreducible);
-// the step is then the result.
-func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, strategy Strategy, reason string) (*compaction, step) {
+// the step is then the result. next is the state of cs sent as it is.
+func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, next guardState, strategy Strategy, reason string) (*compaction, step) {
 	if p := t.sess.prepared.Load(); p != nil && p.agent == t.cfg.name {
 		g.dropPrepared(t, "another compaction came first")
 	}
-	c := newCompaction(t, cs, g.clock.Now())
+	c := newCompaction(t, cs, next, g.clock.Now())
 	if done, stop := c.nothingToDo(t); stop {
 		return nil, done
 	}
 	c.budget = summaryBudget(t.lim, c.bare, t.cfg.summaryTokens)
 	if c.budget < minSummaryTokens {
-		return nil, trimToCurrentRequest(t, t.prev)
+		return nil, trimToCurrentRequest(t, next)
 	}
 	t.sumWindow = g.summarizerWindow(t)
 	c.todos = loadTodos(t.ro)
@@ -118,17 +121,17 @@ func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, strategy Strategy,
 	c.rendered = make([]renderedContent, c.cov-c.first)
 	c.callsLeft = t.cfg.maxAttempts
 	g.openCompaction(t, c, strategy, reason)
-	return c, step{contents: cs, next: t.prev}
+	return c, step{contents: cs, next: next}
 }
 
 // newCompaction is the compaction of cs, the request's contents so far,
-// begun at start: the span a summary may cover (from the injected
+// whose state sent as they are is next, begun at start: the span a summary may cover (from the injected
 // summary's cut to the last coverable content), the user's request as the
 // continuation quotes it, and the irreducible part (bare): the system
 // instruction, the tools and the message that carries the continuation,
 // calibrated.
-func newCompaction(t *turn, cs []*genai.Content, start time.Time) *compaction {
-	c := &compaction{start: start, cov: coverableLen(t.raw), orig: cs}
+func newCompaction(t *turn, cs []*genai.Content, next guardState, start time.Time) *compaction {
+	c := &compaction{start: start, cov: coverableLen(t.raw), orig: cs, unapplied: next}
 	c.origEst = t.weigh(cs)
 	if t.inj.injected {
 		c.first = t.inj.cut
@@ -154,7 +157,7 @@ func newCompaction(t *turn, cs []*genai.Content, start time.Time) *compaction {
 // summary may not cover) is refused when it is known not to fit, rather
 // than sent.
 func (c *compaction) nothingToDo(t *turn) (step, bool) {
-	done := step{contents: c.orig, next: t.prev}
+	done := step{contents: c.orig, next: c.unapplied}
 	if n := t.irreducibleSize(c.rawBare); n > t.lim.hardLimit() {
 		if t.prev.floor != c.bare {
 			t.log().Error("contextguard: the system instruction, tools and current request alone exceed the context window; nothing the guard can cut will make the request fit",
@@ -190,7 +193,7 @@ func (g *Guard) openCompaction(t *turn, c *compaction, strategy Strategy, reason
 		TokensBefore: t.before,
 		Threshold:    t.lim.threshold,
 		Window:       t.lim.window,
-		Ran:          t.ran(),
+		Ran:          t.betweenTurns.ran(),
 		InlineReason: t.inlineReason(reason, c.bare),
 	}
 	c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens = t.compactionKept()
@@ -202,8 +205,8 @@ func (g *Guard) openCompaction(t *turn, c *compaction, strategy Strategy, reason
 // when none does, it summarizes everything. Candidate contents are weighed
 // as values, never sent, until one is chosen. Any summarizer fault takes
 // the deterministic fallback summary, never the raw history.
-func (g *Guard) compact(t *turn, cs []*genai.Content, s compactionStrategy, reason string) step {
-	c, done := g.beginCompaction(t, cs, s.name(), reason)
+func (g *Guard) compact(t *turn, cs []*genai.Content, next guardState, s compactionStrategy, reason string) step {
+	c, done := g.beginCompaction(t, cs, next, s.name(), reason)
 	if c == nil {
 		return done
 	}
@@ -253,7 +256,8 @@ func (g *Guard) fullSummary(t *turn, c *compaction) outcome {
 // nearly fill the window): it sends the newest contents from the user's
 // current request on, verbatim and pair-safe, which is the smallest request
 // that still carries the task; no summary is paid for or stored, and the
-// next call over the trigger trims again. It is logged once per session.
+// next call over the trigger trims again. It is logged once per session;
+// next is the state of the request before the trim.
 func trimToCurrentRequest(t *turn, next guardState) step {
 	_, start := currentRequest(t.ctx.UserContent(), t.raw)
 	if start < 0 {
@@ -270,6 +274,7 @@ func trimToCurrentRequest(t *turn, next guardState) step {
 	next.floor = 0
 	next.realTokens = 0
 	next.lastEstimate = est
+	next.prefixKept, next.invalidated = t.prefixKept(cs, est, 0)
 	s := step{contents: cs, next: next}
 	if n := t.irreducibleSize(est); n > t.lim.hardLimit() {
 		s.err = irreducibleError(n, t.lim.window)
@@ -300,7 +305,7 @@ func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) step {
 // watermark, what the request it makes counts, and the floor a request
 // still over the threshold leaves.
 func compactedState(t *turn, c *compaction, o outcome) guardState {
-	next := t.prev
+	next := c.unapplied
 	// A prepared summary's request past the trigger holds the step the
 	// summary kept verbatim, not a part no summary can shrink: it sets no
 	// floor, and the next request compacts again (preparedFits).
@@ -325,7 +330,7 @@ func compactedState(t *turn, c *compaction, o outcome) guardState {
 	next.compactions = t.prev.compactions + 1
 	next.pruneFrontier = pruneFrontier(t.cfg.pruneKeep, t.raw) // as compact pruned the kept contents
 	next.prefixKept, next.invalidated = c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens
-	stampCompaction(t, &next, c.ev.Reason)
+	stampCompaction(t.cfg.host.Now(t.ctx), &next, c.ev.Reason)
 	return next
 }
 
@@ -341,7 +346,7 @@ func (g *Guard) reportCompaction(t *turn, c *compaction, o outcome) (CompactionE
 		// Waited is what the call waited for (compactPrepared).
 		ev.Duration += c.summarizing
 	} else {
-		ev.Waited = t.waited(ev.Duration)
+		ev.Waited = t.betweenTurns.waited(ev.Duration)
 	}
 	var err error
 	if n := t.irreducibleSize(o.newEst); n > t.lim.hardLimit() {
@@ -368,7 +373,7 @@ func (g *Guard) reportCompaction(t *turn, c *compaction, o outcome) (CompactionE
 // trigger for the request to outgrow the floor, see slidingWindow.turnsDue). It is
 // logged once until a compaction is applied.
 func (g *Guard) discardCompaction(t *turn, c *compaction, o outcome) step {
-	next := t.prev
+	next := c.unapplied
 	next.lastEstimate = c.origEst
 	next.floor = max(o.newCount, t.before)
 	if t.prev.floor == 0 {
@@ -383,8 +388,9 @@ func (g *Guard) discardCompaction(t *turn, c *compaction, o outcome) step {
 	ev := c.ev
 	ev.Discarded = true
 	ev.TokensAfter = t.before
+	ev.PrefixKeptTokens, ev.InvalidatedTokens = next.prefixKept, next.invalidated
 	ev.Duration = g.clock.Now().Sub(c.start)
-	ev.Waited = t.waited(ev.Duration)
+	ev.Waited = t.betweenTurns.waited(ev.Duration)
 	var err error
 	if n := t.irreducibleSize(c.origEst); n > t.lim.hardLimit() {
 		err = irreducibleError(n, t.lim.window)

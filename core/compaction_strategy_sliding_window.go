@@ -78,7 +78,7 @@ func (s slidingWindow) turnsDue(t *turn, cs []*genai.Content) (turns int, due bo
 			starts = append(starts, i)
 		}
 	}
-	turns = len(starts) + t.turnsComing()
+	turns = len(starts) + t.betweenTurns.turnsComing()
 	if turns <= s.maxTurns {
 		return turns, false
 	}
@@ -88,7 +88,7 @@ func (s slidingWindow) turnsDue(t *turn, cs []*genai.Content) (turns int, due bo
 		return turns, false
 	}
 	split := cov
-	if kept := t.turnsKept(keepTurns(s.maxTurns)); kept > 0 {
+	if kept := t.betweenTurns.turnsKept(keepTurns(s.maxTurns)); kept > 0 {
 		split = pairSafeStart(t.raw, starts[len(starts)-kept])
 	}
 	if split <= from {
@@ -129,7 +129,7 @@ func (s slidingWindow) suffixes(t *turn, c *compaction, reason string) []int {
 
 	var splits []int
 	tail, counted := 0, len(t.raw) // raw tokens of t.raw[counted:]
-	for k := 1; k <= min(t.turnsKept(keepTurns(s.maxTurns)), len(starts)); k++ {
+	for k := 1; k <= min(t.betweenTurns.turnsKept(keepTurns(s.maxTurns)), len(starts)); k++ {
 		split := pairSafeStart(t.raw, starts[len(starts)-k])
 		if split <= c.first {
 			break // nothing left to summarize, with this many turns or more

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
@@ -229,7 +230,7 @@ func TestCompaction_NothingToDo(t *testing.T) {
 			if tc.fixed > 0 {
 				tr.fixed = tc.fixed
 			}
-			c := newCompaction(tr, tc.cs, time.Time{})
+			c := newCompaction(tr, tc.cs, tr.prev, time.Time{})
 			done, stop := c.nothingToDo(tr)
 			require.Equal(t, tc.wantStop, stop)
 			if tc.wantErr {
@@ -248,4 +249,39 @@ func TestCompaction_NothingToDo(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCompaction_DiscardedAfterPruningForgetsTheProvidersCount: the
+// provider counted the previous, unpruned request; this call prunes it,
+// the sliding window's compaction is due, and its summary comes out no
+// smaller, so the request goes out as pruned. That request is smaller than
+// the one the provider counted: its count must not survive as the next
+// call's lower bound, as after a pruned request let through.
+func TestCompaction_DiscardedAfterPruningForgetsTheProvidersCount(t *testing.T) {
+	raw := append(pruneHistory(8, 1_500), userMsg("U9-MARK latest"))
+	unpruned := requestTokens(testEst, engineReq(request(raw...)))
+	rs := &recordingSummarizer{reply: func(int, SummaryRequest) (string, error) {
+		return fillerOf(3*unpruned, 5), nil
+	}}
+	g, events, _ := guardWithEvents(t, WithSummarizer(rs), WithSlidingWindow(4),
+		WithToolResultPruning(0), WithPruningMinFree(1), WithMaxTokens(200_000))
+	ctx := newFakeCtx("a").withUser("U9-MARK latest")
+	// The provider's count of the previous request, unpruned.
+	ctx.set(keyRealTokens, unpruned)
+	ctx.set(keyLastEstimate, unpruned)
+
+	req := request(raw...)
+	_, err := g.beforeModel(ctx, req)
+	require.NoError(t, err)
+	require.Len(t, *events, 1, "the sliding window's compaction ran")
+	e := (*events)[0]
+	require.True(t, e.Discarded, "test setup: the summary is not smaller")
+	require.Contains(t, coretest.FlattenText(req.Contents), "removed to save context", "test setup: the request went out pruned")
+	sent := requestTokens(testEst, engineReq(req))
+	require.Less(t, sent, unpruned)
+
+	assert.Zero(t, ctx.getInt(keyRealTokens), "the provider counted a larger request")
+	assert.Equal(t, sent, ctx.getInt(keyLastEstimate))
+	assert.Less(t, ctx.getInt(keyLastTokens), unpruned, "the count of the request sent, not the provider's of the one before")
+	assert.Equal(t, pruneFrontier(DefaultPruneKeepSteps, raw), ctx.getInt(keyPruneFrontier), "the frontier the request was pruned to")
 }

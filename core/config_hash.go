@@ -127,11 +127,11 @@ func jsonHash(v any) uint64 {
 	return s.h
 }
 
-// fixedOf is the raw estimate of what every request of t carries besides
-// its contents (fixedTokens: the system instruction and the tools), cached
-// for the whole guard by t.config, which names them by value and the
-// estimator counting them: a session's first call counts only its
-// contents, not its agent's tool declarations again.
-func (g *Guard) fixedOf(t *turn, req *Request) int {
-	return int(g.fixed.get(t.config, nil, func() uint64 { return uint64(fixedTokens(t.est, req)) }))
+// fixedOf is the raw estimate of what every request of a call carries
+// besides its contents (fixedTokens: the system instruction and the
+// tools), as est counts them, cached for the whole guard by config, which
+// names them by value and the estimator counting them: a session's first
+// call counts only its contents, not its agent's tool declarations again.
+func (g *Guard) fixedOf(config uint64, est cachedEstimator, req *Request) int {
+	return int(g.fixed.get(config, nil, func() uint64 { return uint64(fixedTokens(est, req)) }))
 }

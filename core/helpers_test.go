@@ -448,15 +448,17 @@ func newTestTurn(req *Request, st guardState, log *slog.Logger) *turn {
 	sess := &sessionEntry{cache: newCountCache()}
 	ctx := newFakeCtx("a")
 	return &turn{
-		ctx:   ctx,
-		ro:    ctx.state,
-		cfg:   &Agent{name: "a", host: Host{}.withDefaults(SystemClock())},
-		req:   *engineReq(req),
-		raw:   req.Contents,
-		prev:  st,
-		sess:  sess,
-		est:   cachedEstimator{tokenEstimator: testEst, cache: sess.cache},
-		fixed: fixedTokens(testEst, engineReq(req)),
+		ctx:  ctx,
+		ro:   ctx.state,
+		cfg:  &Agent{name: "a", host: Host{}.withDefaults(SystemClock())},
+		req:  *engineReq(req),
+		prev: st,
+		sess: sess,
+		measure: measure{
+			raw:   req.Contents,
+			est:   cachedEstimator{tokenEstimator: testEst, cache: sess.cache},
+			fixed: fixedTokens(testEst, engineReq(req)),
+		},
 		base:  log,
 		chain: callChain{memo: &prefixMemo{}},
 	}

@@ -71,7 +71,7 @@ type prefixRecord struct {
 	total       int    // raw estimate of the request (the stored last estimate)
 	body        int    // total less the summary message
 	config      uint64 // configHash of the request
-	chain       uint64 // chain hash of the contents (prefixChain)
+	chain       uint64 // chain hash of the contents (callChain.at)
 }
 
 // prefixMatch is what a turn knows about the stored record.
@@ -161,7 +161,7 @@ func (g *Guard) matchPrefix(t *turn, st StateReader, sio stateIO) prefixMatch {
 		rec.injected == t.inj.injected && rec.cut == t.inj.cut &&
 		rec.contents <= len(t.raw) &&
 		rec.config == m.config &&
-		rec.chain == t.prefixChain(rec.contents)
+		rec.chain == t.chain.at(t.raw, rec.contents)
 	return m
 }
 
@@ -201,12 +201,12 @@ func (t *turn) recordPrefix(est int) string {
 		contents: len(t.raw), cut: t.inj.cut, injected: t.inj.injected,
 		compactions: t.prev.compactions, frontier: t.frontier,
 		total: est, body: min(t.prefix.body, est),
-		config: t.prefix.config, chain: t.prefixChain(len(t.raw)),
+		config: t.prefix.config, chain: t.chain.at(t.raw, len(t.raw)),
 	}.encode()
 }
 
-// savePrefix writes the record prepared by recordPrefix, or clears the
+// save writes the record the call prepared (recordPrefix), or clears the
 // stored one when the call prepared none (it compacted).
-func (t *turn) savePrefix(st State, sio stateIO) {
-	sio.set(st, keyPrefix, t.prefix.stored, t.prefix.next)
+func (m prefixMatch) save(st State, sio stateIO) {
+	sio.set(st, keyPrefix, m.stored, m.next)
 }

@@ -190,18 +190,13 @@ type callChain struct {
 	chained bool
 }
 
-// prefixChain is the chain hash of the first n contents of the request ADK
-// built (t.raw), from the agent's memo, brought to t.raw on first use in
-// the turn. A turn without a memo (recovery) hashes into its own.
-func (t *turn) prefixChain(n int) uint64 {
-	if n > len(t.raw) {
+// at is the chain hash of the first n of raw, the contents of the request
+// ADK built, 0 past them: from the agent's memo, brought to raw on first
+// use in the call. A call without a memo (recovery) hashes into its own.
+func (c *callChain) at(raw []*genai.Content, n int) uint64 {
+	if n > len(raw) {
 		return 0
 	}
-	return t.chain.at(t.raw, n)
-}
-
-// at is the chain hash of the first n of raw, the call's contents.
-func (c *callChain) at(raw []*genai.Content, n int) uint64 {
 	if !c.chained {
 		c.memo.update(raw)
 		c.chained = true

@@ -156,7 +156,7 @@ func (c *Agent) preparesAt(lim limits) float64 {
 // for the call found it unusable. A step that fills the window says so
 // whatever the last call predicted: no prediction could have served it.
 func (t *turn) inlineReason(reason string, bare int) InlineReason {
-	if t.ran() != RanInline || reason != ReasonTokens {
+	if t.betweenTurns.ran() != RanInline || reason != ReasonTokens {
 		return ""
 	}
 	if t.stepFillsWindow(bare) {

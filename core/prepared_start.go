@@ -54,7 +54,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 	own := &sessionEntry{key: sess.key, cache: newCountCache()}
 	call := backgroundCall{Context: ctx, app: c.AppName(), user: c.UserID(), session: c.SessionID(), userContent: c.UserContent()}
 	t, _ := g.newTurn(callInput{call: call, ro: st, cfg: cfg, sess: own, prev: cand.prev, mode: modeCompact, background: &cand}, cand.req)
-	comp, _ := g.beginCompaction(t, cand.sent, cfg.policy.name(), ReasonTokens)
+	comp, _ := g.beginCompaction(t, cand.sent, cand.prev, cfg.policy.name(), ReasonTokens)
 	end := 0
 	if comp != nil {
 		end = preparedEnd(t, comp, cand)

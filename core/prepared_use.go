@@ -20,7 +20,7 @@ func (g *Guard) checkPrepared(t *turn) {
 	if p == nil || p.agent != t.cfg.name {
 		return
 	}
-	if p.end > len(t.raw) || t.prefixChain(p.end) != p.chain || p.compactions != t.prev.compactions {
+	if p.end > len(t.raw) || t.chain.at(t.raw, p.end) != p.chain || p.compactions != t.prev.compactions {
 		g.dropPrepared(t, "the history it covers is no longer the request's")
 	}
 }
@@ -40,9 +40,9 @@ func (g *Guard) dropPrepared(t *turn, why string) {
 // timeout. When the summary cannot be used, or the request it makes does not
 // fit under the threshold, the compaction runs inline (compactWith) and the
 // prepared summary counts as wasted.
-func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, p *preparedSummary, s compactionStrategy, reason string) step {
+func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, next guardState, p *preparedSummary, s compactionStrategy, reason string) step {
 	t.sess.takePrepared() // p: this call uses or wastes it
-	c, done := g.beginCompaction(t, cs, s.name(), reason)
+	c, done := g.beginCompaction(t, cs, next, s.name(), reason)
 	if c == nil {
 		p.waste(t.ctx, "nothing to compact")
 		return done
@@ -74,8 +74,8 @@ func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, p *preparedSummary
 		p.waste(t.ctx, "the request it makes is too large")
 		return g.compactWith(t, c, s, reason)
 	}
-	c.ev.Ran, c.ev.Prepared, c.ev.InlineReason = t.preparedRan(), true, ""
-	c.ev.Waited = t.waited(waited)
+	c.ev.Ran, c.ev.Prepared, c.ev.InlineReason = t.betweenTurns.preparedRan(), true, ""
+	c.ev.Waited = t.betweenTurns.waited(waited)
 	c.ev.SummarizerCalls, c.ev.RollingCalls = p.ev.SummarizerCalls, p.ev.RollingCalls
 	c.ev.Fallback, c.ev.FallbackReason = p.ev.Fallback, p.ev.FallbackReason
 	c.ev.SummaryForm = p.ev.SummaryForm

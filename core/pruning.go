@@ -299,7 +299,7 @@ func (g *Guard) prunedAtTrigger(t *turn, before, after int, next guardState) *Co
 		TokensAfter:       after,
 		Threshold:         t.lim.threshold,
 		Window:            t.lim.window,
-		Ran:               t.ran(),
+		Ran:               t.betweenTurns.ran(),
 		PrefixKeptTokens:  next.prefixKept,
 		InvalidatedTokens: next.invalidated,
 	}

@@ -268,8 +268,8 @@ func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent,
 	logger.Info("contextguard: compacting the rejected request to half the window",
 		"real_tokens", real, "estimated_tokens", sent, "correction", rej.cal.factor, "threshold", rej.lim.threshold, "window", window)
 
-	s := g.compact(t, cs, thresholdStrategy{}, ReasonOverflow)
-	recordUsage(t, &s.next)
+	s := g.compact(t, cs, learned, thresholdStrategy{}, ReasonOverflow)
+	recordUsage(t.cal, &s.next)
 	if st != nil {
 		sio.save(st, prev, s.next)
 	}

@@ -120,15 +120,15 @@ func withPreviousSplit(t *turn, c *compaction, suffixes []int) []int {
 		return suffixes
 	}
 	whole := min(c.budget, c.input.answer)
-	if _, ok := fitCached(t, c, c.summaryRequest(t, whole), whole, c.origEst, 0); ok {
+	if _, ok := fitCached(t, c, c.summaryRequest(t.cal, whole), whole, c.origEst, 0); ok {
 		return suffixes
 	}
 	build := func(summary string) []*genai.Content { return keptTail(t, c, split, summary) }
-	asked := min(spanBudget(t, c, build), c.input.answer)
+	asked := min(spanBudget(t.measure, c, build), c.input.answer)
 	if satAdd(t.cal.scale(t.weigh(build(""))), asked) > t.lim.threshold {
 		return suffixes
 	}
-	if _, ok := fitCached(t, c, c.summaryRequest(t, asked), asked, p.est, p.end-split); !ok {
+	if _, ok := fitCached(t, c, c.summaryRequest(t.cal, asked), asked, p.est, p.end-split); !ok {
 		return suffixes
 	}
 	t.log().Debug("contextguard: the request is too large for the cached form; summarizing the previous request in it and keeping the contents added since",

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"log/slog"
 	"strconv"
 	"strings"
 )
@@ -57,49 +58,50 @@ type summarizerExtras struct {
 // user's request to their shares of an input of budget tokens.
 func newSummarizerExtras(t *turn, budget int, todos []TodoItem, userRequest string) summarizerExtras {
 	share := func(f float64) int { return int(float64(budget) * f) }
+	m, log := t.measure, t.log()
 	var x summarizerExtras
 	var parts []string
 	add := func(part, label, s string, f float64) {
 		if s == "" {
 			return
 		}
-		s = fitShare(t, part, label+s, share(f))
-		x.tokens += t.cal.scale(t.est.text(s))
+		s = fitShare(m, log, part, label+s, share(f))
+		x.tokens += m.text(s)
 		parts = append(parts, s)
 	}
 	add("instructions", "", t.cfg.instructions, summarizerInstructionsShare)
 	add("focus", "Focus of this summary: ", t.focus, summarizerFocusShare)
 	add("hook instructions", "", t.hookInstructions, summarizerHookShare)
 	x.instructions = strings.Join(parts, "\n\n")
-	x.userRequest = fitShare(t, "user request", userRequest, share(summarizerRequestShare))
-	x.tokens += t.cal.scale(t.est.text(x.userRequest))
+	x.userRequest = fitShare(m, log, "user request", userRequest, share(summarizerRequestShare))
+	x.tokens += m.text(x.userRequest)
 	var n int
-	x.todos, n = fitTodos(t, todos, share(summarizerTodoShare))
+	x.todos, n = fitTodos(m, log, todos, share(summarizerTodoShare))
 	x.tokens += n
 	return x
 }
 
 // fitShare returns s when it weighs at most n calibrated tokens, else its
 // head and tail cut to about n (excerptToFit, which marks the cut), and
-// logs the cut.
-func fitShare(t *turn, part, s string, n int) string {
-	have := t.cal.scale(t.est.text(s))
+// logs the cut to log.
+func fitShare(m measure, log *slog.Logger, part, s string, n int) string {
+	have := m.text(s)
 	if have <= n {
 		return s
 	}
-	t.log().Warn("contextguard: a part of the summarizer's input is larger than its share of the summarizer's input; cutting its middle",
+	log.Warn("contextguard: a part of the summarizer's input is larger than its share of the summarizer's input; cutting its middle",
 		"part", part, "tokens", have, "share_tokens", n)
-	return excerptToFit(t, s, n)
+	return excerptToFit(m, s, n)
 }
 
 // fitTodos returns the leading items of todos whose lines, as the summary
 // prompt renders them, weigh at most n calibrated tokens, and their weight.
 // A list within its share is returned as it is (cutTodos past it).
-func fitTodos(t *turn, todos []TodoItem, n int) ([]TodoItem, int) {
+func fitTodos(m measure, log *slog.Logger, todos []TodoItem, n int) ([]TodoItem, int) {
 	used := 0
 	for _, it := range todos {
-		if used += todoLine(t, it); used > n || len(it.Status) > maxTodoFieldBytes || len(it.ActiveForm) > maxTodoFieldBytes {
-			return cutTodos(t, todos, n)
+		if used += todoLine(m, it); used > n || len(it.Status) > maxTodoFieldBytes || len(it.ActiveForm) > maxTodoFieldBytes {
+			return cutTodos(m, log, todos, n)
 		}
 	}
 	return todos, used
@@ -108,23 +110,23 @@ func fitTodos(t *turn, todos []TodoItem, n int) ([]TodoItem, int) {
 // cutTodos is fitTodos past the share n: the leading items that fit beside
 // a last item saying how many were left out, each item's status and active
 // form bounded (maxTodoFieldBytes); when not even the first item fits, it
-// is shown by its head and tail. The cut is logged.
-func cutTodos(t *turn, todos []TodoItem, n int) ([]TodoItem, int) {
+// is shown by its head and tail. The cut is logged to log.
+func cutTodos(m measure, log *slog.Logger, todos []TodoItem, n int) ([]TodoItem, int) {
 	note := func(left int) TodoItem {
 		return TodoItem{Status: "note", Content: strconv.Itoa(left) +
 			" more todo items omitted: the todo list is larger than its share of the summarizer's input"}
 	}
-	room := n - todoLine(t, note(len(todos)))
+	room := n - todoLine(m, note(len(todos)))
 	out := make([]TodoItem, 0, min(len(todos), n)+1)
 	used := 0
 	for _, it := range todos {
 		it.Status = truncateMiddle(it.Status, maxTodoFieldBytes)
 		it.ActiveForm = truncateMiddle(it.ActiveForm, maxTodoFieldBytes)
-		w := todoLine(t, it)
+		w := todoLine(m, it)
 		if used+w > room {
 			if len(out) == 0 {
-				it.Content = excerptToFit(t, it.Content, max(room-todoLine(t, TodoItem{Status: it.Status}), 0))
-				used += todoLine(t, it)
+				it.Content = excerptToFit(m, it.Content, max(room-todoLine(m, TodoItem{Status: it.Status}), 0))
+				used += todoLine(m, it)
 				out = append(out, it)
 			}
 			break
@@ -135,15 +137,15 @@ func cutTodos(t *turn, todos []TodoItem, n int) ([]TodoItem, int) {
 	listed := len(out)
 	if left := len(todos) - listed; left > 0 {
 		out = append(out, note(left))
-		used += todoLine(t, out[listed])
+		used += todoLine(m, out[listed])
 	}
-	t.log().Warn("contextguard: the todo list is larger than its share of the summarizer's input; listing its first items",
+	log.Warn("contextguard: the todo list is larger than its share of the summarizer's input; listing its first items",
 		"items", len(todos), "items_listed", listed, "share_tokens", n)
 	return out, used
 }
 
 // todoLine is the calibrated size of a todo item's line in the summary
 // prompt.
-func todoLine(t *turn, it TodoItem) int {
-	return t.cal.scale(t.est.text("- [" + it.Status + "] " + it.Content + "\n"))
+func todoLine(m measure, it TodoItem) int {
+	return m.text("- [" + it.Status + "] " + it.Content + "\n")
 }

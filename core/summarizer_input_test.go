@@ -149,11 +149,11 @@ func TestSummarizerInput_TodoList(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			turn := newTestTurn(request(), guardState{}, quietLog)
 			turn.cal = newCalibration(guardState{}, testEst)
-			got, used := fitTodos(turn, tt.todos, share)
+			got, used := fitTodos(turn.measure, turn.log(), tt.todos, share)
 			assert.LessOrEqual(t, used, share)
 			weight := 0
 			for _, it := range got {
-				weight += todoLine(turn, it)
+				weight += todoLine(turn.measure, it)
 				assert.LessOrEqual(t, len(it.Status), maxTodoFieldBytes)
 			}
 			assert.Equal(t, weight, used, "the weight returned is the items'")

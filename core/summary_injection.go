@@ -55,17 +55,18 @@ type injection struct {
 }
 
 // reanchor updates the anchor next stores for the summary still in use
-// (next has the same compaction counter as the call started with): the
+// (next has the same compaction counter as prev, the state the call
+// started with): the
 // anchor of the cut located for it when the state had none (state written
 // before the host anchored coverage) or when the stored one did not hold;
 // a stored anchor that did not hold and cannot be replaced is cleared, so
 // later calls locate the cut by its position and fingerprint directly.
-func (t *turn) reanchor(next *guardState) {
-	if next.compactions != t.prev.compactions || next.anchor != t.prev.anchor {
+func (inj injection) reanchor(prev guardState, next *guardState) {
+	if next.compactions != prev.compactions || next.anchor != prev.anchor {
 		return // a compaction stored its own
 	}
-	if t.inj.anchor != "" || t.inj.staleAnchor {
-		next.anchor = t.inj.anchor
+	if inj.anchor != "" || inj.staleAnchor {
+		next.anchor = inj.anchor
 	}
 }
 
@@ -145,7 +146,7 @@ func (t *turn) unchangedCut() (cut int, ok bool) {
 	rec, ok := decodePrefixRecord(t.storedPrefix)
 	if !ok || !rec.injected || rec.compactions != t.prev.compactions || rec.total != t.prev.lastEstimate ||
 		rec.cut <= 0 || rec.cut > rec.contents || rec.contents > len(t.raw) ||
-		rec.chain != t.prefixChain(rec.contents) {
+		rec.chain != t.chain.at(t.raw, rec.contents) {
 		return 0, false
 	}
 	return rec.cut, true
@@ -199,7 +200,7 @@ func injectSummary(t *turn) (injection, []*genai.Content) {
 	if cur != nil && !quotesRequest(request, cur) {
 		t.log().Debug("contextguard: the stored continuation does not quote the user's latest message; quoting it",
 			"watermark", w)
-		request = boundContinuation(t, continuationText(cur))
+		request = boundContinuation(t.measure, t.lim.threshold, continuationText(cur))
 	}
 	out := make([]*genai.Content, 0, len(t.raw)-start+1)
 	out = append(out, summaryMessage(t, t.prev.summary, request, cur))

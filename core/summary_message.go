@@ -131,36 +131,34 @@ const (
 )
 
 // continuationBound is the most tokens (calibrated) the quoted request may
-// take in t's request: 1/continuationShare of the room under the threshold
-// that the system instruction and tools leave.
-func continuationBound(t *turn) int {
-	cal := t.cal
-	if cal.factor <= 0 {
-		// Before the turn is calibrated (the summary is injected first).
-		cal = calibration{factor: t.est.defaultFactor()}
+// take in a request under threshold: 1/continuationShare of the room under
+// it that the system instruction and tools (m.fixed) leave.
+func continuationBound(m measure, threshold int) int {
+	m = m.calibrated()
+	return max((threshold-m.cal.scale(m.fixed))/continuationShare, minContinuationTokens)
+}
+
+// calibrated is m with the estimator's default factor while the call has
+// no calibration yet (the summary is injected first, newTurn).
+func (m measure) calibrated() measure {
+	if m.cal.factor <= 0 {
+		m.cal = calibration{factor: m.est.defaultFactor()}
 	}
-	fixed := 0
-	if t.req.Config != nil {
-		fixed = satAdd(t.est.content(t.req.Config.SystemInstruction), toolsTokens(t.est, t.req.Config.Tools))
-	}
-	return max((t.lim.threshold-cal.scale(fixed))/continuationShare, minContinuationTokens)
+	return m
 }
 
 // boundContinuation quotes s in full when it fits continuationBound, else
 // keeps its head and tail (truncateMiddle) cut to fit.
-func boundContinuation(t *turn, s string) string {
-	maxTokens := continuationBound(t)
-	cal := t.cal
-	if cal.factor <= 0 {
-		cal = calibration{factor: t.est.defaultFactor()}
-	}
-	if cal.scale(t.est.text(s)) <= maxTokens {
+func boundContinuation(m measure, threshold int, s string) string {
+	maxTokens := continuationBound(m, threshold)
+	m = m.calibrated()
+	if m.text(s) <= maxTokens {
 		return s
 	}
 	n := min(maxTokens*bytesPerTokenGuess, len(s))
 	for n > minContinuationBytes {
 		cut := truncateMiddle(s, n)
-		if cal.scale(t.est.text(cut)) <= maxTokens {
+		if m.text(cut) <= maxTokens {
 			return cut
 		}
 		n = mulDiv(n, cutRetryPercent, 100)

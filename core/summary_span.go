@@ -74,9 +74,9 @@ type rolledPiece struct {
 // strategy: it returns the request's contents with a given summary, and is
 // called with an empty summary to weigh the summary message's own header and
 // continuation.
-func spanBudget(t *turn, c *compaction, build func(summary string) []*genai.Content) int {
-	freed := t.cal.scale(c.origEst - t.weigh(build("")))
-	prev := t.cal.scale(t.est.text(c.prevSummary))
+func spanBudget(m measure, c *compaction, build func(summary string) []*genai.Content) int {
+	freed := m.cal.scale(c.origEst - m.weigh(build("")))
+	prev := m.text(c.prevSummary)
 	b := prev + int(float64(max(freed-prev, 0))*summaryFreshShare)
 	return min(c.budget, max(b, minSummaryTokens/2))
 }
@@ -100,11 +100,11 @@ func spanBudget(t *turn, c *compaction, build func(summary string) []*genai.Cont
 // was used the summarizer is not asked again during this compaction.
 func (g *Guard) summarizeSpan(t *turn, c *compaction, end int, shorter bool, build func(summary string) []*genai.Content) outcome {
 	c.ev.ContentsSummarized = end - c.first
-	budget := spanBudget(t, c, build)
+	budget := spanBudget(t.measure, c, build)
 	// asked is the summary's length in the calibrated measure; the
 	// summarizer is told it in its own (calibration.unscale).
 	asked := min(budget, c.input.answer)
-	sreq := c.summaryRequest(t, asked)
+	sreq := c.summaryRequest(t.cal, asked)
 	// kept is how many of the request's newest contents stay verbatim
 	// after the summary: the strategy's tail, none for a full summary.
 	kept := 0
@@ -124,7 +124,7 @@ func (g *Guard) summarizeSpan(t *turn, c *compaction, end int, shorter bool, bui
 			}
 		}
 		if c.ev.Fallback {
-			s = fallbackAfterPieces(t, c, end, budget)
+			s = fallbackAfterPieces(t.measure, c, end, budget)
 		}
 		cs := build(s)
 		o := outcome{contents: cs, summary: s, newEst: t.weigh(cs)}
@@ -167,13 +167,14 @@ func (g *Guard) summarizeSpan(t *turn, c *compaction, end int, shorter bool, bui
 }
 
 // summaryRequest is the request of a summary of asked calibrated tokens,
-// before its input is filled in (summaryInput).
-func (c *compaction) summaryRequest(t *turn, asked int) SummaryRequest {
+// with the writer's length unscaled by cal, before its input is filled in
+// (summaryInput).
+func (c *compaction) summaryRequest(cal calibration, asked int) SummaryRequest {
 	return SummaryRequest{
-		Agent:         t.cfg.name,
+		Agent:         c.ev.Agent,
 		UserRequest:   c.input.extras.userRequest,
 		Todos:         c.input.extras.todos,
-		SummaryTokens: t.cal.unscale(asked),
+		SummaryTokens: cal.unscale(asked),
 		Instructions:  c.input.extras.instructions,
 	}
 }
@@ -285,7 +286,7 @@ func (g *Guard) rollUp(t *turn, c *compaction, sreq SummaryRequest, end int) (pr
 	sreq.SummaryTokens = t.cal.unscale(c.input.answer)
 	prev, from = digestOldest(t, c, prev, from, end)
 	for {
-		pieceEnd, text, shown := nextPiece(t, c, prev, from, end)
+		pieceEnd, text, shown := nextPiece(t.measure, c, prev, from, end)
 		if pieceEnd >= end {
 			return shown, text, from
 		}
@@ -328,7 +329,7 @@ func digestOldest(t *turn, c *compaction, prev string, from, end int) (string, i
 	capacity := scaleSat(c.input.budget*2/5, float64(max(calls, 1))) // calls may be near math.MaxInt
 	cut, held := end, 0
 	for cut > from {
-		n := c.render(t, cut-1).tokens
+		n := c.render(t.measure, cut-1).tokens
 		if held+n > capacity {
 			break
 		}
@@ -352,7 +353,7 @@ func digestOldest(t *turn, c *compaction, prev string, from, end int) (string, i
 // a rolling summary were summarized for the span, the last is kept (at
 // most half the budget, by head and tail) and the fallback lists the
 // contents after it: nothing the summarizer already wrote is thrown away.
-func fallbackAfterPieces(t *turn, c *compaction, end, budget int) string {
+func fallbackAfterPieces(m measure, c *compaction, end, budget int) string {
 	prev, from := c.prevSummary, c.first
 	for _, p := range c.rolled {
 		if p.end >= end {
@@ -361,13 +362,13 @@ func fallbackAfterPieces(t *turn, c *compaction, end, budget int) string {
 		prev, from = p.summary, p.end
 	}
 	if from == c.first {
-		return fallbackSummary(t.est, t.cal, c.prevSummary, t.raw[c.first:end], c.todos, budget)
+		return fallbackSummary(m.est, m.cal, c.prevSummary, m.raw[c.first:end], c.todos, budget)
 	}
-	if t.cal.scale(t.est.text(prev)) > budget/2 {
-		prev = excerptToFit(t, prev, budget/2)
+	if m.text(prev) > budget/2 {
+		prev = excerptToFit(m, prev, budget/2)
 	}
 	head := "(Summary of the conversation's first " + strconv.Itoa(from) + " messages:)\n" + prev + "\n"
-	return head + fallbackSummary(t.est, t.cal, "", t.raw[from:end], c.todos, budget-t.cal.scale(t.est.text(head)))
+	return head + fallbackSummary(m.est, m.cal, "", m.raw[from:end], c.todos, budget-m.text(head))
 }
 
 // summaryBudget is the length asked of a summary: want (WithSummaryTokens),
@@ -400,7 +401,7 @@ const summaryRoomPercent = 80
 // bound (continuationBound) and by head and tail beyond it, so that a request
 // larger than the window still leaves room for the summary.
 func boundedUserRequest(t *turn) string {
-	return boundContinuation(t, continuationText(coveredRequest(t, len(t.raw))))
+	return boundContinuation(t.measure, t.lim.threshold, continuationText(coveredRequest(t, len(t.raw))))
 }
 
 // summarizerInput is the room of one summarizer call, in calibrated tokens:
@@ -433,7 +434,7 @@ func newSummarizerInput(t *turn, prev string, summaryTokens int, todos []TodoIte
 	budget := max(min(int(float64(w)*summarizerInputShare), w-2*answer)-promptOverheadTokens, minSummarizerInput)
 	extras := newSummarizerExtras(t, budget, todos, userRequest)
 	in := summarizerInput{answer: answer, budget: budget - extras.tokens, extras: extras}
-	remaining := in.budget - t.cal.scale(t.est.text(in.boundPrev(t, prev)))
+	remaining := in.budget - t.text(in.boundPrev(t.measure, prev))
 	in.lim = limitsForBudget(scaleSat(remaining, bytesPerTokenGuess))
 	return in
 }
@@ -442,20 +443,20 @@ func newSummarizerInput(t *turn, prev string, summaryTokens int, todos []TodoIte
 // middle (counted, not guessed from its bytes: a summary dense in
 // identifiers would otherwise crowd out the transcript, and a rolling
 // summary would need a piece per few contents).
-func (in summarizerInput) boundPrev(t *turn, prev string) string {
-	if t.cal.scale(t.est.text(prev)) > in.budget/2 {
-		return excerptToFit(t, prev, in.budget/2)
+func (in summarizerInput) boundPrev(m measure, prev string) string {
+	if m.text(prev) > in.budget/2 {
+		return excerptToFit(m, prev, in.budget/2)
 	}
 	return prev
 }
 
 // render returns the transcript lines of t.raw[i] and their calibrated size,
 // rendering each content once per compaction.
-func (c *compaction) render(t *turn, i int) renderedContent {
+func (c *compaction) render(m measure, i int) renderedContent {
 	r := &c.rendered[i-c.first]
 	if !r.ok {
-		r.text = renderContent(t.raw[i], c.input.lim)
-		r.tokens = t.cal.scale(t.est.text(r.text))
+		r.text = renderContent(m.raw[i], c.input.lim)
+		r.tokens = m.text(r.text)
 		r.ok = true
 	}
 	return *r
@@ -468,13 +469,13 @@ func (c *compaction) render(t *turn, i int) renderedContent {
 // larger than the whole room is the only content of its piece, cut to a
 // head and tail excerpt that fits, and the transcript says so: nothing is
 // left out silently.
-func nextPiece(t *turn, c *compaction, prev string, from, end int) (pieceEnd int, transcript, shown string) {
-	shown = c.input.boundPrev(t, prev)
-	room := c.input.budget - t.cal.scale(t.est.text(shown))
+func nextPiece(m measure, c *compaction, prev string, from, end int) (pieceEnd int, transcript, shown string) {
+	shown = c.input.boundPrev(m, prev)
+	room := c.input.budget - m.text(shown)
 	var b strings.Builder
 	i := from
 	for ; i < end; i++ {
-		r := c.render(t, i)
+		r := c.render(m, i)
 		if r.tokens > room {
 			break
 		}
@@ -484,18 +485,18 @@ func nextPiece(t *turn, c *compaction, prev string, from, end int) (pieceEnd int
 	if i > from || from >= end {
 		return i, b.String(), shown
 	}
-	r := c.render(t, from)
+	r := c.render(m, from)
 	note := fmt.Sprintf("[message %d of this conversation is larger than the summarizer's window: only its head and tail are shown]\n", from+1)
-	return from + 1, note + excerptToFit(t, r.text, room-t.cal.scale(t.est.text(note))), shown
+	return from + 1, note + excerptToFit(m, r.text, room-m.text(note)), shown
 }
 
 // excerptToFit cuts s to a head and tail excerpt of at most about n
 // calibrated tokens (minExcerptBytes at least, so something of it shows).
-func excerptToFit(t *turn, s string, n int) string {
+func excerptToFit(m measure, s string, n int) string {
 	const minExcerptBytes = 200
 	for bytes := max(scaleSat(n, bytesPerTokenGuess), minExcerptBytes); ; bytes = mulDiv(bytes, cutRetryPercent, 100) {
 		cut := truncateMiddle(s, max(bytes, minExcerptBytes))
-		if bytes <= minExcerptBytes || t.cal.scale(t.est.text(cut)) <= n {
+		if bytes <= minExcerptBytes || m.text(cut) <= n {
 			return cut
 		}
 	}

@@ -260,7 +260,7 @@ func TestRollingSummary_FallbackKeepsPieces(t *testing.T) {
 			turn := newTestTurn(request(raw...), guardState{}, quietLog)
 			turn.cal = newCalibration(guardState{}, testEst)
 			c := &compaction{first: 0, prevSummary: "EARLIER-SUMMARY", rolled: tc.rolled}
-			s := fallbackAfterPieces(turn, c, len(raw)-1, budget)
+			s := fallbackAfterPieces(turn.measure, c, len(raw)-1, budget)
 
 			assert.LessOrEqual(t, turn.cal.scale(testEst.text(s)), budget, "within its budget")
 			if tc.from > 0 {

@@ -106,11 +106,11 @@ func (g *Guard) usageFromState(st StateReader, agentName string) (Usage, error) 
 // recordUsage sets, in the state a call persists, the calibrated count of
 // the request the call lets through: the provider's last count no longer
 // applies once a compaction or trim reset it (realTokens 0).
-func recordUsage(t *turn, next *guardState) {
+func recordUsage(cal calibration, next *guardState) {
 	if next.realTokens > 0 {
-		next.tokens = t.cal.count(next.lastEstimate)
+		next.tokens = cal.count(next.lastEstimate)
 	} else {
-		next.tokens = t.cal.scale(next.lastEstimate)
+		next.tokens = cal.scale(next.lastEstimate)
 	}
 }
 
@@ -175,7 +175,7 @@ func (t *turn) compactionKept() (kept, invalidated int) {
 // stampCompaction records when and why an applied compaction was made, for
 // Usage. The time comes from the call's context (Host.Now), so a time
 // provider ADK honours is honoured here.
-func stampCompaction(t *turn, next *guardState, reason string) {
-	next.compactedAt = t.cfg.host.Now(t.ctx).UTC().Format(time.RFC3339Nano)
+func stampCompaction(at time.Time, next *guardState, reason string) {
+	next.compactedAt = at.UTC().Format(time.RFC3339Nano)
 	next.compactReason = reason
 }

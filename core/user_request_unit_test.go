@@ -169,13 +169,13 @@ func TestContinuationBound_HalfTheRoomAfterSystemAndTools(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := request()
-			tr := newTestTurn(req, guardState{}, quietTestLogger())
-			tr.lim = limits{threshold: tt.threshold, window: tt.threshold * 5 / 4}
-			tr.cal = newCalibration(guardState{}, testEst)
 			if tt.systemTokens > 0 {
 				req.Config.SystemInstruction = genai.NewContentFromText(fillerOf(tt.systemTokens, 3), genai.RoleUser)
 			}
-			assert.InDelta(t, tt.want, continuationBound(tr), float64(tt.want)/20+10)
+			tr := newTestTurn(req, guardState{}, quietTestLogger())
+			tr.lim = limits{threshold: tt.threshold, window: tt.threshold * 5 / 4}
+			tr.cal = newCalibration(guardState{}, testEst)
+			assert.InDelta(t, tt.want, continuationBound(tr.measure, tr.lim.threshold), float64(tt.want)/20+10)
 		})
 	}
 }
