@@ -6,6 +6,8 @@ import (
 	"math"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // Before the model call: the pipeline of one call, top to bottom
@@ -190,7 +192,7 @@ func withContents(req Request, cs []*genai.Content) Request {
 }
 
 // weigh is the raw estimate of the request with contents cs.
-func (t *turn) weigh(cs []*genai.Content) int { return satAdd(contentsTokens(t.est, cs), t.fixed) }
+func (t *turn) weigh(cs []*genai.Content) int { return sat.Add(contentsTokens(t.est, cs), t.fixed) }
 
 // irreducibleSize is the size of a request (raw estimate n) that decides
 // ErrIrreducible: the raw estimate, never scaled by a calibration factor

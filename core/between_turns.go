@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // Compaction between turns (ARCHITECTURE.md, Compaction between turns):
@@ -144,7 +146,7 @@ func (e *sessionEntry) rememberCall(t *turn) {
 	}
 	req := t.req
 	req.Origin = nil
-	e.last = lastCall{cfg: t.cfg, req: req, bytes: scaleSat(max(t.before, t.prev.summarizedAt), retainedBytesPerToken)}
+	e.last = lastCall{cfg: t.cfg, req: req, bytes: sat.Scale(max(t.before, t.prev.summarizedAt), retainedBytesPerToken)}
 }
 
 // deltaState collects the writes of a state save as a state delta.
@@ -313,7 +315,7 @@ func (t *turn) nextTurnCount(n int) int {
 	if !isUserMessage(msg) {
 		msg = genai.NewContentFromText(standInMessage, genai.RoleUser)
 	}
-	return scaleSat(satAdd(n, max(t.cal.scale(t.est.content(msg)), t.sess.memory(t.cfg.name).message.cost())), betweenTurnsMargin)
+	return sat.Scale(sat.Add(n, max(t.cal.scale(t.est.content(msg)), t.sess.memory(t.cfg.name).message.cost())), betweenTurnsMargin)
 }
 
 // turnsComing is how many turns the request starts before it is sent: the

@@ -1,6 +1,10 @@
 package core
 
-import "google.golang.org/genai"
+import (
+	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
+)
 
 // The user's message at the provider's count (ARCHITECTURE.md, Compaction
 // between turns): between turns, the next turn's first request is judged
@@ -43,7 +47,7 @@ func (m *messageMeasure) observe(t *turn, s *step) {
 	}
 	m.from = 0
 	if s.event == nil && s.err == nil && t.prefix.matched && t.prev.realTokens > 0 {
-		m.from, m.est, m.compactions = satAdd(t.prev.realTokens, lastReply(t)), s.next.lastEstimate, s.next.compactions
+		m.from, m.est, m.compactions = sat.Add(t.prev.realTokens, lastReply(t)), s.next.lastEstimate, s.next.compactions
 	}
 }
 

@@ -3,6 +3,8 @@ package core
 import (
 	"log/slog"
 	"math"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // Calibration (ARCHITECTURE.md, "Trusting the provider's counts"): the
@@ -121,7 +123,7 @@ func clampFactor(f float64) float64 { return math.Min(math.Max(f, 1.0), maxCorre
 // scale is the calibrated size of a piece estimated at n raw tokens. It is
 // used for pieces (summaries, transcripts), where the last real count of the
 // whole request says nothing.
-func (c calibration) scale(n int) int { return scaleSat(n, c.factor) }
+func (c calibration) scale(n int) int { return sat.Scale(n, c.factor) }
 
 // unscale is the raw size of a piece whose calibrated size is n: the
 // length to ask of a writer (the summarizer) so that what it writes weighs n

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // TestReportJudge: what provider counts are believed for, for a request
@@ -89,7 +91,7 @@ func TestAfterModel_HigherCountAfterUnseenEdit(t *testing.T) {
 	require.Zero(t, sum.Calls(), "under the trigger by the guard's estimate")
 	est := ctx.getInt(keyLastEstimate)
 	threshold := ctx.getInt(keyThreshold)
-	require.Less(t, scaleSat(est, defaultCorrection), threshold)
+	require.Less(t, sat.Scale(est, defaultCorrection), threshold)
 
 	real := est * 16 / 10
 	require.Greater(t, real, threshold, "the provider's count is past the trigger")

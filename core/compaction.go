@@ -5,6 +5,8 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // The compaction every strategy shares: its start (the span, the budget,
@@ -136,7 +138,7 @@ func newCompaction(t *turn, cs []*genai.Content, start time.Time) *compaction {
 	}
 	c.first = min(c.first, c.cov)
 	c.userReq = boundedUserRequest(t)
-	c.rawBare = satAdd(t.fixed, t.est.content(summaryContent("", c.userReq, requestAttachments(coveredRequest(t, c.cov))...)))
+	c.rawBare = sat.Add(t.fixed, t.est.content(summaryContent("", c.userReq, requestAttachments(coveredRequest(t, c.cov))...)))
 	c.bare = t.cal.scale(c.rawBare)
 	return c
 }

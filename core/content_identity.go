@@ -6,6 +6,8 @@ import (
 	"unsafe"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // Content identity (ARCHITECTURE.md, Counting): one walk over every field of
@@ -129,7 +131,7 @@ func (s *identity) str(x string) {
 		return
 	}
 	if s.sizing {
-		s.size = satAdd(s.size, len(x))
+		s.size = sat.Add(s.size, len(x))
 		return
 	}
 	s.fpStr(x)
@@ -144,7 +146,7 @@ func (s *identity) blob(b []byte) {
 		return
 	}
 	if s.sizing {
-		s.size = satAdd(s.size, len(b))
+		s.size = sat.Add(s.size, len(b))
 		return
 	}
 	if s.fast && len(b) >= fastHashBytes {
@@ -172,7 +174,7 @@ func (s *identity) value(m map[string]any) bool {
 		return s.k.value(m)
 	}
 	if s.sizing {
-		s.size = satAdd(s.size, valueSize(m))
+		s.size = sat.Add(s.size, valueSize(m))
 		return true
 	}
 	s.fpValue(m)

@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // TestAfterModel_OutputCountAtTheLimit: a response that stopped at the
@@ -41,7 +43,7 @@ func TestAfterModel_OutputCountAtTheLimit(t *testing.T) {
 			req.Config.MaxOutputTokens = tt.maxOut
 			_, err := g.beforeModel(ctx, req)
 			require.NoError(t, err)
-			prompt := scaleSat(ctx.getInt(keyLastEstimate), defaultCorrection)
+			prompt := sat.Scale(ctx.getInt(keyLastEstimate), defaultCorrection)
 			if tt.history < 10 {
 				require.Less(t, prompt, window/20, "about 4% of the window")
 			} else {

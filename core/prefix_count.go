@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // Counting what is new (ARCHITECTURE.md, Counting): the prefix record a call
@@ -179,13 +181,13 @@ func (t *turn) requestEstimate(cs []*genai.Content) (est, body int) {
 	if fresh := len(t.raw) - p.rec.contents; p.matched && p.rec.frontier == t.frontier && len(cs)-fresh >= lead {
 		body := p.rec.body
 		for _, c := range cs[len(cs)-fresh:] {
-			body = satAdd(body, t.est.content(c))
+			body = sat.Add(body, t.est.content(c))
 		}
 		// The prefix's counts are not needed again: the next call checks
 		// the record, and a compaction counts what it summarizes. Keep
 		// only what this call touched, so an idle session holds little.
 		t.est.cache.dropUntouched()
-		return satAdd(body, summary), body
+		return sat.Add(body, summary), body
 	}
 	est = t.weigh(cs)
 	return est, max(est-summary, 0)

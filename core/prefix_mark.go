@@ -5,6 +5,8 @@ import (
 	"unsafe"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // The prefix record's chain: every content of the prefix hashed by value,
@@ -138,7 +140,7 @@ func (m *prefixMemo) update(cs []*genai.Content) {
 			h = chainNext(h, contentHash(c))
 		}
 		e.chain = h
-		m.bytes = satAdd(m.bytes, e.size+memoEntryBytes)
+		m.bytes = sat.Add(m.bytes, e.size+memoEntryBytes)
 		m.entries = append(m.entries, e)
 	}
 	clear(m.pin)

@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // When to prepare a summary (ARCHITECTURE.md, One model call): every call
@@ -78,7 +80,7 @@ func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 		return
 	}
 	cand.growth = cand.cal.scale(int(float64(mem.largestGrowth()) * growthMargin))
-	predicted := satAdd(cand.before, cand.growth)
+	predicted := sat.Add(cand.before, cand.growth)
 	if !reachesEarly(t, s, predicted) {
 		mem.unprepared = unpredicted
 		return
@@ -135,7 +137,7 @@ func reachesEarly(t *turn, s *step, predicted int) bool {
 // The call checked that p covers a prefix of its request (checkPrepared).
 func (p *preparedSummary) stale(t *turn, predicted, growth int) bool {
 	tail := t.cal.scale(contentsTokens(t.est, t.raw[p.end:]))
-	return !preparedFits(t.lim, satAdd(satAdd(p.request, tail), int(float64(growth)/growthMargin)), predicted, p.budget)
+	return !preparedFits(t.lim, sat.Add(sat.Add(p.request, tail), int(float64(growth)/growthMargin)), predicted, p.budget)
 }
 
 // sentRequest is the request the call let through, as a background summary
@@ -213,7 +215,7 @@ func (t *turn) stepFillsWindow(bare int) bool {
 	if t.sentEst <= 0 || grown <= 0 || len(t.raw) == 0 || !hasFunctionResponse(t.raw[len(t.raw)-1]) {
 		return false
 	}
-	n := satAdd(satAdd(bare, minSummaryTokens), t.cal.scale(grown))
+	n := sat.Add(sat.Add(bare, minSummaryTokens), t.cal.scale(grown))
 	return !preparedFits(t.lim, n, t.before, minSummaryTokens)
 }
 

@@ -1,6 +1,10 @@
 package core
 
-import "google.golang.org/genai"
+import (
+	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
+)
 
 // The size of the next step by the tools it calls (ARCHITECTURE.md, One
 // model call): an agent's memory keeps, per recent tool, the smallest and
@@ -111,10 +115,10 @@ func (ts *toolSizes) predict(est tokenEstimator, c *genai.Content) (n int, ok bo
 		if !known || !size.alike() {
 			return 0, false
 		}
-		n = satAdd(n, size.most)
+		n = sat.Add(n, size.most)
 		calls++
 	}
-	return satAdd(n, est.content(c)), calls > 0
+	return sat.Add(n, est.content(c)), calls > 0
 }
 
 // functionResponses is how many function responses c holds, 0 when it

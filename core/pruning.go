@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // Tool-result pruning (ARCHITECTURE.md, Strategies; WithToolResultPruning): the tier before
@@ -154,7 +156,7 @@ func pruneFreed(e cachedEstimator, recall bool, raw, cs []*genai.Content, from, 
 			continue
 		}
 		if p := prunedFor(e, c, recall); p.content != nil {
-			freed = satAdd(freed, p.saved)
+			freed = sat.Add(freed, p.saved)
 			if first < 0 {
 				first = i
 			}
@@ -247,7 +249,7 @@ func buildPruned(e tokenEstimator, c *genai.Content, recall bool) *prunedContent
 			parts = slices.Clone(c.Parts)
 		}
 		parts[j] = &np
-		saved = satAdd(saved, before-after)
+		saved = sat.Add(saved, before-after)
 	}
 	if parts == nil {
 		return &prunedContent{}

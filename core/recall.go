@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // Recall (ARCHITECTURE.md, Recall): what compactions and pruning removed from
@@ -191,7 +193,7 @@ func (e *sessionEntry) recallRetained() int {
 	n := 0
 	for _, m := range e.agents {
 		if m.recall != nil {
-			n = satAdd(n, m.recall.bytes)
+			n = sat.Add(n, m.recall.bytes)
 		}
 	}
 	return n

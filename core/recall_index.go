@@ -6,6 +6,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/recallindex"
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // The recall index (ARCHITECTURE.md, Recall): a small BM25 index over the
@@ -93,7 +94,7 @@ func (x *recallIndex) add(history []*genai.Content, pos, turn int) {
 		before := x.ix.Retained()
 		x.ix.Add(text)
 		x.srcs = append(x.srcs, src)
-		x.bytes = satAdd(x.bytes, x.ix.Retained()-before+recallSourceOverhead)
+		x.bytes = sat.Add(x.bytes, x.ix.Retained()-before+recallSourceOverhead)
 	}
 }
 

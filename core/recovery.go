@@ -3,6 +3,8 @@ package core
 import (
 	"fmt"
 	"log/slog"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // Recovery from a provider's overflow error (ARCHITECTURE.md, Recovery): the
@@ -257,7 +259,7 @@ func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent,
 	}
 	real := ov.Tokens
 	if real <= 0 {
-		real = max(satAdd(window, 1), scaleSat(sent, float64(learned.providerRatio)/ratioScale))
+		real = max(sat.Add(window, 1), sat.Scale(sent, float64(learned.providerRatio)/ratioScale))
 	}
 	rej := &rejection{lim: limits{window: window, buffer: window - window/2, threshold: window / 2}}
 	if lo, ok := rej.lim.withOutput(lim.output); ok {

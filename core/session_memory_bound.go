@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // The session table's bounds: how many sessions and how many bytes the guard
@@ -103,17 +105,17 @@ func (b sessionBounds) withDefaults() sessionBounds {
 // retainedBytes is what the idle entry retains, as the table accounts it.
 // The caller holds e.mu.
 func (e *sessionEntry) retainedBytes() int {
-	n := satAdd(sessionOverhead, e.cache.bytes)
-	n = satAdd(n, len(e.summary.summary)+len(e.summary.request))
-	n = satAdd(n, e.last.bytes)
+	n := sat.Add(sessionOverhead, e.cache.bytes)
+	n = sat.Add(n, len(e.summary.summary)+len(e.summary.request))
+	n = sat.Add(n, e.last.bytes)
 	if e.summary.msg != nil {
-		n = satAdd(n, len(e.summary.msg.Parts[0].Text))
+		n = sat.Add(n, len(e.summary.msg.Parts[0].Text))
 	}
 	for _, m := range e.agents {
-		n = satAdd(n, m.sentBytes)
-		n = satAdd(n, m.prefix.bytes)
+		n = sat.Add(n, m.sentBytes)
+		n = sat.Add(n, m.prefix.bytes)
 	}
-	return satAdd(n, e.recallRetained())
+	return sat.Add(n, e.recallRetained())
 }
 
 // contentRetained is what a cache entry pinning c retains.
@@ -123,7 +125,7 @@ func contentRetained(c *genai.Content) int {
 	}
 	s := identity{byValue: true, sizing: true}
 	walkContent(c, &s)
-	return satAdd(entryOverhead, s.size)
+	return sat.Add(entryOverhead, s.size)
 }
 
 // valueSize is the bytes of the strings a JSON-like payload holds, plus a
@@ -144,22 +146,22 @@ func valueSize(v any) int {
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		n = satAdd(n, word)
+		n = sat.Add(n, word)
 		switch y := x.(type) {
 		case string:
-			n = satAdd(n, len(y))
+			n = sat.Add(n, len(y))
 		case []string:
 			for _, s := range y {
-				n = satAdd(n, satAdd(len(s), word))
+				n = sat.Add(n, sat.Add(len(s), word))
 			}
 		case []byte:
-			n = satAdd(n, len(y))
+			n = sat.Add(n, len(y))
 		case map[string]any:
 			for k, e := range y {
 				if budget == 0 {
 					break
 				}
-				n = satAdd(n, len(k))
+				n = sat.Add(n, len(k))
 				push(e)
 			}
 		case []any:

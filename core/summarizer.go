@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
 
@@ -84,7 +85,7 @@ const wordsPerHundredTokens = 75
 // summaryWords is the length in words a summary of at most tokens is asked
 // for, minSummaryWords at least.
 func summaryWords(tokens int) int {
-	return max(mulDiv(tokens, wordsPerHundredTokens, 100), minSummaryWords)
+	return max(sat.MulDiv(tokens, wordsPerHundredTokens, 100), minSummaryWords)
 }
 
 // RenderSummaryPrompt fills the embedded templates. The prompt asks for

@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // The cached form over the previous request (ARCHITECTURE.md, The
@@ -125,7 +127,7 @@ func withPreviousSplit(t *turn, c *compaction, suffixes []int) []int {
 	}
 	build := func(summary string) []*genai.Content { return keptTail(t, c, split, summary) }
 	asked := min(spanBudget(t, c, build), c.input.answer)
-	if satAdd(t.cal.scale(t.weigh(build(""))), asked) > t.lim.threshold {
+	if sat.Add(t.cal.scale(t.weigh(build(""))), asked) > t.lim.threshold {
 		return suffixes
 	}
 	if _, ok := fitCached(t, c, c.summaryRequest(t, asked), asked, p.est, p.end-split); !ok {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // The fallback summary (ARCHITECTURE.md, The summarizer): what the guard
@@ -158,7 +160,7 @@ func (w *fallbackWriter) fit(s string, n int) string {
 	if s == "" || w.tokens(s) <= n {
 		return s
 	}
-	for room := scaleSat(n, bytesPerTokenGuess); room > fitMinBytes; room = mulDiv(room, fitRetryThirds, 3) {
+	for room := sat.Scale(n, bytesPerTokenGuess); room > fitMinBytes; room = sat.MulDiv(room, fitRetryThirds, 3) {
 		if cut := truncateMiddle(s, room) + "\n"; w.tokens(cut) <= n {
 			return cut
 		}

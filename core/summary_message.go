@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // The summary message: the one user message that stands for the summarized
@@ -141,7 +143,7 @@ func continuationBound(t *turn) int {
 	}
 	fixed := 0
 	if t.req.Config != nil {
-		fixed = satAdd(t.est.content(t.req.Config.SystemInstruction), toolsTokens(t.est, t.req.Config.Tools))
+		fixed = sat.Add(t.est.content(t.req.Config.SystemInstruction), toolsTokens(t.est, t.req.Config.Tools))
 	}
 	return max((t.lim.threshold-cal.scale(fixed))/continuationShare, minContinuationTokens)
 }
@@ -163,7 +165,7 @@ func boundContinuation(t *turn, s string) string {
 		if cal.scale(t.est.text(cut)) <= maxTokens {
 			return cut
 		}
-		n = mulDiv(n, cutRetryPercent, 100)
+		n = sat.MulDiv(n, cutRetryPercent, 100)
 	}
 	return truncateMiddle(s, minContinuationBytes)
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // The summary of a span: the summarizer's input, sized to its window and to
@@ -325,7 +327,7 @@ func (g *Guard) rollUp(t *turn, c *compaction, sreq SummaryRequest, end int) (pr
 // and where the contents still to summarize start.
 func digestOldest(t *turn, c *compaction, prev string, from, end int) (string, int) {
 	calls := t.cfg.maxSummarizerCalls - c.ev.SummarizerCalls - max(c.callsLeft-1, 0)
-	capacity := scaleSat(c.input.budget*2/5, float64(max(calls, 1))) // calls may be near math.MaxInt
+	capacity := sat.Scale(c.input.budget*2/5, float64(max(calls, 1))) // calls may be near math.MaxInt
 	cut, held := end, 0
 	for cut > from {
 		n := c.render(t, cut-1).tokens
@@ -380,13 +382,13 @@ func summaryBudget(lim limits, bare, want int) int {
 	if want > 0 {
 		b = want
 	}
-	if room := mulDiv(lim.threshold-bare, summaryRoomPercent, 100); room < b {
+	if room := sat.MulDiv(lim.threshold-bare, summaryRoomPercent, 100); room < b {
 		b = room
 	}
 	if b >= minSummaryTokens {
 		return b
 	}
-	return max(min(minSummaryTokens, mulDiv(lim.window-bare, summaryRoomPercent, 100)), 0)
+	return max(min(minSummaryTokens, sat.MulDiv(lim.window-bare, summaryRoomPercent, 100)), 0)
 }
 
 // summaryRoomPercent is the share of the room the irreducible part leaves
@@ -434,7 +436,7 @@ func newSummarizerInput(t *turn, prev string, summaryTokens int, todos []TodoIte
 	extras := newSummarizerExtras(t, budget, todos, userRequest)
 	in := summarizerInput{answer: answer, budget: budget - extras.tokens, extras: extras}
 	remaining := in.budget - t.cal.scale(t.est.text(in.boundPrev(t, prev)))
-	in.lim = limitsForBudget(scaleSat(remaining, bytesPerTokenGuess))
+	in.lim = limitsForBudget(sat.Scale(remaining, bytesPerTokenGuess))
 	return in
 }
 
@@ -493,7 +495,7 @@ func nextPiece(t *turn, c *compaction, prev string, from, end int) (pieceEnd int
 // calibrated tokens (minExcerptBytes at least, so something of it shows).
 func excerptToFit(t *turn, s string, n int) string {
 	const minExcerptBytes = 200
-	for bytes := max(scaleSat(n, bytesPerTokenGuess), minExcerptBytes); ; bytes = mulDiv(bytes, cutRetryPercent, 100) {
+	for bytes := max(sat.Scale(n, bytesPerTokenGuess), minExcerptBytes); ; bytes = sat.MulDiv(bytes, cutRetryPercent, 100) {
 		cut := truncateMiddle(s, max(bytes, minExcerptBytes))
 		if bytes <= minExcerptBytes || t.cal.scale(t.est.text(cut)) <= n {
 			return cut

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 const (
@@ -123,7 +125,7 @@ func (x *Index) Retained() int { return x.bytes }
 func (x *Index) Add(text string) int {
 	t := int32(len(x.texts))
 	x.texts = append(x.texts, text)
-	x.bytes = satAdd(x.bytes, len(text))
+	x.bytes = sat.Add(x.bytes, len(text))
 	for at := 0; at < len(text); {
 		n := PassageEnd(text[at:])
 		x.addPassage(t, text, at, at+n)
@@ -191,7 +193,7 @@ func (x *Index) addPassage(t int32, text string, start, end int) {
 			x.ids[term] = id
 			x.postings = append(x.postings, nil)
 			x.tf = append(x.tf, 0)
-			x.bytes = satAdd(x.bytes, len(term)+termOverhead)
+			x.bytes = sat.Add(x.bytes, len(term)+termOverhead)
 		}
 		if x.tf[id] == 0 {
 			x.touched = append(x.touched, id)
@@ -212,7 +214,7 @@ func (x *Index) addPassage(t int32, text string, start, end int) {
 	x.lens = append(x.lens, uint32(total))
 	x.owner = append(x.owner, t)
 	x.terms += total
-	x.bytes = satAdd(x.bytes, passageOverhead+len(x.touched)*postingBytes)
+	x.bytes = sat.Add(x.bytes, passageOverhead+len(x.touched)*postingBytes)
 }
 
 // Hit is one ranked text: its best passage, its next best (-1 when no
@@ -410,12 +412,4 @@ func sortHits(hs []Hit) {
 		}
 		return a.Passage - b.Passage
 	})
-}
-
-// satAdd is a+b, saturating at math.MaxInt.
-func satAdd(a, b int) int {
-	if b > 0 && a > math.MaxInt-b {
-		return math.MaxInt
-	}
-	return a + b
 }
