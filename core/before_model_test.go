@@ -12,6 +12,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // filler is size bytes of token-dense text (identifiers and numbers, about
@@ -88,7 +90,7 @@ func TestBeforeModel_CompactsAndPersists(t *testing.T) {
 
 	assert.Equal(t, 1, sum.Calls())
 	require.Len(t, req.Contents, 1, "the threshold strategy sends one summary message")
-	text := contentText(req.Contents[0])
+	text := textcut.ContentText(req.Contents[0])
 	assert.Contains(t, text, "SUMMARY-ONE")
 	assert.Contains(t, text, "LATEST please fix the build", "the continuation carries the user's request")
 	assert.Equal(t, genai.RoleUser, req.Contents[0].Role)
@@ -110,7 +112,7 @@ func TestBeforeModel_CompactsAndPersists(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, sum.Calls(), "no second summary")
 	require.Len(t, req2.Contents, 3)
-	assert.Contains(t, contentText(req2.Contents[0]), "SUMMARY-ONE")
+	assert.Contains(t, textcut.ContentText(req2.Contents[0]), "SUMMARY-ONE")
 	assert.NotNil(t, req2.Contents[1].Parts[0].FunctionCall)
 	assert.NotContains(t, requestText(req2), "OLD-U0")
 }
@@ -136,7 +138,7 @@ func TestSecondCompaction_PreviousSummaryOnce(t *testing.T) {
 	in := sum.lastInput()
 	assert.Equal(t, 1, strings.Count(in, "PREV-SUMMARY-1"), "previous summary exactly once in the summarizer input")
 	assert.Equal(t, 0, strings.Count(in, summaryHeader), "the summary message itself is not rendered again")
-	assert.Contains(t, contentText(req.Contents[0]), "PREV-SUMMARY-2")
+	assert.Contains(t, textcut.ContentText(req.Contents[0]), "PREV-SUMMARY-2")
 	assert.Equal(t, len(grown), ctx.getInt(keyWatermark))
 }
 
@@ -237,7 +239,7 @@ func TestWatermark_SyntheticTrailingMessageNotCovered(t *testing.T) {
 	_, err = g.beforeModel(ctx, req)
 	require.NoError(t, err)
 	require.Len(t, req.Contents, 2)
-	assert.Contains(t, contentText(req.Contents[1]), "REAL follow-up")
+	assert.Contains(t, textcut.ContentText(req.Contents[1]), "REAL follow-up")
 }
 
 func TestSummarizerFaults(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // TestReportJudge: what provider counts are believed for, for a request
@@ -106,7 +107,7 @@ func TestAfterModel_HigherCountAfterUnseenEdit(t *testing.T) {
 	_, err = g.beforeModel(ctx, next)
 	require.NoError(t, err)
 	assert.Equal(t, 1, sum.Calls(), "the next request is counted at least at the provider's count, and compacts first")
-	assert.Contains(t, contentText(next.Contents[0]), "SUMMARY")
+	assert.Contains(t, textcut.ContentText(next.Contents[0]), "SUMMARY")
 }
 
 // TestAfterModel_JumpLearnedOnConfirmation: a jumped ratio the next count

@@ -19,6 +19,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // swTurn is one turn of a synthetic history: a user message, a tool call and
@@ -86,7 +88,7 @@ func TestSlidingWindow_SplitAndWatermark(t *testing.T) {
 
 	// Four turns: under the budget of 4, nothing happens.
 	raw := swHistory(0, 4, 1_000)
-	ctx.withUser(contentText(raw[12]))
+	ctx.withUser(textcut.ContentText(raw[12]))
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
@@ -105,7 +107,7 @@ func TestSlidingWindow_SplitAndWatermark(t *testing.T) {
 	assert.Equal(t, split, ctx.getInt(keyWatermark), "watermark = the split point, not the length")
 	assert.Equal(t, fingerprint(raw[split-1]), ctx.getStr(keyFingerprint))
 	require.Len(t, req.Contents, 1+len(raw)-split)
-	assert.Contains(t, contentText(req.Contents[0]), "SUMMARY-1")
+	assert.Contains(t, textcut.ContentText(req.Contents[0]), "SUMMARY-1")
 	for i, c := range raw[split:] {
 		assert.Same(t, c, req.Contents[1+i], "kept contents are sent verbatim")
 	}
@@ -118,7 +120,7 @@ func TestSlidingWindow_SplitAndWatermark(t *testing.T) {
 	raw = append(raw, callMsg("kubectl_logs", map[string]any{"pod": "C4-MARK"}),
 		respMsg("kubectl_logs", map[string]any{"output": "R4-MARK ok"}), modelMsg("M4-MARK done"))
 	raw = append(raw, swHistory(5, 7, 1_000)...)
-	ctx.withUser(contentText(raw[len(raw)-4]))
+	ctx.withUser(textcut.ContentText(raw[len(raw)-4]))
 	req = request(raw...)
 	_, err = g.beforeModel(ctx, req)
 	require.NoError(t, err)
@@ -315,8 +317,8 @@ func TestSlidingWindow_FullSummaryWhenNewestTurnTooLarge(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, sum.Calls())
 	require.Len(t, req.Contents, 1)
-	assert.Contains(t, contentText(req.Contents[0]), "FULL")
-	assert.Contains(t, contentText(req.Contents[0]), "U9-MARK", "the continuation quotes the request")
+	assert.Contains(t, textcut.ContentText(req.Contents[0]), "FULL")
+	assert.Contains(t, textcut.ContentText(req.Contents[0]), "U9-MARK", "the continuation quotes the request")
 	assert.Equal(t, len(raw), ctx.getInt(keyWatermark))
 }
 

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // slidingDue builds a history of six turns whose first four (what a
@@ -125,7 +127,7 @@ func TestCompaction_NotAppliedWhenNotSmaller(t *testing.T) {
 	require.Len(t, *events, 2)
 	assert.False(t, (*events)[1].Discarded)
 	assert.Less(t, (*events)[1].TokensAfter, (*events)[1].TokensBefore)
-	assert.Contains(t, contentText(req.Contents[0]), "SHORT-SUMMARY")
+	assert.Contains(t, textcut.ContentText(req.Contents[0]), "SHORT-SUMMARY")
 	assert.Equal(t, 1, strings.Count(logs.String(), "not smaller than the request"), "logged once")
 }
 
@@ -192,7 +194,7 @@ func TestSummaryLength_AskedAgainOnlyWhenTheRequestWouldNotFit(t *testing.T) {
 			for k := 1; k < len(reqs); k++ {
 				assert.Less(t, reqs[k].SummaryTokens, reqs[k-1].SummaryTokens, "call %d asks for less", k+1)
 			}
-			assert.Contains(t, contentText(req.Contents[0]), tc.wantInReq)
+			assert.Contains(t, textcut.ContentText(req.Contents[0]), tc.wantInReq)
 			assert.LessOrEqual(t, e.TokensAfter, newLimits(8_000).threshold)
 		})
 	}

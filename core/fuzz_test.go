@@ -19,6 +19,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // Fuzz targets (go test -fuzz=FuzzName). Each turns the fuzzer's bytes into
@@ -320,14 +322,14 @@ var fuzzModels = []string{"gemini-2.5-flash", "gpt-4o", "claude-sonnet-4-5", "ac
 // latestUserHead is the start of the user's latest request, which must
 // appear in every request the guard lets through.
 func latestUserHead(user *genai.Content, raw []*genai.Content) string {
-	return strings.TrimSpace(validPrefix(sanitizeUTF8(latestUserText(user, raw)), 16))
+	return strings.TrimSpace(textcut.Prefix(textcut.Sanitize(latestUserText(user, raw)), 16))
 }
 
 // requestTexts joins every text a request's contents carry.
 func requestTexts(cs []*genai.Content) string {
 	var b strings.Builder
 	for _, c := range cs {
-		b.WriteString(contentText(c))
+		b.WriteString(textcut.ContentText(c))
 		b.WriteByte('\n')
 	}
 	return b.String()
@@ -381,7 +383,7 @@ func FuzzBeforeModel(f *testing.F) {
 
 		ctx := newFakeCtx("a")
 		for i := len(raw) - 1; i >= 0; i-- {
-			if c := raw[i]; c != nil && c.Role == genai.RoleUser && contentText(c) != "" && !isSynthetic(c) {
+			if c := raw[i]; c != nil && c.Role == genai.RoleUser && textcut.ContentText(c) != "" && !isSynthetic(c) {
 				ctx.user = c
 				break
 			}
@@ -442,7 +444,7 @@ func FuzzBeforeModel(f *testing.F) {
 			}
 			if head := latestUserHead(ctx.user, raw); head != "" {
 				out := requestTexts(req.Contents)
-				if !strings.Contains(out, head) && !strings.Contains(sanitizeUTF8(out), head) {
+				if !strings.Contains(out, head) && !strings.Contains(textcut.Sanitize(out), head) {
 					t.Fatalf("%s: the user's latest request %q was dropped", step, head)
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // TestAfterModel_OutputCountAtTheLimit: a response that stopped at the
@@ -65,7 +66,7 @@ func TestAfterModel_OutputCountAtTheLimit(t *testing.T) {
 				assert.Nil(t, out, "the response and its function call pass through")
 			} else {
 				require.NotNil(t, out)
-				assert.Contains(t, contentText(out.Content), cutCallNote)
+				assert.Contains(t, textcut.ContentText(out.Content), cutCallNote)
 			}
 			assert.Equal(t, tt.compacts, ctx.getInt(keyCompactNext) == 1, "the next call compacts first")
 		})

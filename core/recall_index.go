@@ -7,6 +7,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/recallindex"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // The recall index (ARCHITECTURE.md, Recall): a small BM25 index over the
@@ -104,7 +105,7 @@ func (x *recallIndex) add(history []*genai.Content, pos, turn int) {
 func partSource(p *genai.Part) (src recallSource, text string, ok bool) {
 	switch {
 	case p.Text != "":
-		return src, sanitizeUTF8(p.Text), true
+		return src, textcut.Sanitize(p.Text), true
 	case p.FunctionCall != nil:
 		if p.FunctionCall.Name == RecallToolName {
 			return src, "", false
@@ -118,9 +119,9 @@ func partSource(p *genai.Part) (src recallSource, text string, ok bool) {
 		src.tool, src.callID = p.FunctionResponse.Name, p.FunctionResponse.ID
 		return src, compactJSON(p.FunctionResponse.Response), true
 	case p.ExecutableCode != nil:
-		return src, sanitizeUTF8(p.ExecutableCode.Code), true
+		return src, textcut.Sanitize(p.ExecutableCode.Code), true
 	case p.CodeExecutionResult != nil:
-		return src, sanitizeUTF8(p.CodeExecutionResult.Output), true
+		return src, textcut.Sanitize(p.CodeExecutionResult.Output), true
 	}
 	return src, "", false
 }

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/recallindex"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // The recall tool's query and answer (ARCHITECTURE.md, Recall): a query of
@@ -90,7 +91,7 @@ type recallQuery struct {
 func cleanQuery(q string) (recallQuery, string) {
 	var note string
 	if len(q) > maxRecallQueryBytes {
-		q = validPrefix(q, maxRecallQueryBytes)
+		q = textcut.Prefix(q, maxRecallQueryBytes)
 		note = "Note: the query was cut to its first " + strconv.Itoa(maxRecallQueryBytes) + " bytes.\n"
 	}
 	q = strings.Map(func(r rune) rune {
@@ -98,7 +99,7 @@ func cleanQuery(q string) (recallQuery, string) {
 			return ' '
 		}
 		return r
-	}, sanitizeUTF8(q))
+	}, textcut.Sanitize(q))
 	q = strings.Join(strings.Fields(q), " ")
 	var terms []string
 	eachTerm(q, func(t string) bool {
@@ -111,7 +112,7 @@ func cleanQuery(q string) (recallQuery, string) {
 	return recallQuery{text: q, terms: terms}, note
 }
 
-// utf8RuneError is what sanitizeUTF8 leaves of invalid bytes.
+// utf8RuneError is what textcut.Sanitize leaves of invalid bytes.
 const utf8RuneError = '\uFFFD'
 
 // recallBudget is the answer's budget in tokens: recallDefaultTokens, at
@@ -238,7 +239,7 @@ func renderPage(x *recallIndex, q recallQuery, page, budget int, note string) st
 	perPage := min(recallPerPage, max(room/(minExcerptBytes+recallSourceBytes), 1))
 	hits, total := x.ix.Search(q.terms, min(page, maxRecallPages)*perPage*recallCollapseSlack)
 	if total == 0 {
-		return note + "recall_context: no earlier excerpt matches " + strconv.Quote(validPrefix(q.text, recallQuoteBytes)) + ". Try other words: a name, a number, an error's words."
+		return note + "recall_context: no earlier excerpt matches " + strconv.Quote(textcut.Prefix(q.text, recallQuoteBytes)) + ". Try other words: a name, a number, an error's words."
 	}
 	entries, read := x.collapse(hits, q.terms, page*perPage+1)
 	have := (len(entries) + perPage - 1) / perPage
@@ -265,7 +266,7 @@ func renderPage(x *recallIndex, q recallQuery, page, budget int, note string) st
 	var b strings.Builder
 	b.WriteString(note)
 	b.WriteString("recall_context: " + strconv.Itoa(total) + " excerpt(s) of the earlier conversation match " +
-		strconv.Quote(validPrefix(q.text, recallQuoteBytes)) + ", best first; page " + strconv.Itoa(page) + " of " + strconv.Itoa(pages) + ".\n")
+		strconv.Quote(textcut.Prefix(q.text, recallQuoteBytes)) + ", best first; page " + strconv.Itoa(page) + " of " + strconv.Itoa(pages) + ".\n")
 	for i, en := range shown {
 		b.WriteString(heads[i])
 		each := max(room*excerptShare(i)/shares, minCutBytes) - recallEllipsisBytes
@@ -393,7 +394,7 @@ func (x *recallIndex) describe(en recallEntry) string {
 		d += s.role
 	}
 	if s.callID != "" {
-		d += " (call_id " + validPrefix(s.callID, recallQuoteBytes) + ")"
+		d += " (call_id " + textcut.Prefix(s.callID, recallQuoteBytes) + ")"
 	}
 	if len(en.also) > 0 {
 		d += "; the same lines also in turn"
@@ -432,7 +433,7 @@ func recallResult(history []*genai.Content, callID string, page int, fit recallF
 	if fit.tokens <= 0 {
 		return noRoom
 	}
-	callID = validPrefix(sanitizeUTF8(callID), maxRecallQueryBytes)
+	callID = textcut.Prefix(textcut.Sanitize(callID), maxRecallQueryBytes)
 	var fr *genai.FunctionResponse
 	for _, c := range history {
 		for _, p := range partsOf(c) {
@@ -442,7 +443,7 @@ func recallResult(history []*genai.Content, callID string, page int, fit recallF
 		}
 	}
 	if fr == nil {
-		return "recall_context: no tool result with call_id " + strconv.Quote(validPrefix(callID, recallQuoteBytes)) + " in this conversation. Search by words instead."
+		return "recall_context: no tool result with call_id " + strconv.Quote(textcut.Prefix(callID, recallQuoteBytes)) + " in this conversation. Search by words instead."
 	}
 	full := marshalJSON(fr.Response)
 	// Pages are fixed units, the same whatever the room, so page numbers

@@ -6,6 +6,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // The summary message: the one user message that stands for the summarized
@@ -82,7 +83,7 @@ func buildSummaryContent(summary, userRequest string, recall bool, attachments .
 // continuationText is the request c as the continuation quotes it: its text,
 // then one line naming each attachment.
 func continuationText(c *genai.Content) string {
-	text := contentText(c)
+	text := textcut.ContentText(c)
 	var b strings.Builder
 	b.WriteString(text)
 	for _, p := range partsOf(c) {
@@ -93,7 +94,7 @@ func continuationText(c *genai.Content) string {
 			b.WriteString(attachmentLine(p))
 		}
 	}
-	return sanitizeUTF8(b.String())
+	return textcut.Sanitize(b.String())
 }
 
 // requestHeadBytes is how much of a request's text must appear in a stored
@@ -105,11 +106,11 @@ const requestHeadBytes = 16
 // message c: the start of its text appears in it, or, for a message of
 // attachments alone, the line naming its first attachment.
 func quotesRequest(stored string, c *genai.Content) bool {
-	head := strings.TrimSpace(validPrefix(sanitizeUTF8(contentText(c)), requestHeadBytes))
+	head := strings.TrimSpace(textcut.Prefix(textcut.Sanitize(textcut.ContentText(c)), requestHeadBytes))
 	if head == "" {
 		for _, p := range partsOf(c) {
 			if isAttachment(p) {
-				head = sanitizeUTF8(attachmentLine(p))
+				head = textcut.Sanitize(attachmentLine(p))
 				break
 			}
 		}
@@ -128,7 +129,7 @@ const (
 	// minContinuationTokens is the least a request is quoted with, however
 	// full the window: its head and tail still say what the task is.
 	minContinuationTokens = 64
-	// minContinuationBytes is the smallest cut truncateMiddle is asked for.
+	// minContinuationBytes is the smallest cut textcut.Middle is asked for.
 	minContinuationBytes = 64
 )
 
@@ -149,7 +150,7 @@ func continuationBound(t *turn) int {
 }
 
 // boundContinuation quotes s in full when it fits continuationBound, else
-// keeps its head and tail (truncateMiddle) cut to fit.
+// keeps its head and tail (textcut.Middle) cut to fit.
 func boundContinuation(t *turn, s string) string {
 	maxTokens := continuationBound(t)
 	cal := t.cal
@@ -159,15 +160,15 @@ func boundContinuation(t *turn, s string) string {
 	if cal.scale(t.est.text(s)) <= maxTokens {
 		return s
 	}
-	n := min(maxTokens*bytesPerTokenGuess, len(s))
+	n := min(maxTokens*textcut.BytesPerTokenGuess, len(s))
 	for n > minContinuationBytes {
-		cut := truncateMiddle(s, n)
+		cut := textcut.Middle(s, n)
 		if cal.scale(t.est.text(cut)) <= maxTokens {
 			return cut
 		}
-		n = sat.MulDiv(n, cutRetryPercent, 100)
+		n = sat.MulDiv(n, textcut.RetryPercent, 100)
 	}
-	return truncateMiddle(s, minContinuationBytes)
+	return textcut.Middle(s, minContinuationBytes)
 }
 
 // summaryMessage is the summary message for summary and the quoted request,

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // The summary of a span: the summarizer's input, sized to its window and to
@@ -436,7 +437,7 @@ func newSummarizerInput(t *turn, prev string, summaryTokens int, todos []TodoIte
 	extras := newSummarizerExtras(t, budget, todos, userRequest)
 	in := summarizerInput{answer: answer, budget: budget - extras.tokens, extras: extras}
 	remaining := in.budget - t.cal.scale(t.est.text(in.boundPrev(t, prev)))
-	in.lim = limitsForBudget(sat.Scale(remaining, bytesPerTokenGuess))
+	in.lim = limitsForBudget(sat.Scale(remaining, textcut.BytesPerTokenGuess))
 	return in
 }
 
@@ -495,8 +496,8 @@ func nextPiece(t *turn, c *compaction, prev string, from, end int) (pieceEnd int
 // calibrated tokens (minExcerptBytes at least, so something of it shows).
 func excerptToFit(t *turn, s string, n int) string {
 	const minExcerptBytes = 200
-	for bytes := max(sat.Scale(n, bytesPerTokenGuess), minExcerptBytes); ; bytes = sat.MulDiv(bytes, cutRetryPercent, 100) {
-		cut := truncateMiddle(s, max(bytes, minExcerptBytes))
+	for bytes := max(sat.Scale(n, textcut.BytesPerTokenGuess), minExcerptBytes); ; bytes = sat.MulDiv(bytes, textcut.RetryPercent, 100) {
+		cut := textcut.Middle(s, max(bytes, minExcerptBytes))
 		if bytes <= minExcerptBytes || t.cal.scale(t.est.text(cut)) <= n {
 			return cut
 		}

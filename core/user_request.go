@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // The user's request: which content is the user's current request, and what
@@ -170,7 +172,7 @@ func coveredRequest(t *turn, cut int) *genai.Content {
 // "" when it has none.
 func latestUserText(invocationUser *genai.Content, cs []*genai.Content) string {
 	c, _ := currentRequest(invocationUser, cs)
-	return contentText(c)
+	return textcut.ContentText(c)
 }
 
 // requestAttachments returns the attachments of the request c, in order, as
