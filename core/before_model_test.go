@@ -13,6 +13,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -98,7 +99,7 @@ func TestBeforeModel_CompactsAndPersists(t *testing.T) {
 
 	assert.Equal(t, "SUMMARY-ONE: the user wants the build fixed.", ctx.getStr(keySummary))
 	assert.Equal(t, len(raw), ctx.getInt(keyWatermark))
-	assert.Equal(t, fingerprint(raw[len(raw)-1]), ctx.getStr(keyFingerprint))
+	assert.Equal(t, contentid.Fingerprint(raw[len(raw)-1]), ctx.getStr(keyFingerprint))
 	assert.Zero(t, ctx.getInt(keyRealTokens), "calibration reset")
 	assert.Equal(t, requestTokens(testEst, engineReq(req)), ctx.getInt(keyLastEstimate))
 	assert.Equal(t, 1, ctx.getInt(keyCompactions))
@@ -158,7 +159,7 @@ func TestWatermark(t *testing.T) {
 			name: "fingerprint matches at the watermark",
 			raw:  base,
 			st: func(raw []*genai.Content) guardState {
-				return guardState{watermark: 4, fingerprint: fingerprint(raw[3])}
+				return guardState{watermark: 4, fingerprint: contentid.Fingerprint(raw[3])}
 			},
 			wantCut: 4, wantInj: true, wantSize: 5,
 		},
@@ -166,7 +167,7 @@ func TestWatermark(t *testing.T) {
 			name: "content inserted before the watermark: found by fingerprint",
 			raw:  append([]*genai.Content{userMsg("inserted")}, base...),
 			st: func(raw []*genai.Content) guardState {
-				return guardState{watermark: 4, fingerprint: fingerprint(raw[4])}
+				return guardState{watermark: 4, fingerprint: contentid.Fingerprint(raw[4])}
 			},
 			wantCut: 5, wantInj: true, wantSize: 5,
 		},
@@ -198,7 +199,7 @@ func TestWatermark(t *testing.T) {
 			name: "synthetic trailing message does not shift the watermark",
 			raw:  append(append([]*genai.Content{}, base...), synthetic),
 			st: func(raw []*genai.Content) guardState {
-				return guardState{watermark: 8, fingerprint: fingerprint(raw[7])}
+				return guardState{watermark: 8, fingerprint: contentid.Fingerprint(raw[7])}
 			},
 			wantCut: 8, wantInj: true, wantSize: 2,
 		},

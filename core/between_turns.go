@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
@@ -280,7 +281,7 @@ func nextHistory(raw []*genai.Content, end RunEnd, agent string) (next []*genai.
 		return nil, "the run did not end with the agent's response"
 	case hasFunctionParts(end.Final):
 		return nil, "the run ended with a tool call or result"
-	case end.Before == nil || fingerprint(end.Before) != fingerprint(raw[n-1]):
+	case end.Before == nil || contentid.Fingerprint(end.Before) != contentid.Fingerprint(raw[n-1]):
 		return nil, "the session does not continue the last request with the final response"
 	}
 	next = make([]*genai.Content, n+1)

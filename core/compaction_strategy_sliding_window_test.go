@@ -20,6 +20,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -105,7 +106,7 @@ func TestSlidingWindow_SplitAndWatermark(t *testing.T) {
 	require.Len(t, rs.requests(), 1)
 	split := 12 // turn 3 starts at 12; turn 4 at 16
 	assert.Equal(t, split, ctx.getInt(keyWatermark), "watermark = the split point, not the length")
-	assert.Equal(t, fingerprint(raw[split-1]), ctx.getStr(keyFingerprint))
+	assert.Equal(t, contentid.Fingerprint(raw[split-1]), ctx.getStr(keyFingerprint))
 	require.Len(t, req.Contents, 1+len(raw)-split)
 	assert.Contains(t, textcut.ContentText(req.Contents[0]), "SUMMARY-1")
 	for i, c := range raw[split:] {
@@ -294,7 +295,7 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	assert.Len(t, reqs[1].Contents, 16, "retry: turns 0-3")
 	w := ctx.getInt(keyWatermark)
 	assert.Equal(t, len(raw)-1, w, "only the newest turn (the new request) kept")
-	assert.Equal(t, fingerprint(raw[w-1]), ctx.getStr(keyFingerprint))
+	assert.Equal(t, contentid.Fingerprint(raw[w-1]), ctx.getStr(keyFingerprint))
 	text := requestText(req)
 	assert.Equal(t, 1, strings.Count(text, summaryHeader))
 	assert.Equal(t, 1, strings.Count(text, continuationLead), "one continuation after a retry")
@@ -331,7 +332,7 @@ func TestSlidingWindow_NothingToSummarizeAfterWatermark(t *testing.T) {
 	base := swHistory(0, 1, 100)
 	ctx.set(keySummary, "S1")
 	ctx.set(keyWatermark, len(base))
-	ctx.set(keyFingerprint, fingerprint(base[len(base)-1]))
+	ctx.set(keyFingerprint, contentid.Fingerprint(base[len(base)-1]))
 	raw := append(base, userMsg("U1-MARK next"), callMsg("kubectl_logs", nil),
 		respMsg("kubectl_logs", map[string]any{"output": filler(20_000, 4)}))
 	req := request(raw...)

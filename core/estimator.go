@@ -3,6 +3,7 @@ package core
 import (
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
@@ -92,5 +93,5 @@ func estimatorFor(model string) tokenEstimator {
 // estimatorSalt separates the cached counts of different estimators that
 // share a session's cache.
 func estimatorSalt(model string) uint64 {
-	return mix(uint64(tokens.FamilyForModel(model)) + 1)
+	return contentid.Mix(uint64(tokens.FamilyForModel(model)) + 1)
 }

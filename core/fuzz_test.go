@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -395,7 +397,7 @@ func FuzzBeforeModel(f *testing.F) {
 		w := r.intn(len(raw) + 3)
 		fp := ""
 		if w > 0 && w <= len(raw) {
-			fp = fingerprint(raw[w-1])
+			fp = contentid.Fingerprint(raw[w-1])
 		}
 		for key, v := range map[string]any{
 			keySummary:          r.stateString(r.str(300)),
@@ -551,7 +553,7 @@ func FuzzEstimator(f *testing.F) {
 		if d := e.declaration(&genai.FunctionDeclaration{Name: text, Description: text, ParametersJsonSchema: v}); d < 0 {
 			t.Fatalf("declaration = %d", d)
 		}
-		_ = fingerprint(c)
+		_ = contentid.Fingerprint(c)
 	})
 }
 
@@ -597,6 +599,20 @@ func FuzzPairSafeStart(f *testing.F) {
 	})
 }
 
+// numberAsFloat is a Go number as the float64 JSON decoding gives: what
+// decodeInt must agree with.
+func numberAsFloat(v any) (float64, bool) {
+	switch r := reflect.ValueOf(v); {
+	case r.CanInt():
+		return float64(r.Int()), true
+	case r.CanUint():
+		return float64(r.Uint()), true
+	case r.CanFloat():
+		return r.Float(), true
+	}
+	return 0, false
+}
+
 // FuzzStateDecoding checks decoding of session state: decodeInt accepts
 // exactly the non-negative whole numbers it can represent, and stateIO.load
 // and loadTodos survive any value of any type.
@@ -617,7 +633,7 @@ func FuzzStateDecoding(f *testing.F) {
 			if n < 0 || n > maxPlausibleTokenNum {
 				t.Fatalf("decodeInt(%#v) = %d", v, n)
 			}
-			if f, isFloat := asFloat(v); isFloat && f != float64(n) {
+			if f, isFloat := numberAsFloat(v); isFloat && f != float64(n) {
 				t.Fatalf("decodeInt(%#v) = %d", v, n)
 			}
 		}

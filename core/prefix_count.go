@@ -86,6 +86,14 @@ type prefixMatch struct {
 	next    string // the record to store, "" for none
 }
 
+// boolBit is b as the 0 or 1 the record writes.
+func boolBit(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func (r prefixRecord) encode() string {
 	var b strings.Builder
 	b.Grow(prefixRecordBytes)

@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
@@ -102,7 +103,7 @@ func indexRemoved(x *recallIndex, history []*genai.Content, s guardState, cfg *A
 	x.scanned = seen
 	cut := 0
 	if s.summary != "" {
-		cut, _, _, _ = locateCut(history, s, fingerprint, nil)
+		cut, _, _, _ = locateCut(history, s, contentid.Fingerprint, nil)
 	}
 	frontier := prunedFrontier(history, cfg)
 	turn, step := 0, 0

@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/recallindex"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
@@ -62,8 +63,8 @@ func (x *recallIndex) valid(history []*genai.Content) bool {
 	if x.last < 0 {
 		return true
 	}
-	return x.last < len(history) && fingerprint(history[x.last]) == x.lastFP &&
-		fingerprint(history[x.first]) == x.firstFP
+	return x.last < len(history) && contentid.Fingerprint(history[x.last]) == x.lastFP &&
+		contentid.Fingerprint(history[x.first]) == x.firstFP
 }
 
 // add indexes the content at position pos of history, whose user turn is
@@ -78,10 +79,10 @@ func (x *recallIndex) add(history []*genai.Content, pos, turn int) {
 	x.indexed[pos] = true
 	c := history[pos]
 	if pos > x.last {
-		x.last, x.lastFP = pos, fingerprint(c)
+		x.last, x.lastFP = pos, contentid.Fingerprint(c)
 	}
 	if x.first < 0 || pos < x.first {
-		x.first, x.firstFP = pos, fingerprint(c)
+		x.first, x.firstFP = pos, contentid.Fingerprint(c)
 	}
 	for _, p := range partsOf(c) {
 		if p == nil || p.Thought {

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 )
 
 // recallCall is a tool's call in one user's session.
@@ -33,7 +35,7 @@ func compactedAt(history []*genai.Content, cut int) *mapState {
 	st := newMapState()
 	_ = st.Set(keySummary+"a", "the summary")
 	_ = st.Set(keyWatermark+"a", cut)
-	_ = st.Set(keyFingerprint+"a", fingerprint(history[cut-1]))
+	_ = st.Set(keyFingerprint+"a", contentid.Fingerprint(history[cut-1]))
 	return st
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -125,7 +126,7 @@ func TestOnModelError_WithRecoveryModel(t *testing.T) {
 	// recovery response; its watermark covers ADK's contents.
 	assert.Equal(t, "RECOVERY-SUMMARY", ctx.getStr(keySummary))
 	assert.Equal(t, len(raw), ctx.getInt(keyWatermark))
-	assert.Equal(t, fingerprint(raw[len(raw)-1]), ctx.getStr(keyFingerprint))
+	assert.Equal(t, contentid.Fingerprint(raw[len(raw)-1]), ctx.getStr(keyFingerprint))
 	assert.Contains(t, logs.String(), "compacting the rejected request to half the window")
 	assert.Contains(t, logs.String(), "recovered from a context overflow")
 

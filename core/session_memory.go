@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
@@ -187,7 +188,7 @@ func (g *Guard) reapplyCompaction(call Call, cfg *Agent, m *agentMemory, st Stat
 	if c.compactions > prev.compactions {
 		// A summary applies only where its cut is found; a pruning
 		// frontier applies to any request, whose tool steps it numbers.
-		if w, _, _, _ := locateCut(req.Contents, *c, fingerprint, req.Coverage); w == 0 {
+		if w, _, _, _ := locateCut(req.Contents, *c, contentid.Fingerprint, req.Coverage); w == 0 {
 			m.compacted = nil
 			return prev
 		}

@@ -1,6 +1,10 @@
 package core
 
-import "google.golang.org/genai"
+import (
+	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+)
 
 // Summary injection (ARCHITECTURE.md, Summary injection and the watermark):
 // where a stored summary's coverage ends in this request (the watermark and
@@ -85,12 +89,12 @@ func locateWatermark(raw []*genai.Content, st guardState, fingerprint func(*gena
 		}
 		return w, ""
 	}
-	if w <= len(raw) && fingerprint(raw[w-1]) == st.fingerprint {
+	if w <= len(raw) && contentid.Fingerprint(raw[w-1]) == st.fingerprint {
 		return w, ""
 	}
 	best := -1
 	for i := range raw {
-		if fingerprint(raw[i]) != st.fingerprint {
+		if contentid.Fingerprint(raw[i]) != st.fingerprint {
 			continue
 		}
 		if best < 0 || abs(i+1-w) < abs(best-w) {
@@ -119,7 +123,7 @@ func locateWatermark(raw []*genai.Content, st guardState, fingerprint func(*gena
 func locateCut(raw []*genai.Content, st guardState, fingerprint func(*genai.Content) string, cov Coverage) (w int, reason, anchor string, stale bool) {
 	if cov != nil && st.anchor != "" {
 		n, ok := cov.Covered(raw, st.anchor)
-		if ok && n > 0 && n <= len(raw) && (st.fingerprint == "" || fingerprint(raw[n-1]) == st.fingerprint) {
+		if ok && n > 0 && n <= len(raw) && (st.fingerprint == "" || contentid.Fingerprint(raw[n-1]) == st.fingerprint) {
 			return n, "", "", false
 		}
 		stale = true

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -44,7 +45,7 @@ func coveredSession(raw []*genai.Content, anchor string) *fakeCtx {
 	ctx := newFakeCtx("a").withUser(latestRequest)
 	ctx.set(keySummary, "SUMMARY of the first ten")
 	ctx.set(keyWatermark, 10)
-	ctx.set(keyFingerprint, fingerprint(raw[9]))
+	ctx.set(keyFingerprint, contentid.Fingerprint(raw[9]))
 	if anchor != "" {
 		ctx.set(keyAnchor, anchor)
 	}

@@ -1,4 +1,9 @@
-package core
+// Package contentid is a content's identity: the count cache's key, which
+// names strings and byte slices by address, and the fingerprint and the
+// prefix chain's hash, which hash them by value. Both come from one walk
+// over every field a provider is sent (ARCHITECTURE.md, Counting). It
+// imports nothing of the engine.
+package contentid
 
 import (
 	"encoding/binary"
@@ -10,16 +15,13 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
-// Content identity (ARCHITECTURE.md, Counting): one walk over every field of
-// a content that is sent, feeding the count cache's key and the fingerprint.
-
 // A content has two identities: the count cache's key, which names strings
 // and byte slices by address (fast, valid within the process while the cache
 // pins the content), and the fingerprint, which hashes them by value (stable
 // across processes; persisted with the summary's watermark). Both come from
 // walkContent, the one walk over every field a provider is sent, so a field
 // cannot be covered by one and forgotten by the other. The reflection test in
-// content_identity_test.go fails on any genai.Part field the walk misses.
+// identity_test.go fails on any genai.Part field the walk misses.
 
 // idMark names a field, or the kind of a part, in the identity stream.
 type idMark uint8
@@ -89,22 +91,22 @@ var markNames = [numMarks]string{
 }
 
 // identity receives a content's identity from walkContent: by address into
-// a keyer (the count cache's key), or by value into an FNV-64a hash (the
+// a Keyer (the count cache's key), or by value into an FNV-64a hash (the
 // fingerprint). One concrete type with two modes, rather than an interface,
 // keeps the key's calls direct on the hot path.
 type identity struct {
 	byValue bool
 	// fast, with byValue, hashes long strings and byte slices with the
 	// CPU's CRC instructions instead of FNV-64a byte by byte: a content's
-	// hash in the prefix chain (prefix_mark.go), never a fingerprint,
+	// hash in the prefix chain (ChainHash), never a fingerprint,
 	// which is persisted and must not change.
 	fast bool
 	// sizing, with byValue, adds up the bytes of the strings and byte
 	// slices a content holds in size instead of hashing them: what a
-	// cache entry pinning it retains (session_memory_bound.go).
+	// cache entry pinning it retains (Size).
 	sizing bool
 	size   int
-	k      keyer  // byValue false
+	k      Keyer  // byValue false
 	h      uint64 // FNV-64a state; byValue true
 }
 
@@ -116,7 +118,7 @@ const (
 
 func (s *identity) mark(m idMark) {
 	if !s.byValue {
-		s.k.add(uint64(m) + 0x100)
+		s.k.Add(uint64(m) + 0x100)
 		return
 	}
 	if name := markNames[m]; name != "" {
@@ -141,8 +143,8 @@ func (s *identity) str(x string) {
 // has always hashed inline data raw, without a length).
 func (s *identity) blob(b []byte) {
 	if !s.byValue {
-		s.k.add(uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))))
-		s.k.add(uint64(len(b)))
+		s.k.Add(uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))))
+		s.k.Add(uint64(len(b)))
 		return
 	}
 	if s.sizing {
@@ -159,7 +161,7 @@ func (s *identity) blob(b []byte) {
 // num adds a number, a boolean or a length.
 func (s *identity) num(n uint64) {
 	if !s.byValue {
-		s.k.add(n)
+		s.k.Add(n)
 		return
 	}
 	var b [8]byte
@@ -193,7 +195,11 @@ func (s *identity) optStr(m idMark, x string) {
 func (s *identity) optBool(m idMark, b *bool) {
 	if b != nil {
 		s.mark(m)
-		s.num(boolBit(*b))
+		var bit uint64
+		if *b {
+			bit = 1
+		}
+		s.num(bit)
 	}
 }
 
@@ -203,13 +209,6 @@ func (s *identity) optFloat(m idMark, f *float64) {
 		s.mark(m)
 		s.num(math.Float64bits(*f))
 	}
-}
-
-func boolBit(b bool) uint64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // walkContent gives s every field of c that a provider is sent. It returns
