@@ -6,6 +6,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
@@ -261,7 +262,7 @@ func trimToCurrentRequest(t *turn, next guardState) step {
 	if start < 0 {
 		start = len(t.raw) - 1
 	}
-	start = pairSafeStart(t.raw, max(start, 0))
+	start = pairs.SafeStart(t.raw, max(start, 0))
 	cs := t.raw[start:]
 	est := t.weigh(cs)
 	if mem := t.sess.memory(t.cfg.name); !mem.trimmed {

@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 )
 
 // The sliding-window strategy: the newest turns kept verbatim, the rest
@@ -89,7 +91,7 @@ func (s slidingWindow) turnsDue(t *turn, cs []*genai.Content) (turns int, due bo
 	}
 	split := cov
 	if kept := t.turnsKept(keepTurns(s.maxTurns)); kept > 0 {
-		split = pairSafeStart(t.raw, starts[len(starts)-kept])
+		split = pairs.SafeStart(t.raw, starts[len(starts)-kept])
 	}
 	if split <= from {
 		return turns, false
@@ -130,7 +132,7 @@ func (s slidingWindow) suffixes(t *turn, c *compaction, reason string) []int {
 	var splits []int
 	tail, counted := 0, len(t.raw) // raw tokens of t.raw[counted:]
 	for k := 1; k <= min(t.turnsKept(keepTurns(s.maxTurns)), len(starts)); k++ {
-		split := pairSafeStart(t.raw, starts[len(starts)-k])
+		split := pairs.SafeStart(t.raw, starts[len(starts)-k])
 		if split <= c.first {
 			break // nothing left to summarize, with this many turns or more
 		}

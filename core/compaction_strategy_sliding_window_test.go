@@ -21,6 +21,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -423,7 +424,7 @@ func TestPairSafeSplit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := pairSafeStart(tt.cs, tt.split)
+			got := pairs.SafeStart(tt.cs, tt.split)
 			assert.Equal(t, tt.want, got)
 			if got > 0 && got < len(tt.cs) && !tt.odd {
 				kept := append([]*genai.Content{userMsg("summary")}, tt.cs[got:]...)
@@ -442,7 +443,7 @@ func TestCheckPairs_CatchesBrokenSplits(t *testing.T) {
 	assert.ErrorContains(t, coretest.CheckPairs(orphanedResponse), "has no preceding call")
 	unansweredCall := []*genai.Content{userMsg("summary"), callMsg("x", nil), userMsg("next")}
 	assert.ErrorContains(t, coretest.CheckPairs(unansweredCall), "not answered")
-	assert.NoError(t, coretest.CheckPairs(append([]*genai.Content{userMsg("summary")}, cs[pairSafeStart(cs, 2):]...)))
+	assert.NoError(t, coretest.CheckPairs(append([]*genai.Content{userMsg("summary")}, cs[pairs.SafeStart(cs, 2):]...)))
 }
 
 func TestKeepTurnsAndTurnCount(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
@@ -61,7 +62,7 @@ func (s tailRetention) suffixes(t *turn, c *compaction, _ string) []int {
 	// Pair safety can only move a start back, past the limit: take the
 	// first pair-safe start at or after it, which keeps less.
 	for ; from < c.cov; from++ {
-		if pairSafeStart(t.raw, from) == from {
+		if pairs.SafeStart(t.raw, from) == from {
 			return []int{from}
 		}
 	}

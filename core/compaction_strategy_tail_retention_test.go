@@ -9,6 +9,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -29,7 +30,7 @@ func TestTailRetention_KeepsNewestWithinFraction(t *testing.T) {
 	split := ctx.getInt(keyWatermark)
 	require.Greater(t, split, 0)
 	require.Less(t, split, len(raw), "a verbatim tail is kept")
-	assert.Equal(t, split, pairSafeStart(raw, split), "the split is pair-safe")
+	assert.Equal(t, split, pairs.SafeStart(raw, split), "the split is pair-safe")
 	require.Len(t, req.Contents, 1+len(raw)-split)
 	assert.Contains(t, textcut.ContentText(req.Contents[0]), "TAIL-SUMMARY")
 	for i, c := range raw[split:] {

@@ -22,6 +22,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -567,7 +568,7 @@ func FuzzPairSafeStart(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, start int) {
 		r := &fuzzReader{data: data, pool: "some text"}
 		cs := r.contents()
-		s := pairSafeStart(cs, start)
+		s := pairs.SafeStart(cs, start)
 		if start <= 0 || start >= len(cs) {
 			if s != start {
 				t.Fatalf("a cut outside (0, %d) moved: %d -> %d", len(cs), start, s)
@@ -575,18 +576,18 @@ func FuzzPairSafeStart(f *testing.F) {
 			return
 		}
 		if s < 0 || s > start {
-			t.Fatalf("pairSafeStart(%d) = %d", start, s)
+			t.Fatalf("pairs.SafeStart(%d) = %d", start, s)
 		}
 		for i := s; i < len(cs); i++ {
-			for _, p := range partsOf(cs[i]) {
+			for _, p := range pairs.Parts(cs[i]) {
 				if p == nil || p.FunctionResponse == nil {
 					continue
 				}
 				fr := p.FunctionResponse
-				if callIndex(cs[s:i], fr) >= 0 {
+				if pairs.CallIndex(cs[s:i], fr) >= 0 {
 					continue
 				}
-				if j := callIndex(cs[:s], fr); j >= 0 {
+				if j := pairs.CallIndex(cs[:s], fr); j >= 0 {
 					t.Fatalf("cut %d: the response %q in content %d answers the call in content %d before the cut", s, fr.Name, i, j)
 				}
 			}

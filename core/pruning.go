@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
@@ -186,7 +187,7 @@ func planPruning(e cachedEstimator, keep, minFree int, recall bool, stored int, 
 // hasFunctionResponse reports whether c holds a function response: one tool
 // step.
 func hasFunctionResponse(c *genai.Content) bool {
-	for _, p := range partsOf(c) {
+	for _, p := range pairs.Parts(c) {
 		if p != nil && p.FunctionResponse != nil {
 			return true
 		}

@@ -6,6 +6,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/recallindex"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
@@ -84,7 +85,7 @@ func (x *recallIndex) add(history []*genai.Content, pos, turn int) {
 	if x.first < 0 || pos < x.first {
 		x.first, x.firstFP = pos, contentid.Fingerprint(c)
 	}
-	for _, p := range partsOf(c) {
+	for _, p := range pairs.Parts(c) {
 		if p == nil || p.Thought {
 			continue
 		}

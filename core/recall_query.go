@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/recallindex"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
@@ -436,7 +437,7 @@ func recallResult(history []*genai.Content, callID string, page int, fit recallF
 	callID = textcut.Prefix(textcut.Sanitize(callID), maxRecallQueryBytes)
 	var fr *genai.FunctionResponse
 	for _, c := range history {
-		for _, p := range partsOf(c) {
+		for _, p := range pairs.Parts(c) {
 			if p != nil && p.FunctionResponse != nil && p.FunctionResponse.ID == callID {
 				fr = p.FunctionResponse
 			}

@@ -4,6 +4,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 )
 
 // Summary injection (ARCHITECTURE.md, Summary injection and the watermark):
@@ -197,7 +198,7 @@ func injectSummary(t *turn) (injection, []*genai.Content) {
 			"reason", reason, "watermark", t.prev.watermark, "anchor", t.prev.anchor, "contents", len(t.raw))
 		return injection{reason: reason, staleAnchor: stale}, t.raw
 	}
-	start := pairSafeStart(t.raw, w)
+	start := pairs.SafeStart(t.raw, w)
 	request := t.prev.userRequest
 	cur := coveredRequest(t, start)
 	if cur != nil && !quotesRequest(request, cur) {

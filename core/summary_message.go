@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
@@ -86,7 +87,7 @@ func continuationText(c *genai.Content) string {
 	text := textcut.ContentText(c)
 	var b strings.Builder
 	b.WriteString(text)
-	for _, p := range partsOf(c) {
+	for _, p := range pairs.Parts(c) {
 		if isAttachment(p) {
 			if b.Len() > 0 {
 				b.WriteByte('\n')
@@ -108,7 +109,7 @@ const requestHeadBytes = 16
 func quotesRequest(stored string, c *genai.Content) bool {
 	head := strings.TrimSpace(textcut.Prefix(textcut.Sanitize(textcut.ContentText(c)), requestHeadBytes))
 	if head == "" {
-		for _, p := range partsOf(c) {
+		for _, p := range pairs.Parts(c) {
 			if isAttachment(p) {
 				head = textcut.Sanitize(attachmentLine(p))
 				break

@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -180,7 +181,7 @@ func latestUserText(invocationUser *genai.Content, cs []*genai.Content) string {
 // but none of the part's other fields; nil when there are none.
 func requestAttachments(c *genai.Content) []*genai.Part {
 	var out []*genai.Part
-	for _, p := range partsOf(c) {
+	for _, p := range pairs.Parts(c) {
 		if isAttachment(p) {
 			out = append(out, &genai.Part{
 				InlineData:      p.InlineData,

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -79,7 +80,7 @@ func quotedRequest(req *Request) string {
 // mediaOf returns the inline data and file parts of c.
 func mediaOf(c *genai.Content) []*genai.Part {
 	var out []*genai.Part
-	for _, p := range partsOf(c) {
+	for _, p := range pairs.Parts(c) {
 		if p != nil && (p.InlineData != nil || p.FileData != nil) {
 			out = append(out, p)
 		}
