@@ -85,7 +85,7 @@ func (g *Guard) configHash(cfg *genai.GenerateContentConfig, salt uint64) uint64
 		}
 		for _, d := range tool.FunctionDeclarations {
 			if d == nil {
-				k.Add(nilMark)
+				k.Add(contentid.NilHash)
 				continue
 			}
 			value := func() uint64 { return jsonHash(d) }

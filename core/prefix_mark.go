@@ -21,19 +21,7 @@ const (
 	configSeed      = 0x636f6e66 // "conf"
 	instructionSeed = 0x696e7374 // "inst"
 	declarationSeed = 0x6465636c // "decl"
-	// nilMark stands for a nil content or declaration, which no walk
-	// produces.
-	nilMark = 1
 )
-
-// contentHash is c's hash for the prefix chain (contentid.ChainHash),
-// nilMark for none.
-func contentHash(c *genai.Content) uint64 {
-	if c == nil {
-		return nilMark
-	}
-	return contentid.ChainHash(c)
-}
 
 // chainNext chains the hash of one more content onto h.
 func chainNext(h, content uint64) uint64 {
@@ -106,7 +94,7 @@ func (m *prefixMemo) update(cs []*genai.Content) {
 		if hashes != nil {
 			h = chainNext(h, hashes[i])
 		} else {
-			h = chainNext(h, contentHash(c))
+			h = chainNext(h, contentid.ChainHash(c))
 		}
 		e.chain = h
 		m.bytes = sat.Add(m.bytes, e.size+memoEntryBytes)
@@ -125,13 +113,13 @@ func (m *prefixMemo) update(cs []*genai.Content) {
 // first call in a process: a restart, a replica, an eviction), as prefetch
 // counts them; nil when there are few, which update hashes one by one.
 // Hashing is a pure function of a content, so the hashes are the ones
-// contentHash computes.
+// contentid.ChainHash computes.
 func contentHashes(cs []*genai.Content) []uint64 {
 	if !spreads(len(cs)) {
 		return nil
 	}
 	out := make([]uint64, len(cs))
-	spread(len(cs), func(i int) { out[i] = contentHash(cs[i]) })
+	spread(len(cs), func(i int) { out[i] = contentid.ChainHash(cs[i]) })
 	return out
 }
 

@@ -13,6 +13,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 )
 
 // pruneTurn builds a tool-heavy test turn: a user request, a call and its
@@ -262,7 +264,7 @@ func extends(prev, next []*genai.Content) bool {
 		return false
 	}
 	for i, c := range prev {
-		if contentHash(c) != contentHash(next[i]) {
+		if contentid.ChainHash(c) != contentid.ChainHash(next[i]) {
 			return false
 		}
 	}

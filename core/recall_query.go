@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"google.golang.org/genai"
 
@@ -425,9 +426,6 @@ const (
 	minCutBytes = 40
 )
 
-// utf8RuneStartByte reports whether b starts a UTF-8 sequence.
-func utf8RuneStartByte(b byte) bool { return b&0xC0 != 0x80 }
-
 // recallResult is a page of the tool result named callID in history, byte
 // for byte, within fit.
 func recallResult(history []*genai.Content, callID string, page int, fit recallFit) string {
@@ -484,7 +482,7 @@ func pageBounds(s string, size int) []int {
 	b := []int{0}
 	for at := 0; at < len(s); {
 		end := min(at+size, len(s))
-		for end > at && end < len(s) && !utf8RuneStartByte(s[end]) {
+		for end > at && end < len(s) && !utf8.RuneStart(s[end]) {
 			end--
 		}
 		if end == at {

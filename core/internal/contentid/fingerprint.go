@@ -14,6 +14,10 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
 
+// NilHash stands for a nil content or declaration in a chain or a config
+// hash: no walk produces it.
+const NilHash = 1
+
 // Fingerprints: a content's identity by value, the same in every process
 // (ARCHITECTURE.md, Summary injection and the watermark).
 
@@ -40,8 +44,11 @@ func Hash(c *genai.Content) uint64 {
 // ChainHash is a content's hash by value for a prefix chain: the
 // fingerprint's walk (every field a provider is sent, payloads canonical),
 // long strings and byte slices through crcFold. It reads every byte, at
-// memory speed. c is not nil.
+// memory speed. A nil content, which no walk produces, hashes as NilHash.
 func ChainHash(c *genai.Content) uint64 {
+	if c == nil {
+		return NilHash
+	}
 	s := identity{byValue: true, fast: true, h: fnvOffset}
 	walkContent(c, &s)
 	return s.h

@@ -1,8 +1,12 @@
-// Package contentid is a content's identity: the count cache's key, which
-// names strings and byte slices by address, and the fingerprint and the
-// prefix chain's hash, which hash them by value. Both come from one walk
-// over every field a provider is sent (ARCHITECTURE.md, Counting). It
-// imports nothing of the engine.
+// Package contentid is a content's identity (ARCHITECTURE.md, Counting),
+// and it imports nothing of the engine. A content has two identities: the
+// count cache's key, which names strings and byte slices by address (fast,
+// valid within the process while the cache pins the content), and the
+// fingerprint, which hashes them by value (stable across processes;
+// persisted with the summary's watermark). Both come from walkContent, the
+// one walk over every field a provider is sent, so a field cannot be
+// covered by one and forgotten by the other. The reflection test in
+// identity_test.go fails on any genai.Part field the walk misses.
 package contentid
 
 import (
@@ -14,14 +18,6 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
-
-// A content has two identities: the count cache's key, which names strings
-// and byte slices by address (fast, valid within the process while the cache
-// pins the content), and the fingerprint, which hashes them by value (stable
-// across processes; persisted with the summary's watermark). Both come from
-// walkContent, the one walk over every field a provider is sent, so a field
-// cannot be covered by one and forgotten by the other. The reflection test in
-// identity_test.go fails on any genai.Part field the walk misses.
 
 // idMark names a field, or the kind of a part, in the identity stream.
 type idMark uint8

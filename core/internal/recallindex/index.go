@@ -11,9 +11,9 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 const (
@@ -168,10 +168,7 @@ func CutEnd(s string, limit int) int {
 	if len(s) <= limit {
 		return len(s)
 	}
-	n := limit
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
+	n := len(textcut.Prefix(s, limit))
 	if i := strings.LastIndexAny(s[n-min(cutSlack, n):n], " \n\t"); i >= 0 {
 		n = n - min(cutSlack, n) + i + 1
 	}
