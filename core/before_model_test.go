@@ -14,6 +14,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -145,7 +146,7 @@ func TestSecondCompaction_PreviousSummaryOnce(t *testing.T) {
 
 func TestWatermark(t *testing.T) {
 	base := history(4, 100)
-	synthetic := userMsg(syntheticContinuations[0])
+	synthetic := userMsg(convo.SyntheticContinuations[0])
 	tests := []struct {
 		name     string
 		st       func(raw []*genai.Content) guardState
@@ -227,7 +228,7 @@ func TestWatermark_SyntheticTrailingMessageNotCovered(t *testing.T) {
 	sum := fixedSummary("S1")
 	g, _ := newTestGuard(t, sum, WithMaxTokens(8_000))
 	ctx := newFakeCtx("a").withUser("do it")
-	raw := append(history(20, 300), userMsg("do it"), modelMsg("calling"), userMsg(syntheticContinuations[0]))
+	raw := append(history(20, 300), userMsg("do it"), modelMsg("calling"), userMsg(convo.SyntheticContinuations[0]))
 	_, err := g.beforeModel(ctx, request(raw...))
 	require.NoError(t, err)
 	require.Equal(t, 1, sum.Calls())

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
@@ -273,7 +274,7 @@ func (g *Guard) betweenTurnsCall(c Call, end RunEnd, sess *sessionEntry) (in cal
 // before it the last request's last, so nothing the request did not hold
 // came in between.
 func nextHistory(raw []*genai.Content, end RunEnd, agent string) (next []*genai.Content, why string) {
-	n := coverableLen(raw)
+	n := convo.CoverableLen(raw)
 	switch {
 	case n == 0:
 		return nil, "the last request had no contents"
@@ -313,7 +314,7 @@ func (t *turn) nextTurnCount(n int) int {
 		return n
 	}
 	msg := t.ctx.UserContent()
-	if !isUserMessage(msg) {
+	if !convo.IsUserMessage(msg) {
 		msg = genai.NewContentFromText(standInMessage, genai.RoleUser)
 	}
 	return sat.Scale(sat.Add(n, max(t.cal.scale(t.est.content(msg)), t.sess.memory(t.cfg.name).message.cost())), betweenTurnsMargin)

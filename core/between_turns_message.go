@@ -3,6 +3,7 @@ package core
 import (
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
@@ -83,5 +84,5 @@ func (m *messageMeasure) cost() int {
 // startsTurn reports whether a request of contents raw is the first of a
 // turn: it ends with the user's message.
 func startsTurn(raw []*genai.Content) bool {
-	return len(raw) > 0 && isUserMessage(raw[len(raw)-1])
+	return len(raw) > 0 && convo.IsUserMessage(raw[len(raw)-1])
 }

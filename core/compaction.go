@@ -6,6 +6,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
@@ -131,7 +132,7 @@ func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, strategy Strategy,
 // instruction, the tools and the message that carries the continuation,
 // calibrated.
 func newCompaction(t *turn, cs []*genai.Content, start time.Time) *compaction {
-	c := &compaction{start: start, cov: coverableLen(t.raw), orig: cs}
+	c := &compaction{start: start, cov: convo.CoverableLen(t.raw), orig: cs}
 	c.origEst = t.weigh(cs)
 	if t.inj.injected {
 		c.first = t.inj.cut
@@ -139,7 +140,7 @@ func newCompaction(t *turn, cs []*genai.Content, start time.Time) *compaction {
 	}
 	c.first = min(c.first, c.cov)
 	c.userReq = boundedUserRequest(t)
-	c.rawBare = sat.Add(t.fixed, t.est.content(summaryContent("", c.userReq, requestAttachments(coveredRequest(t, c.cov))...)))
+	c.rawBare = sat.Add(t.fixed, t.est.content(summaryContent("", c.userReq, convo.RequestAttachments(coveredRequest(t, c.cov))...)))
 	c.bare = t.cal.scale(c.rawBare)
 	return c
 }
@@ -258,7 +259,7 @@ func (g *Guard) fullSummary(t *turn, c *compaction) outcome {
 // that still carries the task; no summary is paid for or stored, and the
 // next call over the trigger trims again. It is logged once per session.
 func trimToCurrentRequest(t *turn, next guardState) step {
-	_, start := currentRequest(t.ctx.UserContent(), t.raw)
+	_, start := convo.CurrentRequest(t.ctx.UserContent(), t.raw)
 	if start < 0 {
 		start = len(t.raw) - 1
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
@@ -452,7 +453,7 @@ func TestKeepTurnsAndTurnCount(t *testing.T) {
 	}
 	cs := []*genai.Content{
 		userMsg("a"), callMsg("x", nil), respMsg("x", nil), modelMsg("m"),
-		userMsg(syntheticContinuations[0]),
+		userMsg(convo.SyntheticContinuations[0]),
 		{Role: genai.RoleUser, Parts: []*genai.Part{{Text: "thinking", Thought: true}}},
 		{Role: genai.RoleUser, Parts: []*genai.Part{nil, {Text: "b"}}},
 		nil,

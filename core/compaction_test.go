@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -208,7 +209,7 @@ func TestSummaryLength_AskedAgainOnlyWhenTheRequestWouldNotFit(t *testing.T) {
 // goes on to the summary.
 func TestCompaction_NothingToDo(t *testing.T) {
 	const window = 10_000
-	continuation := userMsg(syntheticContinuations[0])
+	continuation := userMsg(convo.SyntheticContinuations[0])
 	history := []*genai.Content{userMsg("read the log"), modelMsg("it says the disk is full"), userMsg("free some space")}
 	huge := []*genai.Content{userMsg(strings.Repeat("lorem ipsum dolor ", 20_000))}
 	cases := []struct {

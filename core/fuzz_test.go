@@ -22,6 +22,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
@@ -259,7 +260,7 @@ func (r *fuzzReader) contents() []*genai.Content {
 				cs = append(cs, resp)
 			}
 		case 4:
-			cs = append(cs, userMsg(syntheticContinuations[0]))
+			cs = append(cs, userMsg(convo.SyntheticContinuations[0]))
 		case 5, 6:
 			cs = append(cs, modelMsg(r.str(300)))
 		default:
@@ -325,7 +326,7 @@ var fuzzModels = []string{"gemini-2.5-flash", "gpt-4o", "claude-sonnet-4-5", "ac
 // latestUserHead is the start of the user's latest request, which must
 // appear in every request the guard lets through.
 func latestUserHead(user *genai.Content, raw []*genai.Content) string {
-	return strings.TrimSpace(textcut.Prefix(textcut.Sanitize(latestUserText(user, raw)), 16))
+	return strings.TrimSpace(textcut.Prefix(textcut.Sanitize(convo.LatestUserText(user, raw)), 16))
 }
 
 // requestTexts joins every text a request's contents carry.
@@ -386,7 +387,7 @@ func FuzzBeforeModel(f *testing.F) {
 
 		ctx := newFakeCtx("a")
 		for i := len(raw) - 1; i >= 0; i-- {
-			if c := raw[i]; c != nil && c.Role == genai.RoleUser && textcut.ContentText(c) != "" && !isSynthetic(c) {
+			if c := raw[i]; c != nil && c.Role == genai.RoleUser && textcut.ContentText(c) != "" && !convo.IsSynthetic(c) {
 				ctx.user = c
 				break
 			}
@@ -402,7 +403,7 @@ func FuzzBeforeModel(f *testing.F) {
 		}
 		for key, v := range map[string]any{
 			keySummary:          r.stateString(r.str(300)),
-			keyUserRequest:      r.stateString(latestUserText(ctx.user, raw)),
+			keyUserRequest:      r.stateString(convo.LatestUserText(ctx.user, raw)),
 			keyFingerprint:      r.stateString(fp),
 			keyWatermark:        r.stateNumber(w),
 			keySummarizedAt:     r.stateNumber(r.intn(50_000)),

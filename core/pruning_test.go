@@ -15,6 +15,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
 )
 
 // pruneTurn builds a tool-heavy test turn: a user request, a call and its
@@ -350,7 +351,7 @@ func TestPruning_CompactionResetsTheFrontier(t *testing.T) {
 	compactions := 0
 	for i, c := range pruneHistory(30, 2_000) {
 		h = append(h, c)
-		if isUserMessage(c) {
+		if convo.IsUserMessage(c) {
 			ctx.withUser(c.Parts[0].Text)
 		}
 		req := request(adkCopy(h)...)
@@ -401,7 +402,7 @@ func TestPruning_AtTheTriggerIsACompaction(t *testing.T) {
 	placeholderBefore := false
 	for i, c := range pruneHistory(30, 2_000) {
 		h = append(h, c)
-		if isUserMessage(c) {
+		if convo.IsUserMessage(c) {
 			ctx.withUser(c.Parts[0].Text)
 		}
 		req := request(adkCopy(h)...)

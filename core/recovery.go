@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
@@ -86,20 +87,20 @@ func overflowWindow(ov ContextOverflow, window int) int {
 // compaction may cover but the user's current request: the request alone,
 // or only the guard's summary message carrying it (the recovery's own
 // compaction, already cut to half the window), with at most the adapter's
-// synthetic continuations after it (coverableLen, the rule every
+// synthetic continuations after it (convo.CoverableLen, the rule every
 // compaction covers by). A compaction could not make it smaller. Anything
 // else, the turn's own tool steps after the request included (a session's
 // first turn, an agent with IncludeContents "none"), is compacted as the
 // strategies compact it (ARCHITECTURE.md, Recovery).
 func onlyCurrentRequest(c Call, req *Request) bool {
-	if req == nil || coverableLen(req.Contents) != 1 {
+	if req == nil || convo.CoverableLen(req.Contents) != 1 {
 		return false
 	}
 	if isSummaryMessage(req.Contents[0]) {
 		// The summary message quotes the request: it is the request.
 		return true
 	}
-	_, i := currentRequest(c.UserContent(), req.Contents[:1])
+	_, i := convo.CurrentRequest(c.UserContent(), req.Contents[:1])
 	return i == 0
 }
 

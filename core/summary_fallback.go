@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
@@ -109,7 +110,7 @@ func collectFallbackFacts(cs []*genai.Content) fallbackFacts {
 		t := textcut.ContentText(c)
 		switch {
 		case t == "":
-		case isUserMessage(c):
+		case convo.IsUserMessage(c):
 			f.requests = append(f.requests, t)
 		case c.Role == genai.RoleModel:
 			f.lastModel = t

@@ -12,37 +12,6 @@ import (
 // its fingerprint, or the host's anchor), and the summary in place of what it
 // covers.
 
-// syntheticContinuations are texts adapters append after the guard has run
-// (ADK's Gemini adapter does so when the last message is not the user's). A
-// request that already carries one, because it is being retried, must not
-// move the watermark.
-var syntheticContinuations = []string{
-	"Continue processing previous requests as instructed. Exit or provide a summary if no more outputs are needed.",
-	"Handle the requests as specified in the System Instruction.",
-}
-
-func isSynthetic(c *genai.Content) bool {
-	if c == nil || c.Role != genai.RoleUser || len(c.Parts) != 1 || c.Parts[0] == nil {
-		return false
-	}
-	for _, s := range syntheticContinuations {
-		if c.Parts[0].Text == s {
-			return true
-		}
-	}
-	return false
-}
-
-// coverableLen is how many leading contents a summary made now would cover:
-// all of them but a trailing synthetic continuation.
-func coverableLen(cs []*genai.Content) int {
-	n := len(cs)
-	for n > 0 && isSynthetic(cs[n-1]) {
-		n--
-	}
-	return n
-}
-
 // injection is the outcome of placing the stored summary into a request.
 type injection struct {
 	// cut is how many leading raw contents the summary replaced (0: none).
@@ -174,7 +143,7 @@ func abs(x int) int {
 
 // injectSummary replaces the contents the stored summary covers by the
 // summary message (ARCHITECTURE.md, Summary injection and the watermark). Without a match it cuts nothing. When the
-// summary covers the user's current request (currentRequest), the message
+// summary covers the user's current request (convo.CurrentRequest), the message
 // carries the request's attachments, and quotes the request itself if the
 // stored continuation does not (state of the earlier guard, or stale or
 // corrupt state), so the request is never dropped. It returns the

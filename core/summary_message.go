@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
@@ -88,11 +89,11 @@ func continuationText(c *genai.Content) string {
 	var b strings.Builder
 	b.WriteString(text)
 	for _, p := range pairs.Parts(c) {
-		if isAttachment(p) {
+		if convo.IsAttachment(p) {
 			if b.Len() > 0 {
 				b.WriteByte('\n')
 			}
-			b.WriteString(attachmentLine(p))
+			b.WriteString(convo.AttachmentLine(p))
 		}
 	}
 	return textcut.Sanitize(b.String())
@@ -110,8 +111,8 @@ func quotesRequest(stored string, c *genai.Content) bool {
 	head := strings.TrimSpace(textcut.Prefix(textcut.Sanitize(textcut.ContentText(c)), requestHeadBytes))
 	if head == "" {
 		for _, p := range pairs.Parts(c) {
-			if isAttachment(p) {
-				head = textcut.Sanitize(attachmentLine(p))
+			if convo.IsAttachment(p) {
+				head = textcut.Sanitize(convo.AttachmentLine(p))
 				break
 			}
 		}
@@ -178,7 +179,7 @@ func boundContinuation(t *turn, s string) string {
 // the summary, the quote and the attachments are unchanged, so the steady
 // state neither rebuilds nor recounts it.
 func summaryMessage(t *turn, summary, request string, cur *genai.Content) *genai.Content {
-	atts := requestAttachments(cur)
+	atts := convo.RequestAttachments(cur)
 	recall := t.recall
 	m := &t.sess.summary
 	if m.msg == nil || m.summary != summary || m.request != request || m.recall != recall || !carries(m.msg, atts) {
@@ -195,7 +196,7 @@ func carries(msg *genai.Content, atts []*genai.Part) bool {
 		return false
 	}
 	for i, p := range atts {
-		if !sameAttachment(msg.Parts[1+i], p) {
+		if !convo.SameAttachment(msg.Parts[1+i], p) {
 			return false
 		}
 	}

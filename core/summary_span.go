@@ -399,7 +399,7 @@ func summaryBudget(lim limits, bare, want int) int {
 const summaryRoomPercent = 80
 
 // boundedUserRequest is the continuation's text: the user's current request
-// (currentRequest), its attachments named, quoted in full when it fits its
+// (convo.CurrentRequest), its attachments named, quoted in full when it fits its
 // bound (continuationBound) and by head and tail beyond it, so that a request
 // larger than the window still leaves room for the summary.
 func boundedUserRequest(t *turn) string {

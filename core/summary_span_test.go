@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -210,7 +211,7 @@ func TestRollingSummary_CallsBounded(t *testing.T) {
 			assert.Contains(t, digest, "listed mechanically")
 			requests, calls := 0, 0
 			for _, c := range raw[:listed] {
-				if isUserMessage(c) && textcut.ContentText(c) != "" {
+				if convo.IsUserMessage(c) && textcut.ContentText(c) != "" {
 					requests++
 				}
 				if c.Role == genai.RoleModel && len(c.Parts) > 0 && c.Parts[0].FunctionCall != nil {
@@ -283,7 +284,7 @@ func TestRollingSummary_FallbackKeepsPieces(t *testing.T) {
 				if c.Parts[0].FunctionCall != nil {
 					calls++
 				}
-				if isUserMessage(c) && textcut.ContentText(c) != "" {
+				if convo.IsUserMessage(c) && textcut.ContentText(c) != "" {
 					newest = strings.Fields(textcut.ContentText(c))[0]
 				}
 			}
