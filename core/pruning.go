@@ -9,6 +9,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // Tool-result pruning (ARCHITECTURE.md, Strategies; WithToolResultPruning): the tier before
@@ -228,7 +229,7 @@ func buildPruned(e tokenEstimator, c *genai.Content, recall bool) *prunedContent
 			continue
 		}
 		fr := *p.FunctionResponse
-		size := len(marshalJSON(fr.Response))
+		size := len(textcut.JSON(fr.Response))
 		for _, rp := range fr.Parts {
 			if rp != nil && rp.InlineData != nil {
 				size += len(rp.InlineData.Data)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // pruneTurn builds a tool-heavy test turn: a user request, a call and its
@@ -68,7 +69,7 @@ func TestPruneToolResults(t *testing.T) {
 			assert.Equal(t, "kubectl_logs", fr.Name)
 			require.Len(t, fr.Response, 1)
 			ph, _ := fr.Response[prunedKey].(string)
-			bytes := len(marshalJSON(c.Parts[0].FunctionResponse.Response))
+			bytes := len(textcut.JSON(c.Parts[0].FunctionResponse.Response))
 			assert.Equal(t, fmt.Sprintf("kubectl_logs output of %d bytes removed to save context; ask again if needed", bytes), ph)
 			assert.Equal(t, c.Role, out[i].Role)
 			assert.Less(t, testEst.content(out[i]), testEst.content(c)/10)

@@ -113,13 +113,13 @@ func partSource(p *genai.Part) (src recallSource, text string, ok bool) {
 			return src, "", false
 		}
 		src.tool, src.callID = p.FunctionCall.Name, p.FunctionCall.ID
-		return src, p.FunctionCall.Name + " " + marshalJSON(p.FunctionCall.Args), true
+		return src, p.FunctionCall.Name + " " + textcut.JSON(p.FunctionCall.Args), true
 	case p.FunctionResponse != nil:
 		if p.FunctionResponse.Name == RecallToolName {
 			return src, "", false
 		}
 		src.tool, src.callID = p.FunctionResponse.Name, p.FunctionResponse.ID
-		return src, compactJSON(p.FunctionResponse.Response), true
+		return src, textcut.CompactJSON(p.FunctionResponse.Response), true
 	case p.ExecutableCode != nil:
 		return src, textcut.Sanitize(p.ExecutableCode.Code), true
 	case p.CodeExecutionResult != nil:

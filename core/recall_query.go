@@ -444,7 +444,7 @@ func recallResult(history []*genai.Content, callID string, page int, fit recallF
 	if fr == nil {
 		return "recall_context: no tool result with call_id " + strconv.Quote(textcut.Prefix(callID, recallQuoteBytes)) + " in this conversation. Search by words instead."
 	}
-	full := marshalJSON(fr.Response)
+	full := textcut.JSON(fr.Response)
 	// Pages are fixed units, the same whatever the room, so page numbers
 	// stay valid from one call to the next while the room shrinks; one
 	// answer holds as many units as its budget takes.

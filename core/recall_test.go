@@ -12,6 +12,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // recallCall is a tool's call in one user's session.
@@ -133,7 +134,7 @@ func TestRecall_PrunedResultByCallIDInPagesByteForByte(t *testing.T) {
 		}
 		h = append(h, readStep(fmt.Sprintf("call-%d", i), p)...)
 	}
-	want := marshalJSON(map[string]any{"output": payload})
+	want := textcut.JSON(map[string]any{"output": payload})
 	for _, room := range []int{0, 1_500} { // the default budget, and a small one
 		st := newMapState()
 		if room > 0 {

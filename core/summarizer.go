@@ -12,7 +12,6 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
-	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
 
 // The summarizer: its interface, its prompt and transcript. Its
@@ -180,10 +179,10 @@ func renderContent(c *genai.Content, lim excerptLimits) string {
 			fmt.Fprintf(&b, "[%s]: %s\n", role, textcut.Middle(textcut.Sanitize(p.Text), lim.text))
 		case p.FunctionCall != nil:
 			fmt.Fprintf(&b, "[%s called tool %s] args: %s\n", role, p.FunctionCall.Name,
-				textcut.Middle(marshalJSON(p.FunctionCall.Args), lim.toolArgs))
+				textcut.Middle(textcut.JSON(p.FunctionCall.Args), lim.toolArgs))
 		case p.FunctionResponse != nil:
 			fmt.Fprintf(&b, "[tool %s returned] %s\n", p.FunctionResponse.Name,
-				textcut.Middle(compactJSON(p.FunctionResponse.Response), lim.toolResult))
+				textcut.Middle(textcut.CompactJSON(p.FunctionResponse.Response), lim.toolResult))
 		case p.InlineData != nil:
 			fmt.Fprintf(&b, "[%s attached %s, %d bytes]\n", role, p.InlineData.MIMEType, len(p.InlineData.Data))
 		case p.FileData != nil:
@@ -195,27 +194,6 @@ func renderContent(c *genai.Content, lim excerptLimits) string {
 		}
 	}
 	return b.String()
-}
-
-// compactJSON renders a tool result for a transcript. Results that hold a
-// single string (the common {"output": "..."} or {"result": "..."}) render as
-// that string, so excerpts show text rather than escapes.
-func compactJSON(v any) string {
-	if m, ok := v.(map[string]any); ok && len(m) == 1 {
-		for _, val := range m {
-			if s, ok := val.(string); ok {
-				return textcut.Sanitize(s)
-			}
-		}
-	}
-	return marshalJSON(v)
-}
-
-// marshalJSON renders v as compact JSON, as json.Marshal would, for values
-// of any depth and without failing: a tool result that refers to itself is
-// rendered with the reference as null (see tokens.AppendJSON).
-func marshalJSON(v any) string {
-	return textcut.Sanitize(string(tokens.AppendJSON(nil, v)))
 }
 
 // summarizerModel names a summarizer in logs: its model's name for the LLM

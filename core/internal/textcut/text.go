@@ -1,7 +1,8 @@
 // Package textcut is a content's text and the cuts the engine makes of
 // text: a bound in bytes that keeps the head and the tail, prefixes that
-// never split a UTF-8 sequence, and invalid UTF-8 made valid for templates
-// and providers. It imports nothing of the engine.
+// never split a UTF-8 sequence, invalid UTF-8 made valid for templates
+// and providers, and payloads rendered as JSON text for transcripts. It
+// imports nothing of the engine.
 package textcut
 
 import (
@@ -10,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
 
 // Cutting a text to a bound in tokens: Middle cuts by bytes, so a cut is
@@ -87,4 +90,25 @@ func Sanitize(s string) string {
 		return s
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// CompactJSON renders a tool result for a transcript. Results that hold a
+// single string (the common {"output": "..."} or {"result": "..."}) render as
+// that string, so excerpts show text rather than escapes.
+func CompactJSON(v any) string {
+	if m, ok := v.(map[string]any); ok && len(m) == 1 {
+		for _, val := range m {
+			if s, ok := val.(string); ok {
+				return Sanitize(s)
+			}
+		}
+	}
+	return JSON(v)
+}
+
+// JSON renders v as compact JSON, as json.Marshal would, for values
+// of any depth and without failing: a tool result that refers to itself is
+// rendered with the reference as null (see tokens.AppendJSON).
+func JSON(v any) string {
+	return Sanitize(string(tokens.AppendJSON(nil, v)))
 }

@@ -1,11 +1,13 @@
 package textcut
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 )
 
@@ -69,4 +71,25 @@ func TestContentText(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, ContentText(tc.c)) })
 	}
+}
+
+// TestTranscriptJSON_SelfReferencingAndDeepValues: the summarizer's
+// transcript renders a tool result that refers to itself (json.Marshal
+// fails on it) with the reference as null and the rest in full, and one
+// nested 10,000 deep as json.Marshal does.
+func TestTranscriptJSON_SelfReferencingAndDeepValues(t *testing.T) {
+	m := map[string]any{"output": strings.Repeat("result line\n", 100)}
+	m["self"] = m
+	out := CompactJSON(m)
+	assert.True(t, json.Valid([]byte(out)), "valid JSON: %.100s", out)
+	assert.Contains(t, out, `"self":null`)
+	assert.Contains(t, out, "result line", "the result itself is in the transcript")
+
+	var v any = "leaf"
+	for range 10_000 {
+		v = map[string]any{"node": v}
+	}
+	want, err := json.Marshal(v)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), JSON(v))
 }
