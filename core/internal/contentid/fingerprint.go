@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"hash/crc32"
+	"reflect"
 	"slices"
 	"strconv"
 	"unsafe"
@@ -346,33 +347,19 @@ func (s *identity) fpStringMap(m map[string]string) {
 	s.fpStr("}")
 }
 
-// asFloat is a Go number as the float64 JSON decoding gives.
+// asFloat is a Go number as the float64 JSON decoding gives. Only the
+// predeclared number types are numbers here: a named one may marshal
+// otherwise, and is lifted.
 func asFloat(v any) (float64, bool) {
 	switch n := v.(type) {
 	case float64:
 		return n, true
 	case float32:
 		return float64(n), true
-	case int:
-		return float64(n), true
-	case int8:
-		return float64(n), true
-	case int16:
-		return float64(n), true
-	case int32:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case uint:
-		return float64(n), true
-	case uint8:
-		return float64(n), true
-	case uint16:
-		return float64(n), true
-	case uint32:
-		return float64(n), true
-	case uint64:
-		return float64(n), true
+	case int, int8, int16, int32, int64:
+		return float64(reflect.ValueOf(n).Int()), true
+	case uint, uint8, uint16, uint32, uint64:
+		return float64(reflect.ValueOf(n).Uint()), true
 	}
 	return 0, false
 }
