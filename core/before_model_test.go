@@ -12,6 +12,10 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // filler is size bytes of token-dense text (identifiers and numbers, about
@@ -88,7 +92,7 @@ func TestBeforeModel_CompactsAndPersists(t *testing.T) {
 
 	assert.Equal(t, 1, sum.Calls())
 	require.Len(t, req.Contents, 1, "the threshold strategy sends one summary message")
-	text := contentText(req.Contents[0])
+	text := textcut.ContentText(req.Contents[0])
 	assert.Contains(t, text, "SUMMARY-ONE")
 	assert.Contains(t, text, "LATEST please fix the build", "the continuation carries the user's request")
 	assert.Equal(t, genai.RoleUser, req.Contents[0].Role)
@@ -96,7 +100,7 @@ func TestBeforeModel_CompactsAndPersists(t *testing.T) {
 
 	assert.Equal(t, "SUMMARY-ONE: the user wants the build fixed.", ctx.getStr(keySummary))
 	assert.Equal(t, len(raw), ctx.getInt(keyWatermark))
-	assert.Equal(t, fingerprint(raw[len(raw)-1]), ctx.getStr(keyFingerprint))
+	assert.Equal(t, contentid.Fingerprint(raw[len(raw)-1]), ctx.getStr(keyFingerprint))
 	assert.Zero(t, ctx.getInt(keyRealTokens), "calibration reset")
 	assert.Equal(t, requestTokens(testEst, engineReq(req)), ctx.getInt(keyLastEstimate))
 	assert.Equal(t, 1, ctx.getInt(keyCompactions))
@@ -110,7 +114,7 @@ func TestBeforeModel_CompactsAndPersists(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, sum.Calls(), "no second summary")
 	require.Len(t, req2.Contents, 3)
-	assert.Contains(t, contentText(req2.Contents[0]), "SUMMARY-ONE")
+	assert.Contains(t, textcut.ContentText(req2.Contents[0]), "SUMMARY-ONE")
 	assert.NotNil(t, req2.Contents[1].Parts[0].FunctionCall)
 	assert.NotContains(t, requestText(req2), "OLD-U0")
 }
@@ -136,13 +140,13 @@ func TestSecondCompaction_PreviousSummaryOnce(t *testing.T) {
 	in := sum.lastInput()
 	assert.Equal(t, 1, strings.Count(in, "PREV-SUMMARY-1"), "previous summary exactly once in the summarizer input")
 	assert.Equal(t, 0, strings.Count(in, summaryHeader), "the summary message itself is not rendered again")
-	assert.Contains(t, contentText(req.Contents[0]), "PREV-SUMMARY-2")
+	assert.Contains(t, textcut.ContentText(req.Contents[0]), "PREV-SUMMARY-2")
 	assert.Equal(t, len(grown), ctx.getInt(keyWatermark))
 }
 
 func TestWatermark(t *testing.T) {
 	base := history(4, 100)
-	synthetic := userMsg(syntheticContinuations[0])
+	synthetic := userMsg(convo.SyntheticContinuations[0])
 	tests := []struct {
 		name     string
 		st       func(raw []*genai.Content) guardState
@@ -156,7 +160,7 @@ func TestWatermark(t *testing.T) {
 			name: "fingerprint matches at the watermark",
 			raw:  base,
 			st: func(raw []*genai.Content) guardState {
-				return guardState{watermark: 4, fingerprint: fingerprint(raw[3])}
+				return guardState{watermark: 4, fingerprint: contentid.Fingerprint(raw[3])}
 			},
 			wantCut: 4, wantInj: true, wantSize: 5,
 		},
@@ -164,7 +168,7 @@ func TestWatermark(t *testing.T) {
 			name: "content inserted before the watermark: found by fingerprint",
 			raw:  append([]*genai.Content{userMsg("inserted")}, base...),
 			st: func(raw []*genai.Content) guardState {
-				return guardState{watermark: 4, fingerprint: fingerprint(raw[4])}
+				return guardState{watermark: 4, fingerprint: contentid.Fingerprint(raw[4])}
 			},
 			wantCut: 5, wantInj: true, wantSize: 5,
 		},
@@ -196,7 +200,7 @@ func TestWatermark(t *testing.T) {
 			name: "synthetic trailing message does not shift the watermark",
 			raw:  append(append([]*genai.Content{}, base...), synthetic),
 			st: func(raw []*genai.Content) guardState {
-				return guardState{watermark: 8, fingerprint: fingerprint(raw[7])}
+				return guardState{watermark: 8, fingerprint: contentid.Fingerprint(raw[7])}
 			},
 			wantCut: 8, wantInj: true, wantSize: 2,
 		},
@@ -224,7 +228,7 @@ func TestWatermark_SyntheticTrailingMessageNotCovered(t *testing.T) {
 	sum := fixedSummary("S1")
 	g, _ := newTestGuard(t, sum, WithMaxTokens(8_000))
 	ctx := newFakeCtx("a").withUser("do it")
-	raw := append(history(20, 300), userMsg("do it"), modelMsg("calling"), userMsg(syntheticContinuations[0]))
+	raw := append(history(20, 300), userMsg("do it"), modelMsg("calling"), userMsg(convo.SyntheticContinuations[0]))
 	_, err := g.beforeModel(ctx, request(raw...))
 	require.NoError(t, err)
 	require.Equal(t, 1, sum.Calls())
@@ -237,7 +241,7 @@ func TestWatermark_SyntheticTrailingMessageNotCovered(t *testing.T) {
 	_, err = g.beforeModel(ctx, req)
 	require.NoError(t, err)
 	require.Len(t, req.Contents, 2)
-	assert.Contains(t, contentText(req.Contents[1]), "REAL follow-up")
+	assert.Contains(t, textcut.ContentText(req.Contents[1]), "REAL follow-up")
 }
 
 func TestSummarizerFaults(t *testing.T) {

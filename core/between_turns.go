@@ -7,6 +7,10 @@ import (
 	"time"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // Compaction between turns (ARCHITECTURE.md, Compaction between turns):
@@ -144,7 +148,7 @@ func (e *sessionEntry) rememberCall(t *turn) {
 	}
 	req := t.req
 	req.Origin = nil
-	e.last = lastCall{cfg: t.cfg, req: req, bytes: scaleSat(max(t.before, t.prev.summarizedAt), retainedBytesPerToken)}
+	e.last = lastCall{cfg: t.cfg, req: req, bytes: sat.Scale(max(t.before, t.prev.summarizedAt), retainedBytesPerToken)}
 }
 
 // deltaState collects the writes of a state save as a state delta.
@@ -270,7 +274,7 @@ func (g *Guard) betweenTurnsCall(c Call, end RunEnd, sess *sessionEntry) (in cal
 // before it the last request's last, so nothing the request did not hold
 // came in between.
 func nextHistory(raw []*genai.Content, end RunEnd, agent string) (next []*genai.Content, why string) {
-	n := coverableLen(raw)
+	n := convo.CoverableLen(raw)
 	switch {
 	case n == 0:
 		return nil, "the last request had no contents"
@@ -278,7 +282,7 @@ func nextHistory(raw []*genai.Content, end RunEnd, agent string) (next []*genai.
 		return nil, "the run did not end with the agent's response"
 	case hasFunctionParts(end.Final):
 		return nil, "the run ended with a tool call or result"
-	case end.Before == nil || fingerprint(end.Before) != fingerprint(raw[n-1]):
+	case end.Before == nil || contentid.Fingerprint(end.Before) != contentid.Fingerprint(raw[n-1]):
 		return nil, "the session does not continue the last request with the final response"
 	}
 	next = make([]*genai.Content, n+1)
@@ -310,10 +314,10 @@ func (t *turn) nextTurnCount(n int) int {
 		return n
 	}
 	msg := t.ctx.UserContent()
-	if !isUserMessage(msg) {
+	if !convo.IsUserMessage(msg) {
 		msg = genai.NewContentFromText(standInMessage, genai.RoleUser)
 	}
-	return scaleSat(satAdd(n, max(t.cal.scale(t.est.content(msg)), t.sess.memory(t.cfg.name).message.cost())), betweenTurnsMargin)
+	return sat.Scale(sat.Add(n, max(t.cal.scale(t.est.content(msg)), t.sess.memory(t.cfg.name).message.cost())), betweenTurnsMargin)
 }
 
 // afterRun marks a call made once the agent's run ended, to compact

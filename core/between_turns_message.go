@@ -1,6 +1,11 @@
 package core
 
-import "google.golang.org/genai"
+import (
+	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
+)
 
 // The user's message at the provider's count (ARCHITECTURE.md, Compaction
 // between turns): between turns, the next turn's first request is judged
@@ -43,7 +48,7 @@ func (m *messageMeasure) observe(t *turn, s *step) {
 	}
 	m.from = 0
 	if s.event == nil && s.err == nil && t.prefix.matched && t.prev.realTokens > 0 {
-		m.from, m.est, m.compactions = satAdd(t.prev.realTokens, lastReply(t.measure)), s.next.lastEstimate, s.next.compactions
+		m.from, m.est, m.compactions = sat.Add(t.prev.realTokens, lastReply(t.measure)), s.next.lastEstimate, s.next.compactions
 	}
 }
 
@@ -79,5 +84,5 @@ func (m *messageMeasure) cost() int {
 // startsTurn reports whether a request of contents raw is the first of a
 // turn: it ends with the user's message.
 func startsTurn(raw []*genai.Content) bool {
-	return len(raw) > 0 && isUserMessage(raw[len(raw)-1])
+	return len(raw) > 0 && convo.IsUserMessage(raw[len(raw)-1])
 }

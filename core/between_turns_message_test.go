@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // costlyMessageExtra is what the provider of TestBetweenTurns_MessageCost
@@ -87,8 +89,8 @@ func TestBetweenTurns_MessageCost(t *testing.T) {
 				}
 			}
 			lim := newLimits(betweenTurnsWindow)
-			next := scaleSat(testEst.content(userMsg("run 3: what does this screenshot show?")), maxCorrection)
-			require.Less(t, scaleSat(real+next, betweenTurnsMargin), lim.threshold,
+			next := sat.Scale(testEst.content(userMsg("run 3: what does this screenshot show?")), maxCorrection)
+			require.Less(t, sat.Scale(real+next, betweenTurnsMargin), lim.threshold,
 				"test setup: judged by its estimate, the next message leaves the request under the trigger")
 			require.Greater(t, real+costlyMessageExtra, lim.threshold,
 				"test setup: a costly next message takes it past the trigger")

@@ -14,6 +14,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // fakeAppender is a session service for WithSessionService: it records the
@@ -53,7 +55,7 @@ func nearTrigger(t *testing.T, final *genai.Content, ask string) []*genai.Conten
 	for n := 1; n < 100; n++ {
 		raw := build(n)
 		next := append(append(append([]*genai.Content(nil), raw...), final), userMsg(ask))
-		if scaleSat(cal.count(requestTokens(testEst, engineReq(request(next...)))), betweenTurnsMargin) > lim.threshold {
+		if sat.Scale(cal.count(requestTokens(testEst, engineReq(request(next...)))), betweenTurnsMargin) > lim.threshold {
 			require.LessOrEqual(t, cal.count(requestTokens(testEst, engineReq(request(raw...)))), lim.threshold, "test setup: the run's own request stays under the trigger")
 			return raw
 		}
@@ -406,7 +408,7 @@ func toolStepsNearTrigger(t *testing.T, final *genai.Content, ask string, stepTo
 	raw := []*genai.Content{userMsg(ask)}
 	for i := range 40 {
 		next := append(append(append([]*genai.Content(nil), raw...), final), userMsg(ask))
-		if scaleSat(cal.count(requestTokens(testEst, engineReq(request(next...)))), betweenTurnsMargin) > lim.threshold {
+		if sat.Scale(cal.count(requestTokens(testEst, engineReq(request(next...)))), betweenTurnsMargin) > lim.threshold {
 			require.LessOrEqual(t, cal.count(requestTokens(testEst, engineReq(request(raw...)))), lim.threshold, "test setup: the run's own request stays under the trigger")
 			return raw
 		}

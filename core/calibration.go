@@ -1,6 +1,7 @@
 package core
 
 import (
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"log/slog"
 	"math"
 
@@ -123,7 +124,7 @@ func clampFactor(f float64) float64 { return math.Min(math.Max(f, 1.0), maxCorre
 // scale is the calibrated size of a piece estimated at n raw tokens. It is
 // used for pieces (summaries, transcripts), where the last real count of the
 // whole request says nothing.
-func (c calibration) scale(n int) int { return scaleSat(n, c.factor) }
+func (c calibration) scale(n int) int { return sat.Scale(n, c.factor) }
 
 // unscale is the raw size of a piece whose calibrated size is n: the
 // length to ask of a writer (the summarizer) so that what it writes weighs n
@@ -292,7 +293,7 @@ type measure struct {
 }
 
 // weigh is the raw estimate of the request with contents cs.
-func (m measure) weigh(cs []*genai.Content) int { return satAdd(contentsTokens(m.est, cs), m.fixed) }
+func (m measure) weigh(cs []*genai.Content) int { return sat.Add(contentsTokens(m.est, cs), m.fixed) }
 
 // text is the calibrated size of s.
 func (m measure) text(s string) int { return m.cal.scale(m.est.text(s)) }

@@ -10,6 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // TestReportJudge: what provider counts are believed for, for a request
@@ -89,7 +92,7 @@ func TestAfterModel_HigherCountAfterUnseenEdit(t *testing.T) {
 	require.Zero(t, sum.Calls(), "under the trigger by the guard's estimate")
 	est := ctx.getInt(keyLastEstimate)
 	threshold := ctx.getInt(keyThreshold)
-	require.Less(t, scaleSat(est, defaultCorrection), threshold)
+	require.Less(t, sat.Scale(est, defaultCorrection), threshold)
 
 	real := est * 16 / 10
 	require.Greater(t, real, threshold, "the provider's count is past the trigger")
@@ -104,7 +107,7 @@ func TestAfterModel_HigherCountAfterUnseenEdit(t *testing.T) {
 	_, err = g.beforeModel(ctx, next)
 	require.NoError(t, err)
 	assert.Equal(t, 1, sum.Calls(), "the next request is counted at least at the provider's count, and compacts first")
-	assert.Contains(t, contentText(next.Contents[0]), "SUMMARY")
+	assert.Contains(t, textcut.ContentText(next.Contents[0]), "SUMMARY")
 }
 
 // TestAfterModel_JumpLearnedOnConfirmation: a jumped ratio the next count

@@ -13,6 +13,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // hangBound is how long a test waits for a guard call before it declares
@@ -115,7 +117,7 @@ func (s stuckSummarizer) Summarize(context.Context, SummaryRequest) (string, err
 	if err != nil {
 		return "", err
 	}
-	return contentText(resp.Content), nil
+	return textcut.ContentText(resp.Content), nil
 }
 
 // TestSummaryTimeout_BoundsSummarizersThatIgnoreTheirContext: WithSummaryTimeout

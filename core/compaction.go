@@ -5,6 +5,10 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // The compaction every strategy shares: its start (the span, the budget,
@@ -131,7 +135,7 @@ func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, next guardState, s
 // instruction, the tools and the message that carries the continuation,
 // calibrated.
 func newCompaction(t *turn, cs []*genai.Content, next guardState, start time.Time) *compaction {
-	c := &compaction{start: start, cov: coverableLen(t.raw), orig: cs, unapplied: next}
+	c := &compaction{start: start, cov: convo.CoverableLen(t.raw), orig: cs, unapplied: next}
 	c.origEst = t.weigh(cs)
 	if t.inj.injected {
 		c.first = t.inj.cut
@@ -139,7 +143,7 @@ func newCompaction(t *turn, cs []*genai.Content, next guardState, start time.Tim
 	}
 	c.first = min(c.first, c.cov)
 	c.userReq = boundedUserRequest(t)
-	c.rawBare = satAdd(t.fixed, t.est.content(summaryContent("", c.userReq, requestAttachments(coveredRequest(t, c.cov))...)))
+	c.rawBare = sat.Add(t.fixed, t.est.content(summaryContent("", c.userReq, convo.RequestAttachments(coveredRequest(t, c.cov))...)))
 	c.bare = t.cal.scale(c.rawBare)
 	return c
 }
@@ -259,11 +263,11 @@ func (g *Guard) fullSummary(t *turn, c *compaction) outcome {
 // next call over the trigger trims again. It is logged once per session;
 // next is the state of the request before the trim.
 func trimToCurrentRequest(t *turn, next guardState) step {
-	_, start := currentRequest(t.ctx.UserContent(), t.raw)
+	_, start := convo.CurrentRequest(t.ctx.UserContent(), t.raw)
 	if start < 0 {
 		start = len(t.raw) - 1
 	}
-	start = pairSafeStart(t.raw, max(start, 0))
+	start = pairs.SafeStart(t.raw, max(start, 0))
 	cs := t.raw[start:]
 	est := t.weigh(cs)
 	if mem := t.sess.memory(t.cfg.name); !mem.trimmed {

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // TestBeforeCompaction plays one call over the trigger, then a second one,
@@ -217,7 +219,7 @@ func TestSummaryKnobs(t *testing.T) {
 func askedWords(t *testing.T, req *Request) int {
 	t.Helper()
 	require.NotNil(t, req)
-	text := contentText(req.Config.SystemInstruction)
+	text := textcut.ContentText(req.Config.SystemInstruction)
 	_, rest, ok := strings.Cut(text, "under ")
 	require.True(t, ok, "the prompt states a length")
 	var n int

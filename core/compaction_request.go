@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // Compaction on request (ARCHITECTURE.md, One model call): RequestCompaction
@@ -120,6 +122,6 @@ func takeRequest(r compactionRequest) (focus string, left compactionRequest) {
 // marker that says how much was omitted, so the summarizer sees the cut.
 func focusHead(s string) string {
 	marker := func(n int) string { return " [... " + strconv.Itoa(n) + " more bytes of the focus omitted]" }
-	head := validPrefix(s, MaxFocusBytes-len(marker(len(s))))
+	head := textcut.Prefix(s, MaxFocusBytes-len(marker(len(s))))
 	return head + marker(len(s)-len(head))
 }

@@ -4,6 +4,9 @@ import (
 	"slices"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 )
 
 // The sliding-window strategy: the newest turns kept verbatim, the rest
@@ -24,10 +27,10 @@ const slidingTailShare = 0.5
 func keepTurns(maxTurns int) int { return max((maxTurns+1)/2, 1) }
 
 // isTurnStart reports whether c starts a turn: a message the user wrote
-// (isUserMessage: text or attachments; never a function response, an
+// (convo.IsUserMessage: text or attachments; never a function response, an
 // adapter's synthetic continuation or another agent's "For context:"
 // message).
-func isTurnStart(c *genai.Content) bool { return isUserMessage(c) }
+func isTurnStart(c *genai.Content) bool { return convo.IsUserMessage(c) }
 
 // A turn-triggered compaction waits until what it would summarize (before
 // the newest turns it keeps, calibrated tokens, as sent) weighs at least
@@ -71,7 +74,7 @@ func (s slidingWindow) turnsDue(t *turn, cs []*genai.Content) (turns int, due bo
 	if t.inj.injected {
 		from = min(t.inj.cut, len(t.raw))
 	}
-	cov := max(coverableLen(t.raw), from)
+	cov := max(convo.CoverableLen(t.raw), from)
 	var starts []int
 	for i := from; i < cov; i++ {
 		if isTurnStart(t.raw[i]) {
@@ -89,7 +92,7 @@ func (s slidingWindow) turnsDue(t *turn, cs []*genai.Content) (turns int, due bo
 	}
 	split := cov
 	if kept := t.betweenTurns.turnsKept(keepTurns(s.maxTurns)); kept > 0 {
-		split = pairSafeStart(t.raw, starts[len(starts)-kept])
+		split = pairs.SafeStart(t.raw, starts[len(starts)-kept])
 	}
 	if split <= from {
 		return turns, false
@@ -103,7 +106,7 @@ func (s slidingWindow) turnsDue(t *turn, cs []*genai.Content) (turns int, due bo
 	need := min(max(t.lim.buffer/2, slidingMinSpanFloor), slidingMinSpanCap)
 	if !t.inj.injected {
 		// The first summary message also adds its header and continuation.
-		atts := requestAttachments(coveredRequest(t, split))
+		atts := convo.RequestAttachments(coveredRequest(t, split))
 		need += t.cal.scale(t.est.tokenEstimator.content(summaryContent("", boundedUserRequest(t), atts...)))
 	}
 	return turns, t.cal.scale(contentsTokens(t.est, span)) >= need
@@ -130,7 +133,7 @@ func (s slidingWindow) suffixes(t *turn, c *compaction, reason string) []int {
 	var splits []int
 	tail, counted := 0, len(t.raw) // raw tokens of t.raw[counted:]
 	for k := 1; k <= min(t.betweenTurns.turnsKept(keepTurns(s.maxTurns)), len(starts)); k++ {
-		split := pairSafeStart(t.raw, starts[len(starts)-k])
+		split := pairs.SafeStart(t.raw, starts[len(starts)-k])
 		if split <= c.first {
 			break // nothing left to summarize, with this many turns or more
 		}

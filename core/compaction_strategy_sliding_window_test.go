@@ -19,6 +19,11 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // swTurn is one turn of a synthetic history: a user message, a tool call and
@@ -86,7 +91,7 @@ func TestSlidingWindow_SplitAndWatermark(t *testing.T) {
 
 	// Four turns: under the budget of 4, nothing happens.
 	raw := swHistory(0, 4, 1_000)
-	ctx.withUser(contentText(raw[12]))
+	ctx.withUser(textcut.ContentText(raw[12]))
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
@@ -103,9 +108,9 @@ func TestSlidingWindow_SplitAndWatermark(t *testing.T) {
 	require.Len(t, rs.requests(), 1)
 	split := 12 // turn 3 starts at 12; turn 4 at 16
 	assert.Equal(t, split, ctx.getInt(keyWatermark), "watermark = the split point, not the length")
-	assert.Equal(t, fingerprint(raw[split-1]), ctx.getStr(keyFingerprint))
+	assert.Equal(t, contentid.Fingerprint(raw[split-1]), ctx.getStr(keyFingerprint))
 	require.Len(t, req.Contents, 1+len(raw)-split)
-	assert.Contains(t, contentText(req.Contents[0]), "SUMMARY-1")
+	assert.Contains(t, textcut.ContentText(req.Contents[0]), "SUMMARY-1")
 	for i, c := range raw[split:] {
 		assert.Same(t, c, req.Contents[1+i], "kept contents are sent verbatim")
 	}
@@ -118,7 +123,7 @@ func TestSlidingWindow_SplitAndWatermark(t *testing.T) {
 	raw = append(raw, callMsg("kubectl_logs", map[string]any{"pod": "C4-MARK"}),
 		respMsg("kubectl_logs", map[string]any{"output": "R4-MARK ok"}), modelMsg("M4-MARK done"))
 	raw = append(raw, swHistory(5, 7, 1_000)...)
-	ctx.withUser(contentText(raw[len(raw)-4]))
+	ctx.withUser(textcut.ContentText(raw[len(raw)-4]))
 	req = request(raw...)
 	_, err = g.beforeModel(ctx, req)
 	require.NoError(t, err)
@@ -292,7 +297,7 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	assert.Len(t, reqs[1].Contents, 16, "retry: turns 0-3")
 	w := ctx.getInt(keyWatermark)
 	assert.Equal(t, len(raw)-1, w, "only the newest turn (the new request) kept")
-	assert.Equal(t, fingerprint(raw[w-1]), ctx.getStr(keyFingerprint))
+	assert.Equal(t, contentid.Fingerprint(raw[w-1]), ctx.getStr(keyFingerprint))
 	text := requestText(req)
 	assert.Equal(t, 1, strings.Count(text, summaryHeader))
 	assert.Equal(t, 1, strings.Count(text, continuationLead), "one continuation after a retry")
@@ -315,8 +320,8 @@ func TestSlidingWindow_FullSummaryWhenNewestTurnTooLarge(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, sum.Calls())
 	require.Len(t, req.Contents, 1)
-	assert.Contains(t, contentText(req.Contents[0]), "FULL")
-	assert.Contains(t, contentText(req.Contents[0]), "U9-MARK", "the continuation quotes the request")
+	assert.Contains(t, textcut.ContentText(req.Contents[0]), "FULL")
+	assert.Contains(t, textcut.ContentText(req.Contents[0]), "U9-MARK", "the continuation quotes the request")
 	assert.Equal(t, len(raw), ctx.getInt(keyWatermark))
 }
 
@@ -329,7 +334,7 @@ func TestSlidingWindow_NothingToSummarizeAfterWatermark(t *testing.T) {
 	base := swHistory(0, 1, 100)
 	ctx.set(keySummary, "S1")
 	ctx.set(keyWatermark, len(base))
-	ctx.set(keyFingerprint, fingerprint(base[len(base)-1]))
+	ctx.set(keyFingerprint, contentid.Fingerprint(base[len(base)-1]))
 	raw := append(base, userMsg("U1-MARK next"), callMsg("kubectl_logs", nil),
 		respMsg("kubectl_logs", map[string]any{"output": filler(20_000, 4)}))
 	req := request(raw...)
@@ -420,7 +425,7 @@ func TestPairSafeSplit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := pairSafeStart(tt.cs, tt.split)
+			got := pairs.SafeStart(tt.cs, tt.split)
 			assert.Equal(t, tt.want, got)
 			if got > 0 && got < len(tt.cs) && !tt.odd {
 				kept := append([]*genai.Content{userMsg("summary")}, tt.cs[got:]...)
@@ -439,7 +444,7 @@ func TestCheckPairs_CatchesBrokenSplits(t *testing.T) {
 	assert.ErrorContains(t, coretest.CheckPairs(orphanedResponse), "has no preceding call")
 	unansweredCall := []*genai.Content{userMsg("summary"), callMsg("x", nil), userMsg("next")}
 	assert.ErrorContains(t, coretest.CheckPairs(unansweredCall), "not answered")
-	assert.NoError(t, coretest.CheckPairs(append([]*genai.Content{userMsg("summary")}, cs[pairSafeStart(cs, 2):]...)))
+	assert.NoError(t, coretest.CheckPairs(append([]*genai.Content{userMsg("summary")}, cs[pairs.SafeStart(cs, 2):]...)))
 }
 
 func TestKeepTurnsAndTurnCount(t *testing.T) {
@@ -448,7 +453,7 @@ func TestKeepTurnsAndTurnCount(t *testing.T) {
 	}
 	cs := []*genai.Content{
 		userMsg("a"), callMsg("x", nil), respMsg("x", nil), modelMsg("m"),
-		userMsg(syntheticContinuations[0]),
+		userMsg(convo.SyntheticContinuations[0]),
 		{Role: genai.RoleUser, Parts: []*genai.Part{{Text: "thinking", Thought: true}}},
 		{Role: genai.RoleUser, Parts: []*genai.Part{nil, {Text: "b"}}},
 		nil,

@@ -5,6 +5,9 @@ import (
 	"math"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // The tail-retention strategy: the newest contents, up to a share of the
@@ -45,12 +48,12 @@ func (tailRetention) name() Strategy { return StrategyTailRetention }
 func (tailRetention) due(*turn, []*genai.Content) (string, []any) { return "", nil }
 
 func (s tailRetention) suffixes(t *turn, c *compaction, _ string) []int {
-	limit := min(scaleSat(t.lim.window, s.fraction), t.lim.threshold-c.bare-c.budget)
+	limit := min(sat.Scale(t.lim.window, s.fraction), t.lim.threshold-c.bare-c.budget)
 	// The longest suffix within limit that leaves something to summarize
 	// after the previous watermark.
 	from, tail := len(t.raw), 0
 	for from > c.first+1 {
-		n := satAdd(tail, t.est.content(t.raw[from-1]))
+		n := sat.Add(tail, t.est.content(t.raw[from-1]))
 		if t.cal.scale(n) > limit {
 			break
 		}
@@ -59,7 +62,7 @@ func (s tailRetention) suffixes(t *turn, c *compaction, _ string) []int {
 	// Pair safety can only move a start back, past the limit: take the
 	// first pair-safe start at or after it, which keeps less.
 	for ; from < c.cov; from++ {
-		if pairSafeStart(t.raw, from) == from {
+		if pairs.SafeStart(t.raw, from) == from {
 			return []int{from}
 		}
 	}

@@ -8,6 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // TestTailRetention_KeepsNewestWithinFraction: at the token trigger the
@@ -18,7 +21,7 @@ func TestTailRetention_KeepsNewestWithinFraction(t *testing.T) {
 	rs := &recordingSummarizer{reply: func(int, SummaryRequest) (string, error) { return "TAIL-SUMMARY", nil }}
 	g, _ := newTestGuard(t, nil, WithSummarizer(rs), WithTailRetention(0.25), WithMaxTokens(32_000))
 	raw := swHistory(0, 12, 1_000)
-	ctx := newFakeCtx("a").withUser(contentText(raw[len(raw)-4]))
+	ctx := newFakeCtx("a").withUser(textcut.ContentText(raw[len(raw)-4]))
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
@@ -27,9 +30,9 @@ func TestTailRetention_KeepsNewestWithinFraction(t *testing.T) {
 	split := ctx.getInt(keyWatermark)
 	require.Greater(t, split, 0)
 	require.Less(t, split, len(raw), "a verbatim tail is kept")
-	assert.Equal(t, split, pairSafeStart(raw, split), "the split is pair-safe")
+	assert.Equal(t, split, pairs.SafeStart(raw, split), "the split is pair-safe")
 	require.Len(t, req.Contents, 1+len(raw)-split)
-	assert.Contains(t, contentText(req.Contents[0]), "TAIL-SUMMARY")
+	assert.Contains(t, textcut.ContentText(req.Contents[0]), "TAIL-SUMMARY")
 	for i, c := range raw[split:] {
 		assert.Same(t, c, req.Contents[1+i], "kept contents are sent verbatim")
 	}
@@ -55,7 +58,7 @@ func TestTailRetention_NoTailFits(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, sum.Calls())
 	require.Len(t, req.Contents, 1)
-	assert.Contains(t, contentText(req.Contents[0]), "U9-MARK", "the continuation quotes the request")
+	assert.Contains(t, textcut.ContentText(req.Contents[0]), "U9-MARK", "the continuation quotes the request")
 	assert.Equal(t, len(raw), ctx.getInt(keyWatermark))
 }
 
@@ -65,7 +68,7 @@ func TestTailRetention_OnlyAtTokenTrigger(t *testing.T) {
 	sum := fixedSummary("S")
 	g, _ := newTestGuard(t, sum, WithTailRetention(0.3), WithMaxTokens(200_000))
 	raw := swHistory(0, 40, 50)
-	ctx := newFakeCtx("a").withUser(contentText(raw[len(raw)-4]))
+	ctx := newFakeCtx("a").withUser(textcut.ContentText(raw[len(raw)-4]))
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)

@@ -11,6 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // slidingDue builds a history of six turns whose first four (what a
@@ -126,7 +129,7 @@ func TestCompaction_NotAppliedWhenNotSmaller(t *testing.T) {
 	require.Len(t, *events, 2)
 	assert.False(t, (*events)[1].Discarded)
 	assert.Less(t, (*events)[1].TokensAfter, (*events)[1].TokensBefore)
-	assert.Contains(t, contentText(req.Contents[0]), "SHORT-SUMMARY")
+	assert.Contains(t, textcut.ContentText(req.Contents[0]), "SHORT-SUMMARY")
 	assert.Equal(t, 1, strings.Count(logs.String(), "not smaller than the request"), "logged once")
 }
 
@@ -193,7 +196,7 @@ func TestSummaryLength_AskedAgainOnlyWhenTheRequestWouldNotFit(t *testing.T) {
 			for k := 1; k < len(reqs); k++ {
 				assert.Less(t, reqs[k].SummaryTokens, reqs[k-1].SummaryTokens, "call %d asks for less", k+1)
 			}
-			assert.Contains(t, contentText(req.Contents[0]), tc.wantInReq)
+			assert.Contains(t, textcut.ContentText(req.Contents[0]), tc.wantInReq)
 			assert.LessOrEqual(t, e.TokensAfter, newLimits(8_000).threshold)
 		})
 	}
@@ -207,7 +210,7 @@ func TestSummaryLength_AskedAgainOnlyWhenTheRequestWouldNotFit(t *testing.T) {
 // goes on to the summary.
 func TestCompaction_NothingToDo(t *testing.T) {
 	const window = 10_000
-	continuation := userMsg(syntheticContinuations[0])
+	continuation := userMsg(convo.SyntheticContinuations[0])
 	history := []*genai.Content{userMsg("read the log"), modelMsg("it says the disk is full"), userMsg("free some space")}
 	huge := []*genai.Content{userMsg(strings.Repeat("lorem ipsum dolor ", 20_000))}
 	cases := []struct {

@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
 
@@ -57,20 +58,16 @@ func (c *configHashes) get(key uint64, pin any, f func() uint64) uint64 {
 // (salt): a record made under another instruction, other tools or another
 // estimator does not match.
 func (g *Guard) configHash(cfg *genai.GenerateContentConfig, salt uint64) uint64 {
-	k := keyer{h: salt ^ configSeed}
+	k := contentid.NewKeyer(salt ^ configSeed)
 	if cfg == nil {
-		return k.h
+		return k.Sum()
 	}
 	if si := cfg.SystemInstruction; si != nil {
-		value := func() uint64 {
-			s := identity{byValue: true, h: fnvOffset}
-			fpContent(&s, si)
-			return s.h
-		}
-		if key, ok := contentKey(si); ok {
-			k.add(g.configs.get(key^instructionSeed, si, value))
+		value := func() uint64 { return contentid.Hash(si) }
+		if key, ok := contentid.Key(si); ok {
+			k.Add(g.configs.get(key^instructionSeed, si, value))
 		} else {
-			k.add(value())
+			k.Add(value())
 		}
 	}
 	for _, tool := range cfg.Tools {
@@ -80,26 +77,26 @@ func (g *Guard) configHash(cfg *genai.GenerateContentConfig, salt uint64) uint64
 		// The tool's built-in parts (search, code execution, ...) are
 		// small and hashed on every call that has them; its declarations
 		// are cached.
-		k.add(uint64(len(tool.FunctionDeclarations)))
+		k.Add(uint64(len(tool.FunctionDeclarations)))
 		if hasBuiltins(tool) {
 			builtin := *tool
 			builtin.FunctionDeclarations = nil
-			k.add(jsonHash(builtin))
+			k.Add(jsonHash(builtin))
 		}
 		for _, d := range tool.FunctionDeclarations {
 			if d == nil {
-				k.add(nilMark)
+				k.Add(contentid.NilHash)
 				continue
 			}
 			value := func() uint64 { return jsonHash(d) }
-			if key, ok := declKey(d); ok {
-				k.add(g.configs.get(key^declarationSeed, d, value))
+			if key, ok := contentid.DeclKey(d); ok {
+				k.Add(g.configs.get(key^declarationSeed, d, value))
 			} else {
-				k.add(value())
+				k.Add(value())
 			}
 		}
 	}
-	return k.h
+	return k.Sum()
 }
 
 // hasBuiltins reports whether t sets any field besides its function
@@ -122,9 +119,7 @@ var toolDeclarationsField = func() int {
 
 // jsonHash is the FNV-64a hash of v's JSON, the bytes a provider is sent.
 func jsonHash(v any) uint64 {
-	s := identity{byValue: true, h: fnvOffset}
-	s.write(tokens.AppendJSON(nil, v))
-	return s.h
+	return contentid.HashBytes(tokens.AppendJSON(nil, v))
 }
 
 // fixedOf is the raw estimate of what every request of a call carries

@@ -3,6 +3,8 @@ package core
 import (
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
 
@@ -31,7 +33,7 @@ func requestTokens(e tokenEstimator, req *Request) int {
 	if req == nil {
 		return 0
 	}
-	return satAdd(contentsTokens(e, req.Contents), fixedTokens(e, req))
+	return sat.Add(contentsTokens(e, req.Contents), fixedTokens(e, req))
 }
 
 // fixedTokens is the estimate of what a request carries besides its
@@ -40,7 +42,7 @@ func fixedTokens(e tokenEstimator, req *Request) int {
 	if req == nil || req.Config == nil {
 		return 0
 	}
-	return satAdd(e.content(req.Config.SystemInstruction), toolsTokens(e, req.Config.Tools))
+	return sat.Add(e.content(req.Config.SystemInstruction), toolsTokens(e, req.Config.Tools))
 }
 
 // toolsTokens is the estimate of the tool declarations sent with every call.
@@ -50,9 +52,9 @@ func toolsTokens(e tokenEstimator, ts []*genai.Tool) int {
 		if t == nil {
 			continue
 		}
-		n = satAdd(n, e.builtinTools(t))
+		n = sat.Add(n, e.builtinTools(t))
 		for _, d := range t.FunctionDeclarations {
-			n = satAdd(n, e.declaration(d))
+			n = sat.Add(n, e.declaration(d))
 		}
 	}
 	return n
@@ -61,7 +63,7 @@ func toolsTokens(e tokenEstimator, ts []*genai.Tool) int {
 func contentsTokens(e tokenEstimator, cs []*genai.Content) int {
 	n := 0
 	for _, c := range cs {
-		n = satAdd(n, e.content(c))
+		n = sat.Add(n, e.content(c))
 	}
 	return n
 }
@@ -91,5 +93,5 @@ func estimatorFor(model string) tokenEstimator {
 // estimatorSalt separates the cached counts of different estimators that
 // share a session's cache.
 func estimatorSalt(model string) uint64 {
-	return mix(uint64(tokens.FamilyForModel(model)) + 1)
+	return contentid.Mix(uint64(tokens.FamilyForModel(model)) + 1)
 }

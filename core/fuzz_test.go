@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +20,11 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // Fuzz targets (go test -fuzz=FuzzName). Each turns the fuzzer's bytes into
@@ -254,7 +260,7 @@ func (r *fuzzReader) contents() []*genai.Content {
 				cs = append(cs, resp)
 			}
 		case 4:
-			cs = append(cs, userMsg(syntheticContinuations[0]))
+			cs = append(cs, userMsg(convo.SyntheticContinuations[0]))
 		case 5, 6:
 			cs = append(cs, modelMsg(r.str(300)))
 		default:
@@ -320,14 +326,14 @@ var fuzzModels = []string{"gemini-2.5-flash", "gpt-4o", "claude-sonnet-4-5", "ac
 // latestUserHead is the start of the user's latest request, which must
 // appear in every request the guard lets through.
 func latestUserHead(user *genai.Content, raw []*genai.Content) string {
-	return strings.TrimSpace(validPrefix(sanitizeUTF8(latestUserText(user, raw)), 16))
+	return strings.TrimSpace(textcut.Prefix(textcut.Sanitize(convo.LatestUserText(user, raw)), 16))
 }
 
 // requestTexts joins every text a request's contents carry.
 func requestTexts(cs []*genai.Content) string {
 	var b strings.Builder
 	for _, c := range cs {
-		b.WriteString(contentText(c))
+		b.WriteString(textcut.ContentText(c))
 		b.WriteByte('\n')
 	}
 	return b.String()
@@ -381,7 +387,7 @@ func FuzzBeforeModel(f *testing.F) {
 
 		ctx := newFakeCtx("a")
 		for i := len(raw) - 1; i >= 0; i-- {
-			if c := raw[i]; c != nil && c.Role == genai.RoleUser && contentText(c) != "" && !isSynthetic(c) {
+			if c := raw[i]; c != nil && c.Role == genai.RoleUser && textcut.ContentText(c) != "" && !convo.IsSynthetic(c) {
 				ctx.user = c
 				break
 			}
@@ -393,11 +399,11 @@ func FuzzBeforeModel(f *testing.F) {
 		w := r.intn(len(raw) + 3)
 		fp := ""
 		if w > 0 && w <= len(raw) {
-			fp = fingerprint(raw[w-1])
+			fp = contentid.Fingerprint(raw[w-1])
 		}
 		for key, v := range map[string]any{
 			keySummary:          r.stateString(r.str(300)),
-			keyUserRequest:      r.stateString(latestUserText(ctx.user, raw)),
+			keyUserRequest:      r.stateString(convo.LatestUserText(ctx.user, raw)),
 			keyFingerprint:      r.stateString(fp),
 			keyWatermark:        r.stateNumber(w),
 			keySummarizedAt:     r.stateNumber(r.intn(50_000)),
@@ -442,7 +448,7 @@ func FuzzBeforeModel(f *testing.F) {
 			}
 			if head := latestUserHead(ctx.user, raw); head != "" {
 				out := requestTexts(req.Contents)
-				if !strings.Contains(out, head) && !strings.Contains(sanitizeUTF8(out), head) {
+				if !strings.Contains(out, head) && !strings.Contains(textcut.Sanitize(out), head) {
 					t.Fatalf("%s: the user's latest request %q was dropped", step, head)
 				}
 			}
@@ -549,7 +555,7 @@ func FuzzEstimator(f *testing.F) {
 		if d := e.declaration(&genai.FunctionDeclaration{Name: text, Description: text, ParametersJsonSchema: v}); d < 0 {
 			t.Fatalf("declaration = %d", d)
 		}
-		_ = fingerprint(c)
+		_ = contentid.Fingerprint(c)
 	})
 }
 
@@ -563,7 +569,7 @@ func FuzzPairSafeStart(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, start int) {
 		r := &fuzzReader{data: data, pool: "some text"}
 		cs := r.contents()
-		s := pairSafeStart(cs, start)
+		s := pairs.SafeStart(cs, start)
 		if start <= 0 || start >= len(cs) {
 			if s != start {
 				t.Fatalf("a cut outside (0, %d) moved: %d -> %d", len(cs), start, s)
@@ -571,18 +577,18 @@ func FuzzPairSafeStart(f *testing.F) {
 			return
 		}
 		if s < 0 || s > start {
-			t.Fatalf("pairSafeStart(%d) = %d", start, s)
+			t.Fatalf("pairs.SafeStart(%d) = %d", start, s)
 		}
 		for i := s; i < len(cs); i++ {
-			for _, p := range partsOf(cs[i]) {
+			for _, p := range pairs.Parts(cs[i]) {
 				if p == nil || p.FunctionResponse == nil {
 					continue
 				}
 				fr := p.FunctionResponse
-				if callIndex(cs[s:i], fr) >= 0 {
+				if pairs.CallIndex(cs[s:i], fr) >= 0 {
 					continue
 				}
-				if j := callIndex(cs[:s], fr); j >= 0 {
+				if j := pairs.CallIndex(cs[:s], fr); j >= 0 {
 					t.Fatalf("cut %d: the response %q in content %d answers the call in content %d before the cut", s, fr.Name, i, j)
 				}
 			}
@@ -593,6 +599,20 @@ func FuzzPairSafeStart(f *testing.F) {
 			}
 		}
 	})
+}
+
+// numberAsFloat is a Go number as the float64 JSON decoding gives: what
+// decodeInt must agree with.
+func numberAsFloat(v any) (float64, bool) {
+	switch r := reflect.ValueOf(v); {
+	case r.CanInt():
+		return float64(r.Int()), true
+	case r.CanUint():
+		return float64(r.Uint()), true
+	case r.CanFloat():
+		return r.Float(), true
+	}
+	return 0, false
 }
 
 // FuzzStateDecoding checks decoding of session state: decodeInt accepts
@@ -615,7 +635,7 @@ func FuzzStateDecoding(f *testing.F) {
 			if n < 0 || n > maxPlausibleTokenNum {
 				t.Fatalf("decodeInt(%#v) = %d", v, n)
 			}
-			if f, isFloat := asFloat(v); isFloat && f != float64(n) {
+			if f, isFloat := numberAsFloat(v); isFloat && f != float64(n) {
 				t.Fatalf("decodeInt(%#v) = %d", v, n)
 			}
 		}

@@ -17,6 +17,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // The engine's tests drive it through its seams with the small fakes
@@ -283,7 +285,7 @@ var testEst = estimatorFor("gemini-2.5-flash")
 func requestText(req *Request) string {
 	var b strings.Builder
 	if req.Config != nil && req.Config.SystemInstruction != nil {
-		b.WriteString(contentText(req.Config.SystemInstruction))
+		b.WriteString(textcut.ContentText(req.Config.SystemInstruction))
 	}
 	for _, c := range req.Contents {
 		b.WriteString("\n")

@@ -1,8 +1,9 @@
 package core
 
 import (
-	"math"
 	"strconv"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // Limits: the window, trigger and room one decision is made against, and
@@ -47,7 +48,7 @@ func (l limits) withOutput(out int) (lim limits, ok bool) {
 	if out <= 0 || l.window <= 0 {
 		return l, true
 	}
-	margin := max(scaleSat(l.window, outputMarginFraction), minOutputMargin)
+	margin := max(sat.Scale(l.window, outputMarginFraction), minOutputMargin)
 	room := l.window - min(out, l.window) - min(margin, l.window)
 	if room < int(float64(l.window)*minPromptShare) {
 		return l, false
@@ -69,7 +70,7 @@ func (l limits) room() int { return l.window - l.output }
 // below it, keeping half of what is left of the room for the estimate's
 // error (a compaction that stayed over the trigger, decide; a prepared
 // summary's request, preparedFits).
-func (l limits) halfwayToRoom(n int) int { return satAdd(n, max(l.room()-n, 0)/2) }
+func (l limits) halfwayToRoom(n int) int { return sat.Add(n, max(l.room()-n, 0)/2) }
 
 // irreducibleMargin is how far past the window the smallest request the
 // guard can make may be estimated and still be sent: the estimator's p90
@@ -84,44 +85,11 @@ const irreducibleMargin = 0.10
 // from the provider's reports, and one absurd report must not be able to
 // refuse every later call of a session (ARCHITECTURE.md, "Trusting the
 // provider's counts").
-func (l limits) hardLimit() int { return satAdd(l.window, scaleSat(l.window, irreducibleMargin)) }
+func (l limits) hardLimit() int { return sat.Add(l.window, sat.Scale(l.window, irreducibleMargin)) }
 
 func newLimits(window int) limits {
 	b := bufferFor(window)
 	return limits{window: window, buffer: b, threshold: window - b}
-}
-
-// satAdd is a + b for non-negative token counts, saturating at math.MaxInt
-// instead of wrapping: sizes come from outside (windows up to math.MaxInt,
-// image dimensions, provider reports), and a wrapped sum would turn an
-// enormous request into a small one.
-func satAdd(a, b int) int {
-	if b > 0 && a > math.MaxInt-b {
-		return math.MaxInt
-	}
-	return a + b
-}
-
-// mulDiv is n·num/den, truncated toward zero as Go's integer division is,
-// for num >= 0 and den > 0, without the overflow of n·num: n is a count
-// from outside (a window up to math.MaxInt, less what a request holds), and
-// a wrapped product would turn an enormous room into none. num/den is a
-// share below one, so the result fits.
-func mulDiv(n, num, den int) int {
-	return n/den*num + n%den*num/den
-}
-
-// scaleSat is ceil(n·f) for n ≥ 0 and f ≥ 0, saturating at math.MaxInt
-// (a float64 above MaxInt converts to an undefined int).
-func scaleSat(n int, f float64) int {
-	v := math.Ceil(float64(n) * f)
-	if v >= math.MaxInt || math.IsNaN(v) {
-		return math.MaxInt
-	}
-	if v <= 0 {
-		return 0
-	}
-	return int(v)
 }
 
 // window is the agent's context window: WithMaxTokens, else the

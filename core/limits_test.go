@@ -2,7 +2,6 @@ package core
 
 import (
 	"fmt"
-	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -49,31 +48,5 @@ func TestBufferFor(t *testing.T) {
 	for _, tt := range tests {
 		assert.Equal(t, tt.buffer, bufferFor(tt.window), "window %d", tt.window)
 		assert.Equal(t, tt.window-tt.buffer, newLimits(tt.window).threshold)
-	}
-}
-
-// TestMulDiv: a share of a count, as the plain product would give it where
-// that does not overflow, and still exact where it would.
-func TestMulDiv(t *testing.T) {
-	cases := []struct {
-		n, num, den, want int
-	}{
-		{n: 0, num: 8, den: 10, want: 0},
-		{n: 5, num: 8, den: 10, want: 4},
-		{n: 6_400, num: 80, den: 100, want: 5_120},
-		{n: 7, num: 3, den: 4, want: 5},
-		{n: -5, num: 8, den: 10, want: -4},
-		{n: -1_001, num: 80, den: 100, want: -800},
-		{n: math.MaxInt, num: 80, den: 100, want: 7_378_697_629_483_820_645},
-		{n: math.MaxInt - 20_000, num: 8, den: 10, want: 7_378_697_629_483_804_645},
-		{n: math.MinInt + 1, num: 1, den: 2, want: -4_611_686_018_427_387_903},
-	}
-	for _, tc := range cases {
-		t.Run(fmt.Sprintf("%d*%d/%d", tc.n, tc.num, tc.den), func(t *testing.T) {
-			assert.Equal(t, tc.want, mulDiv(tc.n, tc.num, tc.den))
-			if tc.n > -1<<40 && tc.n < 1<<40 {
-				assert.Equal(t, tc.n*tc.num/tc.den, mulDiv(tc.n, tc.num, tc.den), "as the plain product gives it")
-			}
-		})
 	}
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 func TestTriggerOptions(t *testing.T) {
@@ -46,7 +48,7 @@ func TestTriggerOption_DrivesCompactionAndInstructionsReachPrompt(t *testing.T) 
 	_, err := g.beforeModel(ctx, request(history(3, 1000)...))
 	require.NoError(t, err)
 	assert.Equal(t, 1, sum.Calls(), "2,000-token trigger reached in a 100k window")
-	assert.Contains(t, contentText(sum.last.Config.SystemInstruction), "Keep every TICKET-ID.")
+	assert.Contains(t, textcut.ContentText(sum.last.Config.SystemInstruction), "Keep every TICKET-ID.")
 	assert.Contains(t, logs.String(), "threshold=2000")
 }
 

@@ -1,6 +1,10 @@
 package core
 
-import "google.golang.org/genai"
+import (
+	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
+)
 
 // The output limit: a response cut at the output-token limit near the window
 // ends the turn with a note, and the next call compacts first.
@@ -90,12 +94,12 @@ func outputNearWindow(cfg *Agent, st guardState, resp *Response) (prompt, output
 	case reported > 0 && reported == st.realTokens:
 		prompt = reported
 	default:
-		prompt = scaleSat(st.lastEstimate, max(defaultCorrection, float64(st.providerRatio)/ratioScale))
+		prompt = sat.Scale(st.lastEstimate, max(defaultCorrection, float64(st.providerRatio)/ratioScale))
 	}
 	if output <= 0 {
 		output = lim.buffer
 	}
-	return prompt, output, lim.threshold, satAdd(prompt, output) >= lim.threshold
+	return prompt, output, lim.threshold, sat.Add(prompt, output) >= lim.threshold
 }
 
 // plausibleOutput is n, the output count a provider reported for a response
@@ -106,7 +110,7 @@ func plausibleOutput(n int, st guardState) int {
 	switch {
 	case n <= 0, n > st.window:
 		return 0
-	case st.maxOutput > 0 && n > scaleSat(st.maxOutput, maxOutputOvershoot):
+	case st.maxOutput > 0 && n > sat.Scale(st.maxOutput, maxOutputOvershoot):
 		return 0
 	}
 	return n

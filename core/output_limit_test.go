@@ -7,6 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // TestAfterModel_OutputCountAtTheLimit: a response that stopped at the
@@ -41,7 +44,7 @@ func TestAfterModel_OutputCountAtTheLimit(t *testing.T) {
 			req.Config.MaxOutputTokens = tt.maxOut
 			_, err := g.beforeModel(ctx, req)
 			require.NoError(t, err)
-			prompt := scaleSat(ctx.getInt(keyLastEstimate), defaultCorrection)
+			prompt := sat.Scale(ctx.getInt(keyLastEstimate), defaultCorrection)
 			if tt.history < 10 {
 				require.Less(t, prompt, window/20, "about 4% of the window")
 			} else {
@@ -63,7 +66,7 @@ func TestAfterModel_OutputCountAtTheLimit(t *testing.T) {
 				assert.Nil(t, out, "the response and its function call pass through")
 			} else {
 				require.NotNil(t, out)
-				assert.Contains(t, contentText(out.Content), cutCallNote)
+				assert.Contains(t, textcut.ContentText(out.Content), cutCallNote)
 			}
 			assert.Equal(t, tt.compacts, ctx.getInt(keyCompactNext) == 1, "the next call compacts first")
 		})

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // Counting what is new (ARCHITECTURE.md, Counting): the prefix record a call
@@ -82,6 +84,14 @@ type prefixMatch struct {
 	config  uint64 // configHash of this call's request
 	body    int    // this call's raw estimate less the summary message
 	next    string // the record to store, "" for none
+}
+
+// boolBit is b as the 0 or 1 the record writes.
+func boolBit(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (r prefixRecord) encode() string {
@@ -179,13 +189,13 @@ func (t *turn) requestEstimate(cs []*genai.Content) (est, body int) {
 	if fresh := len(t.raw) - p.rec.contents; p.matched && p.rec.frontier == t.frontier && len(cs)-fresh >= lead {
 		body := p.rec.body
 		for _, c := range cs[len(cs)-fresh:] {
-			body = satAdd(body, t.est.content(c))
+			body = sat.Add(body, t.est.content(c))
 		}
 		// The prefix's counts are not needed again: the next call checks
 		// the record, and a compaction counts what it summarizes. Keep
 		// only what this call touched, so an idle session holds little.
 		t.est.cache.dropUntouched()
-		return satAdd(body, summary), body
+		return sat.Add(body, summary), body
 	}
 	est = t.weigh(cs)
 	return est, max(est-summary, 0)

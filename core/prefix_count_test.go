@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
 )
 
 // countingCounter is an exact TokenCounter (a token per 4 bytes) that
@@ -171,7 +173,7 @@ func TestPrefixCount_ColdCall(t *testing.T) {
 			r := appendNew(p)
 			for i, c := range r.Contents[:len(p.Contents)] {
 				if c.Role == genai.RoleModel {
-					r.Contents[i] = &genai.Content{Role: genai.RoleUser, Parts: append([]*genai.Part{{Text: foreignContextLead}}, c.Parts...)}
+					r.Contents[i] = &genai.Content{Role: genai.RoleUser, Parts: append([]*genai.Part{{Text: convo.ForeignContextLead}}, c.Parts...)}
 				}
 			}
 			return r

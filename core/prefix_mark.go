@@ -1,10 +1,12 @@
 package core
 
 import (
-	"hash/crc32"
 	"unsafe"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // The prefix record's chain: every content of the prefix hashed by value,
@@ -19,56 +21,13 @@ const (
 	configSeed      = 0x636f6e66 // "conf"
 	instructionSeed = 0x696e7374 // "inst"
 	declarationSeed = 0x6465636c // "decl"
-	// nilMark stands for a nil content or declaration, which no walk
-	// produces.
-	nilMark = 1
 )
-
-// fastHashBytes is the length from which the content hash of a prefix chain
-// hashes a string or byte slice with the CPU's CRC instructions instead of
-// FNV-64a byte by byte: FNV runs at about 3.5 GB/s, the two CRC-32s at
-// about 12 GB/s together, and below some tens of bytes the call costs more
-// than it saves.
-const fastHashBytes = 64
-
-// castagnoli is the CRC-32C table; hash/crc32 uses the CPU's instructions
-// for it (SSE4.2 on amd64, CRC32 on arm64).
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// crcFold folds b's length and two CRC-32s of it (Castagnoli and IEEE,
-// together a 64-bit check that misses an edit with probability about
-// 2^-64 unless it is crafted) into the FNV state h. Like FNV, it is not
-// meant to resist an adversary: the prefix record guards against edits,
-// not against attacks on the estimate (a crafted collision only makes the
-// estimate low until the provider's next count).
-func crcFold(h uint64, b []byte) uint64 {
-	c := uint64(crc32.Update(0, castagnoli, b))<<32 | uint64(crc32.ChecksumIEEE(b))
-	return fnvUint64(fnvUint64(h, uint64(len(b))), c)
-}
-
-// crcFoldString is crcFold over a string's bytes, without copying them.
-func crcFoldString(h uint64, x string) uint64 {
-	return crcFold(h, unsafe.Slice(unsafe.StringData(x), len(x)))
-}
-
-// contentHash is a content's hash by value for the prefix chain: the
-// fingerprint's walk (walkContent, every field a provider is sent, payloads
-// canonical), long strings and byte slices through crcFold. It reads every
-// byte, at memory speed.
-func contentHash(c *genai.Content) uint64 {
-	if c == nil {
-		return nilMark
-	}
-	s := identity{byValue: true, fast: true, h: fnvOffset}
-	walkContent(c, &s)
-	return s.h
-}
 
 // chainNext chains the hash of one more content onto h.
 func chainNext(h, content uint64) uint64 {
-	k := keyer{h: h}
-	k.add(content)
-	return k.h
+	k := contentid.NewKeyer(h)
+	k.Add(content)
+	return k.Sum()
 }
 
 // prefixMemo is what one agent of a session remembers, in memory, of the
@@ -97,7 +56,7 @@ type prefixMemo struct {
 }
 
 type memoEntry struct {
-	key   uint64 // contentKey, 0 for none (the content is hashed every call)
+	key   uint64 // contentid.Key, 0 for none (the content is hashed every call)
 	chain uint64 // chain hash of the contents up to this one
 	size  int    // what pinning the content retains (contentRetained), 0 unpinned
 }
@@ -135,10 +94,10 @@ func (m *prefixMemo) update(cs []*genai.Content) {
 		if hashes != nil {
 			h = chainNext(h, hashes[i])
 		} else {
-			h = chainNext(h, contentHash(c))
+			h = chainNext(h, contentid.ChainHash(c))
 		}
 		e.chain = h
-		m.bytes = satAdd(m.bytes, e.size+memoEntryBytes)
+		m.bytes = sat.Add(m.bytes, e.size+memoEntryBytes)
 		m.entries = append(m.entries, e)
 	}
 	clear(m.pin)
@@ -154,13 +113,13 @@ func (m *prefixMemo) update(cs []*genai.Content) {
 // first call in a process: a restart, a replica, an eviction), as prefetch
 // counts them; nil when there are few, which update hashes one by one.
 // Hashing is a pure function of a content, so the hashes are the ones
-// contentHash computes.
+// contentid.ChainHash computes.
 func contentHashes(cs []*genai.Content) []uint64 {
 	if !spreads(len(cs)) {
 		return nil
 	}
 	out := make([]uint64, len(cs))
-	spread(len(cs), func(i int) { out[i] = contentHash(cs[i]) })
+	spread(len(cs), func(i int) { out[i] = contentid.ChainHash(cs[i]) })
 	return out
 }
 
@@ -179,7 +138,7 @@ func memoKey(c *genai.Content) (uint64, bool) {
 	if c == nil {
 		return 0, false
 	}
-	k, ok := contentKey(c)
+	k, ok := contentid.Key(c)
 	return k, ok && k != 0
 }
 
@@ -202,13 +161,4 @@ func (c *callChain) at(raw []*genai.Content, n int) uint64 {
 		c.chained = true
 	}
 	return c.memo.at(n)
-}
-
-// fnvUint64 is FNV-64a over n's 8 bytes, big-endian, from h.
-func fnvUint64(h, n uint64) uint64 {
-	for shift := 56; shift >= 0; shift -= 8 {
-		h ^= (n >> shift) & 0xff
-		h *= fnvPrime
-	}
-	return h
 }

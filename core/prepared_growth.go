@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // When to prepare a summary (ARCHITECTURE.md, One model call): every call
@@ -70,7 +72,7 @@ func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 		return
 	}
 	cand.growth = cand.cal.scale(int(float64(mem.largestGrowth()) * growthMargin))
-	predicted := satAdd(cand.before, cand.growth)
+	predicted := sat.Add(cand.before, cand.growth)
 	if !reachesEarly(t, s, predicted) {
 		mem.unprepared = InlineNotPredicted
 		return
@@ -181,7 +183,7 @@ func (t *turn) stepFillsWindow(bare int) bool {
 	if t.sentEst <= 0 || grown <= 0 || len(t.raw) == 0 || !hasFunctionResponse(t.raw[len(t.raw)-1]) {
 		return false
 	}
-	n := satAdd(satAdd(bare, minSummaryTokens), t.cal.scale(grown))
+	n := sat.Add(sat.Add(bare, minSummaryTokens), t.cal.scale(grown))
 	return !preparedFits(t.lim, n, t.before, minSummaryTokens)
 }
 

@@ -6,6 +6,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // Starting a prepared summary (ARCHITECTURE.md, One model call,
@@ -73,7 +75,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 	}
 	p.first, p.end, p.chain = comp.first, end, mem.prefix.chainOf(cand.req.Contents, end)
 	p.prevSummary, p.compactions, p.userReq = comp.prevSummary, cand.prev.compactions, comp.userReq
-	p.request, p.budget = satAdd(comp.bare, comp.budget), comp.budget
+	p.request, p.budget = sat.Add(comp.bare, comp.budget), comp.budget
 	p.started, p.log = g.clock.Now(), t.log()
 	sess.prepared.Store(p)
 	mem.unprepared = InlinePreparedUnusable // should the next call not use it
@@ -96,7 +98,7 @@ func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
 			return split
 		}
 	}
-	if preparedFits(cand.lim, preparedRequest(c, cand, 0), satAdd(cand.before, cand.growth), c.budget) {
+	if preparedFits(cand.lim, preparedRequest(c, cand, 0), sat.Add(cand.before, cand.growth), c.budget) {
 		return c.cov
 	}
 	return 0
@@ -115,7 +117,7 @@ func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
 // larger one, and the next to a larger one still: a run of summaries of
 // summaries that shrinks nothing.
 func preparedFits(lim limits, n, before, budget int) bool {
-	return n <= lim.threshold || (n <= lim.halfwayToRoom(lim.threshold) && satAdd(n, budget) <= before)
+	return n <= lim.threshold || (n <= lim.halfwayToRoom(lim.threshold) && sat.Add(n, budget) <= before)
 }
 
 // preparedRequest is the request a summary prepared by c would make, about:
@@ -123,7 +125,7 @@ func preparedFits(lim limits, n, before, budget int) bool {
 // contents of tail tokens, and the next step verbatim (its predicted
 // growth).
 func preparedRequest(c *compaction, cand prepareCandidate, tail int) int {
-	return satAdd(satAdd(satAdd(c.bare, c.budget), tail), cand.growth)
+	return sat.Add(sat.Add(sat.Add(c.bare, c.budget), tail), cand.growth)
 }
 
 // fitsPrepared reports whether the request a summary prepared by c would
@@ -140,7 +142,7 @@ func fitsPrepared(c *compaction, cand prepareCandidate, tail int) bool {
 // only when it does: otherwise the next step would reach the trigger at
 // once, and a summary of the whole span frees more.
 func leavesRoom(n, growth, threshold int) bool {
-	return satAdd(n, int(float64(growth)/growthMargin)) <= threshold
+	return sat.Add(n, int(float64(growth)/growthMargin)) <= threshold
 }
 
 // runPrepared writes p's summary on its own goroutine: the summary of the

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 )
 
 // Using a prepared summary (ARCHITECTURE.md, One model call): every call
@@ -58,7 +60,7 @@ func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, next guardState, p
 	case t.hookInstructions != "":
 		p.waste(t.ctx, "the before-compaction hook gave instructions")
 		return g.compactWith(t, c, s, reason)
-	case pairSafeStart(t.raw, end) != end:
+	case pairs.SafeStart(t.raw, end) != end:
 		p.waste(t.ctx, "it ends inside a call/response pair")
 		return g.compactWith(t, c, s, reason)
 	}

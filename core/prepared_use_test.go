@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // Using a prepared summary (prepared_use.go): sent when it still covers the
@@ -40,7 +42,7 @@ func TestPrepared_UsedWhenReady(t *testing.T) {
 	assert.LessOrEqual(t, ev.TokensAfter, ev.Threshold)
 	assert.Equal(t, end, ev.ContentsSummarized, "the summary covers the request it was prepared from")
 	require.NotEmpty(t, req.Contents)
-	assert.Contains(t, contentText(req.Contents[0]), "SUMMARY-1")
+	assert.Contains(t, textcut.ContentText(req.Contents[0]), "SUMMARY-1")
 	assert.Equal(t, s.raw[end:], req.Contents[1:], "the contents after what it covers are sent verbatim")
 	assert.NoError(t, coretest.CheckPairs(req.Contents))
 	assert.Equal(t, end, s.ctx.getInt(keyWatermark))

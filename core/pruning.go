@@ -6,6 +6,10 @@ import (
 	"strconv"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // Tool-result pruning (ARCHITECTURE.md, Strategies; WithToolResultPruning): the tier before
@@ -154,7 +158,7 @@ func pruneFreed(e cachedEstimator, recall bool, raw, cs []*genai.Content, from, 
 			continue
 		}
 		if p := prunedFor(e, c, recall); p.content != nil {
-			freed = satAdd(freed, p.saved)
+			freed = sat.Add(freed, p.saved)
 			if first < 0 {
 				first = i
 			}
@@ -184,7 +188,7 @@ func planPruning(e cachedEstimator, keep, minFree int, recall bool, stored int, 
 // hasFunctionResponse reports whether c holds a function response: one tool
 // step.
 func hasFunctionResponse(c *genai.Content) bool {
-	for _, p := range partsOf(c) {
+	for _, p := range pairs.Parts(c) {
 		if p != nil && p.FunctionResponse != nil {
 			return true
 		}
@@ -225,7 +229,7 @@ func buildPruned(e tokenEstimator, c *genai.Content, recall bool) *prunedContent
 			continue
 		}
 		fr := *p.FunctionResponse
-		size := len(marshalJSON(fr.Response))
+		size := len(textcut.JSON(fr.Response))
 		for _, rp := range fr.Parts {
 			if rp != nil && rp.InlineData != nil {
 				size += len(rp.InlineData.Data)
@@ -247,7 +251,7 @@ func buildPruned(e tokenEstimator, c *genai.Content, recall bool) *prunedContent
 			parts = slices.Clone(c.Parts)
 		}
 		parts[j] = &np
-		saved = satAdd(saved, before-after)
+		saved = sat.Add(saved, before-after)
 	}
 	if parts == nil {
 		return &prunedContent{}

@@ -13,6 +13,10 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // pruneTurn builds a tool-heavy test turn: a user request, a call and its
@@ -65,7 +69,7 @@ func TestPruneToolResults(t *testing.T) {
 			assert.Equal(t, "kubectl_logs", fr.Name)
 			require.Len(t, fr.Response, 1)
 			ph, _ := fr.Response[prunedKey].(string)
-			bytes := len(marshalJSON(c.Parts[0].FunctionResponse.Response))
+			bytes := len(textcut.JSON(c.Parts[0].FunctionResponse.Response))
 			assert.Equal(t, fmt.Sprintf("kubectl_logs output of %d bytes removed to save context; ask again if needed", bytes), ph)
 			assert.Equal(t, c.Role, out[i].Role)
 			assert.Less(t, testEst.content(out[i]), testEst.content(c)/10)
@@ -262,7 +266,7 @@ func extends(prev, next []*genai.Content) bool {
 		return false
 	}
 	for i, c := range prev {
-		if contentHash(c) != contentHash(next[i]) {
+		if contentid.ChainHash(c) != contentid.ChainHash(next[i]) {
 			return false
 		}
 	}
@@ -348,7 +352,7 @@ func TestPruning_CompactionResetsTheFrontier(t *testing.T) {
 	compactions := 0
 	for i, c := range pruneHistory(30, 2_000) {
 		h = append(h, c)
-		if isUserMessage(c) {
+		if convo.IsUserMessage(c) {
 			ctx.withUser(c.Parts[0].Text)
 		}
 		req := request(adkCopy(h)...)
@@ -399,7 +403,7 @@ func TestPruning_AtTheTriggerIsACompaction(t *testing.T) {
 	placeholderBefore := false
 	for i, c := range pruneHistory(30, 2_000) {
 		h = append(h, c)
-		if isUserMessage(c) {
+		if convo.IsUserMessage(c) {
 			ctx.withUser(c.Parts[0].Text)
 		}
 		req := request(adkCopy(h)...)

@@ -4,6 +4,9 @@ import (
 	"errors"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // Recall (ARCHITECTURE.md, Recall): what compactions and pruning removed from
@@ -100,7 +103,7 @@ func indexRemoved(x *recallIndex, history []*genai.Content, s guardState, cfg *A
 	x.scanned = seen
 	cut := 0
 	if s.summary != "" {
-		cut, _, _, _ = locateCut(history, s, fingerprint, nil)
+		cut, _, _, _ = locateCut(history, s, contentid.Fingerprint, nil)
 	}
 	frontier := prunedFrontier(history, cfg)
 	turn, step := 0, 0
@@ -191,7 +194,7 @@ func (e *sessionEntry) recallRetained() int {
 	n := 0
 	for _, m := range e.agents {
 		if m.recall != nil {
-			n = satAdd(n, m.recall.bytes)
+			n = sat.Add(n, m.recall.bytes)
 		}
 	}
 	return n

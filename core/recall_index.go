@@ -5,7 +5,11 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/recallindex"
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // The recall index (ARCHITECTURE.md, Recall): a small BM25 index over the
@@ -60,8 +64,8 @@ func (x *recallIndex) valid(history []*genai.Content) bool {
 	if x.last < 0 {
 		return true
 	}
-	return x.last < len(history) && fingerprint(history[x.last]) == x.lastFP &&
-		fingerprint(history[x.first]) == x.firstFP
+	return x.last < len(history) && contentid.Fingerprint(history[x.last]) == x.lastFP &&
+		contentid.Fingerprint(history[x.first]) == x.firstFP
 }
 
 // add indexes the content at position pos of history, whose user turn is
@@ -76,12 +80,12 @@ func (x *recallIndex) add(history []*genai.Content, pos, turn int) {
 	x.indexed[pos] = true
 	c := history[pos]
 	if pos > x.last {
-		x.last, x.lastFP = pos, fingerprint(c)
+		x.last, x.lastFP = pos, contentid.Fingerprint(c)
 	}
 	if x.first < 0 || pos < x.first {
-		x.first, x.firstFP = pos, fingerprint(c)
+		x.first, x.firstFP = pos, contentid.Fingerprint(c)
 	}
-	for _, p := range partsOf(c) {
+	for _, p := range pairs.Parts(c) {
 		if p == nil || p.Thought {
 			continue
 		}
@@ -93,7 +97,7 @@ func (x *recallIndex) add(history []*genai.Content, pos, turn int) {
 		before := x.ix.Retained()
 		x.ix.Add(text)
 		x.srcs = append(x.srcs, src)
-		x.bytes = satAdd(x.bytes, x.ix.Retained()-before+recallSourceOverhead)
+		x.bytes = sat.Add(x.bytes, x.ix.Retained()-before+recallSourceOverhead)
 	}
 }
 
@@ -103,26 +107,26 @@ func (x *recallIndex) add(history []*genai.Content, pos, turn int) {
 func partSource(p *genai.Part) (src recallSource, text string, ok bool) {
 	switch {
 	case p.Text != "":
-		return src, sanitizeUTF8(p.Text), true
+		return src, textcut.Sanitize(p.Text), true
 	case p.FunctionCall != nil:
 		if p.FunctionCall.Name == RecallToolName {
 			return src, "", false
 		}
 		src.tool, src.callID = p.FunctionCall.Name, p.FunctionCall.ID
-		return src, p.FunctionCall.Name + " " + readableJSON(marshalJSON(p.FunctionCall.Args)), true
+		return src, p.FunctionCall.Name + " " + readableJSON(textcut.JSON(p.FunctionCall.Args)), true
 	case p.FunctionResponse != nil:
 		if p.FunctionResponse.Name == RecallToolName {
 			return src, "", false
 		}
 		src.tool, src.callID = p.FunctionResponse.Name, p.FunctionResponse.ID
-		if s, ok := singleString(p.FunctionResponse.Response); ok {
+		if s, ok := textcut.SingleString(p.FunctionResponse.Response); ok {
 			return src, s, true
 		}
-		return src, readableJSON(marshalJSON(p.FunctionResponse.Response)), true
+		return src, readableJSON(textcut.JSON(p.FunctionResponse.Response)), true
 	case p.ExecutableCode != nil:
-		return src, sanitizeUTF8(p.ExecutableCode.Code), true
+		return src, textcut.Sanitize(p.ExecutableCode.Code), true
 	case p.CodeExecutionResult != nil:
-		return src, sanitizeUTF8(p.CodeExecutionResult.Output), true
+		return src, textcut.Sanitize(p.CodeExecutionResult.Output), true
 	}
 	return src, "", false
 }

@@ -5,10 +5,13 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/recallindex"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // The recall tool's query and answer (ARCHITECTURE.md, Recall): a query of
@@ -90,7 +93,7 @@ type recallQuery struct {
 func cleanQuery(q string) (recallQuery, string) {
 	var note string
 	if len(q) > maxRecallQueryBytes {
-		q = validPrefix(q, maxRecallQueryBytes)
+		q = textcut.Prefix(q, maxRecallQueryBytes)
 		note = "Note: the query was cut to its first " + strconv.Itoa(maxRecallQueryBytes) + " bytes.\n"
 	}
 	q = strings.Map(func(r rune) rune {
@@ -98,7 +101,7 @@ func cleanQuery(q string) (recallQuery, string) {
 			return ' '
 		}
 		return r
-	}, sanitizeUTF8(q))
+	}, textcut.Sanitize(q))
 	q = strings.Join(strings.Fields(q), " ")
 	var terms []string
 	eachTerm(q, func(t string) bool {
@@ -111,7 +114,7 @@ func cleanQuery(q string) (recallQuery, string) {
 	return recallQuery{text: q, terms: terms}, note
 }
 
-// utf8RuneError is what sanitizeUTF8 leaves of invalid bytes.
+// utf8RuneError is what textcut.Sanitize leaves of invalid bytes.
 const utf8RuneError = '\uFFFD'
 
 // recallBudget is the answer's budget in tokens: recallDefaultTokens, at
@@ -254,7 +257,7 @@ func renderPage(x *recallIndex, q recallQuery, hits []recallindex.Hit, total, pa
 	perPage := min(recallPerPage, max(room/(minExcerptBytes+recallSourceBytes), 1))
 	hits = hits[:min(len(hits), recallHits(page, perPage))]
 	if total == 0 {
-		return note + "recall_context: no earlier excerpt matches " + strconv.Quote(validPrefix(q.text, recallQuoteBytes)) + ". Try other words: a name, a number, an error's words."
+		return note + "recall_context: no earlier excerpt matches " + strconv.Quote(textcut.Prefix(q.text, recallQuoteBytes)) + ". Try other words: a name, a number, an error's words."
 	}
 	entries, read := x.collapse(hits, q.terms, page*perPage+1)
 	have := (len(entries) + perPage - 1) / perPage
@@ -282,7 +285,7 @@ func renderPage(x *recallIndex, q recallQuery, hits []recallindex.Hit, total, pa
 	var b strings.Builder
 	b.WriteString(note)
 	b.WriteString("recall_context: " + strconv.Itoa(total) + " excerpt(s) of the earlier conversation match " +
-		strconv.Quote(validPrefix(q.text, recallQuoteBytes)) + ", best first; page " + strconv.Itoa(page) + " of " + strconv.Itoa(pages) + ".\n")
+		strconv.Quote(textcut.Prefix(q.text, recallQuoteBytes)) + ", best first; page " + strconv.Itoa(page) + " of " + strconv.Itoa(pages) + ".\n")
 	for i, en := range shown {
 		b.WriteString(heads[i])
 		each := max(room*excerptShare(i)/shares, minCutBytes) - recallEllipsisBytes
@@ -535,7 +538,7 @@ func (x *recallIndex) describe(en recallEntry) string {
 		d += s.role
 	}
 	if s.callID != "" {
-		d += " (call_id " + validPrefix(s.callID, recallQuoteBytes) + ")"
+		d += " (call_id " + textcut.Prefix(s.callID, recallQuoteBytes) + ")"
 	}
 	if len(en.also) > 0 {
 		d += "; the same lines also in turn"
@@ -565,28 +568,25 @@ const (
 	minCutBytes = 40
 )
 
-// utf8RuneStartByte reports whether b starts a UTF-8 sequence.
-func utf8RuneStartByte(b byte) bool { return b&0xC0 != 0x80 }
-
 // recallResult is a page of the tool result named callID in history, byte
 // for byte, within fit.
 func recallResult(history []*genai.Content, callID string, page int, fit recallFit) string {
 	if fit.tokens <= 0 {
 		return noRoom
 	}
-	callID = validPrefix(sanitizeUTF8(callID), maxRecallQueryBytes)
+	callID = textcut.Prefix(textcut.Sanitize(callID), maxRecallQueryBytes)
 	var fr *genai.FunctionResponse
 	for _, c := range history {
-		for _, p := range partsOf(c) {
+		for _, p := range pairs.Parts(c) {
 			if p != nil && p.FunctionResponse != nil && p.FunctionResponse.ID == callID {
 				fr = p.FunctionResponse
 			}
 		}
 	}
 	if fr == nil {
-		return "recall_context: no tool result with call_id " + strconv.Quote(validPrefix(callID, recallQuoteBytes)) + " in this conversation. Search by words instead."
+		return "recall_context: no tool result with call_id " + strconv.Quote(textcut.Prefix(callID, recallQuoteBytes)) + " in this conversation. Search by words instead."
 	}
-	full := marshalJSON(fr.Response)
+	full := textcut.JSON(fr.Response)
 	// Pages are fixed units, the same whatever the room, so page numbers
 	// stay valid from one call to the next while the room shrinks; one
 	// answer holds as many units as its budget takes.
@@ -624,7 +624,7 @@ func pageBounds(s string, size int) []int {
 	b := []int{0}
 	for at := 0; at < len(s); {
 		end := min(at+size, len(s))
-		for end > at && end < len(s) && !utf8RuneStartByte(s[end]) {
+		for end > at && end < len(s) && !utf8.RuneStart(s[end]) {
 			end--
 		}
 		if end == at {

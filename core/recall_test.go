@@ -10,6 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // recallCall is a tool's call in one user's session.
@@ -33,7 +36,7 @@ func compactedAt(history []*genai.Content, cut int) *mapState {
 	st := newMapState()
 	_ = st.Set(keySummary+"a", "the summary")
 	_ = st.Set(keyWatermark+"a", cut)
-	_ = st.Set(keyFingerprint+"a", fingerprint(history[cut-1]))
+	_ = st.Set(keyFingerprint+"a", contentid.Fingerprint(history[cut-1]))
 	return st
 }
 
@@ -131,7 +134,7 @@ func TestRecall_PrunedResultByCallIDInPagesByteForByte(t *testing.T) {
 		}
 		h = append(h, readStep(fmt.Sprintf("call-%d", i), p)...)
 	}
-	want := marshalJSON(map[string]any{"output": payload})
+	want := textcut.JSON(map[string]any{"output": payload})
 	for _, room := range []int{0, 1_500} { // the default budget, and a small one
 		st := newMapState()
 		if room > 0 {

@@ -3,6 +3,9 @@ package core
 import (
 	"fmt"
 	"log/slog"
+
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // Recovery from a provider's overflow error (ARCHITECTURE.md, Recovery): the
@@ -84,20 +87,20 @@ func overflowWindow(ov ContextOverflow, window int) int {
 // compaction may cover but the user's current request: the request alone,
 // or only the guard's summary message carrying it (the recovery's own
 // compaction, already cut to half the window), with at most the adapter's
-// synthetic continuations after it (coverableLen, the rule every
+// synthetic continuations after it (convo.CoverableLen, the rule every
 // compaction covers by). A compaction could not make it smaller. Anything
 // else, the turn's own tool steps after the request included (a session's
 // first turn, an agent with IncludeContents "none"), is compacted as the
 // strategies compact it (ARCHITECTURE.md, Recovery).
 func onlyCurrentRequest(c Call, req *Request) bool {
-	if req == nil || coverableLen(req.Contents) != 1 {
+	if req == nil || convo.CoverableLen(req.Contents) != 1 {
 		return false
 	}
 	if isSummaryMessage(req.Contents[0]) {
 		// The summary message quotes the request: it is the request.
 		return true
 	}
-	_, i := currentRequest(c.UserContent(), req.Contents[:1])
+	_, i := convo.CurrentRequest(c.UserContent(), req.Contents[:1])
 	return i == 0
 }
 
@@ -257,7 +260,7 @@ func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent,
 	}
 	real := ov.Tokens
 	if real <= 0 {
-		real = max(satAdd(window, 1), scaleSat(sent, float64(learned.providerRatio)/ratioScale))
+		real = max(sat.Add(window, 1), sat.Scale(sent, float64(learned.providerRatio)/ratioScale))
 	}
 	rej := &rejection{lim: limits{window: window, buffer: window - window/2, threshold: window / 2}}
 	if lo, ok := rej.lim.withOutput(lim.output); ok {

@@ -11,6 +11,9 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 func TestOnModelError_PassThrough(t *testing.T) {
@@ -83,7 +86,7 @@ func TestOnModelError_WithoutRecoveryModel_NextCallCompactsFirst(t *testing.T) {
 			require.Len(t, events, 1)
 			assert.Equal(t, 120_000, events[0].TokensBefore, "the real count is the calibration signal")
 			assert.Contains(t, requestText(req2), "LATEST please fix the build")
-			assert.Contains(t, contentText(req2.Contents[0]), "SUMMARY-AFTER-OVERFLOW")
+			assert.Contains(t, textcut.ContentText(req2.Contents[0]), "SUMMARY-AFTER-OVERFLOW")
 			// The correction factor reflected reality during the compaction:
 			// 120,000 real tokens for a request estimated at sent.
 			assert.Greater(t, 120_000/sent, 1)
@@ -110,20 +113,20 @@ func TestOnModelError_WithRecoveryModel(t *testing.T) {
 	resp, err := g.onModelError(ctx, req, &coretest.OverflowError{Style: coretest.ErrorAnthropic, Tokens: 130_000, Limit: 100_000})
 	require.NoError(t, err)
 	require.NotNil(t, resp)
-	assert.Equal(t, "recovered answer", contentText(resp.Content))
+	assert.Equal(t, "recovered answer", textcut.ContentText(resp.Content))
 	assert.Equal(t, 1, sum.Calls())
 	require.Equal(t, 1, recovery.Calls())
 	sent := recovery.last
 	require.Len(t, sent.Contents, 1, "compacted to the summary message")
-	assert.Contains(t, contentText(sent.Contents[0]), "RECOVERY-SUMMARY")
-	assert.Contains(t, contentText(sent.Contents[0]), "LATEST please fix the build")
+	assert.Contains(t, textcut.ContentText(sent.Contents[0]), "RECOVERY-SUMMARY")
+	assert.Contains(t, textcut.ContentText(sent.Contents[0]), "LATEST please fix the build")
 	assert.Len(t, req.Contents, len(raw), "ADK's request is not modified")
 
 	// The compaction is in the call's state delta, so it rides on the
 	// recovery response; its watermark covers ADK's contents.
 	assert.Equal(t, "RECOVERY-SUMMARY", ctx.getStr(keySummary))
 	assert.Equal(t, len(raw), ctx.getInt(keyWatermark))
-	assert.Equal(t, fingerprint(raw[len(raw)-1]), ctx.getStr(keyFingerprint))
+	assert.Equal(t, contentid.Fingerprint(raw[len(raw)-1]), ctx.getStr(keyFingerprint))
 	assert.Contains(t, logs.String(), "compacting the rejected request to half the window")
 	assert.Contains(t, logs.String(), "recovered from a context overflow")
 
@@ -134,7 +137,7 @@ func TestOnModelError_WithRecoveryModel(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, sum.Calls())
 	require.Len(t, req2.Contents, 3)
-	assert.Contains(t, contentText(req2.Contents[0]), "RECOVERY-SUMMARY")
+	assert.Contains(t, textcut.ContentText(req2.Contents[0]), "RECOVERY-SUMMARY")
 }
 
 func TestOnModelError_RecoveryTargetsHalfTheProvidersLimit(t *testing.T) {
@@ -198,7 +201,7 @@ func TestOnModelError_RecoveryModelFails(t *testing.T) {
 	_, err = g.beforeModel(ctx, req2)
 	require.NoError(t, err)
 	assert.Equal(t, 1, sum.Calls(), "the summary paid for in the recovery is reused")
-	assert.Contains(t, contentText(req2.Contents[0]), "PAID-SUMMARY")
+	assert.Contains(t, textcut.ContentText(req2.Contents[0]), "PAID-SUMMARY")
 	assert.Contains(t, requestText(req2), "LATEST again")
 	assert.Equal(t, "PAID-SUMMARY", ctx.getStr(keySummary), "and persisted again")
 }
@@ -250,7 +253,7 @@ func TestOnModelError_InsideATurn(t *testing.T) {
 			wantRatio := ratioPerMille(9_000 / float64(sent))
 			if recover {
 				require.NotNil(t, resp)
-				assert.Equal(t, "recovered answer", contentText(resp.Content))
+				assert.Equal(t, "recovered answer", textcut.ContentText(resp.Content))
 				require.Equal(t, 1, recovery.Calls())
 				assert.Equal(t, 1, sum.Calls())
 				got := recovery.last.Contents
@@ -337,7 +340,7 @@ func TestOnModelError_IncludeContentsNone_NextTurnLearnsTheRatio(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, sum.Calls(), "nothing of the rejected request to compact")
 	require.Len(t, req2.Contents, 1)
-	assert.Equal(t, "REQUEST-2 run the tests", contentText(req2.Contents[0]))
+	assert.Equal(t, "REQUEST-2 run the tests", textcut.ContentText(req2.Contents[0]))
 	assert.Equal(t, ratioPerMille(9_000/float64(sent)), ctx.getInt(keyProviderRatio), "the ratio learned is persisted")
 }
 
@@ -371,7 +374,7 @@ func TestOnModelError_BogusCountCostsOneSummary(t *testing.T) {
 				resp, err := g.onModelError(ctx, req, bogus)
 				require.NoError(t, err)
 				require.NotNil(t, resp, "recovered")
-				answer = contentText(resp.Content)
+				answer = textcut.ContentText(resp.Content)
 			}
 			raw = append(raw, modelMsg(answer))
 		}

@@ -18,6 +18,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // badInput is one row of TestBadInput.
@@ -266,8 +268,8 @@ func TestBadInput(t *testing.T) {
 				assert.Contains(t, requestText(req), row.latest, "the user's latest request is kept")
 			}
 			for _, c := range req.Contents {
-				if c != nil && strings.HasPrefix(contentText(c), summaryHeader) {
-					assert.True(t, utf8.ValidString(contentText(c)), "the summary message is valid UTF-8")
+				if c != nil && strings.HasPrefix(textcut.ContentText(c), summaryHeader) {
+					assert.True(t, utf8.ValidString(textcut.ContentText(c)), "the summary message is valid UTF-8")
 				}
 			}
 			if coretest.CheckPairs(raw) == nil {

@@ -4,6 +4,9 @@ import (
 	"log/slog"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // The session memory: what the guard remembers of each agent of a session in
@@ -140,7 +143,7 @@ func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stat
 	m.sentLen = len(req.Contents)
 	if cfg.recoveryLLM != nil {
 		m.sentReq, m.sentRaw = req.Origin, req.Contents
-		m.sentBytes = scaleSat(prev.lastEstimate, retainedBytesPerToken)
+		m.sentBytes = sat.Scale(prev.lastEstimate, retainedBytesPerToken)
 	}
 	if m.compacted != nil {
 		prev = g.reapplyCompaction(call, cfg, m, st, sio, req, prev)
@@ -178,7 +181,7 @@ func (g *Guard) reapplyCompaction(call Call, cfg *Agent, m *agentMemory, st Stat
 	if c.compactions > prev.compactions {
 		// A summary applies only where its cut is found; a pruning
 		// frontier applies to any request, whose tool steps it numbers.
-		if w, _, _, _ := locateCut(req.Contents, *c, fingerprint, req.Coverage); w == 0 {
+		if w, _, _, _ := locateCut(req.Contents, *c, contentid.Fingerprint, req.Coverage); w == 0 {
 			m.compacted = nil
 			return prev
 		}
@@ -230,7 +233,7 @@ func (g *Guard) applyOverflow(call Call, cfg *Agent, m *agentMemory, st State, s
 		if ov.limit > 0 && ov.limit < limit {
 			limit = ov.limit
 		}
-		real = max(satAdd(limit, 1), scaleSat(ov.estimate, float64(ov.ratio)/ratioScale))
+		real = max(sat.Add(limit, 1), sat.Scale(ov.estimate, float64(ov.ratio)/ratioScale))
 	}
 	if ov.limit > 0 && ov.limit < lim.threshold {
 		g.log.Warn("contextguard: the provider's limit is below the guard's threshold; set WithMaxTokens to the provider's limit",

@@ -4,6 +4,9 @@ import (
 	"fmt"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // The session table's bounds: how many sessions and how many bytes the guard
@@ -56,9 +59,6 @@ const (
 	// record keeps (WithRecoveryModel) into bytes: about 4 bytes of text
 	// per token.
 	retainedBytesPerToken = 4
-	// maxSizeNodes bounds the walk of a payload's size, as maxKeyNodes
-	// bounds its key's walk: past it the rest is not added.
-	maxSizeNodes = maxKeyNodes
 )
 
 // sessionBounds are the session table's bounds.
@@ -103,17 +103,17 @@ func (b sessionBounds) withDefaults() sessionBounds {
 // retainedBytes is what the idle entry retains, as the table accounts it.
 // The caller holds e.mu.
 func (e *sessionEntry) retainedBytes() int {
-	n := satAdd(sessionOverhead, e.cache.bytes)
-	n = satAdd(n, len(e.summary.summary)+len(e.summary.request))
-	n = satAdd(n, e.last.bytes)
+	n := sat.Add(sessionOverhead, e.cache.bytes)
+	n = sat.Add(n, len(e.summary.summary)+len(e.summary.request))
+	n = sat.Add(n, e.last.bytes)
 	if e.summary.msg != nil {
-		n = satAdd(n, len(e.summary.msg.Parts[0].Text))
+		n = sat.Add(n, len(e.summary.msg.Parts[0].Text))
 	}
 	for _, m := range e.agents {
-		n = satAdd(n, m.sentBytes)
-		n = satAdd(n, m.prefix.bytes)
+		n = sat.Add(n, m.sentBytes)
+		n = sat.Add(n, m.prefix.bytes)
 	}
-	return satAdd(n, e.recallRetained())
+	return sat.Add(n, e.recallRetained())
 }
 
 // contentRetained is what a cache entry pinning c retains.
@@ -121,55 +121,5 @@ func contentRetained(c *genai.Content) int {
 	if c == nil {
 		return entryOverhead
 	}
-	s := identity{byValue: true, sizing: true}
-	walkContent(c, &s)
-	return satAdd(entryOverhead, s.size)
-}
-
-// valueSize is the bytes of the strings a JSON-like payload holds, plus a
-// word per value, walked with an explicit stack and at most maxSizeNodes
-// values (a payload with shared sub-values is counted once per visit up to
-// that bound; a cycle stops there).
-func valueSize(v any) int {
-	const word = 8
-	n := 0
-	stack := []any{v}
-	budget := maxSizeNodes // values that may still be put on the stack
-	push := func(x any) {
-		if budget > 0 {
-			budget--
-			stack = append(stack, x)
-		}
-	}
-	for len(stack) > 0 {
-		x := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		n = satAdd(n, word)
-		switch y := x.(type) {
-		case string:
-			n = satAdd(n, len(y))
-		case []string:
-			for _, s := range y {
-				n = satAdd(n, satAdd(len(s), word))
-			}
-		case []byte:
-			n = satAdd(n, len(y))
-		case map[string]any:
-			for k, e := range y {
-				if budget == 0 {
-					break
-				}
-				n = satAdd(n, len(k))
-				push(e)
-			}
-		case []any:
-			for _, e := range y {
-				if budget == 0 {
-					break
-				}
-				push(e)
-			}
-		}
-	}
-	return n
+	return sat.Add(entryOverhead, contentid.Size(c))
 }

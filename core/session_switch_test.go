@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // TestSessionSwitch_StateValues: only true switches the guard off; other
@@ -82,7 +84,7 @@ func TestSessionSwitch_OffKeepsWhatWasCompacted(t *testing.T) {
 	for ; i < compacted+10; i++ {
 		req := call(i)
 		text := requestText(req)
-		assert.True(t, strings.HasPrefix(contentText(req.Contents[0]), summaryHeader), "call %d: the summary stays applied", i)
+		assert.True(t, strings.HasPrefix(textcut.ContentText(req.Contents[0]), summaryHeader), "call %d: the summary stays applied", i)
 		assert.Contains(t, text, "SUMMARY-BEFORE-OFF")
 		assert.NotContains(t, text, "U0-MARK", "call %d: the compacted history came back", i)
 		assert.Contains(t, text, fmt.Sprintf("U%d-MARK", i), "the user's request is sent")

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // callbackSet is the guard's three callbacks as the ADK v1 adapter calls
@@ -119,7 +121,7 @@ func TestReentrancy_SummarizerCallsTheGuardForItsOwnSession(t *testing.T) {
 			}
 			assert.False(t, events[0].Fallback, "the outer compaction used the summarizer's answer")
 			require.Len(t, req.Contents, 1)
-			assert.Contains(t, contentText(req.Contents[0]), "OUTER-SUMMARY")
+			assert.Contains(t, textcut.ContentText(req.Contents[0]), "OUTER-SUMMARY")
 			assert.Equal(t, "OUTER-SUMMARY", outer.getStr(keySummary))
 			assert.Equal(t, 1, outer.getInt(keyCompactions))
 		})
@@ -205,7 +207,7 @@ func TestReentrancy_OnCompactionHookCallsTheGuard(t *testing.T) {
 			assert.Equal(t, 1, hookCalls)
 			assert.Equal(t, 1, sum.Calls(), "the hook's call found the summary and did not pay again")
 			require.NotEmpty(t, inner.Contents)
-			assert.Contains(t, contentText(inner.Contents[0]), "HOOK-SUMMARY", "the hook's call sends the stored summary")
+			assert.Contains(t, textcut.ContentText(inner.Contents[0]), "HOOK-SUMMARY", "the hook's call sends the stored summary")
 		})
 	}
 }
@@ -268,7 +270,7 @@ func TestConcurrency_CallWaitsForTheSessionsCompaction(t *testing.T) {
 	}
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, stuck.calls.Load(), "the session was summarized once")
-	assert.Contains(t, contentText(req2.Contents[0]), "late answer", "the waiting call sent the compaction's summary")
+	assert.Contains(t, textcut.ContentText(req2.Contents[0]), "late answer", "the waiting call sent the compaction's summary")
 }
 
 // TestReentrancy_SummarizerCallsBackWithAnUnrelatedContext: a summarizer
@@ -312,6 +314,6 @@ func TestReentrancy_SummarizerCallsBackWithAnUnrelatedContext(t *testing.T) {
 	// The summarizer's own call is served once the compaction is done.
 	waitUntil(t, "the summarizer's call is served", func() bool { return len(sum.results()) == 1 })
 	require.NoError(t, sum.results()[0])
-	assert.Contains(t, contentText(inner.Contents[0]), "Automatic summary", "it sent the compaction's fallback summary")
+	assert.Contains(t, textcut.ContentText(inner.Contents[0]), "Automatic summary", "it sent the compaction's fallback summary")
 	assert.Equal(t, 1, outer.getInt(keyCompactions), "and did not compact again")
 }

@@ -10,7 +10,8 @@ import (
 
 	"google.golang.org/genai"
 
-	"github.com/adk-contextguard/contextguard/core/internal/tokens"
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // The summarizer: its interface, its prompt and transcript. Its
@@ -84,7 +85,7 @@ const wordsPerHundredTokens = 75
 // summaryWords is the length in words a summary of at most tokens is asked
 // for, minSummaryWords at least.
 func summaryWords(tokens int) int {
-	return max(mulDiv(tokens, wordsPerHundredTokens, 100), minSummaryWords)
+	return max(sat.MulDiv(tokens, wordsPerHundredTokens, 100), minSummaryWords)
 }
 
 // RenderSummaryPrompt fills the embedded templates. The prompt asks for
@@ -175,54 +176,24 @@ func renderContent(c *genai.Content, lim excerptLimits) string {
 			// Thoughts are the model's scratchpad; the visible text carries
 			// what it decided.
 		case p.Text != "":
-			fmt.Fprintf(&b, "[%s]: %s\n", role, truncateMiddle(sanitizeUTF8(p.Text), lim.text))
+			fmt.Fprintf(&b, "[%s]: %s\n", role, textcut.Middle(textcut.Sanitize(p.Text), lim.text))
 		case p.FunctionCall != nil:
 			fmt.Fprintf(&b, "[%s called tool %s] args: %s\n", role, p.FunctionCall.Name,
-				truncateMiddle(marshalJSON(p.FunctionCall.Args), lim.toolArgs))
+				textcut.Middle(textcut.JSON(p.FunctionCall.Args), lim.toolArgs))
 		case p.FunctionResponse != nil:
 			fmt.Fprintf(&b, "[tool %s returned] %s\n", p.FunctionResponse.Name,
-				truncateMiddle(compactJSON(p.FunctionResponse.Response), lim.toolResult))
+				textcut.Middle(textcut.CompactJSON(p.FunctionResponse.Response), lim.toolResult))
 		case p.InlineData != nil:
 			fmt.Fprintf(&b, "[%s attached %s, %d bytes]\n", role, p.InlineData.MIMEType, len(p.InlineData.Data))
 		case p.FileData != nil:
 			fmt.Fprintf(&b, "[%s attached file %s (%s)]\n", role, p.FileData.FileURI, p.FileData.MIMEType)
 		case p.ExecutableCode != nil:
-			fmt.Fprintf(&b, "[%s ran code]: %s\n", role, truncateMiddle(p.ExecutableCode.Code, lim.toolArgs))
+			fmt.Fprintf(&b, "[%s ran code]: %s\n", role, textcut.Middle(p.ExecutableCode.Code, lim.toolArgs))
 		case p.CodeExecutionResult != nil:
-			fmt.Fprintf(&b, "[code result]: %s\n", truncateMiddle(p.CodeExecutionResult.Output, lim.toolResult))
+			fmt.Fprintf(&b, "[code result]: %s\n", textcut.Middle(p.CodeExecutionResult.Output, lim.toolResult))
 		}
 	}
 	return b.String()
-}
-
-// compactJSON renders a tool result for a transcript. Results that hold a
-// single string (the common {"output": "..."} or {"result": "..."}) render as
-// that string, so excerpts show text rather than escapes.
-func compactJSON(v any) string {
-	if s, ok := singleString(v); ok {
-		return s
-	}
-	return marshalJSON(v)
-}
-
-// singleString is the string a tool result holds when it holds only one
-// (as {"output": "..."}), made valid UTF-8; ok is false otherwise.
-func singleString(v any) (string, bool) {
-	if m, ok := v.(map[string]any); ok && len(m) == 1 {
-		for _, val := range m {
-			if s, ok := val.(string); ok {
-				return sanitizeUTF8(s), true
-			}
-		}
-	}
-	return "", false
-}
-
-// marshalJSON renders v as compact JSON, as json.Marshal would, for values
-// of any depth and without failing: a tool result that refers to itself is
-// rendered with the reference as null (see tokens.AppendJSON).
-func marshalJSON(v any) string {
-	return sanitizeUTF8(string(tokens.AppendJSON(nil, v)))
 }
 
 // summarizerModel names a summarizer in logs: its model's name for the LLM

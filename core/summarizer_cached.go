@@ -9,6 +9,8 @@ import (
 	"text/template"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // The cached form of a summary request (ARCHITECTURE.md, The summarizer):
@@ -213,10 +215,10 @@ func fitCached(t *turn, c *compaction, sreq SummaryRequest, asked, est, kept int
 		return cachedFit{err: err}, false
 	}
 	w := t.guardSummarizerWindow()
-	in := t.cal.scale(satAdd(est, t.est.tokenEstimator.content(&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: instr}}})))
-	room := w - in - max(scaleSat(w, outputMarginFraction), minOutputMargin)
+	in := t.cal.scale(sat.Add(est, t.est.tokenEstimator.content(&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: instr}}})))
+	room := w - in - max(sat.Scale(w, outputMarginFraction), minOutputMargin)
 	fit = cachedFit{instr: instr, asked: asked, room: room, in: in}
-	if room >= scaleSat(asked, oversizeTolerance) {
+	if room >= sat.Scale(asked, oversizeTolerance) {
 		return fit, true
 	}
 	short := int(float64(room) / oversizeTolerance)

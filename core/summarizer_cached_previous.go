@@ -4,6 +4,9 @@ import (
 	"slices"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // The cached form over the previous request (ARCHITECTURE.md, The
@@ -105,7 +108,7 @@ func (c *compaction) prunedAsRecorded(t *turn, lead, n int) []*genai.Content {
 // the kept contents, pruned) fits under the threshold, so that trying it
 // costs no summarizer call the compaction would not make anyway. When the
 // previous request ends with a function call whose response is new, the
-// split moves back before the call (pairSafeStart), and the instruction
+// split moves back before the call (pairs.SafeStart), and the instruction
 // says how many of the request's newest messages stay.
 func withPreviousSplit(t *turn, c *compaction, suffixes []int) []int {
 	if !cachedFormUsable(t, c) {
@@ -115,7 +118,7 @@ func withPreviousSplit(t *turn, c *compaction, suffixes []int) []int {
 	if p.end == 0 {
 		return suffixes
 	}
-	split := pairSafeStart(t.raw, p.end)
+	split := pairs.SafeStart(t.raw, p.end)
 	if split <= c.first || split >= c.cov || slices.Contains(suffixes, split) {
 		return suffixes
 	}
@@ -125,7 +128,7 @@ func withPreviousSplit(t *turn, c *compaction, suffixes []int) []int {
 	}
 	build := func(summary string) []*genai.Content { return keptTail(t, c, split, summary) }
 	asked := min(spanBudget(t.measure, c, build), c.input.answer)
-	if satAdd(t.cal.scale(t.weigh(build(""))), asked) > t.lim.threshold {
+	if sat.Add(t.cal.scale(t.weigh(build(""))), asked) > t.lim.threshold {
 		return suffixes
 	}
 	if _, ok := fitCached(t, c, c.summaryRequest(t.cal, asked), asked, p.est, p.end-split); !ok {

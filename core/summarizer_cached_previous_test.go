@@ -9,6 +9,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // underTrigger is the size of a conversation the guard lets through as it
@@ -112,7 +114,7 @@ func TestCachedSummary_PreviousRequest(t *testing.T) {
 				assert.Equal(t, SummaryFormTranscript, ev.SummaryForm)
 				for i, r := range run.reqs {
 					require.Len(t, r.Contents, 1, "call %d: the transcript prompt", i+1)
-					assert.Contains(t, contentText(r.Contents[0]), "<conversation>")
+					assert.Contains(t, textcut.ContentText(r.Contents[0]), "<conversation>")
 				}
 				require.Len(t, run.sent2, 1, "everything summarized")
 				return
@@ -125,8 +127,8 @@ func TestCachedSummary_PreviousRequest(t *testing.T) {
 			assert.Equal(t, len(first), ev.ContentsSummarized)
 
 			require.Len(t, run.sent2, 1+len(step), "the summary, then the step verbatim")
-			assert.Contains(t, contentText(run.sent2[0]), "SUMMARY-1")
-			assert.Contains(t, contentText(run.sent2[0]), user, "the summary message carries the user's request")
+			assert.Contains(t, textcut.ContentText(run.sent2[0]), "SUMMARY-1")
+			assert.Contains(t, textcut.ContentText(run.sent2[0]), user, "the summary message carries the user's request")
 			assert.Same(t, step[0], run.sent2[1])
 			assert.Same(t, step[1], run.sent2[2], "the new result, verbatim")
 			if tc.opts != nil {

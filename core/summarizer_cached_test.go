@@ -16,6 +16,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // sharedLLM is the LLM summarizer over the agent's own model: a fakeLLM
@@ -188,7 +190,7 @@ func TestCachedSummary_AgentRequestPlusInstruction(t *testing.T) {
 			assert.Equal(t, SummaryFormCached, events[0].SummaryForm)
 			assert.False(t, events[0].Fallback)
 			assert.Zero(t, events[0].RollingCalls)
-			assert.Contains(t, contentText(req.Contents[0]), "SUMMARY-", "the summary replaces the conversation")
+			assert.Contains(t, textcut.ContentText(req.Contents[0]), "SUMMARY-", "the summary replaces the conversation")
 			assert.Contains(t, logs.String(), "summary_form=cached")
 		})
 	}
@@ -229,7 +231,7 @@ func TestCachedSummary_StoredSummaryAndFocus(t *testing.T) {
 	cut := len(raw) // the first compaction covered the whole conversation
 	want := append([]*genai.Content{second.Contents[0]}, grown[cut:]...)
 	instr := assertCachedForm(t, second, want, cfg)
-	assert.Contains(t, contentText(second.Contents[0]), "SUMMARY-1", "the stored summary message, as the request carries it")
+	assert.Contains(t, textcut.ContentText(second.Contents[0]), "SUMMARY-1", "the stored summary message, as the request carries it")
 	assert.Contains(t, instr, "starts with a summary of its earlier part")
 	assert.Contains(t, instr, "FOCUS-ORDERS the orders table")
 	assert.Contains(t, instr, "HOOK-INSTRUCTIONS keep the ticket numbers")
@@ -277,7 +279,7 @@ func TestCachedSummary_TranscriptForm(t *testing.T) {
 			if r, ok := s.(*cacheRecorder); ok {
 				for i, sent := range r.requests() {
 					require.Len(t, sent.Contents, 1, "call %d: the transcript prompt", i+1)
-					assert.Contains(t, contentText(sent.Contents[0]), "<conversation>")
+					assert.Contains(t, textcut.ContentText(sent.Contents[0]), "<conversation>")
 					assert.Nil(t, sent.Config.ToolConfig)
 					assert.Nil(t, sent.Config.Tools)
 				}
@@ -335,13 +337,13 @@ func TestCachedSummary_FailureRetriedAsTranscript(t *testing.T) {
 			require.GreaterOrEqual(t, len(reqs), 2, "the cached call, then the transcript")
 			assert.NotNil(t, reqs[0].Config.ToolConfig)
 			for _, r := range reqs[1:] {
-				assert.Contains(t, contentText(r.Contents[0]), "<conversation>")
+				assert.Contains(t, textcut.ContentText(r.Contents[0]), "<conversation>")
 			}
 			require.Len(t, events, 1)
 			assert.False(t, events[0].Fallback, "the summarizer's summary, not the fallback")
 			assert.Equal(t, SummaryFormTranscript, events[0].SummaryForm)
 			assert.Equal(t, len(reqs), events[0].SummarizerCalls)
-			assert.Contains(t, contentText(req.Contents[0]), fmt.Sprintf("SUMMARY-%d", len(reqs)))
+			assert.Contains(t, textcut.ContentText(req.Contents[0]), fmt.Sprintf("SUMMARY-%d", len(reqs)))
 			assert.Contains(t, logs.String(), "the summary in the cached form failed; asking in the transcript form")
 		})
 	}

@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // The parts of a summarizer input beside the transcript and the previous
@@ -120,8 +122,8 @@ func cutTodos(m measure, log *slog.Logger, todos []TodoItem, n int) ([]TodoItem,
 	out := make([]TodoItem, 0, min(len(todos), n)+1)
 	used := 0
 	for _, it := range todos {
-		it.Status = truncateMiddle(it.Status, maxTodoFieldBytes)
-		it.ActiveForm = truncateMiddle(it.ActiveForm, maxTodoFieldBytes)
+		it.Status = textcut.Middle(it.Status, maxTodoFieldBytes)
+		it.ActiveForm = textcut.Middle(it.ActiveForm, maxTodoFieldBytes)
 		w := todoLine(m, it)
 		if used+w > room {
 			if len(out) == 0 {

@@ -6,6 +6,10 @@ import (
 	"strings"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // The fallback summary (ARCHITECTURE.md, The summarizer): what the guard
@@ -32,8 +36,8 @@ const (
 	// summary message carries the continuation alone.
 	fallbackMinTokens = 16
 	// fitRetryThirds is how many thirds of the last cut each further try of
-	// fit keeps, from a first cut of bytesPerTokenGuess a token: larger
-	// steps than cutRetryPercent's, since the summary fits up to five
+	// fit keeps, from a first cut of textcut.BytesPerTokenGuess a token: larger
+	// steps than textcut.RetryPercent's, since the summary fits up to five
 	// sections in turn. fitMinBytes is the shortest cut it tries: below it
 	// nothing worth reading is left.
 	fitRetryThirds = 2
@@ -69,9 +73,9 @@ func fallbackSummary(e tokenEstimator, cal calibration, prev string, cs []*genai
 	toolSec := w.section("\n## Tools called\n", f.toolList(), fallbackShareTools)
 	modelSec := ""
 	if f.lastModel != "" {
-		modelSec = w.section("\n## Last assistant message\n", truncateMiddle(sanitizeUTF8(f.lastModel), fallbackModelBytes)+"\n", fallbackShareModel)
+		modelSec = w.section("\n## Last assistant message\n", textcut.Middle(textcut.Sanitize(f.lastModel), fallbackModelBytes)+"\n", fallbackShareModel)
 	}
-	prevSec := w.section("\n## Earlier summary\n", sanitizeUTF8(prev), fallbackSharePrev)
+	prevSec := w.section("\n## Earlier summary\n", textcut.Sanitize(prev), fallbackSharePrev)
 	return head + prevSec + w.requests(f.requests) + modelSec + toolSec + todoSec
 }
 
@@ -103,10 +107,10 @@ func collectFallbackFacts(cs []*genai.Content) fallbackFacts {
 				f.callCount[p.FunctionCall.Name]++
 			}
 		}
-		t := contentText(c)
+		t := textcut.ContentText(c)
 		switch {
 		case t == "":
-		case isUserMessage(c):
+		case convo.IsUserMessage(c):
 			f.requests = append(f.requests, t)
 		case c.Role == genai.RoleModel:
 			f.lastModel = t
@@ -158,8 +162,8 @@ func (w *fallbackWriter) fit(s string, n int) string {
 	if s == "" || w.tokens(s) <= n {
 		return s
 	}
-	for room := scaleSat(n, bytesPerTokenGuess); room > fitMinBytes; room = mulDiv(room, fitRetryThirds, 3) {
-		if cut := truncateMiddle(s, room) + "\n"; w.tokens(cut) <= n {
+	for room := sat.Scale(n, textcut.BytesPerTokenGuess); room > fitMinBytes; room = sat.MulDiv(room, fitRetryThirds, 3) {
+		if cut := textcut.Middle(s, room) + "\n"; w.tokens(cut) <= n {
 			return cut
 		}
 	}
@@ -180,7 +184,7 @@ func (w *fallbackWriter) requests(requests []string) string {
 	w.left -= w.tokens(title)
 	i := len(requests) - 1
 	for ; i >= 0; i-- {
-		line := "- " + truncateMiddle(sanitizeUTF8(requests[i]), fallbackRequestBytes) + "\n"
+		line := "- " + textcut.Middle(textcut.Sanitize(requests[i]), fallbackRequestBytes) + "\n"
 		n := w.tokens(line)
 		if i > 0 {
 			n += w.tokens(unlisted(i))

@@ -1,42 +1,16 @@
 package core
 
-import "google.golang.org/genai"
+import (
+	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
+)
 
 // Summary injection (ARCHITECTURE.md, Summary injection and the watermark):
 // where a stored summary's coverage ends in this request (the watermark and
 // its fingerprint, or the host's anchor), and the summary in place of what it
 // covers.
-
-// syntheticContinuations are texts adapters append after the guard has run
-// (ADK's Gemini adapter does so when the last message is not the user's). A
-// request that already carries one, because it is being retried, must not
-// move the watermark.
-var syntheticContinuations = []string{
-	"Continue processing previous requests as instructed. Exit or provide a summary if no more outputs are needed.",
-	"Handle the requests as specified in the System Instruction.",
-}
-
-func isSynthetic(c *genai.Content) bool {
-	if c == nil || c.Role != genai.RoleUser || len(c.Parts) != 1 || c.Parts[0] == nil {
-		return false
-	}
-	for _, s := range syntheticContinuations {
-		if c.Parts[0].Text == s {
-			return true
-		}
-	}
-	return false
-}
-
-// coverableLen is how many leading contents a summary made now would cover:
-// all of them but a trailing synthetic continuation.
-func coverableLen(cs []*genai.Content) int {
-	n := len(cs)
-	for n > 0 && isSynthetic(cs[n-1]) {
-		n--
-	}
-	return n
-}
 
 // injection is the outcome of placing the stored summary into a request.
 type injection struct {
@@ -86,12 +60,12 @@ func locateWatermark(raw []*genai.Content, st guardState, fingerprint func(*gena
 		}
 		return w, ""
 	}
-	if w <= len(raw) && fingerprint(raw[w-1]) == st.fingerprint {
+	if w <= len(raw) && contentid.Fingerprint(raw[w-1]) == st.fingerprint {
 		return w, ""
 	}
 	best := -1
 	for i := range raw {
-		if fingerprint(raw[i]) != st.fingerprint {
+		if contentid.Fingerprint(raw[i]) != st.fingerprint {
 			continue
 		}
 		if best < 0 || abs(i+1-w) < abs(best-w) {
@@ -120,7 +94,7 @@ func locateWatermark(raw []*genai.Content, st guardState, fingerprint func(*gena
 func locateCut(raw []*genai.Content, st guardState, fingerprint func(*genai.Content) string, cov Coverage) (w int, reason, anchor string, stale bool) {
 	if cov != nil && st.anchor != "" {
 		n, ok := cov.Covered(raw, st.anchor)
-		if ok && n > 0 && n <= len(raw) && (st.fingerprint == "" || fingerprint(raw[n-1]) == st.fingerprint) {
+		if ok && n > 0 && n <= len(raw) && (st.fingerprint == "" || contentid.Fingerprint(raw[n-1]) == st.fingerprint) {
 			return n, "", "", false
 		}
 		stale = true
@@ -170,7 +144,7 @@ func abs(x int) int {
 
 // injectSummary replaces the contents the stored summary covers by the
 // summary message (ARCHITECTURE.md, Summary injection and the watermark). Without a match it cuts nothing. When the
-// summary covers the user's current request (currentRequest), the message
+// summary covers the user's current request (convo.CurrentRequest), the message
 // carries the request's attachments, and quotes the request itself if the
 // stored continuation does not (state of the earlier guard, or stale or
 // corrupt state), so the request is never dropped. It returns the
@@ -194,7 +168,7 @@ func injectSummary(t *turn) (injection, []*genai.Content) {
 			"reason", reason, "watermark", t.prev.watermark, "anchor", t.prev.anchor, "contents", len(t.raw))
 		return injection{reason: reason, staleAnchor: stale}, t.raw
 	}
-	start := pairSafeStart(t.raw, w)
+	start := pairs.SafeStart(t.raw, w)
 	request := t.prev.userRequest
 	cur := coveredRequest(t, start)
 	if cur != nil && !quotesRequest(request, cur) {

@@ -7,6 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // eventLog is a fake Coverage: the host's log names each content by the ID
@@ -42,7 +45,7 @@ func coveredSession(raw []*genai.Content, anchor string) *fakeCtx {
 	ctx := newFakeCtx("a").withUser(latestRequest)
 	ctx.set(keySummary, "SUMMARY of the first ten")
 	ctx.set(keyWatermark, 10)
-	ctx.set(keyFingerprint, fingerprint(raw[9]))
+	ctx.set(keyFingerprint, contentid.Fingerprint(raw[9]))
 	if anchor != "" {
 		ctx.set(keyAnchor, anchor)
 	}
@@ -74,7 +77,7 @@ func TestCoverage_AnchorDecidesTheCut(t *testing.T) {
 	// message) repeats the tenth (index 9), so it has the same fingerprint.
 	base := func() []*genai.Content {
 		cs := history(7, 40)
-		cs[7] = modelMsg(contentText(cs[9]))
+		cs[7] = modelMsg(textcut.ContentText(cs[9]))
 		return cs
 	}
 	tests := []scenario{
@@ -187,7 +190,7 @@ func TestCoverage_AnchorDecidesTheCut(t *testing.T) {
 				assert.Equal(t, raw, req.Contents, "the request is sent as it is")
 			} else {
 				require.Len(t, req.Contents, len(raw)-tt.wantCut+1)
-				assert.Contains(t, contentText(req.Contents[0]), "SUMMARY of the first ten")
+				assert.Contains(t, textcut.ContentText(req.Contents[0]), "SUMMARY of the first ten")
 				assert.Equal(t, raw[tt.wantCut:], req.Contents[1:], "the summary replaces the first %d contents", tt.wantCut)
 			}
 			assert.Equal(t, tt.wantAnchor(l, raw), ctx.getStr(keyAnchor))
@@ -234,7 +237,7 @@ func TestCoverage_CompactionStoresTheAnchor(t *testing.T) {
 			_, err = g.beforeModel(ctx, req2)
 			require.NoError(t, err)
 			assert.Equal(t, 1, sum.Calls(), "no second summary")
-			assert.Contains(t, contentText(req2.Contents[0]), "SUMMARY-ONE")
+			assert.Contains(t, textcut.ContentText(req2.Contents[0]), "SUMMARY-ONE")
 			assert.Equal(t, next[w+2:], req2.Contents[1:], "the summary replaces what it covers, wherever the host put it")
 		})
 	}
@@ -297,7 +300,7 @@ func TestCoverage_ExtendedRequestReusesTheCut(t *testing.T) {
 		_, err := g.beforeModel(ctx, req)
 		require.NoError(t, err, c.name)
 		assert.Equal(t, c.walks, l.covered-before, "%s: %s", c.name, c.why)
-		assert.Contains(t, contentText(req.Contents[0]), "SUMMARY-ONE", c.name)
+		assert.Contains(t, textcut.ContentText(req.Contents[0]), "SUMMARY-ONE", c.name)
 		assert.Equal(t, c.contents[c.cutAt:], req.Contents[1:], "%s: the summary replaces what it covers", c.name)
 	}
 	assert.Equal(t, 1, sum.Calls(), "no second compaction")

@@ -4,6 +4,11 @@ import (
 	"strings"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // The summary message: the one user message that stands for the summarized
@@ -80,18 +85,18 @@ func buildSummaryContent(summary, userRequest string, recall bool, attachments .
 // continuationText is the request c as the continuation quotes it: its text,
 // then one line naming each attachment.
 func continuationText(c *genai.Content) string {
-	text := contentText(c)
+	text := textcut.ContentText(c)
 	var b strings.Builder
 	b.WriteString(text)
-	for _, p := range partsOf(c) {
-		if isAttachment(p) {
+	for _, p := range pairs.Parts(c) {
+		if convo.IsAttachment(p) {
 			if b.Len() > 0 {
 				b.WriteByte('\n')
 			}
-			b.WriteString(attachmentLine(p))
+			b.WriteString(convo.AttachmentLine(p))
 		}
 	}
-	return sanitizeUTF8(b.String())
+	return textcut.Sanitize(b.String())
 }
 
 // requestHeadBytes is how much of a request's text must appear in a stored
@@ -103,11 +108,11 @@ const requestHeadBytes = 16
 // message c: the start of its text appears in it, or, for a message of
 // attachments alone, the line naming its first attachment.
 func quotesRequest(stored string, c *genai.Content) bool {
-	head := strings.TrimSpace(validPrefix(sanitizeUTF8(contentText(c)), requestHeadBytes))
+	head := strings.TrimSpace(textcut.Prefix(textcut.Sanitize(textcut.ContentText(c)), requestHeadBytes))
 	if head == "" {
-		for _, p := range partsOf(c) {
-			if isAttachment(p) {
-				head = sanitizeUTF8(attachmentLine(p))
+		for _, p := range pairs.Parts(c) {
+			if convo.IsAttachment(p) {
+				head = textcut.Sanitize(convo.AttachmentLine(p))
 				break
 			}
 		}
@@ -126,7 +131,7 @@ const (
 	// minContinuationTokens is the least a request is quoted with, however
 	// full the window: its head and tail still say what the task is.
 	minContinuationTokens = 64
-	// minContinuationBytes is the smallest cut truncateMiddle is asked for.
+	// minContinuationBytes is the smallest cut textcut.Middle is asked for.
 	minContinuationBytes = 64
 )
 
@@ -155,15 +160,15 @@ func boundContinuation(m measure, threshold int, s string) string {
 	if m.text(s) <= maxTokens {
 		return s
 	}
-	n := min(maxTokens*bytesPerTokenGuess, len(s))
+	n := min(maxTokens*textcut.BytesPerTokenGuess, len(s))
 	for n > minContinuationBytes {
-		cut := truncateMiddle(s, n)
+		cut := textcut.Middle(s, n)
 		if m.text(cut) <= maxTokens {
 			return cut
 		}
-		n = mulDiv(n, cutRetryPercent, 100)
+		n = sat.MulDiv(n, textcut.RetryPercent, 100)
 	}
-	return truncateMiddle(s, minContinuationBytes)
+	return textcut.Middle(s, minContinuationBytes)
 }
 
 // summaryMessage is the summary message for summary and the quoted request,
@@ -172,7 +177,7 @@ func boundContinuation(m measure, threshold int, s string) string {
 // the summary, the quote and the attachments are unchanged, so the steady
 // state neither rebuilds nor recounts it.
 func summaryMessage(t *turn, summary, request string, cur *genai.Content) *genai.Content {
-	atts := requestAttachments(cur)
+	atts := convo.RequestAttachments(cur)
 	recall := t.recall
 	m := &t.sess.summary
 	if m.msg == nil || m.summary != summary || m.request != request || m.recall != recall || !carries(m.msg, atts) {
@@ -189,7 +194,7 @@ func carries(msg *genai.Content, atts []*genai.Part) bool {
 		return false
 	}
 	for i, p := range atts {
-		if !sameAttachment(msg.Parts[1+i], p) {
+		if !convo.SameAttachment(msg.Parts[1+i], p) {
 			return false
 		}
 	}

@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // The summary of a span: the summarizer's input, sized to its window and to
@@ -326,7 +329,7 @@ func (g *Guard) rollUp(t *turn, c *compaction, sreq SummaryRequest, end int) (pr
 // and where the contents still to summarize start.
 func digestOldest(t *turn, c *compaction, prev string, from, end int) (string, int) {
 	calls := t.cfg.maxSummarizerCalls - c.ev.SummarizerCalls - max(c.callsLeft-1, 0)
-	capacity := scaleSat(c.input.budget*2/5, float64(max(calls, 1))) // calls may be near math.MaxInt
+	capacity := sat.Scale(c.input.budget*2/5, float64(max(calls, 1))) // calls may be near math.MaxInt
 	cut, held := end, 0
 	for cut > from {
 		n := c.render(t.measure, cut-1).tokens
@@ -381,13 +384,13 @@ func summaryBudget(lim limits, bare, want int) int {
 	if want > 0 {
 		b = want
 	}
-	if room := mulDiv(lim.threshold-bare, summaryRoomPercent, 100); room < b {
+	if room := sat.MulDiv(lim.threshold-bare, summaryRoomPercent, 100); room < b {
 		b = room
 	}
 	if b >= minSummaryTokens {
 		return b
 	}
-	return max(min(minSummaryTokens, mulDiv(lim.window-bare, summaryRoomPercent, 100)), 0)
+	return max(min(minSummaryTokens, sat.MulDiv(lim.window-bare, summaryRoomPercent, 100)), 0)
 }
 
 // summaryRoomPercent is the share of the room the irreducible part leaves
@@ -397,7 +400,7 @@ func summaryBudget(lim limits, bare, want int) int {
 const summaryRoomPercent = 80
 
 // boundedUserRequest is the continuation's text: the user's current request
-// (currentRequest), its attachments named, quoted in full when it fits its
+// (convo.CurrentRequest), its attachments named, quoted in full when it fits its
 // bound (continuationBound) and by head and tail beyond it, so that a request
 // larger than the window still leaves room for the summary.
 func boundedUserRequest(t *turn) string {
@@ -435,7 +438,7 @@ func newSummarizerInput(t *turn, prev string, summaryTokens int, todos []TodoIte
 	extras := newSummarizerExtras(t, budget, todos, userRequest)
 	in := summarizerInput{answer: answer, budget: budget - extras.tokens, extras: extras}
 	remaining := in.budget - t.text(in.boundPrev(t.measure, prev))
-	in.lim = limitsForBudget(scaleSat(remaining, bytesPerTokenGuess))
+	in.lim = limitsForBudget(sat.Scale(remaining, textcut.BytesPerTokenGuess))
 	return in
 }
 
@@ -494,8 +497,8 @@ func nextPiece(m measure, c *compaction, prev string, from, end int) (pieceEnd i
 // calibrated tokens (minExcerptBytes at least, so something of it shows).
 func excerptToFit(m measure, s string, n int) string {
 	const minExcerptBytes = 200
-	for bytes := max(scaleSat(n, bytesPerTokenGuess), minExcerptBytes); ; bytes = mulDiv(bytes, cutRetryPercent, 100) {
-		cut := truncateMiddle(s, max(bytes, minExcerptBytes))
+	for bytes := max(sat.Scale(n, textcut.BytesPerTokenGuess), minExcerptBytes); ; bytes = sat.MulDiv(bytes, textcut.RetryPercent, 100) {
+		cut := textcut.Middle(s, max(bytes, minExcerptBytes))
 		if bytes <= minExcerptBytes || m.text(cut) <= n {
 			return cut
 		}

@@ -12,6 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // windowRegistry is a ModelRegistry with fixed windows, so a test can give
@@ -66,7 +69,7 @@ func TestRollingSummary_NoMessageLost(t *testing.T) {
 			var prevs []string  // the summary each call folds in
 			llm := &fakeLLM{name: "small-summarizer"}
 			llm.reply = func(_ context.Context, req *Request) (string, error) {
-				text := contentText(req.Contents[0])
+				text := textcut.ContentText(req.Contents[0])
 				m := llmTranscript.FindStringSubmatch(text)
 				require.NotNil(t, m, "the prompt holds a transcript")
 				inputs = append(inputs, m[1])
@@ -104,7 +107,7 @@ func TestRollingSummary_NoMessageLost(t *testing.T) {
 			for k := 1; k < len(inputs); k++ {
 				assert.Contains(t, prevs[k], fmt.Sprintf("ROLLING-SUMMARY-%d", k), "call %d folds in the summary of call %d", k+1, k)
 			}
-			assert.Contains(t, contentText(req.Contents[0]), fmt.Sprintf("ROLLING-SUMMARY-%d", len(inputs)), "the last summary is sent")
+			assert.Contains(t, textcut.ContentText(req.Contents[0]), fmt.Sprintf("ROLLING-SUMMARY-%d", len(inputs)), "the last summary is sent")
 
 			// Every input within the summarizer's window.
 			for k := range inputs {
@@ -167,7 +170,7 @@ func TestRollingSummary_CallsBounded(t *testing.T) {
 			var inputs, prevs []string
 			llm := &fakeLLM{name: "small-summarizer"}
 			llm.reply = func(_ context.Context, req *Request) (string, error) {
-				text := contentText(req.Contents[0])
+				text := textcut.ContentText(req.Contents[0])
 				m := llmTranscript.FindStringSubmatch(text)
 				require.NotNil(t, m, "the prompt holds a transcript")
 				inputs = append(inputs, m[1])
@@ -188,7 +191,7 @@ func TestRollingSummary_CallsBounded(t *testing.T) {
 			assert.LessOrEqual(t, llm.Calls(), tc.max, "summarizer calls")
 			assert.Equal(t, llm.Calls(), e.SummarizerCalls)
 			assert.False(t, e.Fallback, "the summary sent is the summarizer's")
-			assert.Contains(t, contentText(req.Contents[0]), fmt.Sprintf("ROLLING-SUMMARY-%d", len(inputs)), "the last summary is sent")
+			assert.Contains(t, textcut.ContentText(req.Contents[0]), fmt.Sprintf("ROLLING-SUMMARY-%d", len(inputs)), "the last summary is sent")
 			assert.LessOrEqual(t, e.TokensAfter, newLimits(128_000).threshold, "the request fits")
 
 			// The contents no summarizer input shows are the oldest ones.
@@ -208,7 +211,7 @@ func TestRollingSummary_CallsBounded(t *testing.T) {
 			assert.Contains(t, digest, "listed mechanically")
 			requests, calls := 0, 0
 			for _, c := range raw[:listed] {
-				if isUserMessage(c) && contentText(c) != "" {
+				if convo.IsUserMessage(c) && textcut.ContentText(c) != "" {
 					requests++
 				}
 				if c.Role == genai.RoleModel && len(c.Parts) > 0 && c.Parts[0].FunctionCall != nil {
@@ -281,8 +284,8 @@ func TestRollingSummary_FallbackKeepsPieces(t *testing.T) {
 				if c.Parts[0].FunctionCall != nil {
 					calls++
 				}
-				if isUserMessage(c) && contentText(c) != "" {
-					newest = strings.Fields(contentText(c))[0]
+				if convo.IsUserMessage(c) && textcut.ContentText(c) != "" {
+					newest = strings.Fields(textcut.ContentText(c))[0]
 				}
 			}
 			assert.Contains(t, s, fmt.Sprintf("kubectl_logs x%d", calls), "each later tool call counted")

@@ -19,6 +19,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 func TestObservability_SpanMetricsAndHook(t *testing.T) {
@@ -64,7 +66,7 @@ func TestObservability_SpanMetricsAndHook(t *testing.T) {
 	assert.Equal(t, len(raw), ev.ContentsSummarized)
 	assert.Equal(t, StrategyThreshold, ev.Strategy)
 	assert.Equal(t, "SUMMARY", ev.Summary, "the summary that went into the request")
-	assert.Contains(t, contentText(req.Contents[0]), ev.Summary)
+	assert.Contains(t, textcut.ContentText(req.Contents[0]), ev.Summary)
 	assert.Equal(t, took, ev.Duration, "measured on the guard's clock")
 
 	// The span.

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 )
 
 // Incremental counting (ARCHITECTURE.md, Counting). ADK rebuilds the request from
@@ -20,7 +22,7 @@ import (
 // count is never served. Inline data (of the part or of a function
 // response's parts) is keyed by the address and length of its bytes, which
 // the pinned entry keeps alive; the key and the fingerprint come from the one
-// walk of content_identity.go.
+// walk of core/internal/contentid.
 
 // countCache holds the per-content counts of one session.
 type countCache struct {
@@ -98,7 +100,7 @@ func (c *countCache) begin() {
 // entry returns the cache entry of x, counting it with e on a miss; nil when
 // x cannot be cached.
 func (c *countCache) entry(e tokenEstimator, salt uint64, x *genai.Content) *countEntry {
-	k, ok := contentKey(x)
+	k, ok := contentid.Key(x)
 	if !ok {
 		return nil
 	}
@@ -136,7 +138,7 @@ func (ce cachedEstimator) declaration(d *genai.FunctionDeclaration) int {
 	if d == nil {
 		return 0
 	}
-	k, ok := declKey(d)
+	k, ok := contentid.DeclKey(d)
 	if !ok {
 		return ce.tokenEstimator.declaration(d)
 	}
@@ -210,7 +212,7 @@ func (ce cachedEstimator) prefetch(cs []*genai.Content) {
 		if x == nil {
 			continue
 		}
-		k, ok := contentKey(x)
+		k, ok := contentid.Key(x)
 		if !ok {
 			continue
 		}
@@ -236,16 +238,16 @@ func (ce cachedEstimator) prefetch(cs []*genai.Content) {
 // prefix a matching prefix record spares counting: prefix_count.go).
 func (ce cachedEstimator) fingerprint(x *genai.Content) string {
 	if x == nil {
-		return fingerprint(x)
+		return contentid.Fingerprint(x)
 	}
-	k, ok := contentKey(x)
+	k, ok := contentid.Key(x)
 	if !ok {
-		return fingerprint(x)
+		return contentid.Fingerprint(x)
 	}
 	k ^= ce.salt
 	if ent, hit := ce.cache.entries[k]; hit && ent.role == x.Role && ent.parts == len(x.Parts) {
 		if ent.fp == "" {
-			ent.fp = fingerprint(x)
+			ent.fp = contentid.Fingerprint(x)
 		}
 		return ent.fp
 	}
@@ -255,7 +257,7 @@ func (ce cachedEstimator) fingerprint(x *genai.Content) string {
 	if len(ce.cache.fps) >= maxUncountedFingerprints {
 		clear(ce.cache.fps)
 	}
-	f := uncountedFingerprint{pin: x, fp: fingerprint(x)}
+	f := uncountedFingerprint{pin: x, fp: contentid.Fingerprint(x)}
 	ce.cache.fps[k] = f
 	return f.fp
 }

@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
 
@@ -85,9 +86,7 @@ func WithTokenCounter(tc TokenCounter) AgentOption {
 func counterSalt(tc TokenCounter) uint64 {
 	if n, ok := tc.(NamedTokenCounter); ok {
 		if name := n.CounterName(); name != "" {
-			s := identity{byValue: true, h: fnvOffset ^ counterNameSeed}
-			s.fpStr(name)
-			return mix(s.h)
+			return contentid.Mix(contentid.StringHash(counterNameSeed, name))
 		}
 	}
 	return rand.Uint64()

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // Usage: how full an agent's context is in a session, as the guard left it.
@@ -142,7 +144,7 @@ func (t *turn) prefixKept(cs []*genai.Content, est, rewritten int) (kept, invali
 	default:
 		tail := 0
 		for _, c := range cs[rewritten:] {
-			tail = satAdd(tail, t.est.content(c))
+			tail = sat.Add(tail, t.est.content(c))
 		}
 		kept = min(max(est-tail, 0), prev)
 	}

@@ -8,6 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // The user's current request survives compaction whole in kind ("Nothing
@@ -62,7 +65,7 @@ func quotedRequest(req *Request) string {
 	if req == nil || len(req.Contents) == 0 {
 		return ""
 	}
-	text := contentText(req.Contents[0])
+	text := textcut.ContentText(req.Contents[0])
 	if !strings.HasPrefix(text, summaryHeader) {
 		return ""
 	}
@@ -77,7 +80,7 @@ func quotedRequest(req *Request) string {
 // mediaOf returns the inline data and file parts of c.
 func mediaOf(c *genai.Content) []*genai.Part {
 	var out []*genai.Part
-	for _, p := range partsOf(c) {
+	for _, p := range pairs.Parts(c) {
 		if p != nil && (p.InlineData != nil || p.FileData != nil) {
 			out = append(out, p)
 		}
@@ -162,7 +165,7 @@ func TestUserRequest_AttachmentsGoWithTheContinuation(t *testing.T) {
 			// The compaction names the attachments in its quote.
 			quote := quotedRequest(compacted)
 			assert.Contains(t, quote, "image/png", "the continuation names the attached image")
-			if text := contentText(sc.current); text != "" {
+			if text := textcut.ContentText(sc.current); text != "" {
 				assert.Contains(t, quote, text)
 			}
 

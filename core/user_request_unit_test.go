@@ -6,86 +6,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
-)
 
-func TestCurrentRequest(t *testing.T) {
-	request := userMsg("REQUEST fix the build")
-	image := userWith("", chartPNG)
-	older := userMsg("OLDER tidy the logs")
-	synthetic := userMsg(syntheticContinuations[0])
-	toolResult := respMsg("fetch_logs", map[string]any{"output": "ok"})
-	foreign := forContext("coordinator", "Handing over.")
-	// ADK drops empty parts when it rebuilds the contents from its log.
-	withBlanks := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{nil, {Text: "REQUEST fix the build"}, {}}}
-	tests := []struct {
-		name       string
-		invocation *genai.Content
-		contents   []*genai.Content
-		want       *genai.Content
-		wantIndex  int
-	}{
-		{
-			name:       "the invocation's content, found in the contents as a copy",
-			invocation: request,
-			contents:   []*genai.Content{older, modelMsg("done"), userMsg("REQUEST fix the build"), foreign, toolResult},
-			want:       request, wantIndex: 2,
-		},
-		{
-			name:       "the invocation's content with empty parts ADK drops",
-			invocation: withBlanks,
-			contents:   []*genai.Content{older, userMsg("REQUEST fix the build"), foreign},
-			want:       request, wantIndex: 1,
-		},
-		{
-			name:       "the invocation's content, not in the contents",
-			invocation: request,
-			contents:   []*genai.Content{older, foreign},
-			want:       request, wantIndex: -1,
-		},
-		{
-			name:       "an image-only invocation is the request, not an older text",
-			invocation: image,
-			contents:   []*genai.Content{older, modelMsg("done"), userWith("", chartPNG), synthetic},
-			want:       image, wantIndex: 2,
-		},
-		{
-			name:       "a tool result sent as the invocation's content falls back to the contents",
-			invocation: toolResult,
-			contents:   []*genai.Content{older, modelMsg("done"), request, toolResult},
-			want:       request, wantIndex: 2,
-		},
-		{
-			name:     "no invocation content: the newest message the user wrote",
-			contents: []*genai.Content{older, request, foreign, callMsg("f", nil), toolResult, synthetic},
-			want:     request, wantIndex: 1,
-		},
-		{
-			name:     "no invocation content: an image-only message is the request",
-			contents: []*genai.Content{older, modelMsg("done"), image, foreign},
-			want:     image, wantIndex: 2,
-		},
-		{
-			name:      "only other agents' context and tool results: no request",
-			contents:  []*genai.Content{foreign, toolResult, synthetic},
-			wantIndex: -1,
-		},
-		{
-			name:      "nil contents, nil parts and empty messages",
-			contents:  []*genai.Content{nil, {}, {Role: genai.RoleUser, Parts: []*genai.Part{nil, {}}}},
-			wantIndex: -1,
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, i := currentRequest(tt.invocation, tt.contents)
-			assert.Equal(t, tt.wantIndex, i)
-			assert.Equal(t, continuationText(tt.want), continuationText(got))
-			if i >= 0 {
-				assert.Same(t, tt.contents[i], got, "the request is the content the contents hold")
-			}
-		})
-	}
-}
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
+)
 
 func TestContinuationText_NamesAttachments(t *testing.T) {
 	tests := []struct {
@@ -128,7 +51,7 @@ func TestQuotesRequest(t *testing.T) {
 }
 
 func TestSummaryContent_CarriesAttachments(t *testing.T) {
-	atts := requestAttachments(userWith("compare", chartPNG, specPDF))
+	atts := convo.RequestAttachments(userWith("compare", chartPNG, specPDF))
 	c := summaryContent("S", "compare", atts[0], nil, atts[1])
 	require.Len(t, c.Parts, 3, "the text, then each attachment; nil ones skipped")
 	assert.Contains(t, c.Parts[0].Text, attachmentsNote)

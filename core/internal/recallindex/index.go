@@ -11,7 +11,9 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 const (
@@ -123,7 +125,7 @@ func (x *Index) Retained() int { return x.bytes }
 func (x *Index) Add(text string) int {
 	t := int32(len(x.texts))
 	x.texts = append(x.texts, text)
-	x.bytes = satAdd(x.bytes, len(text))
+	x.bytes = sat.Add(x.bytes, len(text))
 	for at := 0; at < len(text); {
 		n := PassageEnd(text[at:])
 		x.addPassage(t, text, at, at+n)
@@ -166,10 +168,7 @@ func CutEnd(s string, limit int) int {
 	if len(s) <= limit {
 		return len(s)
 	}
-	n := limit
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
+	n := len(textcut.Prefix(s, limit))
 	if i := strings.LastIndexAny(s[n-min(cutSlack, n):n], " \n\t"); i >= 0 {
 		n = n - min(cutSlack, n) + i + 1
 	}
@@ -191,7 +190,7 @@ func (x *Index) addPassage(t int32, text string, start, end int) {
 			x.ids[term] = id
 			x.postings = append(x.postings, nil)
 			x.tf = append(x.tf, 0)
-			x.bytes = satAdd(x.bytes, len(term)+termOverhead)
+			x.bytes = sat.Add(x.bytes, len(term)+termOverhead)
 		}
 		if x.tf[id] == 0 {
 			x.touched = append(x.touched, id)
@@ -212,7 +211,7 @@ func (x *Index) addPassage(t int32, text string, start, end int) {
 	x.lens = append(x.lens, uint32(total))
 	x.owner = append(x.owner, t)
 	x.terms += total
-	x.bytes = satAdd(x.bytes, passageOverhead+len(x.touched)*postingBytes)
+	x.bytes = sat.Add(x.bytes, passageOverhead+len(x.touched)*postingBytes)
 }
 
 // Hit is one ranked text: its best passage, its next best (-1 when no
@@ -410,12 +409,4 @@ func sortHits(hs []Hit) {
 		}
 		return a.Passage - b.Passage
 	})
-}
-
-// satAdd is a+b, saturating at math.MaxInt.
-func satAdd(a, b int) int {
-	if b > 0 && a > math.MaxInt-b {
-		return math.MaxInt
-	}
-	return a + b
 }

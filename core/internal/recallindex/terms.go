@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 // MaxTermBytes bounds one indexed term: a longer run of letters (a hash,
@@ -90,20 +92,9 @@ func emitWord(s string, from, to int, f func(string, int, int) bool) bool {
 // termOf is w lowercased and cut to MaxTermBytes on a rune boundary.
 func termOf(w string) string {
 	if len(w) > MaxTermBytes {
-		w = validPrefix(w, MaxTermBytes)
+		w = textcut.Prefix(w, MaxTermBytes)
 	}
 	return strings.ToLower(w)
-}
-
-// validPrefix is s cut to at most n bytes on a rune boundary.
-func validPrefix(s string, n int) string {
-	if n >= len(s) {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // HasPhrase reports whether text holds terms one after the other.

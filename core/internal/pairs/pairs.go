@@ -1,4 +1,7 @@
-package core
+// Package pairs keeps a function call and its response together: the one
+// ordered rule every cut of a conversation uses (ARCHITECTURE.md). It
+// imports nothing of the engine.
+package pairs
 
 import (
 	"slices"
@@ -6,10 +9,7 @@ import (
 	"google.golang.org/genai"
 )
 
-// Pair safety: a cut never separates a function call from its response (the
-// one ordered rule every cut uses).
-
-// pairSafeStart moves a cut at index start back until no function response
+// SafeStart moves a cut at index start back until no function response
 // in cs[start:] answers a call made before start, so the kept contents never
 // start with, or hold, a response whose call was cut away (and the cut
 // contents never hold a call whose response is kept). Every cut the guard
@@ -17,7 +17,7 @@ import (
 // trim to the current request. Responses are matched to the calls of the
 // kept contents as contextguardtest.CheckPairs does: by ID when both have
 // one, else by name, in order.
-func pairSafeStart(cs []*genai.Content, start int) int {
+func SafeStart(cs []*genai.Content, start int) int {
 	for start > 0 && start < len(cs) {
 		j := orphanedCall(cs, start)
 		if j < 0 {
@@ -36,7 +36,7 @@ func orphanedCall(cs []*genai.Content, split int) int {
 	type call struct{ id, name string }
 	var pending []call
 	for i := split; i < len(cs); i++ {
-		for _, p := range partsOf(cs[i]) {
+		for _, p := range Parts(cs[i]) {
 			if p == nil || p.FunctionResponse == nil {
 				continue
 			}
@@ -51,11 +51,11 @@ func orphanedCall(cs []*genai.Content, split int) int {
 				pending = slices.Delete(pending, k, k+1)
 				continue
 			}
-			if j := callIndex(cs[:split], fr); j >= 0 {
+			if j := CallIndex(cs[:split], fr); j >= 0 {
 				return j
 			}
 		}
-		for _, p := range partsOf(cs[i]) {
+		for _, p := range Parts(cs[i]) {
 			if p != nil && p.FunctionCall != nil {
 				pending = append(pending, call{id: p.FunctionCall.ID, name: p.FunctionCall.Name})
 			}
@@ -64,11 +64,11 @@ func orphanedCall(cs []*genai.Content, split int) int {
 	return -1
 }
 
-// callIndex is the index of the last content in cs that holds the call fr
+// CallIndex is the index of the last content in cs that holds the call fr
 // answers, or -1.
-func callIndex(cs []*genai.Content, fr *genai.FunctionResponse) int {
+func CallIndex(cs []*genai.Content, fr *genai.FunctionResponse) int {
 	for i := len(cs) - 1; i >= 0; i-- {
-		for _, p := range partsOf(cs[i]) {
+		for _, p := range Parts(cs[i]) {
 			if p == nil {
 				continue
 			}
@@ -90,7 +90,8 @@ func callIndex(cs []*genai.Content, fr *genai.FunctionResponse) int {
 	return -1
 }
 
-func partsOf(c *genai.Content) []*genai.Part {
+// Parts is c's parts, none for a nil content.
+func Parts(c *genai.Content) []*genai.Part {
 	if c == nil {
 		return nil
 	}

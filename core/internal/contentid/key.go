@@ -1,4 +1,4 @@
-package core
+package contentid
 
 import (
 	"math"
@@ -11,8 +11,8 @@ import (
 // The count cache's key of a content: the identity of its strings and its
 // shape, read without touching a byte (ARCHITECTURE.md, Counting).
 
-// mix is the splitmix64 finalizer: a cheap, well-distributed 64-bit mixer.
-func mix(x uint64) uint64 {
+// Mix is the splitmix64 finalizer: a cheap, well-distributed 64-bit mixer.
+func Mix(x uint64) uint64 {
 	x ^= x >> 30
 	x *= 0xbf58476d1ce4e5b9
 	x ^= x >> 27
@@ -24,7 +24,7 @@ func mix(x uint64) uint64 {
 // What a key mixes in besides the values themselves: a tag before each
 // value, one per kind, so that values of different kinds (nil and false, a
 // number and a string, an object and an array) never key alike (int and
-// int64 share one: both carry the same number); and a seed per keyer, so
+// int64 share one: both carry the same number); and a seed per Keyer, so
 // that a content's, a declaration's and a map entry's keys stay apart, and
 // so do equal values at different depths (depth is added to
 // keySeedValue). The values are arbitrary; only their being distinct
@@ -48,67 +48,78 @@ const (
 	keySeedEntry   = 23
 )
 
-type keyer struct{ h uint64 }
+// Keyer folds values into a 64-bit key, each mixed in after the last: the
+// count cache's key of a content, and the chains and config hashes the
+// engine builds from such keys.
+type Keyer struct{ h uint64 }
 
-func (k *keyer) add(v uint64) { k.h = mix(k.h ^ v + 0x9e3779b97f4a7c15) }
+// NewKeyer starts a key from seed, which keeps keys of different things
+// apart.
+func NewKeyer(seed uint64) Keyer { return Keyer{h: seed} }
 
-func (k *keyer) str(s string) {
-	k.add(uint64(uintptr(unsafe.Pointer(unsafe.StringData(s)))))
-	k.add(uint64(len(s)))
+// Add mixes v into the key.
+func (k *Keyer) Add(v uint64) { k.h = Mix(k.h ^ v + 0x9e3779b97f4a7c15) }
+
+// Sum is the key of what was added so far.
+func (k Keyer) Sum() uint64 { return k.h }
+
+func (k *Keyer) str(s string) {
+	k.Add(uint64(uintptr(unsafe.Pointer(unsafe.StringData(s)))))
+	k.Add(uint64(len(s)))
 }
 
-// contentKey is the identity key of c, from the walk the fingerprint makes
+// Key is the identity key of c, from the walk the fingerprint makes
 // too (walkContent): strings and byte slices by address and length, shape,
 // numbers and map keys by value. ok is false when c holds values whose
 // changes the key cannot see, and must not be cached.
-func contentKey(c *genai.Content) (uint64, bool) {
-	s := identity{k: keyer{h: keySeedContent}}
+func Key(c *genai.Content) (uint64, bool) {
+	s := identity{k: Keyer{h: keySeedContent}}
 	if !walkContent(c, &s) {
 		return 0, false
 	}
 	return s.k.h, true
 }
 
-// declKey is the identity key of a function declaration: its strings by
+// DeclKey is the identity key of a function declaration: its strings by
 // address, and its schemas (*genai.Schema, *jsonschema.Schema, map[string]any
 // or any other pointer-shaped value) by address and, for maps, length. Tools
 // build their schemas once and do not change them afterwards, so walking a
 // schema on every call would only cost time; a schema edited in place after
 // registration keeps its old count until the cache drops it. ok is false for
 // schema values that are not pointer-shaped.
-func declKey(d *genai.FunctionDeclaration) (uint64, bool) {
-	k := keyer{h: keySeedDecl}
+func DeclKey(d *genai.FunctionDeclaration) (uint64, bool) {
+	k := Keyer{h: keySeedDecl}
 	k.str(d.Name)
 	k.str(d.Description)
-	k.add(uint64(uintptr(unsafe.Pointer(d.Parameters))))
-	k.add(uint64(uintptr(unsafe.Pointer(d.Response))))
+	k.Add(uint64(uintptr(unsafe.Pointer(d.Parameters))))
+	k.Add(uint64(uintptr(unsafe.Pointer(d.Response))))
 	for _, v := range [2]any{d.ParametersJsonSchema, d.ResponseJsonSchema} {
 		switch x := v.(type) {
 		case nil:
-			k.add(tagNoSchema)
+			k.Add(tagNoSchema)
 		case map[string]any:
-			k.add(uint64(reflect.ValueOf(x).Pointer()))
-			k.add(uint64(len(x)))
+			k.Add(uint64(reflect.ValueOf(x).Pointer()))
+			k.Add(uint64(len(x)))
 		default:
 			rv := reflect.ValueOf(v)
 			if rv.Kind() != reflect.Pointer {
 				return 0, false
 			}
-			k.add(uint64(rv.Pointer()))
+			k.Add(uint64(rv.Pointer()))
 		}
 	}
 	return k.h, true
 }
 
 // value adds a map-valued payload to the key.
-func (k *keyer) value(m map[string]any) bool {
+func (k *Keyer) value(m map[string]any) bool {
 	if m == nil {
-		k.add(tagNilPayload)
+		k.Add(tagNilPayload)
 		return true
 	}
 	budget := maxKeyNodes
 	vk, ok := valueKey(m, 0, &budget)
-	k.add(vk)
+	k.Add(vk)
 	return ok
 }
 
@@ -120,59 +131,59 @@ func valueKey(v any, depth int, budget *int) (uint64, bool) {
 	if depth > maxKeyDepth || *budget < 0 {
 		return 0, false
 	}
-	k := keyer{h: uint64(depth) + keySeedValue}
+	k := Keyer{h: uint64(depth) + keySeedValue}
 	switch x := v.(type) {
 	case nil:
-		k.add(tagNil)
+		k.Add(tagNil)
 	case string:
-		k.add(tagString)
+		k.Add(tagString)
 		k.str(x)
 	case bool:
 		if x {
-			k.add(tagTrue)
+			k.Add(tagTrue)
 		} else {
-			k.add(tagFalse)
+			k.Add(tagFalse)
 		}
 	case float64:
-		k.add(tagFloat)
-		k.add(math.Float64bits(x))
+		k.Add(tagFloat)
+		k.Add(math.Float64bits(x))
 	case int:
-		k.add(tagInt)
-		k.add(uint64(x))
+		k.Add(tagInt)
+		k.Add(uint64(x))
 	case int64:
-		k.add(tagInt)
-		k.add(uint64(x))
+		k.Add(tagInt)
+		k.Add(uint64(x))
 	case map[string]any:
-		k.add(tagObject)
+		k.Add(tagObject)
 		var sum uint64
 		for key, val := range x {
-			e := keyer{h: keySeedEntry}
+			e := Keyer{h: keySeedEntry}
 			e.str(key)
 			vk, ok := valueKey(val, depth+1, budget)
 			if !ok {
 				return 0, false
 			}
-			e.add(vk)
+			e.Add(vk)
 			sum += e.h
 		}
-		k.add(sum)
-		k.add(uint64(len(x)))
+		k.Add(sum)
+		k.Add(uint64(len(x)))
 	case []any:
-		k.add(tagArray)
+		k.Add(tagArray)
 		for _, val := range x {
 			vk, ok := valueKey(val, depth+1, budget)
 			if !ok {
 				return 0, false
 			}
-			k.add(vk)
+			k.Add(vk)
 		}
-		k.add(uint64(len(x)))
+		k.Add(uint64(len(x)))
 	case []string:
-		k.add(tagStrings)
+		k.Add(tagStrings)
 		for _, s := range x {
 			k.str(s)
 		}
-		k.add(uint64(len(x)))
+		k.Add(uint64(len(x)))
 	default:
 		// Other types (structs, typed maps, byte slices) may change in ways
 		// the walk cannot see: the content is not cached at all.

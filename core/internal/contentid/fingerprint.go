@@ -1,9 +1,11 @@
-package core
+package contentid
 
 import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"hash/crc32"
+	"reflect"
 	"slices"
 	"strconv"
 	"unsafe"
@@ -13,26 +15,59 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
 
+// NilHash stands for a nil content or declaration in a chain or a config
+// hash: no walk produces it.
+const NilHash = 1
+
 // Fingerprints: a content's identity by value, the same in every process
 // (ARCHITECTURE.md, Summary injection and the watermark).
 
-// fingerprint identifies a content across ADK's rebuilds of the request: the
+// Fingerprint identifies a content across ADK's rebuilds of the request: the
 // same role and parts give the same value in every process, whatever the map
 // order and whether numbers came back from a database as float64.
-func fingerprint(c *genai.Content) string {
-	s := identity{byValue: true, h: fnvOffset}
-	fpContent(&s, c)
+func Fingerprint(c *genai.Content) string {
 	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], s.h)
+	binary.BigEndian.PutUint64(b[:], Hash(c))
 	return hex.EncodeToString(b[:])
 }
 
-func fpContent(s *identity, c *genai.Content) {
+// Hash is the fingerprint as a number: c's FNV-64a hash by value.
+func Hash(c *genai.Content) uint64 {
+	s := identity{byValue: true, h: fnvOffset}
 	if c == nil {
 		s.fpStr("<nil>")
-		return
+		return s.h
 	}
-	walkContent(c, s)
+	walkContent(c, &s)
+	return s.h
+}
+
+// ChainHash is a content's hash by value for a prefix chain: the
+// fingerprint's walk (every field a provider is sent, payloads canonical),
+// long strings and byte slices through crcFold. It reads every byte, at
+// memory speed. A nil content, which no walk produces, hashes as NilHash.
+func ChainHash(c *genai.Content) uint64 {
+	if c == nil {
+		return NilHash
+	}
+	s := identity{byValue: true, fast: true, h: fnvOffset}
+	walkContent(c, &s)
+	return s.h
+}
+
+// HashBytes is the FNV-64a hash of b.
+func HashBytes(b []byte) uint64 {
+	s := identity{byValue: true, h: fnvOffset}
+	s.write(b)
+	return s.h
+}
+
+// StringHash is the FNV-64a hash of x with its length, from the offset
+// basis xor salt: a name's hash, the same in every process.
+func StringHash(salt uint64, x string) uint64 {
+	s := identity{byValue: true, h: fnvOffset ^ salt}
+	s.fpStr(x)
+	return s.h
 }
 
 // write hashes b with FNV-64a. It never takes the fast path (blob does),
@@ -312,33 +347,55 @@ func (s *identity) fpStringMap(m map[string]string) {
 	s.fpStr("}")
 }
 
-// asFloat is a Go number as the float64 JSON decoding gives.
+// asFloat is a Go number as the float64 JSON decoding gives. Only the
+// predeclared number types are numbers here: a named one may marshal
+// otherwise, and is lifted.
 func asFloat(v any) (float64, bool) {
 	switch n := v.(type) {
 	case float64:
 		return n, true
 	case float32:
 		return float64(n), true
-	case int:
-		return float64(n), true
-	case int8:
-		return float64(n), true
-	case int16:
-		return float64(n), true
-	case int32:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case uint:
-		return float64(n), true
-	case uint8:
-		return float64(n), true
-	case uint16:
-		return float64(n), true
-	case uint32:
-		return float64(n), true
-	case uint64:
-		return float64(n), true
+	case int, int8, int16, int32, int64:
+		return float64(reflect.ValueOf(n).Int()), true
+	case uint, uint8, uint16, uint32, uint64:
+		return float64(reflect.ValueOf(n).Uint()), true
 	}
 	return 0, false
+}
+
+// fastHashBytes is the length from which the content hash of a prefix chain
+// hashes a string or byte slice with the CPU's CRC instructions instead of
+// FNV-64a byte by byte: FNV runs at about 3.5 GB/s, the two CRC-32s at
+// about 12 GB/s together, and below some tens of bytes the call costs more
+// than it saves.
+const fastHashBytes = 64
+
+// castagnoli is the CRC-32C table; hash/crc32 uses the CPU's instructions
+// for it (SSE4.2 on amd64, CRC32 on arm64).
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// crcFold folds b's length and two CRC-32s of it (Castagnoli and IEEE,
+// together a 64-bit check that misses an edit with probability about
+// 2^-64 unless it is crafted) into the FNV state h. Like FNV, it is not
+// meant to resist an adversary: the prefix record guards against edits,
+// not against attacks on the estimate (a crafted collision only makes the
+// estimate low until the provider's next count).
+func crcFold(h uint64, b []byte) uint64 {
+	c := uint64(crc32.Update(0, castagnoli, b))<<32 | uint64(crc32.ChecksumIEEE(b))
+	return fnvUint64(fnvUint64(h, uint64(len(b))), c)
+}
+
+// crcFoldString is crcFold over a string's bytes, without copying them.
+func crcFoldString(h uint64, x string) uint64 {
+	return crcFold(h, unsafe.Slice(unsafe.StringData(x), len(x)))
+}
+
+// fnvUint64 is FNV-64a over n's 8 bytes, big-endian, from h.
+func fnvUint64(h, n uint64) uint64 {
+	for shift := 56; shift >= 0; shift -= 8 {
+		h ^= (n >> shift) & 0xff
+		h *= fnvPrime
+	}
+	return h
 }

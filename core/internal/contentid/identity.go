@@ -1,4 +1,13 @@
-package core
+// Package contentid is a content's identity (ARCHITECTURE.md, Counting),
+// and it imports nothing of the engine. A content has two identities: the
+// count cache's key, which names strings and byte slices by address (fast,
+// valid within the process while the cache pins the content), and the
+// fingerprint, which hashes them by value (stable across processes;
+// persisted with the summary's watermark). Both come from walkContent, the
+// one walk over every field a provider is sent, so a field cannot be
+// covered by one and forgotten by the other. The reflection test in
+// identity_test.go fails on any genai.Part field the walk misses.
+package contentid
 
 import (
 	"encoding/binary"
@@ -6,18 +15,9 @@ import (
 	"unsafe"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
-
-// Content identity (ARCHITECTURE.md, Counting): one walk over every field of
-// a content that is sent, feeding the count cache's key and the fingerprint.
-
-// A content has two identities: the count cache's key, which names strings
-// and byte slices by address (fast, valid within the process while the cache
-// pins the content), and the fingerprint, which hashes them by value (stable
-// across processes; persisted with the summary's watermark). Both come from
-// walkContent, the one walk over every field a provider is sent, so a field
-// cannot be covered by one and forgotten by the other. The reflection test in
-// content_identity_test.go fails on any genai.Part field the walk misses.
 
 // idMark names a field, or the kind of a part, in the identity stream.
 type idMark uint8
@@ -87,22 +87,22 @@ var markNames = [numMarks]string{
 }
 
 // identity receives a content's identity from walkContent: by address into
-// a keyer (the count cache's key), or by value into an FNV-64a hash (the
+// a Keyer (the count cache's key), or by value into an FNV-64a hash (the
 // fingerprint). One concrete type with two modes, rather than an interface,
 // keeps the key's calls direct on the hot path.
 type identity struct {
 	byValue bool
 	// fast, with byValue, hashes long strings and byte slices with the
 	// CPU's CRC instructions instead of FNV-64a byte by byte: a content's
-	// hash in the prefix chain (prefix_mark.go), never a fingerprint,
+	// hash in the prefix chain (ChainHash), never a fingerprint,
 	// which is persisted and must not change.
 	fast bool
 	// sizing, with byValue, adds up the bytes of the strings and byte
 	// slices a content holds in size instead of hashing them: what a
-	// cache entry pinning it retains (session_memory_bound.go).
+	// cache entry pinning it retains (Size).
 	sizing bool
 	size   int
-	k      keyer  // byValue false
+	k      Keyer  // byValue false
 	h      uint64 // FNV-64a state; byValue true
 }
 
@@ -114,7 +114,7 @@ const (
 
 func (s *identity) mark(m idMark) {
 	if !s.byValue {
-		s.k.add(uint64(m) + 0x100)
+		s.k.Add(uint64(m) + 0x100)
 		return
 	}
 	if name := markNames[m]; name != "" {
@@ -129,7 +129,7 @@ func (s *identity) str(x string) {
 		return
 	}
 	if s.sizing {
-		s.size = satAdd(s.size, len(x))
+		s.size = sat.Add(s.size, len(x))
 		return
 	}
 	s.fpStr(x)
@@ -139,12 +139,12 @@ func (s *identity) str(x string) {
 // has always hashed inline data raw, without a length).
 func (s *identity) blob(b []byte) {
 	if !s.byValue {
-		s.k.add(uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))))
-		s.k.add(uint64(len(b)))
+		s.k.Add(uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))))
+		s.k.Add(uint64(len(b)))
 		return
 	}
 	if s.sizing {
-		s.size = satAdd(s.size, len(b))
+		s.size = sat.Add(s.size, len(b))
 		return
 	}
 	if s.fast && len(b) >= fastHashBytes {
@@ -157,7 +157,7 @@ func (s *identity) blob(b []byte) {
 // num adds a number, a boolean or a length.
 func (s *identity) num(n uint64) {
 	if !s.byValue {
-		s.k.add(n)
+		s.k.Add(n)
 		return
 	}
 	var b [8]byte
@@ -172,7 +172,7 @@ func (s *identity) value(m map[string]any) bool {
 		return s.k.value(m)
 	}
 	if s.sizing {
-		s.size = satAdd(s.size, valueSize(m))
+		s.size = sat.Add(s.size, valueSize(m))
 		return true
 	}
 	s.fpValue(m)
@@ -191,7 +191,11 @@ func (s *identity) optStr(m idMark, x string) {
 func (s *identity) optBool(m idMark, b *bool) {
 	if b != nil {
 		s.mark(m)
-		s.num(boolBit(*b))
+		var bit uint64
+		if *b {
+			bit = 1
+		}
+		s.num(bit)
 	}
 }
 
@@ -201,13 +205,6 @@ func (s *identity) optFloat(m idMark, f *float64) {
 		s.mark(m)
 		s.num(math.Float64bits(*f))
 	}
-}
-
-func boolBit(b bool) uint64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // walkContent gives s every field of c that a provider is sent. It returns
