@@ -307,6 +307,14 @@ func (r *fuzzReader) stateString(plausible string) any {
 	}
 }
 
+// oneWindow serves one window for every model: the fuzzer reaches the
+// windows WithMaxTokens refuses (below 1,024 tokens, up to math.MaxInt)
+// through it, as a custom ModelRegistry could serve them.
+type oneWindow int
+
+// ContextWindow is the registry's one window, whatever the model.
+func (w oneWindow) ContextWindow(string) int { return int(w) }
+
 // fuzzRegistry is built once: catwalk's data is parsed on construction.
 var fuzzRegistry = sync.OnceValue(func() ModelRegistry {
 	return NewCrushRegistry(WithRegistryLogger(quietLog))
@@ -372,14 +380,20 @@ func FuzzBeforeModel(f *testing.F) {
 				return sumText, nil
 			}
 		}}
-		opts := []AgentOption{WithMaxTokens(r.window())}
+		registry, opts := fuzzRegistry(), []AgentOption(nil)
+		if w := r.window(); w == 0 || (w >= minWindow && w <= maxWindow) {
+			opts = append(opts, WithMaxTokens(w))
+		} else {
+			// WithMaxTokens refuses such a window; a registry may still serve it.
+			registry = oneWindow(w)
+		}
 		switch r.intn(4) {
 		case 0:
 			opts = append(opts, WithTriggerFraction(0.05+float64(r.intn(90))/100))
 		case 1:
 			opts = append(opts, WithRecoveryModel(sum))
 		}
-		g := newGuard(fuzzRegistry(), WithLogger(fuzzLogger()))
+		g := newGuard(registry, WithLogger(fuzzLogger()))
 		g.addModel("a", sum, opts...)
 		if err := g.Err(); err != nil {
 			t.Fatal(err)

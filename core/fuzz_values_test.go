@@ -537,7 +537,7 @@ func (r *fuzzReader) usage(est, sum int) *genai.GenerateContentResponseUsageMeta
 	return u
 }
 
-// window returns a context window for WithMaxTokens: mostly small enough
+// window returns a context window for the agent: mostly small enough
 // for compaction to happen, sometimes the registry's (0), and sometimes
 // enormous, up to math.MaxInt.
 func (r *fuzzReader) window() int {
