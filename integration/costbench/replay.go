@@ -162,7 +162,7 @@ func Replay(ctx context.Context, tr *Trace, cfg Config) (*Session, error) {
 		// A provider, not Instruction: ADK would substitute {placeholders}
 		// of the recorded prompt.
 		InstructionProvider: func(agent.ReadonlyContext) (string, error) { return instruction, nil },
-		Tools:               replayTools(tr, awaitPrepared),
+		Tools:               ReplayTools(tr, awaitPrepared),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("costbench: agent: %w", err)
@@ -443,10 +443,11 @@ type replayTool struct {
 // millisecond, so the replay waits little.
 const preparedPoll = time.Millisecond
 
-// replayTools returns a tool per declaration of tr, and one for every tool
+// ReplayTools returns a tool per declaration of tr, and one for every tool
 // its calls name that it does not declare (so any recording replays); each
-// runs once await has returned.
-func replayTools(tr *Trace, await func(context.Context)) []tool.Tool {
+// answers its call with the recorded output, once await has returned (a nil
+// await answers at once).
+func ReplayTools(tr *Trace, await func(context.Context)) []tool.Tool {
 	outputs := map[string]string{}
 	var out []tool.Tool
 	declared := map[string]bool{}
@@ -512,6 +513,8 @@ func (t *replayTool) ProcessRequest(_ agent.ToolContext, req *model.LLMRequest) 
 // Run returns the output recorded for the call, once no summary is being
 // prepared for the session (await).
 func (t *replayTool) Run(ctx agent.ToolContext, _ any) (map[string]any, error) {
-	t.await(ctx)
+	if t.await != nil {
+		t.await(ctx)
+	}
 	return map[string]any{"output": t.outputs[ctx.FunctionCallID()]}, nil
 }

@@ -104,7 +104,7 @@ func Replay(ctx context.Context, tr *costbench.Trace, cfg Config, window int) (*
 		Name:                agentName,
 		Model:               m,
 		InstructionProvider: func(agent.ReadonlyContext) (string, error) { return instruction, nil },
-		Tools:               append(replayTools(tr), recall),
+		Tools:               append(costbench.ReplayTools(tr, nil), recall),
 		BeforeToolCallbacks: []llmagent.BeforeToolCallback{timer.before},
 		AfterToolCallbacks:  []llmagent.AfterToolCallback{timer.after},
 	})
@@ -339,83 +339,6 @@ func (m *replayModel) nextLocked(req *model.LLMRequest) *genai.Content {
 		c.Parts = append(c.Parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: call.ID, Name: call.Name, Args: call.ArgsMap()}})
 	}
 	return c
-}
-
-// replayTool is one of the session's tools; it returns the output recorded
-// for the call it is asked to run, found by the call's ID.
-type replayTool struct {
-	decl    *genai.FunctionDeclaration
-	outputs map[string]string
-}
-
-// replayTools returns a tool per declaration of tr, and one for every tool
-// its calls name that it does not declare.
-func replayTools(tr *costbench.Trace) []tool.Tool {
-	outputs := map[string]string{}
-	var out []tool.Tool
-	declared := map[string]bool{contextguard.RecallToolName: true}
-	add := func(name, description string, params map[string]any) {
-		if declared[name] {
-			return
-		}
-		declared[name] = true
-		decl := &genai.FunctionDeclaration{Name: name, Description: description}
-		if params != nil {
-			decl.ParametersJsonSchema = params
-		}
-		out = append(out, &replayTool{decl: decl, outputs: outputs})
-	}
-	for _, d := range tr.Tools {
-		add(d.Name, d.Description, d.Parameters)
-	}
-	for _, turn := range tr.Turns {
-		for _, st := range turn.Steps {
-			for _, c := range st.Calls {
-				outputs[c.ID] = c.Output
-				add(c.Name, "", nil)
-			}
-		}
-	}
-	return out
-}
-
-// Name returns the tool's name.
-func (t *replayTool) Name() string { return t.decl.Name }
-
-// Description returns the tool's description.
-func (t *replayTool) Description() string { return t.decl.Description }
-
-// IsLongRunning reports false.
-func (t *replayTool) IsLongRunning() bool { return false }
-
-// Declaration returns the recorded declaration.
-func (t *replayTool) Declaration() *genai.FunctionDeclaration { return t.decl }
-
-// ProcessRequest declares the tool in req, as ADK's function tools do.
-func (t *replayTool) ProcessRequest(_ agent.ToolContext, req *model.LLMRequest) error {
-	if req.Tools == nil {
-		req.Tools = map[string]any{}
-	}
-	if _, dup := req.Tools[t.decl.Name]; dup {
-		return fmt.Errorf("recallbench: duplicate tool %q", t.decl.Name)
-	}
-	req.Tools[t.decl.Name] = t
-	if req.Config == nil {
-		req.Config = &genai.GenerateContentConfig{}
-	}
-	for _, gt := range req.Config.Tools {
-		if gt != nil && gt.FunctionDeclarations != nil {
-			gt.FunctionDeclarations = append(gt.FunctionDeclarations, t.decl)
-			return nil
-		}
-	}
-	req.Config.Tools = append(req.Config.Tools, &genai.Tool{FunctionDeclarations: []*genai.FunctionDeclaration{t.decl}})
-	return nil
-}
-
-// Run returns the output recorded for the call.
-func (t *replayTool) Run(ctx agent.ToolContext, _ any) (map[string]any, error) {
-	return map[string]any{"output": t.outputs[ctx.FunctionCallID()]}, nil
 }
 
 // Windows are the two context windows a session is replayed at: a half
