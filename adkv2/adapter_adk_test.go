@@ -3,6 +3,7 @@ package contextguard_test
 import (
 	"context"
 	"fmt"
+	"github.com/adk-contextguard/contextguard/adkv2/internal/runnertest"
 	"iter"
 	"log/slog"
 	"strings"
@@ -13,11 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
-	"google.golang.org/adk/v2/agent"
-	"google.golang.org/adk/v2/agent/llmagent"
 	"google.golang.org/adk/v2/model"
-	"google.golang.org/adk/v2/plugin"
-	"google.golang.org/adk/v2/runner"
 	"google.golang.org/adk/v2/session"
 
 	contextguard "github.com/adk-contextguard/contextguard/adkv2"
@@ -117,9 +114,9 @@ func TestPlugin_PicksUpTheEarlierGuardsV2State(t *testing.T) {
 
 	// Two turns played without a guard, as the earlier guard's session
 	// holds them: 4 contents (user, model, user, model).
-	first := newRunner(t, svc, chat)
+	first := runnertest.NewRunner(t, legacyApp, svc, chat)
 	for turn := 1; turn <= 2; turn++ {
-		runTurn(t, first, fmt.Sprintf("question %d", turn))
+		runnertest.RunTurn(t, first, legacyUser, fmt.Sprintf("question %d", turn))
 	}
 	require.Len(t, chat.requests(), 2)
 	require.Len(t, chat.requests()[1], 3, "the second request: question 1, answer 1, question 2")
@@ -138,14 +135,14 @@ func TestPlugin_PicksUpTheEarlierGuardsV2State(t *testing.T) {
 	// The same app after the import-path switch: this plugin.
 	g := contextguard.New(nil, contextguard.WithLogger(quiet))
 	g.Add("assistant", nil, contextguard.WithSummarizer(failingSummarizer{}), contextguard.WithMaxTokens(100_000))
-	guarded := newRunner(t, svc, chat, g.PluginConfig().Plugins...)
-	runTurn(t, guarded, "question 3")
-	runTurn(t, guarded, "question 4")
+	guarded := runnertest.NewRunner(t, legacyApp, svc, chat, g.PluginConfig().Plugins...)
+	runnertest.RunTurn(t, guarded, legacyUser, "question 3")
+	runnertest.RunTurn(t, guarded, legacyUser, "question 4")
 
 	reqs := chat.requests()
 	require.Len(t, reqs, 4)
 	for i, req := range reqs[2:] {
-		texts := contentTexts(req)
+		texts := runnertest.ContentTexts(req)
 		require.NotEmpty(t, texts)
 		assert.Contains(t, texts[0], earlierSummaryText, "request %d starts with the earlier guard's summary", i+3)
 		joined := strings.Join(texts, "\n")
@@ -154,7 +151,7 @@ func TestPlugin_PicksUpTheEarlierGuardsV2State(t *testing.T) {
 		assert.Contains(t, joined, "question 2", "request %d: a content after the cut is kept", i+3)
 		assert.Contains(t, joined, "answer to: question 2", "request %d: a content after the cut is kept", i+3)
 	}
-	assert.Contains(t, strings.Join(contentTexts(reqs[3]), "\n"), "question 4")
+	assert.Contains(t, strings.Join(runnertest.ContentTexts(reqs[3]), "\n"), "question 4")
 
 	st := readState(t, svc)
 	anchor, ok := st[anchorKey].(string)
@@ -182,7 +179,7 @@ func (m *echoModel) GenerateContent(_ context.Context, req *model.LLMRequest, _ 
 	m.mu.Unlock()
 	last := ""
 	if n := len(req.Contents); n > 0 {
-		last = strings.Join(texts(req.Contents[n-1]), " ")
+		last = strings.Join(runnertest.Texts(req.Contents[n-1]), " ")
 	}
 	return func(yield func(*model.LLMResponse, error) bool) {
 		yield(&model.LLMResponse{Content: genai.NewContentFromText("answer to: "+last, genai.RoleModel), TurnComplete: true}, nil)
@@ -203,28 +200,6 @@ func (failingSummarizer) Summarize(context.Context, contextguard.SummaryRequest)
 	return "", fmt.Errorf("no compaction expected")
 }
 
-func newRunner(t *testing.T, svc session.Service, llm model.LLM, plugins ...*plugin.Plugin) *runner.Runner {
-	t.Helper()
-	a, err := llmagent.New(llmagent.Config{Name: "assistant", Model: llm, Instruction: "Answer the user."})
-	require.NoError(t, err)
-	r, err := runner.New(runner.Config{
-		AppName:           legacyApp,
-		Agent:             a,
-		SessionService:    svc,
-		PluginConfig:      runner.PluginConfig{Plugins: plugins},
-		AutoCreateSession: true,
-	})
-	require.NoError(t, err)
-	return r
-}
-
-func runTurn(t *testing.T, r *runner.Runner, text string) {
-	t.Helper()
-	for _, err := range r.Run(t.Context(), legacyUser, "s1", genai.NewContentFromText(text, genai.RoleUser), agent.RunConfig{}) {
-		require.NoError(t, err)
-	}
-}
-
 func writeState(t *testing.T, svc session.Service, delta map[string]any) {
 	t.Helper()
 	resp, err := svc.Get(t.Context(), &session.GetRequest{AppName: legacyApp, UserID: legacyUser, SessionID: "s1"})
@@ -242,27 +217,6 @@ func readState(t *testing.T, svc session.Service) map[string]any {
 	out := map[string]any{}
 	for k, v := range resp.Session.State().All() {
 		out[k] = v
-	}
-	return out
-}
-
-func texts(c *genai.Content) []string {
-	var out []string
-	if c == nil {
-		return nil
-	}
-	for _, p := range c.Parts {
-		if p != nil && p.Text != "" {
-			out = append(out, p.Text)
-		}
-	}
-	return out
-}
-
-func contentTexts(cs []*genai.Content) []string {
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = strings.Join(texts(c), " ")
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package plugintest_test
 import (
 	"context"
 	"fmt"
+	"github.com/adk-contextguard/contextguard/adkv2/internal/runnertest"
 	"iter"
 	"math/rand/v2"
 	"strings"
@@ -52,7 +53,7 @@ func (b *builtinCompaction) plugin(t *testing.T) *plugin.Plugin {
 func (b *builtinCompaction) beforeModel(_ agent.Context, req *model.LLMRequest) (*model.LLMResponse, error) {
 	chars := 0
 	for _, c := range req.Contents {
-		chars += len(strings.Join(texts(c), ""))
+		chars += len(strings.Join(runnertest.Texts(c), ""))
 	}
 	if chars/4 <= b.threshold || len(req.Contents) <= b.keep {
 		return nil, nil
@@ -84,7 +85,7 @@ func (m *hexModel) Name() string { return "gemini-2.5-flash" }
 
 func (m *hexModel) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
 	m.mu.Lock()
-	m.texts = append(m.texts, strings.Join(contentTexts(req.Contents), "\n"))
+	m.texts = append(m.texts, strings.Join(runnertest.ContentTexts(req.Contents), "\n"))
 	m.mu.Unlock()
 	return func(yield func(*model.LLMResponse, error) bool) {
 		yield(&model.LLMResponse{Content: genai.NewContentFromText("Noted.", genai.RoleModel), TurnComplete: true}, nil)
@@ -139,10 +140,10 @@ func TestPlugin_BesideADKsBuiltInCompaction(t *testing.T) {
 				require.NoError(t, err)
 				plugins = append(plugins, p)
 			}
-			r := newRunner(t, session.InMemoryService(), llm, plugins...)
+			r := runnertest.NewRunner(t, testApp, session.InMemoryService(), llm, plugins...)
 			rng := rand.New(rand.NewPCG(7, 11))
 			for turn := range turns {
-				runTurn(t, r, hexMessage(rng, turn, idsPerMsg))
+				runnertest.RunTurn(t, r, testUser, hexMessage(rng, turn, idsPerMsg))
 			}
 
 			reqs := llm.requests()
