@@ -1,7 +1,9 @@
 package contextguard
 
 import (
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -113,30 +115,199 @@ func wordCount(text string) int {
 // inside a list item may exceed three spaces).
 var fenceOpening = regexp.MustCompile("^[ \t]*(```+|~~~+)")
 
-// longProseLines returns the 1-based numbers of doc's lines longer than
-// limit characters outside fenced code blocks and table rows.
-func longProseLines(doc string, limit int) []int {
-	var long []int
+// eachLine calls visit with each of doc's lines, its 1-based number, and
+// whether it is prose: outside fenced code blocks (fences included) and
+// table rows.
+func eachLine(doc string, visit func(n int, line string, prose bool)) {
 	fence := "" // the opening fence of the code block the line is in
 	for i, line := range strings.Split(doc, "\n") {
 		if m := fenceOpening.FindStringSubmatch(line); m != nil {
 			switch {
 			case fence == "":
 				fence = m[1]
+				visit(i+1, line, false)
 				continue
 			case m[1][0] == fence[0] && len(m[1]) >= len(fence) && strings.TrimSpace(line) == m[1]:
 				fence = ""
+				visit(i+1, line, false)
 				continue
 			}
 		}
-		if fence != "" || strings.HasPrefix(strings.TrimSpace(line), "|") {
+		visit(i+1, line, fence == "" && !strings.HasPrefix(strings.TrimSpace(line), "|"))
+	}
+}
+
+// longProseLines returns the 1-based numbers of doc's lines longer than
+// limit characters outside fenced code blocks and table rows.
+func longProseLines(doc string, limit int) []int {
+	var long []int
+	eachLine(doc, func(n int, line string, prose bool) {
+		if prose && utf8.RuneCountInString(line) > limit {
+			long = append(long, n)
+		}
+	})
+	return long
+}
+
+// paragraphWordLimit is the most words a paragraph of ARCHITECTURE.md may
+// have outside tables and code blocks: the document is a map a newcomer
+// scans, and a paragraph longer than a few sentences hides the one fact a
+// reader looks for.
+const paragraphWordLimit = 150
+
+// heading matches a Markdown heading, which is not part of a paragraph.
+var heading = regexp.MustCompile(`^\s{0,3}#{1,6}(\s|$)`)
+
+// paragraph is a block of prose: the 1-based number of its first line and
+// its words, as wc -w counts them.
+type paragraph struct {
+	line, words int
+}
+
+// longParagraphs returns doc's paragraphs of more than limit words outside
+// tables and fenced code blocks. A paragraph ends at a blank line, a table,
+// a code block or a heading; the items of a list not parted by blank lines
+// are one paragraph, as they read as one block.
+func longParagraphs(doc string, limit int) []paragraph {
+	var long []paragraph
+	cur := paragraph{}
+	end := func() {
+		if cur.words > limit {
+			long = append(long, cur)
+		}
+		cur = paragraph{}
+	}
+	eachLine(doc, func(n int, line string, prose bool) {
+		if !prose || strings.TrimSpace(line) == "" || heading.MatchString(line) {
+			end()
+			return
+		}
+		if cur.line == 0 {
+			cur.line = n
+		}
+		cur.words += wordCount(line)
+	})
+	end()
+	return long
+}
+
+func TestDocs_LongParagraphs(t *testing.T) {
+	words := func(n int) string { return strings.TrimSpace(strings.Repeat("w ", n)) }
+	tests := []struct {
+		name string
+		doc  string
+		want []paragraph
+	}{
+		{"short paragraphs", "# Title\n\n" + words(5) + "\n" + words(5) + "\n\n" + words(10) + "\n", nil},
+		{"a paragraph over the limit, across lines", "# Title\n\n" + words(6) + "\n" + words(6) + "\n", []paragraph{{3, 12}}},
+		{"a heading is not part of the paragraph below it", "## " + words(5) + "\n" + words(8) + "\n", nil},
+		{"a heading is not a paragraph", "## " + words(20) + "\n", nil},
+		{"a tight list is one paragraph", "- " + words(4) + "\n  " + words(2) + "\n- " + words(4) + "\n", []paragraph{{1, 12}}},
+		{"a loose list is a paragraph per item", "- " + words(8) + "\n\n- " + words(8) + "\n", nil},
+		{"a table is not prose", "| " + words(20) + " |\n|---|\n| " + words(20) + " |\n", nil},
+		{"a code block is not prose", words(5) + "\n```\n" + words(20) + "\n```\n" + words(5) + "\n", nil},
+		{"a table ends a paragraph", words(6) + "\n| a |\n" + words(6) + "\n", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, longParagraphs(tt.doc, 10))
+		})
+	}
+}
+
+// TestDocs_ArchitectureParagraphsShort: ARCHITECTURE.md reads as a map, no
+// paragraph over paragraphWordLimit words.
+func TestDocs_ArchitectureParagraphsShort(t *testing.T) {
+	b, err := os.ReadFile("ARCHITECTURE.md")
+	require.NoError(t, err)
+	for _, p := range longParagraphs(string(b), paragraphWordLimit) {
+		t.Errorf("ARCHITECTURE.md:%d: a paragraph of %d words, over %d: split it, or move the detail to the code's comments", p.line, p.words, paragraphWordLimit)
+	}
+}
+
+// goFileSpan matches a Markdown code span that names a Go file, or Go files
+// by a pattern (`core/x.go`, `x_test.go`, `dir/*_test.go`).
+var goFileSpan = regexp.MustCompile("`([^`\\s]+\\.go)`")
+
+// missingGoFiles returns the Go files doc names in code spans that no path
+// of files (slash-separated, relative to the repository's root) holds: a
+// name matches a path that ends with it, whole segments, and may be a
+// path.Match pattern.
+func missingGoFiles(doc string, files []string) []string {
+	var missing []string
+	seen := map[string]bool{}
+	for _, m := range goFileSpan.FindAllStringSubmatch(doc, -1) {
+		name := strings.TrimPrefix(m[1], "/")
+		if seen[name] {
 			continue
 		}
-		if utf8.RuneCountInString(line) > limit {
-			long = append(long, i+1)
+		seen[name] = true
+		if !namesAFile(name, files) {
+			missing = append(missing, name)
 		}
 	}
-	return long
+	return missing
+}
+
+// namesAFile reports whether name, a path or a path.Match pattern, matches
+// the last segments of one of files.
+func namesAFile(name string, files []string) bool {
+	n := strings.Count(name, "/") + 1
+	for _, f := range files {
+		segs := strings.Split(f, "/")
+		if len(segs) < n {
+			continue
+		}
+		if ok, err := path.Match(name, strings.Join(segs[len(segs)-n:], "/")); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
+func TestDocs_MissingGoFiles(t *testing.T) {
+	files := []string{"adapter_adk.go", "core/limits.go", "core/internal/tokens/media.go", "core/internal/tokens/media_test.go"}
+	tests := []struct {
+		name string
+		doc  string
+		want []string
+	}{
+		{"a file by its name", "`limits.go` and `adapter_adk.go`", nil},
+		{"a file by its path, or the end of it", "`core/limits.go`, `internal/tokens/media.go`", nil},
+		{"a pattern", "`core/internal/tokens/*_test.go`", nil},
+		{"a file that is gone", "`limits.go` and `guard_limits.go`", []string{"guard_limits.go"}},
+		{"a path that is not the file's", "`adkv2/limits.go`", []string{"adkv2/limits.go"}},
+		{"part of a name is not the name", "`its.go`", []string{"its.go"}},
+		{"named twice, reported once", "`gone.go` `gone.go`", []string{"gone.go"}},
+		{"a span that is not a file", "`go run ./internal/apidoc` and `x.go` `beforeRun`", []string{"x.go"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, missingGoFiles(tt.doc, files))
+		})
+	}
+}
+
+// TestDocs_ArchitectureNamesExistingFiles: every Go file ARCHITECTURE.md
+// names exists in the repository, so that a file renamed or removed takes
+// the map with it.
+func TestDocs_ArchitectureNamesExistingFiles(t *testing.T) {
+	var files []string
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && p != "." && strings.HasPrefix(d.Name(), "."):
+			return filepath.SkipDir
+		case !d.IsDir() && strings.HasSuffix(p, ".go"):
+			files = append(files, filepath.ToSlash(p))
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	b, err := os.ReadFile("ARCHITECTURE.md")
+	require.NoError(t, err)
+	assert.Empty(t, missingGoFiles(string(b), files), "ARCHITECTURE.md names Go files the repository does not hold: name them as they are now")
 }
 
 func TestDocs_LongProseLines(t *testing.T) {
