@@ -145,12 +145,8 @@ func decodePrefixRecord(s string) (r prefixRecord, ok bool) {
 // numbers, but for the chain (each content hashed once per process) and the
 // config hash (cached per guard). The pruning frontier is checked once pruning ran
 // (requestEstimate).
-func (g *Guard) matchPrefix(t *turn, st StateReader, sio stateIO) prefixMatch {
-	m := prefixMatch{config: t.config}
-	if st == nil {
-		return m
-	}
-	m.stored = t.storedPrefix
+func (g *Guard) matchPrefix(t *turn, sio stateIO) prefixMatch {
+	m := prefixMatch{config: t.config, stored: t.storedPrefix}
 	if m.stored == "" {
 		return m
 	}
