@@ -140,7 +140,9 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 	}
 	var cs []*genai.Content
 	t.inj, cs = injectSummary(t)
-	t.prefix = g.matchPrefix(t, in.cfg.stateIO(g.log))
+	own := prefixRecord{contents: len(t.raw), cut: t.inj.cut, injected: t.inj.injected,
+		compactions: in.prev.compactions, total: in.prev.lastEstimate, config: t.config}
+	t.prefix = matchPrefix(in.cfg.stateIO(g.log), in.storedPrefix, own, t.raw, &t.chain)
 	if t.rejected {
 		t.before = t.cal.count(t.weigh(cs))
 	} else {
@@ -246,7 +248,7 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	trigger := tokenTrigger(t.lim, t.prev.floor)
 	r := t.pruneAndCount(cs, trigger)
-	t.prefix.body, t.before, t.beforeEst = r.body, r.count, r.est
+	t.frontier, t.prefix.body, t.before, t.beforeEst = r.frontier, r.body, r.count, r.est
 	next := t.prev
 	next.pruneFrontier, next.lastEstimate = t.frontier, r.est
 	next.prefixKept, next.invalidated = t.prefixKept(r.cs, r.est, r.rewritten)
@@ -259,7 +261,7 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	if reason != "" {
 		return g.compactDue(t, r.cs, next, reason, why)
 	}
-	t.prefix.next = t.recordPrefix(r.est)
+	t.prefix.next = t.prefix.record(t.raw, &t.chain, t.frontier, r.est)
 	s := step{contents: r.cs, next: next}
 	if r.unpruned > 0 && t.nextTurnCount(r.unpruned) > trigger {
 		s.event = g.prunedAtTrigger(t, r.unpruned, r.count, next)
@@ -268,13 +270,14 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 }
 
 // judged is the request decide judges: the contents as this call's pruning
-// leaves them, their raw estimate (body: the part after the summary,
-// requestEstimate) and calibrated count. unpruned is the count with the
-// stored frontier when this call's pruning moves it, else 0; rewritten is
-// the index of the first content pruning rewrote, -1 for none.
+// leaves them (frontier: the tool steps pruned), their raw estimate (body:
+// the part after the summary, prefixMatch.estimate) and calibrated count.
+// unpruned is the count with the stored frontier when this call's pruning
+// moves it, else 0; rewritten is the index of the first content pruning
+// rewrote, -1 for none.
 type judged struct {
-	cs                                    []*genai.Content
-	est, body, count, unpruned, rewritten int
+	cs                                              []*genai.Content
+	frontier, est, body, count, unpruned, rewritten int
 }
 
 // tokenTrigger is the count past which a call under lim compacts: the
@@ -292,7 +295,7 @@ func tokenTrigger(lim limits, floor int) int {
 // pruneAndCount prunes cs to the stored frontier, or further when that
 // frees WithPruningMinFree (planPruning), or as far as it can when the
 // request is over trigger, however little that frees (a compaction would
-// rewrite more), and counts it as pruned. It sets the call's frontier.
+// rewrite more), and counts it as pruned.
 func (t *turn) pruneAndCount(cs []*genai.Content, trigger int) judged {
 	minFree := t.cfg.pruningMinFree()
 	if t.mode == modeApplyOnly {
@@ -300,16 +303,14 @@ func (t *turn) pruneAndCount(cs []*genai.Content, trigger int) judged {
 		minFree = math.MaxInt
 	}
 	pruned, target, rewritten := planPruning(t.est, t.cfg.pruneKeep, minFree, t.recall, t.prev.pruneFrontier, t.raw, cs)
-	t.frontier = pruned
-	r := t.countPruned(cs)
+	r := t.countPruned(cs, pruned)
 	if rewritten >= 0 {
 		r.unpruned = t.cal.count(t.weigh(pruneTo(t.est, min(t.prev.pruneFrontier, target), t.recall, t.raw, cs)))
 	}
-	if t.mode != modeApplyOnly && t.nextTurnCount(r.count) > trigger && t.frontier < target {
+	if t.mode != modeApplyOnly && t.nextTurnCount(r.count) > trigger && pruned < target {
 		unpruned := max(r.unpruned, r.count)
-		_, rewritten = pruneFreed(t.est, t.recall, t.raw, cs, t.frontier, target)
-		t.frontier = target
-		r = t.countPruned(cs)
+		_, rewritten = pruneFreed(t.est, t.recall, t.raw, cs, pruned, target)
+		r = t.countPruned(cs, target)
 		r.unpruned = unpruned
 	}
 	if r.rewritten = rewritten; rewritten >= 0 {
@@ -320,10 +321,10 @@ func (t *turn) pruneAndCount(cs []*genai.Content, trigger int) judged {
 	return r
 }
 
-// countPruned is cs pruned to the call's frontier, estimated and counted.
-func (t *turn) countPruned(cs []*genai.Content) judged {
-	r := judged{cs: pruneTo(t.est, t.frontier, t.recall, t.raw, cs)}
-	r.est, r.body = t.requestEstimate(r.cs)
+// countPruned is cs pruned to frontier, estimated and counted.
+func (t *turn) countPruned(cs []*genai.Content, frontier int) judged {
+	r := judged{cs: pruneTo(t.est, frontier, t.recall, t.raw, cs), frontier: frontier}
+	r.est, r.body = t.prefix.estimate(t.measure, frontier, r.cs)
 	r.count = t.cal.count(r.est)
 	return r
 }
