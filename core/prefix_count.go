@@ -211,7 +211,7 @@ func (m prefixMatch) record(raw []*genai.Content, chain *callChain, frontier, es
 	return r.encode()
 }
 
-// save writes the record the call prepared (recordPrefix), or clears the
+// save writes the record the call prepared (record), or clears the
 // stored one when the call prepared none (it compacted).
 func (m prefixMatch) save(st State, sio stateIO) {
 	sio.set(st, keyPrefix, m.stored, m.next)
