@@ -261,7 +261,7 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	if reason != "" {
 		return g.compactDue(t, r.cs, next, reason, why)
 	}
-	t.prefix.next = t.prefix.record(t.raw, &t.chain, t.frontier, r.est)
+	t.prefix.next = t.prefix.ownRecord(t.raw, &t.chain, t.frontier, r.est)
 	s := step{contents: r.cs, next: next}
 	if r.unpruned > 0 && t.nextTurnCount(r.unpruned) > trigger {
 		s.event = g.prunedAtTrigger(t, r.unpruned, r.count, next)

@@ -199,10 +199,10 @@ func (m prefixMatch) estimate(ms measure, frontier int, cs []*genai.Content) (es
 	return est, max(est-summary, 0)
 }
 
-// record is the record a call stores for the request it let through,
+// ownRecord is the record a call stores for the request it let through,
 // uncompacted, of contents raw pruned to frontier, estimated at est raw
 // tokens ("" for none).
-func (m prefixMatch) record(raw []*genai.Content, chain *callChain, frontier, est int) string {
+func (m prefixMatch) ownRecord(raw []*genai.Content, chain *callChain, frontier, est int) string {
 	if len(raw) == 0 {
 		return ""
 	}
@@ -211,7 +211,7 @@ func (m prefixMatch) record(raw []*genai.Content, chain *callChain, frontier, es
 	return r.encode()
 }
 
-// save writes the record the call prepared (record), or clears the
+// save writes the record the call prepared (ownRecord), or clears the
 // stored one when the call prepared none (it compacted).
 func (m prefixMatch) save(st State, sio stateIO) {
 	sio.set(st, keyPrefix, m.stored, m.next)

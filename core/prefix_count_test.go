@@ -328,7 +328,7 @@ func TestPrefixRecord_MatchesOnlyTheRequestItDescribes(t *testing.T) {
 	raw := prefixHistory(3, "s")
 	own := prefixRecord{contents: len(raw), cut: 2, injected: true, compactions: 1, config: 7}
 	first := prefixMatch{own: own, body: 900}
-	stored := first.record(raw, &callChain{memo: &prefixMemo{}}, 2, 1000)
+	stored := first.ownRecord(raw, &callChain{memo: &prefixMemo{}}, 2, 1000)
 	sio := stateIO{agent: "a", log: quietLog}
 
 	edited := adkCopy(raw)
