@@ -9,40 +9,40 @@ import (
 )
 
 // Before the model call: the pipeline of one call, top to bottom
-// (ARCHITECTURE.md, One model call): load, inject the summary, count,
-// decide, compact, save. This file and compaction.go are the pipeline: they
-// alone write a call's state (turn). Every other step takes what it needs
-// and returns what it decides: the contents to send, the state to persist,
-// the compaction's event (step).
+// (ARCHITECTURE.md, One model call): load, build the call's state (turn:
+// inject the summary, match the prefix record), count, decide, compact,
+// save. Every step returns what it decides (step); only the pipeline
+// writes the turn.
 
-// turn is everything one model call decides with. It is built once, by
-// newTurn, for the guarded call and for recovery from a rejection alike.
-// The contents to send are not part of it: each step returns them.
+// turn is the state of one model call (ARCHITECTURE.md, One model call):
+// built once, by newTurn, for the guarded call, a call between turns,
+// recovery and a summary prepared in the background alike. Only the
+// pipeline (this file and compaction.go) writes it; the contents to send
+// are not part of it: each step returns them (step).
 type turn struct {
 	ctx Call
 	// ro is the session's state without the call's pending writes (ADK's
 	// ReadonlyState): the todo list is read from it.
 	ro  StateReader
 	cfg *Agent
-	// req is the request as ADK built it; its contents are raw. It is
-	// never rewritten: the contents to send flow as values (step).
+	// req is the request as ADK built it, never rewritten.
 	req  Request
 	prev guardState
-	// measure holds the contents as ADK built them (raw), the estimator,
-	// the calibration and the raw estimate of the system instruction and
-	// tools: what the steps that only count and cut take.
+	// measure holds the raw contents, the estimator, the calibration and
+	// the estimate of the system instruction and tools: what the steps
+	// that only count and cut take.
 	measure
-	// config identifies the request's system instruction and tools and
-	// the estimator (configHash).
+	// config identifies the system instruction, tools and estimator
+	// (configHash).
 	config uint64
 	sess   *sessionEntry
 	lim    limits
 	inj    injection
 	base   *slog.Logger
 	logger *slog.Logger // base with agent and session, built on first use
-	before int          // calibrated count before compaction
-	// beforeEst is the raw estimate before's count was scaled from.
-	beforeEst int
+	// before is the calibrated count before compaction, beforeEst the raw
+	// estimate it was scaled from.
+	before, beforeEst int
 	// sumWindow is the context window of the summarizer's model.
 	sumWindow int
 	// spanCtx carries the compaction span to the summarizer call.
@@ -50,46 +50,28 @@ type turn struct {
 	// rejected marks recovery from the provider's rejection of this very
 	// request: its calibration comes from the provider's own count of it.
 	rejected bool
-	// focus is the focus of a requested compaction (compaction_request.go).
-	focus string
-	// hookInstructions are the before-compaction hook's instructions for
-	// this compaction (compaction_hooks.go).
-	hookInstructions string
-	// storedPrefix is the prefix record in state, "" without one, and
-	// prefix how it matched (prefix_count.go); frontier is the tool steps
-	// pruned (pruning.go).
+	// focus is a requested compaction's focus (compaction_request.go),
+	// hookInstructions the before-compaction hook's (compaction_hooks.go).
+	focus, hookInstructions string
+	// storedPrefix is the prefix record in state ("" for none), prefix how
+	// it matched (prefix_count.go); frontier is the tool steps pruned.
 	storedPrefix string
 	prefix       prefixMatch
 	frontier     int
-	// mode is what the call may do: compact, or only apply what earlier
-	// compactions stored (a session switched off, session_switch.go).
+	// mode is what the call may do (session_switch.go).
 	mode callMode
-	// recall reports that the request declares the recall tool (recall.go):
-	// the summary message and pruning placeholders then say how to recall.
+	// recall reports that the request declares the recall tool (recall.go).
 	recall bool
-	// chain is the agent's memo of its contents' chain (prefix_mark.go),
-	// brought to raw on first use.
+	// chain is the agent's memo of its contents' chain (prefix_mark.go).
 	chain callChain
 	// betweenTurns marks a compaction after a run ended (between_turns.go):
 	// raw is the next turn's history, the user's next message aside.
 	betweenTurns afterRun
-	// unprepared is why a compaction for tokens in this call runs inline
-	// (CompactionEvent.InlineReason): what the agent's last call found;
-	// sentEst is the raw estimate of the request that call let through, 0
-	// for none (agentMemory.lastEst): this request's growth over it is the
-	// step (stepFillsWindow).
+	// unprepared is why a compaction for tokens runs inline, as the
+	// agent's last call found it; sentEst the raw estimate of the request
+	// that call let through, 0 for none (agentMemory).
 	unprepared InlineReason
 	sentEst    int
-}
-
-// step is what a step of the pipeline decides: the contents to send, the
-// state to persist, the compaction made (for the OnCompaction hook, nil
-// for none) and the error to return.
-type step struct {
-	contents []*genai.Content
-	next     guardState
-	event    *CompactionEvent
-	err      error
 }
 
 // callInput is what a call's state is built from, beside its request.
@@ -111,9 +93,7 @@ type callInput struct {
 	// background is set for a summary prepared while tools run
 	// (prepared_start.go): the values of the call it follows.
 	background *prepareCandidate
-	// unprepared is why the agent's next compaction for tokens would run
-	// inline, and sentEst the raw estimate of the request it let through,
-	// as its last call left them (agentMemory).
+	// unprepared and sentEst are as the agent's last call left them.
 	unprepared InlineReason
 	sentEst    int
 }
@@ -126,22 +106,17 @@ type rejection struct {
 	cal calibration
 }
 
-// newTurn builds the state of a call of req, the request as ADK built it,
-// and injects the stored summary: it returns the turn and the contents to
-// send so far.
+// newTurn builds the state of a call of req, the request as ADK built it:
+// it injects the stored summary and matches the stored prefix record, and
+// returns the turn and the contents to send so far.
 func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 	memo := in.memo
 	if memo == nil {
 		memo = &prefixMemo{}
 	}
 	t := &turn{
-		ctx:          in.call,
-		ro:           in.ro,
-		cfg:          in.cfg,
-		req:          req,
+		ctx: in.call, ro: in.ro, cfg: in.cfg, req: req, prev: in.prev, sess: in.sess,
 		measure:      measure{raw: req.Contents},
-		prev:         in.prev,
-		sess:         in.sess,
 		base:         g.log,
 		storedPrefix: in.storedPrefix,
 		mode:         in.mode,
@@ -165,11 +140,9 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 	}
 	var cs []*genai.Content
 	t.inj, cs = injectSummary(t)
-	if in.betweenTurns {
-		// Counted from the last call's prefix record: what is new is the
-		// final response (between_turns.go).
-		t.prefix = g.matchPrefix(t, in.ro, in.cfg.stateIO(g.log))
-	}
+	own := prefixRecord{contents: len(t.raw), cut: t.inj.cut, injected: t.inj.injected,
+		compactions: in.prev.compactions, total: in.prev.lastEstimate, config: t.config}
+	t.prefix = matchPrefix(in.cfg.stateIO(g.log), in.storedPrefix, own, t.raw, &t.chain)
 	if t.rejected {
 		t.before = t.cal.count(t.weigh(cs))
 	} else {
@@ -180,22 +153,40 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 }
 
 // withContents is req carrying cs: the one place the engine sets the
-// contents of a request it guards. Every step decides contents as values
-// and weighs them (weigh) without building a request.
+// contents of a request it guards; the steps pass contents as values.
 func withContents(req Request, cs []*genai.Content) Request {
 	req.Contents = cs
 	return req
 }
 
 // irreducibleSize is the size of a request (raw estimate n) that decides
-// ErrIrreducible: the raw estimate, never scaled by a calibration factor
-// (calibration.go), except when the provider itself rejected this request
-// and said how large it was.
+// ErrIrreducible: the raw estimate, never scaled by a calibration
+// (calibration.go), unless the provider itself rejected this request and
+// said how large it was.
 func (t *turn) irreducibleSize(n int) int {
 	if t.rejected {
 		return t.cal.scale(n)
 	}
 	return n
+}
+
+// log returns the turn's logger, built only when something is logged so the
+// common path allocates nothing for it.
+func (t *turn) log() *slog.Logger {
+	if t.logger == nil {
+		t.logger = t.base.With("agent", t.cfg.name, "session", t.ctx.SessionID())
+	}
+	return t.logger
+}
+
+// step is what a step of the pipeline decides: the contents to send, the
+// state to persist, the compaction made (for the OnCompaction hook, nil
+// for none) and the error to return.
+type step struct {
+	contents []*genai.Content
+	next     guardState
+	event    *CompactionEvent
+	err      error
 }
 
 // guardRequest does the work of BeforeModelCallback while it owns the
@@ -226,7 +217,6 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	}
 	in.memo = &mem.prefix
 	t, cs := g.newTurn(in, req)
-	t.prefix = g.matchPrefix(t, st, sio)
 	if !t.prefix.matched {
 		t.est.prefetch(cs)
 	}
@@ -235,9 +225,8 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	s := g.decide(t, cs)
 	sess.rememberCall(t)
 	t.inj.reanchor(t.prev, &s.next)
-	s.next.window = t.lim.window
-	s.next.threshold = t.lim.threshold
-	s.next.maxOutput = maxOutputTokens(&t.req)
+	s.next.window, s.next.threshold = t.lim.window, t.lim.threshold
+	s.next.maxOutput = maxOutputTokens(&req)
 	recordUsage(t.cal, &s.next)
 	g.noteGrowth(t, mem, &s)
 	mem.message.observe(t, &s)
@@ -248,59 +237,54 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	return s.contents, s.event, s.err
 }
 
-// log returns the turn's logger, built only when something is logged so the
-// common path allocates nothing for it.
-func (t *turn) log() *slog.Logger {
-	if t.logger == nil {
-		t.logger = t.base.With("agent", t.cfg.name, "session", t.ctx.SessionID())
-	}
-	return t.logger
-}
-
 // decide compares the calibrated count of cs, the contents with the
 // summary injected, with the trigger and compacts when it is reached, or
 // when the agent's strategy says a compaction is due (compactionStrategy).
-// With tool-result pruning the request is pruned first and counted as
-// pruned, so the summarizer runs only when pruning was not enough
-// (pruneAndCount).
+// Tool results are pruned first and the request counted as pruned, so the
+// summarizer runs only when pruning was not enough (pruneAndCount). A
+// request let through stores its prefix record; pruning that took it from
+// over the trigger to under it is reported as a compaction
+// (prunedAtTrigger).
 func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	trigger := tokenTrigger(t.lim, t.prev.floor)
 	r := t.pruneAndCount(cs, trigger)
+	t.frontier, t.prefix.body, t.before, t.beforeEst = r.frontier, r.body, r.count, r.est
 	next := t.prev
-	next.pruneFrontier = t.frontier
+	next.pruneFrontier, next.lastEstimate = t.frontier, r.est
+	next.prefixKept, next.invalidated = t.prefixKept(r.cs, r.est, r.rewritten)
 	if r.rewritten >= 0 {
-		// The pass rewrote the request, which is now smaller than the one
-		// the provider last counted: that count no longer bounds it from
-		// below (calibration.count), as after a compaction.
+		// Smaller than the request the provider last counted, whose count
+		// no longer bounds it from below (calibration.count).
 		next.realTokens = 0
 	}
-	t.prefix.body = r.body
-	t.before, t.beforeEst = r.count, r.est
 	reason, why := t.compactionReason(r.count, trigger, r.cs)
-	if reason == "" {
-		return g.letThrough(t, r, next, trigger)
+	if reason != "" {
+		return g.compactDue(t, r.cs, next, reason, why)
 	}
-	return g.compactDue(t, r, next, reason, why)
+	t.prefix.next = t.prefix.ownRecord(t.raw, &t.chain, t.frontier, r.est)
+	s := step{contents: r.cs, next: next}
+	if r.unpruned > 0 && t.nextTurnCount(r.unpruned) > trigger {
+		s.event = g.prunedAtTrigger(t, r.unpruned, r.count, next)
+	}
+	return s
 }
 
 // judged is the request decide judges: the contents as this call's pruning
-// leaves them, their raw estimate (body: the part after the summary,
-// requestEstimate) and calibrated count, and what pruning did.
+// leaves them (frontier: the tool steps pruned), their raw estimate (body:
+// the part after the summary, prefixMatch.estimate) and calibrated count.
+// unpruned is the count with the stored frontier when this call's pruning
+// moves it, else 0; rewritten is the index of the first content pruning
+// rewrote, -1 for none.
 type judged struct {
-	cs               []*genai.Content
-	est, body, count int
-	// unpruned is the count with the stored frontier when this call's
-	// pruning moves it, 0 when it does not (prunedAtTrigger); rewritten is
-	// the index of the first content pruning rewrote, -1 for none
-	// (planPruning).
-	unpruned, rewritten int
+	cs                                              []*genai.Content
+	frontier, est, body, count, unpruned, rewritten int
 }
 
 // tokenTrigger is the count past which a call under lim compacts: the
 // threshold, or, when the last compaction could not get below it (its
 // floor: the irreducible part is too large), halfway from where it got to
-// the room left (the window less the room kept for the output): the guard
-// compacts again only once the conversation has grown by that much.
+// the room left, so the guard compacts again only once the conversation
+// has grown by that much.
 func tokenTrigger(lim limits, floor int) int {
 	if room := lim.room(); floor > lim.threshold && floor < room {
 		return lim.halfwayToRoom(floor)
@@ -308,29 +292,25 @@ func tokenTrigger(lim limits, floor int) int {
 	return lim.threshold
 }
 
-// pruneAndCount prunes cs with tool-result pruning and counts it as pruned:
-// to the stored frontier, or further when that frees WithPruningMinFree
-// (planPruning), and as far as it can when the request is over trigger,
-// however little that frees: a compaction would rewrite more. It sets the
-// call's frontier.
+// pruneAndCount prunes cs to the stored frontier, or further when that
+// frees WithPruningMinFree (planPruning), or as far as it can when the
+// request is over trigger, however little that frees (a compaction would
+// rewrite more), and counts it as pruned.
 func (t *turn) pruneAndCount(cs []*genai.Content, trigger int) judged {
 	minFree := t.cfg.pruningMinFree()
 	if t.mode == modeApplyOnly {
-		// Switched off: the stored frontier stays applied, and moves no
-		// further (session_switch.go).
+		// Switched off: the stored frontier stays, and moves no further.
 		minFree = math.MaxInt
 	}
 	pruned, target, rewritten := planPruning(t.est, t.cfg.pruneKeep, minFree, t.recall, t.prev.pruneFrontier, t.raw, cs)
-	t.frontier = pruned
-	r := t.countPruned(cs)
+	r := t.countPruned(cs, pruned)
 	if rewritten >= 0 {
 		r.unpruned = t.cal.count(t.weigh(pruneTo(t.est, min(t.prev.pruneFrontier, target), t.recall, t.raw, cs)))
 	}
-	if t.mode != modeApplyOnly && t.nextTurnCount(r.count) > trigger && t.frontier < target {
+	if t.mode != modeApplyOnly && t.nextTurnCount(r.count) > trigger && pruned < target {
 		unpruned := max(r.unpruned, r.count)
-		_, rewritten = pruneFreed(t.est, t.recall, t.raw, cs, t.frontier, target)
-		t.frontier = target
-		r = t.countPruned(cs)
+		_, rewritten = pruneFreed(t.est, t.recall, t.raw, cs, pruned, target)
+		r = t.countPruned(cs, target)
 		r.unpruned = unpruned
 	}
 	if r.rewritten = rewritten; rewritten >= 0 {
@@ -341,10 +321,10 @@ func (t *turn) pruneAndCount(cs []*genai.Content, trigger int) judged {
 	return r
 }
 
-// countPruned is cs pruned to the call's frontier, estimated and counted.
-func (t *turn) countPruned(cs []*genai.Content) judged {
-	r := judged{cs: pruneTo(t.est, t.frontier, t.recall, t.raw, cs)}
-	r.est, r.body = t.requestEstimate(r.cs)
+// countPruned is cs pruned to frontier, estimated and counted.
+func (t *turn) countPruned(cs []*genai.Content, frontier int) judged {
+	r := judged{cs: pruneTo(t.est, frontier, t.recall, t.raw, cs), frontier: frontier}
+	r.est, r.body = t.prefix.estimate(t.measure, frontier, r.cs)
 	r.count = t.cal.count(r.est)
 	return r
 }
@@ -354,8 +334,8 @@ func (t *turn) countPruned(cs []*genai.Content) judged {
 func (t *turn) compactionReason(count, trigger int, cs []*genai.Content) (reason string, why []any) {
 	switch {
 	case t.mode == modeApplyOnly:
-		// Switched off: the stored summary and pruning stay applied, a
-		// requested or due compaction waits until the guard is back on.
+		// Switched off: a requested or due compaction waits until the
+		// guard is back on.
 		return "", nil
 	case t.prev.request.pending:
 		return ReasonRequested, nil
@@ -370,45 +350,23 @@ func (t *turn) compactionReason(count, trigger int, cs []*genai.Content) (reason
 	}
 }
 
-// letThrough is the step of a request that goes out as pruned, with the
-// prefix record of what it sends; pruning that took a request over the
-// trigger back under it is reported as a compaction (prunedAtTrigger).
-func (g *Guard) letThrough(t *turn, r judged, next guardState, trigger int) step {
-	next = t.sentAsJudged(next, r)
-	t.prefix.next = t.recordPrefix(r.est)
-	s := step{contents: r.cs, next: next}
-	if r.unpruned > 0 && t.nextTurnCount(r.unpruned) > trigger {
-		s.event = g.prunedAtTrigger(t, r.unpruned, r.count, next)
-	}
-	return s
-}
-
-// sentAsJudged is next for the request sent as decide judged it (r): its
-// raw estimate, and what it keeps of the provider's cached prefix.
-func (t *turn) sentAsJudged(next guardState, r judged) guardState {
-	next.lastEstimate = r.est
-	next.prefixKept, next.invalidated = t.prefixKept(r.cs, r.est, r.rewritten)
-	return next
-}
-
-// compactDue runs the compaction due for reason: the before-compaction hook
-// first, which may skip it; then the compaction, from the summary prepared
-// while the last step's tools ran when there is one for a compaction for
-// tokens (compactPrepared), else inline. next is decide's state for the
-// request as judged: a compaction not applied stores it as it is, one
-// applied builds on it (compaction.unapplied).
-func (g *Guard) compactDue(t *turn, r judged, next guardState, reason string, why []any) step {
+// compactDue runs the compaction due for reason over cs, the contents as
+// decide judged them: the before-compaction hook first, which may skip
+// it; then the compaction, from the summary prepared while the last
+// step's tools ran when there is one for a compaction for tokens
+// (compactPrepared), else inline. A compaction not applied stores next,
+// decide's state, as it is; one applied builds on it.
+func (g *Guard) compactDue(t *turn, cs []*genai.Content, next guardState, reason string, why []any) step {
 	// One compaction answers an output-limit stop and a request, whatever
 	// its outcome, even one the hook skips.
 	next.compactNext = 0
 	t.focus, next.request = takeRequest(t.prev.request)
-	next = t.sentAsJudged(next, r)
-	skip, instructions := g.beforeCompaction(t, reason, r.count)
+	skip, instructions := g.beforeCompaction(t, reason, t.before)
 	t.hookInstructions = instructions
 	if skip {
-		return step{contents: r.cs, next: next}
+		return step{contents: cs, next: next}
 	}
-	args := append([]any{"reason", reason, "tokens", r.count, "threshold", t.lim.threshold, "window", t.lim.window,
+	args := append([]any{"reason", reason, "tokens", t.before, "threshold", t.lim.threshold, "window", t.lim.window,
 		"strategy", t.cfg.policy.name(), "contents", len(t.raw)}, why...)
 	msg := "contextguard: trigger reached; compacting"
 	if t.betweenTurns {
@@ -416,7 +374,7 @@ func (g *Guard) compactDue(t *turn, r judged, next guardState, reason string, wh
 	}
 	t.log().Info(msg, args...)
 	if p := t.sess.prepared.Load(); reason == ReasonTokens && p != nil && p.agent == t.cfg.name {
-		return g.compactPrepared(t, r.cs, next, p, t.cfg.policy, reason)
+		return g.compactPrepared(t, cs, next, p, t.cfg.policy, reason)
 	}
-	return g.compact(t, r.cs, next, t.cfg.policy, reason)
+	return g.compact(t, cs, next, t.cfg.policy, reason)
 }

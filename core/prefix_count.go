@@ -76,9 +76,15 @@ type prefixRecord struct {
 	chain       uint64 // chain hash of the contents (callChain.at)
 }
 
-// prefixMatch is what a turn knows about the stored record.
+// prefixMatch is what a call knows about the stored record, and the
+// record it stores.
 type prefixMatch struct {
-	rec     prefixRecord
+	rec prefixRecord
+	// own is the call's request as a record describes it: its contents,
+	// the summary's injection, the compaction counter, the config hash,
+	// and as total the last estimate in state, which a matching record
+	// holds.
+	own     prefixRecord
 	stored  string // the encoded record the call started from
 	matched bool   // the record matches the request, but for the frontier
 	config  uint64 // configHash of this call's request
@@ -140,22 +146,17 @@ func decodePrefixRecord(s string) (r prefixRecord, ok bool) {
 	return r, true
 }
 
-// matchPrefix reads the stored record and checks it against the turn's
-// request, whose summary is injected: every check is a comparison of
-// numbers, but for the chain (each content hashed once per process) and the
-// config hash (cached per guard). The pruning frontier is checked once pruning ran
-// (requestEstimate).
-func (g *Guard) matchPrefix(t *turn, st StateReader, sio stateIO) prefixMatch {
-	m := prefixMatch{config: t.config}
-	if st == nil {
+// matchPrefix checks the stored record against own, the call's request
+// of contents raw with its summary injected: every check is a comparison
+// of numbers, but for the chain (each content hashed once per process).
+// The pruning frontier is checked once pruning ran (estimate).
+func matchPrefix(sio stateIO, stored string, own prefixRecord, raw []*genai.Content, chain *callChain) prefixMatch {
+	m := prefixMatch{own: own, config: own.config, stored: stored}
+	if stored == "" {
 		return m
 	}
-	m.stored = t.storedPrefix
-	if m.stored == "" {
-		return m
-	}
-	rec, ok := decodePrefixRecord(m.stored)
-	if !ok && !strings.HasPrefix(m.stored, prefixRecordVersion+":") {
+	rec, ok := decodePrefixRecord(stored)
+	if !ok && !strings.HasPrefix(stored, prefixRecordVersion+":") {
 		sio.log.Info("contextguard: the session's prefix record has another format (an earlier version's); counting the whole request",
 			"agent", sio.agent, "key", sio.key(keyPrefix))
 		return m
@@ -166,56 +167,51 @@ func (g *Guard) matchPrefix(t *turn, st StateReader, sio stateIO) prefixMatch {
 		return m
 	}
 	m.rec = rec
-	m.matched = rec.compactions == t.prev.compactions &&
-		rec.total == t.prev.lastEstimate &&
-		rec.injected == t.inj.injected && rec.cut == t.inj.cut &&
-		rec.contents <= len(t.raw) &&
-		rec.config == m.config &&
-		rec.chain == t.chain.at(t.raw, rec.contents)
+	m.matched = rec.compactions == own.compactions && rec.total == own.total &&
+		rec.injected == own.injected && rec.cut == own.cut &&
+		rec.contents <= own.contents && rec.config == own.config &&
+		rec.chain == chain.at(raw, rec.contents)
 	return m
 }
 
-// requestEstimate is the raw estimate of the request with contents cs, as
-// it will be sent: the record's estimate of the prefix plus the summary
-// message and the contents after the prefix when the record matches, else
-// every content. It also returns the estimate less the summary message
-// (prefixMatch.body).
-func (t *turn) requestEstimate(cs []*genai.Content) (est, body int) {
+// estimate is the raw estimate of the request with contents cs, pruned to
+// frontier, as it will be sent: the record's estimate of the prefix plus
+// the summary message and the contents after the prefix when the record
+// matches, else every content. It also returns the estimate less the
+// summary message (prefixMatch.body).
+func (m prefixMatch) estimate(ms measure, frontier int, cs []*genai.Content) (est, body int) {
 	summary, lead := 0, 0
-	if t.inj.injected && len(cs) > 0 {
-		summary, lead = t.est.content(cs[0]), 1
+	if m.own.injected && len(cs) > 0 {
+		summary, lead = ms.est.content(cs[0]), 1
 	}
-	p := t.prefix
-	if fresh := len(t.raw) - p.rec.contents; p.matched && p.rec.frontier == t.frontier && len(cs)-fresh >= lead {
-		body := p.rec.body
+	if fresh := len(ms.raw) - m.rec.contents; m.matched && m.rec.frontier == frontier && len(cs)-fresh >= lead {
+		body := m.rec.body
 		for _, c := range cs[len(cs)-fresh:] {
-			body = sat.Add(body, t.est.content(c))
+			body = sat.Add(body, ms.est.content(c))
 		}
 		// The prefix's counts are not needed again: the next call checks
 		// the record, and a compaction counts what it summarizes. Keep
 		// only what this call touched, so an idle session holds little.
-		t.est.cache.dropUntouched()
+		ms.est.cache.dropUntouched()
 		return sat.Add(body, summary), body
 	}
-	est = t.weigh(cs)
+	est = ms.weigh(cs)
 	return est, max(est-summary, 0)
 }
 
-// recordPrefix is the record this call stores: the request it let
-// through, uncompacted, estimated at est raw tokens ("" for none).
-func (t *turn) recordPrefix(est int) string {
-	if len(t.raw) == 0 {
+// ownRecord is the record a call stores for the request it let through,
+// uncompacted, of contents raw pruned to frontier, estimated at est raw
+// tokens ("" for none).
+func (m prefixMatch) ownRecord(raw []*genai.Content, chain *callChain, frontier, est int) string {
+	if len(raw) == 0 {
 		return ""
 	}
-	return prefixRecord{
-		contents: len(t.raw), cut: t.inj.cut, injected: t.inj.injected,
-		compactions: t.prev.compactions, frontier: t.frontier,
-		total: est, body: min(t.prefix.body, est),
-		config: t.prefix.config, chain: t.chain.at(t.raw, len(t.raw)),
-	}.encode()
+	r := m.own
+	r.frontier, r.total, r.body, r.chain = frontier, est, min(m.body, est), chain.at(raw, len(raw))
+	return r.encode()
 }
 
-// save writes the record the call prepared (recordPrefix), or clears the
+// save writes the record the call prepared (ownRecord), or clears the
 // stored one when the call prepared none (it compacted).
 func (m prefixMatch) save(st State, sio stateIO) {
 	sio.set(st, keyPrefix, m.stored, m.next)

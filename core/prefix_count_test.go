@@ -319,6 +319,53 @@ func TestPrefixRecord_Encoding(t *testing.T) {
 	}
 }
 
+// TestPrefixRecord_MatchesOnlyTheRequestItDescribes: a call records the
+// request it let through; the next call's request, which extends it,
+// matches the record only when the summary's injection, the compaction
+// counter, the last estimate in state, the config hash and every content
+// of the prefix are what the record says.
+func TestPrefixRecord_MatchesOnlyTheRequestItDescribes(t *testing.T) {
+	raw := prefixHistory(3, "s")
+	own := prefixRecord{contents: len(raw), cut: 2, injected: true, compactions: 1, config: 7}
+	first := prefixMatch{own: own, body: 900}
+	stored := first.ownRecord(raw, &callChain{memo: &prefixMemo{}}, 2, 1000)
+	sio := stateIO{agent: "a", log: quietLog}
+
+	edited := adkCopy(raw)
+	edited[1] = userMsg("another question")
+	for _, tt := range []struct {
+		name    string
+		edit    func(*prefixRecord)
+		raw     []*genai.Content
+		matches bool
+	}{
+		{name: "the same request, extended", matches: true},
+		{name: "another compaction since", edit: func(r *prefixRecord) { r.compactions++ }},
+		{name: "another last estimate in state", edit: func(r *prefixRecord) { r.total++ }},
+		{name: "the summary cut elsewhere", edit: func(r *prefixRecord) { r.cut++ }},
+		{name: "no summary injected", edit: func(r *prefixRecord) { r.injected = false }},
+		{name: "other tools or instruction", edit: func(r *prefixRecord) { r.config++ }},
+		{name: "a content of the prefix edited", raw: edited},
+		{name: "a shorter history", raw: raw[:len(raw)-1]},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			next := append(adkCopy(raw), userMsg("and restart it"))
+			if tt.raw != nil {
+				next = append(adkCopy(tt.raw), userMsg("and restart it"))
+			}
+			o := prefixRecord{contents: len(next), cut: own.cut, injected: own.injected, compactions: own.compactions,
+				total: 1000, config: own.config}
+			if tt.edit != nil {
+				tt.edit(&o)
+			}
+			m := matchPrefix(sio, stored, o, next, &callChain{memo: &prefixMemo{}})
+			assert.Equal(t, tt.matches, m.matched)
+			assert.Equal(t, stored, m.stored, "the record the call started from")
+			assert.Equal(t, o.config, m.config, "the call's own config hash")
+		})
+	}
+}
+
 // wordCounter is the provider's tokenizer of the edit tests: one token per
 // word, so an edit that keeps a text's length and ends can change its count
 // many times over.
