@@ -1,6 +1,7 @@
 package core
 
 import (
+	"strconv"
 	"strings"
 
 	"google.golang.org/genai"
@@ -131,6 +132,25 @@ func partSource(p *genai.Part) (src recallSource, text string, ok bool) {
 	return src, "", false
 }
 
+// source names text t of x for a page: its turn, role and tool, and the
+// call_id.
+func (x *recallIndex) source(t int) recallindex.Source {
+	s := x.srcs[t]
+	d := "turn " + strconv.Itoa(s.turn) + ", "
+	switch {
+	case s.role == genai.RoleUser && s.tool != "":
+		d += "result of tool " + s.tool
+	case s.tool != "":
+		d += s.role + " called tool " + s.tool
+	default:
+		d += s.role
+	}
+	if s.callID != "" {
+		d += " (call_id " + textcut.Prefix(s.callID, recallindex.QuoteBytes) + ")"
+	}
+	return recallindex.Source{Turn: s.turn, Where: d}
+}
+
 // readableJSON is the JSON s with the escapes encoding/json writes for
 // HTML's special characters (\u003c, \u003e, \u0026) written as the
 // characters <, > and &: an excerpt shows a tool call's arguments as the
@@ -161,6 +181,3 @@ func readableJSON(s string) string {
 // htmlEscapes are the escapes encoding/json writes for HTML's special
 // characters (without their backslash), and the characters.
 var htmlEscapes = map[string]byte{"u003c": '<', "u003e": '>', "u0026": '&'}
-
-// eachTerm calls f with each term of s (recallindex.EachTerm).
-func eachTerm(s string, f func(string) bool) { recallindex.EachTerm(s, f) }

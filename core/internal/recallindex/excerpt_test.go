@@ -106,3 +106,11 @@ func FuzzExcerpt(f *testing.F) {
 		}
 	})
 }
+
+func TestSpanOf_Phrase(t *testing.T) {
+	phrase := func(text, query string) bool { return spanOf(text, 0, len(text), terms(query), 400).phrase }
+	assert.True(t, phrase("Connection refused by the database", "refused by the"))
+	assert.True(t, phrase("a a b", "a b"))
+	assert.False(t, phrase("refused, later the database", "refused the"))
+	assert.False(t, phrase("anything", ""))
+}
