@@ -66,6 +66,7 @@ type passage struct {
 // not safe for concurrent use.
 type Index struct {
 	texts    []string
+	firsts   []int32 // each text's first passage
 	passages []passage
 	// lens and owner are each passage's term count and text, dense for a
 	// search's walk over the postings.
@@ -115,7 +116,8 @@ func (x *Index) Retained() int { return x.bytes }
 func (x *Index) Add(text string) int {
 	t := int32(len(x.texts))
 	x.texts = append(x.texts, text)
-	x.bytes = sat.Add(x.bytes, len(text))
+	x.firsts = append(x.firsts, int32(len(x.passages)))
+	x.bytes = sat.Add(x.bytes, len(text)+4)
 	for at := 0; at < len(text); {
 		n := PassageEnd(text[at:])
 		x.addPassage(t, text, at, at+n)

@@ -65,7 +65,7 @@ const (
 	// variantContext is the context a variant's lines get, about a line on
 	// either side.
 	variantContext = 160
-	sameText       = "further on in the same text"
+	sameText       = "elsewhere in the same text"
 	variantsHead   = "Other views of these lines:\n"
 )
 
@@ -109,12 +109,14 @@ type entry struct {
 // place is the span of the query's words in a passage, and its whole lines.
 type place struct {
 	at, end, from, to int
+	held              int // the distinct terms the span holds
 	ok                bool
 }
 
 // variant is a place of text src whose lines read as an entry's.
 type variant struct {
 	src, from, to int
+	line          bool // one of moreLines: its lines alone
 }
 
 // Page is page (from 1) of the matches of terms (query is the query as the
@@ -148,6 +150,7 @@ func (x *Index) Page(terms []string, query string, hits []Hit, total, page, budg
 			shown[i].next = pg.spanIn(shown[i].second)
 			pg.nextAsVariant(&shown[i])
 		}
+		pg.moreLines(&shown[i])
 		heads[i] = "\n[" + strconv.Itoa((page-1)*n+i+1) + "] " + pg.describe(shown[i]) + ":\n"
 		room -= len(heads[i]) + len("\n")
 		shares += share(i)
@@ -182,12 +185,13 @@ func share(i int) int {
 func (pg *pager) spanIn(p int) place {
 	t, ps, pe := pg.x.Passage(p)
 	text := pg.x.Text(t)
-	at, end, ok := MatchSpan(text, ps, pe, pg.terms, spanBytes)
-	if !ok { // matched by a term's head only: the passage's start
+	sp := spanOf(text, ps, pe, pg.terms, spanBytes)
+	at, end := sp.at, sp.end
+	if sp.held == 0 { // matched by a term's head only: the passage's start
 		at, end = ps, ps+CutEnd(text[ps:pe], spanBytes)
 	}
 	from, to := LineSpan(text, at, end, lineBytes)
-	return place{at: at, end: end, from: from, to: to, ok: true}
+	return place{at: at, end: end, from: from, to: to, held: sp.held, ok: true}
 }
 
 // lines is the trimmed text of place sp of text t.
@@ -266,18 +270,15 @@ func (pg *pager) nextAsVariant(en *entry) {
 }
 
 // variantsText is what a page shows of en's variants within limit bytes,
-// in what the excerpt leaves: each one's place and lines, as many as fit,
-// then a line of context around each while the room holds it; "" when
-// none fits.
+// in what the excerpt leaves: each one's lines, as many as fit, then a
+// line of context around each but moreLines' while the room holds it; ""
+// when none fits.
 func (pg *pager) variantsText(en entry, limit int) string {
-	if len(en.variants) == 0 {
-		return ""
-	}
 	room := limit - limit/excerptShare - len(variantsHead)
 	var items []string
 	used := 0
-	for _, v := range en.variants {
-		item := pg.variantItem(en, v, 0)
+	for i := range en.variants {
+		item := pg.variantItem(en, i, 0)
 		if used+len(item) > room {
 			break
 		}
@@ -288,8 +289,10 @@ func (pg *pager) variantsText(en entry, limit int) string {
 		return ""
 	}
 	for i := range items {
-		wide := pg.variantItem(en, en.variants[i], variantContext)
-		if used+len(wide)-len(items[i]) <= room {
+		if en.variants[i].line {
+			continue
+		}
+		if wide := pg.variantItem(en, i, variantContext); used+len(wide)-len(items[i]) <= room {
 			used += len(wide) - len(items[i])
 			items[i] = wide
 		}
@@ -297,15 +300,21 @@ func (pg *pager) variantsText(en entry, limit int) string {
 	return variantsHead + strings.Join(items, "")
 }
 
-// variantItem is what a page shows of variant v of en: its place, then its
-// lines (at most variantBytes) with context bytes around them.
-func (pg *pager) variantItem(en entry, v variant, context int) string {
-	where := sameText
-	if v.src != en.src {
-		where = pg.describe(entry{src: v.src})
-	}
+// variantItem is what a page shows of en's variant i: its place (unless the
+// variant before is of the same text), then its lines, at most
+// variantBytes, with context bytes around them.
+func (pg *pager) variantItem(en entry, i, context int) string {
+	v := en.variants[i]
 	out, _ := Excerpt(pg.x.Text(v.src), v.from, v.to, min(v.to-v.from, variantBytes)+context)
-	return "- " + where + ":\n" + strings.TrimSpace(out) + "\n"
+	head := ""
+	if i == 0 || en.variants[i-1].src != v.src {
+		where := sameText
+		if v.src != en.src {
+			where = pg.describe(entry{src: v.src})
+		}
+		head = "- " + where + ":\n"
+	}
+	return head + strings.TrimSpace(out) + "\n"
 }
 
 // excerpt is en's text within limit bytes: its whole lines and context
