@@ -271,9 +271,10 @@ func (x *Index) Search(terms []string, k int) ([]Hit, int) {
 }
 
 // proximity is a passage's score factor for how close it holds the terms:
-// phraseBoost for the phrase, times 1 plus proximityBoost times the share
-// of the terms its densest span holds and how near that span is to tight
-// bytes (the terms one after the other).
+// phraseBoost for the phrase, times the share of the terms its densest
+// span holds (so a passage holding every word outranks a shorter one
+// missing one), times 1 plus proximityBoost times that share and how near
+// the span is to tight bytes (the terms one after the other).
 func proximity(text string, start, end int, terms []string, tight int) float64 {
 	sp := spanOf(text, start, end, terms, proximitySpanBytes)
 	if sp.held == 0 || sp.distinct == 0 {
@@ -284,7 +285,8 @@ func proximity(text string, start, end int, terms []string, tight int) float64 {
 		f = phraseBoost
 	}
 	near := min(float64(tight)/float64(max(sp.end-sp.at, 1)), 1)
-	return f * (1 + proximityBoost*float64(sp.held)/float64(sp.distinct)*near)
+	share := float64(sp.held) / float64(sp.distinct)
+	return f * share * (1 + proximityBoost*share*near)
 }
 
 // tightSpan is the bytes of the distinct terms one after the other, a
