@@ -269,6 +269,15 @@ func TestRecall_OneLineInSeveralViews(t *testing.T) {
 			wants:   []string{"20\t" + target, "200\t" + target, "380\t" + target, "elsewhere in the same text"},
 		},
 		results: 1,
+	}, {
+		recallScenario: recallScenario{
+			name: "a file read twice, the line twice in the second view",
+			history: append(append(append([]*genai.Content{userMsg("read it")}, toolOutput("c-1", numberedWith(400, target, 20))...),
+				toolOutput("c-2", numberedWith(400, target, 85, 300))...), userMsg("next")),
+			query: "backoff schedule attempt jitter",
+			wants: []string{"20\t" + target, "85\t" + target, "300\t" + target, "call_id c-2"},
+		},
+		results: 1,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			g, _ := newTestGuard(t, fixedSummary("S"))

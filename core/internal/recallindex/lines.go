@@ -3,7 +3,6 @@ package recallindex
 import (
 	"cmp"
 	"slices"
-	"strings"
 )
 
 // matchingMax bounds the passages of one text read for the other places
@@ -34,36 +33,48 @@ func (x *Index) matching(t int, terms []string) []int {
 	return out[:min(len(out), matchingMax)]
 }
 
-// moreLines lists among en's variants, first, the other lines of its text
-// that hold every term of the query (a value printed on many lines, a line
-// a file view shows twice), not shown already: a line each tells them
-// apart where an excerpt each would not fit. They include en's next best
-// place, shown by its lines then instead of a second excerpt.
+// moreLines adds to en's variants the other lines of its text, and of each
+// variant's text after that variant, that hold every term of the query (a
+// value printed on many lines, a line each file view shows), not shown
+// already: a line each tells them apart where an excerpt each would not
+// fit. They include en's next best place, shown by its lines then instead
+// of a second excerpt.
 func (pg *pager) moreLines(en *entry) {
 	all := distinctCount(pg.terms)
 	if en.held < all {
 		return
 	}
-	var more []variant
 	seen := map[string]bool{pg.lines(en.src, en.place): true}
 	for _, v := range en.variants {
-		seen[strings.TrimSpace(pg.x.Text(v.src)[v.from:v.to])] = true
+		seen[pg.lines(v.src, place{from: v.from, to: v.to})] = true
 	}
 	next := ""
 	if en.next.ok {
 		next = pg.lines(en.src, en.next)
 	}
-	for _, p := range pg.x.matching(en.src, pg.terms) {
-		sp := pg.spanIn(p)
-		key := pg.lines(en.src, sp)
-		if sp.held < all || seen[key] {
-			continue
+	linesOf := func(t int, out []variant) []variant {
+		for _, p := range pg.x.matching(t, pg.terms) {
+			sp := pg.spanIn(p)
+			key := pg.lines(t, sp)
+			if sp.held < all || seen[key] {
+				continue
+			}
+			seen[key] = true
+			out = append(out, variant{src: t, from: sp.from, to: sp.to, line: true})
+			if t == en.src && key == next {
+				en.next = place{}
+			}
 		}
-		seen[key] = true
-		more = append(more, variant{src: en.src, from: sp.from, to: sp.to, line: true})
-		if key == next {
-			en.next = place{}
+		return out
+	}
+	vs := linesOf(en.src, nil)
+	done := map[int]bool{en.src: true}
+	for _, v := range en.variants {
+		vs = append(vs, v)
+		if !done[v.src] {
+			done[v.src] = true
+			vs = linesOf(v.src, vs)
 		}
 	}
-	en.variants = slices.Insert(en.variants, 0, more...)
+	en.variants = vs
 }
