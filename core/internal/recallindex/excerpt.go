@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// maxQueryTerms bounds the distinct terms MatchSpan tells apart: a query
+// maxQueryTerms bounds the distinct terms spanOf tells apart: a query
 // holds at most this many (the engine cuts it before).
 const maxQueryTerms = 64
 
@@ -16,25 +16,19 @@ type occurrence struct {
 	at, end, term int
 }
 
-// MatchSpan is the span [at, end) of text within text[from:to] where terms
-// occur densest: at most limit bytes (or one longer matching word), the
-// most distinct terms, the shortest such, the earliest on a tie. Terms
-// match whole words or parts (EachTermAt), offsets into text itself, so
-// any Unicode text is read right. ok is false when none occurs.
-func MatchSpan(text string, from, to int, terms []string, limit int) (at, end int, ok bool) {
-	sp := spanOf(text, from, to, terms, limit)
-	return sp.at, sp.end, sp.held > 0
-}
-
-// span is MatchSpan's span, how many distinct terms the query has and the
-// span holds, and whether the passage holds the terms one after the other.
+// span is where terms occur densest in a passage (spanOf), how many
+// distinct terms the query has and the span holds, and whether the passage
+// holds them one after the other.
 type span struct {
 	at, end        int
 	distinct, held int
 	phrase         bool
 }
 
-// spanOf reads text[from:to] once for span.
+// spanOf reads text[from:to] once for span: [at, end) at most limit bytes
+// (or one longer matching word), the most distinct terms, the shortest
+// such, the earliest on a tie. Terms match whole words or parts
+// (EachTermAt), offsets into text itself, whatever lower-casing does.
 func spanOf(text string, from, to int, terms []string, limit int) span {
 	var occ []occurrence
 	phrase := len(terms) == 0

@@ -55,12 +55,8 @@ type posting struct {
 	tf      uint32
 }
 
-// passage is a span of lines of one text.
-type passage struct {
-	text       int32 // into Index.texts
-	start, end int   // bytes of the text
-	terms      uint32
-}
+// passage is a span of lines of one text (Index.owner), its bytes there.
+type passage struct{ start, end int }
 
 // Index is a BM25 index over the passages of the texts added to it. It is
 // not safe for concurrent use.
@@ -106,7 +102,7 @@ func (x *Index) Text(t int) string { return x.texts[t] }
 // Passage is passage p: the number of its text and its bytes there.
 func (x *Index) Passage(p int) (text, start, end int) {
 	ps := x.passages[p]
-	return int(ps.text), ps.start, ps.end
+	return int(x.owner[p]), ps.start, ps.end
 }
 
 // Retained is about what the index retains, in bytes, texts included.
@@ -199,7 +195,7 @@ func (x *Index) addPassage(t int32, text string, start, end int) {
 		x.postings[id] = append(x.postings[id], posting{passage: p, tf: x.tf[id]})
 		x.tf[id] = 0
 	}
-	x.passages = append(x.passages, passage{text: t, start: start, end: end, terms: uint32(total)})
+	x.passages = append(x.passages, passage{start: start, end: end})
 	x.lens = append(x.lens, uint32(total))
 	x.owner = append(x.owner, t)
 	x.terms += total
@@ -262,7 +258,7 @@ func (x *Index) Search(terms []string, k int) ([]Hit, int) {
 		tight := tightSpan(terms)
 		for i := range top[:min(len(top), PhraseCandidates)] {
 			ps := x.passages[top[i].Passage]
-			text := x.texts[ps.text]
+			text := x.texts[top[i].Text]
 			top[i].Score *= proximity(text, ps.start, ps.end, terms, tight)
 		}
 		sortHits(top)

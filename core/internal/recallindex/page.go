@@ -8,17 +8,16 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
-// A page of matches (ARCHITECTURE.md, Recall): each excerpt centred on the
-// span where the query's terms occur densest, a text whose lines another
-// excerpt already shows named under it, the same lines in another view
-// (Gist) listed by their lines alone.
+// A page of matches (ARCHITECTURE.md, Recall): each excerpt centred on
+// the span where the query's terms occur densest; a text whose lines an
+// excerpt already shows, or shows in another view (Gist), is named under it.
 
+// Page sizes, in bytes unless said.
 const (
-	// perPage is how many excerpts one page shows at most.
-	perPage = 5
-	// MaxPages bounds the pages offered: past the twentieth a query is
-	// better refined than paged.
-	MaxPages = 20
+	// perPage is how many excerpts a page shows at most; maxPages bounds
+	// the pages offered (past the twentieth, a query is better refined).
+	perPage  = 5
+	maxPages = 20
 	// HeaderBytes is the room kept for an answer's header and paging lines.
 	HeaderBytes = 224
 	// QuoteBytes bounds the query or a call_id as an answer quotes it back.
@@ -26,11 +25,10 @@ const (
 	// collapseSlack is how many texts a page reads per excerpt it shows:
 	// duplicates collapse, so a page needs more candidates than it shows.
 	collapseSlack = 3
-	// spanBytes bounds the span of the query's words an excerpt is centred
-	// on (MatchSpan): about a paragraph.
+	// spanBytes bounds the span an excerpt is centred on (spanOf), about a
+	// paragraph; lineBytes the whole lines around it an excerpt shows
+	// first, which also tell two excerpts apart as duplicates.
 	spanBytes = 400
-	// lineBytes bounds the whole lines around that span an excerpt shows
-	// first, and that tell two excerpts apart as duplicates.
 	lineBytes = 600
 	// alsoMax bounds the other turns an excerpt lists its lines also in.
 	alsoMax = 8
@@ -40,33 +38,27 @@ const (
 	// get a double share of its room.
 	topExcerpts = 3
 	// minExcerptBytes is the least a page plans an excerpt at (a sentence
-	// around the match), sourceBytes what it plans for its source line.
+	// around the match), sourceBytes what it plans for its source line;
+	// minCutBytes the least it cuts one to (the match and a few words).
 	minExcerptBytes = 160
 	sourceBytes     = 80
-	// minCutBytes is the least an excerpt is cut to when a long source
-	// line leaves less: the match and a few words around it.
-	minCutBytes = 40
+	minCutBytes     = 40
 	// splitBytes is the least room each of two places of one text gets
 	// when an excerpt shows both; gap separates them.
 	splitBytes = 200
 	gap        = "\n…\n"
-)
-
-const (
-	// variantsMax bounds the variants an entry lists: each costs its lines.
-	variantsMax = 6
-	// variantBytes bounds the lines shown of one variant: what tells it
-	// apart.
-	variantBytes = 320
-	// excerptShare: an entry with variants keeps 1/excerptShare of its room
-	// for its excerpt, the rest for its variants' lines (the recall
-	// benchmark found the sought lines most often with a third).
-	excerptShare = 3
-	// variantContext is the context a variant's lines get, about a line on
-	// either side.
+	// variantsMax bounds the other views an excerpt lists (from other
+	// hits), variantBytes the lines shown of each, variantContext the
+	// context around them while the room holds it (about a line a side).
+	variantsMax    = 6
+	variantBytes   = 320
 	variantContext = 160
-	sameText       = "elsewhere in the same text"
-	variantsHead   = "Other views of these lines:\n"
+	// excerptShare: an excerpt with variants keeps 1/excerptShare of its
+	// room, the rest goes to its variants (the recall benchmark found the
+	// sought lines most often with a third).
+	excerptShare = 3
+	sameText     = "elsewhere in the same text"
+	variantsHead = "Other views of these lines:\n"
 )
 
 // Source is where a text came from, as a page names it: its user turn, and
@@ -82,7 +74,7 @@ type Source struct {
 func PageHits(page int) int { return hitsFor(page, perPage) }
 
 func hitsFor(page, n int) int {
-	return max(min(page, MaxPages)*n*collapseSlack, PhraseCandidates)
+	return max(min(page, maxPages)*n*collapseSlack, PhraseCandidates)
 }
 
 // pager builds the pages of one search.
@@ -139,7 +131,7 @@ func (x *Index) Page(terms []string, query string, hits []Hit, total, page, budg
 	have := (len(entries) + n - 1) / n
 	pages := have
 	if read < total { // texts not read yet: about as many pages more
-		pages = max(have, min((len(entries)+total-read+n-1)/n, MaxPages))
+		pages = max(have, min((len(entries)+total-read+n-1)/n, maxPages))
 	}
 	page = min(page, have)
 	shown := entries[(page-1)*n : min(page*n, len(entries))]
