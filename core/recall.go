@@ -123,9 +123,8 @@ func indexRemoved(x *recallIndex, history []*genai.Content, s guardState, cfg *A
 	}
 }
 
-// recallScan is what an index was last brought up to date with: the
-// history's length and the stored cut. The same again means nothing new to
-// index, and the pass over the history is skipped.
+// recallScan is the history's length and stored cut an index was last
+// brought up to date with: the same again skips the pass over the history.
 type recallScan struct {
 	contents, watermark int
 	fingerprint         string
@@ -133,9 +132,8 @@ type recallScan struct {
 }
 
 // prunedFrontier is the full pruning frontier of history (pruneFrontier),
-// 0 when pruning is off: the frontier a call stores never passes it, so
-// every pruned result is searched, and so is a result the next pass that
-// frees enough will prune (WithPruningMinFree).
+// 0 when pruning is off: a stored frontier never passes it, so every pruned
+// result is searched, and any the next pass may prune (WithPruningMinFree).
 func prunedFrontier(history []*genai.Content, cfg *Agent) int {
 	keep := 0
 	if cfg != nil {
@@ -167,10 +165,9 @@ func isUserTurn(c *genai.Content) bool {
 	return false
 }
 
-// declaresRecall reports whether cfg declares the recall tool among its
-// tools: the app gave the agent RecallTool. Reading the request's own
-// declarations needs no configuration and is exact: the model is told of
-// the tool exactly when it can call it.
+// declaresRecall reports whether cfg declares the recall tool: reading the
+// request's own declarations needs no configuration, and the model is told
+// of the tool exactly when it can call it.
 func declaresRecall(cfg *genai.GenerateContentConfig) bool {
 	if cfg == nil {
 		return false

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"strconv"
 	"strings"
 
 	"google.golang.org/genai"
@@ -12,18 +13,15 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
-// The recall index (ARCHITECTURE.md, Recall): a small BM25 index over the
-// passages of what compactions and pruning removed from one agent's
-// requests in one session (internal/recallindex), built incrementally in
-// the session table's entry and rebuilt from the host's event log after a
-// restart or an eviction. Beside it the engine keeps where each indexed
+// The recall index (ARCHITECTURE.md, Recall): what compactions and pruning
+// removed from one agent's requests in one session (internal/recallindex),
+// built incrementally in the session table's entry and rebuilt from the
+// host's event log after a restart or an eviction, and where each indexed
 // text came from.
 
-const (
-	// recallSourceOverhead is what one source's record retains beside its
-	// text, for the table's accounting.
-	recallSourceOverhead = 48
-)
+// recallSourceOverhead is what one source's record retains beside its text,
+// for the table's accounting.
+const recallSourceOverhead = 48
 
 // recallSource is the content part an indexed text came from; its index
 // in recallIndex.srcs is the text's number in the search index.
@@ -131,36 +129,35 @@ func partSource(p *genai.Part) (src recallSource, text string, ok bool) {
 	return src, "", false
 }
 
+// source names text t of x for a page: its turn, role and tool, and the
+// call_id.
+func (x *recallIndex) source(t int) recallindex.Source {
+	s := x.srcs[t]
+	d := "turn " + strconv.Itoa(s.turn) + ", "
+	switch {
+	case s.role == genai.RoleUser && s.tool != "":
+		d += "result of tool " + s.tool
+	case s.tool != "":
+		d += s.role + " called tool " + s.tool
+	default:
+		d += s.role
+	}
+	if s.callID != "" {
+		d += " (call_id " + textcut.Prefix(s.callID, recallindex.QuoteBytes) + ")"
+	}
+	return recallindex.Source{Turn: s.turn, Where: d}
+}
+
 // readableJSON is the JSON s with the escapes encoding/json writes for
-// HTML's special characters (\u003c, \u003e, \u0026) written as the
-// characters <, > and &: an excerpt shows a tool call's arguments as the
-// model wrote them ("a && b", "<br>"), and the words beside those
-// characters are terms of their own rather than parts of "u0026b".
+// <, > and & (\u003c, \u003e, \u0026) written as those characters: an
+// excerpt shows a call's arguments as the model wrote them ("a && b"), and
+// the words beside them are terms of their own rather than "u0026b". An
+// escaped backslash is read first, so "\\u0026" stays as it is.
 func readableJSON(s string) string {
 	if !strings.Contains(s, `\u00`) {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); i++ {
-		if s[i] != '\\' || i+1 == len(s) {
-			b.WriteByte(s[i])
-			continue
-		}
-		if c, ok := htmlEscapes[s[i+1:min(i+6, len(s))]]; ok {
-			b.WriteByte(c)
-			i += 5
-			continue
-		}
-		b.WriteString(s[i : i+2]) // another escape, "\\" included, kept whole
-		i++
-	}
-	return b.String()
+	return htmlUnescaper.Replace(s)
 }
 
-// htmlEscapes are the escapes encoding/json writes for HTML's special
-// characters (without their backslash), and the characters.
-var htmlEscapes = map[string]byte{"u003c": '<', "u003e": '>', "u0026": '&'}
-
-// eachTerm calls f with each term of s (recallindex.EachTerm).
-func eachTerm(s string, f func(string) bool) { recallindex.EachTerm(s, f) }
+var htmlUnescaper = strings.NewReplacer(`\\`, `\\`, `\u003c`, "<", `\u003e`, ">", `\u0026`, "&")

@@ -6,11 +6,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/recallindex"
 )
 
 func terms(s string) []string {
 	var out []string
-	eachTerm(s, func(t string) bool { out = append(out, t); return true })
+	recallindex.EachTerm(s, func(t string) bool { out = append(out, t); return true })
 	return out
 }
 

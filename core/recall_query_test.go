@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -219,6 +220,20 @@ func htmlPage(listed bool) string {
 	return page + strings.Repeat("progress bar 100%\n", 30) + "#!/usr/bin/perl\n<br />print <<EOF;\n<br /><html>\n<br />\t<head>\n<br />\t\t<title>Perl File Upload</title>\n<br />\t</head>\n"
 }
 
+// numberedWith is n numbered lines of filler code with line at the
+// numbers at.
+func numberedWith(n int, line string, at ...int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		text := fmt.Sprintf("    filler_%d = step(%d)", i, i%7)
+		if slices.Contains(at, i) {
+			text = line
+		}
+		fmt.Fprintf(&b, "%5d\t%s\n", i, text)
+	}
+	return b.String()
+}
+
 // resultHead matches the head of an excerpt of a tool result.
 var resultHead = regexp.MustCompile(`\n\[\d+\] turn \d+, result of tool `)
 
@@ -244,6 +259,23 @@ func TestRecall_OneLineInSeveralViews(t *testing.T) {
 			query:   "title perl file upload",
 			room:    2_000,
 			wants:   []string{"\t\t<title>Perl File Upload</title>", "<br />\t\t<title>Perl File Upload</title>", "Other views of these lines:"},
+		},
+		results: 1,
+	}, {
+		recallScenario: recallScenario{
+			name:    "one line at three places of one output",
+			history: append(append([]*genai.Content{userMsg("run")}, toolOutput("c-1", numberedWith(400, target, 20, 200, 380))...), userMsg("next")),
+			query:   "backoff schedule attempt jitter",
+			wants:   []string{"20\t" + target, "200\t" + target, "380\t" + target, "elsewhere in the same text"},
+		},
+		results: 1,
+	}, {
+		recallScenario: recallScenario{
+			name: "a file read twice, the line twice in the second view",
+			history: append(append(append([]*genai.Content{userMsg("read it")}, toolOutput("c-1", numberedWith(400, target, 20))...),
+				toolOutput("c-2", numberedWith(400, target, 85, 300))...), userMsg("next")),
+			query: "backoff schedule attempt jitter",
+			wants: []string{"20\t" + target, "85\t" + target, "300\t" + target, "call_id c-2"},
 		},
 		results: 1,
 	}} {

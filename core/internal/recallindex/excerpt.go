@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// maxQueryTerms bounds the distinct terms MatchSpan tells apart: a query
+// maxQueryTerms bounds the distinct terms spanOf tells apart: a query
 // holds at most this many (the engine cuts it before).
 const maxQueryTerms = 64
 
@@ -16,28 +16,19 @@ type occurrence struct {
 	at, end, term int
 }
 
-// MatchSpan is the place in text[from:to] where terms occur densest: the
-// span [at, end) of text, at most limit bytes (or one word, when a
-// matching word alone is longer), holding the most distinct terms, the
-// shortest such, the earliest on a tie. Terms match whole words
-// or whole parts of one (EachTermAt), with offsets into text itself, so
-// any Unicode text is read right. ok is false when none occurs.
-func MatchSpan(text string, from, to int, terms []string, limit int) (at, end int, ok bool) {
-	sp := spanOf(text, from, to, terms, limit)
-	return sp.at, sp.end, sp.held > 0
-}
-
-// span is what one reading of a passage tells of a query's terms there:
-// MatchSpan's span, how many distinct terms the query has and how many of
-// them the span holds, and whether the passage holds the terms one after
-// the other (HasPhrase).
+// span is where terms occur densest in a passage (spanOf), how many
+// distinct terms the query has and the span holds, and whether the passage
+// holds them one after the other.
 type span struct {
 	at, end        int
 	distinct, held int
 	phrase         bool
 }
 
-// spanOf reads text[from:to] once for span.
+// spanOf reads text[from:to] once for span: [at, end) at most limit bytes
+// (or one longer matching word), the most distinct terms, the shortest
+// such, the earliest on a tie. Terms match whole words or parts
+// (EachTermAt), offsets into text itself, whatever lower-casing does.
 func spanOf(text string, from, to int, terms []string, limit int) span {
 	var occ []occurrence
 	phrase := len(terms) == 0
@@ -99,31 +90,15 @@ func distinctCount(terms []string) int {
 	return n
 }
 
-// distinctIndex is the index of t among the distinct terms of terms (the
-// first occurrence of each counts), -1 when t is not one of them or past
-// maxQueryTerms.
+// distinctIndex is the index of t among the distinct terms of terms, -1
+// when t is not one of them or past maxQueryTerms.
 func distinctIndex(terms []string, t string) int {
-	n := 0
-	for i, u := range terms {
-		if i >= maxQueryTerms {
-			break
-		}
-		first := true
-		for _, v := range terms[:i] {
-			if v == u {
-				first = false
-				break
-			}
-		}
-		if !first {
-			continue
-		}
-		if u == t {
-			return n
-		}
-		n++
+	terms = terms[:min(len(terms), maxQueryTerms)]
+	i := slices.Index(terms, t)
+	if i < 0 {
+		return -1
 	}
-	return -1
+	return distinctCount(terms[:i])
 }
 
 // LineSpan widens [at, end) of text to the whole lines it touches, when

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestMatchSpan(t *testing.T) {
+func TestSpanOf(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		text  string
@@ -29,13 +29,12 @@ func TestMatchSpan(t *testing.T) {
 			"alpha " + strings.Repeat("x ", 100) + "beta alpha", "alpha beta", 20, "beta alpha"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			at, end, ok := MatchSpan(tc.text, 0, len(tc.text), terms(tc.query), tc.limit)
-			require.True(t, ok)
-			assert.Equal(t, tc.want, tc.text[at:end])
+			sp := spanOf(tc.text, 0, len(tc.text), terms(tc.query), tc.limit)
+			require.Positive(t, sp.held)
+			assert.Equal(t, tc.want, tc.text[sp.at:sp.end])
 		})
 	}
-	_, _, ok := MatchSpan("profiles", 0, len("profiles"), terms("file"), 100)
-	assert.False(t, ok)
+	assert.Zero(t, spanOf("profiles", 0, len("profiles"), terms("file"), 100).held)
 }
 
 func TestLineSpan(t *testing.T) {
@@ -85,10 +84,11 @@ func FuzzExcerpt(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text, query string, limit int) {
 		limit = max(min(limit, 4096), 1)
 		qs := terms(query)
-		at, end, ok := MatchSpan(text, 0, len(text), qs, limit)
-		if !ok {
+		sp := spanOf(text, 0, len(text), qs, limit)
+		if sp.held == 0 {
 			return
 		}
+		at, end := sp.at, sp.end
 		oneWord := strings.IndexFunc(text[at:end], func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) < 0
 		if at < 0 || end > len(text) || at >= end || (end-at > limit && !oneWord) {
 			t.Fatalf("span [%d,%d) of %d bytes, limit %d", at, end, len(text), limit)
@@ -105,4 +105,12 @@ func FuzzExcerpt(f *testing.F) {
 			t.Fatalf("excerpt %q is not valid UTF-8", out)
 		}
 	})
+}
+
+func TestSpanOf_Phrase(t *testing.T) {
+	phrase := func(text, query string) bool { return spanOf(text, 0, len(text), terms(query), 400).phrase }
+	assert.True(t, phrase("Connection refused by the database", "refused by the"))
+	assert.True(t, phrase("a a b", "a b"))
+	assert.False(t, phrase("refused, later the database", "refused the"))
+	assert.False(t, phrase("anything", ""))
 }

@@ -1,10 +1,8 @@
 // Package recallindex is the search behind the recall tool
 // (ARCHITECTURE.md, Recall): a BM25 index over the passages of a set of
-// texts, ranked so that the words of a query found close together, in a
-// few lines of one text, outrank the same words scattered through a long
-// one; and the excerpt of a text around the place its query's words occur
-// densest. It imports nothing of the engine: the engine keeps, beside it,
-// where each text came from.
+// texts, where a query's words close together outrank the same words
+// scattered through a long text, and the pages of excerpts around them. It
+// imports nothing of the engine, which keeps where each text came from.
 package recallindex
 
 import (
@@ -18,40 +16,35 @@ import (
 
 const (
 	// PassageBytes is the size a passage grows to, in whole lines: a line
-	// or two of tool output or a sentence, so that a passage holding a
-	// query's words holds them close together (the recall benchmark,
-	// integration/recallbench, ranked the sought line first most often at
-	// about this size, among 60 to 320 bytes).
+	// or two, so a passage holding a query's words holds them close
+	// together (integration/recallbench ranked best at about this size,
+	// among 60 to 320 bytes).
 	PassageBytes = 90
 	// MaxPassageBytes bounds a passage: a line longer than this is cut, at
 	// a space when there is one near the cut.
 	MaxPassageBytes = 800
-	// cutSlack is how far back from a long line's cut a space is looked
-	// for, so words are not split.
+	// cutSlack is how far back from a cut a space is looked for.
 	cutSlack = 120
 	// bm25K1 and bm25B are BM25's usual parameters (term-frequency
 	// saturation and length normalisation), as in Lucene's defaults.
 	bm25K1 = 1.2
 	bm25B  = 0.75
 	// phraseBoost multiplies the score of a passage holding the query's
-	// words in order, one after the other: a quoted error message or a
-	// marker outranks a passage that merely shares its words.
+	// words one after the other: a quoted error message outranks a passage
+	// that merely shares its words.
 	phraseBoost = 2.0
 	// proximityBoost is the most a passage's score grows for holding all
-	// the query's distinct terms as close together as they can be
-	// (proximity); proximitySpanBytes bounds the span looked for, about a
-	// few lines.
+	// the query's terms as close as they can be (proximity), within
+	// proximitySpanBytes, a few lines.
 	proximityBoost     = 1.0
 	proximitySpanBytes = 400
 	// PhraseCandidates is how many of the best passages are checked for
-	// the query's phrase and proximity: more than a page shows, few enough
-	// that the check costs a few passages' reading.
+	// phrase and proximity: more than a page shows, few enough to be cheap.
 	PhraseCandidates = 20
-	// postingBytes is what one posting retains (a passage number and a
-	// count), for the caller's accounting.
-	postingBytes = 8
-	// passageOverhead is what one passage's record retains, and termOverhead
-	// one distinct term's, beside their bytes.
+	// postingBytes, passageOverhead and termOverhead are what a posting, a
+	// passage's record and a distinct term retain, for the caller's
+	// accounting.
+	postingBytes    = 8
 	passageOverhead = 32
 	termOverhead    = 48
 )
@@ -62,33 +55,27 @@ type posting struct {
 	tf      uint32
 }
 
-// passage is a span of lines of one text.
-type passage struct {
-	text       int32 // into Index.texts
-	start, end int   // bytes of the text
-	terms      uint32
-}
+// passage is a span of lines of one text (Index.owner), its bytes there.
+type passage struct{ start, end int }
 
 // Index is a BM25 index over the passages of the texts added to it. It is
 // not safe for concurrent use.
 type Index struct {
 	texts    []string
+	firsts   []int32 // each text's first passage
 	passages []passage
-	// lens and owner are each passage's term count and text, apart from
-	// passages so that a search's walk over the postings reads them from
-	// a dense array.
+	// lens and owner are each passage's term count and text, dense for a
+	// search's walk over the postings.
 	lens  []uint32
 	owner []int32
-	// ids numbers the distinct terms, postings[id] is a term's postings:
-	// indexing a term costs one map lookup.
+	// ids numbers the distinct terms; postings[id] are a term's.
 	ids      map[string]uint32
 	postings [][]posting
 	terms    int // total terms over passages
 	bytes    int
-	// scores and best are a search's scratch, kept between searches and
-	// cleared by the search that used them: a search over a large index
-	// allocates neither. tf and touched are a passage's term counts while
-	// it is indexed, likewise.
+	// The rest is scratch, kept between searches (and indexing) and
+	// cleared by the one that used it, so a search over a large index
+	// allocates none of it.
 	scores  []float64
 	best    []int32
 	second  []int32
@@ -115,7 +102,7 @@ func (x *Index) Text(t int) string { return x.texts[t] }
 // Passage is passage p: the number of its text and its bytes there.
 func (x *Index) Passage(p int) (text, start, end int) {
 	ps := x.passages[p]
-	return int(ps.text), ps.start, ps.end
+	return int(x.owner[p]), ps.start, ps.end
 }
 
 // Retained is about what the index retains, in bytes, texts included.
@@ -125,7 +112,8 @@ func (x *Index) Retained() int { return x.bytes }
 func (x *Index) Add(text string) int {
 	t := int32(len(x.texts))
 	x.texts = append(x.texts, text)
-	x.bytes = sat.Add(x.bytes, len(text))
+	x.firsts = append(x.firsts, int32(len(x.passages)))
+	x.bytes = sat.Add(x.bytes, len(text)+4)
 	for at := 0; at < len(text); {
 		n := PassageEnd(text[at:])
 		x.addPassage(t, text, at, at+n)
@@ -207,7 +195,7 @@ func (x *Index) addPassage(t int32, text string, start, end int) {
 		x.postings[id] = append(x.postings[id], posting{passage: p, tf: x.tf[id]})
 		x.tf[id] = 0
 	}
-	x.passages = append(x.passages, passage{text: t, start: start, end: end, terms: uint32(total)})
+	x.passages = append(x.passages, passage{start: start, end: end})
 	x.lens = append(x.lens, uint32(total))
 	x.owner = append(x.owner, t)
 	x.terms += total
@@ -223,11 +211,10 @@ type Hit struct {
 	Score   float64
 }
 
-// Search ranks the texts for the query's terms by their best passage
-// (BM25 over passages), boosting passages that hold the terms in order. It
-// returns the best k texts, best first, one hit each, and how many texts
-// match; only those k are sorted, so a common word matching every passage
-// costs a pass, not a sort of them all.
+// Search ranks the texts for terms by their best passage (BM25 over
+// passages, then phrase and proximity) and returns the best k, one hit
+// each, and how many texts match; only those k are sorted, so a common
+// word costs a pass, not a sort.
 func (x *Index) Search(terms []string, k int) ([]Hit, int) {
 	if len(x.passages) == 0 || len(terms) == 0 || k <= 0 {
 		return nil, 0
@@ -240,8 +227,7 @@ func (x *Index) Search(terms []string, k int) ([]Hit, int) {
 		x.second = append(x.second, -1)
 	}
 	hits := x.score(terms, x.hits[:0])
-	// One hit per text, its best passage and the next best: a page shows
-	// distinct sources.
+	// One hit per text, its best passage and the next best.
 	groups := x.groups[:0]
 	for _, p := range hits {
 		t := x.owner[p]
@@ -268,12 +254,11 @@ func (x *Index) Search(terms []string, k int) ([]Hit, int) {
 	}
 	x.hits, x.groups = hits[:0], groups[:0]
 	if len(terms) > 1 {
-		// The phrase and proximity checks re-read a passage's terms, so they
-		// are made for the best few only, which they may reorder.
+		// Phrase and proximity re-read a passage, so only the best few.
 		tight := tightSpan(terms)
 		for i := range top[:min(len(top), PhraseCandidates)] {
 			ps := x.passages[top[i].Passage]
-			text := x.texts[ps.text]
+			text := x.texts[top[i].Text]
 			top[i].Score *= proximity(text, ps.start, ps.end, terms, tight)
 		}
 		sortHits(top)
@@ -281,12 +266,11 @@ func (x *Index) Search(terms []string, k int) ([]Hit, int) {
 	return top[:min(len(top), k)], len(groups)
 }
 
-// proximity is the factor a passage's score is multiplied by for how
-// close together it holds the query's terms: phraseBoost when it holds
-// them one after the other, and 1 plus proximityBoost times the share of
-// the distinct terms its densest span holds, times how near that span is
-// to the tightest the terms could be (tight bytes: the terms one after
-// the other).
+// proximity is a passage's score factor for how close it holds the terms:
+// phraseBoost for the phrase, times the share of the terms its densest
+// span holds (so a passage holding every word outranks a shorter one
+// missing one), times 1 plus proximityBoost times that share and how near
+// the span is to tight bytes (the terms one after the other).
 func proximity(text string, start, end int, terms []string, tight int) float64 {
 	sp := spanOf(text, start, end, terms, proximitySpanBytes)
 	if sp.held == 0 || sp.distinct == 0 {
@@ -297,7 +281,8 @@ func proximity(text string, start, end int, terms []string, tight int) float64 {
 		f = phraseBoost
 	}
 	near := min(float64(tight)/float64(max(sp.end-sp.at, 1)), 1)
-	return f * (1 + proximityBoost*float64(sp.held)/float64(sp.distinct)*near)
+	share := float64(sp.held) / float64(sp.distinct)
+	return f * share * (1 + proximityBoost*share*near)
 }
 
 // tightSpan is the bytes of the distinct terms one after the other, a

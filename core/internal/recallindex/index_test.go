@@ -1,6 +1,7 @@
 package recallindex
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -49,6 +50,22 @@ func TestSearch_RanksThePassageHoldingTheWordsTogether(t *testing.T) {
 	hits, total := x.Search(terms("connection refused database"), 5)
 	require.Equal(t, 2, total)
 	assert.Equal(t, 1, hits[0].Text, "the passage holding the words together ranks first")
+}
+
+func TestSearch_RanksThePassageHoldingEveryWordFirst(t *testing.T) {
+	x := New()
+	// Short texts holding all the query's words but one, and a longer line
+	// holding every one of them.
+	for _, region := range []string{"north", "south", "central"} {
+		x.Add("deploy staging cluster " + region)
+	}
+	for i := range 3 {
+		x.Add(fmt.Sprintf("eu west metrics %d ok", i))
+	}
+	x.Add("deploy payments to the staging cluster eu west after the canary")
+	hits, _ := x.Search(terms("deploy staging cluster west"), 5)
+	require.NotEmpty(t, hits)
+	assert.Equal(t, x.Len()-1, hits[0].Text, "the passage holding every word ranks first")
 }
 
 func TestSearch_OneHitPerText(t *testing.T) {

@@ -96,28 +96,3 @@ func termOf(w string) string {
 	}
 	return strings.ToLower(w)
 }
-
-// HasPhrase reports whether text holds terms one after the other.
-func HasPhrase(text string, terms []string) bool {
-	if len(terms) == 0 {
-		return false
-	}
-	i := 0
-	found := false
-	EachTerm(text, func(t string) bool {
-		switch {
-		case t == terms[i]:
-			i++
-		case t == terms[0]:
-			i = 1
-		default:
-			i = 0
-		}
-		if i == len(terms) {
-			found = true
-			return false
-		}
-		return true
-	})
-	return found
-}

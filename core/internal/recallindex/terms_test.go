@@ -42,10 +42,3 @@ func TestEachTermAt_OffsetsAreTheTexts(t *testing.T) {
 	})
 	assert.Equal(t, []string{strings.ToLower("İSTANBUL") + "=İSTANBUL", "parseconfig=parseConfig", "parse=parse", "config=Config", "walrus=walrus"}, got)
 }
-
-func TestHasPhrase(t *testing.T) {
-	assert.True(t, HasPhrase("Connection refused by the database", terms("refused by the")))
-	assert.True(t, HasPhrase("a a b", terms("a b")))
-	assert.False(t, HasPhrase("refused, later the database", terms("refused the")))
-	assert.False(t, HasPhrase("anything", nil))
-}
