@@ -1,7 +1,6 @@
 package core
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -172,20 +171,4 @@ func (g *Guard) CompactionRequestDelta(agentName, focus string) (map[string]any,
 	}
 	r := compactionRequest{pending: true, focus: focus}
 	return map[string]any{keyCompactRequest + agentName: r.value()}, nil
-}
-
-// WithRecoveryModel sets the model that answers when the provider rejects a
-// request as too long (a context-overflow error, see AsContextOverflow):
-// the guard compacts the failed request to half the window, calibrated with
-// the provider's real count, and the adapter sends it to m and returns that
-// response instead of the error. A nil model, typed nil included, is an
-// error.
-func WithRecoveryModel(m HostModel) AgentOption {
-	return func(c *Agent) {
-		if IsNil(m) {
-			c.errs = append(c.errs, errors.New("WithRecoveryModel: model is nil"))
-			return
-		}
-		c.recoveryLLM = m
-	}
 }

@@ -10,6 +10,31 @@ import (
 // An agent's configuration: validated once by Add, immutable after, with its
 // trigger and limits for a window.
 
+// Defaults of an agent's options, named so the README and the code cannot
+// drift apart.
+const (
+	// DefaultMaxCompactionAttempts bounds summarizer calls per model call.
+	DefaultMaxCompactionAttempts = 3
+	// DefaultMaxSummarizerCalls bounds the summarizer calls of one
+	// compaction, a rolling summary's pieces included: at the 5 s a
+	// summarizer call commonly takes, a model call waits under a minute for
+	// its compaction (a rolling summary over a huge span once made 65 calls
+	// inside one model call). A span that needs more is summarized from its
+	// newest part, the oldest listed mechanically (WithMaxSummarizerCalls).
+	DefaultMaxSummarizerCalls = 10
+	// DefaultSlidingWindowTurns is the turn budget used by WithSlidingWindow(0).
+	DefaultSlidingWindowTurns = 20
+	// DefaultPruneKeepSteps is how many of the newest tool steps
+	// WithToolResultPruning(0) leaves intact: the result the model is acting
+	// on and the two before it, enough for a read -> edit -> test chain to
+	// see its own outputs; older results have usually been digested into the
+	// model's own messages already.
+	DefaultPruneKeepSteps = 3
+	// DefaultSummaryTimeout bounds one summarizer call; on expiry the
+	// deterministic fallback summary is used.
+	DefaultSummaryTimeout = 2 * time.Minute
+)
+
 // Agent is the validated configuration of one agent, opaque to adapters
 // (Name, RecoveryModel). It is immutable once Add returns.
 type Agent struct {
@@ -233,13 +258,4 @@ func (g *Guard) checkModelWindow(cfg *Agent, caller string, model Summarizer) *A
 		cfg.errs = append(cfg.errs, fmt.Errorf("contextguard: %s: %w", caller, err))
 	}
 	return cfg
-}
-
-// bufferFor returns the room kept free below the window: a fixed 20k for
-// windows of 200k and more, 20% below that (ARCHITECTURE.md, Origins; boundary inclusive).
-func bufferFor(window int) int {
-	if window >= largeWindow {
-		return largeWindowBuffer
-	}
-	return int(float64(window) * smallWindowBufferFraction)
 }

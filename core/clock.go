@@ -39,21 +39,6 @@ func (systemClock) AfterFunc(d time.Duration, f func()) func() bool {
 	return time.AfterFunc(d, f).Stop
 }
 
-// WithClock sets the clock of the guard's timeouts (WithSummaryTimeout, the
-// WithBeforeCompaction hook's bound) and of the durations it reports
-// (CompactionEvent.Duration, the summarizer's latency); the time stamped on
-// a compaction stays the host framework's when it gives one (ADK's
-// platform.Now). The default is SystemClock(). A nil clock is an error.
-func WithClock(c Clock) Option {
-	return func(o *guardOptions) {
-		if c == nil {
-			o.errs = append(o.errs, errors.New("contextguard: WithClock: clock is nil"))
-			return
-		}
-		o.clock = c
-	}
-}
-
 // timeoutError is the cause (context.Cause) of a context the guard ended
 // because its bound passed: the summary timeout, which also bounds the
 // before-compaction hook. It wraps context.DeadlineExceeded, so user code

@@ -9,6 +9,21 @@ import (
 // Limits: the window, trigger and room one decision is made against, and
 // sizes that saturate instead of wrapping.
 
+// DefaultContextWindow is the window assumed for a model the registry does
+// not know (a warning is logged once per model).
+const DefaultContextWindow = 128_000
+
+// The default buffer: ARCHITECTURE.md, Origins.
+const (
+	// largeWindow is where the buffer switches from a fraction to a fixed size
+	// (ARCHITECTURE.md, Origins: windows of 200k and more get a fixed 20k buffer).
+	largeWindow = 200_000
+	// largeWindowBuffer is the fixed buffer for windows >= largeWindow.
+	largeWindowBuffer = 20_000
+	// smallWindowBufferFraction is the buffer for windows < largeWindow.
+	smallWindowBufferFraction = 0.20
+)
+
 // limits are the numbers one decision is made against: the context window,
 // the buffer kept free below it and the trigger (threshold) they leave.
 type limits struct {
@@ -149,4 +164,13 @@ func maxOutputTokens(req *Request) int {
 		return 0
 	}
 	return int(req.Config.MaxOutputTokens)
+}
+
+// bufferFor returns the room kept free below the window: a fixed 20k for
+// windows of 200k and more, 20% below that (ARCHITECTURE.md, Origins; boundary inclusive).
+func bufferFor(window int) int {
+	if window >= largeWindow {
+		return largeWindowBuffer
+	}
+	return int(float64(window) * smallWindowBufferFraction)
 }

@@ -18,31 +18,6 @@ import (
 // instrumentationName names the guard's tracer and meter.
 const instrumentationName = "github.com/adk-contextguard/contextguard"
 
-// WithTracerProvider sets the OpenTelemetry tracer provider for compaction
-// spans. The default is the global provider (otel.GetTracerProvider), the one
-// ADK itself uses.
-func WithTracerProvider(tp trace.TracerProvider) Option {
-	return func(o *guardOptions) {
-		if tp == nil {
-			o.errs = append(o.errs, errors.New("contextguard: WithTracerProvider: provider is nil"))
-			return
-		}
-		o.tracerProvider = tp
-	}
-}
-
-// WithMeterProvider sets the OpenTelemetry meter provider for the guard's
-// metrics. The default is the global provider (otel.GetMeterProvider).
-func WithMeterProvider(mp metric.MeterProvider) Option {
-	return func(o *guardOptions) {
-		if mp == nil {
-			o.errs = append(o.errs, errors.New("contextguard: WithMeterProvider: provider is nil"))
-			return
-		}
-		o.meterProvider = mp
-	}
-}
-
 // telemetry holds the guard's tracer and instruments.
 type telemetry struct {
 	tracer          trace.Tracer
