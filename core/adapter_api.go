@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -98,7 +99,7 @@ func (g *Guard) SwitchedOff(st StateReader) bool { return g.switchedOff(st) }
 // OnCompaction hook, and returns the error to return from the callback
 // (ErrIrreducible, ErrReentrant, ...). For adapters.
 func (g *Guard) BeforeModel(c Call, st State, ro StateReader, a *Agent, req Request, apply func([]*genai.Content)) error {
-	contents, ev, err := g.guardRequest(c, st, ro, a, req, g.modeFor(ro))
+	contents, ev, err := g.guardRequest(c, st, ro, a, req, modeFor(ro, g.log))
 	if apply != nil {
 		apply(contents)
 	}
@@ -147,13 +148,36 @@ func (g *Guard) UsageFromState(st StateReader, agentName string) (Usage, error) 
 // RequestCompactionInState asks, in the session state st, that the next
 // model call of agentName compact, with focus for the summary prompt.
 func (g *Guard) RequestCompactionInState(st State, agentName, focus string) error {
-	return g.requestCompactionIn(st, agentName, focus)
+	if err := g.checkAgent(agentName); err != nil {
+		return err
+	}
+	if st == nil {
+		return errors.New("contextguard: the session state is nil")
+	}
+	focus, err := cleanFocus(focus)
+	if err != nil {
+		return err
+	}
+	r := compactionRequest{pending: true, focus: focus}
+	if err := st.Set(keyCompactRequest+agentName, r.value()); err != nil {
+		return fmt.Errorf("contextguard: storing the compaction request of agent %q: %w", agentName, err)
+	}
+	return nil
 }
 
 // SetDisabledInState switches the guard off (off) or back on for the
 // session whose state is st.
 func (g *Guard) SetDisabledInState(st State, off bool) error {
-	return g.setDisabledInState(st, off)
+	switch {
+	case g == nil:
+		return errors.New("contextguard: the guard is nil")
+	case st == nil:
+		return errors.New("contextguard: the session state is nil")
+	}
+	if err := st.Set(StateKeyDisabled, off); err != nil {
+		return fmt.Errorf("contextguard: writing %s: %w", StateKeyDisabled, err)
+	}
+	return nil
 }
 
 // CompactionRequestDelta is the state delta that asks the next model call
@@ -171,4 +195,11 @@ func (g *Guard) CompactionRequestDelta(agentName, focus string) (map[string]any,
 	}
 	r := compactionRequest{pending: true, focus: focus}
 	return map[string]any{keyCompactRequest + agentName: r.value()}, nil
+}
+
+// NeedsGuard reports whether AfterModel has anything to do with r: it
+// reports a prompt-token count, stopped at the output limit, or asks for
+// tool calls (a summary may be prepared while they run). It is cheap.
+func (r *Response) NeedsGuard() bool {
+	return r != nil && (r.promptTokens() != 0 || r.cutAtOutputLimit() || r.asksForTools())
 }

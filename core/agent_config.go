@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"sync"
 	"time"
 )
 
@@ -82,6 +84,9 @@ type Agent struct {
 	// default (prepared_summary.go).
 	early float64
 }
+
+// AgentOption configures one agent registered with Add.
+type AgentOption func(*Agent)
 
 // triggerKind names the option that set an agent's trigger, as its errors
 // say it.
@@ -231,6 +236,37 @@ func (c *Agent) fitsWindow(window int, name string) error {
 	return errors.Join(errs...)
 }
 
+// agentKeyNames are the per-agent keys, to which the agent's name is
+// appended.
+var agentKeyNames = []string{
+	keySummary, keyWatermark, keySummarizedAt, keyRealTokens, keyLastEstimate, keyFingerprint,
+	keyUserRequest, keyCompactions, keyIrreducibleFloor, keyProviderRatio, keySuspectRatio, keyWindow,
+	keyCompactNext, keyMaxOutput, keyLastTokens, keyThreshold, keyCompactedAt, keyCompactReason, keyCompactRequest, keyPrefix,
+	keyAnchor, keyPruneFrontier, keyPrefixKept, keyInvalidated, keyCachedTokens,
+}
+
+// stateKeysFor maps each per-agent key to its full name for agent, built
+// once per agent configuration so that reading and writing the state on
+// every call builds no key strings.
+func stateKeysFor(agent string) map[string]string {
+	m := make(map[string]string, len(agentKeyNames))
+	for _, k := range agentKeyNames {
+		m[k] = k + agent
+	}
+	return m
+}
+
+// windows finds an agent's window and limits for a model from the registry,
+// warning once per model the registry does not know and once per trigger
+// that does not fit.
+type windows struct {
+	registry ModelRegistry
+	log      *slog.Logger
+	// unknownModels are the model names the registry did not know.
+	unknownModels sync.Map
+	triggerWarned sync.Map // agent+window -> bool
+}
+
 // checkModelWindow checks cfg against the registry's window for model, the
 // model given to Add or AddDefault, taken as the agent's own: when
 // WithMaxTokens is not given and the registry knows the model, the options
@@ -238,7 +274,7 @@ func (c *Agent) fitsWindow(window int, name string) error {
 // Plugin reports them rather than a warning at run time. Its errors name the
 // call (caller, e.g. `Add("a")`). A request naming another model is still
 // judged on that model's window at run time.
-func (g *Guard) checkModelWindow(cfg *Agent, caller string, model Summarizer) *Agent {
+func (w *windows) checkModelWindow(cfg *Agent, caller string, model Summarizer) *Agent {
 	if cfg.maxTokens > 0 || len(cfg.errs) > 0 {
 		return cfg
 	}
@@ -250,12 +286,63 @@ func (g *Guard) checkModelWindow(cfg *Agent, caller string, model Summarizer) *A
 	if !ok {
 		return cfg
 	}
-	w, known := g.knownWindow(name)
-	if !known {
+	n := w.registry.ContextWindow(name)
+	if n <= 0 {
 		return cfg
 	}
-	if err := cfg.fitsWindow(w, fmt.Sprintf("the registry's window of %d tokens for model %q (set WithMaxTokens when the agent's model is another)", w, name)); err != nil {
+	if err := cfg.fitsWindow(n, fmt.Sprintf("the registry's window of %d tokens for model %q (set WithMaxTokens when the agent's model is another)", n, name)); err != nil {
 		cfg.errs = append(cfg.errs, fmt.Errorf("contextguard: %s: %w", caller, err))
 	}
 	return cfg
+}
+
+// window is the agent's context window: WithMaxTokens, else the
+// registry's; a model the registry does not know gets
+// DefaultContextWindow, with a warning once per model name.
+func (w *windows) window(cfg *Agent, modelName string) int {
+	if cfg.maxTokens > 0 {
+		return cfg.maxTokens
+	}
+	if n := w.registry.ContextWindow(modelName); n > 0 {
+		return n
+	}
+	if _, seen := w.unknownModels.LoadOrStore(modelName, struct{}{}); !seen {
+		w.log.Warn("contextguard: unknown model; assuming the default context window (set WithMaxTokens to override)",
+			"model", modelName, "window", DefaultContextWindow)
+	}
+	return DefaultContextWindow
+}
+
+// limits applies the agent's trigger to its window, warning once per agent and
+// window when the configured trigger does not fit.
+func (w *windows) limits(cfg *Agent, modelName string) limits {
+	win := w.window(cfg, modelName)
+	l, ok := cfg.limitsFor(win)
+	if !ok {
+		if _, seen := w.triggerWarned.LoadOrStore(cfg.name+"\x00"+strconv.Itoa(win), true); !seen {
+			w.log.Warn("contextguard: the configured trigger does not fit the window; using the default trigger",
+				"agent", cfg.name, "window", win, "threshold", l.threshold)
+		}
+	}
+	return l
+}
+
+// requestLimits is limits for one request: when the request sets
+// MaxOutputTokens, the trigger keeps room for the output
+// (limits.withOutput), with a warning once per agent, window and output
+// limit when that room would leave the prompt too little of the window.
+func (w *windows) requestLimits(cfg *Agent, req *Request) limits {
+	l := w.limits(cfg, req.Model)
+	out := maxOutputTokens(req)
+	if out == 0 {
+		return l
+	}
+	lo, ok := l.withOutput(out)
+	if !ok {
+		if _, seen := w.triggerWarned.LoadOrStore("output\x00"+cfg.name+"\x00"+strconv.Itoa(l.window)+"\x00"+strconv.Itoa(out), true); !seen {
+			w.log.Warn("contextguard: the request's MaxOutputTokens leaves too little of the window for the prompt; not keeping room for the output",
+				"agent", cfg.name, "window", l.window, "max_output_tokens", out, "threshold", l.threshold)
+		}
+	}
+	return lo
 }

@@ -10,9 +10,6 @@ import (
 // Each agent's options (AgentOption), given to Add and AddDefault and
 // validated by newAgentConfig; what 0 means is said in each option's doc.
 
-// AgentOption configures one agent registered with Add.
-type AgentOption func(*Agent)
-
 // WithTriggerTokens compacts once the request reaches n tokens, whatever the
 // window. n must be positive (0 is an error: leave the option out for the
 // default trigger) and below the window: WithMaxTokens when given, else the

@@ -3,6 +3,8 @@ package core
 import (
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
 	"sync/atomic"
 )
 
@@ -30,9 +32,27 @@ type derivedAgent struct {
 	used atomic.Bool
 }
 
+// agentTable holds the agents' configurations, looked up on every call
+// under a read lock, and the errors of those Add and AddDefault refused.
+type agentTable struct {
+	mu     sync.RWMutex
+	agents map[string]*Agent
+	// fallback is AddDefault's configuration; derived holds it under the
+	// names of the agents it guarded lately (at most maxDerivedAgents).
+	fallback *Agent
+	derived  map[string]*derivedAgent
+	errs     []error
+	// unguardedLogged holds the names of agents without a configuration
+	// whose first call was logged.
+	unguardedLogged sync.Map
+	// host is stamped on each configuration added; log is the guard's.
+	host Host
+	log  *slog.Logger
+}
+
 // add registers cfg under its name (Add), or records its errors and leaves
 // the agent as it was.
-func (g *Guard) add(cfg *Agent) {
+func (g *agentTable) add(cfg *Agent) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(cfg.errs) > 0 {
@@ -45,7 +65,7 @@ func (g *Guard) add(cfg *Agent) {
 
 // setDefault makes cfg the default configuration (AddDefault), or records
 // its errors and leaves the default as it was.
-func (g *Guard) setDefault(cfg *Agent) {
+func (g *agentTable) setDefault(cfg *Agent) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(cfg.errs) > 0 {
@@ -59,7 +79,7 @@ func (g *Guard) setDefault(cfg *Agent) {
 
 // agent is the configuration guarding the agent named name: its own (Add),
 // else the default's under its name (AddDefault), else nil.
-func (g *Guard) agent(name string) *Agent {
+func (g *agentTable) agent(name string) *Agent {
 	g.mu.RLock()
 	cfg, ok := g.agents[name]
 	if !ok {
@@ -85,7 +105,7 @@ func (g *Guard) agent(name string) *Agent {
 // agentForCall is agent for a model call of the agent named name: an agent
 // without a configuration is logged once per name, at Info, with how to
 // guard it.
-func (g *Guard) agentForCall(name string) *Agent {
+func (g *agentTable) agentForCall(name string) *Agent {
 	cfg := g.agent(name)
 	if cfg == nil {
 		if _, seen := g.unguardedLogged.LoadOrStore(name, true); !seen {
@@ -99,7 +119,7 @@ func (g *Guard) agentForCall(name string) *Agent {
 // deriveDefault is the default configuration (AddDefault) under the name of
 // the agent it guards, made once per name while at most maxDerivedAgents
 // names are kept (evictDerived).
-func (g *Guard) deriveDefault(name string) *Agent {
+func (g *agentTable) deriveDefault(name string) *Agent {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if cfg, ok := g.agents[name]; ok {
@@ -123,7 +143,7 @@ func (g *Guard) deriveDefault(name string) *Agent {
 // next), so a full table costs one eviction per quarter of its size. A
 // configuration dropped while a call holds it stays valid for that call.
 // g.mu is held.
-func (g *Guard) evictDerived() {
+func (g *agentTable) evictDerived() {
 	drop := len(g.derived) / 4
 	for name, d := range g.derived {
 		if drop == 0 {

@@ -1,9 +1,11 @@
 package core
 
 import (
-	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"log/slog"
 	"math"
+	"sync"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 
 	"google.golang.org/genai"
 )
@@ -91,11 +93,6 @@ func learnFromOverflow(learned int, defaultFactor float64, real, estimate int) i
 
 // ratioPerMille stores a ratio in session state's integer form.
 func ratioPerMille(f float64) int { return int(math.Round(f * ratioScale)) }
-
-// defaultCorrection multiplies estimates while the provider has reported no
-// real count yet. It is sized to the feature estimator's held-out p90 error
-// (see internal/tokenfit/accuracy/testdata/fit_report.txt), rounded up.
-const defaultCorrection = 1.10
 
 // calibration turns raw estimates into calibrated counts: the ratio between
 // the provider's last real count and the guard's estimate of that same
@@ -233,6 +230,13 @@ func (r report) judge() verdict {
 // within reports whether a and b differ by at most a factor of f.
 func within(a, b, f float64) bool { return a <= b*f && b <= a*f }
 
+// reports records the provider's prompt-token counts, logging those not
+// believed: a warning the first time for an agent, debug after.
+type reports struct {
+	log    *slog.Logger
+	warned sync.Map // agent name -> bool
+}
+
 // recordReport records the provider's prompt-token count of the request the
 // guard let through in this call, for what it is believed (report.judge):
 // as the call's count, and as the session's learned ratio. A count not
@@ -240,8 +244,8 @@ func within(a, b, f float64) bool { return a <= b*f && b <= a*f }
 // session's learned ratio. Anything not believed is said (a warning the
 // first time for the agent, debug after, so a broken adapter does not flood
 // the log).
-func (g *Guard) recordReport(c Call, cfg *Agent, st State, real int) {
-	sio := cfg.stateIO(g.log)
+func (r *reports) recordReport(c Call, cfg *Agent, st State, real int) {
+	sio := cfg.stateIO(r.log)
 	prev := guardState{
 		providerRatio: sio.num(st, keyProviderRatio),
 		suspectRatio:  sio.num(st, keySuspectRatio),
@@ -264,14 +268,14 @@ func (g *Guard) recordReport(c Call, cfg *Agent, st State, real int) {
 	}
 	if v.reason != "" {
 		level := slog.LevelDebug
-		if _, seen := g.reportWarned.LoadOrStore(cfg.name, true); !seen {
+		if _, seen := r.warned.LoadOrStore(cfg.name, true); !seen {
 			level = slog.LevelWarn
 		}
 		msg := "contextguard: the provider's prompt-token count is not believable; not calibrating with it"
 		if v.count {
 			msg = "contextguard: the provider's prompt-token count jumped; calibrating the next call with it, not the session yet"
 		}
-		g.log.Log(c, level, msg,
+		r.log.Log(c, level, msg,
 			"agent", cfg.name, "session", c.SessionID(), "real_tokens", real, "estimate", rep.estimate,
 			"window", prev.window, "reason", v.reason)
 	}

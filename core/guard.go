@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
@@ -24,13 +23,11 @@ type Guard struct {
 	// host is the host framework's functions (WithHost), with defaults.
 	host Host
 	// clock is WithClock's, SystemClock by default.
-	clock    Clock
-	registry ModelRegistry
-	// unknownModels are the model names the registry did not know, warned
-	// about once each (window).
-	unknownModels sync.Map
-	log           *slog.Logger
-	hook          func(context.Context, CompactionEvent)
+	clock Clock
+	// windows holds the registry and its warnings (agent_config.go).
+	windows
+	log  *slog.Logger
+	hook func(context.Context, CompactionEvent)
 	// beforeHook is WithBeforeCompaction's hook, nil without one.
 	beforeHook func(context.Context, PendingCompaction) CompactionDecision
 	// appender persists compactions made between turns
@@ -39,26 +36,16 @@ type Guard struct {
 	tel      *telemetry
 	optErrs  []error
 
-	mu     sync.RWMutex
-	agents map[string]*Agent
-	// fallback is AddDefault's configuration; derived holds it under the
-	// names of the agents it guarded lately (at most maxDerivedAgents).
-	fallback *Agent
-	derived  map[string]*derivedAgent
-	errs     []error
-	// unguardedLogged holds the names of agents without a configuration
-	// whose first call was logged.
-	unguardedLogged sync.Map
+	// agentTable holds the agents' configurations (agents.go).
+	agentTable
 
-	sessions      *sessionTable
-	triggerWarned sync.Map // agent+window -> bool
-	reportWarned  sync.Map // agent -> bool: an unbelievable provider count was logged
+	sessions *sessionTable
+	// reports records the provider's counts (calibration.go).
+	reports
 
-	// configs caches the hashes of instructions and tools (prefix_count.go).
-	configs configHashes
-	// fixed caches the estimate of each system instruction and tool set
-	// by its configHash (fixedOf).
-	fixed configHashes
+	// configCache caches the instructions' and tools' hashes and estimates
+	// (config_hash.go).
+	configCache
 
 	// prep runs the summaries prepared while tools run
 	// (prepared_summary.go).
@@ -83,23 +70,24 @@ func New(registry ModelRegistry, opts ...Option) *Guard {
 	if r, ok := registry.(registryOptionErrs); ok {
 		o.errs = append(o.errs, r.optionErrs()...)
 	}
+	host := o.host.withDefaults(o.clock)
 	tel, err := newTelemetry(o.tracerProvider, o.meterProvider)
 	if err != nil {
 		o.errs = append(o.errs, fmt.Errorf("contextguard: creating OpenTelemetry instruments: %w", err))
 		tel, _ = newTelemetry(tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider())
 	}
 	return &Guard{
-		host:       o.host.withDefaults(o.clock),
+		host:       host,
 		clock:      o.clock,
 		tel:        tel,
-		registry:   registry,
+		windows:    windows{registry: registry, log: o.logger},
+		reports:    reports{log: o.logger},
 		log:        o.logger,
 		hook:       o.onCompaction,
 		beforeHook: o.beforeCompaction,
 		appender:   o.appender,
 		optErrs:    o.errs,
-		agents:     make(map[string]*Agent),
-		derived:    make(map[string]*derivedAgent),
+		agentTable: agentTable{agents: make(map[string]*Agent), derived: make(map[string]*derivedAgent), host: host, log: o.logger},
 		sessions:   newSessionTable(o.bounds.withDefaults()),
 		prep:       newPreparer(o.prepared, tel, o.logger),
 	}

@@ -118,10 +118,3 @@ type Response struct {
 	UsageMetadata *genai.GenerateContentResponseUsageMetadata
 	FinishReason  genai.FinishReason
 }
-
-// NeedsGuard reports whether AfterModel has anything to do with r: it
-// reports a prompt-token count, stopped at the output limit, or asks for
-// tool calls (a summary may be prepared while they run). It is cheap.
-func (r *Response) NeedsGuard() bool {
-	return r != nil && (r.promptTokens() != 0 || r.cutAtOutputLimit() || r.asksForTools())
-}

@@ -136,26 +136,6 @@ type stateIO struct {
 	keys map[string]string
 }
 
-// agentKeyNames are the per-agent keys, to which the agent's name is
-// appended.
-var agentKeyNames = []string{
-	keySummary, keyWatermark, keySummarizedAt, keyRealTokens, keyLastEstimate, keyFingerprint,
-	keyUserRequest, keyCompactions, keyIrreducibleFloor, keyProviderRatio, keySuspectRatio, keyWindow,
-	keyCompactNext, keyMaxOutput, keyLastTokens, keyThreshold, keyCompactedAt, keyCompactReason, keyCompactRequest, keyPrefix,
-	keyAnchor, keyPruneFrontier, keyPrefixKept, keyInvalidated, keyCachedTokens,
-}
-
-// stateKeysFor maps each per-agent key to its full name for agent, built
-// once per agent configuration so that reading and writing the state on
-// every call builds no key strings.
-func stateKeysFor(agent string) map[string]string {
-	m := make(map[string]string, len(agentKeyNames))
-	for _, k := range agentKeyNames {
-		m[k] = k + agent
-	}
-	return m
-}
-
 // key is the full name of the agent's key k.
 func (s stateIO) key(k string) string {
 	if full, ok := s.keys[k]; ok {
