@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
 
 // An agent's configuration: validated once by Add, immutable after, with its
@@ -345,4 +347,13 @@ func (w *windows) requestLimits(cfg *Agent, req *Request) limits {
 		}
 	}
 	return lo
+}
+
+// estimator returns the agent's token estimator for a model and the salt
+// that keeps its cached counts apart from other estimators'.
+func (c *Agent) estimator(model string) (tokenEstimator, uint64) {
+	if c.counter != nil {
+		return counterEstimator{tc: c.counter, media: tokens.ForModel(model)}, c.counterSalt ^ estimatorSalt(model)
+	}
+	return estimatorFor(model), estimatorSalt(model)
 }

@@ -1,8 +1,6 @@
 package core
 
 import (
-	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -162,17 +160,4 @@ func (g *agentTable) evictDerived() {
 		}
 		d.used.Store(false)
 	}
-}
-
-// checkAgent says why the guard cannot answer for agentName.
-func (g *Guard) checkAgent(agentName string) error {
-	switch {
-	case g == nil:
-		return errors.New("contextguard: the guard is nil")
-	case agentName == "":
-		return errors.New("contextguard: the agent name is empty")
-	case g.agent(agentName) == nil:
-		return fmt.Errorf("contextguard: agent %q is not guarded; add it with Add", agentName)
-	}
-	return nil
 }

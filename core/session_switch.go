@@ -47,12 +47,6 @@ func modeFor(st StateReader, log *slog.Logger) callMode {
 	return modeCompact
 }
 
-// switchedOff reports whether the guard is switched off for the session
-// whose state is st. It reads one key and allocates nothing.
-func (g *Guard) switchedOff(st StateReader) bool {
-	return sessionDisabled(st, g.log)
-}
-
 // sessionDisabled reads StateKeyDisabled; a value that is not a bool is
 // logged and treated as absent.
 func sessionDisabled(st StateReader, log *slog.Logger) bool {

@@ -130,12 +130,3 @@ func (c counterEstimator) declaration(d *genai.FunctionDeclaration) int {
 }
 
 func (c counterEstimator) builtinTools(t *genai.Tool) int { return c.media.BuiltinTools(t) }
-
-// estimator returns the agent's token estimator for a model and the salt
-// that keeps its cached counts apart from other estimators'.
-func (c *Agent) estimator(model string) (tokenEstimator, uint64) {
-	if c.counter != nil {
-		return counterEstimator{tc: c.counter, media: tokens.ForModel(model)}, c.counterSalt ^ estimatorSalt(model)
-	}
-	return estimatorFor(model), estimatorSalt(model)
-}
