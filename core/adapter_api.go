@@ -25,13 +25,13 @@ func (g *Guard) Logger() *slog.Logger { return g.log }
 // configuration. For adapters.
 func (g *Guard) Add(agentName string, s Summarizer, err error, opts ...AgentOption) {
 	caller := fmt.Sprintf("Add(%q)", agentName)
-	g.add(g.checkModelWindow(newAgentConfig(agentName, caller, s, err, opts), caller, s))
+	g.add(g.checkModelWindow(newAgentConfig(agentName, caller, s, err, opts), caller, s), false)
 }
 
 // AddDefault configures every agent that was not added by name, with the
 // same arguments as Add. For adapters.
 func (g *Guard) AddDefault(s Summarizer, err error, opts ...AgentOption) {
-	g.setDefault(g.checkModelWindow(newAgentConfig(defaultAgentName, "AddDefault", s, err, opts), "AddDefault", s))
+	g.add(g.checkModelWindow(newAgentConfig(defaultAgentName, "AddDefault", s, err, opts), "AddDefault", s), true)
 }
 
 // Name is the name of the agent the configuration guards.

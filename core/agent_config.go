@@ -43,48 +43,30 @@ const (
 // (Name, RecoveryModel). It is immutable once Add returns.
 type Agent struct {
 	name string
-	// policy is the agent's compaction strategy (compactionStrategy), and
-	// policyCall the option that chose it, "" for the default.
-	policy     compactionStrategy
-	policyCall string
-	pruneKeep  int // newest tool steps kept intact; 0: no pruning
-	// pruneMinFree is WithPruningMinFree's minimum, 0 for the default
-	// (pruningMinFree).
-	pruneMinFree   int
-	maxTokens      int
-	maxAttempts    int
-	summarizer     Summarizer
-	summaryTimeout time.Duration
-	instructions   string
+	// Each field below is its option's value; 0 or "" means the default.
+	policy             compactionStrategy
+	policyCall         string // the option that chose policy, as written
+	pruneKeep          int    // newest tool steps kept intact; 0: no pruning
+	pruneMinFree       int
+	maxTokens          int
+	maxAttempts        int
+	maxSummarizerCalls int
+	summarizer         Summarizer
+	summaryTimeout     time.Duration
+	summaryTokens      int
+	summarizerWindow   int
+	summaryForm        SummaryForm
+	instructions       string
+	counter            TokenCounter
+	counterSalt        uint64 // keeps counter's counts apart (counterSalt)
+	trigger            triggerSpec
+	recoveryLLM        HostModel
+	betweenTurns       BetweenTurns
+	early              float64 // WithEarlyCompaction's share of the trigger
 	// stateKeys are the agent's full state key names (stateKeysFor).
 	stateKeys map[string]string
-	// summaryTokens is WithSummaryTokens' length, 0 for the default.
-	summaryTokens int
-	// summarizerWindow is WithSummarizerWindow's window, 0 for the
-	// registry's.
-	summarizerWindow int
-	counter          TokenCounter
-	// counterSalt separates counter's counts and prefix records from
-	// other counters' (token_counter.go counterSalt).
-	counterSalt uint64
-	trigger     triggerSpec
-	// host is the guard's Host, set when the guard adds the agent.
-	host Host
-	// recoveryLLM is WithRecoveryModel's model, nil without one.
-	recoveryLLM HostModel
-	errs        []error
-
-	// maxSummarizerCalls bounds the summarizer calls of one compaction
-	// (WithMaxSummarizerCalls).
-	maxSummarizerCalls int
-	// summaryForm is WithSummaryForm's form (SummaryFormCached by default).
-	summaryForm SummaryForm
-	// betweenTurns is WithBetweenTurns' policy, "" for the default
-	// (between_turns.go).
-	betweenTurns BetweenTurns
-	// early is WithEarlyCompaction's fraction of the trigger, 0 for the
-	// default (prepared_summary.go).
-	early float64
+	host      Host // the guard's, set when the guard adds the agent
+	errs      []error
 }
 
 // AgentOption configures one agent registered with Add.

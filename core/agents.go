@@ -48,9 +48,9 @@ type agentTable struct {
 	log  *slog.Logger
 }
 
-// add registers cfg under its name (Add), or records its errors and leaves
-// the agent as it was.
-func (g *agentTable) add(cfg *Agent) {
+// add registers cfg under its name (Add), or as the default (AddDefault,
+// asDefault); a cfg in error has its errors recorded and changes nothing.
+func (g *agentTable) add(cfg *Agent, asDefault bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(cfg.errs) > 0 {
@@ -58,21 +58,12 @@ func (g *agentTable) add(cfg *Agent) {
 		return
 	}
 	cfg.host = g.host
+	if asDefault {
+		g.fallback = cfg
+		clear(g.derived)
+		return
+	}
 	g.agents[cfg.name] = cfg
-}
-
-// setDefault makes cfg the default configuration (AddDefault), or records
-// its errors and leaves the default as it was.
-func (g *agentTable) setDefault(cfg *Agent) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if len(cfg.errs) > 0 {
-		g.errs = append(g.errs, cfg.errs...)
-		return
-	}
-	cfg.host = g.host
-	g.fallback = cfg
-	clear(g.derived)
 }
 
 // agent is the configuration guarding the agent named name: its own (Add),

@@ -49,35 +49,22 @@ const (
 )
 
 // overflowStep is how much an overflow error that states no usable count
-// raises the session's learned ratio (README, "How it decides", step 4): the provider
-// counted the rejected request above its limit, so the ratio the guard
-// judged it with was too low, by an unknown amount. A quarter more, from at
-// least the estimator's default factor, takes a session from the default
-// 1.10 to 1.375 in one overflow: enough, with the trigger's buffer of a
-// fifth of the window, for a provider counting up to 1.7x the estimate
-// never to overflow again, while a provider counting close to the estimate
-// loses no more than a quarter of its room. Further overflows raise it
-// again, one step each, up to maxCorrection.
+// raises the session's learned ratio (README, "How it decides", step 4): the
+// ratio the request was judged with was too low by an unknown amount. From
+// the default 1.10 it gives 1.375, enough with a fifth of the window as
+// buffer for a provider counting up to 1.7x the estimate, while one counting
+// close to the estimate loses at most a quarter of its room.
 const overflowStep = 1.25
 
 // learnFromOverflow returns the provider ratio (per mille) a session learns
-// when the provider rejects as too long a request the guard estimated at
-// estimate raw tokens. learned is the ratio the session had learned before,
-// per mille (0: none), and defaultFactor the estimator's factor without a
-// count. An error that states the request's count (real > 0) calibrates the
-// session as a usage report would: the ratio is real/estimate, when it is
-// believable (within [minPlausibleRatio, maxCorrection]). An error that
-// states no count, or an unbelievable one, raises the ratio the request was
-// judged with by one overflowStep and no more, whatever limit the error
-// states: a small request rejected by an
-// odd error (a generic message, a limit without a count, a quota worded as
-// a token limit) must not take the session to maxCorrection at once, which
-// would make it compact on nearly every later call. A real overflow without
-// a count repeats, and each repetition raises the ratio one more step. The
-// result is bounded by maxCorrection; without an estimate, learned is
-// returned unchanged. A stated count is not judged by the stated limit
-// (Anthropic's "input length and max_tokens exceed context limit" states an
-// input below the limit).
+// when the provider rejects as too long a request estimated at estimate raw
+// tokens; learned is the ratio it had (0: none). A stated count (real > 0)
+// calibrates as a usage report would, when believable; it is not judged by
+// the stated limit, which may count max_tokens too (Anthropic). Otherwise
+// the ratio the request was judged with rises by one overflowStep, whatever
+// the error says: an odd error (a quota worded as a token limit) must not
+// take the session to maxCorrection at once, while a real overflow repeats
+// and rises a step each time. Without an estimate, learned is returned.
 func learnFromOverflow(learned int, defaultFactor float64, real, estimate int) int {
 	if estimate <= 0 {
 		return learned
@@ -192,14 +179,10 @@ type verdict struct {
 //   - lower by more: believed for nothing until confirmed, since it would
 //     let the guard send more than the provider was seen to take.
 //
-// What the jump guard still holds back is the learned ratio, the one use
-// that can make a session unusable: it calibrates every later request,
-// compacted ones included, so a ratio learned from one count that does not
-// repeat (a running total, an adapter's glitch) can put the calibrated
-// irreducible part of every later request (system instruction, tools, the
-// user's request: calibration factor x its raw estimate) over the trigger,
-// and every later call would compact, for good. A real change of content
-// repeats in the next report and is learned then.
+// The learned ratio is held back longest: it calibrates every later
+// request, and one learned from a count that does not repeat (a running
+// total, a glitch) could put every request's irreducible part over the
+// trigger for good; a real change of content repeats and is learned then.
 func (r report) judge() verdict {
 	switch {
 	case r.real <= 0:
@@ -238,12 +221,9 @@ type reports struct {
 }
 
 // recordReport records the provider's prompt-token count of the request the
-// guard let through in this call, for what it is believed (report.judge):
-// as the call's count, and as the session's learned ratio. A count not
-// believed clears the call's count, so the next call calibrates with the
-// session's learned ratio. Anything not believed is said (a warning the
-// first time for the agent, debug after, so a broken adapter does not flood
-// the log).
+// guard let through in this call, for what it is believed (report.judge): as
+// the call's count, and as the session's learned ratio. A count not believed
+// clears the call's count, so the next call calibrates with the learned one.
 func (r *reports) recordReport(c Call, cfg *Agent, st State, real int) {
 	sio := cfg.stateIO(r.log)
 	prev := guardState{

@@ -20,36 +20,23 @@ const PluginName = "contextguard"
 // serves any number of sessions concurrently; Add may be called at any time,
 // also after the plugin was built.
 type Guard struct {
-	// host is the host framework's functions (WithHost), with defaults.
-	host Host
-	// clock is WithClock's, SystemClock by default.
-	clock Clock
-	// windows holds the registry and its warnings (agent_config.go).
-	windows
-	log  *slog.Logger
-	hook func(context.Context, CompactionEvent)
-	// beforeHook is WithBeforeCompaction's hook, nil without one.
-	beforeHook func(context.Context, PendingCompaction) CompactionDecision
-	// appender persists compactions made between turns
-	// (WithSessionService), nil without one.
-	appender SessionAppender
-	tel      *telemetry
-	optErrs  []error
+	host       Host  // WithHost's, with defaults
+	clock      Clock // WithClock's
+	log        *slog.Logger
+	hook       func(context.Context, CompactionEvent)                      // WithOnCompaction's
+	beforeHook func(context.Context, PendingCompaction) CompactionDecision // WithBeforeCompaction's
+	appender   SessionAppender                                             // WithSessionService's
+	tel        *telemetry
+	optErrs    []error
+	sessions   *sessionTable
+	prep       *preparer // the summaries prepared while tools run
 
-	// agentTable holds the agents' configurations (agents.go).
-	agentTable
-
-	sessions *sessionTable
-	// reports records the provider's counts (calibration.go).
-	reports
-
-	// configCache caches the instructions' and tools' hashes and estimates
-	// (config_hash.go).
-	configCache
-
-	// prep runs the summaries prepared while tools run
-	// (prepared_summary.go).
-	prep *preparer
+	// The parts below hold what they need (a logger, the registry) and
+	// are embedded, so their methods serve the guard's callers.
+	windows     // the registry's windows and their warnings (agent_config.go)
+	agentTable  // the agents' configurations (agents.go)
+	reports     // the provider's counts (calibration.go)
+	configCache // the instructions' and tools' hashes and estimates (config_hash.go)
 }
 
 // New returns a guard that reads context windows from registry; a nil

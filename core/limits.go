@@ -1,24 +1,19 @@
 package core
 
-import (
-	"github.com/adk-contextguard/contextguard/core/internal/sat"
-)
+import "github.com/adk-contextguard/contextguard/core/internal/sat"
 
-// Limits: the window, trigger and room one decision is made against, and
-// sizes that saturate instead of wrapping.
+// Limits: the window, trigger and room one decision is made against, the
+// default buffer rule, and sizes that saturate instead of wrapping.
 
 // DefaultContextWindow is the window assumed for a model the registry does
 // not know (a warning is logged once per model).
 const DefaultContextWindow = 128_000
 
-// The default buffer: ARCHITECTURE.md, Origins.
+// The default buffer (ARCHITECTURE.md, Origins): a fixed largeWindowBuffer
+// for windows of largeWindow and more, boundary inclusive, a fraction below.
 const (
-	// largeWindow is where the buffer switches from a fraction to a fixed size
-	// (ARCHITECTURE.md, Origins: windows of 200k and more get a fixed 20k buffer).
-	largeWindow = 200_000
-	// largeWindowBuffer is the fixed buffer for windows >= largeWindow.
-	largeWindowBuffer = 20_000
-	// smallWindowBufferFraction is the buffer for windows < largeWindow.
+	largeWindow               = 200_000
+	largeWindowBuffer         = 20_000
 	smallWindowBufferFraction = 0.20
 )
 
@@ -100,6 +95,7 @@ const irreducibleMargin = 0.10
 // provider's counts").
 func (l limits) hardLimit() int { return sat.Add(l.window, sat.Scale(l.window, irreducibleMargin)) }
 
+// newLimits are the default limits of window.
 func newLimits(window int) limits {
 	b := bufferFor(window)
 	return limits{window: window, buffer: b, threshold: window - b}
@@ -113,8 +109,7 @@ func maxOutputTokens(req *Request) int {
 	return int(req.Config.MaxOutputTokens)
 }
 
-// bufferFor returns the room kept free below the window: a fixed 20k for
-// windows of 200k and more, 20% below that (ARCHITECTURE.md, Origins; boundary inclusive).
+// bufferFor returns the room the default trigger keeps free below window.
 func bufferFor(window int) int {
 	if window >= largeWindow {
 		return largeWindowBuffer

@@ -253,15 +253,10 @@ func decodeInt(v any) (int, bool) {
 	case float64:
 		f = n
 	case json.Number:
-		i, err := n.Int64()
-		if err != nil {
-			ff, ferr := n.Float64()
-			if ferr != nil {
-				return 0, false
-			}
-			f = ff
-		} else {
-			f = float64(i)
+		// Float64 is exact up to 2^53, far above maxPlausibleTokenNum.
+		var err error
+		if f, err = n.Float64(); err != nil {
+			return 0, false
 		}
 	default:
 		return 0, false
