@@ -194,13 +194,9 @@ func (c *Agent) limitsFor(window int) (l limits, ok bool) {
 	return limits{window: window, buffer: window - threshold, threshold: threshold}, true
 }
 
-// fitsWindow checks the options that must fit inside the agent's window,
-// window, as window names it ("WithMaxTokens(8000)"): the trigger must lie
-// inside it (WithTriggerTokens below it, WithReserve leaving part of it),
-// and WithPruningMinFree and WithSummaryTokens must be below it, since no
-// pruning pass frees a whole window and no summary that long fits. Each
-// would otherwise be replaced at run time, which no option may be
-// silently.
+// fitsWindow checks the options that must fit inside window (named as name
+// says it, "WithMaxTokens(8000)"): the trigger, WithPruningMinFree and
+// WithSummaryTokens. Run time would otherwise replace them, silently.
 func (c *Agent) fitsWindow(window int, name string) error {
 	var errs []error
 	if _, ok := c.limitsFor(window); !ok {
@@ -251,13 +247,9 @@ type windows struct {
 	triggerWarned sync.Map // agent+window -> bool
 }
 
-// checkModelWindow checks cfg against the registry's window for model, the
-// model given to Add or AddDefault, taken as the agent's own: when
-// WithMaxTokens is not given and the registry knows the model, the options
-// that must fit inside the window (fitsWindow) are checked here, so that
-// Plugin reports them rather than a warning at run time. Its errors name the
-// call (caller, e.g. `Add("a")`). A request naming another model is still
-// judged on that model's window at run time.
+// checkModelWindow checks cfg's options against the registry's window for
+// model, the one given to Add (caller), when WithMaxTokens is not given, so
+// that Plugin reports them rather than a warning at run time.
 func (w *windows) checkModelWindow(cfg *Agent, caller string, model Summarizer) *Agent {
 	if cfg.maxTokens > 0 || len(cfg.errs) > 0 {
 		return cfg

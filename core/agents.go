@@ -14,12 +14,9 @@ import (
 const defaultAgentName = "(default)"
 
 // maxDerivedAgents bounds how many agent names AddDefault's configuration
-// is kept derived for (about 2.5 KB each, mostly its state key names): an
-// application that names its agents per session or per user would
-// otherwise keep one per name for good (48 MB for 20,000 names). An agent
-// tree has tens of names, far below it; past it, names not used since the
-// last eviction are dropped first, and a dropped name is derived again on
-// its next call, which costs one configuration's allocation.
+// is kept derived for (about 2.5 KB each): an application naming its agents
+// per session would otherwise keep one per name for good. Past it, names
+// unused since the last eviction go first; a dropped one is derived again.
 const maxDerivedAgents = 1_024
 
 // derivedAgent is AddDefault's configuration under one agent's name, with

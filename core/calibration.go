@@ -22,23 +22,19 @@ import (
 // the next report confirms it (report.judge).
 
 const (
-	// maxCorrection caps the calibration factor real/estimate, so one odd
-	// turn cannot distort every later estimate. A report above it is still
-	// believed when it is within the window: a provider that charges
-	// images or documents by their encoded size reports 10-20x the
-	// estimate of an image-heavy request, and count = max(real, ...) keeps
-	// that real count as the request's floor.
+	// maxCorrection caps the factor real/estimate, so one odd turn cannot
+	// distort every later estimate. A report above it inside the window is
+	// still the request's floor (count): a provider charging images by
+	// their encoded size reports 10-20x the estimate.
 	maxCorrection = 5.0
 	// minPlausibleRatio is the smallest ratio of a report to the guard's
 	// estimate that is believed: the estimator is never off by 5x low on a
 	// whole request (its worst content kind is within 12% at p90), so a
 	// report below a fifth of the estimate is a broken adapter.
 	minPlausibleRatio = 1 / maxCorrection
-	// maxRatioJump is how far (as a factor, up or down) one report's ratio
-	// may move from the session's learned ratio and still be believed at
-	// once. A larger jump is believed only when the next report confirms it:
-	// a real change of content (a blob-heavy tool result) persists, an
-	// adapter's glitch or running total does not.
+	// maxRatioJump is how far (a factor, up or down) a report's ratio may
+	// move from the learned one and be believed at once; a larger jump waits
+	// for the next report, since a glitch or running total does not repeat.
 	maxRatioJump = 1.5
 	// ratioConfirmTolerance is how close a second report's ratio must be to
 	// a suspect one to confirm it.

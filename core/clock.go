@@ -51,11 +51,9 @@ func (e *timeoutError) Error() string {
 
 func (e *timeoutError) Unwrap() error { return context.DeadlineExceeded }
 
-// withTimeout is context.WithTimeout on clock c: the context it returns is
-// cancelled with a *timeoutError as its cause once d has passed on c, or
-// when the returned function is called (which also stops c's timer, and
-// must be called once the work is done). Its Err is then context.Canceled;
-// context.Cause tells a timeout apart.
+// withTimeout is context.WithTimeout on clock c, whose cause on expiry is a
+// *timeoutError (timedOut); the returned function, to be called once the
+// work is done, stops c's timer and cancels with context.Canceled.
 func withTimeout(parent context.Context, c Clock, d time.Duration) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
 	stop := c.AfterFunc(d, func() { cancel(&timeoutError{timeout: d}) })

@@ -130,11 +130,9 @@ func jsonHash(v any) uint64 {
 	return contentid.HashBytes(tokens.AppendJSON(nil, v))
 }
 
-// fixedOf is the raw estimate of what every request of a call carries
-// besides its contents (fixedTokens: the system instruction and the
-// tools), as est counts them, cached for the whole guard by config, which
-// names them by value and the estimator counting them: a session's first
-// call counts only its contents, not its agent's tool declarations again.
+// fixedOf is the raw estimate of the system instruction and tools
+// (fixedTokens) as est counts them, cached by config, so that a session's
+// first call does not count its agent's tool declarations again.
 func (c *configCache) fixedOf(config uint64, est cachedEstimator, req *Request) int {
 	return int(c.fixed.get(config, nil, func() uint64 { return uint64(fixedTokens(est, req)) }))
 }
