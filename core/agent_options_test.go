@@ -3,9 +3,10 @@ package core
 import (
 	"testing"
 
-	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
 func TestTriggerOptions(t *testing.T) {
