@@ -203,22 +203,3 @@ func (g *Guard) CompactionRequestDelta(agentName, focus string) (map[string]any,
 func (r *Response) NeedsGuard() bool {
 	return r != nil && (r.promptTokens() != 0 || r.cutAtOutputLimit() || r.asksForTools())
 }
-
-// switchedOff reports whether the guard is switched off for the session
-// whose state is st. It reads one key and allocates nothing.
-func (g *Guard) switchedOff(st StateReader) bool {
-	return sessionDisabled(st, g.log)
-}
-
-// checkAgent says why the guard cannot answer for agentName.
-func (g *Guard) checkAgent(agentName string) error {
-	switch {
-	case g == nil:
-		return errors.New("contextguard: the guard is nil")
-	case agentName == "":
-		return errors.New("contextguard: the agent name is empty")
-	case g.agent(agentName) == nil:
-		return fmt.Errorf("contextguard: agent %q is not guarded; add it with Add", agentName)
-	}
-	return nil
-}

@@ -11,7 +11,7 @@ import (
 )
 
 // The guard: the engine's configuration shared by every session, built by
-// New, and the OnCompaction hook's event.
+// New, and what every call asks of it (the hook, the switch, the agent).
 
 // PluginName is the name the guard's plugin registers under.
 const PluginName = "contextguard"
@@ -95,4 +95,23 @@ func (g *Guard) fireHook(ctx context.Context, ev *CompactionEvent) {
 	if ev != nil && g.hook != nil {
 		g.hook(ctx, *ev)
 	}
+}
+
+// switchedOff reports whether the guard is switched off for the session
+// whose state is st. It reads one key and allocates nothing.
+func (g *Guard) switchedOff(st StateReader) bool {
+	return sessionDisabled(st, g.log)
+}
+
+// checkAgent says why the guard cannot answer for agentName.
+func (g *Guard) checkAgent(agentName string) error {
+	switch {
+	case g == nil:
+		return errors.New("contextguard: the guard is nil")
+	case agentName == "":
+		return errors.New("contextguard: the agent name is empty")
+	case g.agent(agentName) == nil:
+		return fmt.Errorf("contextguard: agent %q is not guarded; add it with Add", agentName)
+	}
+	return nil
 }
