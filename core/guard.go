@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
 // The guard: the engine's configuration shared by every session, built by
@@ -37,47 +34,6 @@ type Guard struct {
 	agentTable  // the agents' configurations (agents.go)
 	reports     // the provider's counts (calibration.go)
 	configCache // the instructions' and tools' hashes and estimates (config_hash.go)
-}
-
-// New returns a guard that reads context windows from registry; a nil
-// registry means the default one (NewCrushRegistry). Options are validated
-// here; their errors are reported by Plugin and PluginConfig.
-func New(registry ModelRegistry, opts ...Option) *Guard {
-	o := guardOptions{logger: slog.Default(), clock: SystemClock(), prepared: DefaultPreparedSummaries}
-	for _, opt := range opts {
-		if opt == nil {
-			o.errs = append(o.errs, errors.New("contextguard: nil Option"))
-			continue
-		}
-		opt(&o)
-	}
-	if registry == nil {
-		registry = NewCrushRegistry(WithRegistryLogger(o.logger))
-	}
-	if r, ok := registry.(registryOptionErrs); ok {
-		o.errs = append(o.errs, r.optionErrs()...)
-	}
-	host := o.host.withDefaults(o.clock)
-	tel, err := newTelemetry(o.tracerProvider, o.meterProvider)
-	if err != nil {
-		o.errs = append(o.errs, fmt.Errorf("contextguard: creating OpenTelemetry instruments: %w", err))
-		tel, _ = newTelemetry(tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider())
-	}
-	return &Guard{
-		host:       host,
-		clock:      o.clock,
-		tel:        tel,
-		windows:    windows{registry: registry, log: o.logger},
-		reports:    reports{log: o.logger},
-		log:        o.logger,
-		hook:       o.onCompaction,
-		beforeHook: o.beforeCompaction,
-		appender:   o.appender,
-		optErrs:    o.errs,
-		agentTable: agentTable{agents: make(map[string]*Agent), derived: make(map[string]*derivedAgent), host: host, log: o.logger},
-		sessions:   newSessionTable(o.bounds.withDefaults()),
-		prep:       newPreparer(o.prepared, tel, o.logger),
-	}
 }
 
 // Err returns every configuration error recorded so far, joined, or nil.

@@ -2,15 +2,19 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 
 	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
-// The guard's options (Option), given to New, and what every option shares:
-// errors recorded for Plugin, and one rule for counts (countOption).
+// The guard's options (Option) and New, which applies them, and what every
+// option shares: errors recorded for Plugin, one rule for counts
+// (countOption) and one for values that must not be nil (required).
 
 // Option configures a Guard.
 type Option func(*guardOptions)
@@ -221,4 +225,45 @@ func WithRegistryLogger(l *slog.Logger) RegistryOption {
 func WithDefaultWindow(n int) RegistryOption {
 	return countOption("WithDefaultWindow", n, "reports an unknown model as unknown", checkWindow,
 		func(r *crushRegistry, n int) { r.defaultWindow = n })
+}
+
+// New returns a guard that reads context windows from registry; a nil
+// registry means the default one (NewCrushRegistry). Options are validated
+// here; their errors are reported by Plugin and PluginConfig.
+func New(registry ModelRegistry, opts ...Option) *Guard {
+	o := guardOptions{logger: slog.Default(), clock: SystemClock(), prepared: DefaultPreparedSummaries}
+	for _, opt := range opts {
+		if opt == nil {
+			o.errs = append(o.errs, errors.New("contextguard: nil Option"))
+			continue
+		}
+		opt(&o)
+	}
+	if registry == nil {
+		registry = NewCrushRegistry(WithRegistryLogger(o.logger))
+	}
+	if r, ok := registry.(registryOptionErrs); ok {
+		o.errs = append(o.errs, r.optionErrs()...)
+	}
+	host := o.host.withDefaults(o.clock)
+	tel, err := newTelemetry(o.tracerProvider, o.meterProvider)
+	if err != nil {
+		o.errs = append(o.errs, fmt.Errorf("contextguard: creating OpenTelemetry instruments: %w", err))
+		tel, _ = newTelemetry(tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider())
+	}
+	return &Guard{
+		host:       host,
+		clock:      o.clock,
+		tel:        tel,
+		windows:    windows{registry: registry, log: o.logger},
+		reports:    reports{log: o.logger},
+		log:        o.logger,
+		hook:       o.onCompaction,
+		beforeHook: o.beforeCompaction,
+		appender:   o.appender,
+		optErrs:    o.errs,
+		agentTable: agentTable{agents: make(map[string]*Agent), derived: make(map[string]*derivedAgent), host: host, log: o.logger},
+		sessions:   newSessionTable(o.bounds.withDefaults()),
+		prep:       newPreparer(o.prepared, tel, o.logger),
+	}
 }
