@@ -52,6 +52,17 @@ func WithReserve(n int) AgentOption {
 	})
 }
 
+// either is an AgentOption named option taking v, which must be a or b.
+func either[V ~string](option string, v, a, b V, set func(*Agent, V)) AgentOption {
+	return func(c *Agent) {
+		if v != a && v != b {
+			c.fail(fmt.Errorf("%s(%q): must be %q or %q", option, v, a, b))
+			return
+		}
+		set(c, v)
+	}
+}
+
 // positiveOption is an AgentOption named option taking a count that must be
 // positive: set applies it, with the option's call as written (for example
 // "WithReserve(2000)") for its own messages; anything else is recorded as
@@ -219,14 +230,7 @@ func WithSummarizer(s Summarizer) AgentOption {
 // SummaryFormTranscript always asks with the summary prompt and a
 // transcript of the conversation. Any other value is an error.
 func WithSummaryForm(f SummaryForm) AgentOption {
-	return func(c *Agent) {
-		switch f {
-		case SummaryFormCached, SummaryFormTranscript:
-			c.summaryForm = f
-		default:
-			c.fail(fmt.Errorf("WithSummaryForm(%q): must be %q or %q", f, SummaryFormCached, SummaryFormTranscript))
-		}
-	}
+	return either("WithSummaryForm", f, SummaryFormCached, SummaryFormTranscript, func(c *Agent, v SummaryForm) { c.summaryForm = v })
 }
 
 // WithSummaryTimeout bounds each summarizer call, the default LLM
@@ -284,14 +288,7 @@ func WithRecoveryModel(m HostModel) AgentOption {
 // process: its next call then compacts inline). Any other value is an
 // error.
 func WithBetweenTurns(p BetweenTurns) AgentOption {
-	return func(c *Agent) {
-		switch p {
-		case BetweenTurnsWhenDue, BetweenTurnsOff:
-			c.betweenTurns = p
-		default:
-			c.fail(fmt.Errorf("WithBetweenTurns(%q): must be %q or %q", p, BetweenTurnsWhenDue, BetweenTurnsOff))
-		}
-	}
+	return either("WithBetweenTurns", p, BetweenTurnsWhenDue, BetweenTurnsOff, func(c *Agent, v BetweenTurns) { c.betweenTurns = v })
 }
 
 // WithTailRetention selects the tail-retention strategy: at the token

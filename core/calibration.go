@@ -10,16 +10,10 @@ import (
 	"google.golang.org/genai"
 )
 
-// Calibration (ARCHITECTURE.md, "Trusting the provider's counts"): the
-// guard's raw estimate is scaled by what the provider reported for earlier
-// requests of the session. Reports are checked before they are believed,
-// by what believing them risks: a prompt-token count that is absurd for the
-// request the guard let through (zero, negative, beyond the window, far
-// under the estimate) is not recorded; a count above the guard's estimate
-// and inside the window is always the call's count, since it can only make
-// the guard compact earlier; and a sudden jump from the session's learned
-// ratio, as cumulative counts produce, is learned for the session only once
-// the next report confirms it (report.judge).
+// Calibration (ARCHITECTURE.md, "Trusting the provider's counts"): the raw
+// estimate is scaled by what the provider reported for earlier requests of
+// the session, each report believed only for what believing it risks
+// (report.judge).
 
 const (
 	// maxCorrection caps the factor real/estimate, so one odd turn cannot
