@@ -47,43 +47,43 @@ type agentTable struct {
 
 // add registers cfg under its name (Add), or as the default (AddDefault,
 // asDefault); a cfg in error has its errors recorded and changes nothing.
-func (g *agentTable) add(cfg *Agent, asDefault bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+func (t *agentTable) add(cfg *Agent, asDefault bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if len(cfg.errs) > 0 {
-		g.errs = append(g.errs, cfg.errs...)
+		t.errs = append(t.errs, cfg.errs...)
 		return
 	}
-	cfg.host = g.host
+	cfg.host = t.host
 	if asDefault {
-		g.fallback = cfg
-		clear(g.derived)
+		t.fallback = cfg
+		clear(t.derived)
 		return
 	}
-	g.agents[cfg.name] = cfg
+	t.agents[cfg.name] = cfg
 }
 
 // agent is the configuration guarding the agent named name: its own (Add),
 // else the default's under its name (AddDefault), else nil.
-func (g *agentTable) agent(name string) *Agent {
-	g.mu.RLock()
-	cfg, ok := g.agents[name]
+func (t *agentTable) agent(name string) *Agent {
+	t.mu.RLock()
+	cfg, ok := t.agents[name]
 	if !ok {
 		var d *derivedAgent
-		if d, ok = g.derived[name]; ok {
+		if d, ok = t.derived[name]; ok {
 			cfg = d.cfg
 			if !d.used.Load() {
 				d.used.Store(true)
 			}
 		}
 	}
-	fallback := g.fallback
-	g.mu.RUnlock()
+	fallback := t.fallback
+	t.mu.RUnlock()
 	switch {
 	case ok:
 		return cfg
 	case fallback != nil:
-		return g.deriveDefault(name)
+		return t.deriveDefault(name)
 	}
 	return nil
 }
@@ -91,11 +91,11 @@ func (g *agentTable) agent(name string) *Agent {
 // agentForCall is agent for a model call of the agent named name: an agent
 // without a configuration is logged once per name, at Info, with how to
 // guard it.
-func (g *agentTable) agentForCall(name string) *Agent {
-	cfg := g.agent(name)
+func (t *agentTable) agentForCall(name string) *Agent {
+	cfg := t.agent(name)
 	if cfg == nil {
-		if _, seen := g.unguardedLogged.LoadOrStore(name, true); !seen {
-			g.log.Info("contextguard: this agent is not guarded; its requests are sent unchecked. Guard it with Add(name, model, ...) or every agent with AddDefault(model, ...)",
+		if _, seen := t.unguardedLogged.LoadOrStore(name, true); !seen {
+			t.log.Info("contextguard: this agent is not guarded; its requests are sent unchecked. Guard it with Add(name, model, ...) or every agent with AddDefault(model, ...)",
 				"agent", name)
 		}
 	}
@@ -105,22 +105,22 @@ func (g *agentTable) agentForCall(name string) *Agent {
 // deriveDefault is the default configuration (AddDefault) under the name of
 // the agent it guards, made once per name while at most maxDerivedAgents
 // names are kept (evictDerived).
-func (g *agentTable) deriveDefault(name string) *Agent {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if cfg, ok := g.agents[name]; ok {
+func (t *agentTable) deriveDefault(name string) *Agent {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if cfg, ok := t.agents[name]; ok {
 		return cfg
 	}
-	if d, ok := g.derived[name]; ok {
+	if d, ok := t.derived[name]; ok {
 		return d.cfg
 	}
-	if len(g.derived) >= maxDerivedAgents {
-		g.evictDerived()
+	if len(t.derived) >= maxDerivedAgents {
+		t.evictDerived()
 	}
-	cfg := *g.fallback
+	cfg := *t.fallback
 	cfg.name = name
 	cfg.stateKeys = stateKeysFor(name)
-	g.derived[name] = &derivedAgent{cfg: &cfg}
+	t.derived[name] = &derivedAgent{cfg: &cfg}
 	return &cfg
 }
 
@@ -128,21 +128,21 @@ func (g *agentTable) deriveDefault(name string) *Agent {
 // used since the last eviction first (their marks are cleared for the
 // next), so a full table costs one eviction per quarter of its size. A
 // configuration dropped while a call holds it stays valid for that call.
-// g.mu is held.
-func (g *agentTable) evictDerived() {
-	drop := len(g.derived) / 4
-	for name, d := range g.derived {
+// t.mu is held.
+func (t *agentTable) evictDerived() {
+	drop := len(t.derived) / 4
+	for name, d := range t.derived {
 		if drop == 0 {
 			break
 		}
 		if !d.used.Load() {
-			delete(g.derived, name)
+			delete(t.derived, name)
 			drop--
 		}
 	}
-	for name, d := range g.derived {
+	for name, d := range t.derived {
 		if drop > 0 {
-			delete(g.derived, name)
+			delete(t.derived, name)
 			drop--
 			continue
 		}
