@@ -83,14 +83,6 @@ func (g *Guard) CheckRun(names []string) {
 // Agent is AgentForCall without the log. For adapters.
 func (g *Guard) Agent(name string) *Agent { return g.agent(name) }
 
-// CheckAgent says why the guard cannot answer for agentName (a nil guard,
-// an empty name, an agent not guarded), nil when it can. For adapters.
-func (g *Guard) CheckAgent(name string) error { return g.checkAgent(name) }
-
-// SwitchedOff reports whether the session whose state is st is switched
-// off (StateKeyDisabled). For adapters.
-func (g *Guard) SwitchedOff(st StateReader) bool { return g.switchedOff(st) }
-
 // BeforeModel guards one request of agent a: st is the state the call
 // reads and writes, ro the session's state without the call's writes. In a
 // session switched off (StateKeyDisabled) it only applies what earlier
@@ -148,7 +140,7 @@ func (g *Guard) UsageFromState(st StateReader, agentName string) (Usage, error) 
 // RequestCompactionInState asks, in the session state st, that the next
 // model call of agentName compact, with focus for the summary prompt.
 func (g *Guard) RequestCompactionInState(st State, agentName, focus string) error {
-	if err := g.checkAgent(agentName); err != nil {
+	if err := g.CheckAgent(agentName); err != nil {
 		return err
 	}
 	if st == nil {
@@ -186,7 +178,7 @@ func (g *Guard) SetDisabledInState(st State, off bool) error {
 // an agent the guard does not guard and a focus that is too long. For
 // adapters.
 func (g *Guard) CompactionRequestDelta(agentName, focus string) (map[string]any, error) {
-	if err := g.checkAgent(agentName); err != nil {
+	if err := g.CheckAgent(agentName); err != nil {
 		return nil, err
 	}
 	focus, err := cleanFocus(focus)

@@ -186,7 +186,7 @@ func (g *Guard) betweenTurnsCall(c Call, end RunEnd, sess *sessionEntry) (in cal
 	last := sess.last
 	sess.last = lastCall{}
 	cfg := last.cfg
-	if cfg == nil || g.switchedOff(end.State) || c.Err() != nil {
+	if cfg == nil || g.SwitchedOff(end.State) || c.Err() != nil {
 		// A run whose context is done (the caller went away) leaves the
 		// compaction to the next model call: its summarizer would only
 		// give the fallback summary.

@@ -17,19 +17,18 @@ const PluginName = "contextguard"
 // serves any number of sessions concurrently; Add may be called at any time,
 // also after the plugin was built.
 type Guard struct {
-	host       Host  // WithHost's, with defaults
-	clock      Clock // WithClock's
-	log        *slog.Logger
-	hook       func(context.Context, CompactionEvent)                      // WithOnCompaction's
-	beforeHook func(context.Context, PendingCompaction) CompactionDecision // WithBeforeCompaction's
-	appender   SessionAppender                                             // WithSessionService's
-	tel        *telemetry
-	optErrs    []error
-	sessions   *sessionTable
-	prep       *preparer // the summaries prepared while tools run
+	host     Host  // WithHost's, with defaults
+	clock    Clock // WithClock's
+	log      *slog.Logger
+	appender SessionAppender // WithSessionService's
+	tel      *telemetry
+	optErrs  []error
+	sessions *sessionTable
+	prep     *preparer // the summaries prepared while tools run
 
 	// The parts below hold what they need (a logger, the registry) and
 	// are embedded, so their methods serve the guard's callers.
+	hooks       // the user's compaction hooks
 	windows     // the registry's windows and their warnings (agent_config.go)
 	agentTable  // the agents' configurations (agents.go)
 	reports     // the provider's counts (calibration.go)
@@ -44,30 +43,35 @@ func (g *Guard) Err() error {
 	return errors.Join(all...)
 }
 
+// hooks are the user's compaction hooks, nil when not given.
+type hooks struct {
+	hook       func(context.Context, CompactionEvent)                      // WithOnCompaction's
+	beforeHook func(context.Context, PendingCompaction) CompactionDecision // WithBeforeCompaction's
+}
+
 // fireHook calls the OnCompaction hook with ev, when there is both. It is
 // called after the session was released, so a hook that calls back into the
 // guard for the same session is served.
-func (g *Guard) fireHook(ctx context.Context, ev *CompactionEvent) {
-	if ev != nil && g.hook != nil {
-		g.hook(ctx, *ev)
+func (h *hooks) fireHook(ctx context.Context, ev *CompactionEvent) {
+	if ev != nil && h.hook != nil {
+		h.hook(ctx, *ev)
 	}
 }
 
-// switchedOff reports whether the guard is switched off for the session
-// whose state is st. It reads one key and allocates nothing.
-func (g *Guard) switchedOff(st StateReader) bool {
-	return sessionDisabled(st, g.log)
-}
+// SwitchedOff reports whether the session whose state is st is switched
+// off (StateKeyDisabled). For adapters.
+func (g *Guard) SwitchedOff(st StateReader) bool { return sessionDisabled(st, g.log) }
 
-// checkAgent says why the guard cannot answer for agentName.
-func (g *Guard) checkAgent(agentName string) error {
+// CheckAgent says why the guard cannot answer for agentName (a nil guard,
+// an empty name, an agent not guarded), nil when it can. For adapters.
+func (g *Guard) CheckAgent(name string) error {
 	switch {
 	case g == nil:
 		return errors.New("contextguard: the guard is nil")
-	case agentName == "":
+	case name == "":
 		return errors.New("contextguard: the agent name is empty")
-	case g.agent(agentName) == nil:
-		return fmt.Errorf("contextguard: agent %q is not guarded; add it with Add", agentName)
+	case g.agent(name) == nil:
+		return fmt.Errorf("contextguard: agent %q is not guarded; add it with Add", name)
 	}
 	return nil
 }
