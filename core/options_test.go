@@ -5,6 +5,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // TestCountOptions: every count option reads 0 as its own meaning, fails
@@ -119,4 +123,40 @@ func TestRegistryOptions(t *testing.T) {
 			assert.ErrorContains(t, err, tt.wantErr)
 		})
 	}
+}
+
+// TestRequiredOptions: an option whose value must be given fails on nil
+// and on a typed nil alike (a nil pointer in the interface would crash at
+// its first use, long after New returned), and accepts a real value.
+func TestRequiredOptions(t *testing.T) {
+	var nilClock *coretest.FakeClock
+	tests := []struct {
+		name    string
+		opt     Option
+		wantErr string
+	}{
+		{"a clock", WithClock(SystemClock()), ""},
+		{"a typed nil clock", WithClock(nilClock), "contextguard: WithClock: clock is nil"},
+		{"a tracer provider", WithTracerProvider(tracenoop.NewTracerProvider()), ""},
+		{"a typed nil tracer provider", WithTracerProvider((*tracenoop.TracerProvider)(nil)), "contextguard: WithTracerProvider: provider is nil"},
+		{"a typed nil meter provider", WithMeterProvider((*metricnoop.MeterProvider)(nil)), "contextguard: WithMeterProvider: provider is nil"},
+		{"a nil hook", WithOnCompaction(nil), "contextguard: WithOnCompaction: hook is nil"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := New(nil, WithLogger(quietLogger), tt.opt).Err()
+			if tt.wantErr == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.wantErr)
+		})
+	}
+
+	t.Run("an agent's typed nil counter", func(t *testing.T) {
+		cfg := newAgentConfig("a", `Add("a")`, fixedSummary("x"), nil, []AgentOption{WithTokenCounter(TokenCounterFunc(nil))})
+		require.Len(t, cfg.errs, 1)
+		assert.ErrorContains(t, cfg.errs[0], "WithTokenCounter: counter is nil")
+	})
 }
