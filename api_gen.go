@@ -12,27 +12,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// The reasons of a compaction (CompactionEvent.Reason, the log's reason
-// field, Usage.LastCompactionReason); ReasonRequested is the fifth. They are
-// stored in session state, so their values never change.
+// Defaults of an agent's options, named so the README and the code cannot
+// drift apart.
 const (
-	// ReasonTokens: the request's calibrated count reached the trigger.
-	ReasonTokens = core.ReasonTokens
-	// ReasonTurns: the sliding window's turn budget was spent.
-	ReasonTurns = core.ReasonTurns
-	// ReasonOutputLimit: the previous response stopped at the output limit
-	// near the window.
-	ReasonOutputLimit = core.ReasonOutputLimit
-	// ReasonOverflow: the provider rejected the request as too long, and
-	// the guard compacted it to recover.
-	ReasonOverflow = core.ReasonOverflow
-)
-
-// Defaults, named so the README and the code cannot drift apart.
-const (
-	// DefaultContextWindow is the window assumed for a model the registry does
-	// not know (a warning is logged once per model).
-	DefaultContextWindow = core.DefaultContextWindow
 	// DefaultMaxCompactionAttempts bounds summarizer calls per model call.
 	DefaultMaxCompactionAttempts = core.DefaultMaxCompactionAttempts
 	// DefaultMaxSummarizerCalls bounds the summarizer calls of one
@@ -53,6 +35,22 @@ const (
 	// DefaultSummaryTimeout bounds one summarizer call; on expiry the
 	// deterministic fallback summary is used.
 	DefaultSummaryTimeout = core.DefaultSummaryTimeout
+)
+
+// The reasons of a compaction (CompactionEvent.Reason, the log's reason
+// field, Usage.LastCompactionReason); ReasonRequested is the fifth. They are
+// stored in session state, so their values never change.
+const (
+	// ReasonTokens: the request's calibrated count reached the trigger.
+	ReasonTokens = core.ReasonTokens
+	// ReasonTurns: the sliding window's turn budget was spent.
+	ReasonTurns = core.ReasonTurns
+	// ReasonOutputLimit: the previous response stopped at the output limit
+	// near the window.
+	ReasonOutputLimit = core.ReasonOutputLimit
+	// ReasonOverflow: the provider rejected the request as too long, and
+	// the guard compacted it to recover.
+	ReasonOverflow = core.ReasonOverflow
 )
 
 // Defaults of the prepared summaries.
@@ -91,6 +89,10 @@ const (
 
 // CompactToolName is the name of the tool CompactTool returns.
 const CompactToolName = core.CompactToolName
+
+// DefaultContextWindow is the window assumed for a model the registry does
+// not know (a warning is logged once per model).
+const DefaultContextWindow = core.DefaultContextWindow
 
 // MaxFocusBytes bounds the focus instructions of RequestCompaction: they are
 // appended to the summary prompt of one compaction.

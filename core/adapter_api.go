@@ -25,13 +25,13 @@ func (g *Guard) Logger() *slog.Logger { return g.log }
 // configuration. For adapters.
 func (g *Guard) Add(agentName string, s Summarizer, err error, opts ...AgentOption) {
 	caller := fmt.Sprintf("Add(%q)", agentName)
-	g.add(g.checkModelWindow(newAgentConfig(agentName, caller, s, err, opts), caller, s))
+	g.add(g.checkModelWindow(newAgentConfig(agentName, caller, s, err, opts), caller, s), false)
 }
 
 // AddDefault configures every agent that was not added by name, with the
 // same arguments as Add. For adapters.
 func (g *Guard) AddDefault(s Summarizer, err error, opts ...AgentOption) {
-	g.setDefault(g.checkModelWindow(newAgentConfig(defaultAgentName, "AddDefault", s, err, opts), "AddDefault", s))
+	g.add(g.checkModelWindow(newAgentConfig(defaultAgentName, "AddDefault", s, err, opts), "AddDefault", s), true)
 }
 
 // Name is the name of the agent the configuration guards.
@@ -83,14 +83,6 @@ func (g *Guard) CheckRun(names []string) {
 // Agent is AgentForCall without the log. For adapters.
 func (g *Guard) Agent(name string) *Agent { return g.agent(name) }
 
-// CheckAgent says why the guard cannot answer for agentName (a nil guard,
-// an empty name, an agent not guarded), nil when it can. For adapters.
-func (g *Guard) CheckAgent(name string) error { return g.checkAgent(name) }
-
-// SwitchedOff reports whether the session whose state is st is switched
-// off (StateKeyDisabled). For adapters.
-func (g *Guard) SwitchedOff(st StateReader) bool { return g.switchedOff(st) }
-
 // BeforeModel guards one request of agent a: st is the state the call
 // reads and writes, ro the session's state without the call's writes. In a
 // session switched off (StateKeyDisabled) it only applies what earlier
@@ -99,7 +91,7 @@ func (g *Guard) SwitchedOff(st StateReader) bool { return g.switchedOff(st) }
 // OnCompaction hook, and returns the error to return from the callback
 // (ErrIrreducible, ErrReentrant, ...). For adapters.
 func (g *Guard) BeforeModel(c Call, st State, ro StateReader, a *Agent, req Request, apply func([]*genai.Content)) error {
-	contents, ev, err := g.guardRequest(c, st, ro, a, req, g.modeFor(ro))
+	contents, ev, err := g.guardRequest(c, st, ro, a, req, modeFor(ro, g.log))
 	if apply != nil {
 		apply(contents)
 	}
@@ -148,13 +140,36 @@ func (g *Guard) UsageFromState(st StateReader, agentName string) (Usage, error) 
 // RequestCompactionInState asks, in the session state st, that the next
 // model call of agentName compact, with focus for the summary prompt.
 func (g *Guard) RequestCompactionInState(st State, agentName, focus string) error {
-	return g.requestCompactionIn(st, agentName, focus)
+	if err := g.CheckAgent(agentName); err != nil {
+		return err
+	}
+	if st == nil {
+		return errors.New("contextguard: the session state is nil")
+	}
+	focus, err := cleanFocus(focus)
+	if err != nil {
+		return err
+	}
+	r := compactionRequest{pending: true, focus: focus}
+	if err := st.Set(keyCompactRequest+agentName, r.value()); err != nil {
+		return fmt.Errorf("contextguard: storing the compaction request of agent %q: %w", agentName, err)
+	}
+	return nil
 }
 
 // SetDisabledInState switches the guard off (off) or back on for the
 // session whose state is st.
 func (g *Guard) SetDisabledInState(st State, off bool) error {
-	return g.setDisabledInState(st, off)
+	switch {
+	case g == nil:
+		return errors.New("contextguard: the guard is nil")
+	case st == nil:
+		return errors.New("contextguard: the session state is nil")
+	}
+	if err := st.Set(StateKeyDisabled, off); err != nil {
+		return fmt.Errorf("contextguard: writing %s: %w", StateKeyDisabled, err)
+	}
+	return nil
 }
 
 // CompactionRequestDelta is the state delta that asks the next model call
@@ -163,7 +178,7 @@ func (g *Guard) SetDisabledInState(st State, off bool) error {
 // an agent the guard does not guard and a focus that is too long. For
 // adapters.
 func (g *Guard) CompactionRequestDelta(agentName, focus string) (map[string]any, error) {
-	if err := g.checkAgent(agentName); err != nil {
+	if err := g.CheckAgent(agentName); err != nil {
 		return nil, err
 	}
 	focus, err := cleanFocus(focus)
@@ -174,18 +189,9 @@ func (g *Guard) CompactionRequestDelta(agentName, focus string) (map[string]any,
 	return map[string]any{keyCompactRequest + agentName: r.value()}, nil
 }
 
-// WithRecoveryModel sets the model that answers when the provider rejects a
-// request as too long (a context-overflow error, see AsContextOverflow):
-// the guard compacts the failed request to half the window, calibrated with
-// the provider's real count, and the adapter sends it to m and returns that
-// response instead of the error. A nil model, typed nil included, is an
-// error.
-func WithRecoveryModel(m HostModel) AgentOption {
-	return func(c *Agent) {
-		if IsNil(m) {
-			c.errs = append(c.errs, errors.New("WithRecoveryModel: model is nil"))
-			return
-		}
-		c.recoveryLLM = m
-	}
+// NeedsGuard reports whether AfterModel has anything to do with r: it
+// reports a prompt-token count, stopped at the output limit, or asks for
+// tool calls (a summary may be prepared while they run). It is cheap.
+func (r *Response) NeedsGuard() bool {
+	return r != nil && (r.promptTokens() != 0 || r.cutAtOutputLimit() || r.asksForTools())
 }

@@ -20,7 +20,7 @@ func (g *Guard) afterResponse(c Call, cfg *Agent, st State, resp *Response) *gen
 		g.recordReport(c, cfg, st, n)
 		g.recordCached(cfg, st, resp.cachedTokens(n))
 	}
-	if resp.cutAtOutputLimit() && !g.switchedOff(st) {
+	if resp.cutAtOutputLimit() && !g.SwitchedOff(st) {
 		return g.cutAtOutputLimit(c, cfg, st, resp)
 	}
 	if g.prep.limit > 0 && resp.asksForTools() {

@@ -4,59 +4,73 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"sync"
 	"time"
+
+	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
 
 // An agent's configuration: validated once by Add, immutable after, with its
 // trigger and limits for a window.
 
+// Defaults of an agent's options, named so the README and the code cannot
+// drift apart.
+const (
+	// DefaultMaxCompactionAttempts bounds summarizer calls per model call.
+	DefaultMaxCompactionAttempts = 3
+	// DefaultMaxSummarizerCalls bounds the summarizer calls of one
+	// compaction, a rolling summary's pieces included: at the 5 s a
+	// summarizer call commonly takes, a model call waits under a minute for
+	// its compaction (a rolling summary over a huge span once made 65 calls
+	// inside one model call). A span that needs more is summarized from its
+	// newest part, the oldest listed mechanically (WithMaxSummarizerCalls).
+	DefaultMaxSummarizerCalls = 10
+	// DefaultSlidingWindowTurns is the turn budget used by WithSlidingWindow(0).
+	DefaultSlidingWindowTurns = 20
+	// DefaultPruneKeepSteps is how many of the newest tool steps
+	// WithToolResultPruning(0) leaves intact: the result the model is acting
+	// on and the two before it, enough for a read -> edit -> test chain to
+	// see its own outputs; older results have usually been digested into the
+	// model's own messages already.
+	DefaultPruneKeepSteps = 3
+	// DefaultSummaryTimeout bounds one summarizer call; on expiry the
+	// deterministic fallback summary is used.
+	DefaultSummaryTimeout = 2 * time.Minute
+)
+
 // Agent is the validated configuration of one agent, opaque to adapters
 // (Name, RecoveryModel). It is immutable once Add returns.
 type Agent struct {
 	name string
-	// policy is the agent's compaction strategy (compactionStrategy), and
-	// policyCall the option that chose it, "" for the default.
-	policy     compactionStrategy
-	policyCall string
-	pruneKeep  int // newest tool steps kept intact; 0: no pruning
-	// pruneMinFree is WithPruningMinFree's minimum, 0 for the default
-	// (pruningMinFree).
-	pruneMinFree   int
-	maxTokens      int
-	maxAttempts    int
-	summarizer     Summarizer
-	summaryTimeout time.Duration
-	instructions   string
+	// Each field below is its option's value; 0 or "" means the default.
+	policy             compactionStrategy
+	policyCall         string // the option that chose policy, as written
+	pruneKeep          int    // newest tool steps kept intact; 0: no pruning
+	pruneMinFree       int
+	maxTokens          int
+	maxAttempts        int
+	maxSummarizerCalls int
+	summarizer         Summarizer
+	summaryTimeout     time.Duration
+	summaryTokens      int
+	summarizerWindow   int
+	summaryForm        SummaryForm
+	instructions       string
+	counter            TokenCounter
+	counterSalt        uint64 // keeps counter's counts apart (counterSalt)
+	trigger            triggerSpec
+	recoveryLLM        HostModel
+	betweenTurns       BetweenTurns
+	early              float64 // WithEarlyCompaction's share of the trigger
 	// stateKeys are the agent's full state key names (stateKeysFor).
 	stateKeys map[string]string
-	// summaryTokens is WithSummaryTokens' length, 0 for the default.
-	summaryTokens int
-	// summarizerWindow is WithSummarizerWindow's window, 0 for the
-	// registry's.
-	summarizerWindow int
-	counter          TokenCounter
-	// counterSalt separates counter's counts and prefix records from
-	// other counters' (token_counter.go counterSalt).
-	counterSalt uint64
-	trigger     triggerSpec
-	// host is the guard's Host, set when the guard adds the agent.
-	host Host
-	// recoveryLLM is WithRecoveryModel's model, nil without one.
-	recoveryLLM HostModel
-	errs        []error
-
-	// maxSummarizerCalls bounds the summarizer calls of one compaction
-	// (WithMaxSummarizerCalls).
-	maxSummarizerCalls int
-	// summaryForm is WithSummaryForm's form (SummaryFormCached by default).
-	summaryForm SummaryForm
-	// betweenTurns is WithBetweenTurns' policy, "" for the default
-	// (between_turns.go).
-	betweenTurns BetweenTurns
-	// early is WithEarlyCompaction's fraction of the trigger, 0 for the
-	// default (prepared_summary.go).
-	early float64
+	host      Host // the guard's, set when the guard adds the agent
+	errs      []error
 }
+
+// AgentOption configures one agent registered with Add.
+type AgentOption func(*Agent)
 
 // triggerKind names the option that set an agent's trigger, as its errors
 // say it.
@@ -180,13 +194,9 @@ func (c *Agent) limitsFor(window int) (l limits, ok bool) {
 	return limits{window: window, buffer: window - threshold, threshold: threshold}, true
 }
 
-// fitsWindow checks the options that must fit inside the agent's window,
-// window, as window names it ("WithMaxTokens(8000)"): the trigger must lie
-// inside it (WithTriggerTokens below it, WithReserve leaving part of it),
-// and WithPruningMinFree and WithSummaryTokens must be below it, since no
-// pruning pass frees a whole window and no summary that long fits. Each
-// would otherwise be replaced at run time, which no option may be
-// silently.
+// fitsWindow checks the options that must fit inside window (named as name
+// says it, "WithMaxTokens(8000)"): the trigger, WithPruningMinFree and
+// WithSummaryTokens. Run time would otherwise replace them, silently.
 func (c *Agent) fitsWindow(window int, name string) error {
 	var errs []error
 	if _, ok := c.limitsFor(window); !ok {
@@ -206,14 +216,41 @@ func (c *Agent) fitsWindow(window int, name string) error {
 	return errors.Join(errs...)
 }
 
-// checkModelWindow checks cfg against the registry's window for model, the
-// model given to Add or AddDefault, taken as the agent's own: when
-// WithMaxTokens is not given and the registry knows the model, the options
-// that must fit inside the window (fitsWindow) are checked here, so that
-// Plugin reports them rather than a warning at run time. Its errors name the
-// call (caller, e.g. `Add("a")`). A request naming another model is still
-// judged on that model's window at run time.
-func (g *Guard) checkModelWindow(cfg *Agent, caller string, model Summarizer) *Agent {
+// agentKeyNames are the per-agent keys, to which the agent's name is
+// appended.
+var agentKeyNames = []string{
+	keySummary, keyWatermark, keySummarizedAt, keyRealTokens, keyLastEstimate, keyFingerprint,
+	keyUserRequest, keyCompactions, keyIrreducibleFloor, keyProviderRatio, keySuspectRatio, keyWindow,
+	keyCompactNext, keyMaxOutput, keyLastTokens, keyThreshold, keyCompactedAt, keyCompactReason, keyCompactRequest, keyPrefix,
+	keyAnchor, keyPruneFrontier, keyPrefixKept, keyInvalidated, keyCachedTokens,
+}
+
+// stateKeysFor maps each per-agent key to its full name for agent, built
+// once per agent configuration so that reading and writing the state on
+// every call builds no key strings.
+func stateKeysFor(agent string) map[string]string {
+	m := make(map[string]string, len(agentKeyNames))
+	for _, k := range agentKeyNames {
+		m[k] = k + agent
+	}
+	return m
+}
+
+// windows finds an agent's window and limits for a model from the registry,
+// warning once per model the registry does not know and once per trigger
+// that does not fit.
+type windows struct {
+	registry ModelRegistry
+	log      *slog.Logger
+	// unknownModels are the model names the registry did not know.
+	unknownModels sync.Map
+	triggerWarned sync.Map // agent+window -> bool
+}
+
+// checkModelWindow checks cfg's options against the registry's window for
+// model, the one given to Add (caller), when WithMaxTokens is not given, so
+// that Plugin reports them rather than a warning at run time.
+func (w *windows) checkModelWindow(cfg *Agent, caller string, model Summarizer) *Agent {
 	if cfg.maxTokens > 0 || len(cfg.errs) > 0 {
 		return cfg
 	}
@@ -225,21 +262,72 @@ func (g *Guard) checkModelWindow(cfg *Agent, caller string, model Summarizer) *A
 	if !ok {
 		return cfg
 	}
-	w, known := g.knownWindow(name)
-	if !known {
+	n := w.registry.ContextWindow(name)
+	if n <= 0 {
 		return cfg
 	}
-	if err := cfg.fitsWindow(w, fmt.Sprintf("the registry's window of %d tokens for model %q (set WithMaxTokens when the agent's model is another)", w, name)); err != nil {
+	if err := cfg.fitsWindow(n, fmt.Sprintf("the registry's window of %d tokens for model %q (set WithMaxTokens when the agent's model is another)", n, name)); err != nil {
 		cfg.errs = append(cfg.errs, fmt.Errorf("contextguard: %s: %w", caller, err))
 	}
 	return cfg
 }
 
-// bufferFor returns the room kept free below the window: a fixed 20k for
-// windows of 200k and more, 20% below that (ARCHITECTURE.md, Origins; boundary inclusive).
-func bufferFor(window int) int {
-	if window >= largeWindow {
-		return largeWindowBuffer
+// window is the agent's context window: WithMaxTokens, else the
+// registry's; a model the registry does not know gets
+// DefaultContextWindow, with a warning once per model name.
+func (w *windows) window(cfg *Agent, modelName string) int {
+	if cfg.maxTokens > 0 {
+		return cfg.maxTokens
 	}
-	return int(float64(window) * smallWindowBufferFraction)
+	if n := w.registry.ContextWindow(modelName); n > 0 {
+		return n
+	}
+	if _, seen := w.unknownModels.LoadOrStore(modelName, struct{}{}); !seen {
+		w.log.Warn("contextguard: unknown model; assuming the default context window (set WithMaxTokens to override)",
+			"model", modelName, "window", DefaultContextWindow)
+	}
+	return DefaultContextWindow
+}
+
+// limits applies the agent's trigger to its window, warning once per agent and
+// window when the configured trigger does not fit.
+func (w *windows) limits(cfg *Agent, modelName string) limits {
+	win := w.window(cfg, modelName)
+	l, ok := cfg.limitsFor(win)
+	if !ok {
+		if _, seen := w.triggerWarned.LoadOrStore(cfg.name+"\x00"+strconv.Itoa(win), true); !seen {
+			w.log.Warn("contextguard: the configured trigger does not fit the window; using the default trigger",
+				"agent", cfg.name, "window", win, "threshold", l.threshold)
+		}
+	}
+	return l
+}
+
+// requestLimits is limits for one request: when the request sets
+// MaxOutputTokens, the trigger keeps room for the output
+// (limits.withOutput), with a warning once per agent, window and output
+// limit when that room would leave the prompt too little of the window.
+func (w *windows) requestLimits(cfg *Agent, req *Request) limits {
+	l := w.limits(cfg, req.Model)
+	out := maxOutputTokens(req)
+	if out == 0 {
+		return l
+	}
+	lo, ok := l.withOutput(out)
+	if !ok {
+		if _, seen := w.triggerWarned.LoadOrStore("output\x00"+cfg.name+"\x00"+strconv.Itoa(l.window)+"\x00"+strconv.Itoa(out), true); !seen {
+			w.log.Warn("contextguard: the request's MaxOutputTokens leaves too little of the window for the prompt; not keeping room for the output",
+				"agent", cfg.name, "window", l.window, "max_output_tokens", out, "threshold", l.threshold)
+		}
+	}
+	return lo
+}
+
+// estimator returns the agent's token estimator for a model and the salt
+// that keeps its cached counts apart from other estimators'.
+func (c *Agent) estimator(model string) (tokenEstimator, uint64) {
+	if c.counter != nil {
+		return counterEstimator{tc: c.counter, media: tokens.ForModel(model)}, c.counterSalt ^ estimatorSalt(model)
+	}
+	return estimatorFor(model), estimatorSalt(model)
 }

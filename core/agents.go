@@ -1,8 +1,8 @@
 package core
 
 import (
-	"errors"
-	"fmt"
+	"log/slog"
+	"sync"
 	"sync/atomic"
 )
 
@@ -14,12 +14,9 @@ import (
 const defaultAgentName = "(default)"
 
 // maxDerivedAgents bounds how many agent names AddDefault's configuration
-// is kept derived for (about 2.5 KB each, mostly its state key names): an
-// application that names its agents per session or per user would
-// otherwise keep one per name for good (48 MB for 20,000 names). An agent
-// tree has tens of names, far below it; past it, names not used since the
-// last eviction are dropped first, and a dropped name is derived again on
-// its next call, which costs one configuration's allocation.
+// is kept derived for (about 2.5 KB each): an application naming its agents
+// per session would otherwise keep one per name for good. Past it, names
+// unused since the last eviction go first; a dropped one is derived again.
 const maxDerivedAgents = 1_024
 
 // derivedAgent is AddDefault's configuration under one agent's name, with
@@ -30,54 +27,63 @@ type derivedAgent struct {
 	used atomic.Bool
 }
 
-// add registers cfg under its name (Add), or records its errors and leaves
-// the agent as it was.
-func (g *Guard) add(cfg *Agent) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if len(cfg.errs) > 0 {
-		g.errs = append(g.errs, cfg.errs...)
-		return
-	}
-	cfg.host = g.host
-	g.agents[cfg.name] = cfg
+// agentTable holds the agents' configurations, looked up on every call
+// under a read lock, and the errors of those Add and AddDefault refused.
+type agentTable struct {
+	mu     sync.RWMutex
+	agents map[string]*Agent
+	// fallback is AddDefault's configuration; derived holds it under the
+	// names of the agents it guarded lately (at most maxDerivedAgents).
+	fallback *Agent
+	derived  map[string]*derivedAgent
+	errs     []error
+	// unguardedLogged holds the names of agents without a configuration
+	// whose first call was logged.
+	unguardedLogged sync.Map
+	// host is stamped on each configuration added; log is the guard's.
+	host Host
+	log  *slog.Logger
 }
 
-// setDefault makes cfg the default configuration (AddDefault), or records
-// its errors and leaves the default as it was.
-func (g *Guard) setDefault(cfg *Agent) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+// add registers cfg under its name (Add), or as the default (AddDefault,
+// asDefault); a cfg in error has its errors recorded and changes nothing.
+func (t *agentTable) add(cfg *Agent, asDefault bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if len(cfg.errs) > 0 {
-		g.errs = append(g.errs, cfg.errs...)
+		t.errs = append(t.errs, cfg.errs...)
 		return
 	}
-	cfg.host = g.host
-	g.fallback = cfg
-	clear(g.derived)
+	cfg.host = t.host
+	if asDefault {
+		t.fallback = cfg
+		clear(t.derived)
+		return
+	}
+	t.agents[cfg.name] = cfg
 }
 
 // agent is the configuration guarding the agent named name: its own (Add),
 // else the default's under its name (AddDefault), else nil.
-func (g *Guard) agent(name string) *Agent {
-	g.mu.RLock()
-	cfg, ok := g.agents[name]
+func (t *agentTable) agent(name string) *Agent {
+	t.mu.RLock()
+	cfg, ok := t.agents[name]
 	if !ok {
 		var d *derivedAgent
-		if d, ok = g.derived[name]; ok {
+		if d, ok = t.derived[name]; ok {
 			cfg = d.cfg
 			if !d.used.Load() {
 				d.used.Store(true)
 			}
 		}
 	}
-	fallback := g.fallback
-	g.mu.RUnlock()
+	fallback := t.fallback
+	t.mu.RUnlock()
 	switch {
 	case ok:
 		return cfg
 	case fallback != nil:
-		return g.deriveDefault(name)
+		return t.deriveDefault(name)
 	}
 	return nil
 }
@@ -85,11 +91,11 @@ func (g *Guard) agent(name string) *Agent {
 // agentForCall is agent for a model call of the agent named name: an agent
 // without a configuration is logged once per name, at Info, with how to
 // guard it.
-func (g *Guard) agentForCall(name string) *Agent {
-	cfg := g.agent(name)
+func (t *agentTable) agentForCall(name string) *Agent {
+	cfg := t.agent(name)
 	if cfg == nil {
-		if _, seen := g.unguardedLogged.LoadOrStore(name, true); !seen {
-			g.log.Info("contextguard: this agent is not guarded; its requests are sent unchecked. Guard it with Add(name, model, ...) or every agent with AddDefault(model, ...)",
+		if _, seen := t.unguardedLogged.LoadOrStore(name, true); !seen {
+			t.log.Info("contextguard: this agent is not guarded; its requests are sent unchecked. Guard it with Add(name, model, ...) or every agent with AddDefault(model, ...)",
 				"agent", name)
 		}
 	}
@@ -99,22 +105,22 @@ func (g *Guard) agentForCall(name string) *Agent {
 // deriveDefault is the default configuration (AddDefault) under the name of
 // the agent it guards, made once per name while at most maxDerivedAgents
 // names are kept (evictDerived).
-func (g *Guard) deriveDefault(name string) *Agent {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if cfg, ok := g.agents[name]; ok {
+func (t *agentTable) deriveDefault(name string) *Agent {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if cfg, ok := t.agents[name]; ok {
 		return cfg
 	}
-	if d, ok := g.derived[name]; ok {
+	if d, ok := t.derived[name]; ok {
 		return d.cfg
 	}
-	if len(g.derived) >= maxDerivedAgents {
-		g.evictDerived()
+	if len(t.derived) >= maxDerivedAgents {
+		t.evictDerived()
 	}
-	cfg := *g.fallback
+	cfg := *t.fallback
 	cfg.name = name
 	cfg.stateKeys = stateKeysFor(name)
-	g.derived[name] = &derivedAgent{cfg: &cfg}
+	t.derived[name] = &derivedAgent{cfg: &cfg}
 	return &cfg
 }
 
@@ -122,37 +128,24 @@ func (g *Guard) deriveDefault(name string) *Agent {
 // used since the last eviction first (their marks are cleared for the
 // next), so a full table costs one eviction per quarter of its size. A
 // configuration dropped while a call holds it stays valid for that call.
-// g.mu is held.
-func (g *Guard) evictDerived() {
-	drop := len(g.derived) / 4
-	for name, d := range g.derived {
+// t.mu is held.
+func (t *agentTable) evictDerived() {
+	drop := len(t.derived) / 4
+	for name, d := range t.derived {
 		if drop == 0 {
 			break
 		}
 		if !d.used.Load() {
-			delete(g.derived, name)
+			delete(t.derived, name)
 			drop--
 		}
 	}
-	for name, d := range g.derived {
+	for name, d := range t.derived {
 		if drop > 0 {
-			delete(g.derived, name)
+			delete(t.derived, name)
 			drop--
 			continue
 		}
 		d.used.Store(false)
 	}
-}
-
-// checkAgent says why the guard cannot answer for agentName.
-func (g *Guard) checkAgent(agentName string) error {
-	switch {
-	case g == nil:
-		return errors.New("contextguard: the guard is nil")
-	case agentName == "":
-		return errors.New("contextguard: the agent name is empty")
-	case g.agent(agentName) == nil:
-		return fmt.Errorf("contextguard: agent %q is not guarded; add it with Add", agentName)
-	}
-	return nil
 }

@@ -2,8 +2,6 @@ package core
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"google.golang.org/genai"
@@ -53,46 +51,12 @@ const betweenTurnsMargin = 1.10
 // weighed for the trigger and counted as a turn, never sent or stored.
 const standInMessage = "Please continue with the next step."
 
-// WithBetweenTurns sets whether the agent's sessions are compacted between
-// two runs (BetweenTurnsWhenDue, the default) or only inside the model call
-// that needs it (BetweenTurnsOff). Between turns, the compaction runs in
-// the plugin's after-run callback, once the run's last event has been
-// delivered; its state reaches the next run through the session service
-// given to WithSessionService, or, without one, through the guard's memory
-// of the session (lost when the session is evicted or served by another
-// process: its next call then compacts inline). Any other value is an
-// error.
-func WithBetweenTurns(p BetweenTurns) AgentOption {
-	return func(c *Agent) {
-		switch p {
-		case BetweenTurnsWhenDue, BetweenTurnsOff:
-			c.betweenTurns = p
-		default:
-			c.errs = append(c.errs, fmt.Errorf("WithBetweenTurns(%q): must be %q or %q", p, BetweenTurnsWhenDue, BetweenTurnsOff))
-		}
-	}
-}
-
 // SessionAppender writes a state delta to a session from outside a model
 // call, the way an application does with its session service: each
 // plugin's WithSessionService wraps the session service the runner uses.
 // For adapters.
 type SessionAppender interface {
 	AppendState(ctx context.Context, appName, userID, sessionID string, delta map[string]any) error
-}
-
-// WithSessionService sets where a compaction made between two runs is
-// persisted: an event with the compaction's state delta appended to the
-// session. A nil appender is an error. For adapters: each plugin's
-// WithSessionService takes its framework's session service.
-func WithSessionService(s SessionAppender) Option {
-	return func(o *guardOptions) {
-		if IsNil(s) {
-			o.errs = append(o.errs, errors.New("contextguard: WithSessionService: the session service is nil"))
-			return
-		}
-		o.appender = s
-	}
 }
 
 // RunEnd is what the engine needs of a run that has ended (ADK's after-run
@@ -222,7 +186,7 @@ func (g *Guard) betweenTurnsCall(c Call, end RunEnd, sess *sessionEntry) (in cal
 	last := sess.last
 	sess.last = lastCall{}
 	cfg := last.cfg
-	if cfg == nil || g.switchedOff(end.State) || c.Err() != nil {
+	if cfg == nil || g.SwitchedOff(end.State) || c.Err() != nil {
 		// A run whose context is done (the caller went away) leaves the
 		// compaction to the next model call: its summarizer would only
 		// give the fallback summary.

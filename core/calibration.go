@@ -1,42 +1,34 @@
 package core
 
 import (
-	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"log/slog"
 	"math"
+	"sync"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 
 	"google.golang.org/genai"
 )
 
-// Calibration (ARCHITECTURE.md, "Trusting the provider's counts"): the
-// guard's raw estimate is scaled by what the provider reported for earlier
-// requests of the session. Reports are checked before they are believed,
-// by what believing them risks: a prompt-token count that is absurd for the
-// request the guard let through (zero, negative, beyond the window, far
-// under the estimate) is not recorded; a count above the guard's estimate
-// and inside the window is always the call's count, since it can only make
-// the guard compact earlier; and a sudden jump from the session's learned
-// ratio, as cumulative counts produce, is learned for the session only once
-// the next report confirms it (report.judge).
+// Calibration (ARCHITECTURE.md, "Trusting the provider's counts"): the raw
+// estimate is scaled by what the provider reported for earlier requests of
+// the session, each report believed only for what believing it risks
+// (report.judge).
 
 const (
-	// maxCorrection caps the calibration factor real/estimate, so one odd
-	// turn cannot distort every later estimate. A report above it is still
-	// believed when it is within the window: a provider that charges
-	// images or documents by their encoded size reports 10-20x the
-	// estimate of an image-heavy request, and count = max(real, ...) keeps
-	// that real count as the request's floor.
+	// maxCorrection caps the factor real/estimate, so one odd turn cannot
+	// distort every later estimate. A report above it inside the window is
+	// still the request's floor (count): a provider charging images by
+	// their encoded size reports 10-20x the estimate.
 	maxCorrection = 5.0
 	// minPlausibleRatio is the smallest ratio of a report to the guard's
 	// estimate that is believed: the estimator is never off by 5x low on a
 	// whole request (its worst content kind is within 12% at p90), so a
 	// report below a fifth of the estimate is a broken adapter.
 	minPlausibleRatio = 1 / maxCorrection
-	// maxRatioJump is how far (as a factor, up or down) one report's ratio
-	// may move from the session's learned ratio and still be believed at
-	// once. A larger jump is believed only when the next report confirms it:
-	// a real change of content (a blob-heavy tool result) persists, an
-	// adapter's glitch or running total does not.
+	// maxRatioJump is how far (a factor, up or down) a report's ratio may
+	// move from the learned one and be believed at once; a larger jump waits
+	// for the next report, since a glitch or running total does not repeat.
 	maxRatioJump = 1.5
 	// ratioConfirmTolerance is how close a second report's ratio must be to
 	// a suspect one to confirm it.
@@ -47,35 +39,22 @@ const (
 )
 
 // overflowStep is how much an overflow error that states no usable count
-// raises the session's learned ratio (README, "How it decides", step 4): the provider
-// counted the rejected request above its limit, so the ratio the guard
-// judged it with was too low, by an unknown amount. A quarter more, from at
-// least the estimator's default factor, takes a session from the default
-// 1.10 to 1.375 in one overflow: enough, with the trigger's buffer of a
-// fifth of the window, for a provider counting up to 1.7x the estimate
-// never to overflow again, while a provider counting close to the estimate
-// loses no more than a quarter of its room. Further overflows raise it
-// again, one step each, up to maxCorrection.
+// raises the session's learned ratio (README, "How it decides", step 4): the
+// ratio the request was judged with was too low by an unknown amount. From
+// the default 1.10 it gives 1.375, enough with a fifth of the window as
+// buffer for a provider counting up to 1.7x the estimate, while one counting
+// close to the estimate loses at most a quarter of its room.
 const overflowStep = 1.25
 
 // learnFromOverflow returns the provider ratio (per mille) a session learns
-// when the provider rejects as too long a request the guard estimated at
-// estimate raw tokens. learned is the ratio the session had learned before,
-// per mille (0: none), and defaultFactor the estimator's factor without a
-// count. An error that states the request's count (real > 0) calibrates the
-// session as a usage report would: the ratio is real/estimate, when it is
-// believable (within [minPlausibleRatio, maxCorrection]). An error that
-// states no count, or an unbelievable one, raises the ratio the request was
-// judged with by one overflowStep and no more, whatever limit the error
-// states: a small request rejected by an
-// odd error (a generic message, a limit without a count, a quota worded as
-// a token limit) must not take the session to maxCorrection at once, which
-// would make it compact on nearly every later call. A real overflow without
-// a count repeats, and each repetition raises the ratio one more step. The
-// result is bounded by maxCorrection; without an estimate, learned is
-// returned unchanged. A stated count is not judged by the stated limit
-// (Anthropic's "input length and max_tokens exceed context limit" states an
-// input below the limit).
+// when the provider rejects as too long a request estimated at estimate raw
+// tokens; learned is the ratio it had (0: none). A stated count (real > 0)
+// calibrates as a usage report would, when believable; it is not judged by
+// the stated limit, which may count max_tokens too (Anthropic). Otherwise
+// the ratio the request was judged with rises by one overflowStep, whatever
+// the error says: an odd error (a quota worded as a token limit) must not
+// take the session to maxCorrection at once, while a real overflow repeats
+// and rises a step each time. Without an estimate, learned is returned.
 func learnFromOverflow(learned int, defaultFactor float64, real, estimate int) int {
 	if estimate <= 0 {
 		return learned
@@ -91,11 +70,6 @@ func learnFromOverflow(learned int, defaultFactor float64, real, estimate int) i
 
 // ratioPerMille stores a ratio in session state's integer form.
 func ratioPerMille(f float64) int { return int(math.Round(f * ratioScale)) }
-
-// defaultCorrection multiplies estimates while the provider has reported no
-// real count yet. It is sized to the feature estimator's held-out p90 error
-// (see internal/tokenfit/accuracy/testdata/fit_report.txt), rounded up.
-const defaultCorrection = 1.10
 
 // calibration turns raw estimates into calibrated counts: the ratio between
 // the provider's last real count and the guard's estimate of that same
@@ -195,14 +169,10 @@ type verdict struct {
 //   - lower by more: believed for nothing until confirmed, since it would
 //     let the guard send more than the provider was seen to take.
 //
-// What the jump guard still holds back is the learned ratio, the one use
-// that can make a session unusable: it calibrates every later request,
-// compacted ones included, so a ratio learned from one count that does not
-// repeat (a running total, an adapter's glitch) can put the calibrated
-// irreducible part of every later request (system instruction, tools, the
-// user's request: calibration factor x its raw estimate) over the trigger,
-// and every later call would compact, for good. A real change of content
-// repeats in the next report and is learned then.
+// The learned ratio is held back longest: it calibrates every later
+// request, and one learned from a count that does not repeat (a running
+// total, a glitch) could put every request's irreducible part over the
+// trigger for good; a real change of content repeats and is learned then.
 func (r report) judge() verdict {
 	switch {
 	case r.real <= 0:
@@ -233,15 +203,19 @@ func (r report) judge() verdict {
 // within reports whether a and b differ by at most a factor of f.
 func within(a, b, f float64) bool { return a <= b*f && b <= a*f }
 
+// reports records the provider's prompt-token counts, logging those not
+// believed: a warning the first time for an agent, debug after.
+type reports struct {
+	log    *slog.Logger
+	warned sync.Map // agent name -> bool
+}
+
 // recordReport records the provider's prompt-token count of the request the
-// guard let through in this call, for what it is believed (report.judge):
-// as the call's count, and as the session's learned ratio. A count not
-// believed clears the call's count, so the next call calibrates with the
-// session's learned ratio. Anything not believed is said (a warning the
-// first time for the agent, debug after, so a broken adapter does not flood
-// the log).
-func (g *Guard) recordReport(c Call, cfg *Agent, st State, real int) {
-	sio := cfg.stateIO(g.log)
+// guard let through in this call, for what it is believed (report.judge): as
+// the call's count, and as the session's learned ratio. A count not believed
+// clears the call's count, so the next call calibrates with the learned one.
+func (r *reports) recordReport(c Call, cfg *Agent, st State, real int) {
+	sio := cfg.stateIO(r.log)
 	prev := guardState{
 		providerRatio: sio.num(st, keyProviderRatio),
 		suspectRatio:  sio.num(st, keySuspectRatio),
@@ -264,14 +238,14 @@ func (g *Guard) recordReport(c Call, cfg *Agent, st State, real int) {
 	}
 	if v.reason != "" {
 		level := slog.LevelDebug
-		if _, seen := g.reportWarned.LoadOrStore(cfg.name, true); !seen {
+		if _, seen := r.warned.LoadOrStore(cfg.name, true); !seen {
 			level = slog.LevelWarn
 		}
 		msg := "contextguard: the provider's prompt-token count is not believable; not calibrating with it"
 		if v.count {
 			msg = "contextguard: the provider's prompt-token count jumped; calibrating the next call with it, not the session yet"
 		}
-		g.log.Log(c, level, msg,
+		r.log.Log(c, level, msg,
 			"agent", cfg.name, "session", c.SessionID(), "real_tokens", real, "estimate", rep.estimate,
 			"window", prev.window, "reason", v.reason)
 	}

@@ -39,21 +39,6 @@ func (systemClock) AfterFunc(d time.Duration, f func()) func() bool {
 	return time.AfterFunc(d, f).Stop
 }
 
-// WithClock sets the clock of the guard's timeouts (WithSummaryTimeout, the
-// WithBeforeCompaction hook's bound) and of the durations it reports
-// (CompactionEvent.Duration, the summarizer's latency); the time stamped on
-// a compaction stays the host framework's when it gives one (ADK's
-// platform.Now). The default is SystemClock(). A nil clock is an error.
-func WithClock(c Clock) Option {
-	return func(o *guardOptions) {
-		if c == nil {
-			o.errs = append(o.errs, errors.New("contextguard: WithClock: clock is nil"))
-			return
-		}
-		o.clock = c
-	}
-}
-
 // timeoutError is the cause (context.Cause) of a context the guard ended
 // because its bound passed: the summary timeout, which also bounds the
 // before-compaction hook. It wraps context.DeadlineExceeded, so user code
@@ -66,11 +51,9 @@ func (e *timeoutError) Error() string {
 
 func (e *timeoutError) Unwrap() error { return context.DeadlineExceeded }
 
-// withTimeout is context.WithTimeout on clock c: the context it returns is
-// cancelled with a *timeoutError as its cause once d has passed on c, or
-// when the returned function is called (which also stops c's timer, and
-// must be called once the work is done). Its Err is then context.Canceled;
-// context.Cause tells a timeout apart.
+// withTimeout is context.WithTimeout on clock c, whose cause on expiry is a
+// *timeoutError (timedOut); the returned function, to be called once the
+// work is done, stops c's timer and cancels with context.Canceled.
 func withTimeout(parent context.Context, c Clock, d time.Duration) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
 	stop := c.AfterFunc(d, func() { cancel(&timeoutError{timeout: d}) })

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -86,26 +85,6 @@ func cleanFocus(focus string) (string, error) {
 		return "", fmt.Errorf("contextguard: the focus is %d bytes, at most %d are accepted", len(focus), MaxFocusBytes)
 	}
 	return focus, nil
-}
-
-// requestCompactionIn is RequestCompactionInState's work: it stores the
-// request in st.
-func (g *Guard) requestCompactionIn(st State, agentName, focus string) error {
-	if err := g.checkAgent(agentName); err != nil {
-		return err
-	}
-	if st == nil {
-		return errors.New("contextguard: the session state is nil")
-	}
-	focus, err := cleanFocus(focus)
-	if err != nil {
-		return err
-	}
-	r := compactionRequest{pending: true, focus: focus}
-	if err := st.Set(keyCompactRequest+agentName, r.value()); err != nil {
-		return fmt.Errorf("contextguard: storing the compaction request of agent %q: %w", agentName, err)
-	}
-	return nil
 }
 
 // takeRequest answers a pending request r: it returns the focus the call

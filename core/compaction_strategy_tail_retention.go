@@ -1,9 +1,6 @@
 package core
 
 import (
-	"fmt"
-	"math"
-
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
@@ -16,26 +13,6 @@ import (
 // StrategyTailRetention keeps the newest contents verbatim, up to a share of
 // the window by tokens, and summarizes the rest (WithTailRetention).
 const StrategyTailRetention Strategy = "tail_retention"
-
-// WithTailRetention selects the tail-retention strategy: at the token
-// trigger the guard keeps the newest contents verbatim, as many as fit in
-// fraction of the context window (and in the room the summary leaves under
-// the trigger), never separating a function call from its response, and
-// summarizes the previous summary plus everything before them. When the
-// kept contents and the summary do not fit under the trigger, it summarizes
-// everything, as the threshold strategy does. fraction must be in (0, 1)
-// (0 is an error). Only one strategy option (WithSlidingWindow,
-// WithTailRetention) may be given.
-func WithTailRetention(fraction float64) AgentOption {
-	return func(c *Agent) {
-		call := fmt.Sprintf("WithTailRetention(%v)", fraction)
-		if math.IsNaN(fraction) || fraction <= 0 || fraction >= 1 {
-			c.fail(fmt.Errorf("%s: fraction must be > 0 and < 1", call))
-			return
-		}
-		c.setPolicy(tailRetention{fraction: fraction}, call)
-	}
-}
 
 // tailRetention is the tail-retention strategy: it compacts at the token
 // trigger only, and offers one verbatim suffix, the longest pair-safe one

@@ -29,7 +29,7 @@ type configHashEntry struct {
 	hash uint64
 }
 
-// maxConfigHashes bounds the cache (and Guard.fixed, the estimates of the
+// maxConfigHashes bounds the cache (and configCache.fixed, the estimates of the
 // instructions and tools by their hash): far more instructions and declarations
 // than a process's agents have; past it the cache starts again empty.
 const maxConfigHashes = 4096
@@ -53,11 +53,19 @@ func (c *configHashes) get(key uint64, pin any, f func() uint64) uint64 {
 	return h
 }
 
+// configCache is what the guard caches of the system instructions and tool
+// sets over all sessions: their hashes (configs) and, by the configHash
+// of each, its raw estimate (fixed).
+type configCache struct {
+	configs configHashes
+	fixed   configHashes
+}
+
 // configHash identifies by value what a request sends besides its contents
 // (cfg: the system instruction and the tools) and the estimator counting it
 // (salt): a record made under another instruction, other tools or another
 // estimator does not match.
-func (g *Guard) configHash(cfg *genai.GenerateContentConfig, salt uint64) uint64 {
+func (c *configCache) configHash(cfg *genai.GenerateContentConfig, salt uint64) uint64 {
 	k := contentid.NewKeyer(salt ^ configSeed)
 	if cfg == nil {
 		return k.Sum()
@@ -65,7 +73,7 @@ func (g *Guard) configHash(cfg *genai.GenerateContentConfig, salt uint64) uint64
 	if si := cfg.SystemInstruction; si != nil {
 		value := func() uint64 { return contentid.Hash(si) }
 		if key, ok := contentid.Key(si); ok {
-			k.Add(g.configs.get(key^instructionSeed, si, value))
+			k.Add(c.configs.get(key^instructionSeed, si, value))
 		} else {
 			k.Add(value())
 		}
@@ -90,7 +98,7 @@ func (g *Guard) configHash(cfg *genai.GenerateContentConfig, salt uint64) uint64
 			}
 			value := func() uint64 { return jsonHash(d) }
 			if key, ok := contentid.DeclKey(d); ok {
-				k.Add(g.configs.get(key^declarationSeed, d, value))
+				k.Add(c.configs.get(key^declarationSeed, d, value))
 			} else {
 				k.Add(value())
 			}
@@ -122,11 +130,9 @@ func jsonHash(v any) uint64 {
 	return contentid.HashBytes(tokens.AppendJSON(nil, v))
 }
 
-// fixedOf is the raw estimate of what every request of a call carries
-// besides its contents (fixedTokens: the system instruction and the
-// tools), as est counts them, cached for the whole guard by config, which
-// names them by value and the estimator counting them: a session's first
-// call counts only its contents, not its agent's tool declarations again.
-func (g *Guard) fixedOf(config uint64, est cachedEstimator, req *Request) int {
-	return int(g.fixed.get(config, nil, func() uint64 { return uint64(fixedTokens(est, req)) }))
+// fixedOf is the raw estimate of the system instruction and tools
+// (fixedTokens) as est counts them, cached by config, so that a session's
+// first call does not count its agent's tool declarations again.
+func (c *configCache) fixedOf(config uint64, est cachedEstimator, req *Request) int {
+	return int(c.fixed.get(config, nil, func() uint64 { return uint64(fixedTokens(est, req)) }))
 }

@@ -95,3 +95,8 @@ func estimatorFor(model string) tokenEstimator {
 func estimatorSalt(model string) uint64 {
 	return contentid.Mix(uint64(tokens.FamilyForModel(model)) + 1)
 }
+
+// defaultCorrection multiplies estimates while the provider has reported no
+// real count yet. It is sized to the feature estimator's held-out p90 error
+// (see internal/tokenfit/accuracy/testdata/fit_report.txt), rounded up.
+const defaultCorrection = 1.10

@@ -1,13 +1,21 @@
 package core
 
-import (
-	"strconv"
+import "github.com/adk-contextguard/contextguard/core/internal/sat"
 
-	"github.com/adk-contextguard/contextguard/core/internal/sat"
+// Limits: the window, trigger and room one decision is made against, the
+// default buffer rule, and sizes that saturate instead of wrapping.
+
+// DefaultContextWindow is the window assumed for a model the registry does
+// not know (a warning is logged once per model).
+const DefaultContextWindow = 128_000
+
+// The default buffer (ARCHITECTURE.md, Origins): a fixed largeWindowBuffer
+// for windows of largeWindow and more, boundary inclusive, a fraction below.
+const (
+	largeWindow               = 200_000
+	largeWindowBuffer         = 20_000
+	smallWindowBufferFraction = 0.20
 )
-
-// Limits: the window, trigger and room one decision is made against, and
-// sizes that saturate instead of wrapping.
 
 // limits are the numbers one decision is made against: the context window,
 // the buffer kept free below it and the trigger (threshold) they leave.
@@ -87,60 +95,10 @@ const irreducibleMargin = 0.10
 // provider's counts").
 func (l limits) hardLimit() int { return sat.Add(l.window, sat.Scale(l.window, irreducibleMargin)) }
 
+// newLimits are the default limits of window.
 func newLimits(window int) limits {
 	b := bufferFor(window)
 	return limits{window: window, buffer: b, threshold: window - b}
-}
-
-// window is the agent's context window: WithMaxTokens, else the
-// registry's; a model the registry does not know gets
-// DefaultContextWindow, with a warning once per model name.
-func (g *Guard) window(cfg *Agent, modelName string) int {
-	if cfg.maxTokens > 0 {
-		return cfg.maxTokens
-	}
-	if w := g.registry.ContextWindow(modelName); w > 0 {
-		return w
-	}
-	if _, seen := g.unknownModels.LoadOrStore(modelName, struct{}{}); !seen {
-		g.log.Warn("contextguard: unknown model; assuming the default context window (set WithMaxTokens to override)",
-			"model", modelName, "window", DefaultContextWindow)
-	}
-	return DefaultContextWindow
-}
-
-// limits applies the agent's trigger to its window, warning once per agent and
-// window when the configured trigger does not fit.
-func (g *Guard) limits(cfg *Agent, modelName string) limits {
-	w := g.window(cfg, modelName)
-	l, ok := cfg.limitsFor(w)
-	if !ok {
-		if _, seen := g.triggerWarned.LoadOrStore(cfg.name+"\x00"+strconv.Itoa(w), true); !seen {
-			g.log.Warn("contextguard: the configured trigger does not fit the window; using the default trigger",
-				"agent", cfg.name, "window", w, "threshold", l.threshold)
-		}
-	}
-	return l
-}
-
-// requestLimits is limits for one request: when the request sets
-// MaxOutputTokens, the trigger keeps room for the output
-// (limits.withOutput), with a warning once per agent, window and output
-// limit when that room would leave the prompt too little of the window.
-func (g *Guard) requestLimits(cfg *Agent, req *Request) limits {
-	l := g.limits(cfg, req.Model)
-	out := maxOutputTokens(req)
-	if out == 0 {
-		return l
-	}
-	lo, ok := l.withOutput(out)
-	if !ok {
-		if _, seen := g.triggerWarned.LoadOrStore("output\x00"+cfg.name+"\x00"+strconv.Itoa(l.window)+"\x00"+strconv.Itoa(out), true); !seen {
-			g.log.Warn("contextguard: the request's MaxOutputTokens leaves too little of the window for the prompt; not keeping room for the output",
-				"agent", cfg.name, "window", l.window, "max_output_tokens", out, "threshold", l.threshold)
-		}
-	}
-	return lo
 }
 
 // maxOutputTokens is the request's MaxOutputTokens, 0 when it sets none.
@@ -149,4 +107,12 @@ func maxOutputTokens(req *Request) int {
 		return 0
 	}
 	return int(req.Config.MaxOutputTokens)
+}
+
+// bufferFor returns the room the default trigger keeps free below window.
+func bufferFor(window int) int {
+	if window >= largeWindow {
+		return largeWindowBuffer
+	}
+	return int(float64(window) * smallWindowBufferFraction)
 }

@@ -5,66 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
-// Options: the guard's (Option) and each agent's (AgentOption), validated in
-// the constructor.
-
-// Strategy names how an agent's conversation is compacted.
-type Strategy string
-
-const (
-	// StrategyThreshold summarizes the whole conversation once the request
-	// reaches the trigger (window minus buffer). It is the default.
-	StrategyThreshold Strategy = "threshold"
-	// StrategySlidingWindow keeps the newest turns verbatim and summarizes the
-	// rest, triggered by turn count or by the token trigger.
-	StrategySlidingWindow Strategy = "sliding_window"
-	// StrategyToolResultPruning names, in a CompactionEvent only, a
-	// compaction that tool-result pruning made alone (WithToolResultPruning):
-	// the request reached the trigger and pruning its old tool results took
-	// it back under, with no summarizer call. It is not an agent's strategy.
-	StrategyToolResultPruning Strategy = "tool_result_pruning"
-)
-
-// Defaults, named so the README and the code cannot drift apart.
-const (
-	// DefaultContextWindow is the window assumed for a model the registry does
-	// not know (a warning is logged once per model).
-	DefaultContextWindow = 128_000
-	// DefaultMaxCompactionAttempts bounds summarizer calls per model call.
-	DefaultMaxCompactionAttempts = 3
-	// DefaultMaxSummarizerCalls bounds the summarizer calls of one
-	// compaction, a rolling summary's pieces included: at the 5 s a
-	// summarizer call commonly takes, a model call waits under a minute for
-	// its compaction (a rolling summary over a huge span once made 65 calls
-	// inside one model call). A span that needs more is summarized from its
-	// newest part, the oldest listed mechanically (WithMaxSummarizerCalls).
-	DefaultMaxSummarizerCalls = 10
-	// DefaultSlidingWindowTurns is the turn budget used by WithSlidingWindow(0).
-	DefaultSlidingWindowTurns = 20
-	// DefaultPruneKeepSteps is how many of the newest tool steps
-	// WithToolResultPruning(0) leaves intact: the result the model is acting
-	// on and the two before it, enough for a read -> edit -> test chain to
-	// see its own outputs; older results have usually been digested into the
-	// model's own messages already.
-	DefaultPruneKeepSteps = 3
-	// DefaultSummaryTimeout bounds one summarizer call; on expiry the
-	// deterministic fallback summary is used.
-	DefaultSummaryTimeout = 2 * time.Minute
-
-	// largeWindow is where the buffer switches from a fraction to a fixed size
-	// (ARCHITECTURE.md, Origins: windows of 200k and more get a fixed 20k buffer).
-	largeWindow = 200_000
-	// largeWindowBuffer is the fixed buffer for windows >= largeWindow.
-	largeWindowBuffer = 20_000
-	// smallWindowBufferFraction is the buffer for windows < largeWindow.
-	smallWindowBufferFraction = 0.20
-)
+// The guard's options (Option) and New, which applies them, and what every
+// option shares: errors recorded for Plugin, one rule for counts
+// (countOption) and one for values that must not be nil (required).
 
 // Option configures a Guard.
 type Option func(*guardOptions)
@@ -79,11 +29,8 @@ type guardOptions struct {
 	meterProvider    metric.MeterProvider
 	bounds           sessionBounds // session_memory_bound.go
 	appender         SessionAppender
-	// prepared is WithPreparedSummaries' bound, when preparedSet
-	// (prepared_summary.go).
-	prepared    int
-	preparedSet bool
-	errs        []error
+	prepared         int // WithPreparedSummaries' bound
+	errs             []error
 }
 
 // fail records an option's error, reported by Plugin.
@@ -92,13 +39,7 @@ func (o *guardOptions) fail(err error) { o.errs = append(o.errs, fmt.Errorf("con
 // WithLogger sets the logger the guard writes to. The default is
 // slog.Default(). A nil logger is an error.
 func WithLogger(l *slog.Logger) Option {
-	return func(o *guardOptions) {
-		if l == nil {
-			o.fail(errors.New("WithLogger: logger is nil"))
-			return
-		}
-		o.logger = l
-	}
+	return required("WithLogger", "logger", l, func(o *guardOptions, l *slog.Logger) { o.logger = l })
 }
 
 // WithOnCompaction registers a hook called after every compaction, on the
@@ -106,13 +47,7 @@ func WithLogger(l *slog.Logger) Option {
 // has released the session, so it may call back into the guard, also for
 // the same session. A nil hook is an error.
 func WithOnCompaction(fn func(context.Context, CompactionEvent)) Option {
-	return func(o *guardOptions) {
-		if fn == nil {
-			o.fail(errors.New("WithOnCompaction: hook is nil"))
-			return
-		}
-		o.onCompaction = fn
-	}
+	return required("WithOnCompaction", "hook", fn, func(o *guardOptions, fn func(context.Context, CompactionEvent)) { o.onCompaction = fn })
 }
 
 // WithBeforeCompaction registers a hook called before every compaction, on
@@ -124,113 +59,9 @@ func WithOnCompaction(fn func(context.Context, CompactionEvent)) Option {
 // the agent's summary timeout (the compaction then runs as configured). A
 // nil hook is an error.
 func WithBeforeCompaction(fn func(context.Context, PendingCompaction) CompactionDecision) Option {
-	return func(o *guardOptions) {
-		if fn == nil {
-			o.fail(errors.New("WithBeforeCompaction: hook is nil"))
-			return
-		}
+	return required("WithBeforeCompaction", "hook", fn, func(o *guardOptions, fn func(context.Context, PendingCompaction) CompactionDecision) {
 		o.beforeCompaction = fn
-	}
-}
-
-// AgentOption configures one agent registered with Add.
-type AgentOption func(*Agent)
-
-// WithTriggerTokens compacts once the request reaches n tokens, whatever the
-// window. n must be positive (0 is an error: leave the option out for the
-// default trigger) and below the window: WithMaxTokens when given, else the
-// registry's window for the model given to Add when the registry knows it
-// (Plugin reports it otherwise). Only one of WithTriggerTokens,
-// WithTriggerFraction and WithReserve may be given. A value at or above a
-// window known only at run time (the request's model, when it differs) is
-// lowered to the default trigger with a warning.
-func WithTriggerTokens(n int) AgentOption {
-	return positiveOption("WithTriggerTokens", n, func(c *Agent, name string) {
-		c.setTrigger(triggerSpec{kind: triggerTokens, tokens: n, call: name})
 	})
-}
-
-// WithTriggerFraction compacts once the request reaches f of the window; f
-// must be in (0, 1), e.g. 0.8 (0 is an error). Only one of
-// WithTriggerTokens, WithTriggerFraction and WithReserve may be given.
-func WithTriggerFraction(f float64) AgentOption {
-	return func(c *Agent) {
-		call := fmt.Sprintf("WithTriggerFraction(%v)", f)
-		if !(f > 0 && f < 1) {
-			c.fail(fmt.Errorf("%s: must be in (0, 1)", call))
-			return
-		}
-		c.setTrigger(triggerSpec{kind: triggerFraction, fraction: f, call: call})
-	}
-}
-
-// WithReserve keeps n tokens free below the window (for the response and the
-// estimate's error): the trigger is window - n. n must be positive (0 is an
-// error: leave the option out for the default trigger) and below the
-// window: WithMaxTokens when given, else the registry's window for the model
-// given to Add when the registry knows it (Plugin reports it otherwise).
-// Only one of WithTriggerTokens, WithTriggerFraction and WithReserve may be
-// given. A reserve that leaves nothing of a window known only at run time
-// falls back to the default trigger with a warning.
-func WithReserve(n int) AgentOption {
-	return positiveOption("WithReserve", n, func(c *Agent, name string) {
-		c.setTrigger(triggerSpec{kind: triggerReserve, tokens: n, call: name})
-	})
-}
-
-// WithInstructions appends text to the summary prompt, e.g. "Keep every
-// ticket number." An empty string is an error.
-func WithInstructions(text string) AgentOption {
-	return func(c *Agent) {
-		if text == "" {
-			c.fail(errors.New("WithInstructions: text is empty"))
-			return
-		}
-		c.instructions = text
-	}
-}
-
-// WithSummaryTokens sets the length asked of a summary, in tokens. Zero
-// means the default, half the room kept free under the window (10,000
-// tokens for windows of 200k and more, 300 for a 3k window); a negative
-// value is an error, and so is a value at or above the window when the
-// window is known at Add (WithMaxTokens, or the registry's for the model
-// given to Add). A summary is still never asked to be longer than the room
-// under the trigger allows, nor than half of what the contents it replaces
-// free.
-func WithSummaryTokens(n int) AgentOption {
-	return countOption("WithSummaryTokens", n, "means the default, half the buffer", nil,
-		func(c *Agent, n int) { c.summaryTokens = n })
-}
-
-// WithSummarizerWindow sets the context window of the model that writes the
-// summaries. Leave it out (or give 0) when the summarizer runs on the
-// agent's own model: a summarizer whose model is the one the request names
-// uses the agent's window (WithMaxTokens, else the registry's), and so does
-// a custom Summarizer that names no model. A summarizer on another model
-// gets the registry's window for that model or, for a model the registry
-// does not know, DefaultContextWindow with a warning that names this
-// option: set it then. A conversation larger than the summarizer's window
-// is summarized in pieces. A negative value is an error, and so is a window
-// below 1,024 or above 100,000,000 tokens.
-func WithSummarizerWindow(n int) AgentOption {
-	return countOption("WithSummarizerWindow", n, "means the agent's window for its own model, else the registry's", checkWindow,
-		func(c *Agent, n int) { c.summarizerWindow = n })
-}
-
-// positiveOption is an AgentOption named option taking a count that must be
-// positive: set applies it, with the option's call as written (for example
-// "WithReserve(2000)") for its own messages; anything else is recorded as
-// an error.
-func positiveOption(option string, n int, set func(c *Agent, call string)) AgentOption {
-	call := fmt.Sprintf("%s(%d)", option, n)
-	return func(c *Agent) {
-		if n <= 0 {
-			c.fail(fmt.Errorf("%s: must be > 0", call))
-			return
-		}
-		set(c, call)
-	}
 }
 
 // optionTarget is what an option configures: an agent (AgentOption), the
@@ -264,6 +95,18 @@ func countOption[T optionTarget](option string, n int, zero string, check func(i
 	}
 }
 
+// required is an option named option whose value v, what its error calls
+// what, must not be nil, typed nil included (IsNil): set applies it.
+func required[T optionTarget, V any](option, what string, v V, set func(T, V)) func(T) {
+	return func(o T) {
+		if IsNil(v) {
+			o.fail(fmt.Errorf("%s: %s is nil", option, what))
+			return
+		}
+		set(o, v)
+	}
+}
+
 // orDefault is n, or def when n is 0: the value of a count option whose 0
 // means its default.
 func orDefault(n, def int) int {
@@ -292,148 +135,134 @@ func checkWindow(n int) error {
 	return nil
 }
 
-// WithSlidingWindow selects the sliding-window strategy. A turn is a user
-// message with text (function responses are not turns). The guard compacts
-// when more than maxTurns turns were added since the last compaction, or when
-// the request reaches the token trigger, whichever comes first. It then keeps
-// the newest turns verbatim (half of maxTurns, rounded up, fewer when they
-// would take more than half the room under the trigger), summarizes the
-// previous summary plus the turns before them, and never separates a
-// function call from its response. When even the newest turn does not fit,
-// it summarizes everything, as the threshold strategy does. A compaction
-// triggered by turns waits until what it would summarize weighs at least the
-// summary it asks for (half the buffer, between 512 and 2,048 tokens), so a
-// few short turns never cost a summary longer than them. Zero means
-// DefaultSlidingWindowTurns (as in the earlier guard); a negative value is an
-// error. Only one strategy option (WithSlidingWindow, WithTailRetention) may
-// be given.
-func WithSlidingWindow(maxTurns int) AgentOption {
-	return countOption("WithSlidingWindow", maxTurns, fmt.Sprintf("means the default %d", DefaultSlidingWindowTurns), nil,
-		func(c *Agent, n int) {
-			c.setPolicy(slidingWindow{maxTurns: orDefault(n, DefaultSlidingWindowTurns)}, fmt.Sprintf("WithSlidingWindow(%d)", maxTurns))
-		})
+// WithClock sets the clock of the guard's timeouts (WithSummaryTimeout, the
+// WithBeforeCompaction hook's bound) and of the durations it reports
+// (CompactionEvent.Duration, the summarizer's latency); the time stamped on
+// a compaction stays the host framework's when it gives one (ADK's
+// platform.Now). The default is SystemClock(). A nil clock is an error.
+func WithClock(c Clock) Option {
+	return required("WithClock", "clock", c, func(o *guardOptions, c Clock) { o.clock = c })
 }
 
-// WithToolResultPruning replaces the payloads of function responses older
-// than the newest keepSteps tool steps (a tool step is one message of
-// function responses; parallel calls answer in one) with a short placeholder
-// naming the tool and the size removed, before the request is counted, so a
-// request can shrink without a summarizer call; the summarizer runs only if
-// the request is still over the trigger. It works with either strategy. The
-// stored session is untouched: pruning is applied to every request
-// deterministically, so the same history always gives the same request.
-// Results under 200 tokens, user text and the newest keepSteps steps are
-// never pruned, and pruning advances keepSteps steps at a time, so the
-// request (and the provider's prompt cache) changes once every keepSteps
-// steps; a compaction never brings pruned results back. Zero means
-// DefaultPruneKeepSteps; a negative value is an error.
-func WithToolResultPruning(keepSteps int) AgentOption {
-	return countOption("WithToolResultPruning", keepSteps, fmt.Sprintf("means the default %d", DefaultPruneKeepSteps), nil,
-		func(c *Agent, n int) { c.pruneKeep = orDefault(n, DefaultPruneKeepSteps) })
+// WithHost sets the host framework's functions; an adapter passes it first,
+// before the user's options. Nil fields keep the defaults (no key is ever
+// "missing" by error; the guard's clock, WithClock).
+func WithHost(h Host) Option {
+	return func(o *guardOptions) { o.host = h }
 }
 
-// WithPruningMinFree sets the least a tool-result pruning pass must free,
-// in estimated tokens, to rewrite the history the request keeps
-// (WithToolResultPruning). A pass that prunes more results rewrites the
-// request from the first result it prunes on, and a provider's prompt
-// cache then reads that part again at the full input price; so the pruning
-// frontier is kept in session state and advances only once advancing it
-// frees at least n tokens, and between two such passes each request
-// extends the one before it. When a request is over the trigger, pruning
-// frees all it can whatever n is, since a compaction would rewrite more.
-//
-// Zero, the default, prunes only when the request reaches the trigger: a
-// pass there takes the place of a compaction, and a pass under the trigger
-// saves only what the provider's cache already bills at a tenth, on the
-// requests left before the next compaction, while it rewrites the request
-// from its first pruned result at 1.25 times the input price. Replayed on
-// recorded agent sessions at 32k (make cost), passes under the trigger at a
-// minimum of a quarter of the window cost more than none. A positive n
-// suits a provider without a prompt cache: WithPruningMinFree(1) advances on
-// every pass, as versions before it did. A negative value is an error, and
-// so is a value at or above the window when the window is known at Add
-// (WithMaxTokens, or the registry's for the model given to Add): no pass can
-// free that much.
-func WithPruningMinFree(n int) AgentOption {
-	return countOption("WithPruningMinFree", n, "is the default, pruning only at the trigger", nil,
-		func(c *Agent, n int) { c.pruneMinFree = n })
+// WithTracerProvider sets the OpenTelemetry tracer provider for compaction
+// spans. The default is the global provider (otel.GetTracerProvider), the one
+// ADK itself uses.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return required("WithTracerProvider", "provider", tp, func(o *guardOptions, tp trace.TracerProvider) { o.tracerProvider = tp })
 }
 
-// WithMaxTokens overrides the context window the registry reports for the
-// agent's model (every strategy). Zero keeps the registry's value; a
-// negative value is an error, and so is a window below 1,024 or above
-// 100,000,000 tokens.
-func WithMaxTokens(n int) AgentOption {
-	return countOption("WithMaxTokens", n, "means the registry's window", checkWindow,
-		func(c *Agent, n int) { c.maxTokens = n })
+// WithMeterProvider sets the OpenTelemetry meter provider for the guard's
+// metrics. The default is the global provider (otel.GetMeterProvider).
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return required("WithMeterProvider", "provider", mp, func(o *guardOptions, mp metric.MeterProvider) { o.meterProvider = mp })
 }
 
-// WithMaxCompactionAttempts bounds how many summaries one model call may
-// request when a summary comes back too long for the trigger. Zero means
-// DefaultMaxCompactionAttempts; a negative value is an error.
-func WithMaxCompactionAttempts(n int) AgentOption {
-	return countOption("WithMaxCompactionAttempts", n, fmt.Sprintf("means the default %d", DefaultMaxCompactionAttempts), nil,
-		func(c *Agent, n int) { c.maxAttempts = orDefault(n, DefaultMaxCompactionAttempts) })
+// WithSessionService sets where a compaction made between two runs is
+// persisted: an event with the compaction's state delta appended to the
+// session. A nil appender is an error. For adapters: each plugin's
+// WithSessionService takes its framework's session service.
+func WithSessionService(s SessionAppender) Option {
+	return required("WithSessionService", "the session service", s, func(o *guardOptions, s SessionAppender) { o.appender = s })
 }
 
-// WithMaxSummarizerCalls bounds the summarizer calls one compaction, and so
-// one model call, may make, the pieces of a rolling summary (a span larger
-// than the summarizer's window) and the retries of a summary too long
-// included. A span that needs more calls has its oldest messages listed by
-// the deterministic fallback summary (the user's requests, the tools
-// called, the last model message), which the summarizer then reads as the
-// summary so far beside the newest messages; should the calls still run
-// out, the pieces already summarized are kept and the fallback lists the
-// rest. Zero means DefaultMaxSummarizerCalls; a negative value is an error.
-func WithMaxSummarizerCalls(n int) AgentOption {
-	return countOption("WithMaxSummarizerCalls", n, fmt.Sprintf("means the default %d", DefaultMaxSummarizerCalls), nil,
-		func(c *Agent, n int) { c.maxSummarizerCalls = orDefault(n, DefaultMaxSummarizerCalls) })
+// WithPreparedSummaries bounds how many summaries the guard prepares in the
+// background at once, over all sessions: when a model response asks for
+// tool calls and the next request will likely reach the trigger
+// (WithEarlyCompaction), the guard writes the summary while the tools run,
+// and the next model call waits only for what is left of it. limit 0
+// (PreparedSummariesOff) turns this off; the default is
+// DefaultPreparedSummaries. A negative limit is an error.
+func WithPreparedSummaries(limit int) Option {
+	return countOption("WithPreparedSummaries", limit, "turns prepared summaries off", nil, func(o *guardOptions, n int) {
+		o.prepared = n
+	})
 }
 
-// WithSummarizer replaces the LLM summarizer built from the model given to
-// Add (for example with one over a cheaper model, see NewLLMSummarizer).
-// A nil summarizer is an error.
-func WithSummarizer(s Summarizer) AgentOption {
-	return func(c *Agent) {
-		if IsNil(s) {
-			c.fail(errors.New("WithSummarizer: summarizer is nil"))
-			return
+// WithMaxSessions bounds how many sessions the guard keeps in memory (their
+// count caches, summary messages and in-memory records); past it the least
+// recently used idle session is dropped, and its next call counts from its
+// prefix record in session state. Zero means DefaultMaxSessions; a negative
+// value is an error.
+func WithMaxSessions(n int) Option {
+	return countOption("WithMaxSessions", n, fmt.Sprintf("means the default %d", DefaultMaxSessions), nil,
+		func(o *guardOptions, n int) { o.bounds.sessions = n })
+}
+
+// WithMaxSessionBytes bounds the bytes the sessions kept in memory retain
+// (see WithMaxSessions), as the guard accounts them: the strings and media
+// of the contents their caches pin, plus a fixed cost per content and per
+// session. Past it the least recently used idle sessions are dropped; a
+// session in use is never dropped, so one session larger than the bound is
+// kept while it is served. Zero means DefaultMaxSessionBytes; a negative
+// value is an error.
+func WithMaxSessionBytes(n int) Option {
+	return countOption("WithMaxSessionBytes", n, fmt.Sprintf("means the default %d", DefaultMaxSessionBytes), nil,
+		func(o *guardOptions, n int) { o.bounds.bytes = n })
+}
+
+// WithRegistryLogger sets where the registry warns when it reports
+// WithDefaultWindow's window for an unknown model (default slog.Default()).
+// Without WithDefaultWindow the registry reports an unknown model as
+// unknown, and the guard warns with its own logger (WithLogger). A nil
+// logger is an error, reported by Plugin.
+func WithRegistryLogger(l *slog.Logger) RegistryOption {
+	return required("WithRegistryLogger", "logger", l, func(r *crushRegistry, l *slog.Logger) { r.log = l })
+}
+
+// WithDefaultWindow sets the window reported for unknown models, with a
+// warning once per model name. Without it (or with 0) an unknown model is
+// reported as unknown (0), and the guard assumes DefaultContextWindow for
+// it. A negative value is an error, and so is a window below 1,024 or above
+// 100,000,000 tokens; the guard built with the registry reports them
+// (Plugin).
+func WithDefaultWindow(n int) RegistryOption {
+	return countOption("WithDefaultWindow", n, "reports an unknown model as unknown", checkWindow,
+		func(r *crushRegistry, n int) { r.defaultWindow = n })
+}
+
+// New returns a guard that reads context windows from registry; a nil
+// registry means the default one (NewCrushRegistry). Options are validated
+// here; their errors are reported by Plugin and PluginConfig.
+func New(registry ModelRegistry, opts ...Option) *Guard {
+	o := guardOptions{logger: slog.Default(), clock: SystemClock(), prepared: DefaultPreparedSummaries}
+	for _, opt := range opts {
+		if opt == nil {
+			o.errs = append(o.errs, errors.New("contextguard: nil Option"))
+			continue
 		}
-		c.summarizer = s
+		opt(&o)
 	}
-}
-
-// WithSummaryForm sets how the summary is asked for: SummaryFormCached
-// (the default) asks for it as the agent's own request plus one
-// instruction when the summarizer calls the agent's model and that fits its
-// window, which a provider's prompt cache serves at its cached price;
-// SummaryFormTranscript always asks with the summary prompt and a
-// transcript of the conversation. Any other value is an error.
-func WithSummaryForm(f SummaryForm) AgentOption {
-	return func(c *Agent) {
-		switch f {
-		case SummaryFormCached, SummaryFormTranscript:
-			c.summaryForm = f
-		default:
-			c.fail(fmt.Errorf("WithSummaryForm(%q): must be %q or %q", f, SummaryFormCached, SummaryFormTranscript))
-		}
+	if registry == nil {
+		registry = NewCrushRegistry(WithRegistryLogger(o.logger))
 	}
-}
-
-// WithSummaryTimeout bounds each summarizer call, the default LLM
-// summarizer's and a custom one's alike. When it expires the guard stops
-// waiting, even for a summarizer or model that ignores its context (the
-// abandoned call is left to return on its own), and the deterministic
-// fallback summary is used. The summarizer's context is then cancelled,
-// with a cause (context.Cause) that wraps context.DeadlineExceeded. The
-// time is the guard's clock's (WithClock). It must be positive (0 is an
-// error; leave the option out for DefaultSummaryTimeout).
-func WithSummaryTimeout(d time.Duration) AgentOption {
-	return func(c *Agent) {
-		if d <= 0 {
-			c.fail(fmt.Errorf("WithSummaryTimeout(%v): must be > 0", d))
-			return
-		}
-		c.summaryTimeout = d
+	if r, ok := registry.(registryOptionErrs); ok {
+		o.errs = append(o.errs, r.optionErrs()...)
+	}
+	host := o.host.withDefaults(o.clock)
+	tel, err := newTelemetry(o.tracerProvider, o.meterProvider)
+	if err != nil {
+		o.errs = append(o.errs, fmt.Errorf("contextguard: creating OpenTelemetry instruments: %w", err))
+		tel, _ = newTelemetry(tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider())
+	}
+	return &Guard{
+		host:       host,
+		clock:      o.clock,
+		tel:        tel,
+		windows:    windows{registry: registry, log: o.logger},
+		reports:    reports{log: o.logger},
+		log:        o.logger,
+		hooks:      hooks{hook: o.onCompaction, beforeHook: o.beforeCompaction},
+		appender:   o.appender,
+		optErrs:    o.errs,
+		agentTable: agentTable{agents: make(map[string]*Agent), derived: make(map[string]*derivedAgent), host: host, log: o.logger},
+		sessions:   newSessionTable(o.bounds.withDefaults()),
+		prep:       newPreparer(o.prepared, tel, o.logger),
 	}
 }

@@ -40,38 +40,6 @@ const (
 	DefaultEarlyCompaction = 1.0
 )
 
-// WithPreparedSummaries bounds how many summaries the guard prepares in the
-// background at once, over all sessions: when a model response asks for
-// tool calls and the next request will likely reach the trigger
-// (WithEarlyCompaction), the guard writes the summary while the tools run,
-// and the next model call waits only for what is left of it. limit 0
-// (PreparedSummariesOff) turns this off; the default is
-// DefaultPreparedSummaries. A negative limit is an error.
-func WithPreparedSummaries(limit int) Option {
-	return countOption("WithPreparedSummaries", limit, "turns prepared summaries off", nil, func(o *guardOptions, n int) {
-		o.prepared = n
-		o.preparedSet = true
-	})
-}
-
-// WithEarlyCompaction sets how early a summary is prepared while tools run
-// (WithPreparedSummaries): once the next request is predicted (this
-// request's count plus the agent's recent growth per step, with a margin) to
-// reach fraction f of the trigger. f must be in (0, 1] (0 is an error);
-// the default is DefaultEarlyCompaction (the trigger itself). A lower f starts sooner, for
-// tools faster than the summarizer, at the cost of a summary that covers
-// less of the conversation: the compaction keeps the rest verbatim, and
-// runs inline when that takes the request over the trigger.
-func WithEarlyCompaction(f float64) AgentOption {
-	return func(c *Agent) {
-		if !(f > 0 && f <= 1) {
-			c.errs = append(c.errs, fmt.Errorf("WithEarlyCompaction(%v): must be in (0, 1]", f))
-			return
-		}
-		c.early = f
-	}
-}
-
 // preparer holds the guard's background summaries: their bound, the context
 // Close cancels, and what became of them.
 type preparer struct {

@@ -50,7 +50,7 @@ type RecallScope struct {
 // answer (nil, an agent it does not guard, a session busy past the call's
 // context). For adapters.
 func (g *Guard) Recall(c Call, st StateReader, agentName string, scope RecallScope, history []*genai.Content, args RecallArgs) (string, error) {
-	if err := g.checkAgent(agentName); err != nil {
+	if err := g.CheckAgent(agentName); err != nil {
 		return "", err
 	}
 	if c == nil {

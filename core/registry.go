@@ -24,32 +24,6 @@ type ModelRegistry interface {
 // RegistryOption configures NewCrushRegistry.
 type RegistryOption func(*crushRegistry)
 
-// WithRegistryLogger sets where the registry warns when it reports
-// WithDefaultWindow's window for an unknown model (default slog.Default()).
-// Without WithDefaultWindow the registry reports an unknown model as
-// unknown, and the guard warns with its own logger (WithLogger). A nil
-// logger is an error, reported by Plugin.
-func WithRegistryLogger(l *slog.Logger) RegistryOption {
-	return func(r *crushRegistry) {
-		if l == nil {
-			r.fail(errors.New("WithRegistryLogger: logger is nil"))
-			return
-		}
-		r.log = l
-	}
-}
-
-// WithDefaultWindow sets the window reported for unknown models, with a
-// warning once per model name. Without it (or with 0) an unknown model is
-// reported as unknown (0), and the guard assumes DefaultContextWindow for
-// it. A negative value is an error, and so is a window below 1,024 or above
-// 100,000,000 tokens; the guard built with the registry reports them
-// (Plugin).
-func WithDefaultWindow(n int) RegistryOption {
-	return countOption("WithDefaultWindow", n, "reports an unknown model as unknown", checkWindow,
-		func(r *crushRegistry, n int) { r.defaultWindow = n })
-}
-
 // NewCrushRegistry returns the default registry, backed by the model data
 // embedded in charm.land/catwalk (no network). Model IDs are normalised:
 // case, surrounding space, "models/" and provider prefixes such as

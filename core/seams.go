@@ -75,13 +75,6 @@ func (h Host) withDefaults(clock Clock) Host {
 	return h
 }
 
-// WithHost sets the host framework's functions; an adapter passes it first,
-// before the user's options. Nil fields keep the defaults (no key is ever
-// "missing" by error; the guard's clock, WithClock).
-func WithHost(h Host) Option {
-	return func(o *guardOptions) { o.host = h }
-}
-
 // Request is the engine's view of a model request: the fields of ADK's
 // model.LLMRequest it reads, and rewrites. The adapter builds it at a
 // callback's entry, and writes the contents the engine returns into its own
@@ -124,11 +117,4 @@ type Response struct {
 	Content       *genai.Content
 	UsageMetadata *genai.GenerateContentResponseUsageMetadata
 	FinishReason  genai.FinishReason
-}
-
-// NeedsGuard reports whether AfterModel has anything to do with r: it
-// reports a prompt-token count, stopped at the output limit, or asks for
-// tool calls (a summary may be prepared while they run). It is cheap.
-func (r *Response) NeedsGuard() bool {
-	return r != nil && (r.promptTokens() != 0 || r.cutAtOutputLimit() || r.asksForTools())
 }

@@ -1,8 +1,6 @@
 package core
 
 import (
-	"fmt"
-
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
@@ -65,28 +63,6 @@ const (
 type sessionBounds struct {
 	sessions int
 	bytes    int
-}
-
-// WithMaxSessions bounds how many sessions the guard keeps in memory (their
-// count caches, summary messages and in-memory records); past it the least
-// recently used idle session is dropped, and its next call counts from its
-// prefix record in session state. Zero means DefaultMaxSessions; a negative
-// value is an error.
-func WithMaxSessions(n int) Option {
-	return countOption("WithMaxSessions", n, fmt.Sprintf("means the default %d", DefaultMaxSessions), nil,
-		func(o *guardOptions, n int) { o.bounds.sessions = n })
-}
-
-// WithMaxSessionBytes bounds the bytes the sessions kept in memory retain
-// (see WithMaxSessions), as the guard accounts them: the strings and media
-// of the contents their caches pin, plus a fixed cost per content and per
-// session. Past it the least recently used idle sessions are dropped; a
-// session in use is never dropped, so one session larger than the bound is
-// kept while it is served. Zero means DefaultMaxSessionBytes; a negative
-// value is an error.
-func WithMaxSessionBytes(n int) Option {
-	return countOption("WithMaxSessionBytes", n, fmt.Sprintf("means the default %d", DefaultMaxSessionBytes), nil,
-		func(o *guardOptions, n int) { o.bounds.bytes = n })
 }
 
 // withDefaults fills the bounds not set.

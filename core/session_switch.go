@@ -1,8 +1,6 @@
 package core
 
 import (
-	"errors"
-	"fmt"
 	"log/slog"
 )
 
@@ -42,32 +40,11 @@ const (
 )
 
 // modeFor is the mode of a call of the session whose state is st.
-func (g *Guard) modeFor(st StateReader) callMode {
-	if g.switchedOff(st) {
+func modeFor(st StateReader, log *slog.Logger) callMode {
+	if sessionDisabled(st, log) {
 		return modeApplyOnly
 	}
 	return modeCompact
-}
-
-// setDisabledInState sets StateKeyDisabled to off in st (DisableInState,
-// EnableInState).
-func (g *Guard) setDisabledInState(st State, off bool) error {
-	switch {
-	case g == nil:
-		return errors.New("contextguard: the guard is nil")
-	case st == nil:
-		return errors.New("contextguard: the session state is nil")
-	}
-	if err := st.Set(StateKeyDisabled, off); err != nil {
-		return fmt.Errorf("contextguard: writing %s: %w", StateKeyDisabled, err)
-	}
-	return nil
-}
-
-// switchedOff reports whether the guard is switched off for the session
-// whose state is st. It reads one key and allocates nothing.
-func (g *Guard) switchedOff(st StateReader) bool {
-	return sessionDisabled(st, g.log)
 }
 
 // sessionDisabled reads StateKeyDisabled; a value that is not a bool is

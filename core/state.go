@@ -136,26 +136,6 @@ type stateIO struct {
 	keys map[string]string
 }
 
-// agentKeyNames are the per-agent keys, to which the agent's name is
-// appended.
-var agentKeyNames = []string{
-	keySummary, keyWatermark, keySummarizedAt, keyRealTokens, keyLastEstimate, keyFingerprint,
-	keyUserRequest, keyCompactions, keyIrreducibleFloor, keyProviderRatio, keySuspectRatio, keyWindow,
-	keyCompactNext, keyMaxOutput, keyLastTokens, keyThreshold, keyCompactedAt, keyCompactReason, keyCompactRequest, keyPrefix,
-	keyAnchor, keyPruneFrontier, keyPrefixKept, keyInvalidated, keyCachedTokens,
-}
-
-// stateKeysFor maps each per-agent key to its full name for agent, built
-// once per agent configuration so that reading and writing the state on
-// every call builds no key strings.
-func stateKeysFor(agent string) map[string]string {
-	m := make(map[string]string, len(agentKeyNames))
-	for _, k := range agentKeyNames {
-		m[k] = k + agent
-	}
-	return m
-}
-
 // key is the full name of the agent's key k.
 func (s stateIO) key(k string) string {
 	if full, ok := s.keys[k]; ok {
@@ -273,15 +253,10 @@ func decodeInt(v any) (int, bool) {
 	case float64:
 		f = n
 	case json.Number:
-		i, err := n.Int64()
-		if err != nil {
-			ff, ferr := n.Float64()
-			if ferr != nil {
-				return 0, false
-			}
-			f = ff
-		} else {
-			f = float64(i)
+		// Float64 is exact up to 2^53, far above maxPlausibleTokenNum.
+		var err error
+		if f, err = n.Float64(); err != nil {
+			return 0, false
 		}
 	default:
 		return 0, false

@@ -18,31 +18,6 @@ import (
 // instrumentationName names the guard's tracer and meter.
 const instrumentationName = "github.com/adk-contextguard/contextguard"
 
-// WithTracerProvider sets the OpenTelemetry tracer provider for compaction
-// spans. The default is the global provider (otel.GetTracerProvider), the one
-// ADK itself uses.
-func WithTracerProvider(tp trace.TracerProvider) Option {
-	return func(o *guardOptions) {
-		if tp == nil {
-			o.errs = append(o.errs, errors.New("contextguard: WithTracerProvider: provider is nil"))
-			return
-		}
-		o.tracerProvider = tp
-	}
-}
-
-// WithMeterProvider sets the OpenTelemetry meter provider for the guard's
-// metrics. The default is the global provider (otel.GetMeterProvider).
-func WithMeterProvider(mp metric.MeterProvider) Option {
-	return func(o *guardOptions) {
-		if mp == nil {
-			o.errs = append(o.errs, errors.New("contextguard: WithMeterProvider: provider is nil"))
-			return
-		}
-		o.meterProvider = mp
-	}
-}
-
 // telemetry holds the guard's tracer and instruments.
 type telemetry struct {
 	tracer          trace.Tracer
@@ -65,28 +40,21 @@ func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) (*telemetry,
 	}
 	m := mp.Meter(instrumentationName)
 	t := &telemetry{tracer: tp.Tracer(instrumentationName)}
-	var errs []error
-	var err error
-	t.compactions, err = m.Int64Counter("contextguard.compactions",
+	var errs [6]error
+	t.compactions, errs[0] = m.Int64Counter("contextguard.compactions",
 		metric.WithDescription("Compactions performed."), metric.WithUnit("{compaction}"))
-	errs = append(errs, err)
-	t.fallbacks, err = m.Int64Counter("contextguard.fallbacks",
+	t.fallbacks, errs[1] = m.Int64Counter("contextguard.fallbacks",
 		metric.WithDescription("Compactions that used the deterministic fallback summary."), metric.WithUnit("{compaction}"))
-	errs = append(errs, err)
-	t.tokensBefore, err = m.Int64Histogram("contextguard.tokens.before",
+	t.tokensBefore, errs[2] = m.Int64Histogram("contextguard.tokens.before",
 		metric.WithDescription("Calibrated request tokens before a compaction."), metric.WithUnit("{token}"))
-	errs = append(errs, err)
-	t.tokensAfter, err = m.Int64Histogram("contextguard.tokens.after",
+	t.tokensAfter, errs[3] = m.Int64Histogram("contextguard.tokens.after",
 		metric.WithDescription("Calibrated request tokens after a compaction."), metric.WithUnit("{token}"))
-	errs = append(errs, err)
-	t.summarizerDelay, err = m.Float64Histogram("contextguard.summarizer.duration",
+	t.summarizerDelay, errs[4] = m.Float64Histogram("contextguard.summarizer.duration",
 		metric.WithDescription("Latency of one summarizer call."), metric.WithUnit("s"))
-	errs = append(errs, err)
-	t.prepared, err = m.Int64Counter("contextguard.prepared_summaries",
+	t.prepared, errs[5] = m.Int64Counter("contextguard.prepared_summaries",
 		metric.WithDescription("Summaries prepared while tools ran, by outcome: used, dropped (the history changed, another compaction came first, a newer one replaced it, the session was evicted from memory), wasted (a compaction could not use it)."),
 		metric.WithUnit("{summary}"))
-	errs = append(errs, err)
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
 	}
 	return t, nil

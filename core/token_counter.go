@@ -2,7 +2,6 @@ package core
 
 import (
 	"encoding/json"
-	"errors"
 	"math/rand/v2"
 
 	"google.golang.org/genai"
@@ -56,28 +55,6 @@ type TokenCounterFunc func(text string) int
 
 // CountTokens calls f.
 func (f TokenCounterFunc) CountTokens(text string) int { return f(text) }
-
-// WithTokenCounter makes the guard count with tc instead of its built-in
-// estimator. Texts, function names, call arguments and results (as their
-// compact JSON) and tool declarations (as their compact JSON) go through
-// tc; images and other inline data are still counted from their headers by
-// the model family's published rules, and each message adds the estimator's
-// fitted framing cost. Counts are cached per content, so tc runs once per
-// new content, not once per call. Because tc is exact, the guard applies no
-// default correction before the provider's first real count. Give tc a
-// stable name (NamedTokenCounter, NameTokenCounter) so that another process
-// can trust what this one counted; without one, a session's first call in
-// each process counts its whole request. A nil counter is an error.
-func WithTokenCounter(tc TokenCounter) AgentOption {
-	return func(c *Agent) {
-		if tc == nil {
-			c.errs = append(c.errs, errors.New("WithTokenCounter: counter is nil"))
-			return
-		}
-		c.counter = tc
-		c.counterSalt = counterSalt(tc)
-	}
-}
 
 // counterSalt is what keeps the counts and prefix records of a custom
 // counter apart from every other counter's: its name's hash, the same in
@@ -153,12 +130,3 @@ func (c counterEstimator) declaration(d *genai.FunctionDeclaration) int {
 }
 
 func (c counterEstimator) builtinTools(t *genai.Tool) int { return c.media.BuiltinTools(t) }
-
-// estimator returns the agent's token estimator for a model and the salt
-// that keeps its cached counts apart from other estimators'.
-func (c *Agent) estimator(model string) (tokenEstimator, uint64) {
-	if c.counter != nil {
-		return counterEstimator{tc: c.counter, media: tokens.ForModel(model)}, c.counterSalt ^ estimatorSalt(model)
-	}
-	return estimatorFor(model), estimatorSalt(model)
-}

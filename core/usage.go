@@ -72,7 +72,7 @@ type Usage struct {
 // usageFromState is UsageFromState's work: the agent's Usage as the state
 // st holds it.
 func (g *Guard) usageFromState(st StateReader, agentName string) (Usage, error) {
-	if err := g.checkAgent(agentName); err != nil {
+	if err := g.CheckAgent(agentName); err != nil {
 		return Usage{}, err
 	}
 	sio := stateIO{agent: agentName, log: g.log, missing: g.host.MissingKey}

@@ -1,0 +1,330 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Each agent's options (AgentOption), given to Add and AddDefault and
+// validated by newAgentConfig; what 0 means is said in each option's doc.
+
+// WithTriggerTokens compacts once the request reaches n tokens, whatever the
+// window. n must be positive (0 is an error: leave the option out for the
+// default trigger) and below the window: WithMaxTokens when given, else the
+// registry's window for the model given to Add when the registry knows it
+// (Plugin reports it otherwise). Only one of WithTriggerTokens,
+// WithTriggerFraction and WithReserve may be given. A value at or above a
+// window known only at run time (the request's model, when it differs) is
+// lowered to the default trigger with a warning.
+func WithTriggerTokens(n int) AgentOption {
+	return positiveOption("WithTriggerTokens", n, func(c *Agent, name string) {
+		c.setTrigger(triggerSpec{kind: triggerTokens, tokens: n, call: name})
+	})
+}
+
+// WithTriggerFraction compacts once the request reaches f of the window; f
+// must be in (0, 1), e.g. 0.8 (0 is an error). Only one of
+// WithTriggerTokens, WithTriggerFraction and WithReserve may be given.
+func WithTriggerFraction(f float64) AgentOption {
+	return func(c *Agent) {
+		call := fmt.Sprintf("WithTriggerFraction(%v)", f)
+		if !(f > 0 && f < 1) {
+			c.fail(fmt.Errorf("%s: must be in (0, 1)", call))
+			return
+		}
+		c.setTrigger(triggerSpec{kind: triggerFraction, fraction: f, call: call})
+	}
+}
+
+// WithReserve keeps n tokens free below the window (for the response and the
+// estimate's error): the trigger is window - n. n must be positive (0 is an
+// error: leave the option out for the default trigger) and below the
+// window: WithMaxTokens when given, else the registry's window for the model
+// given to Add when the registry knows it (Plugin reports it otherwise).
+// Only one of WithTriggerTokens, WithTriggerFraction and WithReserve may be
+// given. A reserve that leaves nothing of a window known only at run time
+// falls back to the default trigger with a warning.
+func WithReserve(n int) AgentOption {
+	return positiveOption("WithReserve", n, func(c *Agent, name string) {
+		c.setTrigger(triggerSpec{kind: triggerReserve, tokens: n, call: name})
+	})
+}
+
+// either is an AgentOption named option taking v, which must be a or b.
+func either[V ~string](option string, v, a, b V, set func(*Agent, V)) AgentOption {
+	return func(c *Agent) {
+		if v != a && v != b {
+			c.fail(fmt.Errorf("%s(%q): must be %q or %q", option, v, a, b))
+			return
+		}
+		set(c, v)
+	}
+}
+
+// positiveOption is an AgentOption named option taking a count that must be
+// positive: set applies it, with the option's call as written (for example
+// "WithReserve(2000)") for its own messages; anything else is recorded as
+// an error.
+func positiveOption(option string, n int, set func(c *Agent, call string)) AgentOption {
+	call := fmt.Sprintf("%s(%d)", option, n)
+	return func(c *Agent) {
+		if n <= 0 {
+			c.fail(fmt.Errorf("%s: must be > 0", call))
+			return
+		}
+		set(c, call)
+	}
+}
+
+// WithInstructions appends text to the summary prompt, e.g. "Keep every
+// ticket number." An empty string is an error.
+func WithInstructions(text string) AgentOption {
+	return func(c *Agent) {
+		if text == "" {
+			c.fail(errors.New("WithInstructions: text is empty"))
+			return
+		}
+		c.instructions = text
+	}
+}
+
+// WithSummaryTokens sets the length asked of a summary, in tokens. Zero
+// means the default, half the room kept free under the window (10,000
+// tokens for windows of 200k and more, 300 for a 3k window); a negative
+// value is an error, and so is a value at or above the window when the
+// window is known at Add (WithMaxTokens, or the registry's for the model
+// given to Add). A summary is still never asked to be longer than the room
+// under the trigger allows, nor than half of what the contents it replaces
+// free.
+func WithSummaryTokens(n int) AgentOption {
+	return countOption("WithSummaryTokens", n, "means the default, half the buffer", nil,
+		func(c *Agent, n int) { c.summaryTokens = n })
+}
+
+// WithSummarizerWindow sets the context window of the model that writes the
+// summaries. Leave it out (or give 0) when the summarizer runs on the
+// agent's own model: a summarizer whose model is the one the request names
+// uses the agent's window (WithMaxTokens, else the registry's), and so does
+// a custom Summarizer that names no model. A summarizer on another model
+// gets the registry's window for that model or, for a model the registry
+// does not know, DefaultContextWindow with a warning that names this
+// option: set it then. A conversation larger than the summarizer's window
+// is summarized in pieces. A negative value is an error, and so is a window
+// below 1,024 or above 100,000,000 tokens.
+func WithSummarizerWindow(n int) AgentOption {
+	return countOption("WithSummarizerWindow", n, "means the agent's window for its own model, else the registry's", checkWindow,
+		func(c *Agent, n int) { c.summarizerWindow = n })
+}
+
+// WithSlidingWindow selects the sliding-window strategy. A turn is a user
+// message with text (function responses are not turns). The guard compacts
+// when more than maxTurns turns were added since the last compaction, or when
+// the request reaches the token trigger, whichever comes first. It then keeps
+// the newest turns verbatim (half of maxTurns, rounded up, fewer when they
+// would take more than half the room under the trigger), summarizes the
+// previous summary plus the turns before them, and never separates a
+// function call from its response. When even the newest turn does not fit,
+// it summarizes everything, as the threshold strategy does. A compaction
+// triggered by turns waits until what it would summarize weighs at least the
+// summary it asks for (half the buffer, between 512 and 2,048 tokens), so a
+// few short turns never cost a summary longer than them. Zero means
+// DefaultSlidingWindowTurns (as in the earlier guard); a negative value is an
+// error. Only one strategy option (WithSlidingWindow, WithTailRetention) may
+// be given.
+func WithSlidingWindow(maxTurns int) AgentOption {
+	return countOption("WithSlidingWindow", maxTurns, fmt.Sprintf("means the default %d", DefaultSlidingWindowTurns), nil,
+		func(c *Agent, n int) {
+			c.setPolicy(slidingWindow{maxTurns: orDefault(n, DefaultSlidingWindowTurns)}, fmt.Sprintf("WithSlidingWindow(%d)", maxTurns))
+		})
+}
+
+// WithToolResultPruning replaces the payloads of function responses older
+// than the newest keepSteps tool steps (a tool step is one message of
+// function responses; parallel calls answer in one) with a short placeholder
+// naming the tool and the size removed, before the request is counted, so a
+// request can shrink without a summarizer call; the summarizer runs only if
+// the request is still over the trigger. It works with either strategy. The
+// stored session is untouched: pruning is applied to every request
+// deterministically, so the same history always gives the same request.
+// Results under 200 tokens, user text and the newest keepSteps steps are
+// never pruned, and pruning advances keepSteps steps at a time, so the
+// request (and the provider's prompt cache) changes once every keepSteps
+// steps; a compaction never brings pruned results back. Zero means
+// DefaultPruneKeepSteps; a negative value is an error.
+func WithToolResultPruning(keepSteps int) AgentOption {
+	return countOption("WithToolResultPruning", keepSteps, fmt.Sprintf("means the default %d", DefaultPruneKeepSteps), nil,
+		func(c *Agent, n int) { c.pruneKeep = orDefault(n, DefaultPruneKeepSteps) })
+}
+
+// WithPruningMinFree sets the least a tool-result pruning pass must free,
+// in estimated tokens, to rewrite the history the request keeps
+// (WithToolResultPruning). A pass that prunes more results rewrites the
+// request from the first result it prunes on, and a provider's prompt
+// cache then reads that part again at the full input price; so the pruning
+// frontier is kept in session state and advances only once advancing it
+// frees at least n tokens, and between two such passes each request
+// extends the one before it. When a request is over the trigger, pruning
+// frees all it can whatever n is, since a compaction would rewrite more.
+//
+// Zero, the default, prunes only when the request reaches the trigger: a
+// pass there takes the place of a compaction, and a pass under the trigger
+// saves only what the provider's cache already bills at a tenth, on the
+// requests left before the next compaction, while it rewrites the request
+// from its first pruned result at 1.25 times the input price. Replayed on
+// recorded agent sessions at 32k (make cost), passes under the trigger at a
+// minimum of a quarter of the window cost more than none. A positive n
+// suits a provider without a prompt cache: WithPruningMinFree(1) advances on
+// every pass, as versions before it did. A negative value is an error, and
+// so is a value at or above the window when the window is known at Add
+// (WithMaxTokens, or the registry's for the model given to Add): no pass can
+// free that much.
+func WithPruningMinFree(n int) AgentOption {
+	return countOption("WithPruningMinFree", n, "is the default, pruning only at the trigger", nil,
+		func(c *Agent, n int) { c.pruneMinFree = n })
+}
+
+// WithMaxTokens overrides the context window the registry reports for the
+// agent's model (every strategy). Zero keeps the registry's value; a
+// negative value is an error, and so is a window below 1,024 or above
+// 100,000,000 tokens.
+func WithMaxTokens(n int) AgentOption {
+	return countOption("WithMaxTokens", n, "means the registry's window", checkWindow,
+		func(c *Agent, n int) { c.maxTokens = n })
+}
+
+// WithMaxCompactionAttempts bounds how many summaries one model call may
+// request when a summary comes back too long for the trigger. Zero means
+// DefaultMaxCompactionAttempts; a negative value is an error.
+func WithMaxCompactionAttempts(n int) AgentOption {
+	return countOption("WithMaxCompactionAttempts", n, fmt.Sprintf("means the default %d", DefaultMaxCompactionAttempts), nil,
+		func(c *Agent, n int) { c.maxAttempts = orDefault(n, DefaultMaxCompactionAttempts) })
+}
+
+// WithMaxSummarizerCalls bounds the summarizer calls one compaction, and so
+// one model call, may make, the pieces of a rolling summary (a span larger
+// than the summarizer's window) and the retries of a summary too long
+// included. A span that needs more calls has its oldest messages listed by
+// the deterministic fallback summary (the user's requests, the tools
+// called, the last model message), which the summarizer then reads as the
+// summary so far beside the newest messages; should the calls still run
+// out, the pieces already summarized are kept and the fallback lists the
+// rest. Zero means DefaultMaxSummarizerCalls; a negative value is an error.
+func WithMaxSummarizerCalls(n int) AgentOption {
+	return countOption("WithMaxSummarizerCalls", n, fmt.Sprintf("means the default %d", DefaultMaxSummarizerCalls), nil,
+		func(c *Agent, n int) { c.maxSummarizerCalls = orDefault(n, DefaultMaxSummarizerCalls) })
+}
+
+// WithSummarizer replaces the LLM summarizer built from the model given to
+// Add (for example with one over a cheaper model, see NewLLMSummarizer).
+// A nil summarizer is an error.
+func WithSummarizer(s Summarizer) AgentOption {
+	return required("WithSummarizer", "summarizer", s, func(c *Agent, s Summarizer) { c.summarizer = s })
+}
+
+// WithSummaryForm sets how the summary is asked for: SummaryFormCached
+// (the default) asks for it as the agent's own request plus one
+// instruction when the summarizer calls the agent's model and that fits its
+// window, which a provider's prompt cache serves at its cached price;
+// SummaryFormTranscript always asks with the summary prompt and a
+// transcript of the conversation. Any other value is an error.
+func WithSummaryForm(f SummaryForm) AgentOption {
+	return either("WithSummaryForm", f, SummaryFormCached, SummaryFormTranscript, func(c *Agent, v SummaryForm) { c.summaryForm = v })
+}
+
+// WithSummaryTimeout bounds each summarizer call, the default LLM
+// summarizer's and a custom one's alike. When it expires the guard stops
+// waiting, even for a summarizer or model that ignores its context (the
+// abandoned call is left to return on its own), and the deterministic
+// fallback summary is used. The summarizer's context is then cancelled,
+// with a cause (context.Cause) that wraps context.DeadlineExceeded. The
+// time is the guard's clock's (WithClock). It must be positive (0 is an
+// error; leave the option out for DefaultSummaryTimeout).
+func WithSummaryTimeout(d time.Duration) AgentOption {
+	return func(c *Agent) {
+		if d <= 0 {
+			c.fail(fmt.Errorf("WithSummaryTimeout(%v): must be > 0", d))
+			return
+		}
+		c.summaryTimeout = d
+	}
+}
+
+// WithTokenCounter makes the guard count with tc instead of its built-in
+// estimator. Texts, function names, call arguments and results (as their
+// compact JSON) and tool declarations (as their compact JSON) go through
+// tc; images and other inline data are still counted from their headers by
+// the model family's published rules, and each message adds the estimator's
+// fitted framing cost. Counts are cached per content, so tc runs once per
+// new content, not once per call. Because tc is exact, the guard applies no
+// default correction before the provider's first real count. Give tc a
+// stable name (NamedTokenCounter, NameTokenCounter) so that another process
+// can trust what this one counted; without one, a session's first call in
+// each process counts its whole request. A nil counter is an error.
+func WithTokenCounter(tc TokenCounter) AgentOption {
+	return required("WithTokenCounter", "counter", tc, func(c *Agent, tc TokenCounter) {
+		c.counter, c.counterSalt = tc, counterSalt(tc)
+	})
+}
+
+// WithRecoveryModel sets the model that answers when the provider rejects a
+// request as too long (a context-overflow error, see AsContextOverflow):
+// the guard compacts the failed request to half the window, calibrated with
+// the provider's real count, and the adapter sends it to m and returns that
+// response instead of the error. A nil model, typed nil included, is an
+// error.
+func WithRecoveryModel(m HostModel) AgentOption {
+	return required("WithRecoveryModel", "model", m, func(c *Agent, m HostModel) { c.recoveryLLM = m })
+}
+
+// WithBetweenTurns sets whether the agent's sessions are compacted between
+// two runs (BetweenTurnsWhenDue, the default) or only inside the model call
+// that needs it (BetweenTurnsOff). Between turns, the compaction runs in
+// the plugin's after-run callback, once the run's last event has been
+// delivered; its state reaches the next run through the session service
+// given to WithSessionService, or, without one, through the guard's memory
+// of the session (lost when the session is evicted or served by another
+// process: its next call then compacts inline). Any other value is an
+// error.
+func WithBetweenTurns(p BetweenTurns) AgentOption {
+	return either("WithBetweenTurns", p, BetweenTurnsWhenDue, BetweenTurnsOff, func(c *Agent, v BetweenTurns) { c.betweenTurns = v })
+}
+
+// WithTailRetention selects the tail-retention strategy: at the token
+// trigger the guard keeps the newest contents verbatim, as many as fit in
+// fraction of the context window (and in the room the summary leaves under
+// the trigger), never separating a function call from its response, and
+// summarizes the previous summary plus everything before them. When the
+// kept contents and the summary do not fit under the trigger, it summarizes
+// everything, as the threshold strategy does. fraction must be in (0, 1)
+// (0 is an error). Only one strategy option (WithSlidingWindow,
+// WithTailRetention) may be given.
+func WithTailRetention(fraction float64) AgentOption {
+	return func(c *Agent) {
+		call := fmt.Sprintf("WithTailRetention(%v)", fraction)
+		if math.IsNaN(fraction) || fraction <= 0 || fraction >= 1 {
+			c.fail(fmt.Errorf("%s: fraction must be > 0 and < 1", call))
+			return
+		}
+		c.setPolicy(tailRetention{fraction: fraction}, call)
+	}
+}
+
+// WithEarlyCompaction sets how early a summary is prepared while tools run
+// (WithPreparedSummaries): once the next request is predicted (this
+// request's count plus the agent's recent growth per step, with a margin) to
+// reach fraction f of the trigger. f must be in (0, 1] (0 is an error);
+// the default is DefaultEarlyCompaction (the trigger itself). A lower f starts sooner, for
+// tools faster than the summarizer, at the cost of a summary that covers
+// less of the conversation: the compaction keeps the rest verbatim, and
+// runs inline when that takes the request over the trigger.
+func WithEarlyCompaction(f float64) AgentOption {
+	return func(c *Agent) {
+		if !(f > 0 && f <= 1) {
+			c.fail(fmt.Errorf("WithEarlyCompaction(%v): must be in (0, 1]", f))
+			return
+		}
+		c.early = f
+	}
+}
