@@ -1,7 +1,6 @@
 package core
 
 import (
-	"context"
 	"log/slog"
 	"math"
 
@@ -43,10 +42,6 @@ type turn struct {
 	before int          // calibrated count before compaction
 	// beforeEst is the raw estimate before's count was scaled from.
 	beforeEst int
-	// sumWindow is the context window of the summarizer's model.
-	sumWindow int
-	// spanCtx carries the compaction span to the summarizer call.
-	spanCtx context.Context
 	// rejected marks recovery from the provider's rejection of this very
 	// request: its calibration comes from the provider's own count of it.
 	rejected bool
@@ -366,7 +361,7 @@ func (t *turn) compactionReason(count, trigger int, cs []*genai.Content) (reason
 		// window (cutAtOutputLimit).
 		return ReasonOutputLimit, nil
 	default:
-		return t.cfg.policy.due(t, cs)
+		return t.cfg.policy.due(viewOf(t), cs)
 	}
 }
 
@@ -378,7 +373,7 @@ func (g *Guard) letThrough(t *turn, r judged, next guardState, trigger int) step
 	t.prefix.next = t.recordPrefix(r.est)
 	s := step{contents: r.cs, next: next}
 	if r.unpruned > 0 && t.nextTurnCount(r.unpruned) > trigger {
-		s.event = g.prunedAtTrigger(t, r.unpruned, r.count, next)
+		s.event = prunedAtTrigger(g.tel, t, r.unpruned, r.count, next)
 	}
 	return s
 }

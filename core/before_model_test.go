@@ -389,7 +389,7 @@ func TestDecide_Trigger(t *testing.T) {
 // says a compaction is due.
 type dueStrategy struct{ thresholdStrategy }
 
-func (dueStrategy) due(*turn, []*genai.Content) (string, []any) {
+func (dueStrategy) due(callView, []*genai.Content) (string, []any) {
 	return ReasonTurns, []any{"turns", 3}
 }
 

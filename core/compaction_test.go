@@ -234,7 +234,7 @@ func TestCompaction_NothingToDo(t *testing.T) {
 				tr.fixed = tc.fixed
 			}
 			c := newCompaction(tr, tc.cs, tr.prev, time.Time{})
-			done, stop := c.nothingToDo(tr)
+			done, stop := c.nothingToDo()
 			require.Equal(t, tc.wantStop, stop)
 			if tc.wantErr {
 				require.ErrorIs(t, done.err, ErrIrreducible)

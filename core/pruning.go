@@ -292,8 +292,8 @@ func partTokens(e tokenEstimator, p *genai.Part) int {
 // the log and the compactions metric count it among the compactions that
 // cost the provider's cache (README, Prompt caching). before and after are
 // the calibrated counts with the stored frontier and pruned; next is the
-// state the call persists.
-func (g *Guard) prunedAtTrigger(t *turn, before, after int, next guardState) *CompactionEvent {
+// state the call persists; tel gets the span.
+func prunedAtTrigger(tel *telemetry, t *turn, before, after int, next guardState) *CompactionEvent {
 	ev := CompactionEvent{
 		Agent:             t.cfg.name,
 		SessionID:         t.ctx.SessionID(),
@@ -307,8 +307,8 @@ func (g *Guard) prunedAtTrigger(t *turn, before, after int, next guardState) *Co
 		PrefixKeptTokens:  next.prefixKept,
 		InvalidatedTokens: next.invalidated,
 	}
-	ctx, span := g.tel.startCompaction(t.ctx, ev.Agent, ev.SessionID, ev.Strategy)
-	g.tel.endCompaction(ctx, span, ev, nil)
+	ctx, span := tel.startCompaction(t.ctx, ev.Agent, ev.SessionID, ev.Strategy)
+	tel.endCompaction(ctx, span, ev, nil)
 	t.log().Info("contextguard: pruned tool results at the trigger",
 		"tokens_before", before, "tokens_after", after, "threshold", ev.Threshold, "window", ev.Window,
 		"pruned_steps", t.frontier, "prefix_kept_tokens", ev.PrefixKeptTokens, "invalidated_tokens", ev.InvalidatedTokens)

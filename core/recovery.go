@@ -118,16 +118,16 @@ func (g *Guard) handleOverflow(c Call, st State, ro StateReader, cfg *Agent, req
 	defer g.sessions.release(sess)
 	mem := sess.memory(cfg.name)
 	jov := g.plausibleOverflow(sess, cfg, req, ov, logger)
+	learned := learnedRatio(st, cfg)
 	if cfg.recoveryLLM == nil || req == nil {
-		g.recordOverflow(st, sess, cfg, mem, req, jov)
+		recordOverflow(sess, cfg, mem, req, jov, learned)
 		return nil, nil, nil
 	}
-	learned := g.learnedRatio(st, cfg)
 	creq, ev, err := g.compactForRecovery(c, st, ro, cfg, sess, mem, req, jov, logger)
 	if err != nil || creq == nil {
 		// The provider's error is returned, and the state this call wrote
 		// is lost with it: learn from the original ratio again.
-		g.recordOverflowFrom(sess, cfg, mem, req, jov, learned)
+		recordOverflow(sess, cfg, mem, req, jov, learned)
 	}
 	return creq, ev, err
 }
@@ -193,12 +193,12 @@ func (g *Guard) rememberOverflow(c Call, st State, cfg *Agent, req *Request, ov 
 		return
 	}
 	defer g.sessions.release(sess)
-	g.recordOverflow(st, sess, cfg, sess.memory(cfg.name), req, g.plausibleOverflow(sess, cfg, req, ov, logger))
+	recordOverflow(sess, cfg, sess.memory(cfg.name), req, g.plausibleOverflow(sess, cfg, req, ov, logger), learnedRatio(st, cfg))
 }
 
 // learnedRatio is the provider ratio the session has learned so far, per
 // mille, as the call whose state is st sees it (0: none).
-func (g *Guard) learnedRatio(st StateReader, cfg *Agent) int {
+func learnedRatio(st StateReader, cfg *Agent) int {
 	if st == nil {
 		return 0
 	}
@@ -206,14 +206,9 @@ func (g *Guard) learnedRatio(st StateReader, cfg *Agent) int {
 }
 
 // recordOverflow records an overflow for the session's next call, with the
-// provider ratio the session learns from it. The caller holds the session
-// entry.
-func (g *Guard) recordOverflow(st StateReader, sess *sessionEntry, cfg *Agent, mem *agentMemory, req *Request, ov judgedOverflow) {
-	g.recordOverflowFrom(sess, cfg, mem, req, ov, g.learnedRatio(st, cfg))
-}
-
-// recordOverflowFrom is recordOverflow from the learned ratio given.
-func (g *Guard) recordOverflowFrom(sess *sessionEntry, cfg *Agent, mem *agentMemory, req *Request, ov judgedOverflow, learned int) {
+// provider ratio the session learns from it on top of learned. The caller
+// holds the session entry.
+func recordOverflow(sess *sessionEntry, cfg *Agent, mem *agentMemory, req *Request, ov judgedOverflow, learned int) {
 	p := &pendingOverflow{real: ov.Tokens, limit: ov.Limit, contents: mem.sentLen}
 	if req != nil {
 		est := sess.estimator(cfg, req.Model)

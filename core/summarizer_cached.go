@@ -115,7 +115,7 @@ func renderCachedInstruction(req SummaryRequest, prev bool, kept int) (string, e
 const cachedMinSummaryShare = 0.5
 
 // cachedSummaryCall is the cached form's call for the summary sreq asks of
-// compaction c, of t.raw[c.first:end], asked calibrated tokens long
+// compaction c, of c.raw[c.first:end], asked calibrated tokens long
 // (sreq.SummaryTokens in the summarizer's measure), kept of the request's
 // newest contents staying verbatim after the summary, and the length it
 // asks for: asked, or less when the request leaves less room (at least
@@ -136,28 +136,28 @@ const cachedMinSummaryShare = 0.5
 // leaves room for the summary (its length with its oversize tolerance) in
 // the summarizer's window, beside the margin kept for the estimate's error
 // (outputMarginFraction).
-func cachedSummaryCall(t *turn, c *compaction, sreq SummaryRequest, asked, end, kept int) (*CachedSummaryCall, int) {
-	if !cachedFormUsable(t, c) {
+func (c *compaction) cachedSummaryCall(sreq SummaryRequest, asked, end, kept int) (*CachedSummaryCall, int) {
+	if !c.cachedFormUsable() {
 		return nil, asked
 	}
 	base, est := c.orig, c.origEst
-	if cs := c.asCached(t); cs != nil {
-		base, est = cs, t.weigh(cs)
+	if cs := c.asCached(); cs != nil {
+		base, est = cs, c.weigh(cs)
 	}
-	fit, ok := fitCached(t, c, sreq, asked, est, kept)
+	fit, ok := c.fitCached(sreq, asked, est, kept)
 	if !ok && len(base) > 0 && len(c.orig) > 0 && &base[0] != &c.orig[0] {
 		base = c.orig
-		fit, ok = fitCached(t, c, sreq, asked, c.origEst, kept)
+		fit, ok = c.fitCached(sreq, asked, c.origEst, kept)
 	}
-	if p := c.lastRequest(t); !ok && p.end > 0 && end <= p.end {
+	if p := c.lastRequest(); !ok && p.end > 0 && end <= p.end {
 		base = p.contents
-		fit, ok = fitCached(t, c, sreq, asked, p.est, p.end-end)
+		fit, ok = c.fitCached(sreq, asked, p.est, p.end-end)
 	}
 	if !ok {
 		if fit.err == nil && !c.cachedMissLogged {
 			c.cachedMissLogged = true
-			t.log().Debug("contextguard: the request leaves too little room for the summary in the summarizer's window; asking in the transcript form",
-				"request_tokens", fit.in, "summary_tokens", asked, "summarizer_window", t.guardSummarizerWindow())
+			c.log.Debug("contextguard: the request leaves too little room for the summary in the summarizer's window; asking in the transcript form",
+				"request_tokens", fit.in, "summary_tokens", asked, "summarizer_window", c.sumWindow)
 		}
 		return nil, asked
 	}
@@ -173,7 +173,7 @@ func cachedSummaryCall(t *turn, c *compaction, sreq SummaryRequest, asked, end, 
 		// sets it, within the room the window leaves.
 		MaxOutputTokens: int32(min(2*fit.asked, fit.room, math.MaxInt32)),
 	}
-	if a := t.req.Config; a != nil {
+	if a := c.req.Config; a != nil {
 		cfg.SystemInstruction, cfg.Tools, cfg.CachedContent = a.SystemInstruction, a.Tools, a.CachedContent
 	}
 	return &CachedSummaryCall{Contents: contents, Config: cfg, Instruction: fit.instr}, fit.asked
@@ -183,12 +183,12 @@ func cachedSummaryCall(t *turn, c *compaction, sreq SummaryRequest, asked, end, 
 // at all: the form is on, the summarizer shares the agent's model, no
 // cached call of this compaction failed, and the provider did not reject
 // this very request.
-func cachedFormUsable(t *turn, c *compaction) bool {
-	if t.cfg.summaryForm == SummaryFormTranscript || c.noCached || t.rejected {
+func (c *compaction) cachedFormUsable() bool {
+	if c.cfg.summaryForm == SummaryFormTranscript || c.noCached || c.rejected {
 		return false
 	}
-	s, ok := t.cfg.summarizer.(CachedSummarizer)
-	return ok && s.SharesModel(t.req.Model)
+	s, ok := c.cfg.summarizer.(CachedSummarizer)
+	return ok && s.SharesModel(c.req.Model)
 }
 
 // cachedFit is how a request fits the summarizer's window in the cached
@@ -207,15 +207,15 @@ type cachedFit struct {
 // stay after the summary: ok is false when the window leaves less room
 // than the summary needs, down to cachedMinSummaryShare of asked, or the
 // instruction does not render (fit.err, logged).
-func fitCached(t *turn, c *compaction, sreq SummaryRequest, asked, est, kept int) (fit cachedFit, ok bool) {
+func (c *compaction) fitCached(sreq SummaryRequest, asked, est, kept int) (fit cachedFit, ok bool) {
 	prev := c.prevSummary != ""
 	instr, err := renderCachedInstruction(sreq, prev, kept)
 	if err != nil {
-		t.log().Error("contextguard: the summary instruction does not render; asking in the transcript form", "error", err)
+		c.log.Error("contextguard: the summary instruction does not render; asking in the transcript form", "error", err)
 		return cachedFit{err: err}, false
 	}
-	w := t.guardSummarizerWindow()
-	in := t.cal.scale(sat.Add(est, t.est.tokenEstimator.content(&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: instr}}})))
+	w := c.sumWindow
+	in := c.cal.scale(sat.Add(est, c.est.tokenEstimator.content(&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: instr}}})))
 	room := w - in - max(sat.Scale(w, outputMarginFraction), minOutputMargin)
 	fit = cachedFit{instr: instr, asked: asked, room: room, in: in}
 	if room >= sat.Scale(asked, oversizeTolerance) {
@@ -228,7 +228,7 @@ func fitCached(t *turn, c *compaction, sreq SummaryRequest, asked, est, kept int
 	// The instruction states the shorter length; its size barely changes
 	// (a number of fewer digits at most).
 	fit.asked = short
-	sreq.SummaryTokens = t.cal.unscale(short)
+	sreq.SummaryTokens = c.cal.unscale(short)
 	if fit.instr, err = renderCachedInstruction(sreq, prev, kept); err != nil {
 		return cachedFit{err: err}, false
 	}

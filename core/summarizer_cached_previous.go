@@ -18,7 +18,7 @@ import (
 // summary.
 
 // previousRequest is the request the provider saw last, as the prefix
-// record proves it (prefix_count.go): end is how many contents of t.raw it
+// record proves it (prefix_count.go): end is how many contents of c.raw it
 // held (0 when no such request is known), contents are its contents as
 // they were sent, and est its raw estimate with the system instruction and
 // tools.
@@ -38,29 +38,29 @@ type previousRequest struct {
 // moved the frontier rewrote some of them; they are pruned again to the
 // record's frontier). A record of a request that ends at or before the
 // stored summary's cut, or after what a summary may cover, gives none.
-func (c *compaction) lastRequest(t *turn) *previousRequest {
+func (c *compaction) lastRequest() *previousRequest {
 	p := &c.previous
 	if p.checked {
 		return p
 	}
 	p.checked = true
-	n := t.prefix.rec.contents
-	if !t.prefix.matched || n <= c.first || n >= len(t.raw) || n > c.cov || t.inj.cut > n {
+	n := c.prefix.rec.contents
+	if !c.prefix.matched || n <= c.first || n >= len(c.raw) || n > c.cov || c.inj.cut > n {
 		return p
 	}
 	lead := 0
-	if t.inj.injected {
+	if c.inj.injected {
 		lead = 1
 	}
-	k := lead + n - t.inj.cut
+	k := lead + n - c.inj.cut
 	if k > len(c.orig) {
 		return p
 	}
 	cs := c.orig[:k:k]
-	if t.prefix.rec.frontier != t.frontier {
-		cs = c.prunedAsRecorded(t, lead, n)
+	if c.prefix.rec.frontier != c.frontier {
+		cs = c.prunedAsRecorded(lead, n)
 	}
-	p.end, p.contents, p.est = n, cs, t.weigh(cs)
+	p.end, p.contents, p.est = n, cs, c.weigh(cs)
 	return p
 }
 
@@ -73,29 +73,29 @@ func (c *compaction) lastRequest(t *turn) *previousRequest {
 // only that much with the provider's cache; the summary replaces the
 // history either way, and the contents it keeps are pruned to the new
 // frontier (keptTail).
-func (c *compaction) asCached(t *turn) []*genai.Content {
-	if !t.prefix.matched || t.prefix.rec.frontier == t.frontier {
+func (c *compaction) asCached() []*genai.Content {
+	if !c.prefix.matched || c.prefix.rec.frontier == c.frontier {
 		return nil
 	}
 	lead := 0
-	if t.inj.injected {
+	if c.inj.injected {
 		lead = 1
 	}
-	if t.inj.cut > len(t.raw) || len(c.orig) != lead+len(t.raw)-t.inj.cut {
+	if c.inj.cut > len(c.raw) || len(c.orig) != lead+len(c.raw)-c.inj.cut {
 		return nil
 	}
-	return c.prunedAsRecorded(t, lead, len(t.raw))
+	return c.prunedAsRecorded(lead, len(c.raw))
 }
 
 // prunedAsRecorded is the request's first lead contents (the injected
 // summary message) and its raw contents from the summary's cut up to n,
 // pruned to the frontier of the prefix record: as the previous request
 // sent them, where this call's pruning moved on.
-func (c *compaction) prunedAsRecorded(t *turn, lead, n int) []*genai.Content {
-	sent := make([]*genai.Content, 0, lead+n-t.inj.cut)
+func (c *compaction) prunedAsRecorded(lead, n int) []*genai.Content {
+	sent := make([]*genai.Content, 0, lead+n-c.inj.cut)
 	sent = append(sent, c.orig[:lead]...)
-	sent = append(sent, t.raw[t.inj.cut:n]...)
-	return pruneTo(t.est, t.prefix.rec.frontier, t.recall, t.raw[:n], sent)
+	sent = append(sent, c.raw[c.inj.cut:n]...)
+	return pruneTo(c.est, c.prefix.rec.frontier, c.recall, c.raw[:n], sent)
 }
 
 // withPreviousSplit is the strategy's suffixes followed, when it helps, by
@@ -110,31 +110,31 @@ func (c *compaction) prunedAsRecorded(t *turn, lead, n int) []*genai.Content {
 // previous request ends with a function call whose response is new, the
 // split moves back before the call (pairs.SafeStart), and the instruction
 // says how many of the request's newest messages stay.
-func withPreviousSplit(t *turn, c *compaction, suffixes []int) []int {
-	if !cachedFormUsable(t, c) {
+func (c *compaction) withPreviousSplit(suffixes []int) []int {
+	if !c.cachedFormUsable() {
 		return suffixes
 	}
-	p := c.lastRequest(t)
+	p := c.lastRequest()
 	if p.end == 0 {
 		return suffixes
 	}
-	split := pairs.SafeStart(t.raw, p.end)
+	split := pairs.SafeStart(c.raw, p.end)
 	if split <= c.first || split >= c.cov || slices.Contains(suffixes, split) {
 		return suffixes
 	}
 	whole := min(c.budget, c.input.answer)
-	if _, ok := fitCached(t, c, c.summaryRequest(t.cal, whole), whole, c.origEst, 0); ok {
+	if _, ok := c.fitCached(c.summaryRequest(whole), whole, c.origEst, 0); ok {
 		return suffixes
 	}
-	build := func(summary string) []*genai.Content { return keptTail(t, c, split, summary) }
-	asked := min(spanBudget(t.measure, c, build), c.input.answer)
-	if sat.Add(t.cal.scale(t.weigh(build(""))), asked) > t.lim.threshold {
+	build := func(summary string) []*genai.Content { return c.keptTail(split, summary) }
+	asked := min(c.spanBudget(build), c.input.answer)
+	if sat.Add(c.cal.scale(c.weigh(build(""))), asked) > c.lim.threshold {
 		return suffixes
 	}
-	if _, ok := fitCached(t, c, c.summaryRequest(t.cal, asked), asked, p.est, p.end-split); !ok {
+	if _, ok := c.fitCached(c.summaryRequest(asked), asked, p.est, p.end-split); !ok {
 		return suffixes
 	}
-	t.log().Debug("contextguard: the request is too large for the cached form; summarizing the previous request in it and keeping the contents added since",
-		"previous_request_contents", p.end, "kept_contents", len(t.raw)-split)
+	c.log.Debug("contextguard: the request is too large for the cached form; summarizing the previous request in it and keeping the contents added since",
+		"previous_request_contents", p.end, "kept_contents", len(c.raw)-split)
 	return append(slices.Clip(suffixes), split)
 }

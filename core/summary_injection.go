@@ -170,14 +170,15 @@ func injectSummary(t *turn) (injection, []*genai.Content) {
 	}
 	start := pairs.SafeStart(t.raw, w)
 	request := t.prev.userRequest
-	cur := coveredRequest(t, start)
+	v := viewOf(t)
+	cur := v.coveredRequest(start)
 	if cur != nil && !quotesRequest(request, cur) {
 		t.log().Debug("contextguard: the stored continuation does not quote the user's latest message; quoting it",
 			"watermark", w)
 		request = boundContinuation(t.measure, t.lim.threshold, continuationText(cur))
 	}
 	out := make([]*genai.Content, 0, len(t.raw)-start+1)
-	out = append(out, summaryMessage(t, t.prev.summary, request, cur))
+	out = append(out, t.sess.summary.message(t.prev.summary, request, t.recall, cur))
 	out = append(out, t.raw[start:]...)
 	return injection{cut: start, injected: true, anchor: anchor, staleAnchor: stale}, out
 }

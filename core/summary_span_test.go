@@ -262,8 +262,8 @@ func TestRollingSummary_FallbackKeepsPieces(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			turn := newTestTurn(request(raw...), guardState{}, quietLog)
 			turn.cal = newCalibration(guardState{}, testEst)
-			c := &compaction{first: 0, prevSummary: "EARLIER-SUMMARY", rolled: tc.rolled}
-			s := fallbackAfterPieces(turn.measure, c, len(raw)-1, budget)
+			c := &compaction{callView: callView{measure: turn.measure}, first: 0, prevSummary: "EARLIER-SUMMARY", rolled: tc.rolled}
+			s := c.fallbackAfterPieces(len(raw)-1, budget)
 
 			assert.LessOrEqual(t, turn.cal.scale(testEst.text(s)), budget, "within its budget")
 			if tc.from > 0 {

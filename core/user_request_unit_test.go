@@ -68,14 +68,14 @@ func TestSummaryContent_CarriesAttachments(t *testing.T) {
 func TestSummaryMessage_ReusedWhileUnchanged(t *testing.T) {
 	tr := newTestTurn(request(), guardState{}, quietTestLogger())
 	cur := userWith("compare", chartPNG)
-	first := summaryMessage(tr, "S", "compare", cur)
+	first := tr.sess.summary.message("S", "compare", false, cur)
 	// ADK's next rebuild: an equal copy of the request.
-	again := summaryMessage(tr, "S", "compare", userWith("compare", chartPNG))
+	again := tr.sess.summary.message("S", "compare", false, userWith("compare", chartPNG))
 	assert.Same(t, first, again, "the steady state neither rebuilds nor recounts the message")
 
 	other := userWith("compare", &genai.Part{InlineData: &genai.Blob{MIMEType: "image/png", Data: []byte("other")}})
-	assert.NotSame(t, first, summaryMessage(tr, "S", "compare", other), "other media make another message")
-	assert.Len(t, summaryMessage(tr, "S", "compare", nil).Parts, 1, "no request: no attachments")
+	assert.NotSame(t, first, tr.sess.summary.message("S", "compare", false, other), "other media make another message")
+	assert.Len(t, tr.sess.summary.message("S", "compare", false, nil).Parts, 1, "no request: no attachments")
 }
 
 func TestContinuationBound_HalfTheRoomAfterSystemAndTools(t *testing.T) {
@@ -121,7 +121,8 @@ func TestCoveredRequest(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tr := newTestTurn(request(raw...), guardState{}, quietTestLogger())
 			tr.ctx.(*fakeCtx).user = tt.invocation
-			assert.Equal(t, tt.want, coveredRequest(tr, tt.cut) != nil)
+			v := viewOf(tr)
+			assert.Equal(t, tt.want, v.coveredRequest(tt.cut) != nil)
 		})
 	}
 }
