@@ -129,7 +129,7 @@ type compaction struct {
 	// request too large for the cached form (summarizer_cached.go).
 	noCached, retryTranscript, cachedMissLogged bool
 	// previous is the request the provider saw last, once looked up
-	// (summarizer_cached_previous.go).
+	// (summarizer_cached.go).
 	previous previousRequest
 	// summarizing is how long a prepared summary took before the call
 	// waited for it (prepared_use.go), 0 inline.
