@@ -219,14 +219,11 @@ func (c *compaction) irreducible(n int) (int, error) {
 
 // nothingToDo reports whether no summary can help the request (stop), with
 // the step to take instead: the request as it is (c.orig), with an error
-// when it is known not to fit.
-//
-// The irreducible part is refused only when it exceeds the window by more
-// than the estimate's error margin (hardLimit): the smallest request the
-// guard can make is worth sending while it may fit, and an overflow the
-// provider reports is recovered. A request with nothing to summarize (only
-// adapter continuations, which a summary may not cover) is refused when it
-// is known not to fit, rather than sent.
+// when it is known not to fit. The irreducible part is refused only past
+// the window's hard limit (the estimate's error margin): the smallest
+// request the guard can make is worth sending while it may fit. A request
+// with nothing to summarize (only adapter continuations, which a summary
+// may not cover) is refused when it is known not to fit.
 func (c *compaction) nothingToDo() (step, bool) {
 	done := step{contents: c.orig, next: c.unapplied}
 	if _, err := c.irreducible(c.rawBare); err != nil {

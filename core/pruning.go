@@ -62,12 +62,7 @@ func pruneFrontier(keep int, raw []*genai.Content) int {
 	if keep <= 0 {
 		return 0
 	}
-	n := 0
-	for _, c := range raw {
-		if hasFunctionResponse(c) {
-			n++
-		}
-	}
+	n := toolSteps(raw)
 	return max((n-keep)/keep*keep, 0)
 }
 
@@ -108,15 +103,15 @@ func pruneTo(e cachedEstimator, frontier int, recall bool, raw, cs []*genai.Cont
 // with the newest steps of raw, the history ADK built, where steps are
 // numbered from the first.
 func stepsBefore(raw, cs []*genai.Content) int {
+	return toolSteps(raw) - toolSteps(cs)
+}
+
+// toolSteps is the number of tool steps (function responses) in cs.
+func toolSteps(cs []*genai.Content) int {
 	n := 0
-	for _, c := range raw {
-		if hasFunctionResponse(c) {
-			n++
-		}
-	}
 	for _, c := range cs {
 		if hasFunctionResponse(c) {
-			n--
+			n++
 		}
 	}
 	return n

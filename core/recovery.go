@@ -85,13 +85,11 @@ func overflowWindow(ov ContextOverflow, window int) int {
 
 // onlyCurrentRequest reports whether the rejected request holds nothing a
 // compaction may cover but the user's current request: the request alone,
-// or only the guard's summary message carrying it (the recovery's own
-// compaction, already cut to half the window), with at most the adapter's
-// synthetic continuations after it (convo.CoverableLen, the rule every
-// compaction covers by). A compaction could not make it smaller. Anything
-// else, the turn's own tool steps after the request included (a session's
-// first turn, an agent with IncludeContents "none"), is compacted as the
-// strategies compact it (ARCHITECTURE.md, Recovery).
+// or only the guard's summary message carrying it, with at most the
+// adapter's synthetic continuations after it (convo.CoverableLen). A
+// compaction could not make it smaller. Anything else, the turn's own tool
+// steps after the request included, is compacted (ARCHITECTURE.md,
+// Recovery).
 func onlyCurrentRequest(c Call, req *Request) bool {
 	if req == nil || convo.CoverableLen(req.Contents) != 1 {
 		return false
@@ -139,13 +137,10 @@ func (g *Guard) handleOverflow(c Call, st State, ro StateReader, cfg *Agent, req
 const maxKnownWindow = 10_000_000
 
 // maxOverflowRatio is the most an overflow error's count may exceed the
-// larger of the guard's raw estimate of the rejected request and the
-// window by, and still be a count: the calibration's own bound
-// (maxCorrection), beyond which no report is learned either. The window
-// counts too because a rejected request is over the window by definition,
-// and one the guard estimated far under it may still be (an attachment the
-// estimate does not see): that count is the provider's word on the request
-// (ARCHITECTURE.md, Recovery).
+// larger of the guard's raw estimate of the rejected request and the window
+// by, and still be a count: the calibration's own bound (maxCorrection). The
+// window counts too: a request the guard estimated far under it may still be
+// over it (an attachment the estimate does not see).
 const maxOverflowRatio = maxCorrection
 
 // judgedOverflow is an overflow as recovery acts on it: the error's
@@ -158,13 +153,11 @@ type judgedOverflow struct {
 
 // plausibleOverflow judges ov's count against the request: a count above
 // every known window (and the agent's own), or more than maxOverflowRatio
-// times the larger of the guard's estimate of the request and the window
-// the request was rejected against, is implausible. Such a count
-// (2^40, a running total, a gateway's sum over requests) says only that
-// the request was too large: the overflow is recovered as one of unknown
-// size, once, and teaches the session nothing, since a ratio learned from
-// it would make every later call of the session compact early. The caller
-// owns the session entry.
+// times the larger of the guard's estimate and the window, is implausible
+// (2^40, a running total, a gateway's sum). It says only that the request
+// was too large: recovered as an overflow of unknown size, teaching the
+// session no ratio, which would make its later calls compact early. The
+// caller owns the session entry.
 func (g *Guard) plausibleOverflow(sess *sessionEntry, cfg *Agent, req *Request, ov ContextOverflow, logger *slog.Logger) judgedOverflow {
 	if ov.Tokens <= 0 {
 		return judgedOverflow{ContextOverflow: ov, learns: true}

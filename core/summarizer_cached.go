@@ -120,27 +120,18 @@ func renderCachedInstruction(req SummaryRequest, prev bool, kept int) (string, e
 const cachedMinSummaryShare = 0.5
 
 // cachedSummaryCall is the cached form's call for the summary sreq asks of
-// compaction c, of c.raw[c.first:end], asked calibrated tokens long
-// (sreq.SummaryTokens in the summarizer's measure), kept of the request's
-// newest contents staying verbatim after the summary, and the length it
-// asks for: asked, or less when the request leaves less room (at least
-// cachedMinSummaryShare of it). The summary covers the whole request: the
-// instruction says which part stays, so a model that misjudges where it
-// starts repeats it rather than leaving anything out.
-//
-// When the whole request leaves too little room, and the summary ends
-// within the previous request the provider saw (lastRequest), the call is
-// that request plus the instruction: its contents are exactly the prefix
-// the provider cached, and the instruction says how many of them stay
-// (none when the summary covers them all).
-//
-// The call is nil, and the transcript form is used, when the form is off
-// (WithSummaryForm), the summarizer does not share the agent's model
-// (CachedSummarizer), a cached call of this compaction failed, the
-// provider rejected this very request (recovery), or neither request
-// leaves room for the summary (its length with its oversize tolerance) in
-// the summarizer's window, beside the margin kept for the estimate's error
-// (outputMarginFraction).
+// c.raw[c.first:end], asked calibrated tokens long, kept of the request's
+// newest contents staying verbatim after it, and the length it asks for:
+// asked, or less when the request leaves less room (cachedMinSummaryShare
+// of it at least). The summary covers the whole request and the instruction
+// says which part stays, so a model that misjudges where it starts repeats
+// it rather than leaving anything out. When the whole request leaves too
+// little room and the summary ends within the previous request the
+// provider saw (lastRequest), the call is that request, the prefix the
+// provider cached, plus the instruction. The call is nil (the transcript
+// form) when the form may not be used (cachedFormUsable) or neither request
+// leaves the summary room, with its oversize tolerance, in the
+// summarizer's window beside the estimate's margin (outputMarginFraction).
 func (c *compaction) cachedSummaryCall(sreq SummaryRequest, asked, end, kept int) (*CachedSummaryCall, int) {
 	if !c.cachedFormUsable() {
 		return nil, asked
@@ -252,15 +243,13 @@ type previousRequest struct {
 	est      int
 }
 
-// lastRequest is the previous request of the call compaction c compacts,
-// found once per compaction. It is known when the prefix record matches
-// the request (the same compaction count, summary cut, system instruction
-// and tools, and chain of contents) and the request has contents after it:
-// its contents are then the leading contents of the request before
-// compaction, as they were pruned then (a pruning pass of this call that
-// moved the frontier rewrote some of them; they are pruned again to the
-// record's frontier). A record of a request that ends at or before the
-// stored summary's cut, or after what a summary may cover, gives none.
+// lastRequest is the previous request, found once per compaction: known
+// when the prefix record matches the request (the same compaction count,
+// summary cut, system instruction, tools and chain of contents) and the
+// request has contents after it, its contents are the leading contents of
+// the request before compaction, pruned again to the record's frontier if
+// this call's pass moved it. A request that ends at or before the stored
+// summary's cut, or past what a summary may cover, gives none.
 func (c *compaction) lastRequest() *previousRequest {
 	p := &c.previous
 	if p.checked {
@@ -287,15 +276,11 @@ func (c *compaction) lastRequest() *previousRequest {
 	return p
 }
 
-// asCached is the request the compaction starts from as the provider has
-// cached it, when this call's pruning pass moved the frontier past the one
-// the previous request was sent with: the same contents pruned to the
-// recorded frontier (nil when the pass did not move it, or the prefix
-// record does not match). The pass rewrote the request from its first
-// newly pruned result on, so the request as the guard would send it shares
-// only that much with the provider's cache; the summary replaces the
-// history either way, and the contents it keeps are pruned to the new
-// frontier (keptTail).
+// asCached is the request the compaction starts from as the provider cached
+// it, when this call's pruning pass moved the frontier past the recorded
+// one: the same contents pruned to the recorded frontier (nil when the pass
+// did not move it, or the record does not match). The contents a summary
+// keeps are pruned to the new frontier either way (keptTail).
 func (c *compaction) asCached() []*genai.Content {
 	if !c.prefix.matched || c.prefix.rec.frontier == c.frontier {
 		return nil
@@ -322,17 +307,13 @@ func (c *compaction) prunedAsRecorded(lead, n int) []*genai.Content {
 }
 
 // withPreviousSplit is the strategy's suffixes followed, when it helps, by
-// the split at the end of the previous request (lastRequest): the summary
-// then covers what that request held and is asked in the cached form over
-// it, and the contents added since stay verbatim. It is offered only when
-// the cached form may be used, the cached form of the whole request does
-// not fit the summarizer's window and that of the previous request does,
-// and the compacted request (the summary message at the length asked, then
-// the kept contents, pruned) fits under the threshold, so that trying it
-// costs no summarizer call the compaction would not make anyway. When the
-// previous request ends with a function call whose response is new, the
-// split moves back before the call (pairs.SafeStart), and the instruction
-// says how many of the request's newest messages stay.
+// the split at the end of the previous request (lastRequest), moved back
+// before a call whose response is new (pairs.SafeStart): the summary then
+// covers that request, asked in the cached form over it, and the contents
+// added since stay verbatim. It is offered only when the cached form of the
+// whole request does not fit the summarizer's window, that of the previous
+// request does, and the compacted request at the length asked fits under
+// the threshold, so trying it costs no call the compaction would not make.
 func (c *compaction) withPreviousSplit(suffixes []int) []int {
 	if !c.cachedFormUsable() {
 		return suffixes

@@ -30,26 +30,17 @@ type rolledPiece struct {
 }
 
 // rollUp prepares the input of the summarizer call whose summary goes into
-// the request: it returns the summary that call folds in, the transcript it
-// summarizes, and where in c.raw that transcript starts. When the previous
-// summary and c.raw[c.first:end] do not fit one summarizer input, the span
-// is cut into pieces, oldest first, each as large as the input leaves room
-// for beside the summary so far (nextPiece), and every piece but the last is
-// summarized with that summary folded in (a rolling summary), at the
-// longest length the summarizer is asked for: no content is left out. Pieces summarized for a
-// shorter span during this compaction are reused (the pieces of a span do
-// not depend on where it ends, but for its last). A summarizer failure sets
-// the compaction's fallback and the result is then unused.
+// the request: the summary it folds in, the transcript it summarizes, and
+// where in c.raw that transcript starts. When the previous summary and
+// c.raw[c.first:end] do not fit one input, the span is cut into pieces,
+// oldest first, each as large as the input leaves room for (nextPiece), and
+// every piece but the last is summarized with the summary so far folded in,
+// at the longest length asked: no content is left out. Pieces summarized
+// for a shorter span during this compaction are reused. A summarizer
+// failure sets the compaction's fallback, and the result is then unused.
 func (c *compaction) rollUp(sreq SummaryRequest, end int) (prev, transcript string, from int) {
-	prev, from = c.prevSummary, c.first
-	reused := 0
-	for _, p := range c.rolled {
-		if p.end >= end {
-			break
-		}
-		prev, from = p.summary, p.end
-		reused++
-	}
+	var reused int
+	prev, from, reused = c.rolledBefore(end)
 	c.rolled = c.rolled[:reused]
 	sreq.SummaryTokens = c.cal.unscale(c.input.answer)
 	prev, from = c.digestOldest(prev, from, end)
@@ -80,6 +71,21 @@ func (c *compaction) rollUp(sreq SummaryRequest, end int) (prev, transcript stri
 		c.rolled = append(c.rolled, rolledPiece{end: pieceEnd, summary: s})
 		prev, from = s, pieceEnd
 	}
+}
+
+// rolledBefore is the summary so far of the rolled pieces that end before
+// end (the previous summary when none does), where the contents after them
+// start, and how many they are.
+func (c *compaction) rolledBefore(end int) (prev string, from, n int) {
+	prev, from = c.prevSummary, c.first
+	for _, p := range c.rolled {
+		if p.end >= end {
+			break
+		}
+		prev, from = p.summary, p.end
+		n++
+	}
+	return prev, from, n
 }
 
 // digestOldest bounds the rolling summary of c.raw[from:end], which folds
@@ -122,13 +128,7 @@ func (c *compaction) digestOldest(prev string, from, end int) (string, int) {
 // most half the budget, by head and tail) and the fallback lists the
 // contents after it: nothing the summarizer already wrote is thrown away.
 func (c *compaction) fallbackAfterPieces(end, budget int) string {
-	prev, from := c.prevSummary, c.first
-	for _, p := range c.rolled {
-		if p.end >= end {
-			break
-		}
-		prev, from = p.summary, p.end
-	}
+	prev, from, _ := c.rolledBefore(end)
 	if from == c.first {
 		return fallbackSummary(c.est, c.cal, c.prevSummary, c.raw[c.first:end], c.todos, budget)
 	}

@@ -52,21 +52,14 @@ func (c *compaction) spanBudget(build func(summary string) []*genai.Content) int
 
 // summarizeSpan asks the summarizer for a summary of the previous summary
 // plus c.raw[c.first:end], calls build with it for the request's contents,
-// and weighs them: the fit loop.
-//
-// Every content of the span reaches a summarizer input: when the span does
-// not fit one (summarizerInput), it is summarized in pieces, oldest first,
-// each piece's summary folded into the next piece's input (rollUp); only the
-// last piece's summary goes into the request.
+// and weighs them: the fit loop. Every content of the span reaches a
+// summarizer input, in rolling pieces when it does not fit one (rollUp).
 //
 // A summary is accepted whatever its length when the request it makes fits
-// under the threshold. When the request does not fit, a shorter summary is
-// asked for, while attempts remain, if the summary ran past the length asked
-// (oversizeTolerance) or, with shorter set, if a shorter one can make the
-// request fit; a summary past its length that leaves the request over the
-// threshold once attempts are spent takes the deterministic fallback
-// summary, as does any other failure (callSummarizer). Once the fallback
-// was used the summarizer is not asked again during this compaction.
+// under the threshold; otherwise a shorter one is asked for while that can
+// help (shorterLength). Any failure takes the deterministic fallback
+// summary (callSummarizer), after which the summarizer is not asked again
+// during this compaction.
 func (c *compaction) summarizeSpan(end int, shorter bool, build func(summary string) []*genai.Content) outcome {
 	c.ev.ContentsSummarized = end - c.first
 	budget := c.spanBudget(build)
@@ -101,38 +94,49 @@ func (c *compaction) summarizeSpan(end int, shorter bool, build func(summary str
 		if o.newCount <= c.lim.threshold || c.ev.Fallback {
 			return o
 		}
-		// The request does not fit under the threshold. The longest
-		// summary that would let it fit is target; a summary longer than
-		// it was asked to be is asked again for at most half as much.
-		have := c.cal.scale(c.est.text(s))
-		target := have - (o.newCount - c.lim.threshold)
-		over := have > int(float64(asked)*oversizeTolerance)
-		if over {
-			target = min(target, asked/2)
-		}
-		canHelp := c.callsLeft > 0 && target >= minSummaryTokens/2
-		switch {
-		case over && canHelp:
-			c.log.Warn("contextguard: summary too long for the request to fit; asking again for a shorter one",
-				"attempt", c.ev.SummarizerCalls, "summary_tokens", have, "asked_tokens", asked, "tokens_after", o.newCount, "threshold", c.lim.threshold)
-		case over:
-			c.fallBack("contextguard: summarizer failed; using the fallback summary",
-				"summary of "+strconv.Itoa(have)+" tokens exceeds its budget of "+strconv.Itoa(asked)+
-					" and the request would not fit under the threshold", "attempt", c.ev.SummarizerCalls)
+		next := c.shorterLength(s, o.newCount, asked, shorter)
+		if c.ev.Fallback {
 			continue
-		case shorter && canHelp:
-			// The summary kept to its length but the request is still
-			// over the threshold: a shorter one can make it fit.
-		default:
+		}
+		if next == 0 {
 			return o
 		}
-		asked = target
+		asked = next
 		sreq.SummaryTokens = c.cal.unscale(asked)
 		if sreq.Cached != nil {
 			// The instruction states the length, and the call bounds it.
 			c.summaryInput(&sreq, end, &asked, kept)
 		}
 	}
+}
+
+// shorterLength is the length to ask again for when the request a summary s,
+// asked tokens long, makes (count) is over the threshold: the longest that
+// would let it fit, at most half of asked when s ran past it
+// (oversizeTolerance). It is 0, and the request is kept, when s kept to its
+// length and shorter is not set, or no attempt or useful length is left; s
+// past its length then takes the fallback instead.
+func (c *compaction) shorterLength(s string, count, asked int, shorter bool) int {
+	have := c.cal.scale(c.est.text(s))
+	target := have - (count - c.lim.threshold)
+	over := have > int(float64(asked)*oversizeTolerance)
+	if over {
+		target = min(target, asked/2)
+	}
+	canHelp := c.callsLeft > 0 && target >= minSummaryTokens/2
+	switch {
+	case over && canHelp:
+		c.log.Warn("contextguard: summary too long for the request to fit; asking again for a shorter one",
+			"attempt", c.ev.SummarizerCalls, "summary_tokens", have, "asked_tokens", asked, "tokens_after", count, "threshold", c.lim.threshold)
+	case over:
+		c.fallBack("contextguard: summarizer failed; using the fallback summary",
+			"summary of "+strconv.Itoa(have)+" tokens exceeds its budget of "+strconv.Itoa(asked)+
+				" and the request would not fit under the threshold", "attempt", c.ev.SummarizerCalls)
+		return 0
+	case !shorter || !canHelp:
+		return 0
+	}
+	return target
 }
 
 // summaryRequest is the request of a summary of asked calibrated tokens,
