@@ -19,13 +19,9 @@ import (
 
 // compactionStrategy is how an agent's conversation is compacted
 // (ARCHITECTURE.md, Strategies): when to compact beyond the token trigger,
-// and which verbatim suffixes of the request to try keeping beside the
-// summary. Every strategy runs the same loop (compact).
-//
-// A strategy can only keep a verbatim suffix: the stored state names one
-// watermark, and every later call sends the raw contents from it on as ADK
-// built them, so a content kept before a summarized one could not be told
-// apart from what the summary covers.
+// and which verbatim suffixes to keep beside the summary, through the same
+// loop (compact). Only a suffix: the state names one watermark, after which
+// every call sends the raw contents as ADK built them.
 type compactionStrategy interface {
 	// name is the strategy's name in events, logs and spans.
 	name() Strategy
@@ -40,10 +36,9 @@ type compactionStrategy interface {
 }
 
 // callView is what a strategy and a compaction read of the call: its
-// contents as ADK built them, measured; its limits; the injected summary's
-// cut; the count before compaction and the last compaction's floor; whether
-// it runs between turns; and the invocation's user message
-// (coveredRequest).
+// contents measured, limits, injected summary's cut, count before
+// compaction, the last compaction's floor, whether it runs between turns,
+// and the invocation's user message (coveredRequest).
 type callView struct {
 	measure
 	lim          limits
@@ -67,10 +62,9 @@ func viewOf(t *turn) callView {
 // it began (newCompaction), and what it has found so far.
 type compaction struct {
 	callView
-	// The rest it takes of the call: the agent, the request as ADK built it
-	// (its model, coverage and configuration), the call, its session entry
-	// (parked around the summarizer, holding the summary message's memo),
-	// its logger, and the guard's clock and telemetry.
+	// The rest it takes of the call (req: its model, coverage and
+	// configuration; sess: parked around the summarizer, holding the summary
+	// message's memo) and of the guard.
 	cfg   *Agent
 	req   Request
 	call  Call
@@ -82,10 +76,9 @@ type compaction struct {
 	// sumWindow is the summarizer's window (summarizerWindow).
 	spanCtx   context.Context
 	sumWindow int
-	// rejected marks recovery from the provider's rejection of this very
-	// request (irreducible); recall, a request that declares the recall
-	// tool; compactions is the stored count; prefix and frontier are the
-	// call's prefix record and pruning frontier (lastRequest).
+	// rejected: recovery from the provider's rejection of this request
+	// (irreducible); recall: the request declares the recall tool; prefix
+	// and frontier: the call's prefix record and pruning frontier.
 	rejected, recall bool
 	compactions      int
 	prefix           prefixMatch
@@ -198,7 +191,7 @@ func newCompaction(t *turn, cs []*genai.Content, next guardState, start time.Tim
 	}
 	c.first = min(c.first, c.cov)
 	c.userReq = c.boundedUserRequest()
-	c.rawBare = sat.Add(c.fixed, c.est.content(summaryContent("", c.userReq, convo.RequestAttachments(c.coveredRequest(c.cov))...)))
+	c.rawBare = sat.Add(c.fixed, c.est.content(summaryContent("", c.userReq, false, convo.RequestAttachments(c.coveredRequest(c.cov))...)))
 	c.bare = c.cal.scale(c.rawBare)
 	return c
 }

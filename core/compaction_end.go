@@ -81,12 +81,10 @@ func (c *compaction) report(o outcome) (CompactionEvent, error) {
 }
 
 // discard handles a compaction whose request came out no smaller than the
-// request before it (a summary about as long as what it replaces): the
-// request is sent as it was, nothing is stored, and the size it came out at
-// is kept as the floor, so the guard compacts again only once the request
-// has grown past it (the token trigger waits for half the room left,
-// tokenTrigger; the turn trigger for the request to outgrow the floor,
-// slidingWindow.turnsDue). It is logged once until a compaction is applied.
+// request before it: the request is sent as it was, nothing is stored, and
+// the size it came out at is the floor, so the guard compacts again only
+// once the request has grown past it (tokenTrigger; slidingWindow.turnsDue).
+// It is logged once until a compaction is applied.
 func (c *compaction) discard(o outcome) step {
 	next := c.unapplied
 	next.lastEstimate = c.origEst

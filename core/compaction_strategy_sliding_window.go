@@ -114,7 +114,7 @@ func (s slidingWindow) turnsDue(v callView, cs []*genai.Content) (turns int, due
 	if !v.inj.injected {
 		// The first summary message also adds its header and continuation.
 		atts := convo.RequestAttachments(v.coveredRequest(split))
-		need += v.cal.scale(v.est.tokenEstimator.content(summaryContent("", v.boundedUserRequest(), atts...)))
+		need += v.cal.scale(v.est.tokenEstimator.content(summaryContent("", v.boundedUserRequest(), false, atts...)))
 	}
 	return turns, v.cal.scale(contentsTokens(v.est, span)) >= need
 }

@@ -228,7 +228,7 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	system := genai.NewContentFromText(fillerOf(68_800, 5), genai.RoleUser)
 	probe := request(userMsg(user))
 	probe.Config.SystemInstruction = system
-	bare := cal.scale(requestTokens(testEst, engineReq(probe)) - contentsTokens(testEst, probe.Contents) + testEst.content(summaryContent("", user)))
+	bare := cal.scale(requestTokens(testEst, engineReq(probe)) - contentsTokens(testEst, probe.Contents) + testEst.content(summaryContent("", user, false)))
 	budget := summaryBudget(lim, bare, 0)
 	room := lim.threshold - bare - budget
 	share := int(float64(room) * slidingTailShare)

@@ -12,14 +12,11 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
-// Tool-result pruning (ARCHITECTURE.md, Strategies; WithToolResultPruning): the tier before
-// summarizing. The payloads of function responses older than the newest K
-// tool steps are replaced by a placeholder naming the tool and the size
-// removed. ADK rebuilds the request from the session's events on every step,
-// and pruning is applied to every request; the one thing stored is the
-// pruning frontier (the last tool step pruned), which advances only when a
-// pass frees enough (WithPruningMinFree), so the request is a function of
-// the history and that frontier.
+// Tool-result pruning (ARCHITECTURE.md, Strategies; WithToolResultPruning),
+// the tier before summarizing: the payloads of function responses older
+// than the newest K tool steps become a placeholder naming the tool and the
+// size removed, in every request; only the frontier (the last step pruned)
+// is stored, so the request is a function of the history and it.
 
 const (
 	// pruneMinResultTokens is the smallest payload (estimated tokens) that is

@@ -103,11 +103,10 @@ func onlyCurrentRequest(c Call, req *Request) bool {
 }
 
 // handleOverflow does the work of OnModelErrorCallback while it owns the
-// session: without a recovery model it records the overflow for the next
-// call; with one it compacts the rejected request and returns the request to
-// send (nil when nothing could be compacted, and the overflow is then
-// recorded). It returns the compaction made, if any, for the hook, which
-// runs once the session is released.
+// session: it compacts the rejected request with a recovery model, and
+// returns the request to send and the compaction's event (for the hook);
+// without one, or when nothing could be compacted, it records the overflow
+// for the next call.
 func (g *Guard) handleOverflow(c Call, st State, ro StateReader, cfg *Agent, req *Request, ov ContextOverflow, logger *slog.Logger) (*Request, *CompactionEvent, error) {
 	sess, err := g.sessions.acquire(c, sessionKey(c))
 	if err != nil {
@@ -213,12 +212,11 @@ func recordOverflow(sess *sessionEntry, cfg *Agent, mem *agentMemory, req *Reque
 	mem.overflow = p
 }
 
-// compactForRecovery compacts the rejected request to half the window
-// (the provider's limit when it is smaller than the guard's), calibrated
-// with the provider's real count, and persists the compaction in the call's
-// state delta, which rides on the recovery response. It returns the request
-// to send, nil when nothing could be compacted, and the compaction's event
-// for the hook. The caller owns the session entry.
+// compactForRecovery compacts the rejected request to half the window (the
+// provider's limit when smaller), calibrated with the provider's count, and
+// persists the compaction in the call's state delta, which rides on the
+// recovery response. It returns the request to send (nil when nothing could
+// be compacted) and the event. The caller owns the session entry.
 func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent, sess *sessionEntry, mem *agentMemory, req *Request, ov judgedOverflow, logger *slog.Logger) (*Request, *CompactionEvent, error) {
 	sio := cfg.stateIO(g.log)
 	var prev guardState

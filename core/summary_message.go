@@ -31,19 +31,13 @@ func isSummaryMessage(c *genai.Content) bool {
 }
 
 // summaryContent builds the one user message that stands for the summarized
-// contents: header, summary and (when known) the continuation, which quotes
-// the user's request and carries its attachments (inline data, file
-// references) as parts after the text, so the model sees them as the user
+// contents: header, summary, with recall (the request declares the recall
+// tool) a note that the earlier conversation can be recalled, and (when
+// known) the continuation, which quotes the user's request and carries its
+// attachments as parts after the text, so the model sees them as the user
 // sent them and their tokens are counted with the message. Nil attachments
 // are skipped.
-func summaryContent(summary, userRequest string, attachments ...*genai.Part) *genai.Content {
-	return buildSummaryContent(summary, userRequest, false, attachments...)
-}
-
-// buildSummaryContent is summaryContent, saying after the summary, when
-// recall is set (the request declares the recall tool), that the earlier
-// conversation can be recalled.
-func buildSummaryContent(summary, userRequest string, recall bool, attachments ...*genai.Part) *genai.Content {
+func summaryContent(summary, userRequest string, recall bool, attachments ...*genai.Part) *genai.Content {
 	var b strings.Builder
 	b.Grow(len(summaryHeader) + len(summary) + len(userRequest) + len(continuationLead) + len(attachmentsNote) + len(recallNote) + 64)
 	b.WriteString(summaryHeader)
@@ -180,7 +174,7 @@ func (m *summaryMemo) message(summary, request string, recall bool, cur *genai.C
 	atts := convo.RequestAttachments(cur)
 	if m.msg == nil || m.summary != summary || m.request != request || m.recall != recall || !carries(m.msg, atts) {
 		m.summary, m.request, m.recall = summary, request, recall
-		m.msg = buildSummaryContent(summary, request, recall, atts...)
+		m.msg = summaryContent(summary, request, recall, atts...)
 	}
 	return m.msg
 }

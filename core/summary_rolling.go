@@ -88,16 +88,14 @@ func (c *compaction) rolledBefore(end int) (prev string, from, n int) {
 	return prev, from, n
 }
 
-// digestOldest bounds the rolling summary of c.raw[from:end], which folds
-// in prev, to the summarizer calls the compaction has left
+// digestOldest bounds the rolling summary of c.raw[from:end], which folds in
+// prev, to the summarizer calls the compaction has left
 // (WithMaxSummarizerCalls), less the retries its last call may need. When
-// the transcript outweighs what that many inputs hold (each two fifths of
-// the input budget: half is left beside the summary so far, boundPrev, less
-// where a piece ends before a content that does not fit whole), its oldest
-// contents, with prev, are listed by the fallback summary in half an input,
-// which stands as the summary so far of a rolled piece: the summarizer then
-// reads that list beside the newest contents. It returns the summary so far
-// and where the contents still to summarize start.
+// the transcript outweighs what that many inputs hold (two fifths of the
+// input budget each: boundPrev leaves half, less the ends of pieces), its
+// oldest contents, with prev, are listed by the fallback summary in half an
+// input, which stands as the summary so far of a rolled piece. It returns
+// the summary so far and where the contents still to summarize start.
 func (c *compaction) digestOldest(prev string, from, end int) (string, int) {
 	calls := c.cfg.maxSummarizerCalls - c.ev.SummarizerCalls - max(c.callsLeft-1, 0)
 	capacity := sat.Scale(c.input.budget*2/5, float64(max(calls, 1))) // calls may be near math.MaxInt
@@ -151,13 +149,11 @@ func (c *compaction) render(i int) renderedContent {
 	return *r
 }
 
-// nextPiece is the next summarizer input of a span, from c.raw[from] on,
-// after the summary so far (prev): the contents, oldest first, that fit
-// beside prev, up to end. It returns the end of the piece, its transcript,
-// and prev as shown to the summarizer (bounded to half the input). A content
-// larger than the whole room is the only content of its piece, cut to a
-// head and tail excerpt that fits, and the transcript says so: nothing is
-// left out silently.
+// nextPiece is the next summarizer input of a span, from c.raw[from] on: the
+// contents, oldest first, that fit beside the summary so far (prev), up to
+// end. It returns the end of the piece, its transcript, and prev as shown
+// (boundPrev). A content larger than the whole room is its piece's only
+// content, cut to a head and tail excerpt the transcript says is one.
 func (c *compaction) nextPiece(prev string, from, end int) (pieceEnd int, transcript, shown string) {
 	shown = c.input.boundPrev(c.measure, prev)
 	room := c.input.budget - c.text(shown)

@@ -52,17 +52,17 @@ func TestQuotesRequest(t *testing.T) {
 
 func TestSummaryContent_CarriesAttachments(t *testing.T) {
 	atts := convo.RequestAttachments(userWith("compare", chartPNG, specPDF))
-	c := summaryContent("S", "compare", atts[0], nil, atts[1])
+	c := summaryContent("S", "compare", false, atts[0], nil, atts[1])
 	require.Len(t, c.Parts, 3, "the text, then each attachment; nil ones skipped")
 	assert.Contains(t, c.Parts[0].Text, attachmentsNote)
 	assert.Equal(t, chartPNG.InlineData.Data, c.Parts[1].InlineData.Data)
 	assert.Equal(t, *specPDF.FileData, *c.Parts[2].FileData)
-	assert.Greater(t, testEst.content(c), testEst.content(summaryContent("S", "compare")), "the attachments are counted with the message")
+	assert.Greater(t, testEst.content(c), testEst.content(summaryContent("S", "compare", false)), "the attachments are counted with the message")
 
-	alone := summaryContent("S", "", atts[0])
+	alone := summaryContent("S", "", false, atts[0])
 	assert.Contains(t, alone.Parts[0].Text, continuationLead, "media alone still make a continuation")
-	assert.NotContains(t, summaryContent("S", "").Parts[0].Text, continuationLead)
-	assert.NotPanics(t, func() { summaryContent("", "", nil, nil) })
+	assert.NotContains(t, summaryContent("S", "", false).Parts[0].Text, continuationLead)
+	assert.NotPanics(t, func() { summaryContent("", "", false, nil, nil) })
 }
 
 func TestSummaryMessage_ReusedWhileUnchanged(t *testing.T) {
