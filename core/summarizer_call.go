@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 )
 
 // The summarizer's call: its window, and the call bounded by the summary
@@ -56,16 +57,13 @@ func (c *compaction) summarize(req SummaryRequest) (string, error) {
 	if c.spanCtx != nil {
 		parent = c.spanCtx
 	}
-	ctx, cancel := withTimeout(parent, c.clock, c.cfg.summaryTimeout)
-	defer cancel()
 	began := c.clock.Now()
 	sum := c.cfg.summarizer // the goroutine must not capture c: it would escape
-	s, err := CallBounded(c.sess.park(ctx), func(ctx context.Context) (string, error) {
+	s, expired, err := callParked(parent, c.clock, c.cfg.summaryTimeout, c.sess, func(ctx context.Context) (string, error) {
 		return sum.Summarize(ctx, req)
 	})
-	c.sess.unpark()
 	c.tel.summarizerCall(parent, c.cfg.name, c.clock.Now().Sub(began))
-	if err != nil && timedOut(ctx) && parent.Err() == nil {
+	if expired {
 		err = fmt.Errorf("no summary within the summary timeout of %v: %w", c.cfg.summaryTimeout, err)
 	}
 	var p *PanicError
@@ -75,4 +73,16 @@ func (c *compaction) summarize(req SummaryRequest) (string, error) {
 		return "", fmt.Errorf("summarizer panicked: %v", p.Value)
 	}
 	return s, err
+}
+
+// callParked runs fn bounded by timeout on clock (CallBounded), with sess
+// parked meanwhile: calls waiting for the session proceed, and one fn makes
+// back into the guard for it gets ErrReentrant. expired reports an error
+// the timeout caused, not parent's end.
+func callParked[T any](parent context.Context, clock Clock, timeout time.Duration, sess *sessionEntry, fn func(context.Context) (T, error)) (v T, expired bool, err error) {
+	ctx, cancel := withTimeout(parent, clock, timeout)
+	defer cancel()
+	v, err = CallBounded(sess.park(ctx), fn)
+	sess.unpark()
+	return v, err != nil && timedOut(ctx) && parent.Err() == nil, err
 }
