@@ -27,13 +27,11 @@ const slidingTailShare = 0.5
 func keepTurns(maxTurns int) int { return max((maxTurns+1)/2, 1) }
 
 // isTurnStart reports whether c starts a turn: a message the user wrote
-// (convo.IsUserMessage: text or attachments; never a function response, an
-// adapter's synthetic continuation or another agent's "For context:"
-// message).
+// (convo.IsUserMessage: never a function response, an adapter's
+// continuation or another agent's "For context:" message).
 func isTurnStart(c *genai.Content) bool { return convo.IsUserMessage(c) }
 
-// turnStarts are the indexes in raw[from:to] of the messages that start a
-// turn.
+// turnStarts are the indexes in raw[from:to] of the turns' starts.
 func turnStarts(raw []*genai.Content, from, to int) []int {
 	var starts []int
 	for i := from; i < to; i++ {
@@ -57,14 +55,12 @@ const (
 	slidingMinSpanCap   = 2_048
 )
 
-// slidingWindow is the sliding-window strategy (WithSlidingWindow): keep the
-// newest turns verbatim behind a pair-safe split, summarize the previous
-// summary plus the contents from the watermark up to the split, and set the
-// watermark to the split. If the request is still over the threshold, fewer
-// turns are kept on each retry, down to the newest one; when even that does
-// not fit, everything is summarized as the threshold strategy does
-// (compact). Beyond the token trigger it compacts when more than maxTurns
-// turns were added since the last compaction.
+// slidingWindow is the sliding-window strategy (WithSlidingWindow): the
+// newest turns kept verbatim behind a pair-safe split, the previous summary
+// and the contents up to the split summarized; fewer turns while the request
+// does not fit, down to the newest one, then everything (compact). Beyond
+// the token trigger it compacts when more than maxTurns turns were added
+// since the last compaction.
 type slidingWindow struct{ maxTurns int }
 
 func (slidingWindow) name() Strategy { return StrategySlidingWindow }
@@ -119,14 +115,11 @@ func (s slidingWindow) turnsDue(v callView, cs []*genai.Content) (turns int, due
 	return turns, v.cal.scale(contentsTokens(v.est, span)) >= need
 }
 
-// suffixes are the split points a sliding-window compaction tries,
-// in order: the start of the newest keepTurns turns, then of fewer and fewer,
-// down to the newest turn, each moved back as far as pair safety requires,
-// and only those whose kept contents fit their share of the room under the
-// trigger (the newest turn alone may take all the room when the compaction
-// was triggered by turns rather than tokens). Every split leaves something to
-// summarize after the previous watermark. An empty result means only a full
-// summary can help.
+// suffixes are the split points a sliding-window compaction tries, in
+// order: the start of the newest keepTurns turns, then of fewer, down to the
+// newest turn, each pair-safe and leaving something to summarize, and only
+// those whose kept contents fit their share of the room under the trigger
+// (the newest turn alone may take all of it in a compaction for turns).
 func (s slidingWindow) suffixes(c *compaction, reason string) []int {
 	starts := turnStarts(c.raw, c.first, c.cov)
 	room := c.lim.threshold - c.bare - c.budget

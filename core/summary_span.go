@@ -29,12 +29,10 @@ const (
 
 // summaryFreshShare is the share of what a compaction frees beyond the
 // previous summary (the summarized contents, less the summary message's own
-// header and continuation) that the new summary may take on top of the
-// previous summary's length. The other half is what the request shrinks by
-// at least, when the summarizer keeps to the length asked; without this
-// bound a turn-triggered sliding-window compaction asks for half the buffer
-// (3,200 tokens at 32k) for a span that can weigh 2,048, and the request
-// grows.
+// text) that the new summary may take on top of the previous summary's
+// length; the other half is what the request shrinks by at least. Without
+// it a turn-triggered sliding-window compaction asks for half the buffer
+// (3,200 tokens at 32k) for a span that can weigh 2,048.
 const summaryFreshShare = 0.5
 
 // spanBudget is the length asked of the summary of c.raw[c.first:end]: the
