@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
@@ -112,4 +115,68 @@ func TestRequestedCompaction_UnboundedWindow(t *testing.T) {
 	require.Len(t, events, 1)
 	assert.Equal(t, ReasonRequested, events[0].Reason)
 	assert.Equal(t, 13, events[0].ContentsSummarized, "every content is summarized, none dropped")
+}
+
+// TestSummarizerFaults_FallbackPerStrategy: whatever way the summarizer
+// fails (an error, an empty or oversize summary, the summary timeout, a
+// panic), the threshold strategy and the sliding window alike take the
+// fallback summary, within the attempts, with the user's latest request
+// quoted and the request under the threshold; the raw history is never
+// passed through.
+func TestSummarizerFaults_FallbackPerStrategy(t *testing.T) {
+	clock := coretest.NewFakeClock(time.Time{})
+	faults := []struct {
+		name string
+		llm  func() *fakeLLM
+		opts []AgentOption
+		want string
+	}{
+		{"error", func() *fakeLLM { return failingSummarizer(errBoom) }, nil, "boom"},
+		{"empty text", func() *fakeLLM { return fixedSummary("   ") }, nil, "empty summary"},
+		{"200k-char output", func() *fakeLLM { return fixedSummary(strings.Repeat("very long summary ", 200_000/18)) }, nil, "exceeds its budget"},
+		{"context deadline", func() *fakeLLM { return slowSummarizer(clock) }, []AgentOption{WithSummaryTimeout(testSummaryTimeout)}, "summary timeout"},
+		{"panic", func() *fakeLLM {
+			return &fakeLLM{name: "s", reply: func(context.Context, *Request) (string, error) { panic("summarizer bug") }}
+		}, nil, "summarizer panicked"},
+	}
+	strategies := []struct {
+		name   string
+		opts   []AgentOption
+		raw    []*genai.Content
+		latest string
+		// old is a mark of the history no fallback summary lists.
+		old string
+	}{
+		{"threshold", nil, history(20, 300), "LATEST please fix the build", "OLD-M0 "},
+		{"sliding window", []AgentOption{WithSlidingWindow(4)}, swHistory(0, 6, 300), "U9-MARK latest", "R0-MARK"},
+	}
+	for _, s := range strategies {
+		for _, f := range faults {
+			t.Run(s.name+"/"+f.name, func(t *testing.T) {
+				var events []CompactionEvent
+				logs := &logBuffer{}
+				llm := f.llm()
+				g := newGuard(NewCrushRegistry(WithRegistryLogger(logs.logger())), WithLogger(logs.logger()), WithClock(clock),
+					WithOnCompaction(func(_ context.Context, e CompactionEvent) { events = append(events, e) }))
+				opts := append(append([]AgentOption{WithMaxTokens(8_000)}, s.opts...), f.opts...)
+				g.addModel("a", llm, opts...)
+				require.NoError(t, g.Err())
+				req := request(append(slices.Clone(s.raw), userMsg(s.latest))...)
+				_, err := g.beforeModel(newFakeCtx("a").withUser(s.latest), req)
+				require.NoError(t, err)
+
+				require.Len(t, events, 1)
+				assert.True(t, events[0].Fallback)
+				assert.Contains(t, events[0].FallbackReason, f.want)
+				assert.LessOrEqual(t, llm.Calls(), DefaultMaxCompactionAttempts)
+				tokens := newCalibration(guardState{}, testEst).count(requestTokens(testEst, engineReq(req)))
+				assert.LessOrEqual(t, tokens, newLimits(8_000).threshold, "the request fits under the threshold")
+				assert.Contains(t, requestText(req), s.latest)
+				assert.Equal(t, 1, strings.Count(requestText(req), continuationLead))
+				assert.NoError(t, coretest.CheckPairs(req.Contents))
+				assert.NotContains(t, requestText(req), s.old, "the raw history is never passed through")
+				assert.Contains(t, logs.String(), "using the fallback summary")
+			})
+		}
+	}
 }
