@@ -1,7 +1,6 @@
 package core
 
 import (
-	"context"
 	"log/slog"
 	"math"
 
@@ -43,10 +42,6 @@ type turn struct {
 	// before is the calibrated count before compaction, beforeEst the raw
 	// estimate it was scaled from.
 	before, beforeEst int
-	// sumWindow is the context window of the summarizer's model.
-	sumWindow int
-	// spanCtx carries the compaction span to the summarizer call.
-	spanCtx context.Context
 	// rejected marks recovery from the provider's rejection of this very
 	// request: its calibration comes from the provider's own count of it.
 	rejected bool
@@ -264,7 +259,7 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	t.prefix.next = t.prefix.ownRecord(t.raw, &t.chain, t.frontier, r.est)
 	s := step{contents: r.cs, next: next}
 	if r.unpruned > 0 && t.nextTurnCount(r.unpruned) > trigger {
-		s.event = g.prunedAtTrigger(t, r.unpruned, r.count, next)
+		s.event = prunedAtTrigger(g.tel, t, r.unpruned, r.count, next)
 	}
 	return s
 }
@@ -346,7 +341,7 @@ func (t *turn) compactionReason(count, trigger int, cs []*genai.Content) (reason
 		// window (cutAtOutputLimit).
 		return ReasonOutputLimit, nil
 	default:
-		return t.cfg.policy.due(t, cs)
+		return t.cfg.policy.due(viewOf(t), cs)
 	}
 }
 

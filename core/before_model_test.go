@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
-
-	"github.com/adk-contextguard/contextguard/core/coretest"
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
@@ -244,44 +241,6 @@ func TestWatermark_SyntheticTrailingMessageNotCovered(t *testing.T) {
 	assert.Contains(t, textcut.ContentText(req.Contents[1]), "REAL follow-up")
 }
 
-func TestSummarizerFaults(t *testing.T) {
-	clock := coretest.NewFakeClock(time.Time{})
-	faults := []struct {
-		name string
-		llm  *fakeLLM
-		opts []AgentOption
-		want string
-	}{
-		{"error", failingSummarizer(errBoom), nil, "boom"},
-		{"empty text", fixedSummary("   "), nil, "empty summary"},
-		{"200k-char output", fixedSummary(strings.Repeat("very long summary ", 200_000/18)), nil, "exceeds its budget"},
-		{"context deadline", slowSummarizer(clock), []AgentOption{WithSummaryTimeout(testSummaryTimeout)}, "summary timeout"},
-		{"panic", &fakeLLM{name: "s", reply: func(context.Context, *Request) (string, error) { panic("summarizer bug") }}, nil, "summarizer panicked"},
-	}
-	for _, f := range faults {
-		t.Run(f.name, func(t *testing.T) {
-			var events []CompactionEvent
-			logs := &logBuffer{}
-			g := newGuard(NewCrushRegistry(WithRegistryLogger(logs.logger())), WithLogger(logs.logger()), WithClock(clock),
-				WithOnCompaction(func(_ context.Context, e CompactionEvent) { events = append(events, e) }))
-			g.addModel("a", f.llm, append([]AgentOption{WithMaxTokens(8_000)}, f.opts...)...)
-			require.NoError(t, g.Err())
-			ctx := newFakeCtx("a")
-			req, _ := compactOnce(t, g, ctx)
-
-			require.Len(t, events, 1)
-			assert.True(t, events[0].Fallback)
-			assert.Contains(t, events[0].FallbackReason, f.want)
-			assert.LessOrEqual(t, f.llm.Calls(), DefaultMaxCompactionAttempts)
-			tokens := newCalibration(guardState{}, testEst).count(requestTokens(testEst, engineReq(req)))
-			assert.LessOrEqual(t, tokens, 8_000, "the request fits the window")
-			assert.LessOrEqual(t, tokens, newLimits(8_000).threshold, "and the threshold")
-			assert.Contains(t, requestText(req), "LATEST please fix the build")
-			assert.Contains(t, logs.String(), "using the fallback summary")
-		})
-	}
-}
-
 func TestSystemPromptLargerThanWindow(t *testing.T) {
 	sum := fixedSummary("S")
 	g, logs := newTestGuard(t, sum, WithMaxTokens(8_000))
@@ -389,7 +348,7 @@ func TestDecide_Trigger(t *testing.T) {
 // says a compaction is due.
 type dueStrategy struct{ thresholdStrategy }
 
-func (dueStrategy) due(*turn, []*genai.Content) (string, []any) {
+func (dueStrategy) due(callView, []*genai.Content) (string, []any) {
 	return ReasonTurns, []any{"turns", 3}
 }
 

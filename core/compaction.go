@@ -1,6 +1,8 @@
 package core
 
 import (
+	"context"
+	"log/slog"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -11,39 +13,80 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
-// The compaction every strategy shares: its start (the span, the budget,
-// the hook), its one loop (compact), its end (applied, or discarded when
-// not smaller), and the trim to the current request.
+// The compaction every strategy shares: its start (the span, the budget),
+// its one loop (compact) and the trim to the current request. Its end is in
+// compaction_end.go.
 
 // compactionStrategy is how an agent's conversation is compacted
 // (ARCHITECTURE.md, Strategies): when to compact beyond the token trigger,
-// and which verbatim suffixes of the request to try keeping beside the
-// summary. Every strategy runs the same loop (compact).
-//
-// A strategy can only keep a verbatim suffix. The stored state names one
-// watermark: the summary covers the raw contents before it, and every
-// later call sends the contents from the watermark on exactly as ADK built
-// them (summary injection). A content kept verbatim before a summarized one
-// could not be told apart from what the summary covers, so a strategy
-// chooses where the kept suffix starts, never what it holds.
+// and which verbatim suffixes to keep beside the summary, through the same
+// loop (compact). Only a suffix: the state names one watermark, after which
+// every call sends the raw contents as ADK built them.
 type compactionStrategy interface {
 	// name is the strategy's name in events, logs and spans.
 	name() Strategy
 	// due reports whether a compaction is due although the request is
 	// under the token trigger: its reason ("" for none) and what the log
 	// line says about it.
-	due(t *turn, cs []*genai.Content) (reason string, why []any)
-	// suffixes are the starts in t.raw of the verbatim suffixes to try
+	due(v callView, cs []*genai.Content) (reason string, why []any)
+	// suffixes are the starts in c.raw of the verbatim suffixes to try
 	// keeping, in order (each pair-safe and after c.first); the loop
 	// summarizes everything when none fits.
-	suffixes(t *turn, c *compaction, reason string) []int
+	suffixes(c *compaction, reason string) []int
 }
 
-// compaction is one compaction in progress: what both strategies share.
+// callView is what a strategy and a compaction read of the call: its
+// contents measured, limits, injected summary's cut, count before
+// compaction, the last compaction's floor, whether it runs between turns,
+// and the invocation's user message (coveredRequest).
+type callView struct {
+	measure
+	lim          limits
+	inj          injection
+	before       int
+	floor        int
+	betweenTurns afterRun
+	user         *genai.Content
+}
+
+// viewOf is the callView of t.
+func viewOf(t *turn) callView {
+	v := callView{measure: t.measure, lim: t.lim, inj: t.inj, before: t.before, floor: t.prev.floor, betweenTurns: t.betweenTurns}
+	if t.ctx != nil {
+		v.user = t.ctx.UserContent()
+	}
+	return v
+}
+
+// compaction is one compaction in progress: what it took of its call when
+// it began (newCompaction), and what it has found so far.
 type compaction struct {
+	callView
+	// The rest it takes of the call (req: its model, coverage and
+	// configuration; sess: parked around the summarizer, holding the summary
+	// message's memo) and of the guard.
+	cfg   *Agent
+	req   Request
+	call  Call
+	sess  *sessionEntry
+	log   *slog.Logger
+	clock Clock
+	tel   *telemetry
+	// spanCtx carries the compaction's span to the summarizer call, and
+	// sumWindow is the summarizer's window (summarizerWindow).
+	spanCtx   context.Context
+	sumWindow int
+	// rejected: recovery from the provider's rejection of this request
+	// (irreducible); recall: the request declares the recall tool; prefix
+	// and frontier: the call's prefix record and pruning frontier.
+	rejected, recall bool
+	compactions      int
+	prefix           prefixMatch
+	frontier         int
+
 	start time.Time
 	// first and cov bound the contents a summary made now may cover:
-	// t.raw[first:cov] (first is the injected summary's cut).
+	// raw[first:cov] (first is the injected summary's cut).
 	first, cov int
 	// prevSummary is the stored summary when it was injected, else "".
 	prevSummary string
@@ -64,10 +107,9 @@ type compaction struct {
 	// whose result is not smaller is not applied.
 	orig    []*genai.Content
 	origEst int
-	// input is the room of one summarizer call: what its window leaves for
-	// the previous summary and the transcript (see summarizerInput).
+	// input is the room of one summarizer call (summarizerInput).
 	input summarizerInput
-	// rendered caches the transcript lines of t.raw[first+i] and their
+	// rendered caches the transcript lines of raw[first+i] and their
 	// calibrated size, so each content is rendered and counted once per
 	// compaction, however many spans and pieces it is part of.
 	rendered []renderedContent
@@ -80,7 +122,7 @@ type compaction struct {
 	// request too large for the cached form (summarizer_cached.go).
 	noCached, retryTranscript, cachedMissLogged bool
 	// previous is the request the provider saw last, once looked up
-	// (summarizer_cached_previous.go).
+	// (summarizer_cached.go).
 	previous previousRequest
 	// summarizing is how long a prepared summary took before the call
 	// waited for it (prepared_use.go), 0 inline.
@@ -112,95 +154,107 @@ func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, next guardState, s
 		g.dropPrepared(t, "another compaction came first")
 	}
 	c := newCompaction(t, cs, next, g.clock.Now())
-	if done, stop := c.nothingToDo(t); stop {
+	if done, stop := c.nothingToDo(); stop {
 		return nil, done
 	}
-	c.budget = summaryBudget(t.lim, c.bare, t.cfg.summaryTokens)
+	c.budget = summaryBudget(c.lim, c.bare, c.cfg.summaryTokens)
 	if c.budget < minSummaryTokens {
 		return nil, trimToCurrentRequest(t, next)
 	}
-	t.sumWindow = g.summarizerWindow(t)
+	c.clock, c.tel = g.clock, g.tel
+	c.sumWindow = g.summarizerWindow(c.cfg, c.req.Model, c.lim.window, c.log)
 	c.todos = loadTodos(t.ro)
-	c.input = newSummarizerInput(t, c.prevSummary, c.budget, c.todos, c.userReq)
+	c.input = newSummarizerInput(c.measure, c.log, c.sumWindow, c.budget, c.prevSummary, extraParts{
+		instructions: c.cfg.instructions, focus: t.focus, hook: t.hookInstructions, userRequest: c.userReq, todos: c.todos})
 	c.rendered = make([]renderedContent, c.cov-c.first)
-	c.callsLeft = t.cfg.maxAttempts
-	g.openCompaction(t, c, strategy, reason)
+	c.callsLeft = c.cfg.maxAttempts
+	c.open(strategy, reason)
+	c.ev.InlineReason = t.inlineReason(reason, c.bare)
+	c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens = t.compactionKept()
 	return c, step{contents: cs, next: next}
 }
 
 // newCompaction is the compaction of cs, the request's contents so far,
-// whose state sent as they are is next, begun at start: the span a summary may cover (from the injected
-// summary's cut to the last coverable content), the user's request as the
-// continuation quotes it, and the irreducible part (bare): the system
-// instruction, the tools and the message that carries the continuation,
-// calibrated.
+// whose state sent as they are is next, begun at start: the span a summary
+// may cover (from the injected summary's cut to the last coverable
+// content), the user's request as the continuation quotes it, and the
+// irreducible part (bare): the system instruction, the tools and the
+// message that carries the continuation, calibrated.
 func newCompaction(t *turn, cs []*genai.Content, next guardState, start time.Time) *compaction {
-	c := &compaction{start: start, cov: convo.CoverableLen(t.raw), orig: cs, unapplied: next}
-	c.origEst = t.weigh(cs)
-	if t.inj.injected {
-		c.first = t.inj.cut
+	c := &compaction{callView: viewOf(t), cfg: t.cfg, req: t.req, call: t.ctx, sess: t.sess, log: t.log(),
+		rejected: t.rejected, recall: t.recall, compactions: t.prev.compactions, prefix: t.prefix, frontier: t.frontier,
+		start: start, cov: convo.CoverableLen(t.raw), orig: cs, unapplied: next}
+	c.origEst = c.weigh(cs)
+	if c.inj.injected {
+		c.first = c.inj.cut
 		c.prevSummary = t.prev.summary
 	}
 	c.first = min(c.first, c.cov)
-	c.userReq = boundedUserRequest(t)
-	c.rawBare = sat.Add(t.fixed, t.est.content(summaryContent("", c.userReq, convo.RequestAttachments(coveredRequest(t, c.cov))...)))
-	c.bare = t.cal.scale(c.rawBare)
+	c.userReq = c.boundedUserRequest()
+	c.rawBare = sat.Add(c.fixed, c.est.content(summaryContent("", c.userReq, false, convo.RequestAttachments(c.coveredRequest(c.cov))...)))
+	c.bare = c.cal.scale(c.rawBare)
 	return c
+}
+
+// irreducible is the size of a request of raw estimate n, and the error of
+// one known not to fit (nil for one that may): decided on the raw estimate, never scaled
+// by a calibration factor (calibration.go), except when the provider itself
+// rejected this request and said how large it was.
+func (c *compaction) irreducible(n int) (int, error) {
+	if c.rejected {
+		n = c.cal.scale(n)
+	}
+	if n > c.lim.hardLimit() {
+		return n, irreducibleError(n, c.lim.window)
+	}
+	return n, nil
 }
 
 // nothingToDo reports whether no summary can help the request (stop), with
 // the step to take instead: the request as it is (c.orig), with an error
-// when it is known not to fit.
-//
-// The irreducible part is refused only when it exceeds the window by more
-// than the estimate's error margin: the smallest request the guard can make
-// is worth sending while it may fit; the provider is the last judge, and an
-// overflow it reports is recovered. The refusal is decided on the raw
-// estimate plus its margin, never on a calibration factor (calibration.go).
-// A request with nothing to summarize (only adapter continuations, which a
-// summary may not cover) is refused when it is known not to fit, rather
-// than sent.
-func (c *compaction) nothingToDo(t *turn) (step, bool) {
+// when it is known not to fit. The irreducible part is refused only past
+// the window's hard limit (the estimate's error margin): the smallest
+// request the guard can make is worth sending while it may fit. A request
+// with nothing to summarize (only adapter continuations, which a summary
+// may not cover) is refused when it is known not to fit.
+func (c *compaction) nothingToDo() (step, bool) {
 	done := step{contents: c.orig, next: c.unapplied}
-	if n := t.irreducibleSize(c.rawBare); n > t.lim.hardLimit() {
-		if t.prev.floor != c.bare {
-			t.log().Error("contextguard: the system instruction, tools and current request alone exceed the context window; nothing the guard can cut will make the request fit",
-				"irreducible_tokens", c.bare, "threshold", t.lim.threshold, "window", t.lim.window)
+	if _, err := c.irreducible(c.rawBare); err != nil {
+		if c.floor != c.bare {
+			c.log.Error("contextguard: the system instruction, tools and current request alone exceed the context window; nothing the guard can cut will make the request fit",
+				"irreducible_tokens", c.bare, "threshold", c.lim.threshold, "window", c.lim.window)
 		}
 		done.next.floor = c.bare
 		done.next.lastEstimate = c.origEst
-		done.err = irreducibleError(n, t.lim.window)
+		done.err = err
 		return done, true
 	}
 	if c.cov != c.first || c.prevSummary != "" {
 		return done, false
 	}
 	done.next.lastEstimate = c.origEst
-	if n := t.irreducibleSize(c.origEst); n > t.lim.hardLimit() {
-		t.log().Error("contextguard: the request exceeds the context window and holds nothing the guard can summarize",
-			"tokens", n, "window", t.lim.window)
-		done.err = irreducibleError(n, t.lim.window)
+	var n int
+	if n, done.err = c.irreducible(c.origEst); done.err != nil {
+		c.log.Error("contextguard: the request exceeds the context window and holds nothing the guard can summarize",
+			"tokens", n, "window", c.lim.window)
 	}
 	return done, true
 }
 
-// openCompaction opens the compaction's span and starts its event: who,
-// why, the counts before, how it runs and, for one that runs inline for
-// tokens, why it could not use a prepared summary.
-func (g *Guard) openCompaction(t *turn, c *compaction, strategy Strategy, reason string) {
-	t.spanCtx, c.span = g.tel.startCompaction(t.ctx, t.cfg.name, t.ctx.SessionID(), strategy)
+// open opens the compaction's span and starts its event: who, why, the
+// counts before and how it runs.
+func (c *compaction) open(strategy Strategy, reason string) {
+	c.spanCtx, c.span = c.tel.startCompaction(c.call, c.cfg.name, c.call.SessionID(), strategy)
 	c.ev = CompactionEvent{
-		Agent:        t.cfg.name,
-		SessionID:    t.ctx.SessionID(),
+		Agent:        c.cfg.name,
+		SessionID:    c.call.SessionID(),
 		Strategy:     strategy,
 		Reason:       reason,
-		TokensBefore: t.before,
-		Threshold:    t.lim.threshold,
-		Window:       t.lim.window,
-		Ran:          t.betweenTurns.ran(),
-		InlineReason: t.inlineReason(reason, c.bare),
+		TokensBefore: c.before,
+		Threshold:    c.lim.threshold,
+		Window:       c.lim.window,
+		Ran:          c.betweenTurns.ran(),
 	}
-	c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens = t.compactionKept()
 }
 
 // compact is the one compaction loop, for every strategy: it tries to keep
@@ -214,54 +268,59 @@ func (g *Guard) compact(t *turn, cs []*genai.Content, next guardState, s compact
 	if c == nil {
 		return done
 	}
-	return g.compactWith(t, c, s, reason)
+	return c.compactWith(s, reason)
 }
 
 // compactWith is compact's loop over a compaction already begun.
-func (g *Guard) compactWith(t *turn, c *compaction, s compactionStrategy, reason string) step {
-	for _, split := range withPreviousSplit(t, c, s.suffixes(t, c, reason)) {
-		tail := t.raw[split:]
-		o := g.summarizeSpan(t, c, split, false, func(summary string) []*genai.Content {
-			return keptTail(t, c, split, summary)
+func (c *compaction) compactWith(s compactionStrategy, reason string) step {
+	for _, split := range c.withPreviousSplit(s.suffixes(c, reason)) {
+		o := c.summarizeSpan(split, false, func(summary string) []*genai.Content {
+			return c.keptTail(split, summary)
 		})
-		if o.newCount <= t.lim.threshold {
+		if o.newCount <= c.lim.threshold {
 			o.watermark = split
-			return g.finishCompaction(t, c, o)
+			return c.finish(o)
 		}
-		t.log().Info("contextguard: the kept turns do not fit beside the summary; keeping fewer",
-			"tokens_after", o.newCount, "threshold", t.lim.threshold, "window", t.lim.window, "kept_contents", len(tail))
+		c.log.Info("contextguard: the kept turns do not fit beside the summary; keeping fewer",
+			"tokens_after", o.newCount, "threshold", c.lim.threshold, "window", c.lim.window, "kept_contents", len(c.raw)-split)
 	}
-	return g.finishCompaction(t, c, g.fullSummary(t, c))
+	return c.finish(c.fullSummary())
 }
 
-// keptTail is the request's contents with summary covering t.raw[:split]
-// and the contents from split on kept verbatim, pruned.
-func keptTail(t *turn, c *compaction, split int, summary string) []*genai.Content {
-	tail := t.raw[split:]
+// keptTail is the request's contents with summary covering raw[:split] and
+// the contents from split on kept verbatim, pruned.
+func (c *compaction) keptTail(split int, summary string) []*genai.Content {
+	tail := c.raw[split:]
 	out := make([]*genai.Content, 0, len(tail)+1)
-	out = append(out, summaryMessage(t, summary, c.userReq, coveredRequest(t, split)))
+	out = append(out, c.summaryMessage(summary, c.coveredRequest(split)))
 	out = append(out, tail...)
-	out, _ = pruneToolResults(t.est, t.cfg.pruneKeep, t.recall, t.raw, out)
+	out, _ = pruneToolResults(c.est, c.cfg.pruneKeep, c.recall, c.raw, out)
 	return out
 }
 
 // fullSummary summarizes everything the compaction may cover and makes the
 // summary message the request's only content.
-func (g *Guard) fullSummary(t *turn, c *compaction) outcome {
-	o := g.summarizeSpan(t, c, c.cov, true, func(summary string) []*genai.Content {
-		return []*genai.Content{summaryMessage(t, summary, c.userReq, coveredRequest(t, c.cov))}
+func (c *compaction) fullSummary() outcome {
+	o := c.summarizeSpan(c.cov, true, func(summary string) []*genai.Content {
+		return []*genai.Content{c.summaryMessage(summary, c.coveredRequest(c.cov))}
 	})
 	o.watermark = max(c.cov, 1)
 	return o
 }
 
+// summaryMessage is the session's summary message for summary, quoting the
+// compaction's user request and carrying the attachments of cur.
+func (c *compaction) summaryMessage(summary string, cur *genai.Content) *genai.Content {
+	return c.sess.summary.message(summary, c.userReq, c.recall, cur)
+}
+
 // trimToCurrentRequest handles a request whose irreducible part leaves no
 // room for a summary worth asking for (the system instruction and tools
 // nearly fill the window): it sends the newest contents from the user's
-// current request on, verbatim and pair-safe, which is the smallest request
-// that still carries the task; no summary is paid for or stored, and the
-// next call over the trigger trims again. It is logged once per session;
-// next is the state of the request before the trim.
+// current request on, verbatim and pair-safe, the smallest request that
+// still carries the task; no summary is paid for or stored, and the next
+// call over the trigger trims again. It is logged once per session; next is
+// the state of the request before the trim.
 func trimToCurrentRequest(t *turn, next guardState) step {
 	_, start := convo.CurrentRequest(t.ctx.UserContent(), t.raw)
 	if start < 0 {
@@ -284,121 +343,4 @@ func trimToCurrentRequest(t *turn, next guardState) step {
 		s.err = irreducibleError(n, t.lim.window)
 	}
 	return s
-}
-
-// finishCompaction records the outcome: the irreducible floor, the state to
-// persist, the event (for the hook), the span and the log line.
-//
-// A compaction whose request is not smaller than the request before it is
-// not applied (discardCompaction).
-func (g *Guard) finishCompaction(t *turn, c *compaction, o outcome) step {
-	// Compared in the calibrated measure, with the provider's count of the
-	// request before as its floor (t.before): a provider that charges
-	// attachments far above their estimate has said how large the request
-	// really was.
-	if o.newCount >= t.before {
-		return g.discardCompaction(t, c, o)
-	}
-	next := compactedState(t, c, o)
-	ev, err := g.reportCompaction(t, c, o)
-	// The hook runs once the session is released (fireHook).
-	return step{contents: o.contents, next: next, event: &ev, err: err}
-}
-
-// compactedState is the state a compaction stores: its summary and
-// watermark, what the request it makes counts, and the floor a request
-// still over the threshold leaves.
-func compactedState(t *turn, c *compaction, o outcome) guardState {
-	next := c.unapplied
-	// A prepared summary's request past the trigger holds the step the
-	// summary kept verbatim, not a part no summary can shrink: it sets no
-	// floor, and the next request compacts again (preparedFits).
-	if o.newCount > t.lim.threshold && !c.ev.Prepared {
-		if t.prev.floor == 0 {
-			t.log().Warn("contextguard: the compacted request is still over the threshold; its irreducible part is too large, so the guard will not compact again until the conversation grows",
-				"tokens_after", o.newCount, "threshold", t.lim.threshold, "window", t.lim.window)
-		}
-		next.floor = o.newCount
-	} else {
-		next.floor = 0
-	}
-
-	next.summary = o.summary
-	next.userRequest = c.userReq
-	next.watermark = o.watermark
-	next.fingerprint = t.est.fingerprint(t.raw[o.watermark-1])
-	next.anchor = anchorAt(t.req.Coverage, t.raw, o.watermark)
-	next.summarizedAt = t.before
-	next.realTokens = 0
-	next.lastEstimate = o.newEst
-	next.compactions = t.prev.compactions + 1
-	next.pruneFrontier = pruneFrontier(t.cfg.pruneKeep, t.raw) // as compact pruned the kept contents
-	next.prefixKept, next.invalidated = c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens
-	stampCompaction(t.cfg.host.Now(t.ctx), &next, c.ev.Reason)
-	return next
-}
-
-// reportCompaction completes the compaction's event with its outcome, ends
-// its span and writes the "compacted" log line. err wraps ErrIrreducible
-// when the request it makes is still known not to fit.
-func (g *Guard) reportCompaction(t *turn, c *compaction, o outcome) (CompactionEvent, error) {
-	ev := c.ev
-	ev.TokensAfter = o.newCount
-	ev.Summary = o.summary
-	ev.Duration = g.clock.Now().Sub(c.start)
-	if ev.Prepared {
-		// Waited is what the call waited for (compactPrepared).
-		ev.Duration += c.summarizing
-	} else {
-		ev.Waited = t.betweenTurns.waited(ev.Duration)
-	}
-	var err error
-	if n := t.irreducibleSize(o.newEst); n > t.lim.hardLimit() {
-		err = irreducibleError(n, t.lim.window)
-	}
-	g.tel.endCompaction(t.spanCtx, c.span, ev, err)
-	t.log().Info("contextguard: compacted",
-		"tokens_before", ev.TokensBefore, "tokens_after", ev.TokensAfter,
-		"threshold", ev.Threshold, "window", ev.Window, "strategy", ev.Strategy,
-		"reason", ev.Reason, "contents_summarized", ev.ContentsSummarized, "kept_contents", len(o.contents)-1,
-		"summarizer_model", summarizerModel(t.cfg.summarizer), "summarizer_calls", ev.SummarizerCalls,
-		"rolling_calls", ev.RollingCalls, "summary_form", ev.SummaryForm, "fallback", ev.Fallback, "duration_ms", ev.Duration.Milliseconds(),
-		"ran", ev.Ran, "prepared", ev.Prepared, "waited_ms", ev.Waited.Milliseconds(), "inline_reason", ev.InlineReason,
-		"prefix_kept_tokens", ev.PrefixKeptTokens, "invalidated_tokens", ev.InvalidatedTokens)
-	return ev, err
-}
-
-// discardCompaction handles a compaction whose request came out no smaller
-// than the request before it (a summary about as long as what it replaces):
-// applying it would only make the request grow, so the request is sent as it
-// was, nothing is stored, and the size it came out at is kept as the floor,
-// so the guard compacts again only once the request has grown past it (the
-// token trigger then waits for half the room left, see decide; the turn
-// trigger for the request to outgrow the floor, see slidingWindow.turnsDue). It is
-// logged once until a compaction is applied.
-func (g *Guard) discardCompaction(t *turn, c *compaction, o outcome) step {
-	next := c.unapplied
-	next.lastEstimate = c.origEst
-	next.floor = max(o.newCount, t.before)
-	if t.prev.floor == 0 {
-		msg := "contextguard: the compacted request is not smaller than the request; sending the request as it is and compacting again once it has grown"
-		if o.newCount > t.lim.threshold {
-			msg = "contextguard: the request is still over the threshold and compacting does not make it smaller; its irreducible part is too large, so the guard sends it as it is and will not compact again until the conversation grows"
-		}
-		t.log().Warn(msg, "tokens_before", t.before, "tokens_after", o.newCount, "threshold", t.lim.threshold,
-			"window", t.lim.window, "strategy", c.ev.Strategy, "reason", c.ev.Reason,
-			"summarizer_model", summarizerModel(t.cfg.summarizer), "summarizer_calls", c.ev.SummarizerCalls)
-	}
-	ev := c.ev
-	ev.Discarded = true
-	ev.TokensAfter = t.before
-	ev.PrefixKeptTokens, ev.InvalidatedTokens = next.prefixKept, next.invalidated
-	ev.Duration = g.clock.Now().Sub(c.start)
-	ev.Waited = t.betweenTurns.waited(ev.Duration)
-	var err error
-	if n := t.irreducibleSize(c.origEst); n > t.lim.hardLimit() {
-		err = irreducibleError(n, t.lim.window)
-	}
-	g.tel.endCompaction(t.spanCtx, c.span, ev, err)
-	return step{contents: c.orig, next: next, event: &ev, err: err}
 }

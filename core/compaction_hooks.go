@@ -58,13 +58,10 @@ func (g *Guard) beforeCompaction(t *turn, reason string, count int) (skip bool, 
 		Agent: t.cfg.name, SessionID: t.ctx.SessionID(), Strategy: t.cfg.policy.name(), Reason: reason,
 		Tokens: count, Threshold: t.lim.threshold, Window: t.lim.window,
 	}
-	ctx, cancel := withTimeout(t.ctx, g.clock, t.cfg.summaryTimeout)
-	defer cancel()
 	hook := g.beforeHook // the goroutine must not capture t
-	d, err := CallBounded(t.sess.park(ctx), func(ctx context.Context) (CompactionDecision, error) {
+	d, _, err := callParked(t.ctx, g.clock, t.cfg.summaryTimeout, t.sess, func(ctx context.Context) (CompactionDecision, error) {
 		return hook(ctx, p), nil
 	})
-	t.sess.unpark()
 	if err != nil {
 		var pe *PanicError
 		if errors.As(err, &pe) {

@@ -27,10 +27,20 @@ const slidingTailShare = 0.5
 func keepTurns(maxTurns int) int { return max((maxTurns+1)/2, 1) }
 
 // isTurnStart reports whether c starts a turn: a message the user wrote
-// (convo.IsUserMessage: text or attachments; never a function response, an
-// adapter's synthetic continuation or another agent's "For context:"
-// message).
+// (convo.IsUserMessage: never a function response, an adapter's
+// continuation or another agent's "For context:" message).
 func isTurnStart(c *genai.Content) bool { return convo.IsUserMessage(c) }
+
+// turnStarts are the indexes in raw[from:to] of the turns' starts.
+func turnStarts(raw []*genai.Content, from, to int) []int {
+	var starts []int
+	for i := from; i < to; i++ {
+		if isTurnStart(raw[i]) {
+			starts = append(starts, i)
+		}
+	}
+	return starts
+}
 
 // A turn-triggered compaction waits until what it would summarize (before
 // the newest turns it keeps, calibrated tokens, as sent) weighs at least
@@ -45,20 +55,18 @@ const (
 	slidingMinSpanCap   = 2_048
 )
 
-// slidingWindow is the sliding-window strategy (WithSlidingWindow): keep the
-// newest turns verbatim behind a pair-safe split, summarize the previous
-// summary plus the contents from the watermark up to the split, and set the
-// watermark to the split. If the request is still over the threshold, fewer
-// turns are kept on each retry, down to the newest one; when even that does
-// not fit, everything is summarized as the threshold strategy does
-// (compact). Beyond the token trigger it compacts when more than maxTurns
-// turns were added since the last compaction.
+// slidingWindow is the sliding-window strategy (WithSlidingWindow): the
+// newest turns kept verbatim behind a pair-safe split, the previous summary
+// and the contents up to the split summarized; fewer turns while the request
+// does not fit, down to the newest one, then everything (compact). Beyond
+// the token trigger it compacts when more than maxTurns turns were added
+// since the last compaction.
 type slidingWindow struct{ maxTurns int }
 
 func (slidingWindow) name() Strategy { return StrategySlidingWindow }
 
-func (s slidingWindow) due(t *turn, cs []*genai.Content) (string, []any) {
-	turns, due := s.turnsDue(t, cs)
+func (s slidingWindow) due(v callView, cs []*genai.Content) (string, []any) {
+	turns, due := s.turnsDue(v, cs)
 	if !due {
 		return "", nil
 	}
@@ -69,71 +77,58 @@ func (s slidingWindow) due(t *turn, cs []*genai.Content) (string, []any) {
 // them when no summary was injected) and reports whether a turn-triggered
 // compaction is due: more than maxTurns turns, and enough to summarize
 // before the newest keepTurns (see slidingMinSpanFloor).
-func (s slidingWindow) turnsDue(t *turn, cs []*genai.Content) (turns int, due bool) {
+func (s slidingWindow) turnsDue(v callView, cs []*genai.Content) (turns int, due bool) {
 	from := 0
-	if t.inj.injected {
-		from = min(t.inj.cut, len(t.raw))
+	if v.inj.injected {
+		from = min(v.inj.cut, len(v.raw))
 	}
-	cov := max(convo.CoverableLen(t.raw), from)
-	var starts []int
-	for i := from; i < cov; i++ {
-		if isTurnStart(t.raw[i]) {
-			starts = append(starts, i)
-		}
-	}
-	turns = len(starts) + t.betweenTurns.turnsComing()
+	cov := max(convo.CoverableLen(v.raw), from)
+	starts := turnStarts(v.raw, from, cov)
+	turns = len(starts) + v.betweenTurns.turnsComing()
 	if turns <= s.maxTurns {
 		return turns, false
 	}
-	if f := t.prev.floor; f > 0 && t.before <= f {
+	if f := v.floor; f > 0 && v.before <= f {
 		// The last compaction did not shrink the request (or could not get
 		// it under the threshold): wait until the request outgrows it.
 		return turns, false
 	}
 	split := cov
-	if kept := t.betweenTurns.turnsKept(keepTurns(s.maxTurns)); kept > 0 {
-		split = pairs.SafeStart(t.raw, starts[len(starts)-kept])
+	if kept := v.betweenTurns.turnsKept(keepTurns(s.maxTurns)); kept > 0 {
+		split = pairs.SafeStart(v.raw, starts[len(starts)-kept])
 	}
 	if split <= from {
 		return turns, false
 	}
 	// Weigh the span as it is sent (pruned, when pruning is on): cs holds
-	// t.raw[from:] as its last contents.
-	span := t.raw[from:split]
-	if off := len(cs) - (len(t.raw) - from); off >= 0 {
+	// v.raw[from:] as its last contents.
+	span := v.raw[from:split]
+	if off := len(cs) - (len(v.raw) - from); off >= 0 {
 		span = cs[off : off+split-from]
 	}
-	need := min(max(t.lim.buffer/2, slidingMinSpanFloor), slidingMinSpanCap)
-	if !t.inj.injected {
+	need := min(max(v.lim.buffer/2, slidingMinSpanFloor), slidingMinSpanCap)
+	if !v.inj.injected {
 		// The first summary message also adds its header and continuation.
-		atts := convo.RequestAttachments(coveredRequest(t, split))
-		need += t.cal.scale(t.est.tokenEstimator.content(summaryContent("", boundedUserRequest(t), atts...)))
+		atts := convo.RequestAttachments(v.coveredRequest(split))
+		need += v.cal.scale(v.est.tokenEstimator.content(summaryContent("", v.boundedUserRequest(), false, atts...)))
 	}
-	return turns, t.cal.scale(contentsTokens(t.est, span)) >= need
+	return turns, v.cal.scale(contentsTokens(v.est, span)) >= need
 }
 
-// suffixes are the split points a sliding-window compaction tries,
-// in order: the start of the newest keepTurns turns, then of fewer and fewer,
-// down to the newest turn, each moved back as far as pair safety requires,
-// and only those whose kept contents fit their share of the room under the
-// trigger (the newest turn alone may take all the room when the compaction
-// was triggered by turns rather than tokens). Every split leaves something to
-// summarize after the previous watermark. An empty result means only a full
-// summary can help.
-func (s slidingWindow) suffixes(t *turn, c *compaction, reason string) []int {
-	var starts []int
-	for i := c.first; i < c.cov; i++ {
-		if isTurnStart(t.raw[i]) {
-			starts = append(starts, i)
-		}
-	}
-	room := t.lim.threshold - c.bare - c.budget
+// suffixes are the split points a sliding-window compaction tries, in
+// order: the start of the newest keepTurns turns, then of fewer, down to the
+// newest turn, each pair-safe and leaving something to summarize, and only
+// those whose kept contents fit their share of the room under the trigger
+// (the newest turn alone may take all of it in a compaction for turns).
+func (s slidingWindow) suffixes(c *compaction, reason string) []int {
+	starts := turnStarts(c.raw, c.first, c.cov)
+	room := c.lim.threshold - c.bare - c.budget
 	share := int(float64(room) * slidingTailShare)
 
 	var splits []int
-	tail, counted := 0, len(t.raw) // raw tokens of t.raw[counted:]
-	for k := 1; k <= min(t.betweenTurns.turnsKept(keepTurns(s.maxTurns)), len(starts)); k++ {
-		split := pairs.SafeStart(t.raw, starts[len(starts)-k])
+	tail, counted := 0, len(c.raw) // raw tokens of c.raw[counted:]
+	for k := 1; k <= min(c.betweenTurns.turnsKept(keepTurns(s.maxTurns)), len(starts)); k++ {
+		split := pairs.SafeStart(c.raw, starts[len(starts)-k])
 		if split <= c.first {
 			break // nothing left to summarize, with this many turns or more
 		}
@@ -142,9 +137,9 @@ func (s slidingWindow) suffixes(t *turn, c *compaction, reason string) []int {
 		}
 		for counted > split {
 			counted--
-			tail += t.est.content(t.raw[counted])
+			tail += c.est.content(c.raw[counted])
 		}
-		n := t.cal.scale(tail)
+		n := c.cal.scale(tail)
 		if n > share && (k > 1 || reason != ReasonTurns || n > room) {
 			break // more turns only weigh more
 		}

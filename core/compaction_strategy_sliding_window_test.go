@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -228,7 +227,7 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	system := genai.NewContentFromText(fillerOf(68_800, 5), genai.RoleUser)
 	probe := request(userMsg(user))
 	probe.Config.SystemInstruction = system
-	bare := cal.scale(requestTokens(testEst, engineReq(probe)) - contentsTokens(testEst, probe.Contents) + testEst.content(summaryContent("", user)))
+	bare := cal.scale(requestTokens(testEst, engineReq(probe)) - contentsTokens(testEst, probe.Contents) + testEst.content(summaryContent("", user, false)))
 	budget := summaryBudget(lim, bare, 0)
 	room := lim.threshold - bare - budget
 	share := int(float64(room) * slidingTailShare)
@@ -345,45 +344,6 @@ func TestSlidingWindow_NothingToSummarizeAfterWatermark(t *testing.T) {
 	assert.NotContains(t, sum.lastInput(), "U0-MARK", "nothing before the watermark")
 	assert.Len(t, req.Contents, 1)
 	assert.Equal(t, len(raw), ctx.getInt(keyWatermark))
-}
-
-func TestSlidingWindow_FaultsUseFallback(t *testing.T) {
-	clock := coretest.NewFakeClock(time.Time{})
-	faults := []struct {
-		name string
-		llm  *fakeLLM
-		opts []AgentOption
-		want string
-	}{
-		{"error", failingSummarizer(errBoom), nil, "boom"},
-		{"empty", fixedSummary("  "), nil, "empty summary"},
-		{"oversize", fixedSummary(strings.Repeat("very long summary ", 200_000/18)), nil, "exceeds its budget"},
-		{"deadline", slowSummarizer(clock), []AgentOption{WithSummaryTimeout(testSummaryTimeout)}, "summary timeout"},
-		{"panic", &fakeLLM{name: "s", reply: func(context.Context, *Request) (string, error) { panic("bug") }}, nil, "summarizer panicked"},
-	}
-	for _, f := range faults {
-		t.Run(f.name, func(t *testing.T) {
-			var events []CompactionEvent
-			g := newGuard(nil, WithLogger(quietTestLogger()), WithClock(clock),
-				WithOnCompaction(func(_ context.Context, e CompactionEvent) { events = append(events, e) }))
-			g.addModel("a", f.llm, append([]AgentOption{WithSlidingWindow(4), WithMaxTokens(8_000)}, f.opts...)...)
-			require.NoError(t, g.Err())
-			ctx := newFakeCtx("a").withUser("U9-MARK latest")
-			raw := append(swHistory(0, 6, 300), userMsg("U9-MARK latest"))
-			req := request(raw...)
-			_, err := g.beforeModel(ctx, req)
-			require.NoError(t, err)
-			require.Len(t, events, 1)
-			assert.True(t, events[0].Fallback)
-			assert.Contains(t, events[0].FallbackReason, f.want)
-			assert.LessOrEqual(t, f.llm.Calls(), DefaultMaxCompactionAttempts)
-			assert.LessOrEqual(t, newCalibration(guardState{}, testEst).count(requestTokens(testEst, engineReq(req))), newLimits(8_000).threshold)
-			assert.Contains(t, requestText(req), "U9-MARK latest")
-			assert.NoError(t, coretest.CheckPairs(req.Contents))
-			assert.Equal(t, 1, strings.Count(requestText(req), continuationLead))
-			assert.NotContains(t, requestText(req), "R0-MARK", "the raw history is never passed through")
-		})
-	}
 }
 
 func TestPairSafeSplit(t *testing.T) {

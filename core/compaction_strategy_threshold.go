@@ -15,6 +15,6 @@ type thresholdStrategy struct{}
 
 func (thresholdStrategy) name() Strategy { return StrategyThreshold }
 
-func (thresholdStrategy) due(*turn, []*genai.Content) (string, []any) { return "", nil }
+func (thresholdStrategy) due(callView, []*genai.Content) (string, []any) { return "", nil }
 
-func (thresholdStrategy) suffixes(*turn, *compaction, string) []int { return nil }
+func (thresholdStrategy) suffixes(*compaction, string) []int { return nil }

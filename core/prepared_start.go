@@ -93,7 +93,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 // The request such a summary makes is the summary, the contents from the
 // split on, and the step the tools are running for.
 func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
-	for _, split := range t.cfg.policy.suffixes(t, c, ReasonTokens) {
+	for _, split := range t.cfg.policy.suffixes(c, ReasonTokens) {
 		if fitsPrepared(c, cand, t.cal.scale(contentsTokens(t.est, t.raw[split:c.cov]))) {
 			return split
 		}
@@ -160,11 +160,11 @@ func (g *Guard) runPrepared(t *turn, c *compaction, p *preparedSummary) {
 	t.sess.mu.Lock() // the private entry: summarize parks it around the call
 	var o outcome
 	if p.end < c.cov {
-		o = g.summarizeSpan(t, c, p.end, false, func(summary string) []*genai.Content {
-			return keptTail(t, c, p.end, summary)
+		o = c.summarizeSpan(p.end, false, func(summary string) []*genai.Content {
+			return c.keptTail(p.end, summary)
 		})
 	} else {
-		o = g.fullSummary(t, c)
+		o = c.fullSummary()
 	}
 	t.sess.mu.Unlock()
 	p.summary, p.ev = o.summary, c.ev

@@ -52,29 +52,29 @@ func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, next guardState, p
 	end := p.end
 	switch {
 	case c.first != p.first || c.prevSummary != p.prevSummary || end > c.cov || end <= c.first ||
-		(c.userReq != p.userReq && coveredRequest(t, end) != nil):
+		(c.userReq != p.userReq && c.coveredRequest(end) != nil):
 		// A request the summary covers must be the one it was written
 		// for; a newer one (a turn begun since) is sent verbatim after it.
 		p.waste(t.ctx, "the request changed since it was prepared")
-		return g.compactWith(t, c, s, reason)
+		return c.compactWith(s, reason)
 	case t.hookInstructions != "":
 		p.waste(t.ctx, "the before-compaction hook gave instructions")
-		return g.compactWith(t, c, s, reason)
+		return c.compactWith(s, reason)
 	case pairs.SafeStart(t.raw, end) != end:
 		p.waste(t.ctx, "it ends inside a call/response pair")
-		return g.compactWith(t, c, s, reason)
+		return c.compactWith(s, reason)
 	}
 	waited, ok := g.awaitPrepared(t, p)
 	if !ok || p.failed {
 		p.waste(t.ctx, "it was not written within the summary timeout")
-		return g.compactWith(t, c, s, reason)
+		return c.compactWith(s, reason)
 	}
-	out := keptTail(t, c, end, p.summary)
+	out := c.keptTail(end, p.summary)
 	o := outcome{contents: out, summary: p.summary, watermark: end, newEst: t.weigh(out)}
 	o.newCount = t.cal.scale(o.newEst)
 	if !preparedFits(t.lim, o.newCount, t.before, c.budget) {
 		p.waste(t.ctx, "the request it makes is too large")
-		return g.compactWith(t, c, s, reason)
+		return c.compactWith(s, reason)
 	}
 	c.ev.Ran, c.ev.Prepared, c.ev.InlineReason = t.betweenTurns.preparedRan(), true, ""
 	c.ev.Waited = t.betweenTurns.waited(waited)
@@ -84,7 +84,7 @@ func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, next guardState, p
 	c.ev.ContentsSummarized = end - c.first
 	c.summarizing = max(p.took-waited, 0)
 	p.use(t.ctx)
-	return g.finishCompaction(t, c, o)
+	return c.finish(o)
 }
 
 // awaitPrepared waits for p, with the session parked (a concurrent call for

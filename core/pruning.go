@@ -12,14 +12,11 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
-// Tool-result pruning (ARCHITECTURE.md, Strategies; WithToolResultPruning): the tier before
-// summarizing. The payloads of function responses older than the newest K
-// tool steps are replaced by a placeholder naming the tool and the size
-// removed. ADK rebuilds the request from the session's events on every step,
-// and pruning is applied to every request; the one thing stored is the
-// pruning frontier (the last tool step pruned), which advances only when a
-// pass frees enough (WithPruningMinFree), so the request is a function of
-// the history and that frontier.
+// Tool-result pruning (ARCHITECTURE.md, Strategies; WithToolResultPruning),
+// the tier before summarizing: the payloads of function responses older
+// than the newest K tool steps become a placeholder naming the tool and the
+// size removed, in every request; only the frontier (the last step pruned)
+// is stored, so the request is a function of the history and it.
 
 const (
 	// pruneMinResultTokens is the smallest payload (estimated tokens) that is
@@ -62,12 +59,7 @@ func pruneFrontier(keep int, raw []*genai.Content) int {
 	if keep <= 0 {
 		return 0
 	}
-	n := 0
-	for _, c := range raw {
-		if hasFunctionResponse(c) {
-			n++
-		}
-	}
+	n := toolSteps(raw)
 	return max((n-keep)/keep*keep, 0)
 }
 
@@ -108,15 +100,15 @@ func pruneTo(e cachedEstimator, frontier int, recall bool, raw, cs []*genai.Cont
 // with the newest steps of raw, the history ADK built, where steps are
 // numbered from the first.
 func stepsBefore(raw, cs []*genai.Content) int {
+	return toolSteps(raw) - toolSteps(cs)
+}
+
+// toolSteps is the number of tool steps (function responses) in cs.
+func toolSteps(cs []*genai.Content) int {
 	n := 0
-	for _, c := range raw {
-		if hasFunctionResponse(c) {
-			n++
-		}
-	}
 	for _, c := range cs {
 		if hasFunctionResponse(c) {
-			n--
+			n++
 		}
 	}
 	return n
@@ -292,8 +284,8 @@ func partTokens(e tokenEstimator, p *genai.Part) int {
 // the log and the compactions metric count it among the compactions that
 // cost the provider's cache (README, Prompt caching). before and after are
 // the calibrated counts with the stored frontier and pruned; next is the
-// state the call persists.
-func (g *Guard) prunedAtTrigger(t *turn, before, after int, next guardState) *CompactionEvent {
+// state the call persists; tel gets the span.
+func prunedAtTrigger(tel *telemetry, t *turn, before, after int, next guardState) *CompactionEvent {
 	ev := CompactionEvent{
 		Agent:             t.cfg.name,
 		SessionID:         t.ctx.SessionID(),
@@ -307,8 +299,8 @@ func (g *Guard) prunedAtTrigger(t *turn, before, after int, next guardState) *Co
 		PrefixKeptTokens:  next.prefixKept,
 		InvalidatedTokens: next.invalidated,
 	}
-	ctx, span := g.tel.startCompaction(t.ctx, ev.Agent, ev.SessionID, ev.Strategy)
-	g.tel.endCompaction(ctx, span, ev, nil)
+	ctx, span := tel.startCompaction(t.ctx, ev.Agent, ev.SessionID, ev.Strategy)
+	tel.endCompaction(ctx, span, ev, nil)
 	t.log().Info("contextguard: pruned tool results at the trigger",
 		"tokens_before", before, "tokens_after", after, "threshold", ev.Threshold, "window", ev.Window,
 		"pruned_steps", t.frontier, "prefix_kept_tokens", ev.PrefixKeptTokens, "invalidated_tokens", ev.InvalidatedTokens)

@@ -166,7 +166,7 @@ func TestPruneToolResults_StableAcrossCompaction(t *testing.T) {
 	tr := pruneTestTurn(raw, 3, 200_000, nil)
 	before := pruneTest(tr, raw)
 	for _, split := range []int{4, 20, 36} {
-		cs := append([]*genai.Content{summaryContent("S", "u")}, raw[split:]...)
+		cs := append([]*genai.Content{summaryContent("S", "u", false)}, raw[split:]...)
 		after := pruneTest(tr, cs)
 		for i, c := range after[1:] {
 			assert.Same(t, before[split+i], c, "split %d: content %d", split, split+i)

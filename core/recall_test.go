@@ -295,8 +295,8 @@ func TestDeclaresRecall_TellsTheModel(t *testing.T) {
 	assert.False(t, declaresRecall(without))
 	assert.False(t, declaresRecall(nil))
 
-	assert.Contains(t, buildSummaryContent("S", "u", true).Parts[0].Text, recallNote)
-	assert.NotContains(t, buildSummaryContent("S", "u", false).Parts[0].Text, RecallToolName)
+	assert.Contains(t, summaryContent("S", "u", true).Parts[0].Text, recallNote)
+	assert.NotContains(t, summaryContent("S", "u", false).Parts[0].Text, RecallToolName)
 
 	big := respMsg("kubectl_logs", map[string]any{"output": strings.Repeat("log line\n", 500)})
 	big.Parts[0].FunctionResponse.ID = "c-1"

@@ -85,13 +85,11 @@ func overflowWindow(ov ContextOverflow, window int) int {
 
 // onlyCurrentRequest reports whether the rejected request holds nothing a
 // compaction may cover but the user's current request: the request alone,
-// or only the guard's summary message carrying it (the recovery's own
-// compaction, already cut to half the window), with at most the adapter's
-// synthetic continuations after it (convo.CoverableLen, the rule every
-// compaction covers by). A compaction could not make it smaller. Anything
-// else, the turn's own tool steps after the request included (a session's
-// first turn, an agent with IncludeContents "none"), is compacted as the
-// strategies compact it (ARCHITECTURE.md, Recovery).
+// or only the guard's summary message carrying it, with at most the
+// adapter's synthetic continuations after it (convo.CoverableLen). A
+// compaction could not make it smaller. Anything else, the turn's own tool
+// steps after the request included, is compacted (ARCHITECTURE.md,
+// Recovery).
 func onlyCurrentRequest(c Call, req *Request) bool {
 	if req == nil || convo.CoverableLen(req.Contents) != 1 {
 		return false
@@ -105,11 +103,10 @@ func onlyCurrentRequest(c Call, req *Request) bool {
 }
 
 // handleOverflow does the work of OnModelErrorCallback while it owns the
-// session: without a recovery model it records the overflow for the next
-// call; with one it compacts the rejected request and returns the request to
-// send (nil when nothing could be compacted, and the overflow is then
-// recorded). It returns the compaction made, if any, for the hook, which
-// runs once the session is released.
+// session: it compacts the rejected request with a recovery model, and
+// returns the request to send and the compaction's event (for the hook);
+// without one, or when nothing could be compacted, it records the overflow
+// for the next call.
 func (g *Guard) handleOverflow(c Call, st State, ro StateReader, cfg *Agent, req *Request, ov ContextOverflow, logger *slog.Logger) (*Request, *CompactionEvent, error) {
 	sess, err := g.sessions.acquire(c, sessionKey(c))
 	if err != nil {
@@ -118,16 +115,16 @@ func (g *Guard) handleOverflow(c Call, st State, ro StateReader, cfg *Agent, req
 	defer g.sessions.release(sess)
 	mem := sess.memory(cfg.name)
 	jov := g.plausibleOverflow(sess, cfg, req, ov, logger)
+	learned := learnedRatio(st, cfg)
 	if cfg.recoveryLLM == nil || req == nil {
-		g.recordOverflow(st, sess, cfg, mem, req, jov)
+		recordOverflow(sess, cfg, mem, req, jov, learned)
 		return nil, nil, nil
 	}
-	learned := g.learnedRatio(st, cfg)
 	creq, ev, err := g.compactForRecovery(c, st, ro, cfg, sess, mem, req, jov, logger)
 	if err != nil || creq == nil {
 		// The provider's error is returned, and the state this call wrote
 		// is lost with it: learn from the original ratio again.
-		g.recordOverflowFrom(sess, cfg, mem, req, jov, learned)
+		recordOverflow(sess, cfg, mem, req, jov, learned)
 	}
 	return creq, ev, err
 }
@@ -139,13 +136,10 @@ func (g *Guard) handleOverflow(c Call, st State, ro StateReader, cfg *Agent, req
 const maxKnownWindow = 10_000_000
 
 // maxOverflowRatio is the most an overflow error's count may exceed the
-// larger of the guard's raw estimate of the rejected request and the
-// window by, and still be a count: the calibration's own bound
-// (maxCorrection), beyond which no report is learned either. The window
-// counts too because a rejected request is over the window by definition,
-// and one the guard estimated far under it may still be (an attachment the
-// estimate does not see): that count is the provider's word on the request
-// (ARCHITECTURE.md, Recovery).
+// larger of the guard's raw estimate of the rejected request and the window
+// by, and still be a count: the calibration's own bound (maxCorrection). The
+// window counts too: a request the guard estimated far under it may still be
+// over it (an attachment the estimate does not see).
 const maxOverflowRatio = maxCorrection
 
 // judgedOverflow is an overflow as recovery acts on it: the error's
@@ -158,13 +152,11 @@ type judgedOverflow struct {
 
 // plausibleOverflow judges ov's count against the request: a count above
 // every known window (and the agent's own), or more than maxOverflowRatio
-// times the larger of the guard's estimate of the request and the window
-// the request was rejected against, is implausible. Such a count
-// (2^40, a running total, a gateway's sum over requests) says only that
-// the request was too large: the overflow is recovered as one of unknown
-// size, once, and teaches the session nothing, since a ratio learned from
-// it would make every later call of the session compact early. The caller
-// owns the session entry.
+// times the larger of the guard's estimate and the window, is implausible
+// (2^40, a running total, a gateway's sum). It says only that the request
+// was too large: recovered as an overflow of unknown size, teaching the
+// session no ratio, which would make its later calls compact early. The
+// caller owns the session entry.
 func (g *Guard) plausibleOverflow(sess *sessionEntry, cfg *Agent, req *Request, ov ContextOverflow, logger *slog.Logger) judgedOverflow {
 	if ov.Tokens <= 0 {
 		return judgedOverflow{ContextOverflow: ov, learns: true}
@@ -193,12 +185,12 @@ func (g *Guard) rememberOverflow(c Call, st State, cfg *Agent, req *Request, ov 
 		return
 	}
 	defer g.sessions.release(sess)
-	g.recordOverflow(st, sess, cfg, sess.memory(cfg.name), req, g.plausibleOverflow(sess, cfg, req, ov, logger))
+	recordOverflow(sess, cfg, sess.memory(cfg.name), req, g.plausibleOverflow(sess, cfg, req, ov, logger), learnedRatio(st, cfg))
 }
 
 // learnedRatio is the provider ratio the session has learned so far, per
 // mille, as the call whose state is st sees it (0: none).
-func (g *Guard) learnedRatio(st StateReader, cfg *Agent) int {
+func learnedRatio(st StateReader, cfg *Agent) int {
 	if st == nil {
 		return 0
 	}
@@ -206,14 +198,9 @@ func (g *Guard) learnedRatio(st StateReader, cfg *Agent) int {
 }
 
 // recordOverflow records an overflow for the session's next call, with the
-// provider ratio the session learns from it. The caller holds the session
-// entry.
-func (g *Guard) recordOverflow(st StateReader, sess *sessionEntry, cfg *Agent, mem *agentMemory, req *Request, ov judgedOverflow) {
-	g.recordOverflowFrom(sess, cfg, mem, req, ov, g.learnedRatio(st, cfg))
-}
-
-// recordOverflowFrom is recordOverflow from the learned ratio given.
-func (g *Guard) recordOverflowFrom(sess *sessionEntry, cfg *Agent, mem *agentMemory, req *Request, ov judgedOverflow, learned int) {
+// provider ratio the session learns from it on top of learned. The caller
+// holds the session entry.
+func recordOverflow(sess *sessionEntry, cfg *Agent, mem *agentMemory, req *Request, ov judgedOverflow, learned int) {
 	p := &pendingOverflow{real: ov.Tokens, limit: ov.Limit, contents: mem.sentLen}
 	if req != nil {
 		est := sess.estimator(cfg, req.Model)
@@ -225,12 +212,11 @@ func (g *Guard) recordOverflowFrom(sess *sessionEntry, cfg *Agent, mem *agentMem
 	mem.overflow = p
 }
 
-// compactForRecovery compacts the rejected request to half the window
-// (the provider's limit when it is smaller than the guard's), calibrated
-// with the provider's real count, and persists the compaction in the call's
-// state delta, which rides on the recovery response. It returns the request
-// to send, nil when nothing could be compacted, and the compaction's event
-// for the hook. The caller owns the session entry.
+// compactForRecovery compacts the rejected request to half the window (the
+// provider's limit when smaller), calibrated with the provider's count, and
+// persists the compaction in the call's state delta, which rides on the
+// recovery response. It returns the request to send (nil when nothing could
+// be compacted) and the event. The caller owns the session entry.
 func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent, sess *sessionEntry, mem *agentMemory, req *Request, ov judgedOverflow, logger *slog.Logger) (*Request, *CompactionEvent, error) {
 	sio := cfg.stateIO(g.log)
 	var prev guardState

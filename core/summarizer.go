@@ -111,9 +111,7 @@ func RenderSummaryPrompt(req SummaryRequest) (system, user string, err error) {
 	return sb.String(), ub.String(), nil
 }
 
-// ---------------------------------------------------------------------------
-// Transcript rendering (ARCHITECTURE.md, The summarizer)
-// ---------------------------------------------------------------------------
+// Transcript rendering (ARCHITECTURE.md, The summarizer).
 
 // excerptLimits bound what one message may contribute to a transcript. Tool
 // results keep head and tail: the facts the agent learned live there.

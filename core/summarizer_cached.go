@@ -5,18 +5,23 @@ import (
 	_ "embed"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"text/template"
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // The cached form of a summary request (ARCHITECTURE.md, The summarizer):
 // the agent's own request, as the guard would have sent it, plus one
 // instruction, so that the provider's prefix cache serves all of it but the
-// instruction.
+// instruction. When one step's new contents push the request so far past the
+// trigger that its cached form does not fit the summarizer's window, it is
+// asked over the previous request the provider saw, and the newer contents
+// stay verbatim after the summary.
 
 // SummaryForm is how the guard asks for a summary (WithSummaryForm,
 // CompactionEvent.SummaryForm). The values are stable: they are written to
@@ -115,49 +120,40 @@ func renderCachedInstruction(req SummaryRequest, prev bool, kept int) (string, e
 const cachedMinSummaryShare = 0.5
 
 // cachedSummaryCall is the cached form's call for the summary sreq asks of
-// compaction c, of t.raw[c.first:end], asked calibrated tokens long
-// (sreq.SummaryTokens in the summarizer's measure), kept of the request's
-// newest contents staying verbatim after the summary, and the length it
-// asks for: asked, or less when the request leaves less room (at least
-// cachedMinSummaryShare of it). The summary covers the whole request: the
-// instruction says which part stays, so a model that misjudges where it
-// starts repeats it rather than leaving anything out.
-//
-// When the whole request leaves too little room, and the summary ends
-// within the previous request the provider saw (lastRequest), the call is
-// that request plus the instruction: its contents are exactly the prefix
-// the provider cached, and the instruction says how many of them stay
-// (none when the summary covers them all).
-//
-// The call is nil, and the transcript form is used, when the form is off
-// (WithSummaryForm), the summarizer does not share the agent's model
-// (CachedSummarizer), a cached call of this compaction failed, the
-// provider rejected this very request (recovery), or neither request
-// leaves room for the summary (its length with its oversize tolerance) in
-// the summarizer's window, beside the margin kept for the estimate's error
-// (outputMarginFraction).
-func cachedSummaryCall(t *turn, c *compaction, sreq SummaryRequest, asked, end, kept int) (*CachedSummaryCall, int) {
-	if !cachedFormUsable(t, c) {
+// c.raw[c.first:end], asked calibrated tokens long, kept of the request's
+// newest contents staying verbatim after it, and the length it asks for:
+// asked, or less when the request leaves less room (cachedMinSummaryShare
+// of it at least). The summary covers the whole request and the instruction
+// says which part stays, so a model that misjudges where it starts repeats
+// it rather than leaving anything out. When the whole request leaves too
+// little room and the summary ends within the previous request the
+// provider saw (lastRequest), the call is that request, the prefix the
+// provider cached, plus the instruction. The call is nil (the transcript
+// form) when the form may not be used (cachedFormUsable) or neither request
+// leaves the summary room, with its oversize tolerance, in the
+// summarizer's window beside the estimate's margin (outputMarginFraction).
+func (c *compaction) cachedSummaryCall(sreq SummaryRequest, asked, end, kept int) (*CachedSummaryCall, int) {
+	if !c.cachedFormUsable() {
 		return nil, asked
 	}
 	base, est := c.orig, c.origEst
-	if cs := c.asCached(t); cs != nil {
-		base, est = cs, t.weigh(cs)
+	if cs := c.asCached(); cs != nil {
+		base, est = cs, c.weigh(cs)
 	}
-	fit, ok := fitCached(t, c, sreq, asked, est, kept)
+	fit, ok := c.fitCached(sreq, asked, est, kept)
 	if !ok && len(base) > 0 && len(c.orig) > 0 && &base[0] != &c.orig[0] {
 		base = c.orig
-		fit, ok = fitCached(t, c, sreq, asked, c.origEst, kept)
+		fit, ok = c.fitCached(sreq, asked, c.origEst, kept)
 	}
-	if p := c.lastRequest(t); !ok && p.end > 0 && end <= p.end {
+	if p := c.lastRequest(); !ok && p.end > 0 && end <= p.end {
 		base = p.contents
-		fit, ok = fitCached(t, c, sreq, asked, p.est, p.end-end)
+		fit, ok = c.fitCached(sreq, asked, p.est, p.end-end)
 	}
 	if !ok {
 		if fit.err == nil && !c.cachedMissLogged {
 			c.cachedMissLogged = true
-			t.log().Debug("contextguard: the request leaves too little room for the summary in the summarizer's window; asking in the transcript form",
-				"request_tokens", fit.in, "summary_tokens", asked, "summarizer_window", t.guardSummarizerWindow())
+			c.log.Debug("contextguard: the request leaves too little room for the summary in the summarizer's window; asking in the transcript form",
+				"request_tokens", fit.in, "summary_tokens", asked, "summarizer_window", c.sumWindow)
 		}
 		return nil, asked
 	}
@@ -173,7 +169,7 @@ func cachedSummaryCall(t *turn, c *compaction, sreq SummaryRequest, asked, end, 
 		// sets it, within the room the window leaves.
 		MaxOutputTokens: int32(min(2*fit.asked, fit.room, math.MaxInt32)),
 	}
-	if a := t.req.Config; a != nil {
+	if a := c.req.Config; a != nil {
 		cfg.SystemInstruction, cfg.Tools, cfg.CachedContent = a.SystemInstruction, a.Tools, a.CachedContent
 	}
 	return &CachedSummaryCall{Contents: contents, Config: cfg, Instruction: fit.instr}, fit.asked
@@ -183,12 +179,12 @@ func cachedSummaryCall(t *turn, c *compaction, sreq SummaryRequest, asked, end, 
 // at all: the form is on, the summarizer shares the agent's model, no
 // cached call of this compaction failed, and the provider did not reject
 // this very request.
-func cachedFormUsable(t *turn, c *compaction) bool {
-	if t.cfg.summaryForm == SummaryFormTranscript || c.noCached || t.rejected {
+func (c *compaction) cachedFormUsable() bool {
+	if c.cfg.summaryForm == SummaryFormTranscript || c.noCached || c.rejected {
 		return false
 	}
-	s, ok := t.cfg.summarizer.(CachedSummarizer)
-	return ok && s.SharesModel(t.req.Model)
+	s, ok := c.cfg.summarizer.(CachedSummarizer)
+	return ok && s.SharesModel(c.req.Model)
 }
 
 // cachedFit is how a request fits the summarizer's window in the cached
@@ -207,15 +203,15 @@ type cachedFit struct {
 // stay after the summary: ok is false when the window leaves less room
 // than the summary needs, down to cachedMinSummaryShare of asked, or the
 // instruction does not render (fit.err, logged).
-func fitCached(t *turn, c *compaction, sreq SummaryRequest, asked, est, kept int) (fit cachedFit, ok bool) {
+func (c *compaction) fitCached(sreq SummaryRequest, asked, est, kept int) (fit cachedFit, ok bool) {
 	prev := c.prevSummary != ""
 	instr, err := renderCachedInstruction(sreq, prev, kept)
 	if err != nil {
-		t.log().Error("contextguard: the summary instruction does not render; asking in the transcript form", "error", err)
+		c.log.Error("contextguard: the summary instruction does not render; asking in the transcript form", "error", err)
 		return cachedFit{err: err}, false
 	}
-	w := t.guardSummarizerWindow()
-	in := t.cal.scale(sat.Add(est, t.est.tokenEstimator.content(&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: instr}}})))
+	w := c.sumWindow
+	in := c.cal.scale(sat.Add(est, c.est.tokenEstimator.content(&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: instr}}})))
 	room := w - in - max(sat.Scale(w, outputMarginFraction), minOutputMargin)
 	fit = cachedFit{instr: instr, asked: asked, room: room, in: in}
 	if room >= sat.Scale(asked, oversizeTolerance) {
@@ -228,9 +224,121 @@ func fitCached(t *turn, c *compaction, sreq SummaryRequest, asked, est, kept int
 	// The instruction states the shorter length; its size barely changes
 	// (a number of fewer digits at most).
 	fit.asked = short
-	sreq.SummaryTokens = t.cal.unscale(short)
+	sreq.SummaryTokens = c.cal.unscale(short)
 	if fit.instr, err = renderCachedInstruction(sreq, prev, kept); err != nil {
 		return cachedFit{err: err}, false
 	}
 	return fit, true
+}
+
+// previousRequest is the request the provider saw last, as the prefix
+// record proves it (prefix_count.go): end is how many contents of c.raw it
+// held (0 when no such request is known), contents are its contents as
+// they were sent, and est its raw estimate with the system instruction and
+// tools.
+type previousRequest struct {
+	checked  bool
+	end      int
+	contents []*genai.Content
+	est      int
+}
+
+// lastRequest is the previous request, found once per compaction: known
+// when the prefix record matches the request (the same compaction count,
+// summary cut, system instruction, tools and chain of contents) and the
+// request has contents after it, its contents are the leading contents of
+// the request before compaction, pruned again to the record's frontier if
+// this call's pass moved it. A request that ends at or before the stored
+// summary's cut, or past what a summary may cover, gives none.
+func (c *compaction) lastRequest() *previousRequest {
+	p := &c.previous
+	if p.checked {
+		return p
+	}
+	p.checked = true
+	n := c.prefix.rec.contents
+	if !c.prefix.matched || n <= c.first || n >= len(c.raw) || n > c.cov || c.inj.cut > n {
+		return p
+	}
+	lead := 0
+	if c.inj.injected {
+		lead = 1
+	}
+	k := lead + n - c.inj.cut
+	if k > len(c.orig) {
+		return p
+	}
+	cs := c.orig[:k:k]
+	if c.prefix.rec.frontier != c.frontier {
+		cs = c.prunedAsRecorded(lead, n)
+	}
+	p.end, p.contents, p.est = n, cs, c.weigh(cs)
+	return p
+}
+
+// asCached is the request the compaction starts from as the provider cached
+// it, when this call's pruning pass moved the frontier past the recorded
+// one: the same contents pruned to the recorded frontier (nil when the pass
+// did not move it, or the record does not match). The contents a summary
+// keeps are pruned to the new frontier either way (keptTail).
+func (c *compaction) asCached() []*genai.Content {
+	if !c.prefix.matched || c.prefix.rec.frontier == c.frontier {
+		return nil
+	}
+	lead := 0
+	if c.inj.injected {
+		lead = 1
+	}
+	if c.inj.cut > len(c.raw) || len(c.orig) != lead+len(c.raw)-c.inj.cut {
+		return nil
+	}
+	return c.prunedAsRecorded(lead, len(c.raw))
+}
+
+// prunedAsRecorded is the request's first lead contents (the injected
+// summary message) and its raw contents from the summary's cut up to n,
+// pruned to the frontier of the prefix record: as the previous request
+// sent them, where this call's pruning moved on.
+func (c *compaction) prunedAsRecorded(lead, n int) []*genai.Content {
+	sent := make([]*genai.Content, 0, lead+n-c.inj.cut)
+	sent = append(sent, c.orig[:lead]...)
+	sent = append(sent, c.raw[c.inj.cut:n]...)
+	return pruneTo(c.est, c.prefix.rec.frontier, c.recall, c.raw[:n], sent)
+}
+
+// withPreviousSplit is the strategy's suffixes followed, when it helps, by
+// the split at the end of the previous request (lastRequest), moved back
+// before a call whose response is new (pairs.SafeStart): the summary then
+// covers that request, asked in the cached form over it, and the contents
+// added since stay verbatim. It is offered only when the cached form of the
+// whole request does not fit the summarizer's window, that of the previous
+// request does, and the compacted request at the length asked fits under
+// the threshold, so trying it costs no call the compaction would not make.
+func (c *compaction) withPreviousSplit(suffixes []int) []int {
+	if !c.cachedFormUsable() {
+		return suffixes
+	}
+	p := c.lastRequest()
+	if p.end == 0 {
+		return suffixes
+	}
+	split := pairs.SafeStart(c.raw, p.end)
+	if split <= c.first || split >= c.cov || slices.Contains(suffixes, split) {
+		return suffixes
+	}
+	whole := min(c.budget, c.input.answer)
+	if _, ok := c.fitCached(c.summaryRequest(whole), whole, c.origEst, 0); ok {
+		return suffixes
+	}
+	build := func(summary string) []*genai.Content { return c.keptTail(split, summary) }
+	asked := min(c.spanBudget(build), c.input.answer)
+	if sat.Add(c.cal.scale(c.weigh(build(""))), asked) > c.lim.threshold {
+		return suffixes
+	}
+	if _, ok := c.fitCached(c.summaryRequest(asked), asked, p.est, p.end-split); !ok {
+		return suffixes
+	}
+	c.log.Debug("contextguard: the request is too large for the cached form; summarizing the previous request in it and keeping the contents added since",
+		"previous_request_contents", p.end, "kept_contents", len(c.raw)-split)
+	return append(slices.Clip(suffixes), split)
 }

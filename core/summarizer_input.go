@@ -5,13 +5,88 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
-// The parts of a summarizer input beside the transcript and the previous
-// summary (the instructions, the focus, the hook's instructions, the todo
-// list and the user's request), each bounded to its share of the input
-// (ARCHITECTURE.md, The summarizer).
+// The room of one summarizer call (ARCHITECTURE.md, The summarizer): the
+// answer, the input its window leaves, and the parts of that input beside
+// the transcript and the previous summary (the instructions, the focus, the
+// hook's instructions, the todo list and the user's request), each bounded
+// to its share.
+
+// Sizes of a summarizer call.
+const (
+	// summarizerInputShare is the share of the summarizer's window its input
+	// may take; the rest is its prompt and its answer (the earlier guard's
+	// 80%, ARCHITECTURE.md, Origins).
+	summarizerInputShare = 0.80
+	// promptOverheadTokens is a bound on the summary prompt's own text.
+	promptOverheadTokens = 700
+	// minSummarizerInput is the smallest input budget assumed, so a tiny
+	// summarizer window still gets readable excerpts.
+	minSummarizerInput = 512
+	// summarizerAnswerShare bounds the summary asked of a summarizer whose
+	// window is small beside the agent's (a 12,800-token summary cannot be
+	// asked of an 8k model): it keeps most of its window for its input, so
+	// a rolling summary needs few pieces. The agent's own model is never
+	// bound by it (half the buffer is at most a tenth of the window).
+	summarizerAnswerShare = 0.25
+)
+
+// summarizerInput is the room of one summarizer call, in calibrated tokens:
+// answer is the longest summary it is asked for (the compaction's budget,
+// at most summarizerAnswerShare of its window); budget is what its window
+// leaves for the previous summary and the transcript (summarizerInputShare
+// of it, or less when the answer's room needs more, less the prompt's own
+// text and the extras), of which the previous summary may take half; lim
+// bounds the transcript's excerpts to what the previous summary leaves.
+type summarizerInput struct {
+	answer int
+	budget int
+	lim    excerptLimits
+	// extras are the parts of every input beside the transcript and the
+	// previous summary, already taken out of budget.
+	extras summarizerExtras
+}
+
+// extraParts are the parts of a summarizer input beside the transcript and
+// the previous summary, as the compaction has them: the agent's
+// WithInstructions, the focus of a requested compaction, the
+// before-compaction hook's instructions, the todo list and the user's
+// request.
+type extraParts struct {
+	instructions, focus, hook, userRequest string
+	todos                                  []TodoItem
+}
+
+// newSummarizerInput is the room of one call to a summarizer of window w
+// for a summary of summaryTokens after prev, with the extra parts bounded
+// to their shares of its input and taken out of its budget; log gets the
+// cuts.
+func newSummarizerInput(m measure, log *slog.Logger, w, summaryTokens int, prev string, parts extraParts) summarizerInput {
+	answer := max(min(summaryTokens, int(float64(w)*summarizerAnswerShare)), minSummaryTokens/2)
+	// The answer's room is what the call reserves for it (MaxOutputTokens,
+	// twice the length asked), which some providers count against the
+	// window; the input share keeps the estimate's margin.
+	budget := max(min(int(float64(w)*summarizerInputShare), w-2*answer)-promptOverheadTokens, minSummarizerInput)
+	extras := newSummarizerExtras(m, log, budget, parts)
+	in := summarizerInput{answer: answer, budget: budget - extras.tokens, extras: extras}
+	remaining := in.budget - m.text(in.boundPrev(m, prev))
+	in.lim = limitsForBudget(sat.Scale(remaining, textcut.BytesPerTokenGuess))
+	return in
+}
+
+// boundPrev bounds a previous summary to half the input, cutting its
+// middle (counted, not guessed from its bytes: a summary dense in
+// identifiers would otherwise crowd out the transcript, and a rolling
+// summary would need a piece per few contents).
+func (in summarizerInput) boundPrev(m measure, prev string) string {
+	if m.text(prev) > in.budget/2 {
+		return excerptToFit(m, prev, in.budget/2)
+	}
+	return prev
+}
 
 // Shares of a summarizer input (summarizerInput.budget) the parts beside
 // the transcript may take, each at most: a part past its share is cut, with
@@ -54,13 +129,10 @@ type summarizerExtras struct {
 	tokens       int
 }
 
-// newSummarizerExtras bounds the turn's instructions (in the prompt's order:
-// the agent's WithInstructions, the focus of a requested compaction, the
-// before-compaction hook's), the todo list and the
-// user's request to their shares of an input of budget tokens.
-func newSummarizerExtras(t *turn, budget int, todos []TodoItem, userRequest string) summarizerExtras {
+// newSummarizerExtras bounds the extra parts (the instructions in the
+// prompt's order) to their shares of an input of budget tokens.
+func newSummarizerExtras(m measure, log *slog.Logger, budget int, p extraParts) summarizerExtras {
 	share := func(f float64) int { return int(float64(budget) * f) }
-	m, log := t.measure, t.log()
 	var x summarizerExtras
 	var parts []string
 	add := func(part, label, s string, f float64) {
@@ -71,14 +143,14 @@ func newSummarizerExtras(t *turn, budget int, todos []TodoItem, userRequest stri
 		x.tokens += m.text(s)
 		parts = append(parts, s)
 	}
-	add("instructions", "", t.cfg.instructions, summarizerInstructionsShare)
-	add("focus", "Focus of this summary: ", t.focus, summarizerFocusShare)
-	add("hook instructions", "", t.hookInstructions, summarizerHookShare)
+	add("instructions", "", p.instructions, summarizerInstructionsShare)
+	add("focus", "Focus of this summary: ", p.focus, summarizerFocusShare)
+	add("hook instructions", "", p.hook, summarizerHookShare)
 	x.instructions = strings.Join(parts, "\n\n")
-	x.userRequest = fitShare(m, log, "user request", userRequest, share(summarizerRequestShare))
+	x.userRequest = fitShare(m, log, "user request", p.userRequest, share(summarizerRequestShare))
 	x.tokens += m.text(x.userRequest)
 	var n int
-	x.todos, n = fitTodos(m, log, todos, share(summarizerTodoShare))
+	x.todos, n = fitTodos(m, log, p.todos, share(summarizerTodoShare))
 	x.tokens += n
 	return x
 }

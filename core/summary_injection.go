@@ -29,12 +29,10 @@ type injection struct {
 }
 
 // reanchor updates the anchor next stores for the summary still in use
-// (next has the same compaction counter as prev, the state the call
-// started with): the
-// anchor of the cut located for it when the state had none (state written
-// before the host anchored coverage) or when the stored one did not hold;
-// a stored anchor that did not hold and cannot be replaced is cleared, so
-// later calls locate the cut by its position and fingerprint directly.
+// (the same compaction counter as prev): the anchor of the cut located for
+// it when the state had none or the stored one did not hold; a stored
+// anchor that did not hold and cannot be replaced is cleared, so later
+// calls locate the cut by its position and fingerprint directly.
 func (inj injection) reanchor(prev guardState, next *guardState) {
 	if next.compactions != prev.compactions || next.anchor != prev.anchor {
 		return // a compaction stored its own
@@ -108,11 +106,9 @@ func locateCut(raw []*genai.Content, st guardState, fingerprint func(*genai.Cont
 
 // unchangedCut is the cut the previous call used for a summary anchored in
 // the host's log, when this request extends that call's: its prefix record
-// names the same summary (compactions, estimate) and the same leading
-// contents (the chain, as counting checks it). The anchored content is
-// then where it was, and the host's log is not walked (Coverage.Covered
-// costs a pass over the session's events). ok is false otherwise, and the
-// anchor decides as usual.
+// names the same summary (compactions, estimate) and leading contents (the
+// chain). The host's log is then not walked (Coverage.Covered costs a pass
+// over the session's events); ok is false otherwise.
 func (t *turn) unchangedCut() (cut int, ok bool) {
 	if t.req.Coverage == nil || t.prev.anchor == "" || t.storedPrefix == "" {
 		return 0, false
@@ -143,12 +139,12 @@ func abs(x int) int {
 }
 
 // injectSummary replaces the contents the stored summary covers by the
-// summary message (ARCHITECTURE.md, Summary injection and the watermark). Without a match it cuts nothing. When the
-// summary covers the user's current request (convo.CurrentRequest), the message
-// carries the request's attachments, and quotes the request itself if the
-// stored continuation does not (state of the earlier guard, or stale or
-// corrupt state), so the request is never dropped. It returns the
-// injection and the contents to send: t.raw itself when nothing is cut.
+// summary message (ARCHITECTURE.md, Summary injection and the watermark);
+// without a match it cuts nothing. When the summary covers the user's
+// current request, the message carries its attachments, and quotes the
+// request itself if the stored continuation does not (stale or corrupt
+// state), so the request is never dropped. It returns the injection and the
+// contents to send: t.raw itself when nothing is cut.
 func injectSummary(t *turn) (injection, []*genai.Content) {
 	if t.prev.summary == "" {
 		return injection{}, t.raw
@@ -170,14 +166,15 @@ func injectSummary(t *turn) (injection, []*genai.Content) {
 	}
 	start := pairs.SafeStart(t.raw, w)
 	request := t.prev.userRequest
-	cur := coveredRequest(t, start)
+	v := viewOf(t)
+	cur := v.coveredRequest(start)
 	if cur != nil && !quotesRequest(request, cur) {
 		t.log().Debug("contextguard: the stored continuation does not quote the user's latest message; quoting it",
 			"watermark", w)
 		request = boundContinuation(t.measure, t.lim.threshold, continuationText(cur))
 	}
 	out := make([]*genai.Content, 0, len(t.raw)-start+1)
-	out = append(out, summaryMessage(t, t.prev.summary, request, cur))
+	out = append(out, t.sess.summary.message(t.prev.summary, request, t.recall, cur))
 	out = append(out, t.raw[start:]...)
 	return injection{cut: start, injected: true, anchor: anchor, staleAnchor: stale}, out
 }

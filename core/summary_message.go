@@ -24,26 +24,20 @@ const (
 	continuationLead = "[Continuation: the user's request at the time of compaction is quoted below for reference. Continue the current task from where it stopped; do not redo finished steps and do not ask the user to repeat anything.]"
 )
 
-// summaryContent builds the one user message that stands for the summarized
-// contents: header, summary and (when known) the continuation, which quotes
-// the user's request and carries its attachments (inline data, file
-// references) as parts after the text, so the model sees them as the user
-// sent them and their tokens are counted with the message. Nil attachments
-// are skipped.
 // isSummaryMessage reports whether c is a summary message the guard made.
 func isSummaryMessage(c *genai.Content) bool {
 	return c != nil && c.Role == genai.RoleUser && len(c.Parts) > 0 && c.Parts[0] != nil &&
 		strings.HasPrefix(c.Parts[0].Text, summaryHeader)
 }
 
-func summaryContent(summary, userRequest string, attachments ...*genai.Part) *genai.Content {
-	return buildSummaryContent(summary, userRequest, false, attachments...)
-}
-
-// buildSummaryContent is summaryContent, saying after the summary, when
-// recall is set (the request declares the recall tool), that the earlier
-// conversation can be recalled.
-func buildSummaryContent(summary, userRequest string, recall bool, attachments ...*genai.Part) *genai.Content {
+// summaryContent builds the one user message that stands for the summarized
+// contents: header, summary, with recall (the request declares the recall
+// tool) a note that the earlier conversation can be recalled, and (when
+// known) the continuation, which quotes the user's request and carries its
+// attachments as parts after the text, so the model sees them as the user
+// sent them and their tokens are counted with the message. Nil attachments
+// are skipped.
+func summaryContent(summary, userRequest string, recall bool, attachments ...*genai.Part) *genai.Content {
 	var b strings.Builder
 	b.Grow(len(summaryHeader) + len(summary) + len(userRequest) + len(continuationLead) + len(attachmentsNote) + len(recallNote) + 64)
 	b.WriteString(summaryHeader)
@@ -171,18 +165,16 @@ func boundContinuation(m measure, threshold int, s string) string {
 	return textcut.Middle(s, minContinuationBytes)
 }
 
-// summaryMessage is the summary message for summary and the quoted request,
+// message is the summary message for summary and the quoted request,
 // carrying the attachments of cur (the user's current request, when the
-// summary stands for it; nil otherwise). It is memoized per session while
-// the summary, the quote and the attachments are unchanged, so the steady
-// state neither rebuilds nor recounts it.
-func summaryMessage(t *turn, summary, request string, cur *genai.Content) *genai.Content {
+// summary stands for it; nil otherwise), and saying how to recall with
+// recall. It is memoized per session while they are unchanged, so the
+// steady state neither rebuilds nor recounts it.
+func (m *summaryMemo) message(summary, request string, recall bool, cur *genai.Content) *genai.Content {
 	atts := convo.RequestAttachments(cur)
-	recall := t.recall
-	m := &t.sess.summary
 	if m.msg == nil || m.summary != summary || m.request != request || m.recall != recall || !carries(m.msg, atts) {
 		m.summary, m.request, m.recall = summary, request, recall
-		m.msg = buildSummaryContent(summary, request, recall, atts...)
+		m.msg = summaryContent(summary, request, recall, atts...)
 	}
 	return m.msg
 }

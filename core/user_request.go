@@ -18,18 +18,22 @@ const attachmentsNote = "[The attachments of the user's request follow.]"
 // the contents. It is nil when the request is sent verbatim after the cut,
 // or there is none. A summary message built for cut carries its attachments
 // (summaryMessage).
-func coveredRequest(t *turn, cut int) *genai.Content {
-	if t.betweenTurns {
+func (v *callView) coveredRequest(cut int) *genai.Content {
+	if v.betweenTurns {
 		// The next turn's request comes after the summary, verbatim.
 		return nil
 	}
-	var user *genai.Content
-	if t.ctx != nil {
-		user = t.ctx.UserContent()
-	}
-	c, i := convo.CurrentRequest(user, t.raw)
+	c, i := convo.CurrentRequest(v.user, v.raw)
 	if i >= cut {
 		return nil
 	}
 	return c
+}
+
+// boundedUserRequest is the continuation's text: the user's current request
+// (convo.CurrentRequest), its attachments named, quoted in full when it fits
+// its bound (continuationBound) and by head and tail beyond it, so that a
+// request larger than the window still leaves room for the summary.
+func (v *callView) boundedUserRequest() string {
+	return boundContinuation(v.measure, v.lim.threshold, continuationText(v.coveredRequest(len(v.raw))))
 }

@@ -52,30 +52,30 @@ func TestQuotesRequest(t *testing.T) {
 
 func TestSummaryContent_CarriesAttachments(t *testing.T) {
 	atts := convo.RequestAttachments(userWith("compare", chartPNG, specPDF))
-	c := summaryContent("S", "compare", atts[0], nil, atts[1])
+	c := summaryContent("S", "compare", false, atts[0], nil, atts[1])
 	require.Len(t, c.Parts, 3, "the text, then each attachment; nil ones skipped")
 	assert.Contains(t, c.Parts[0].Text, attachmentsNote)
 	assert.Equal(t, chartPNG.InlineData.Data, c.Parts[1].InlineData.Data)
 	assert.Equal(t, *specPDF.FileData, *c.Parts[2].FileData)
-	assert.Greater(t, testEst.content(c), testEst.content(summaryContent("S", "compare")), "the attachments are counted with the message")
+	assert.Greater(t, testEst.content(c), testEst.content(summaryContent("S", "compare", false)), "the attachments are counted with the message")
 
-	alone := summaryContent("S", "", atts[0])
+	alone := summaryContent("S", "", false, atts[0])
 	assert.Contains(t, alone.Parts[0].Text, continuationLead, "media alone still make a continuation")
-	assert.NotContains(t, summaryContent("S", "").Parts[0].Text, continuationLead)
-	assert.NotPanics(t, func() { summaryContent("", "", nil, nil) })
+	assert.NotContains(t, summaryContent("S", "", false).Parts[0].Text, continuationLead)
+	assert.NotPanics(t, func() { summaryContent("", "", false, nil, nil) })
 }
 
 func TestSummaryMessage_ReusedWhileUnchanged(t *testing.T) {
 	tr := newTestTurn(request(), guardState{}, quietTestLogger())
 	cur := userWith("compare", chartPNG)
-	first := summaryMessage(tr, "S", "compare", cur)
+	first := tr.sess.summary.message("S", "compare", false, cur)
 	// ADK's next rebuild: an equal copy of the request.
-	again := summaryMessage(tr, "S", "compare", userWith("compare", chartPNG))
+	again := tr.sess.summary.message("S", "compare", false, userWith("compare", chartPNG))
 	assert.Same(t, first, again, "the steady state neither rebuilds nor recounts the message")
 
 	other := userWith("compare", &genai.Part{InlineData: &genai.Blob{MIMEType: "image/png", Data: []byte("other")}})
-	assert.NotSame(t, first, summaryMessage(tr, "S", "compare", other), "other media make another message")
-	assert.Len(t, summaryMessage(tr, "S", "compare", nil).Parts, 1, "no request: no attachments")
+	assert.NotSame(t, first, tr.sess.summary.message("S", "compare", false, other), "other media make another message")
+	assert.Len(t, tr.sess.summary.message("S", "compare", false, nil).Parts, 1, "no request: no attachments")
 }
 
 func TestContinuationBound_HalfTheRoomAfterSystemAndTools(t *testing.T) {
@@ -121,7 +121,8 @@ func TestCoveredRequest(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tr := newTestTurn(request(raw...), guardState{}, quietTestLogger())
 			tr.ctx.(*fakeCtx).user = tt.invocation
-			assert.Equal(t, tt.want, coveredRequest(tr, tt.cut) != nil)
+			v := viewOf(tr)
+			assert.Equal(t, tt.want, v.coveredRequest(tt.cut) != nil)
 		})
 	}
 }

@@ -210,7 +210,7 @@ const matrixAgentModel = "scripted-model"
 // form at least once (the others mostly overshoot the trigger by more than
 // the summary's room: every step past the window at 8k). Stress_200k_ToolHeavy's
 // 10k-20k tool results push the request past that room too; its summaries
-// are asked over the previous request (summarizer_cached_previous.go).
+// are asked over the previous request (summarizer_cached.go).
 var cachedFormRows = []struct {
 	name   string
 	cached bool

@@ -1,0 +1,110 @@
+package core
+
+// The end of a compaction: applied (its state, event, span and log line),
+// or discarded when its request is not smaller.
+
+// finish records the outcome: the irreducible floor, the state to persist,
+// the event (for the hook), the span and the log line. A compaction whose
+// request is not smaller than the request before it is not applied
+// (discard).
+func (c *compaction) finish(o outcome) step {
+	// Compared in the calibrated measure, with the provider's count of the
+	// request before as its floor (c.before): a provider that charges
+	// attachments far above their estimate has said how large the request
+	// really was.
+	if o.newCount >= c.before {
+		return c.discard(o)
+	}
+	next := c.compactedState(o)
+	ev, err := c.report(o)
+	// The hook runs once the session is released (fireHook).
+	return step{contents: o.contents, next: next, event: &ev, err: err}
+}
+
+// compactedState is the state a compaction stores: its summary and
+// watermark, what the request it makes counts, and the floor a request
+// still over the threshold leaves.
+func (c *compaction) compactedState(o outcome) guardState {
+	next := c.unapplied
+	// A prepared summary's request past the trigger holds the step the
+	// summary kept verbatim, not a part no summary can shrink: it sets no
+	// floor, and the next request compacts again (preparedFits).
+	if o.newCount > c.lim.threshold && !c.ev.Prepared {
+		if c.floor == 0 {
+			c.log.Warn("contextguard: the compacted request is still over the threshold; its irreducible part is too large, so the guard will not compact again until the conversation grows",
+				"tokens_after", o.newCount, "threshold", c.lim.threshold, "window", c.lim.window)
+		}
+		next.floor = o.newCount
+	} else {
+		next.floor = 0
+	}
+	next.summary = o.summary
+	next.userRequest = c.userReq
+	next.watermark = o.watermark
+	next.fingerprint = c.est.fingerprint(c.raw[o.watermark-1])
+	next.anchor = anchorAt(c.req.Coverage, c.raw, o.watermark)
+	next.summarizedAt = c.before
+	next.realTokens = 0
+	next.lastEstimate = o.newEst
+	next.compactions = c.compactions + 1
+	next.pruneFrontier = pruneFrontier(c.cfg.pruneKeep, c.raw) // as compact pruned the kept contents
+	next.prefixKept, next.invalidated = c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens
+	stampCompaction(c.cfg.host.Now(c.call), &next, c.ev.Reason)
+	return next
+}
+
+// report completes the compaction's event with its outcome, ends its span
+// and writes the "compacted" log line. err wraps ErrIrreducible when the
+// request it makes is still known not to fit.
+func (c *compaction) report(o outcome) (CompactionEvent, error) {
+	ev := c.ev
+	ev.TokensAfter = o.newCount
+	ev.Summary = o.summary
+	ev.Duration = c.clock.Now().Sub(c.start)
+	if ev.Prepared {
+		// Waited is what the call waited for (compactPrepared).
+		ev.Duration += c.summarizing
+	} else {
+		ev.Waited = c.betweenTurns.waited(ev.Duration)
+	}
+	_, err := c.irreducible(o.newEst)
+	c.tel.endCompaction(c.spanCtx, c.span, ev, err)
+	c.log.Info("contextguard: compacted",
+		"tokens_before", ev.TokensBefore, "tokens_after", ev.TokensAfter,
+		"threshold", ev.Threshold, "window", ev.Window, "strategy", ev.Strategy,
+		"reason", ev.Reason, "contents_summarized", ev.ContentsSummarized, "kept_contents", len(o.contents)-1,
+		"summarizer_model", summarizerModel(c.cfg.summarizer), "summarizer_calls", ev.SummarizerCalls,
+		"rolling_calls", ev.RollingCalls, "summary_form", ev.SummaryForm, "fallback", ev.Fallback, "duration_ms", ev.Duration.Milliseconds(),
+		"ran", ev.Ran, "prepared", ev.Prepared, "waited_ms", ev.Waited.Milliseconds(), "inline_reason", ev.InlineReason,
+		"prefix_kept_tokens", ev.PrefixKeptTokens, "invalidated_tokens", ev.InvalidatedTokens)
+	return ev, err
+}
+
+// discard handles a compaction whose request came out no smaller than the
+// request before it: the request is sent as it was, nothing is stored, and
+// the size it came out at is the floor, so the guard compacts again only
+// once the request has grown past it (tokenTrigger; slidingWindow.turnsDue).
+// It is logged once until a compaction is applied.
+func (c *compaction) discard(o outcome) step {
+	next := c.unapplied
+	next.lastEstimate = c.origEst
+	next.floor = max(o.newCount, c.before)
+	if c.floor == 0 {
+		msg := "contextguard: the compacted request is not smaller than the request; sending the request as it is and compacting again once it has grown"
+		if o.newCount > c.lim.threshold {
+			msg = "contextguard: the request is still over the threshold and compacting does not make it smaller; its irreducible part is too large, so the guard sends it as it is and will not compact again until the conversation grows"
+		}
+		c.log.Warn(msg, "tokens_before", c.before, "tokens_after", o.newCount, "threshold", c.lim.threshold,
+			"window", c.lim.window, "strategy", c.ev.Strategy, "reason", c.ev.Reason,
+			"summarizer_model", summarizerModel(c.cfg.summarizer), "summarizer_calls", c.ev.SummarizerCalls)
+	}
+	ev := c.ev
+	ev.Discarded = true
+	ev.TokensAfter = c.before
+	ev.PrefixKeptTokens, ev.InvalidatedTokens = next.prefixKept, next.invalidated
+	ev.Duration = c.clock.Now().Sub(c.start)
+	ev.Waited = c.betweenTurns.waited(ev.Duration)
+	_, err := c.irreducible(c.origEst)
+	c.tel.endCompaction(c.spanCtx, c.span, ev, err)
+	return step{contents: c.orig, next: next, event: &ev, err: err}
+}

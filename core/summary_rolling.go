@@ -1,0 +1,188 @@
+package core
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/textcut"
+)
+
+// A span too large for one summarizer input: summarized in pieces, oldest
+// first, each piece's summary folded into the next (a rolling summary); its
+// transcript rendered once per compaction.
+
+// renderedContent is one content as transcript lines, with its calibrated
+// size; ok reports that it was rendered.
+type renderedContent struct {
+	text   string
+	tokens int
+	ok     bool
+}
+
+// rolledPiece is a piece of a span too large for one summarizer input,
+// already summarized: summary covers the previous summary and
+// c.raw[first:end].
+type rolledPiece struct {
+	end     int
+	summary string
+}
+
+// rollUp prepares the input of the summarizer call whose summary goes into
+// the request: the summary it folds in, the transcript it summarizes, and
+// where in c.raw that transcript starts. When the previous summary and
+// c.raw[c.first:end] do not fit one input, the span is cut into pieces,
+// oldest first, each as large as the input leaves room for (nextPiece), and
+// every piece but the last is summarized with the summary so far folded in,
+// at the longest length asked: no content is left out. Pieces summarized
+// for a shorter span during this compaction are reused. A summarizer
+// failure sets the compaction's fallback, and the result is then unused.
+func (c *compaction) rollUp(sreq SummaryRequest, end int) (prev, transcript string, from int) {
+	var reused int
+	prev, from, reused = c.rolledBefore(end)
+	c.rolled = c.rolled[:reused]
+	sreq.SummaryTokens = c.cal.unscale(c.input.answer)
+	prev, from = c.digestOldest(prev, from, end)
+	for {
+		pieceEnd, text, shown := c.nextPiece(prev, from, end)
+		if pieceEnd >= end {
+			return shown, text, from
+		}
+		if c.ev.SummarizerCalls+1 >= c.cfg.maxSummarizerCalls {
+			// This piece would leave no call for the last: the pieces
+			// summarized so far are kept, the fallback lists the rest
+			// (fallbackAfterPieces).
+			c.fallBack("contextguard: summarizer calls spent; using the fallback summary for the rest of the span",
+				"the span needs more than "+strconv.Itoa(c.cfg.maxSummarizerCalls)+" summarizer calls (WithMaxSummarizerCalls)",
+				"rolling_pieces", len(c.rolled), "remaining_contents", end-from)
+			return "", "", from
+		}
+		sreq.PreviousSummary, sreq.Transcript, sreq.Contents = shown, text, c.raw[from:pieceEnd]
+		s, failure, _ := c.callSummarizer(sreq)
+		c.ev.RollingCalls++
+		if failure != "" {
+			c.fallBack("contextguard: summarizer failed; using the fallback summary", failure,
+				"attempt", c.ev.SummarizerCalls, "rolling_piece", len(c.rolled)+1)
+			return "", "", from
+		}
+		c.log.Debug("contextguard: the span does not fit one summarizer input; summarized a piece of it",
+			"rolling_piece", len(c.rolled)+1, "contents_summarized", pieceEnd-from, "remaining_contents", end-pieceEnd)
+		c.rolled = append(c.rolled, rolledPiece{end: pieceEnd, summary: s})
+		prev, from = s, pieceEnd
+	}
+}
+
+// rolledBefore is the summary so far of the rolled pieces that end before
+// end (the previous summary when none does), where the contents after them
+// start, and how many they are.
+func (c *compaction) rolledBefore(end int) (prev string, from, n int) {
+	prev, from = c.prevSummary, c.first
+	for _, p := range c.rolled {
+		if p.end >= end {
+			break
+		}
+		prev, from = p.summary, p.end
+		n++
+	}
+	return prev, from, n
+}
+
+// digestOldest bounds the rolling summary of c.raw[from:end], which folds in
+// prev, to the summarizer calls the compaction has left
+// (WithMaxSummarizerCalls), less the retries its last call may need. When
+// the transcript outweighs what that many inputs hold (two fifths of the
+// input budget each: boundPrev leaves half, less the ends of pieces), its
+// oldest contents, with prev, are listed by the fallback summary in half an
+// input, which stands as the summary so far of a rolled piece. It returns
+// the summary so far and where the contents still to summarize start.
+func (c *compaction) digestOldest(prev string, from, end int) (string, int) {
+	calls := c.cfg.maxSummarizerCalls - c.ev.SummarizerCalls - max(c.callsLeft-1, 0)
+	capacity := sat.Scale(c.input.budget*2/5, float64(max(calls, 1))) // calls may be near math.MaxInt
+	cut, held := end, 0
+	for cut > from {
+		n := c.render(cut - 1).tokens
+		if held+n > capacity {
+			break
+		}
+		held += n
+		cut--
+	}
+	if cut == from {
+		return prev, from
+	}
+	head := "(The conversation's first " + strconv.Itoa(cut) + " messages, listed mechanically: summarizing them too would take more than " +
+		strconv.Itoa(c.cfg.maxSummarizerCalls) + " summarizer calls.)\n"
+	digest := head + fallbackSummary(c.est, c.cal, prev, c.raw[from:cut], nil, c.input.budget/2-c.cal.scale(c.est.text(head)))
+	c.log.Warn("contextguard: the span needs more summarizer calls than allowed; its oldest messages are listed mechanically",
+		"max_summarizer_calls", c.cfg.maxSummarizerCalls, "listed_contents", cut-from, "summarized_contents", end-cut)
+	c.rolled = append(c.rolled, rolledPiece{end: cut, summary: digest})
+	return digest, cut
+}
+
+// fallbackAfterPieces is the deterministic fallback summary of the
+// previous summary and c.raw[c.first:end], of budget tokens. When pieces of
+// a rolling summary were summarized for the span, the last is kept (at
+// most half the budget, by head and tail) and the fallback lists the
+// contents after it: nothing the summarizer already wrote is thrown away.
+func (c *compaction) fallbackAfterPieces(end, budget int) string {
+	prev, from, _ := c.rolledBefore(end)
+	if from == c.first {
+		return fallbackSummary(c.est, c.cal, c.prevSummary, c.raw[c.first:end], c.todos, budget)
+	}
+	if c.text(prev) > budget/2 {
+		prev = excerptToFit(c.measure, prev, budget/2)
+	}
+	head := "(Summary of the conversation's first " + strconv.Itoa(from) + " messages:)\n" + prev + "\n"
+	return head + fallbackSummary(c.est, c.cal, "", c.raw[from:end], c.todos, budget-c.text(head))
+}
+
+// render returns the transcript lines of c.raw[i] and their calibrated size,
+// rendering each content once per compaction.
+func (c *compaction) render(i int) renderedContent {
+	r := &c.rendered[i-c.first]
+	if !r.ok {
+		r.text = renderContent(c.raw[i], c.input.lim)
+		r.tokens = c.text(r.text)
+		r.ok = true
+	}
+	return *r
+}
+
+// nextPiece is the next summarizer input of a span, from c.raw[from] on: the
+// contents, oldest first, that fit beside the summary so far (prev), up to
+// end. It returns the end of the piece, its transcript, and prev as shown
+// (boundPrev). A content larger than the whole room is its piece's only
+// content, cut to a head and tail excerpt the transcript says is one.
+func (c *compaction) nextPiece(prev string, from, end int) (pieceEnd int, transcript, shown string) {
+	shown = c.input.boundPrev(c.measure, prev)
+	room := c.input.budget - c.text(shown)
+	var b strings.Builder
+	i := from
+	for ; i < end; i++ {
+		r := c.render(i)
+		if r.tokens > room {
+			break
+		}
+		b.WriteString(r.text)
+		room -= r.tokens
+	}
+	if i > from || from >= end {
+		return i, b.String(), shown
+	}
+	r := c.render(from)
+	note := fmt.Sprintf("[message %d of this conversation is larger than the summarizer's window: only its head and tail are shown]\n", from+1)
+	return from + 1, note + excerptToFit(c.measure, r.text, room-c.text(note)), shown
+}
+
+// excerptToFit cuts s to a head and tail excerpt of at most about n
+// calibrated tokens (minExcerptBytes at least, so something of it shows).
+func excerptToFit(m measure, s string, n int) string {
+	const minExcerptBytes = 200
+	for bytes := max(sat.Scale(n, textcut.BytesPerTokenGuess), minExcerptBytes); ; bytes = sat.MulDiv(bytes, textcut.RetryPercent, 100) {
+		cut := textcut.Middle(s, max(bytes, minExcerptBytes))
+		if bytes <= minExcerptBytes || m.text(cut) <= n {
+			return cut
+		}
+	}
+}
