@@ -230,7 +230,7 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	if !t.prefix.matched {
 		t.est.prefetch(cs)
 	}
-	g.checkPrepared(t)
+	sess.checkPrepared(t.ctx, cfg.name, t.raw, &t.chain, t.prev.compactions)
 
 	s := g.decide(t, cs)
 	sess.rememberCall(t)
@@ -239,7 +239,7 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	s.next.threshold = t.lim.threshold
 	s.next.maxOutput = maxOutputTokens(&t.req)
 	recordUsage(t.cal, &s.next)
-	g.noteGrowth(t, mem, &s)
+	g.prep.noteGrowth(t, mem, &s)
 	mem.message.observe(t, &s)
 	if st != nil {
 		sio.save(st, in.prev, s.next)

@@ -109,7 +109,7 @@ type outcome struct {
 // the step is then the result. next is the state of cs sent as it is.
 func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, next guardState, strategy Strategy, reason string) (*compaction, step) {
 	if p := t.sess.prepared.Load(); p != nil && p.agent == t.cfg.name {
-		g.dropPrepared(t, "another compaction came first")
+		t.sess.dropPrepared(t.ctx, "another compaction came first")
 	}
 	c := newCompaction(t, cs, next, g.clock.Now())
 	if done, stop := c.nothingToDo(t); stop {

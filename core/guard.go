@@ -102,7 +102,7 @@ func New(registry ModelRegistry, opts ...Option) *Guard {
 		agents:     make(map[string]*Agent),
 		derived:    make(map[string]*derivedAgent),
 		sessions:   newSessionTable(o.bounds.withDefaults()),
-		prep:       newPreparer(o.prepared, tel, o.logger),
+		prep:       newPreparer(&o, tel),
 	}
 }
 

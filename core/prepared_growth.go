@@ -52,7 +52,7 @@ type prepareCandidate struct {
 // session has none prepared. It runs at the end of every guarded call,
 // with the session owned, and leaves in the agent's memory why its next
 // compaction for tokens would run inline (CompactionEvent.InlineReason).
-func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
+func (p *preparer) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	mem.candidate = prepareCandidate{}
 	mem.unprepared = InlineNotPrepared
 	mem.noteStep(t.beforeEst, s.next.lastEstimate)
@@ -64,7 +64,7 @@ func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 		}
 		return
 	}
-	if g.prep.limit == 0 || s.err != nil || t.mode != modeCompact || t.cfg.summarizer == nil || !g.prepares(t.cfg) {
+	if p.limit == 0 || s.err != nil || t.mode != modeCompact || t.cfg.summarizer == nil {
 		return
 	}
 	cand, ok := sentRequest(t, s)
@@ -128,15 +128,6 @@ func sentRequest(t *turn, s *step) (prepareCandidate, bool) {
 	}
 	return prepareCandidate{req: withContents(Request{Model: t.req.Model, Config: t.req.Config}, t.raw),
 		sent: s.contents, prev: t.prev, inj: t.inj, lim: t.lim, cal: t.cal, before: t.before}, true
-}
-
-// prepares reports whether the agent's compactions may use prepared
-// summaries: not with a before-compaction hook, whose instructions or skip
-// are decided when the compaction is due. The sliding window's compactions
-// triggered by turns run between turns or inline; those triggered by
-// tokens inside a turn use a summary prepared up to the turns it keeps.
-func (g *Guard) prepares(*Agent) bool {
-	return g.beforeHook == nil
 }
 
 // preparesAt is the count a next request is predicted to reach when the

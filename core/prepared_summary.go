@@ -72,19 +72,22 @@ func WithEarlyCompaction(f float64) AgentOption {
 	}
 }
 
-// preparer holds the guard's background summaries: their bound, the context
-// Close cancels, and what became of them.
+// preparer owns the guard's background summaries: their bound, the
+// context Close cancels, and the logger, clock and metrics they report to.
 type preparer struct {
-	limit int // at most this many at once; 0: off
+	// limit is how many may be written at once; 0 turns them off
+	// (WithPreparedSummaries 0, or a before-compaction hook, whose
+	// instructions or skip are decided only when the compaction is due).
+	limit int
 	// ctx is the parent of every summary's context; cancel ends it (close).
-	// A summary cancels its own when it is written or let go, whichever
-	// comes first (preparedSummary), so ctx holds a child only while a
-	// summary is being written.
+	// A summary cancels its own when it is written or let go, so ctx holds
+	// a child only while a summary is being written.
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	tel    *telemetry
 	log    *slog.Logger
+	clock  Clock
 
 	mu      sync.Mutex
 	running int
@@ -94,9 +97,13 @@ type preparer struct {
 	started, used, dropped, wasted atomic.Int64
 }
 
-func newPreparer(limit int, tel *telemetry, log *slog.Logger) *preparer {
+func newPreparer(o *guardOptions, tel *telemetry) *preparer {
+	limit := o.prepared
+	if o.beforeCompaction != nil {
+		limit = PreparedSummariesOff
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &preparer{limit: limit, ctx: ctx, cancel: cancel, tel: tel, log: log}
+	return &preparer{limit: limit, ctx: ctx, cancel: cancel, tel: tel, log: o.logger, clock: o.clock}
 }
 
 // begin counts a background summary in and returns it with the context it
@@ -123,12 +130,29 @@ func (p *preparer) leave() {
 	p.wg.Done()
 }
 
-// close refuses new background summaries and cancels the running ones.
-func (p *preparer) close() {
+// close refuses new background summaries, cancels the running ones and
+// waits for them at most DefaultSummaryTimeout on the guard's clock: a
+// summarizer that ignores its context is abandoned, as CallBounded
+// abandons it.
+func (p *preparer) close() error {
 	p.mu.Lock()
 	p.closed = true
 	p.mu.Unlock()
 	p.cancel()
+	done := make(chan struct{})
+	go func() {
+		p.wg.Wait()
+		close(done)
+	}()
+	timeout := make(chan struct{})
+	stop := p.clock.AfterFunc(DefaultSummaryTimeout, func() { close(timeout) })
+	defer stop()
+	select {
+	case <-done:
+		return nil
+	case <-timeout:
+		return fmt.Errorf("contextguard: Close: %w", errPreparedTimeout)
+	}
 }
 
 // preparedSummary is one summary written in the background for the next
@@ -246,41 +270,27 @@ var errPreparedTimeout = errors.New("the prepared summary was not written within
 
 // Close cancels the summaries the guard prepares in the background and
 // waits until they have returned, at most DefaultSummaryTimeout on the
-// guard's clock: a summarizer that ignores its context is abandoned, as the
-// summary timeout abandons it (CallBounded). Compactions go on inline
-// afterwards; Close may be called more than once.
+// guard's clock. Compactions go on inline afterwards; Close may be called
+// more than once.
 func (g *Guard) Close() error {
 	if g == nil {
 		return nil
 	}
-	p := g.prep
-	p.close()
-	done := make(chan struct{})
-	go func() {
-		p.wg.Wait()
-		close(done)
-	}()
-	timeout := make(chan struct{})
-	stop := g.clock.AfterFunc(DefaultSummaryTimeout, func() { close(timeout) })
-	defer stop()
-	select {
-	case <-done:
-		return nil
-	case <-timeout:
-		return fmt.Errorf("contextguard: Close: %w", errPreparedTimeout)
-	}
+	return g.prep.close()
 }
 
 // Preparing reports whether a summary is being prepared for the agent in
 // the session (Usage.Preparing). For adapters.
 func (g *Guard) Preparing(appName, userID, sessionID, agentName string) bool {
-	if g == nil {
-		return false
-	}
-	e := g.sessions.peek(sessionKeyOf(appName, userID, sessionID))
+	return g != nil && g.sessions.peek(sessionKeyOf(appName, userID, sessionID)).preparing(agentName)
+}
+
+// preparing reports whether e, nil for none, has a summary being prepared
+// for agent.
+func (e *sessionEntry) preparing(agent string) bool {
 	if e == nil {
 		return false
 	}
 	p := e.prepared.Load()
-	return p != nil && p.agent == agentName && !p.ready()
+	return p != nil && p.agent == agent && !p.ready()
 }

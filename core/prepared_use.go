@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"time"
 
 	"google.golang.org/genai"
@@ -14,23 +15,24 @@ import (
 // waiting only for what is left of it (compactPrepared, awaitPrepared), or
 // falls back to the inline compaction.
 
-// checkPrepared drops the session's prepared summary for the call's agent
-// when the request no longer starts with what it covers (the history
-// changed: another branch, an edited log, a compaction stored elsewhere).
-func (g *Guard) checkPrepared(t *turn) {
-	p := t.sess.prepared.Load()
-	if p == nil || p.agent != t.cfg.name {
+// checkPrepared drops the session's prepared summary for agent when the
+// request's contents raw (chained by chain) no longer start with what it
+// covers, or the compaction counter moved: the history changed (another
+// branch, an edited log, a compaction stored elsewhere).
+func (e *sessionEntry) checkPrepared(ctx context.Context, agent string, raw []*genai.Content, chain *callChain, compactions int) {
+	p := e.prepared.Load()
+	if p == nil || p.agent != agent {
 		return
 	}
-	if p.end > len(t.raw) || t.chain.at(t.raw, p.end) != p.chain || p.compactions != t.prev.compactions {
-		g.dropPrepared(t, "the history it covers is no longer the request's")
+	if p.end > len(raw) || chain.at(raw, p.end) != p.chain || p.compactions != compactions {
+		e.dropPrepared(ctx, "the history it covers is no longer the request's")
 	}
 }
 
 // dropPrepared drops the session's prepared summary, for why.
-func (g *Guard) dropPrepared(t *turn, why string) {
-	if p := t.sess.takePrepared(); p != nil {
-		p.drop(t.ctx, why)
+func (e *sessionEntry) dropPrepared(ctx context.Context, why string) {
+	if p := e.takePrepared(); p != nil {
+		p.drop(ctx, why)
 	}
 }
 
@@ -64,7 +66,7 @@ func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, next guardState, p
 		p.waste(t.ctx, "it ends inside a call/response pair")
 		return g.compactWith(t, c, s, reason)
 	}
-	waited, ok := g.awaitPrepared(t, p)
+	waited, ok := p.await(t.ctx, t.sess, t.cfg.summaryTimeout)
 	if !ok || p.failed {
 		p.waste(t.ctx, "it was not written within the summary timeout")
 		return g.compactWith(t, c, s, reason)
@@ -87,22 +89,23 @@ func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, next guardState, p
 	return g.finishCompaction(t, c, o)
 }
 
-// awaitPrepared waits for p, with the session parked (a concurrent call for
-// it waits, a re-entrant one is refused), at most the agent's summary
-// timeout on the guard's clock, or until the call's context ends. It
-// returns how long the call waited and whether p is written.
-func (g *Guard) awaitPrepared(t *turn, p *preparedSummary) (time.Duration, bool) {
+// await waits for p, with the session sess parked (a concurrent call for
+// it waits, a re-entrant one is refused), at most timeout on the guard's
+// clock, or until ctx ends. It returns how long it waited and whether p is
+// written.
+func (p *preparedSummary) await(ctx context.Context, sess *sessionEntry, timeout time.Duration) (time.Duration, bool) {
 	if p.ready() {
 		return 0, true
 	}
-	began := g.clock.Now()
-	ctx, cancel := withTimeout(t.ctx, g.clock, t.cfg.summaryTimeout)
+	clock := p.owner.clock
+	began := clock.Now()
+	ctx, cancel := withTimeout(ctx, clock, timeout)
 	defer cancel()
-	ctx = t.sess.park(ctx)
+	ctx = sess.park(ctx)
 	select {
 	case <-p.done:
 	case <-ctx.Done():
 	}
-	t.sess.unpark()
-	return g.clock.Now().Sub(began), p.ready()
+	sess.unpark()
+	return clock.Now().Sub(began), p.ready()
 }
