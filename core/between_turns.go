@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"google.golang.org/genai"
@@ -171,7 +172,7 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 		return nil, nil
 	}
 	defer g.sessions.release(sess)
-	in, req, ok := g.betweenTurnsCall(c, end, sess)
+	in, req, ok := sess.betweenTurnsCall(g.log, c, end)
 	if !ok {
 		return nil, nil
 	}
@@ -185,30 +186,34 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 			"agent", in.cfg.name, "session", c.SessionID(), "error", err)
 		return nil, nil
 	}
-	sio, mem, prev := in.cfg.stateIO(g.log), sess.memory(in.cfg.name), in.prev
-	delta := deltaState{}
-	if s.event.Discarded {
-		// Not smaller: remembered so the next runs' ends do not pay for it
-		// again until the conversation outgrows it (discardCompaction).
-		mem.turnsFloor, mem.turnsFloorAt = s.next.floor, prev.compactions
-		sio.set(delta, keyIrreducibleFloor, prev.floor, s.next.floor)
-		return s.event, delta
+	return s.event, sess.memory(in.cfg.name).keepBetweenTurns(in, s.event.Discarded, s.next, t.cal, in.cfg.stateIO(g.log), end.State)
+}
+
+// keepBetweenTurns keeps in the agent's memory the compaction made between
+// turns from the call in, which decided next, and returns the state delta
+// that persists it. One that came out no smaller (discarded) is remembered
+// so that the next runs' ends do not pay for it again until the
+// conversation outgrows it (discardCompaction).
+func (m *agentMemory) keepBetweenTurns(in callInput, discarded bool, next guardState, cal calibration, sio stateIO, st StateReader) map[string]any {
+	prev, delta := in.prev, deltaState{}
+	if discarded {
+		m.turnsFloor, m.turnsFloorAt = next.floor, prev.compactions
+		sio.set(delta, keyIrreducibleFloor, prev.floor, next.floor)
+		return delta
 	}
-	mem.turnsFloor = 0
-	next := s.next
+	m.turnsFloor = 0
 	// Usage then shows the compacted history's count.
-	recordUsage(t.cal, &next)
-	mem.compacted = &next
-	mem.compactedBetweenTurns = true
+	recordUsage(cal, &next)
+	m.compacted, m.compactedBetweenTurns = &next, true
 	sio.save(delta, prev, next)
 	sio.set(delta, keyPrefix, in.storedPrefix, "")
 	if next.realTokens == 0 {
 		// The provider's counts were of the request before: no response
 		// follows a compaction between turns to replace its cached count,
 		// so Usage would show it beside a count of 0.
-		sio.set(delta, keyCachedTokens, sio.num(end.State, keyCachedTokens), 0)
+		sio.set(delta, keyCachedTokens, sio.num(st, keyCachedTokens), 0)
 	}
-	return s.event, delta
+	return delta
 }
 
 // betweenTurnsCall is the call a compaction between turns makes, from the
@@ -218,11 +223,11 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 // switched off or the caller gone, a history the guard cannot tell the next
 // turn's (nextHistory), a compaction that runs in the next model call
 // anyway, or a request the instruction and tools alone fill.
-func (g *Guard) betweenTurnsCall(c Call, end RunEnd, sess *sessionEntry) (in callInput, req Request, ok bool) {
-	last := sess.last
-	sess.last = lastCall{}
+func (e *sessionEntry) betweenTurnsCall(log *slog.Logger, c Call, end RunEnd) (in callInput, req Request, ok bool) {
+	last := e.last
+	e.last = lastCall{}
 	cfg := last.cfg
-	if cfg == nil || g.switchedOff(end.State) || c.Err() != nil {
+	if cfg == nil || sessionDisabled(end.State, log) || c.Err() != nil {
 		// A run whose context is done (the caller went away) leaves the
 		// compaction to the next model call: its summarizer would only
 		// give the fallback summary.
@@ -230,11 +235,11 @@ func (g *Guard) betweenTurnsCall(c Call, end RunEnd, sess *sessionEntry) (in cal
 	}
 	raw, why := nextHistory(last.req.Contents, end, cfg.name)
 	if why != "" {
-		g.log.Debug("contextguard: not compacting between turns", "agent", cfg.name, "session", c.SessionID(), "reason", why)
+		log.Debug("contextguard: not compacting between turns", "agent", cfg.name, "session", c.SessionID(), "reason", why)
 		return in, req, false
 	}
-	sio := cfg.stateIO(g.log)
-	mem := sess.memory(cfg.name)
+	sio := cfg.stateIO(log)
+	mem := e.memory(cfg.name)
 	prev := sio.load(end.State)
 	prev.request = sio.requestAt(end.State, mem.requestKey)
 	if prev.request.pending || prev.compactNext != 0 || mem.overflow != nil ||
@@ -249,7 +254,7 @@ func (g *Guard) betweenTurnsCall(c Call, end RunEnd, sess *sessionEntry) (in cal
 		// each model call sends only the user's current request
 		// (trimToCurrentRequest), which a summary stored now would only
 		// make larger.
-		g.log.Debug("contextguard: not compacting between turns: the instruction and tools leave no room for a summary", "agent", cfg.name, "session", c.SessionID())
+		log.Debug("contextguard: not compacting between turns: the instruction and tools leave no room for a summary", "agent", cfg.name, "session", c.SessionID())
 		return in, req, false
 	}
 	if mem.turnsFloorAt == prev.compactions {
@@ -261,7 +266,7 @@ func (g *Guard) betweenTurnsCall(c Call, end RunEnd, sess *sessionEntry) (in cal
 		req.Coverage = r.Refresh()
 	}
 	mem.message.settle(prev)
-	in = callInput{call: c, ro: end.State, cfg: cfg, sess: sess, prev: prev, memo: &mem.prefix,
+	in = callInput{call: c, ro: end.State, cfg: cfg, sess: e, prev: prev, memo: &mem.prefix,
 		storedPrefix: sio.str(end.State, keyPrefix), mode: modeCompact, betweenTurns: true}
 	return in, req, true
 }

@@ -1,6 +1,8 @@
 package core
 
 import (
+	"log/slog"
+
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
@@ -22,8 +24,7 @@ const cutCallNote = "[contextguard: my response was cut at the output-token limi
 // call by a short model text saying so (cutCallNote). With room left, or
 // when the response holds no function call, it returns nil and the
 // response passes through untouched.
-func (g *Guard) cutAtOutputLimit(c Call, cfg *Agent, st State, resp *Response) *genai.Content {
-	sio := cfg.stateIO(g.log)
+func cutAtOutputLimit(log *slog.Logger, c Call, cfg *Agent, sio stateIO, st State, resp *Response) *genai.Content {
 	prev := guardState{
 		realTokens:    sio.num(st, keyRealTokens),
 		lastEstimate:  sio.num(st, keyLastEstimate),
@@ -50,7 +51,7 @@ func (g *Guard) cutAtOutputLimit(c Call, cfg *Agent, st State, resp *Response) *
 			}
 		}
 	}
-	g.log.Warn("contextguard: the response stopped at the output limit near the window; the next call compacts first",
+	log.Warn("contextguard: the response stopped at the output limit near the window; the next call compacts first",
 		"agent", cfg.name, "session", c.SessionID(), "real_tokens", prompt, "output_tokens", output,
 		"threshold", threshold, "window", prev.window, "calls_dropped", calls)
 	if calls == 0 {

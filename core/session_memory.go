@@ -146,10 +146,10 @@ func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stat
 		m.sentBytes = sat.Scale(prev.lastEstimate, retainedBytesPerToken)
 	}
 	if m.compacted != nil {
-		prev = g.reapplyCompaction(call, cfg, m, st, sio, req, prev)
+		prev = m.reapplyCompaction(g.log, call.SessionID(), st, sio, req, prev)
 	}
 	if m.overflow != nil {
-		prev = g.applyOverflow(call, cfg, m, st, sio, req, prev)
+		prev = m.applyOverflow(g.log, call.SessionID(), g.requestLimits(cfg, req), st, sio, len(req.Contents), prev)
 	}
 	return prev
 }
@@ -172,7 +172,7 @@ func (m *agentMemory) compactedAhead(prev guardState) bool {
 // with a failed model call, or one made between turns), when req still
 // holds the contents it covers, and persists it again; it forgets it once
 // the state has it, or something newer.
-func (g *Guard) reapplyCompaction(call Call, cfg *Agent, m *agentMemory, st State, sio stateIO, req *Request, prev guardState) guardState {
+func (m *agentMemory) reapplyCompaction(log *slog.Logger, session string, st State, sio stateIO, req *Request, prev guardState) guardState {
 	c := m.compacted
 	if !m.compactedAhead(prev) {
 		m.compacted = nil
@@ -190,7 +190,7 @@ func (g *Guard) reapplyCompaction(call Call, cfg *Agent, m *agentMemory, st Stat
 	if m.compactedBetweenTurns {
 		msg = "contextguard: applying the compaction made between turns, which the session state does not hold"
 	}
-	g.log.Info(msg, "agent", cfg.name, "session", call.SessionID(), "compactions", c.compactions, "watermark", c.watermark)
+	log.Info(msg, "agent", m.agent, "session", session, "compactions", c.compactions, "watermark", c.watermark)
 	if m.compactedBetweenTurns {
 		// A compaction requested since the run ended is still to be
 		// answered (one pending then stops it, between_turns.go).
@@ -203,14 +203,13 @@ func (g *Guard) reapplyCompaction(call Call, cfg *Agent, m *agentMemory, st Stat
 }
 
 // applyOverflow turns the provider's rejection of the agent's previous
-// request as too long (m.overflow) into the state this call starts from:
-// the ratio it taught, kept in state, and, when req still holds the
-// rejected request, a count over the threshold that makes the call compact
-// first.
-func (g *Guard) applyOverflow(call Call, cfg *Agent, m *agentMemory, st State, sio stateIO, req *Request, prev guardState) guardState {
+// request as too long (m.overflow) into the state a call of n contents
+// and limits lim starts from: the ratio it taught, kept in state, and, when
+// the request still holds the rejected one, a count over the threshold
+// that makes the call compact first.
+func (m *agentMemory) applyOverflow(log *slog.Logger, session string, lim limits, st State, sio stateIO, n int, prev guardState) guardState {
 	ov := m.overflow
 	m.overflow = nil
-	lim := g.requestLimits(cfg, req)
 	if ov.ratio > 0 && ov.ratio != prev.providerRatio {
 		// What the overflow taught survives the compaction it causes:
 		// written here, since the failed call's state delta was lost.
@@ -219,10 +218,9 @@ func (g *Guard) applyOverflow(call Call, cfg *Agent, m *agentMemory, st State, s
 		}
 		prev.providerRatio = ov.ratio
 	}
-	if ov.contents > len(req.Contents) {
-		g.log.Info("contextguard: the provider rejected the previous request as too long; this request does not hold it, so it is judged with the ratio learned",
-			"agent", cfg.name, "session", call.SessionID(), "real_tokens", ov.real, "limit", ov.limit,
-			"provider_ratio", float64(prev.providerRatio)/ratioScale)
+	if ov.contents > n {
+		log.Info("contextguard: the provider rejected the previous request as too long; this request does not hold it, so it is judged with the ratio learned",
+			"agent", m.agent, "session", session, "real_tokens", ov.real, "limit", ov.limit, "provider_ratio", float64(prev.providerRatio)/ratioScale)
 		return prev
 	}
 	real := ov.real
@@ -236,8 +234,8 @@ func (g *Guard) applyOverflow(call Call, cfg *Agent, m *agentMemory, st State, s
 		real = max(sat.Add(limit, 1), sat.Scale(ov.estimate, float64(ov.ratio)/ratioScale))
 	}
 	if ov.limit > 0 && ov.limit < lim.threshold {
-		g.log.Warn("contextguard: the provider's limit is below the guard's threshold; set WithMaxTokens to the provider's limit",
-			"agent", cfg.name, "session", call.SessionID(), "limit", ov.limit, "window", lim.window, "threshold", lim.threshold)
+		log.Warn("contextguard: the provider's limit is below the guard's threshold; set WithMaxTokens to the provider's limit",
+			"agent", m.agent, "session", session, "limit", ov.limit, "window", lim.window, "threshold", lim.threshold)
 	}
 	prev.realTokens = max(real, lim.threshold+1)
 	switch {
@@ -247,8 +245,8 @@ func (g *Guard) applyOverflow(call Call, cfg *Agent, m *agentMemory, st State, s
 		prev.lastEstimate = prev.realTokens
 	}
 	prev.floor = 0
-	g.log.Info("contextguard: the provider rejected the previous request as too long; compacting first",
-		"agent", cfg.name, "session", call.SessionID(), "real_tokens", ov.real, "limit", ov.limit, "estimated_tokens", ov.estimate,
+	log.Info("contextguard: the provider rejected the previous request as too long; compacting first",
+		"agent", m.agent, "session", session, "real_tokens", ov.real, "limit", ov.limit, "estimated_tokens", ov.estimate,
 		"provider_ratio", float64(prev.providerRatio)/ratioScale)
 	return prev
 }
