@@ -233,14 +233,14 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	sess.checkPrepared(t.ctx, cfg.name, t.raw, &t.chain, t.prev.compactions)
 
 	s := g.decide(t, cs)
-	sess.rememberCall(t)
+	sess.rememberCall(cfg, t.req, mode, max(t.before, t.prev.summarizedAt))
 	t.inj.reanchor(t.prev, &s.next)
 	s.next.window = t.lim.window
 	s.next.threshold = t.lim.threshold
 	s.next.maxOutput = maxOutputTokens(&t.req)
 	recordUsage(t.cal, &s.next)
 	g.prep.noteGrowth(t, mem, &s)
-	mem.message.observe(t, &s)
+	mem.message.observe(t.prev, t.measure, t.prefix.matched, &s)
 	if st != nil {
 		sio.save(st, in.prev, s.next)
 		t.prefix.save(st, sio)
@@ -387,7 +387,7 @@ func (g *Guard) letThrough(t *turn, r judged, next guardState, trigger int) step
 // raw estimate, and what it keeps of the provider's cached prefix.
 func (t *turn) sentAsJudged(next guardState, r judged) guardState {
 	next.lastEstimate = r.est
-	next.prefixKept, next.invalidated = t.prefixKept(r.cs, r.est, r.rewritten)
+	next.prefixKept, next.invalidated = prefixKept(t.measure, &t.prefix, t.prev.lastEstimate, r.cs, r.est, r.rewritten)
 	return next
 }
 

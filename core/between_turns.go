@@ -140,16 +140,16 @@ type lastCall struct {
 	bytes int
 }
 
-// rememberCall keeps t's request as the session's last guarded call, for
-// the run's end. It allocates nothing.
-func (e *sessionEntry) rememberCall(t *turn) {
-	if t.cfg.betweenTurns == BetweenTurnsOff || t.mode == modeApplyOnly || t.rejected {
+// rememberCall keeps req, a request of cfg's guarded in mode, as the
+// session's last guarded call, for the run's end; size is about what its
+// contents retain, in tokens. It allocates nothing.
+func (e *sessionEntry) rememberCall(cfg *Agent, req Request, mode callMode, size int) {
+	if cfg.betweenTurns == BetweenTurnsOff || mode == modeApplyOnly {
 		e.last = lastCall{}
 		return
 	}
-	req := t.req
 	req.Origin = nil
-	e.last = lastCall{cfg: t.cfg, req: req, bytes: sat.Scale(max(t.before, t.prev.summarizedAt), retainedBytesPerToken)}
+	e.last = lastCall{cfg: cfg, req: req, bytes: sat.Scale(size, retainedBytesPerToken)}
 }
 
 // deltaState collects the writes of a state save as a state delta.

@@ -35,20 +35,21 @@ type messageMeasure struct {
 	last, before int
 }
 
-// observe is the measure's part of a model call that decided s: it settles
-// a pending measure from the provider's count in the call's state, and a
-// call that starts a turn starts measuring it, when the request goes out
-// as built (not compacted) and extends the last one the agent sent, which
-// the provider counted (the prefix record matched: not after a compaction
-// or a recovery, whose request the next one does not extend).
-func (m *messageMeasure) observe(t *turn, s *step) {
-	m.settle(t.prev)
-	if !startsTurn(t.raw) {
+// observe is the measure's part of a model call that started from prev,
+// measured its contents with cm and decided s: it settles a pending measure
+// from the provider's count in prev, and a call that starts a turn starts
+// measuring it, when the request goes out as built (not compacted) and
+// extends the last one the agent sent, which the provider counted
+// (extends: the prefix record matched, not after a compaction or a
+// recovery, whose request the next one does not extend).
+func (m *messageMeasure) observe(prev guardState, cm measure, extends bool, s *step) {
+	m.settle(prev)
+	if !startsTurn(cm.raw) {
 		return
 	}
 	m.from = 0
-	if s.event == nil && s.err == nil && t.prefix.matched && t.prev.realTokens > 0 {
-		m.from, m.est, m.compactions = sat.Add(t.prev.realTokens, lastReply(t.measure)), s.next.lastEstimate, s.next.compactions
+	if s.event == nil && s.err == nil && extends && prev.realTokens > 0 {
+		m.from, m.est, m.compactions = sat.Add(prev.realTokens, lastReply(cm)), s.next.lastEstimate, s.next.compactions
 	}
 }
 

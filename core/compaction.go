@@ -200,7 +200,7 @@ func (g *Guard) openCompaction(t *turn, c *compaction, strategy Strategy, reason
 		Ran:          t.betweenTurns.ran(),
 		InlineReason: t.inlineReason(reason, c.bare),
 	}
-	c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens = t.compactionKept()
+	c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens = compactionKept(t.measure, &t.prefix, t.prev.lastEstimate)
 }
 
 // compact is the one compaction loop, for every strategy: it tries to keep
@@ -278,7 +278,7 @@ func trimToCurrentRequest(t *turn, next guardState) step {
 	next.floor = 0
 	next.realTokens = 0
 	next.lastEstimate = est
-	next.prefixKept, next.invalidated = t.prefixKept(cs, est, 0)
+	next.prefixKept, next.invalidated = prefixKept(t.measure, &t.prefix, t.prev.lastEstimate, cs, est, 0)
 	s := step{contents: cs, next: next}
 	if n := t.irreducibleSize(est); n > t.lim.hardLimit() {
 		s.err = irreducibleError(n, t.lim.window)

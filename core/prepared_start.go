@@ -53,7 +53,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 	if !ok {
 		return
 	}
-	own := &sessionEntry{key: sess.key, cache: newCountCache()}
+	own := newSessionEntry(sess.key)
 	call := backgroundCall{Context: ctx, app: c.AppName(), user: c.UserID(), session: c.SessionID(), userContent: c.UserContent()}
 	t, _ := g.newTurn(callInput{call: call, ro: st, cfg: cfg, sess: own, prev: cand.prev, mode: modeCompact, background: &cand}, cand.req)
 	comp, _ := g.beginCompaction(t, cand.sent, cand.prev, cfg.policy.name(), ReasonTokens)
@@ -76,7 +76,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 	p.first, p.end, p.chain = comp.first, end, mem.prefix.chainOf(cand.req.Contents, end)
 	p.prevSummary, p.compactions, p.userReq = comp.prevSummary, cand.prev.compactions, comp.userReq
 	p.request, p.budget = sat.Add(comp.bare, comp.budget), comp.budget
-	p.started, p.log = g.clock.Now(), t.log()
+	p.log = t.log()
 	sess.prepared.Store(p)
 	mem.unprepared = InlinePreparedUnusable // should the next call not use it
 	g.prep.started.Add(1)
@@ -168,7 +168,6 @@ func (g *Guard) runPrepared(t *turn, c *compaction, p *preparedSummary) {
 	}
 	t.sess.mu.Unlock()
 	p.summary, p.ev = o.summary, c.ev
-	p.took = g.clock.Now().Sub(p.started)
 	p.failed = t.ctx.Err() != nil
 }
 

@@ -119,7 +119,7 @@ func (p *preparer) begin(agent string) (s *preparedSummary, ctx context.Context,
 	p.running++
 	p.wg.Add(1)
 	ctx, cancel := context.WithCancel(p.ctx)
-	return &preparedSummary{agent: agent, owner: p, cancel: cancel, done: make(chan struct{}), log: p.log}, ctx, true
+	return &preparedSummary{agent: agent, owner: p, cancel: cancel, done: make(chan struct{}), log: p.log, started: p.clock.Now()}, ctx, true
 }
 
 // leave counts a background summary out.
@@ -214,10 +214,11 @@ func (p *preparedSummary) ready() bool {
 // holds a summary's child only while the summary is being written, and an
 // evicted session's summary stops being written for nobody.
 
-// finish ends the goroutine that wrote p: its context is cancelled, done
-// is closed (the result is then readable) and its place under the bound is
-// freed.
+// finish ends the goroutine that wrote p: it is timed, its context is
+// cancelled, done is closed (the result is then readable) and its place
+// under the bound is freed.
 func (p *preparedSummary) finish() {
+	p.took = p.owner.clock.Now().Sub(p.started)
 	p.cancel()
 	close(p.done)
 	p.owner.leave()

@@ -86,6 +86,10 @@ type sessionEntry struct {
 	prepared atomic.Pointer[preparedSummary]
 }
 
+func newSessionEntry(key string) *sessionEntry {
+	return &sessionEntry{key: key, cache: newCountCache()}
+}
+
 // busyMark marks a session whose owner runs user code with the entry's
 // mutex released.
 type busyMark struct {
@@ -114,7 +118,7 @@ func (s *sessionTable) acquire(ctx context.Context, key string) (*sessionEntry, 
 	s.mu.Lock()
 	el, ok := s.byKey[key]
 	if !ok {
-		e := &sessionEntry{key: key, cache: newCountCache()}
+		e := newSessionEntry(key)
 		s.restoreLocked(e)
 		el = s.order.PushFront(e)
 		s.byKey[key] = el
