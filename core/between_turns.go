@@ -15,16 +15,11 @@ import (
 )
 
 // Compaction between turns (ARCHITECTURE.md, Compaction between turns):
-// when a run has ended, the guard compacts a session whose next turn would
-// probably reach the trigger, so the next run's first model call starts
-// compacted instead of waiting for the summarizer. The compaction is the
-// model call's own pipeline (newTurn, decide, compact) run on the request
-// the next turn will start with, less the user's next message: the last
-// guarded request's contents as ADK built them plus the final response.
-// Its state is persisted through the session service (WithSessionService)
-// on an appended event, as RequestCompaction persists a request, and kept
-// in the session table for the session's next call (agentMemory.compacted)
-// either way.
+// once a run has ended, the model call's own pipeline runs on the request
+// the next turn will start with (the last request and the final response),
+// so the next run's first call starts compacted. Its state is persisted
+// through the session service (WithSessionService) and kept in the agent's
+// memory for the session's next call either way.
 
 // BetweenTurns says whether an agent's sessions are compacted between two
 // runs (WithBetweenTurns).
@@ -216,21 +211,19 @@ func (m *agentMemory) keepBetweenTurns(in callInput, discarded bool, next guardS
 	return delta
 }
 
-// betweenTurnsCall is the call a compaction between turns makes, from the
-// session's last guarded call and the run's end, with the session owned:
-// its input and the next turn's history as its request. ok is false when
-// the run's end leaves nothing to compact now: no guarded call, the guard
-// switched off or the caller gone, a history the guard cannot tell the next
-// turn's (nextHistory), a compaction that runs in the next model call
-// anyway, or a request the instruction and tools alone fill.
+// betweenTurnsCall is the call a compaction between turns makes from the
+// session's last guarded call and the run's end, with e owned: its input
+// and the next turn's history as its request. ok is false when there is
+// nothing to compact now: no guarded call, the guard switched off or the
+// caller gone, a history it cannot tell the next turn's, a compaction the
+// next model call makes anyway, or a request the instruction and tools fill.
 func (e *sessionEntry) betweenTurnsCall(log *slog.Logger, c Call, end RunEnd) (in callInput, req Request, ok bool) {
 	last := e.last
 	e.last = lastCall{}
 	cfg := last.cfg
 	if cfg == nil || sessionDisabled(end.State, log) || c.Err() != nil {
-		// A run whose context is done (the caller went away) leaves the
-		// compaction to the next model call: its summarizer would only
-		// give the fallback summary.
+		// With the run's context done, the summarizer would only give the
+		// fallback summary.
 		return in, req, false
 	}
 	raw, why := nextHistory(last.req.Contents, end, cfg.name)
@@ -250,10 +243,8 @@ func (e *sessionEntry) betweenTurnsCall(log *slog.Logger, c Call, end RunEnd) (i
 		return in, req, false
 	}
 	if mem.trimmed {
-		// The system instruction and tools leave no room for a summary:
-		// each model call sends only the user's current request
-		// (trimToCurrentRequest), which a summary stored now would only
-		// make larger.
+		// Each model call sends only the current request
+		// (trimToCurrentRequest), which a summary would only make larger.
 		log.Debug("contextguard: not compacting between turns: the instruction and tools leave no room for a summary", "agent", cfg.name, "session", c.SessionID())
 		return in, req, false
 	}
@@ -307,13 +298,11 @@ func hasFunctionParts(c *genai.Content) bool {
 }
 
 // nextTurnCount is what decide compares with the trigger for a request of
-// calibrated count n: n itself in a model call; between turns, n grown by
-// a user message as long as the run's own (its calibrated estimate, or
-// what the provider counted for it when that is more: messageMeasure) and
-// by betweenTurnsMargin, the next turn's first request as it will probably
-// be, unless the last compaction came out no smaller than n (the floor):
-// the guard then waits for the conversation to outgrow it, as in a model
-// call.
+// calibrated count n: n in a model call; between turns, the next turn's
+// first request as it will probably be (n, a user message like the run's
+// own at the larger of its estimate and messageMeasure, and
+// betweenTurnsMargin), unless n is at most the floor a compaction that came
+// out no smaller left: the guard waits for the conversation to outgrow it.
 func (t *turn) nextTurnCount(n int) int {
 	if !t.betweenTurns || (t.prev.floor > 0 && n <= t.prev.floor) {
 		return n
@@ -341,9 +330,7 @@ func (b afterRun) turnsComing() int {
 
 // turnsKept is how many of the request's own turns a compaction keeps
 // verbatim so that the request it serves holds the newest keep turns:
-// between turns, the user's next message starts one of them
-// (turnsComing), so the compaction made then weighs and keeps what the
-// next model call's compaction would.
+// between turns, the user's next message starts one of them.
 func (b afterRun) turnsKept(keep int) int {
 	return max(keep-b.turnsComing(), 0)
 }
@@ -356,9 +343,7 @@ func (b afterRun) ran() CompactionRun {
 	return RanInline
 }
 
-// preparedRan is how a compaction from a prepared summary runs: between
-// turns once the run has ended (CompactionEvent.Prepared then says where its
-// summary came from), else in the model call (RanPrepared).
+// preparedRan is how a compaction from a prepared summary runs.
 func (b afterRun) preparedRan() CompactionRun {
 	if b {
 		return RanBetweenTurns

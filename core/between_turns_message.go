@@ -8,16 +8,12 @@ import (
 )
 
 // The user's message at the provider's count (ARCHITECTURE.md, Compaction
-// between turns): between turns, the next turn's first request is judged
-// with a message like the run's own (nextTurnCount), and the estimator can
-// rate a message far below what the provider charges for it (a provider
-// that bills an image by its encoded size charges it 30 times or more the
-// estimate, far past what calibration may scale, maxCorrection). The
-// provider's counts of a turn's first request and of the request before it
-// say what the turn's message cost. A cost that came back in the last two
-// turns measured is the next message's, when it is more than the estimate:
-// one large message (a document pasted once) does not make every later
-// turn compact early, a large message every turn does.
+// between turns): the estimator can rate a message far below what the
+// provider charges (an image billed by its encoded size, past what
+// calibration may scale), so the provider's counts of a turn's first
+// request and of the one before say what the message cost. A cost both of
+// the last two turns measured is the next message's: one large message
+// does not make every later turn compact early, one every turn does.
 
 // messageMeasure follows the first request of an agent's turn until the
 // provider's count of it comes back, and keeps what the last two turns

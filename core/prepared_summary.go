@@ -11,13 +11,7 @@ import (
 )
 
 // Summaries prepared while tools run (ARCHITECTURE.md, One model call,
-// Concurrency). When a response asks for tool calls and the next request
-// will likely reach the trigger, the guard writes the summary of the request
-// just sent in the background, while the tools run. The next call that
-// compacts for tokens uses it when it still covers the request's prefix: it
-// waits only for what is left of it, and the model's function calls and the
-// tool results stay verbatim after it. A call that compacted prepares
-// nothing: the next summary is prepared from a later request.
+// Concurrency): the bound, and the lifetime of each summary.
 
 // Defaults of the prepared summaries.
 const (
@@ -156,9 +150,9 @@ func (p *preparer) close() error {
 }
 
 // preparedSummary is one summary written in the background for the next
-// compaction of one agent of a session. What it covers is fixed when it
-// starts; the goroutine writes its result and then closes done, so a reader
-// that saw done closed reads the result without a lock.
+// compaction of one agent of a session. The goroutine writes its result and
+// then closes done, so a reader that saw done closed reads it without a
+// lock.
 type preparedSummary struct {
 	agent string
 	// first and end bound the raw contents it summarizes (first is the
@@ -177,14 +171,12 @@ type preparedSummary struct {
 	started         time.Time
 	done            chan struct{}
 
-	// owner is the preparer that counts it; cancel ends its context,
-	// settled says it was used, dropped or wasted (its one outcome).
+	// owner counts it; cancel ends its context; settled says it was used,
+	// dropped or wasted; log is the starting call's logger.
 	owner   *preparer
 	cancel  context.CancelFunc
 	settled atomic.Bool
-	// log is the logger of the call that started it (its agent and
-	// session), the guard's until then.
-	log *slog.Logger
+	log     *slog.Logger
 
 	// The result, written before done is closed.
 	summary string
@@ -206,13 +198,11 @@ func (p *preparedSummary) ready() bool {
 	}
 }
 
-// The lifetime of a prepared summary has one owner, the summary itself:
-// its context is cancelled by the goroutine writing it when it returns
-// (finish), by the call or eviction that lets it go (use, drop, waste,
-// each counting and logging its outcome once), or, for one begun and never
-// started, by abandon. No other code cancels it, so the guard's context
-// holds a summary's child only while the summary is being written, and an
-// evicted session's summary stops being written for nobody.
+// A prepared summary owns its lifetime: its context is cancelled by the
+// goroutine writing it when it returns (finish), by the call or eviction
+// that lets it go (use, drop, waste: each counts and logs once), or, begun
+// and never started, by abandon. No other code cancels it, so the guard's
+// context holds a child only while a summary is being written.
 
 // finish ends the goroutine that wrote p: it is timed, its context is
 // cancelled, done is closed (the result is then readable) and its place

@@ -10,10 +10,8 @@ import (
 )
 
 // Using a prepared summary (ARCHITECTURE.md, One model call): every call
-// checks that the session's prepared summary still covers its request's
-// prefix (checkPrepared), and the call that compacts for tokens sends it,
-// waiting only for what is left of it (compactPrepared, awaitPrepared), or
-// falls back to the inline compaction.
+// checks that it still covers the request's prefix, and the call that
+// compacts for tokens sends it, or falls back to the inline compaction.
 
 // checkPrepared drops the session's prepared summary for agent when the
 // request's contents raw (chained by chain) no longer start with what it
@@ -36,14 +34,11 @@ func (e *sessionEntry) dropPrepared(ctx context.Context, why string) {
 	}
 }
 
-// compactPrepared is a compaction for tokens that uses the session's
-// prepared summary when it covers the request's prefix: the request is the
-// summary message followed by the contents after what it covers, verbatim
-// (the model's function calls and the tool results: pair-safe), pruned as
-// always. It waits for what is left of the summary, at most the summary
-// timeout. When the summary cannot be used, or the request it makes does not
-// fit under the threshold, the compaction runs inline (compactWith) and the
-// prepared summary counts as wasted.
+// compactPrepared is a compaction for tokens that sends the session's
+// prepared summary followed by the contents after what it covers, verbatim
+// (pair-safe), pruned as always, waiting for what is left of it at most the
+// summary timeout. When the summary cannot be used, or its request does
+// not fit, it is wasted and the compaction runs inline (compactWith).
 func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, next guardState, p *preparedSummary, s compactionStrategy, reason string) step {
 	t.sess.takePrepared() // p: this call uses or wastes it
 	c, done := g.beginCompaction(t, cs, next, s.name(), reason)

@@ -10,24 +10,12 @@ import (
 )
 
 // The session memory: what the guard remembers of each agent of a session in
-// this process, which every call reads (recall), beside what the session
-// state holds.
-
-// State the guard writes in BeforeModelCallback rides on the model-response
-// event; when the model call fails, ADK drops it. The guard therefore keeps,
-// per session and agent, in the session table (bounded by sessions and
-// bytes, session_memory_bound.go; entries in use are never evicted):
-//
-//   - the state written by the latest compaction, until the session state
-//     shows it, so a summary already paid for is reused rather than paid
-//     again;
-//   - a provider overflow to act on: the next call compacts first,
-//     calibrated with the provider's real count, and writes the ratio it
-//     taught; it is kept when the table evicts the session (keepLocked),
-//     since no state can hold it before that call;
-//   - for agents with a recovery model, the request last let through and the
-//     contents ADK built for it, so a rejected request can be compacted again
-//     from the original history.
+// this process beside the session state, because state written in
+// BeforeModelCallback rides on the model-response event, which ADK drops
+// when the model call fails: the state of the latest compaction, so a
+// summary already paid for is reused; a provider overflow the next call
+// acts on (kept across eviction, keepLocked); with a recovery model, the
+// request last let through and the contents ADK built for it.
 
 // agentMemory is what the guard keeps in memory for one agent of one
 // session beside the session state. Guarded by the session entry's mutex.
@@ -134,11 +122,9 @@ func (m *agentMemory) rememberCompaction(st StateReader, before int) {
 	m.compacted, m.compactedBetweenTurns = &s, false
 }
 
-// recall applies, at the start of a call, what the in-memory record knows
-// and the session state does not: the summary of a compaction whose state
-// delta was lost with a failed model call (persisted again), and a provider
-// overflow, turned into the calibration signal that makes this call compact
-// first. It returns the state the call starts from.
+// recall applies, at the start of a call, what the agent's memory knows and
+// the session state does not (reapplyCompaction, applyOverflow), and
+// returns the state the call starts from.
 func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stateIO, req *Request, prev guardState) guardState {
 	m.sentLen = len(req.Contents)
 	if cfg.recoveryLLM != nil {
@@ -167,10 +153,9 @@ func (m *agentMemory) compactedAhead(prev guardState) bool {
 		(m.compactedBetweenTurns && c.compactions == prev.compactions && c.pruneFrontier > prev.pruneFrontier)
 }
 
-// reapplyCompaction applies the compaction the agent's record holds and
-// the session state does not (m.compacted: one whose state delta was lost
-// with a failed model call, or one made between turns), when req still
-// holds the contents it covers, and persists it again; it forgets it once
+// reapplyCompaction applies, and persists again, the compaction m holds and
+// the session state does not (lost with a failed model call, or made
+// between turns), when req still holds what it covers; it forgets it once
 // the state has it, or something newer.
 func (m *agentMemory) reapplyCompaction(log *slog.Logger, session string, st State, sio stateIO, req *Request, prev guardState) guardState {
 	c := m.compacted
@@ -253,10 +238,8 @@ func (m *agentMemory) applyOverflow(log *slog.Logger, session string, lim limits
 
 // keptMemory is what an evicted session's agents had learned that the
 // session state cannot show yet: the provider overflows their next calls
-// act on. ADK drops the state delta of the failed call that learned them
-// (ARCHITECTURE.md, Recovery), so until the session's next call writes
-// them, the in-memory record is their only copy; an eviction must not
-// drop it, or every later turn of the session overflows again.
+// act on, whose only copy is in memory (ARCHITECTURE.md, Recovery); losing
+// them, every later turn of the session would overflow again.
 type keptMemory struct {
 	key       string
 	overflows []keptOverflow
@@ -269,10 +252,9 @@ type keptOverflow struct {
 }
 
 // keepLocked keeps, when the table evicts e, its agents' pending
-// overflows for the session's next call. At most as many sessions' are
-// kept as the table holds sessions, the most recently evicted; each is a
-// few words, whatever the session's size. The caller holds the table's
-// mutex and e is idle.
+// overflows for the session's next call: those of at most as many of the
+// most recently evicted sessions as the table holds, a few words each. The
+// caller holds the table's mutex and e is idle.
 func (s *sessionTable) keepLocked(e *sessionEntry) {
 	var kept []keptOverflow
 	for _, m := range e.agents {

@@ -152,8 +152,7 @@ func prefixKept(m measure, pm *prefixMatch, prev int, cs []*genai.Content, est, 
 }
 
 // splitScaled is the calibrated kept part of a previous request of prev raw
-// tokens, and the rest, which add up to the previous request's calibrated
-// size.
+// tokens, and the rest: together its calibrated size.
 func splitScaled(cal calibration, prev, kept int) (int, int) {
 	all, k := cal.scale(prev), cal.scale(kept)
 	return k, all - k
@@ -173,9 +172,8 @@ func compactionKept(m measure, pm *prefixMatch, prev int) (kept, invalidated int
 	return splitScaled(m.cal, prev, k)
 }
 
-// stampCompaction records when and why an applied compaction was made, for
-// Usage. The time comes from the call's context (Host.Now), so a time
-// provider ADK honours is honoured here.
+// stampCompaction records when (Host.Now's time) and why an applied
+// compaction was made, for Usage.
 func stampCompaction(at time.Time, next *guardState, reason string) {
 	next.compactedAt = at.UTC().Format(time.RFC3339Nano)
 	next.compactReason = reason
