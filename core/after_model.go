@@ -22,7 +22,7 @@ func (g *Guard) afterResponse(c Call, cfg *Agent, st State, resp *Response) *gen
 	if resp.cutAtOutputLimit() && !sessionDisabled(st, g.log) {
 		return cutAtOutputLimit(g.log, c, cfg, sio, st, resp)
 	}
-	if g.prep.limit > 0 && resp.asksForTools() {
+	if resp.asksForTools() {
 		g.startPrepared(c, cfg, st)
 	}
 	return nil
@@ -61,4 +61,17 @@ func recordCached(sio stateIO, st State, n int) {
 // limit.
 func (r *Response) cutAtOutputLimit() bool {
 	return r.FinishReason == genai.FinishReasonMaxTokens
+}
+
+// asksForTools reports whether the response asks for function calls.
+func (r *Response) asksForTools() bool {
+	if r.Content == nil {
+		return false
+	}
+	for _, p := range r.Content.Parts {
+		if p != nil && p.FunctionCall != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -240,7 +240,7 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	s.next.maxOutput = maxOutputTokens(&t.req)
 	recordUsage(t.cal, &s.next)
 	g.prep.noteGrowth(t, mem, &s)
-	mem.message.observe(t.prev, t.measure, t.prefix.matched, &s)
+	mem.message.observe(t.prev, t.measure, t.prefix.matched && s.event == nil && s.err == nil, s.next)
 	if st != nil {
 		sio.save(st, in.prev, s.next)
 		t.prefix.save(st, sio)

@@ -125,16 +125,6 @@ func (g *Guard) AfterRun(c Call, end RunEnd) {
 	g.fireHook(c, ev)
 }
 
-// lastCall is the session's last guarded model call, kept from its
-// BeforeModel to the run's end (AfterRun), which compacts from it.
-type lastCall struct {
-	cfg *Agent
-	// req is the request as ADK built it, without its Origin.
-	req Request
-	// bytes is what req's contents retain, about (retainedBytesPerToken).
-	bytes int
-}
-
 // rememberCall keeps req, a request of cfg's guarded in mode, as the
 // session's last guarded call, for the run's end; size is about what its
 // contents retain, in tokens. It allocates nothing.

@@ -32,20 +32,19 @@ type messageMeasure struct {
 }
 
 // observe is the measure's part of a model call that started from prev,
-// measured its contents with cm and decided s: it settles a pending measure
-// from the provider's count in prev, and a call that starts a turn starts
-// measuring it, when the request goes out as built (not compacted) and
-// extends the last one the agent sent, which the provider counted
-// (extends: the prefix record matched, not after a compaction or a
-// recovery, whose request the next one does not extend).
-func (m *messageMeasure) observe(prev guardState, cm measure, extends bool, s *step) {
+// measured its contents with cm and decided next: it settles a pending
+// measure from the provider's count in prev, and a call that starts a turn
+// starts measuring it when asBuilt: its request goes out as built (not
+// compacted, no error) and extends the last one the agent sent (the prefix
+// record matched), which the provider counted.
+func (m *messageMeasure) observe(prev guardState, cm measure, asBuilt bool, next guardState) {
 	m.settle(prev)
 	if !startsTurn(cm.raw) {
 		return
 	}
 	m.from = 0
-	if s.event == nil && s.err == nil && extends && prev.realTokens > 0 {
-		m.from, m.est, m.compactions = sat.Add(prev.realTokens, lastReply(cm)), s.next.lastEstimate, s.next.compactions
+	if asBuilt && prev.realTokens > 0 {
+		m.from, m.est, m.compactions = sat.Add(prev.realTokens, lastReply(cm)), next.lastEstimate, next.compactions
 	}
 }
 

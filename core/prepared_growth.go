@@ -3,8 +3,6 @@ package core
 import (
 	"slices"
 
-	"google.golang.org/genai"
-
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
@@ -12,34 +10,6 @@ import (
 // records its step's growth, and a call whose next request is predicted to
 // reach the trigger keeps what a background summary starts from
 // (prepareCandidate), with why the next compaction would run inline.
-
-// Sizes of the growth prediction.
-const (
-	// growthSteps is how many of an agent's latest steps its growth per
-	// step is the largest of: eight span the last few turns, enough to see
-	// a large step that comes back every few turns (a test run). With four,
-	// the stress matrix's debug sessions compacted inline each time it came.
-	growthSteps = 8
-	// growthMargin scales the predicted growth: a step a quarter larger
-	// than the largest recent one still finds its summary prepared.
-	growthMargin = 1.25
-)
-
-// prepareCandidate is what a call that did not compact keeps for its
-// response's AfterModel, when the next request is predicted to reach the
-// trigger: the values a background summary of this request starts from.
-type prepareCandidate struct {
-	ok     bool
-	req    Request // contents, model and configuration; no Origin or Coverage
-	sent   []*genai.Content
-	prev   guardState
-	inj    injection
-	lim    limits
-	cal    calibration
-	before int
-	// growth is the next step's predicted growth (with its margin).
-	growth int
-}
 
 // noteGrowth records the step's growth and, when the next request is
 // predicted to reach the share of the trigger the agent prepares at and
@@ -158,17 +128,4 @@ func (t *turn) stepFillsWindow(bare int) bool {
 	}
 	n := sat.Add(sat.Add(bare, minSummaryTokens), t.cal.scale(grown))
 	return !preparedFits(t.lim, n, t.before, minSummaryTokens)
-}
-
-// asksForTools reports whether the response asks for function calls.
-func (r *Response) asksForTools() bool {
-	if r.Content == nil {
-		return false
-	}
-	for _, p := range r.Content.Parts {
-		if p != nil && p.FunctionCall != nil {
-			return true
-		}
-	}
-	return false
 }

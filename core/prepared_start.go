@@ -34,6 +34,9 @@ func (b backgroundCall) UserContent() *genai.Content { return b.userContent }
 // owned, on a turn over a private session entry (its count cache and
 // summary message are the goroutine's), and summarized as inline.
 func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
+	if g.prep.limit == 0 {
+		return
+	}
 	sess, err := g.sessions.acquire(c, sessionKey(c))
 	if err != nil {
 		return

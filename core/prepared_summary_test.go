@@ -671,9 +671,10 @@ func TestPreparedSummary_OneOutcome(t *testing.T) {
 			if tc.started {
 				p.finish()
 			}
-			_, _, ok = prep.begin("a")
-			assert.True(t, ok, "the bound's place is free again")
-			prep.close()
+			freed, _, ok := prep.begin("a")
+			require.True(t, ok, "the bound's place is free again")
+			freed.abandon()
+			assert.NoError(t, prep.close(), "nothing left to wait for")
 		})
 	}
 }

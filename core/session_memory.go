@@ -76,6 +76,34 @@ type agentMemory struct {
 	message messageMeasure
 }
 
+// Sizes of the growth prediction.
+const (
+	// growthSteps is how many of an agent's latest steps its growth per
+	// step is the largest of: eight span the last few turns, enough to see
+	// a large step that comes back every few turns (a test run). With four,
+	// the stress matrix's debug sessions compacted inline each time it came.
+	growthSteps = 8
+	// growthMargin scales the predicted growth: a step a quarter larger
+	// than the largest recent one still finds its summary prepared.
+	growthMargin = 1.25
+)
+
+// prepareCandidate is what a call that did not compact keeps for its
+// response's AfterModel, when the next request is predicted to reach the
+// trigger: the values a background summary of this request starts from.
+type prepareCandidate struct {
+	ok     bool
+	req    Request // contents, model and configuration; no Origin or Coverage
+	sent   []*genai.Content
+	prev   guardState
+	inj    injection
+	lim    limits
+	cal    calibration
+	before int
+	// growth is the next step's predicted growth (with its margin).
+	growth int
+}
+
 // pendingOverflow is a provider overflow recorded for the next call.
 type pendingOverflow struct {
 	real     int // the provider's count of the rejected request, 0 if unknown

@@ -80,6 +80,16 @@ func newSessionEntry(key string) *sessionEntry {
 	return &sessionEntry{key: key, cache: newCountCache()}
 }
 
+// lastCall is the session's last guarded model call, kept from its
+// BeforeModel to the run's end (AfterRun), which compacts from it.
+type lastCall struct {
+	cfg *Agent
+	// req is the request as ADK built it, without its Origin.
+	req Request
+	// bytes is what req's contents retain, about (retainedBytesPerToken).
+	bytes int
+}
+
 // busyMark marks a session whose owner runs user code with the entry's
 // mutex released.
 type busyMark struct {
