@@ -104,7 +104,7 @@ func (c *Agent) preparesAt(lim limits) float64 {
 // request's irreducible part. A step that fills the window says so
 // whatever the last call predicted: no prediction could have served it.
 func (t *turn) inlineReason(reason string, bare int) InlineReason {
-	if t.betweenTurns.ran() != RanInline || reason != ReasonTokens {
+	if t.betweenTurns || reason != ReasonTokens {
 		return ""
 	}
 	if t.stepFillsWindow(bare) {

@@ -98,16 +98,6 @@ func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
 	return 0
 }
 
-// preparedFits reports whether the request of count n that a prepared
-// summary makes is sent in place of the request of count before: under the
-// threshold, or, past it by the step kept verbatim, within halfway to the
-// room (as decide lets a request go) while freeing at least a summary's
-// length (budget). Without that length, a request just past the threshold
-// could be "compacted" to a larger one, again and again.
-func preparedFits(lim limits, n, before, budget int) bool {
-	return n <= lim.threshold || (n <= lim.halfwayToRoom(lim.threshold) && sat.Add(n, budget) <= before)
-}
-
 // preparedRequest is about the request a summary prepared by c would make:
 // the summary at its budget, the continuation, tail tokens kept verbatim,
 // and the next step's predicted growth.

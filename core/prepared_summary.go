@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // Summaries prepared while tools run (ARCHITECTURE.md, One model call,
@@ -256,6 +258,16 @@ func (p *preparedSummary) settle(ctx context.Context, n *atomic.Int64, outcome s
 	return true
 }
 
+// preparedFits reports whether the request of count n that a prepared
+// summary makes is sent in place of the request of count before: under the
+// threshold, or, past it by the step kept verbatim, within halfway to the
+// room (as decide lets a request go) while freeing at least a summary's
+// length (budget). Without that length, a request just past the threshold
+// could be "compacted" to a larger one, again and again.
+func preparedFits(lim limits, n, before, budget int) bool {
+	return n <= lim.threshold || (n <= lim.halfwayToRoom(lim.threshold) && sat.Add(n, budget) <= before)
+}
+
 // errPreparedTimeout ends the wait for a prepared summary.
 var errPreparedTimeout = errors.New("the prepared summary was not written within the summary timeout")
 
@@ -284,4 +296,25 @@ func (e *sessionEntry) preparing(agent string) bool {
 	}
 	p := e.prepared.Load()
 	return p != nil && p.agent == agent && !p.ready()
+}
+
+// await waits for p, with the session sess parked (a concurrent call for
+// it waits, a re-entrant one is refused), at most timeout on the guard's
+// clock, or until ctx ends. It returns how long it waited and whether p is
+// written.
+func (p *preparedSummary) await(ctx context.Context, sess *sessionEntry, timeout time.Duration) (time.Duration, bool) {
+	if p.ready() {
+		return 0, true
+	}
+	clock := p.owner.clock
+	began := clock.Now()
+	ctx, cancel := withTimeout(ctx, clock, timeout)
+	defer cancel()
+	ctx = sess.park(ctx)
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+	}
+	sess.unpark()
+	return clock.Now().Sub(began), p.ready()
 }

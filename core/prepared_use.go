@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"time"
 
 	"google.golang.org/genai"
 
@@ -82,25 +81,4 @@ func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, next guardState, p
 	c.summarizing = max(p.took-waited, 0)
 	p.use(t.ctx)
 	return g.finishCompaction(t, c, o)
-}
-
-// await waits for p, with the session sess parked (a concurrent call for
-// it waits, a re-entrant one is refused), at most timeout on the guard's
-// clock, or until ctx ends. It returns how long it waited and whether p is
-// written.
-func (p *preparedSummary) await(ctx context.Context, sess *sessionEntry, timeout time.Duration) (time.Duration, bool) {
-	if p.ready() {
-		return 0, true
-	}
-	clock := p.owner.clock
-	began := clock.Now()
-	ctx, cancel := withTimeout(ctx, clock, timeout)
-	defer cancel()
-	ctx = sess.park(ctx)
-	select {
-	case <-p.done:
-	case <-ctx.Done():
-	}
-	sess.unpark()
-	return clock.Now().Sub(began), p.ready()
 }
