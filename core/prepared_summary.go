@@ -93,6 +93,7 @@ type preparer struct {
 	started, used, dropped, wasted atomic.Int64
 }
 
+// newPreparer is the preparer of a guard built with options o.
 func newPreparer(o *guardOptions, tel *telemetry) *preparer {
 	limit := o.prepared
 	if o.beforeCompaction != nil {

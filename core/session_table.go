@@ -76,6 +76,7 @@ type sessionEntry struct {
 	prepared atomic.Pointer[preparedSummary]
 }
 
+// newSessionEntry is an empty entry for the session of key.
 func newSessionEntry(key string) *sessionEntry {
 	return &sessionEntry{key: key, cache: newCountCache()}
 }
