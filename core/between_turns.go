@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"google.golang.org/genai"
@@ -157,7 +156,7 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 		return nil, nil
 	}
 	defer g.sessions.release(sess)
-	in, req, ok := sess.betweenTurnsCall(g.log, c, end)
+	in, req, ok := sess.betweenTurnsCall(c, end)
 	if !ok {
 		return nil, nil
 	}
@@ -207,21 +206,21 @@ func (m *agentMemory) keepBetweenTurns(in callInput, discarded bool, next guardS
 // nothing to compact now: no guarded call, the guard switched off or the
 // caller gone, a history it cannot tell the next turn's, a compaction the
 // next model call makes anyway, or a request the instruction and tools fill.
-func (e *sessionEntry) betweenTurnsCall(log *slog.Logger, c Call, end RunEnd) (in callInput, req Request, ok bool) {
+func (e *sessionEntry) betweenTurnsCall(c Call, end RunEnd) (in callInput, req Request, ok bool) {
 	last := e.last
 	e.last = lastCall{}
 	cfg := last.cfg
-	if cfg == nil || sessionDisabled(end.State, log) || c.Err() != nil {
+	if cfg == nil || sessionDisabled(end.State, e.log) || c.Err() != nil {
 		// With the run's context done, the summarizer would only give the
 		// fallback summary.
 		return in, req, false
 	}
 	raw, why := nextHistory(last.req.Contents, end, cfg.name)
 	if why != "" {
-		log.Debug("contextguard: not compacting between turns", "agent", cfg.name, "session", c.SessionID(), "reason", why)
+		e.log.Debug("contextguard: not compacting between turns", "agent", cfg.name, "session", c.SessionID(), "reason", why)
 		return in, req, false
 	}
-	sio := cfg.stateIO(log)
+	sio := cfg.stateIO(e.log)
 	mem := e.memory(cfg.name)
 	prev := sio.load(end.State)
 	prev.request = sio.requestAt(end.State, mem.requestKey)
@@ -235,7 +234,7 @@ func (e *sessionEntry) betweenTurnsCall(log *slog.Logger, c Call, end RunEnd) (i
 	if mem.trimmed {
 		// Each model call sends only the current request
 		// (trimToCurrentRequest), which a summary would only make larger.
-		log.Debug("contextguard: not compacting between turns: the instruction and tools leave no room for a summary", "agent", cfg.name, "session", c.SessionID())
+		e.log.Debug("contextguard: not compacting between turns: the instruction and tools leave no room for a summary", "agent", cfg.name, "session", c.SessionID())
 		return in, req, false
 	}
 	if mem.turnsFloorAt == prev.compactions {

@@ -101,7 +101,7 @@ func New(registry ModelRegistry, opts ...Option) *Guard {
 		optErrs:    o.errs,
 		agents:     make(map[string]*Agent),
 		derived:    make(map[string]*derivedAgent),
-		sessions:   newSessionTable(o.bounds.withDefaults()),
+		sessions:   newSessionTable(o.bounds.withDefaults(), o.logger),
 		prep:       newPreparer(&o, tel),
 	}
 }

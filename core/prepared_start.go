@@ -52,7 +52,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 	if !ok {
 		return
 	}
-	own := newSessionEntry(sess.key)
+	own := newSessionEntry(sess.key, sess.log)
 	call := backgroundCall{Context: ctx, app: c.AppName(), user: c.UserID(), session: c.SessionID(), userContent: c.UserContent()}
 	t, _ := g.newTurn(callInput{call: call, ro: st, cfg: cfg, sess: own, prev: cand.prev, mode: modeCompact, background: &cand}, cand.req)
 	comp, _ := g.beginCompaction(t, cand.sent, cand.prev, cfg.policy.name(), ReasonTokens)

@@ -21,6 +21,7 @@ import (
 // session beside the session state. Guarded by the session entry's mutex.
 type agentMemory struct {
 	agent string
+	log   *slog.Logger // the guard's
 	// compactionsKey is the state key of the agent's compaction counter,
 	// and requestKey of a requested compaction (compaction_request.go).
 	compactionsKey string
@@ -127,7 +128,7 @@ func (e *sessionEntry) memory(agent string) *agentMemory {
 			return m
 		}
 	}
-	m := &agentMemory{agent: agent, compactionsKey: keyCompactions + agent, requestKey: keyCompactRequest + agent}
+	m := &agentMemory{agent: agent, log: e.log, compactionsKey: keyCompactions + agent, requestKey: keyCompactRequest + agent}
 	e.agents = append(e.agents, m)
 	return m
 }
@@ -160,10 +161,10 @@ func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stat
 		m.sentBytes = sat.Scale(prev.lastEstimate, retainedBytesPerToken)
 	}
 	if m.compacted != nil {
-		prev = m.reapplyCompaction(g.log, call.SessionID(), st, sio, req, prev)
+		prev = m.reapplyCompaction(call.SessionID(), st, sio, req, prev)
 	}
 	if m.overflow != nil {
-		prev = m.applyOverflow(g.log, call.SessionID(), g.requestLimits(cfg, req), st, sio, len(req.Contents), prev)
+		prev = m.applyOverflow(call.SessionID(), g.requestLimits(cfg, req), st, sio, len(req.Contents), prev)
 	}
 	return prev
 }
@@ -185,7 +186,7 @@ func (m *agentMemory) compactedAhead(prev guardState) bool {
 // the session state does not (lost with a failed model call, or made
 // between turns), when req still holds what it covers; it forgets it once
 // the state has it, or something newer.
-func (m *agentMemory) reapplyCompaction(log *slog.Logger, session string, st State, sio stateIO, req *Request, prev guardState) guardState {
+func (m *agentMemory) reapplyCompaction(session string, st State, sio stateIO, req *Request, prev guardState) guardState {
 	c := m.compacted
 	if !m.compactedAhead(prev) {
 		m.compacted = nil
@@ -203,7 +204,7 @@ func (m *agentMemory) reapplyCompaction(log *slog.Logger, session string, st Sta
 	if m.compactedBetweenTurns {
 		msg = "contextguard: applying the compaction made between turns, which the session state does not hold"
 	}
-	log.Info(msg, "agent", m.agent, "session", session, "compactions", c.compactions, "watermark", c.watermark)
+	m.log.Info(msg, "agent", m.agent, "session", session, "compactions", c.compactions, "watermark", c.watermark)
 	if m.compactedBetweenTurns {
 		// A compaction requested since the run ended is still to be
 		// answered (one pending then stops it, between_turns.go).
@@ -220,7 +221,7 @@ func (m *agentMemory) reapplyCompaction(log *slog.Logger, session string, st Sta
 // and limits lim starts from: the ratio it taught, kept in state, and, when
 // the request still holds the rejected one, a count over the threshold
 // that makes the call compact first.
-func (m *agentMemory) applyOverflow(log *slog.Logger, session string, lim limits, st State, sio stateIO, n int, prev guardState) guardState {
+func (m *agentMemory) applyOverflow(session string, lim limits, st State, sio stateIO, n int, prev guardState) guardState {
 	ov := m.overflow
 	m.overflow = nil
 	if ov.ratio > 0 && ov.ratio != prev.providerRatio {
@@ -232,7 +233,7 @@ func (m *agentMemory) applyOverflow(log *slog.Logger, session string, lim limits
 		prev.providerRatio = ov.ratio
 	}
 	if ov.contents > n {
-		log.Info("contextguard: the provider rejected the previous request as too long; this request does not hold it, so it is judged with the ratio learned",
+		m.log.Info("contextguard: the provider rejected the previous request as too long; this request does not hold it, so it is judged with the ratio learned",
 			"agent", m.agent, "session", session, "real_tokens", ov.real, "limit", ov.limit, "provider_ratio", float64(prev.providerRatio)/ratioScale)
 		return prev
 	}
@@ -247,7 +248,7 @@ func (m *agentMemory) applyOverflow(log *slog.Logger, session string, lim limits
 		real = max(sat.Add(limit, 1), sat.Scale(ov.estimate, float64(ov.ratio)/ratioScale))
 	}
 	if ov.limit > 0 && ov.limit < lim.threshold {
-		log.Warn("contextguard: the provider's limit is below the guard's threshold; set WithMaxTokens to the provider's limit",
+		m.log.Warn("contextguard: the provider's limit is below the guard's threshold; set WithMaxTokens to the provider's limit",
 			"agent", m.agent, "session", session, "limit", ov.limit, "window", lim.window, "threshold", lim.threshold)
 	}
 	prev.realTokens = max(real, lim.threshold+1)
@@ -258,7 +259,7 @@ func (m *agentMemory) applyOverflow(log *slog.Logger, session string, lim limits
 		prev.lastEstimate = prev.realTokens
 	}
 	prev.floor = 0
-	log.Info("contextguard: the provider rejected the previous request as too long; compacting first",
+	m.log.Info("contextguard: the provider rejected the previous request as too long; compacting first",
 		"agent", m.agent, "session", session, "real_tokens", ov.real, "limit", ov.limit, "estimated_tokens", ov.estimate,
 		"provider_ratio", float64(prev.providerRatio)/ratioScale)
 	return prev

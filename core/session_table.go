@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 
@@ -33,6 +34,7 @@ import (
 // timeout ends the owner's wait (CallBounded). The TokenCounter and the
 // ModelRegistry run with the mutex held and must not call the guard.
 type sessionTable struct {
+	log   *slog.Logger // the guard's, given to every entry
 	mu    sync.Mutex
 	max   sessionBounds // past either, the least recently used idle entries are dropped
 	bytes int           // what the entries retain (retainedBytes), as last accounted
@@ -47,6 +49,7 @@ type sessionTable struct {
 
 type sessionEntry struct {
 	key   string
+	log   *slog.Logger // the guard's, given to every agent's memory
 	mu    sync.Mutex
 	users int // owners and waiters; an entry in use is never evicted
 	// accounted is the entry's share of the table's bytes; guarded by the
@@ -76,9 +79,9 @@ type sessionEntry struct {
 	prepared atomic.Pointer[preparedSummary]
 }
 
-// newSessionEntry is an empty entry for the session of key.
-func newSessionEntry(key string) *sessionEntry {
-	return &sessionEntry{key: key, cache: newCountCache()}
+// newSessionEntry is an empty entry for the session of key, logging to log.
+func newSessionEntry(key string, log *slog.Logger) *sessionEntry {
+	return &sessionEntry{key: key, log: log, cache: newCountCache()}
 }
 
 // lastCall is the session's last guarded model call, kept from its
@@ -105,8 +108,8 @@ type summaryMemo struct {
 	msg              *genai.Content
 }
 
-func newSessionTable(b sessionBounds) *sessionTable {
-	return &sessionTable{max: b, byKey: make(map[string]*list.Element), order: list.New(),
+func newSessionTable(b sessionBounds, log *slog.Logger) *sessionTable {
+	return &sessionTable{log: log, max: b, byKey: make(map[string]*list.Element), order: list.New(),
 		kept: make(map[string]*list.Element), keptOrder: list.New()}
 }
 
@@ -118,7 +121,7 @@ func (s *sessionTable) acquire(ctx context.Context, key string) (*sessionEntry, 
 	s.mu.Lock()
 	el, ok := s.byKey[key]
 	if !ok {
-		e := newSessionEntry(key)
+		e := newSessionEntry(key, s.log)
 		s.restoreLocked(e)
 		el = s.order.PushFront(e)
 		s.byKey[key] = el
