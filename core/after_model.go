@@ -7,60 +7,32 @@ import "google.golang.org/genai"
 
 // afterResponse is the engine's part of AfterModelCallback, for a final
 // response of an agent the guard guards: it records the provider's
-// prompt-token count, when it is believable for the request the guard let
-// through (calibration.go), and handles a response that stopped at the
-// output limit near the window (recovery.go, cutAtOutputLimit) unless the
-// session is switched off (session_switch.go), and, when the response asks
-// for tool calls, starts preparing the next compaction's summary while they
-// run (prepared_start.go). It returns
-// the content that replaces the response's, nil to let the response
-// through untouched.
+// prompt-token count when believable (calibration.go), handles a response
+// cut at the output limit near the window unless the session is switched
+// off (output_limit.go), and, when the response asks for tool calls,
+// starts preparing the next compaction's summary while they run
+// (prepared_start.go). It returns the content that replaces the
+// response's, nil to let the response through untouched.
 func (g *Guard) afterResponse(c Call, cfg *Agent, st State, resp *Response) *genai.Content {
+	sio := cfg.stateIO(g.log)
 	if n := resp.promptTokens(); n != 0 {
 		g.recordReport(c, cfg, st, n)
-		g.recordCached(cfg, st, resp.cachedTokens(n))
+		recordCached(sio, st, resp.cachedTokens(n))
 	}
-	if resp.cutAtOutputLimit() && !g.SwitchedOff(st) {
-		return g.cutAtOutputLimit(c, cfg, st, resp)
+	if resp.cutAtOutputLimit() && !sessionDisabled(st, g.log) {
+		return cutAtOutputLimit(g.log, c, cfg, sio, st, resp)
 	}
-	if g.prep.limit > 0 && resp.asksForTools() {
+	if resp.asksForTools() {
 		g.startPrepared(c, cfg, st)
 	}
 	return nil
 }
 
-// promptTokens is the provider's prompt-token count of the request, 0 when
-// the adapter does not count.
-func (r *Response) promptTokens() int {
-	if r.UsageMetadata == nil {
-		return 0
-	}
-	return int(r.UsageMetadata.PromptTokenCount)
-}
-
-// cachedTokens is the provider's count of the prompt tokens it read from its
-// prompt cache, 0 when it reports none; a count that is negative or above
-// the prompt's own (prompt) is not believable and reads as none.
-func (r *Response) cachedTokens(prompt int) int {
-	n := int(r.UsageMetadata.CachedContentTokenCount)
-	if n < 0 || n > prompt {
-		return 0
-	}
-	return n
-}
-
 // recordCached keeps the provider's cached-token count of the last request
 // in state, for Usage, written only when it changed.
-func (g *Guard) recordCached(cfg *Agent, st State, n int) {
+func recordCached(sio stateIO, st State, n int) {
 	if st == nil {
 		return
 	}
-	sio := cfg.stateIO(g.log)
 	sio.set(st, keyCachedTokens, sio.num(st, keyCachedTokens), n)
-}
-
-// cutAtOutputLimit reports whether the response stopped at the output
-// limit.
-func (r *Response) cutAtOutputLimit() bool {
-	return r.FinishReason == genai.FinishReasonMaxTokens
 }

@@ -215,16 +215,16 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	if !t.prefix.matched {
 		t.est.prefetch(cs)
 	}
-	g.checkPrepared(t)
+	sess.checkPrepared(t.ctx, cfg.name, t.raw, &t.chain, t.prev.compactions)
 
 	s := g.decide(t, cs)
-	sess.rememberCall(t)
+	sess.rememberCall(cfg, t.req, mode, max(t.before, t.prev.summarizedAt))
 	t.inj.reanchor(t.prev, &s.next)
 	s.next.window, s.next.threshold = t.lim.window, t.lim.threshold
 	s.next.maxOutput = maxOutputTokens(&req)
 	recordUsage(t.cal, &s.next)
-	g.noteGrowth(t, mem, &s)
-	mem.message.observe(t, &s)
+	g.prep.noteGrowth(t, mem, &s)
+	mem.message.observe(t.prev, t.measure, t.prefix.matched && s.event == nil && s.err == nil, s.next)
 	if st != nil {
 		sio.save(st, in.prev, s.next)
 		t.prefix.save(st, sio)
@@ -246,7 +246,7 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	t.frontier, t.prefix.body, t.before, t.beforeEst = r.frontier, r.body, r.count, r.est
 	next := t.prev
 	next.pruneFrontier, next.lastEstimate = t.frontier, r.est
-	next.prefixKept, next.invalidated = t.prefixKept(r.cs, r.est, r.rewritten)
+	next.prefixKept, next.invalidated = prefixKept(t.measure, &t.prefix, t.prev.lastEstimate, r.cs, r.est, r.rewritten)
 	if r.rewritten >= 0 {
 		// Smaller than the request the provider last counted, whose count
 		// no longer bounds it from below (calibration.count).

@@ -12,16 +12,11 @@ import (
 )
 
 // Compaction between turns (ARCHITECTURE.md, Compaction between turns):
-// when a run has ended, the guard compacts a session whose next turn would
-// probably reach the trigger, so the next run's first model call starts
-// compacted instead of waiting for the summarizer. The compaction is the
-// model call's own pipeline (newTurn, decide, compact) run on the request
-// the next turn will start with, less the user's next message: the last
-// guarded request's contents as ADK built them plus the final response.
-// Its state is persisted through the session service (WithSessionService)
-// on an appended event, as RequestCompaction persists a request, and kept
-// in the session table for the session's next call (agentMemory.compacted)
-// either way.
+// once a run has ended, the model call's own pipeline runs on the request
+// the next turn will start with (the last request and the final response),
+// so the next run's first call starts compacted. Its state is persisted
+// through the session service (WithSessionService) and kept in the agent's
+// memory for the session's next call either way.
 
 // BetweenTurns says whether an agent's sessions are compacted between two
 // runs (WithBetweenTurns).
@@ -93,26 +88,16 @@ func (g *Guard) AfterRun(c Call, end RunEnd) {
 	g.fireHook(c, ev)
 }
 
-// lastCall is the session's last guarded model call, kept from its
-// BeforeModel to the run's end (AfterRun), which compacts from it.
-type lastCall struct {
-	cfg *Agent
-	// req is the request as ADK built it, without its Origin.
-	req Request
-	// bytes is what req's contents retain, about (retainedBytesPerToken).
-	bytes int
-}
-
-// rememberCall keeps t's request as the session's last guarded call, for
-// the run's end. It allocates nothing.
-func (e *sessionEntry) rememberCall(t *turn) {
-	if t.cfg.betweenTurns == BetweenTurnsOff || t.mode == modeApplyOnly || t.rejected {
+// rememberCall keeps req, a request of cfg's guarded in mode, as the
+// session's last guarded call, for the run's end; size is about what its
+// contents retain, in tokens. It allocates nothing.
+func (e *sessionEntry) rememberCall(cfg *Agent, req Request, mode callMode, size int) {
+	if cfg.betweenTurns == BetweenTurnsOff || mode == modeApplyOnly {
 		e.last = lastCall{}
 		return
 	}
-	req := t.req
 	req.Origin = nil
-	e.last = lastCall{cfg: t.cfg, req: req, bytes: sat.Scale(max(t.before, t.prev.summarizedAt), retainedBytesPerToken)}
+	e.last = lastCall{cfg: cfg, req: req, bytes: sat.Scale(size, retainedBytesPerToken)}
 }
 
 // deltaState collects the writes of a state save as a state delta.
@@ -135,7 +120,7 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 		return nil, nil
 	}
 	defer g.sessions.release(sess)
-	in, req, ok := g.betweenTurnsCall(c, end, sess)
+	in, req, ok := sess.betweenTurnsCall(c, end)
 	if !ok {
 		return nil, nil
 	}
@@ -149,56 +134,58 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 			"agent", in.cfg.name, "session", c.SessionID(), "error", err)
 		return nil, nil
 	}
-	sio, mem, prev := in.cfg.stateIO(g.log), sess.memory(in.cfg.name), in.prev
-	delta := deltaState{}
-	if s.event.Discarded {
-		// Not smaller: remembered so the next runs' ends do not pay for it
-		// again until the conversation outgrows it (discardCompaction).
-		mem.turnsFloor, mem.turnsFloorAt = s.next.floor, prev.compactions
-		sio.set(delta, keyIrreducibleFloor, prev.floor, s.next.floor)
-		return s.event, delta
+	return s.event, sess.memory(in.cfg.name).keepBetweenTurns(in, s.event.Discarded, s.next, t.cal, in.cfg.stateIO(g.log), end.State)
+}
+
+// keepBetweenTurns keeps in the agent's memory the compaction made between
+// turns from the call in, which decided next, and returns the state delta
+// that persists it. One that came out no smaller (discarded) is remembered
+// so that the next runs' ends do not pay for it again until the
+// conversation outgrows it (compaction.discard).
+func (m *agentMemory) keepBetweenTurns(in callInput, discarded bool, next guardState, cal calibration, sio stateIO, st StateReader) map[string]any {
+	prev, delta := in.prev, deltaState{}
+	if discarded {
+		m.turnsFloor, m.turnsFloorAt = next.floor, prev.compactions
+		sio.set(delta, keyIrreducibleFloor, prev.floor, next.floor)
+		return delta
 	}
-	mem.turnsFloor = 0
-	next := s.next
+	m.turnsFloor = 0
 	// Usage then shows the compacted history's count.
-	recordUsage(t.cal, &next)
-	mem.compacted = &next
-	mem.compactedBetweenTurns = true
+	recordUsage(cal, &next)
+	m.compacted, m.compactedBetweenTurns = &next, true
 	sio.save(delta, prev, next)
 	sio.set(delta, keyPrefix, in.storedPrefix, "")
 	if next.realTokens == 0 {
 		// The provider's counts were of the request before: no response
 		// follows a compaction between turns to replace its cached count,
 		// so Usage would show it beside a count of 0.
-		sio.set(delta, keyCachedTokens, sio.num(end.State, keyCachedTokens), 0)
+		sio.set(delta, keyCachedTokens, sio.num(st, keyCachedTokens), 0)
 	}
-	return s.event, delta
+	return delta
 }
 
-// betweenTurnsCall is the call a compaction between turns makes, from the
-// session's last guarded call and the run's end, with the session owned:
-// its input and the next turn's history as its request. ok is false when
-// the run's end leaves nothing to compact now: no guarded call, the guard
-// switched off or the caller gone, a history the guard cannot tell the next
-// turn's (nextHistory), a compaction that runs in the next model call
-// anyway, or a request the instruction and tools alone fill.
-func (g *Guard) betweenTurnsCall(c Call, end RunEnd, sess *sessionEntry) (in callInput, req Request, ok bool) {
-	last := sess.last
-	sess.last = lastCall{}
+// betweenTurnsCall is the call a compaction between turns makes from the
+// session's last guarded call and the run's end, with e owned: its input
+// and the next turn's history as its request. ok is false when there is
+// nothing to compact now: no guarded call, the guard switched off or the
+// caller gone, a history it cannot tell the next turn's, a compaction the
+// next model call makes anyway, or a request the instruction and tools fill.
+func (e *sessionEntry) betweenTurnsCall(c Call, end RunEnd) (in callInput, req Request, ok bool) {
+	last := e.last
+	e.last = lastCall{}
 	cfg := last.cfg
-	if cfg == nil || g.SwitchedOff(end.State) || c.Err() != nil {
-		// A run whose context is done (the caller went away) leaves the
-		// compaction to the next model call: its summarizer would only
-		// give the fallback summary.
+	if cfg == nil || sessionDisabled(end.State, e.log) || c.Err() != nil {
+		// With the run's context done, the summarizer would only give the
+		// fallback summary.
 		return in, req, false
 	}
 	raw, why := nextHistory(last.req.Contents, end, cfg.name)
 	if why != "" {
-		g.log.Debug("contextguard: not compacting between turns", "agent", cfg.name, "session", c.SessionID(), "reason", why)
+		e.log.Debug("contextguard: not compacting between turns", "agent", cfg.name, "session", c.SessionID(), "reason", why)
 		return in, req, false
 	}
-	sio := cfg.stateIO(g.log)
-	mem := sess.memory(cfg.name)
+	sio := cfg.stateIO(e.log)
+	mem := e.memory(cfg.name)
 	prev := sio.load(end.State)
 	prev.request = sio.requestAt(end.State, mem.requestKey)
 	if prev.request.pending || prev.compactNext != 0 || mem.overflow != nil ||
@@ -209,11 +196,9 @@ func (g *Guard) betweenTurnsCall(c Call, end RunEnd, sess *sessionEntry) (in cal
 		return in, req, false
 	}
 	if mem.trimmed {
-		// The system instruction and tools leave no room for a summary:
-		// each model call sends only the user's current request
-		// (trimToCurrentRequest), which a summary stored now would only
-		// make larger.
-		g.log.Debug("contextguard: not compacting between turns: the instruction and tools leave no room for a summary", "agent", cfg.name, "session", c.SessionID())
+		// Each model call sends only the current request
+		// (trimToCurrentRequest), which a summary would only make larger.
+		e.log.Debug("contextguard: not compacting between turns: the instruction and tools leave no room for a summary", "agent", cfg.name, "session", c.SessionID())
 		return in, req, false
 	}
 	if mem.turnsFloorAt == prev.compactions {
@@ -225,7 +210,7 @@ func (g *Guard) betweenTurnsCall(c Call, end RunEnd, sess *sessionEntry) (in cal
 		req.Coverage = r.Refresh()
 	}
 	mem.message.settle(prev)
-	in = callInput{call: c, ro: end.State, cfg: cfg, sess: sess, prev: prev, memo: &mem.prefix,
+	in = callInput{call: c, ro: end.State, cfg: cfg, sess: e, prev: prev, memo: &mem.prefix,
 		storedPrefix: sio.str(end.State, keyPrefix), mode: modeCompact, betweenTurns: true}
 	return in, req, true
 }
@@ -266,13 +251,11 @@ func hasFunctionParts(c *genai.Content) bool {
 }
 
 // nextTurnCount is what decide compares with the trigger for a request of
-// calibrated count n: n itself in a model call; between turns, n grown by
-// a user message as long as the run's own (its calibrated estimate, or
-// what the provider counted for it when that is more: messageMeasure) and
-// by betweenTurnsMargin, the next turn's first request as it will probably
-// be, unless the last compaction came out no smaller than n (the floor):
-// the guard then waits for the conversation to outgrow it, as in a model
-// call.
+// calibrated count n: n in a model call; between turns, the next turn's
+// first request as it will probably be (n, a user message like the run's
+// own at the larger of its estimate and messageMeasure, and
+// betweenTurnsMargin), unless n is at most the floor a compaction that came
+// out no smaller left: the guard waits for the conversation to outgrow it.
 func (t *turn) nextTurnCount(n int) int {
 	if !t.betweenTurns || (t.prev.floor > 0 && n <= t.prev.floor) {
 		return n
@@ -300,9 +283,7 @@ func (b afterRun) turnsComing() int {
 
 // turnsKept is how many of the request's own turns a compaction keeps
 // verbatim so that the request it serves holds the newest keep turns:
-// between turns, the user's next message starts one of them
-// (turnsComing), so the compaction made then weighs and keeps what the
-// next model call's compaction would.
+// between turns, the user's next message starts one of them.
 func (b afterRun) turnsKept(keep int) int {
 	return max(keep-b.turnsComing(), 0)
 }
@@ -315,9 +296,7 @@ func (b afterRun) ran() CompactionRun {
 	return RanInline
 }
 
-// preparedRan is how a compaction from a prepared summary runs: between
-// turns once the run has ended (CompactionEvent.Prepared then says where its
-// summary came from), else in the model call (RanPrepared).
+// preparedRan is how a compaction from a prepared summary runs.
 func (b afterRun) preparedRan() CompactionRun {
 	if b {
 		return RanBetweenTurns

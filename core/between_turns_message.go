@@ -8,16 +8,12 @@ import (
 )
 
 // The user's message at the provider's count (ARCHITECTURE.md, Compaction
-// between turns): between turns, the next turn's first request is judged
-// with a message like the run's own (nextTurnCount), and the estimator can
-// rate a message far below what the provider charges for it (a provider
-// that bills an image by its encoded size charges it 30 times or more the
-// estimate, far past what calibration may scale, maxCorrection). The
-// provider's counts of a turn's first request and of the request before it
-// say what the turn's message cost. A cost that came back in the last two
-// turns measured is the next message's, when it is more than the estimate:
-// one large message (a document pasted once) does not make every later
-// turn compact early, a large message every turn does.
+// between turns): the estimator can rate a message far below what the
+// provider charges (an image billed by its encoded size, past what
+// calibration may scale), so the provider's counts of a turn's first
+// request and of the one before say what the message cost. A cost both of
+// the last two turns measured is the next message's: one large message
+// does not make every later turn compact early, one every turn does.
 
 // messageMeasure follows the first request of an agent's turn until the
 // provider's count of it comes back, and keeps what the last two turns
@@ -35,20 +31,20 @@ type messageMeasure struct {
 	last, before int
 }
 
-// observe is the measure's part of a model call that decided s: it settles
-// a pending measure from the provider's count in the call's state, and a
-// call that starts a turn starts measuring it, when the request goes out
-// as built (not compacted) and extends the last one the agent sent, which
-// the provider counted (the prefix record matched: not after a compaction
-// or a recovery, whose request the next one does not extend).
-func (m *messageMeasure) observe(t *turn, s *step) {
-	m.settle(t.prev)
-	if !startsTurn(t.raw) {
+// observe is the measure's part of a model call that started from prev,
+// measured its contents with cm and decided next: it settles a pending
+// measure from the provider's count in prev, and a call that starts a turn
+// starts measuring it when asBuilt: its request goes out as built (not
+// compacted, no error) and extends the last one the agent sent (the prefix
+// record matched), which the provider counted.
+func (m *messageMeasure) observe(prev guardState, cm measure, asBuilt bool, next guardState) {
+	m.settle(prev)
+	if !startsTurn(cm.raw) {
 		return
 	}
 	m.from = 0
-	if s.event == nil && s.err == nil && t.prefix.matched && t.prev.realTokens > 0 {
-		m.from, m.est, m.compactions = sat.Add(t.prev.realTokens, lastReply(t.measure)), s.next.lastEstimate, s.next.compactions
+	if asBuilt && prev.realTokens > 0 {
+		m.from, m.est, m.compactions = sat.Add(prev.realTokens, lastReply(cm)), next.lastEstimate, next.compactions
 	}
 }
 

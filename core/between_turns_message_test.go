@@ -158,7 +158,7 @@ func TestMessageMeasure_Arming(t *testing.T) {
 				s.event = &CompactionEvent{}
 			}
 			m := tt.start
-			m.observe(tu, &s)
+			m.observe(tu.prev, tu.measure, tu.prefix.matched && s.event == nil && s.err == nil, s.next)
 			assert.Equal(t, tt.start.last, m.last, "nothing settled")
 			switch {
 			case tt.wantFrom:

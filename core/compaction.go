@@ -151,7 +151,7 @@ type outcome struct {
 // the step is then the result. next is the state of cs sent as it is.
 func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, next guardState, strategy Strategy, reason string) (*compaction, step) {
 	if p := t.sess.prepared.Load(); p != nil && p.agent == t.cfg.name {
-		g.dropPrepared(t, "another compaction came first")
+		t.sess.dropPrepared(t.ctx, "another compaction came first")
 	}
 	c := newCompaction(t, cs, next, g.clock.Now())
 	if done, stop := c.nothingToDo(); stop {
@@ -170,7 +170,7 @@ func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, next guardState, s
 	c.callsLeft = c.cfg.maxAttempts
 	c.open(strategy, reason)
 	c.ev.InlineReason = t.inlineReason(reason, c.bare)
-	c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens = t.compactionKept()
+	c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens = compactionKept(t.measure, &t.prefix, t.prev.lastEstimate)
 	return c, step{contents: cs, next: next}
 }
 
@@ -337,7 +337,7 @@ func trimToCurrentRequest(t *turn, next guardState) step {
 	next.floor = 0
 	next.realTokens = 0
 	next.lastEstimate = est
-	next.prefixKept, next.invalidated = t.prefixKept(cs, est, 0)
+	next.prefixKept, next.invalidated = prefixKept(t.measure, &t.prefix, t.prev.lastEstimate, cs, est, 0)
 	s := step{contents: cs, next: next}
 	if n := t.irreducibleSize(est); n > t.lim.hardLimit() {
 		s.err = irreducibleError(n, t.lim.window)

@@ -447,7 +447,7 @@ func fromTest(req *Request) Request {
 
 // newTestTurn builds a turn over req for calling the guard's steps directly.
 func newTestTurn(req *Request, st guardState, log *slog.Logger) *turn {
-	sess := &sessionEntry{cache: newCountCache()}
+	sess := newSessionEntry("", quietLog)
 	ctx := newFakeCtx("a")
 	return &turn{
 		ctx:  ctx,

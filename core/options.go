@@ -262,7 +262,7 @@ func New(registry ModelRegistry, opts ...Option) *Guard {
 		appender:   o.appender,
 		optErrs:    o.errs,
 		agentTable: agentTable{agents: make(map[string]*Agent), derived: make(map[string]*derivedAgent), host: host, log: o.logger},
-		sessions:   newSessionTable(o.bounds.withDefaults()),
-		prep:       newPreparer(o.prepared, tel, o.logger),
+		sessions:   newSessionTable(o.bounds.withDefaults(), o.logger),
+		prep:       newPreparer(&o, tel),
 	}
 }

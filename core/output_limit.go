@@ -1,6 +1,8 @@
 package core
 
 import (
+	"log/slog"
+
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
@@ -15,15 +17,11 @@ import (
 const cutCallNote = "[contextguard: my response was cut at the output-token limit before it was complete, so the tool call it started was not run. The conversation will be compacted; ask me to continue.]"
 
 // cutAtOutputLimit handles a final response that stopped at the output
-// limit (finish reason MAX_TOKENS). When the request was near the window
-// (outputNearWindow), the next call compacts first, and a function call in
-// the response, whose arguments may be cut short, is not run: the content
-// returned replaces the response's, keeping its text and replacing the
-// call by a short model text saying so (cutCallNote). With room left, or
-// when the response holds no function call, it returns nil and the
-// response passes through untouched.
-func (g *Guard) cutAtOutputLimit(c Call, cfg *Agent, st State, resp *Response) *genai.Content {
-	sio := cfg.stateIO(g.log)
+// limit. When the request was near the window (outputNearWindow), the next
+// call compacts first, and a function call in the response, whose arguments
+// may be cut short, is not run: the content returned keeps the response's
+// text and replaces its calls by cutCallNote. Otherwise it returns nil.
+func cutAtOutputLimit(log *slog.Logger, c Call, cfg *Agent, sio stateIO, st State, resp *Response) *genai.Content {
 	prev := guardState{
 		realTokens:    sio.num(st, keyRealTokens),
 		lastEstimate:  sio.num(st, keyLastEstimate),
@@ -50,7 +48,7 @@ func (g *Guard) cutAtOutputLimit(c Call, cfg *Agent, st State, resp *Response) *
 			}
 		}
 	}
-	g.log.Warn("contextguard: the response stopped at the output limit near the window; the next call compacts first",
+	log.Warn("contextguard: the response stopped at the output limit near the window; the next call compacts first",
 		"agent", cfg.name, "session", c.SessionID(), "real_tokens", prompt, "output_tokens", output,
 		"threshold", threshold, "window", prev.window, "calls_dropped", calls)
 	if calls == 0 {
@@ -60,26 +58,19 @@ func (g *Guard) cutAtOutputLimit(c Call, cfg *Agent, st State, resp *Response) *
 }
 
 // maxOutputOvershoot is how far past the request's MaxOutputTokens the
-// output count of a response cut at the output limit is believed. Stopped
-// at MAX_TOKENS, the provider generated at most MaxOutputTokens (reasoning
-// tokens included, where it counts them as output); adapters and providers
-// differ in what they count by a little, never by twice. A count more than
-// twice the limit is a broken adapter's (a running total, a sum over
-// candidates, a sentinel such as 2^31-1), and is treated as unknown.
+// output count of a response cut at the output limit is believed: adapters
+// differ in what they count by a little, never by twice; more is a broken
+// adapter's (a running total, a sentinel such as 2^31-1), unknown.
 const maxOutputOvershoot = 2
 
 // outputNearWindow says whether a response that stopped at the output limit
-// came from a request near the window, and with what numbers. Near the
-// window means that the request's prompt plus the output it was cut at
-// reaches the agent's trigger: the room left under the trigger was smaller
-// than the output limit, so the output was likely cut for want of room, and
-// the next request, which carries it, would be at or over the trigger
-// anyway. The prompt is the provider's believed count of it (recordReport
-// stored it), else the guard's estimate of it calibrated by the session's
-// learned ratio, at least defaultCorrection. The output is the response's
-// output-token count when it is plausible (plausibleOutput), else the
-// trigger's buffer. Without the window the request was judged against,
-// nothing is near.
+// came from a request near the window, and with what numbers: its prompt
+// plus the output reaches the agent's trigger, so the output was likely cut
+// for want of room and the next request would reach the trigger anyway.
+// The prompt is the provider's believed count, else the guard's estimate at
+// the learned ratio (at least defaultCorrection); the output is the
+// response's plausible count, else the trigger's buffer. Without the window
+// the request was judged against, nothing is near.
 func outputNearWindow(cfg *Agent, st guardState, resp *Response) (prompt, output, threshold int, near bool) {
 	if st.window <= 0 {
 		return 0, 0, 0, false

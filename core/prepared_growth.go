@@ -3,8 +3,6 @@ package core
 import (
 	"slices"
 
-	"google.golang.org/genai"
-
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
@@ -13,46 +11,12 @@ import (
 // reach the trigger keeps what a background summary starts from
 // (prepareCandidate), with why the next compaction would run inline.
 
-// Sizes of the growth prediction.
-const (
-	// growthSteps is how many of an agent's latest steps its growth per
-	// step is taken from (the largest of them): tool steps of one task are
-	// alike, and eight steps (a model call and its tool results each) span
-	// the last few turns, enough to see a large step that comes back every
-	// few turns (a test run, a wide query) as well as one that reads a large
-	// file. With four, the stress matrix's debug sessions, whose large step
-	// comes every third turn, compacted inline each time it came.
-	growthSteps = 8
-	// growthMargin scales the predicted growth of the next step: a step a
-	// quarter larger than the largest recent one still finds its summary
-	// prepared; a prepared summary that is not needed yet is kept for the
-	// next step, at the cost of one more step kept verbatim after it.
-	growthMargin = 1.25
-)
-
-// prepareCandidate is what a call that did not compact keeps for its
-// response's AfterModel, when the next request is predicted to reach the
-// trigger: the values a background summary of this request starts from.
-type prepareCandidate struct {
-	ok     bool
-	req    Request // contents, model and configuration; no Origin or Coverage
-	sent   []*genai.Content
-	prev   guardState
-	inj    injection
-	lim    limits
-	cal    calibration
-	before int
-	// growth is the next step's predicted growth (with its margin).
-	growth int
-}
-
 // noteGrowth records the step's growth and, when the next request is
-// predicted to reach the share of the trigger the agent prepares at, keeps
-// the call's values for a background summary (startPrepared), when the
-// session has none prepared. It runs at the end of every guarded call,
-// with the session owned, and leaves in the agent's memory why its next
-// compaction for tokens would run inline (CompactionEvent.InlineReason).
-func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
+// predicted to reach the share of the trigger the agent prepares at and
+// the session has no summary prepared, keeps the call's values for one
+// (startPrepared). It runs at the end of every guarded call and leaves in
+// the agent's memory why its next compaction for tokens would run inline.
+func (p *preparer) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	mem.candidate = prepareCandidate{}
 	mem.unprepared = InlineNotPrepared
 	mem.noteStep(t.beforeEst, s.next.lastEstimate)
@@ -64,7 +28,7 @@ func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 		}
 		return
 	}
-	if g.prep.limit == 0 || s.err != nil || t.mode != modeCompact || t.cfg.summarizer == nil || !g.prepares(t.cfg) {
+	if p.limit == 0 || s.err != nil || t.mode != modeCompact || t.cfg.summarizer == nil {
 		return
 	}
 	cand, ok := sentRequest(t, s)
@@ -81,10 +45,9 @@ func (g *Guard) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	mem.candidate = cand
 }
 
-// noteStep records a step: the growth of this request's raw estimate est
-// over the one last let through, and sent, the raw estimate of the request
-// this call lets through. Raw, so that a calibration learned in between (a
-// session's first report) is not taken for growth.
+// noteStep records the growth of this request's raw estimate est over the
+// one last let through, and sent, the raw estimate this call lets through:
+// raw, so that a calibration learned in between is not taken for growth.
 func (m *agentMemory) noteStep(est, sent int) {
 	if d := est - m.lastEst; m.lastEst > 0 && d > 0 {
 		m.growth[m.growthAt%growthSteps] = d
@@ -100,11 +63,9 @@ func (m *agentMemory) largestGrowth() int {
 }
 
 // reachesEarly reports whether a next request predicted at count predicted
-// reaches the share of the trigger the agent prepares at
-// (WithEarlyCompaction), once pruning has freed what it can: at the
-// trigger, pruning frees all it can before any summary (decide), and a
-// summary prepared for a request pruning takes back under it would be
-// thrown away.
+// reaches the share of the trigger the agent prepares at once pruning has
+// freed what it can: a summary prepared for a request that pruning takes
+// back under it would be thrown away.
 func reachesEarly(t *turn, s *step, predicted int) bool {
 	at := t.cfg.preparesAt(t.lim)
 	if float64(predicted) < at {
@@ -118,10 +79,8 @@ func reachesEarly(t *turn, s *step, predicted int) bool {
 }
 
 // sentRequest is the request the call let through, as a background summary
-// starts from it: the raw contents, the contents sent, and the state, cut
-// and calibration they were sent with. ok is false for a call that
-// compacted: its request is already under the trigger, and the next
-// compaction's summary is prepared from a later one.
+// starts from it. ok is false for a call that compacted: the next
+// compaction's summary is prepared from a later request.
 func sentRequest(t *turn, s *step) (prepareCandidate, bool) {
 	if s.event != nil {
 		return prepareCandidate{}, false
@@ -130,18 +89,8 @@ func sentRequest(t *turn, s *step) (prepareCandidate, bool) {
 		sent: s.contents, prev: t.prev, inj: t.inj, lim: t.lim, cal: t.cal, before: t.before}, true
 }
 
-// prepares reports whether the agent's compactions may use prepared
-// summaries: not with a before-compaction hook, whose instructions or skip
-// are decided when the compaction is due. The sliding window's compactions
-// triggered by turns run between turns or inline; those triggered by
-// tokens inside a turn use a summary prepared up to the turns it keeps.
-func (g *Guard) prepares(*Agent) bool {
-	return g.beforeHook == nil
-}
-
-// preparesAt is the count a next request is predicted to reach when the
-// agent prepares its summary: WithEarlyCompaction's share of the
-// threshold, else the default's.
+// preparesAt is the count at which the agent prepares its summary
+// (WithEarlyCompaction).
 func (c *Agent) preparesAt(lim limits) float64 {
 	f := DefaultEarlyCompaction
 	if c.early > 0 {
@@ -150,15 +99,12 @@ func (c *Agent) preparesAt(lim limits) float64 {
 	return float64(lim.threshold) * f
 }
 
-// inlineReason is why a compaction for reason in this call runs inline,
-// "" when it does not, or is not for tokens (CompactionEvent.InlineReason),
-// bare being the request's irreducible part (compaction.bare).
-// A compaction that uses a prepared summary replaces it
-// (compactPrepared); one that runs inline although a summary was prepared
-// for the call found it unusable. A step that fills the window says so
+// inlineReason is why a compaction for reason in this call runs inline
+// (CompactionEvent.InlineReason), "" when it is not for tokens; bare is the
+// request's irreducible part. A step that fills the window says so
 // whatever the last call predicted: no prediction could have served it.
 func (t *turn) inlineReason(reason string, bare int) InlineReason {
-	if t.betweenTurns.ran() != RanInline || reason != ReasonTokens {
+	if t.betweenTurns || reason != ReasonTokens {
 		return ""
 	}
 	if t.stepFillsWindow(bare) {
@@ -170,14 +116,11 @@ func (t *turn) inlineReason(reason string, bare int) InlineReason {
 	return t.unprepared
 }
 
-// stepFillsWindow reports whether the step this call's request adds to the
-// one the agent's last call let through (its growth in raw tokens, as
-// noteStep records it, calibrated), beside the
-// irreducible part bare and the shortest summary the guard asks for, is
-// past what a prepared summary's request may take (preparedFits): a
-// summary written before the step arrived, of any length, leaves it no
-// room. Only a tool step counts: a turn's first request adds the user's
-// message, which bare already holds (the continuation).
+// stepFillsWindow reports whether the step this request adds to the one
+// the agent's last call let through, beside the irreducible part bare and
+// the shortest summary, is past what a prepared summary's request may take
+// (preparedFits): no summary written before it could leave it room. Only a
+// tool step counts: bare already holds a turn's user message.
 func (t *turn) stepFillsWindow(bare int) bool {
 	grown := t.beforeEst - t.sentEst
 	if t.sentEst <= 0 || grown <= 0 || len(t.raw) == 0 || !hasFunctionResponse(t.raw[len(t.raw)-1]) {
@@ -185,17 +128,4 @@ func (t *turn) stepFillsWindow(bare int) bool {
 	}
 	n := sat.Add(sat.Add(bare, minSummaryTokens), t.cal.scale(grown))
 	return !preparedFits(t.lim, n, t.before, minSummaryTokens)
-}
-
-// asksForTools reports whether the response asks for function calls.
-func (r *Response) asksForTools() bool {
-	if r.Content == nil {
-		return false
-	}
-	for _, p := range r.Content.Parts {
-		if p != nil && p.FunctionCall != nil {
-			return true
-		}
-	}
-	return false
 }

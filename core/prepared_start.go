@@ -10,11 +10,9 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
-// Starting a prepared summary (ARCHITECTURE.md, One model call,
-// Concurrency): when the response asks for tool calls, the compaction is
-// begun with the session owned, what it covers chosen so that its request
-// fits (preparedEnd, preparedFits), and its summary written on a goroutine
-// of the guard's while the tools run (runPrepared).
+// Starting a prepared summary (ARCHITECTURE.md, One model call): what it
+// covers is chosen so that its request fits (preparedEnd), and it is written
+// on a goroutine of the guard's while the tools run (runPrepared).
 
 // backgroundCall is the Call of a background summary: the session's IDs and
 // the invocation's user content, on a context of the guard's that Close
@@ -31,13 +29,14 @@ func (b backgroundCall) SessionID() string           { return b.session }
 func (b backgroundCall) UserContent() *genai.Content { return b.userContent }
 
 // startPrepared starts the background summary of the request the response
-// answers, when the call kept a candidate (noteGrowth), the session has no
-// summary prepared yet and the guard's bound allows. The compaction is begun
-// here, with the session owned, on values of its own (a turn over a private
-// session entry: its count cache and summary message are the goroutine's);
-// the goroutine runs the engine's summary of the span (summarizeSpan: the
-// same prompt, budget, rolling pieces and fallback as an inline compaction).
+// answers, when the call kept a candidate (noteGrowth), the session has none
+// prepared and the bound allows. The compaction is begun with the session
+// owned, on a turn over a private session entry (its count cache and
+// summary message are the goroutine's), and summarized as inline.
 func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
+	if g.prep.limit == 0 {
+		return
+	}
 	sess, err := g.sessions.acquire(c, sessionKey(c))
 	if err != nil {
 		return
@@ -53,7 +52,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 	if !ok {
 		return
 	}
-	own := &sessionEntry{key: sess.key, cache: newCountCache()}
+	own := newSessionEntry(sess.key, sess.log)
 	call := backgroundCall{Context: ctx, app: c.AppName(), user: c.UserID(), session: c.SessionID(), userContent: c.UserContent()}
 	t, _ := g.newTurn(callInput{call: call, ro: st, cfg: cfg, sess: own, prev: cand.prev, mode: modeCompact, background: &cand}, cand.req)
 	comp, _ := g.beginCompaction(t, cand.sent, cand.prev, cfg.policy.name(), ReasonTokens)
@@ -62,10 +61,8 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 		end = preparedEnd(t, comp, cand)
 	}
 	if end == 0 {
-		// Nothing to summarize, or the request a prepared summary would
-		// make (the summary, the continuation, the next step verbatim)
-		// would not fit under the threshold: the compaction runs inline,
-		// and no call is spent on a summary it would not use.
+		// Nothing to summarize, or a request that would not fit: the
+		// compaction runs inline, and no call is spent on a summary.
 		if comp != nil {
 			comp.span.End()
 			mem.unprepared = InlineStepTooLarge
@@ -76,7 +73,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 	p.first, p.end, p.chain = comp.first, end, mem.prefix.chainOf(cand.req.Contents, end)
 	p.prevSummary, p.compactions, p.userReq = comp.prevSummary, cand.prev.compactions, comp.userReq
 	p.request, p.budget = sat.Add(comp.bare, comp.budget), comp.budget
-	p.started, p.log = g.clock.Now(), t.log()
+	p.log = t.log()
 	sess.prepared.Store(p)
 	mem.unprepared = InlinePreparedUnusable // should the next call not use it
 	g.prep.started.Add(1)
@@ -85,13 +82,10 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 	go g.runPrepared(t, comp, p)
 }
 
-// preparedEnd is where the summary prepared by c ends, 0 for no summary
-// worth preparing: the first of the strategy's splits (the newest turns or
-// contents it keeps verbatim) whose request is likely to leave room for
-// the next step (fitsPrepared), else the whole span when its request is
-// likely to fit (preparedFits), whether or not it leaves that room.
-// The request such a summary makes is the summary, the contents from the
-// split on, and the step the tools are running for.
+// preparedEnd is where the summary prepared by c ends, 0 for none worth
+// preparing: the first of the strategy's splits whose request is likely to
+// leave room for the next step (fitsPrepared), else the whole span when its
+// request is likely to fit (preparedFits).
 func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
 	for _, split := range t.cfg.policy.suffixes(c, ReasonTokens) {
 		if fitsPrepared(c, cand, t.cal.scale(contentsTokens(t.est, t.raw[split:c.cov]))) {
@@ -104,26 +98,9 @@ func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
 	return 0
 }
 
-// preparedFits reports whether the request of count n that a prepared
-// summary makes is sent in place of the request of count before. Under the
-// threshold it is. Past it, by the contents the summary keeps verbatim (the
-// step its tools ran for), it is when it stays halfway to the room the
-// request has, as far as the guard lets a request go that it cannot
-// compact below the trigger (decide), and frees at least a summary's
-// length (budget). The compaction waits for none of the summary, and the
-// next request compacts again; the inline compaction it replaces would
-// have summarized the step too, in the model call. Without the length it
-// frees, a request just past the threshold could be "compacted" to a
-// larger one, and the next to a larger one still: a run of summaries of
-// summaries that shrinks nothing.
-func preparedFits(lim limits, n, before, budget int) bool {
-	return n <= lim.threshold || (n <= lim.halfwayToRoom(lim.threshold) && sat.Add(n, budget) <= before)
-}
-
-// preparedRequest is the request a summary prepared by c would make, about:
-// the summary at the length c asks for at most, the continuation, the kept
-// contents of tail tokens, and the next step verbatim (its predicted
-// growth).
+// preparedRequest is about the request a summary prepared by c would make:
+// the summary at its budget, the continuation, tail tokens kept verbatim,
+// and the next step's predicted growth.
 func preparedRequest(c *compaction, cand prepareCandidate, tail int) int {
 	return sat.Add(sat.Add(sat.Add(c.bare, c.budget), tail), cand.growth)
 }
@@ -135,18 +112,15 @@ func fitsPrepared(c *compaction, cand prepareCandidate, tail int) bool {
 	return leavesRoom(preparedRequest(c, cand, tail), cand.growth, cand.lim.threshold)
 }
 
-// leavesRoom reports whether a request of count n, compacted with a
-// prepared summary, leaves room under the threshold for a step as large as
-// the largest recent one (growth is the prediction, with its margin). A
-// strategy's split that keeps the newest contents verbatim is prepared
-// only when it does: otherwise the next step would reach the trigger at
-// once, and a summary of the whole span frees more.
+// leavesRoom reports whether a request of count n leaves room under the
+// threshold for a step as large as the largest recent one (growth, with
+// its margin): a split that does not would reach the trigger at the next
+// step, when a summary of the whole span frees more.
 func leavesRoom(n, growth, threshold int) bool {
 	return sat.Add(n, int(float64(growth)/growthMargin)) <= threshold
 }
 
-// runPrepared writes p's summary on its own goroutine: the summary of the
-// span its compaction covers, as fullSummary asks for it.
+// runPrepared writes p's summary on its own goroutine.
 func (g *Guard) runPrepared(t *turn, c *compaction, p *preparedSummary) {
 	defer p.finish()
 	defer func() {
@@ -168,13 +142,11 @@ func (g *Guard) runPrepared(t *turn, c *compaction, p *preparedSummary) {
 	}
 	t.sess.mu.Unlock()
 	p.summary, p.ev = o.summary, c.ev
-	p.took = g.clock.Now().Sub(p.started)
 	p.failed = t.ctx.Err() != nil
 }
 
-// chainOf is the chain hash of raw[:n], raw being the contents the memo was
-// last brought to (the call just made): the memo is brought to raw again,
-// which costs a key walk when it already holds it.
+// chainOf is the chain hash of raw[:n]; a memo already at raw (the call
+// just made) costs a key walk.
 func (m *prefixMemo) chainOf(raw []*genai.Content, n int) uint64 {
 	m.update(raw)
 	return m.at(n)

@@ -8,16 +8,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // Summaries prepared while tools run (ARCHITECTURE.md, One model call,
-// Concurrency). When a response asks for tool calls and the next request
-// will likely reach the trigger, the guard writes the summary of the request
-// just sent in the background, while the tools run. The next call that
-// compacts for tokens uses it when it still covers the request's prefix: it
-// waits only for what is left of it, and the model's function calls and the
-// tool results stay verbatim after it. A call that compacted prepares
-// nothing: the next summary is prepared from a later request.
+// Concurrency): the bound, and the lifetime of each summary.
 
 // Defaults of the prepared summaries.
 const (
@@ -40,19 +36,22 @@ const (
 	DefaultEarlyCompaction = 1.0
 )
 
-// preparer holds the guard's background summaries: their bound, the context
-// Close cancels, and what became of them.
+// preparer owns the guard's background summaries: their bound, the
+// context Close cancels, and the logger, clock and metrics they report to.
 type preparer struct {
-	limit int // at most this many at once; 0: off
+	// limit is how many may be written at once; 0 turns them off
+	// (WithPreparedSummaries 0, or a before-compaction hook, whose
+	// instructions or skip are decided only when the compaction is due).
+	limit int
 	// ctx is the parent of every summary's context; cancel ends it (close).
-	// A summary cancels its own when it is written or let go, whichever
-	// comes first (preparedSummary), so ctx holds a child only while a
-	// summary is being written.
+	// A summary cancels its own when it is written or let go, so ctx holds
+	// a child only while a summary is being written.
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	tel    *telemetry
 	log    *slog.Logger
+	clock  Clock
 
 	mu      sync.Mutex
 	running int
@@ -62,9 +61,14 @@ type preparer struct {
 	started, used, dropped, wasted atomic.Int64
 }
 
-func newPreparer(limit int, tel *telemetry, log *slog.Logger) *preparer {
+// newPreparer is the preparer of a guard built with options o.
+func newPreparer(o *guardOptions, tel *telemetry) *preparer {
+	limit := o.prepared
+	if o.beforeCompaction != nil {
+		limit = PreparedSummariesOff
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &preparer{limit: limit, ctx: ctx, cancel: cancel, tel: tel, log: log}
+	return &preparer{limit: limit, ctx: ctx, cancel: cancel, tel: tel, log: o.logger, clock: o.clock}
 }
 
 // begin counts a background summary in and returns it with the context it
@@ -80,7 +84,7 @@ func (p *preparer) begin(agent string) (s *preparedSummary, ctx context.Context,
 	p.running++
 	p.wg.Add(1)
 	ctx, cancel := context.WithCancel(p.ctx)
-	return &preparedSummary{agent: agent, owner: p, cancel: cancel, done: make(chan struct{}), log: p.log}, ctx, true
+	return &preparedSummary{agent: agent, owner: p, cancel: cancel, done: make(chan struct{}), log: p.log, started: p.clock.Now()}, ctx, true
 }
 
 // leave counts a background summary out.
@@ -91,18 +95,35 @@ func (p *preparer) leave() {
 	p.wg.Done()
 }
 
-// close refuses new background summaries and cancels the running ones.
-func (p *preparer) close() {
+// close refuses new background summaries, cancels the running ones and
+// waits for them at most DefaultSummaryTimeout on the guard's clock: a
+// summarizer that ignores its context is abandoned, as CallBounded
+// abandons it.
+func (p *preparer) close() error {
 	p.mu.Lock()
 	p.closed = true
 	p.mu.Unlock()
 	p.cancel()
+	done := make(chan struct{})
+	go func() {
+		p.wg.Wait()
+		close(done)
+	}()
+	timeout := make(chan struct{})
+	stop := p.clock.AfterFunc(DefaultSummaryTimeout, func() { close(timeout) })
+	defer stop()
+	select {
+	case <-done:
+		return nil
+	case <-timeout:
+		return fmt.Errorf("contextguard: Close: %w", errPreparedTimeout)
+	}
 }
 
 // preparedSummary is one summary written in the background for the next
-// compaction of one agent of a session. What it covers is fixed when it
-// starts; the goroutine writes its result and then closes done, so a reader
-// that saw done closed reads the result without a lock.
+// compaction of one agent of a session. The goroutine writes its result and
+// then closes done, so a reader that saw done closed reads it without a
+// lock.
 type preparedSummary struct {
 	agent string
 	// first and end bound the raw contents it summarizes (first is the
@@ -121,14 +142,12 @@ type preparedSummary struct {
 	started         time.Time
 	done            chan struct{}
 
-	// owner is the preparer that counts it; cancel ends its context,
-	// settled says it was used, dropped or wasted (its one outcome).
+	// owner counts it; cancel ends its context; settled says it was used,
+	// dropped or wasted; log is the starting call's logger.
 	owner   *preparer
 	cancel  context.CancelFunc
 	settled atomic.Bool
-	// log is the logger of the call that started it (its agent and
-	// session), the guard's until then.
-	log *slog.Logger
+	log     *slog.Logger
 
 	// The result, written before done is closed.
 	summary string
@@ -150,18 +169,17 @@ func (p *preparedSummary) ready() bool {
 	}
 }
 
-// The lifetime of a prepared summary has one owner, the summary itself:
-// its context is cancelled by the goroutine writing it when it returns
-// (finish), by the call or eviction that lets it go (use, drop, waste,
-// each counting and logging its outcome once), or, for one begun and never
-// started, by abandon. No other code cancels it, so the guard's context
-// holds a summary's child only while the summary is being written, and an
-// evicted session's summary stops being written for nobody.
+// A prepared summary owns its lifetime: its context is cancelled by the
+// goroutine writing it when it returns (finish), by the call or eviction
+// that lets it go (use, drop, waste: each counts and logs once), or, begun
+// and never started, by abandon. No other code cancels it, so the guard's
+// context holds a child only while a summary is being written.
 
-// finish ends the goroutine that wrote p: its context is cancelled, done
-// is closed (the result is then readable) and its place under the bound is
-// freed.
+// finish ends the goroutine that wrote p: it is timed, its context is
+// cancelled, done is closed (the result is then readable) and its place
+// under the bound is freed.
 func (p *preparedSummary) finish() {
+	p.took = p.owner.clock.Now().Sub(p.started)
 	p.cancel()
 	close(p.done)
 	p.owner.leave()
@@ -209,46 +227,63 @@ func (p *preparedSummary) settle(ctx context.Context, n *atomic.Int64, outcome s
 	return true
 }
 
+// preparedFits reports whether the request of count n that a prepared
+// summary makes is sent in place of the request of count before: under the
+// threshold, or, past it by the step kept verbatim, within halfway to the
+// room (as decide lets a request go) while freeing at least a summary's
+// length (budget). Without that length, a request just past the threshold
+// could be "compacted" to a larger one, again and again.
+func preparedFits(lim limits, n, before, budget int) bool {
+	return n <= lim.threshold || (n <= lim.halfwayToRoom(lim.threshold) && sat.Add(n, budget) <= before)
+}
+
 // errPreparedTimeout ends the wait for a prepared summary.
 var errPreparedTimeout = errors.New("the prepared summary was not written within the summary timeout")
 
 // Close cancels the summaries the guard prepares in the background and
 // waits until they have returned, at most DefaultSummaryTimeout on the
-// guard's clock: a summarizer that ignores its context is abandoned, as the
-// summary timeout abandons it (CallBounded). Compactions go on inline
-// afterwards; Close may be called more than once.
+// guard's clock. Compactions go on inline afterwards; Close may be called
+// more than once.
 func (g *Guard) Close() error {
 	if g == nil {
 		return nil
 	}
-	p := g.prep
-	p.close()
-	done := make(chan struct{})
-	go func() {
-		p.wg.Wait()
-		close(done)
-	}()
-	timeout := make(chan struct{})
-	stop := g.clock.AfterFunc(DefaultSummaryTimeout, func() { close(timeout) })
-	defer stop()
-	select {
-	case <-done:
-		return nil
-	case <-timeout:
-		return fmt.Errorf("contextguard: Close: %w", errPreparedTimeout)
-	}
+	return g.prep.close()
 }
 
 // Preparing reports whether a summary is being prepared for the agent in
 // the session (Usage.Preparing). For adapters.
 func (g *Guard) Preparing(appName, userID, sessionID, agentName string) bool {
-	if g == nil {
-		return false
-	}
-	e := g.sessions.peek(sessionKeyOf(appName, userID, sessionID))
+	return g != nil && g.sessions.peek(sessionKeyOf(appName, userID, sessionID)).preparing(agentName)
+}
+
+// preparing reports whether e, nil for none, has a summary being prepared
+// for agent.
+func (e *sessionEntry) preparing(agent string) bool {
 	if e == nil {
 		return false
 	}
 	p := e.prepared.Load()
-	return p != nil && p.agent == agentName && !p.ready()
+	return p != nil && p.agent == agent && !p.ready()
+}
+
+// await waits for p, with the session sess parked (a concurrent call for
+// it waits, a re-entrant one is refused), at most timeout on the guard's
+// clock, or until ctx ends. It returns how long it waited and whether p is
+// written.
+func (p *preparedSummary) await(ctx context.Context, sess *sessionEntry, timeout time.Duration) (time.Duration, bool) {
+	if p.ready() {
+		return 0, true
+	}
+	clock := p.owner.clock
+	began := clock.Now()
+	ctx, cancel := withTimeout(ctx, clock, timeout)
+	defer cancel()
+	ctx = sess.park(ctx)
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+	}
+	sess.unpark()
+	return clock.Now().Sub(began), p.ready()
 }

@@ -635,7 +635,7 @@ func TestPreparedSummary_OneOutcome(t *testing.T) {
 			tel, err := newTelemetry(tracenoop.NewTracerProvider(), sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
 			require.NoError(t, err)
 			logs := &logBuffer{}
-			prep := newPreparer(1, tel, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+			prep := newPreparer(&guardOptions{prepared: 1, clock: SystemClock(), logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, tel)
 			live := countChildren(&Guard{prep: prep})
 			p, ctx, ok := prep.begin("a")
 			require.True(t, ok)
@@ -671,9 +671,10 @@ func TestPreparedSummary_OneOutcome(t *testing.T) {
 			if tc.started {
 				p.finish()
 			}
-			_, _, ok = prep.begin("a")
-			assert.True(t, ok, "the bound's place is free again")
-			prep.close()
+			freed, _, ok := prep.begin("a")
+			require.True(t, ok, "the bound's place is free again")
+			freed.abandon()
+			assert.NoError(t, prep.close(), "nothing left to wait for")
 		})
 	}
 }

@@ -1,7 +1,7 @@
 package core
 
 import (
-	"time"
+	"context"
 
 	"google.golang.org/genai"
 
@@ -9,39 +9,35 @@ import (
 )
 
 // Using a prepared summary (ARCHITECTURE.md, One model call): every call
-// checks that the session's prepared summary still covers its request's
-// prefix (checkPrepared), and the call that compacts for tokens sends it,
-// waiting only for what is left of it (compactPrepared, awaitPrepared), or
-// falls back to the inline compaction.
+// checks that it still covers the request's prefix, and the call that
+// compacts for tokens sends it, or falls back to the inline compaction.
 
-// checkPrepared drops the session's prepared summary for the call's agent
-// when the request no longer starts with what it covers (the history
-// changed: another branch, an edited log, a compaction stored elsewhere).
-func (g *Guard) checkPrepared(t *turn) {
-	p := t.sess.prepared.Load()
-	if p == nil || p.agent != t.cfg.name {
+// checkPrepared drops the session's prepared summary for agent when the
+// request's contents raw (chained by chain) no longer start with what it
+// covers, or the compaction counter moved: the history changed (another
+// branch, an edited log, a compaction stored elsewhere).
+func (e *sessionEntry) checkPrepared(ctx context.Context, agent string, raw []*genai.Content, chain *callChain, compactions int) {
+	p := e.prepared.Load()
+	if p == nil || p.agent != agent {
 		return
 	}
-	if p.end > len(t.raw) || t.chain.at(t.raw, p.end) != p.chain || p.compactions != t.prev.compactions {
-		g.dropPrepared(t, "the history it covers is no longer the request's")
+	if p.end > len(raw) || chain.at(raw, p.end) != p.chain || p.compactions != compactions {
+		e.dropPrepared(ctx, "the history it covers is no longer the request's")
 	}
 }
 
 // dropPrepared drops the session's prepared summary, for why.
-func (g *Guard) dropPrepared(t *turn, why string) {
-	if p := t.sess.takePrepared(); p != nil {
-		p.drop(t.ctx, why)
+func (e *sessionEntry) dropPrepared(ctx context.Context, why string) {
+	if p := e.takePrepared(); p != nil {
+		p.drop(ctx, why)
 	}
 }
 
-// compactPrepared is a compaction for tokens that uses the session's
-// prepared summary when it covers the request's prefix: the request is the
-// summary message followed by the contents after what it covers, verbatim
-// (the model's function calls and the tool results: pair-safe), pruned as
-// always. It waits for what is left of the summary, at most the summary
-// timeout. When the summary cannot be used, or the request it makes does not
-// fit under the threshold, the compaction runs inline (compactWith) and the
-// prepared summary counts as wasted.
+// compactPrepared is a compaction for tokens that sends the session's
+// prepared summary followed by the contents after what it covers, verbatim
+// (pair-safe), pruned as always, waiting for what is left of it at most the
+// summary timeout. When the summary cannot be used, or its request does
+// not fit, it is wasted and the compaction runs inline (compactWith).
 func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, next guardState, p *preparedSummary, s compactionStrategy, reason string) step {
 	t.sess.takePrepared() // p: this call uses or wastes it
 	c, done := g.beginCompaction(t, cs, next, s.name(), reason)
@@ -64,7 +60,7 @@ func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, next guardState, p
 		p.waste(t.ctx, "it ends inside a call/response pair")
 		return c.compactWith(s, reason)
 	}
-	waited, ok := g.awaitPrepared(t, p)
+	waited, ok := p.await(t.ctx, t.sess, t.cfg.summaryTimeout)
 	if !ok || p.failed {
 		p.waste(t.ctx, "it was not written within the summary timeout")
 		return c.compactWith(s, reason)
@@ -85,24 +81,4 @@ func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, next guardState, p
 	c.summarizing = max(p.took-waited, 0)
 	p.use(t.ctx)
 	return c.finish(o)
-}
-
-// awaitPrepared waits for p, with the session parked (a concurrent call for
-// it waits, a re-entrant one is refused), at most the agent's summary
-// timeout on the guard's clock, or until the call's context ends. It
-// returns how long the call waited and whether p is written.
-func (g *Guard) awaitPrepared(t *turn, p *preparedSummary) (time.Duration, bool) {
-	if p.ready() {
-		return 0, true
-	}
-	began := g.clock.Now()
-	ctx, cancel := withTimeout(t.ctx, g.clock, t.cfg.summaryTimeout)
-	defer cancel()
-	ctx = t.sess.park(ctx)
-	select {
-	case <-p.done:
-	case <-ctx.Done():
-	}
-	t.sess.unpark()
-	return g.clock.Now().Sub(began), p.ready()
 }

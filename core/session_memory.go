@@ -10,29 +10,18 @@ import (
 )
 
 // The session memory: what the guard remembers of each agent of a session in
-// this process, which every call reads (recall), beside what the session
-// state holds.
-
-// State the guard writes in BeforeModelCallback rides on the model-response
-// event; when the model call fails, ADK drops it. The guard therefore keeps,
-// per session and agent, in the session table (bounded by sessions and
-// bytes, session_memory_bound.go; entries in use are never evicted):
-//
-//   - the state written by the latest compaction, until the session state
-//     shows it, so a summary already paid for is reused rather than paid
-//     again;
-//   - a provider overflow to act on: the next call compacts first,
-//     calibrated with the provider's real count, and writes the ratio it
-//     taught; it is kept when the table evicts the session (keepLocked),
-//     since no state can hold it before that call;
-//   - for agents with a recovery model, the request last let through and the
-//     contents ADK built for it, so a rejected request can be compacted again
-//     from the original history.
+// this process beside the session state, because state written in
+// BeforeModelCallback rides on the model-response event, which ADK drops
+// when the model call fails: the state of the latest compaction, so a
+// summary already paid for is reused; a provider overflow the next call
+// acts on (kept across eviction, keepLocked); with a recovery model, the
+// request last let through and the contents ADK built for it.
 
 // agentMemory is what the guard keeps in memory for one agent of one
 // session beside the session state. Guarded by the session entry's mutex.
 type agentMemory struct {
 	agent string
+	log   *slog.Logger // the guard's
 	// compactionsKey is the state key of the agent's compaction counter,
 	// and requestKey of a requested compaction (compaction_request.go).
 	compactionsKey string
@@ -43,7 +32,7 @@ type agentMemory struct {
 	compacted             *guardState
 	compactedBetweenTurns bool
 	// turnsFloor is the size a compaction between turns came out at when
-	// it was not smaller (discardCompaction), while the compaction counter
+	// it was not smaller (compaction.discard), while the compaction counter
 	// is still turnsFloorAt: it is not tried again until the conversation
 	// outgrows it.
 	turnsFloor, turnsFloorAt int
@@ -88,6 +77,34 @@ type agentMemory struct {
 	message messageMeasure
 }
 
+// Sizes of the growth prediction.
+const (
+	// growthSteps is how many of an agent's latest steps its growth per
+	// step is the largest of: eight span the last few turns, enough to see
+	// a large step that comes back every few turns (a test run). With four,
+	// the stress matrix's debug sessions compacted inline each time it came.
+	growthSteps = 8
+	// growthMargin scales the predicted growth: a step a quarter larger
+	// than the largest recent one still finds its summary prepared.
+	growthMargin = 1.25
+)
+
+// prepareCandidate is what a call that did not compact keeps for its
+// response's AfterModel, when the next request is predicted to reach the
+// trigger: the values a background summary of this request starts from.
+type prepareCandidate struct {
+	ok     bool
+	req    Request // contents, model and configuration; no Origin or Coverage
+	sent   []*genai.Content
+	prev   guardState
+	inj    injection
+	lim    limits
+	cal    calibration
+	before int
+	// growth is the next step's predicted growth (with its margin).
+	growth int
+}
+
 // pendingOverflow is a provider overflow recorded for the next call.
 type pendingOverflow struct {
 	real     int // the provider's count of the rejected request, 0 if unknown
@@ -111,7 +128,7 @@ func (e *sessionEntry) memory(agent string) *agentMemory {
 			return m
 		}
 	}
-	m := &agentMemory{agent: agent, compactionsKey: keyCompactions + agent, requestKey: keyCompactRequest + agent}
+	m := &agentMemory{agent: agent, log: e.log, compactionsKey: keyCompactions + agent, requestKey: keyCompactRequest + agent}
 	e.agents = append(e.agents, m)
 	return m
 }
@@ -134,11 +151,9 @@ func (m *agentMemory) rememberCompaction(st StateReader, before int) {
 	m.compacted, m.compactedBetweenTurns = &s, false
 }
 
-// recall applies, at the start of a call, what the in-memory record knows
-// and the session state does not: the summary of a compaction whose state
-// delta was lost with a failed model call (persisted again), and a provider
-// overflow, turned into the calibration signal that makes this call compact
-// first. It returns the state the call starts from.
+// recall applies, at the start of a call, what the agent's memory knows and
+// the session state does not (reapplyCompaction, applyOverflow), and
+// returns the state the call starts from.
 func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stateIO, req *Request, prev guardState) guardState {
 	m.sentLen = len(req.Contents)
 	if cfg.recoveryLLM != nil {
@@ -146,10 +161,10 @@ func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stat
 		m.sentBytes = sat.Scale(prev.lastEstimate, retainedBytesPerToken)
 	}
 	if m.compacted != nil {
-		prev = g.reapplyCompaction(call, cfg, m, st, sio, req, prev)
+		prev = m.reapplyCompaction(call.SessionID(), st, sio, req, prev)
 	}
 	if m.overflow != nil {
-		prev = g.applyOverflow(call, cfg, m, st, sio, req, prev)
+		prev = m.applyOverflow(call.SessionID(), g.requestLimits(cfg, req), st, sio, len(req.Contents), prev)
 	}
 	return prev
 }
@@ -167,12 +182,11 @@ func (m *agentMemory) compactedAhead(prev guardState) bool {
 		(m.compactedBetweenTurns && c.compactions == prev.compactions && c.pruneFrontier > prev.pruneFrontier)
 }
 
-// reapplyCompaction applies the compaction the agent's record holds and
-// the session state does not (m.compacted: one whose state delta was lost
-// with a failed model call, or one made between turns), when req still
-// holds the contents it covers, and persists it again; it forgets it once
+// reapplyCompaction applies, and persists again, the compaction m holds and
+// the session state does not (lost with a failed model call, or made
+// between turns), when req still holds what it covers; it forgets it once
 // the state has it, or something newer.
-func (g *Guard) reapplyCompaction(call Call, cfg *Agent, m *agentMemory, st State, sio stateIO, req *Request, prev guardState) guardState {
+func (m *agentMemory) reapplyCompaction(session string, st State, sio stateIO, req *Request, prev guardState) guardState {
 	c := m.compacted
 	if !m.compactedAhead(prev) {
 		m.compacted = nil
@@ -190,7 +204,7 @@ func (g *Guard) reapplyCompaction(call Call, cfg *Agent, m *agentMemory, st Stat
 	if m.compactedBetweenTurns {
 		msg = "contextguard: applying the compaction made between turns, which the session state does not hold"
 	}
-	g.log.Info(msg, "agent", cfg.name, "session", call.SessionID(), "compactions", c.compactions, "watermark", c.watermark)
+	m.log.Info(msg, "agent", m.agent, "session", session, "compactions", c.compactions, "watermark", c.watermark)
 	if m.compactedBetweenTurns {
 		// A compaction requested since the run ended is still to be
 		// answered (one pending then stops it, between_turns.go).
@@ -203,14 +217,13 @@ func (g *Guard) reapplyCompaction(call Call, cfg *Agent, m *agentMemory, st Stat
 }
 
 // applyOverflow turns the provider's rejection of the agent's previous
-// request as too long (m.overflow) into the state this call starts from:
-// the ratio it taught, kept in state, and, when req still holds the
-// rejected request, a count over the threshold that makes the call compact
-// first.
-func (g *Guard) applyOverflow(call Call, cfg *Agent, m *agentMemory, st State, sio stateIO, req *Request, prev guardState) guardState {
+// request as too long (m.overflow) into the state a call of n contents
+// and limits lim starts from: the ratio it taught, kept in state, and, when
+// the request still holds the rejected one, a count over the threshold
+// that makes the call compact first.
+func (m *agentMemory) applyOverflow(session string, lim limits, st State, sio stateIO, n int, prev guardState) guardState {
 	ov := m.overflow
 	m.overflow = nil
-	lim := g.requestLimits(cfg, req)
 	if ov.ratio > 0 && ov.ratio != prev.providerRatio {
 		// What the overflow taught survives the compaction it causes:
 		// written here, since the failed call's state delta was lost.
@@ -219,10 +232,9 @@ func (g *Guard) applyOverflow(call Call, cfg *Agent, m *agentMemory, st State, s
 		}
 		prev.providerRatio = ov.ratio
 	}
-	if ov.contents > len(req.Contents) {
-		g.log.Info("contextguard: the provider rejected the previous request as too long; this request does not hold it, so it is judged with the ratio learned",
-			"agent", cfg.name, "session", call.SessionID(), "real_tokens", ov.real, "limit", ov.limit,
-			"provider_ratio", float64(prev.providerRatio)/ratioScale)
+	if ov.contents > n {
+		m.log.Info("contextguard: the provider rejected the previous request as too long; this request does not hold it, so it is judged with the ratio learned",
+			"agent", m.agent, "session", session, "real_tokens", ov.real, "limit", ov.limit, "provider_ratio", float64(prev.providerRatio)/ratioScale)
 		return prev
 	}
 	real := ov.real
@@ -236,8 +248,8 @@ func (g *Guard) applyOverflow(call Call, cfg *Agent, m *agentMemory, st State, s
 		real = max(sat.Add(limit, 1), sat.Scale(ov.estimate, float64(ov.ratio)/ratioScale))
 	}
 	if ov.limit > 0 && ov.limit < lim.threshold {
-		g.log.Warn("contextguard: the provider's limit is below the guard's threshold; set WithMaxTokens to the provider's limit",
-			"agent", cfg.name, "session", call.SessionID(), "limit", ov.limit, "window", lim.window, "threshold", lim.threshold)
+		m.log.Warn("contextguard: the provider's limit is below the guard's threshold; set WithMaxTokens to the provider's limit",
+			"agent", m.agent, "session", session, "limit", ov.limit, "window", lim.window, "threshold", lim.threshold)
 	}
 	prev.realTokens = max(real, lim.threshold+1)
 	switch {
@@ -247,18 +259,16 @@ func (g *Guard) applyOverflow(call Call, cfg *Agent, m *agentMemory, st State, s
 		prev.lastEstimate = prev.realTokens
 	}
 	prev.floor = 0
-	g.log.Info("contextguard: the provider rejected the previous request as too long; compacting first",
-		"agent", cfg.name, "session", call.SessionID(), "real_tokens", ov.real, "limit", ov.limit, "estimated_tokens", ov.estimate,
+	m.log.Info("contextguard: the provider rejected the previous request as too long; compacting first",
+		"agent", m.agent, "session", session, "real_tokens", ov.real, "limit", ov.limit, "estimated_tokens", ov.estimate,
 		"provider_ratio", float64(prev.providerRatio)/ratioScale)
 	return prev
 }
 
 // keptMemory is what an evicted session's agents had learned that the
 // session state cannot show yet: the provider overflows their next calls
-// act on. ADK drops the state delta of the failed call that learned them
-// (ARCHITECTURE.md, Recovery), so until the session's next call writes
-// them, the in-memory record is their only copy; an eviction must not
-// drop it, or every later turn of the session overflows again.
+// act on, whose only copy is in memory (ARCHITECTURE.md, Recovery); losing
+// them, every later turn of the session would overflow again.
 type keptMemory struct {
 	key       string
 	overflows []keptOverflow
@@ -271,10 +281,9 @@ type keptOverflow struct {
 }
 
 // keepLocked keeps, when the table evicts e, its agents' pending
-// overflows for the session's next call. At most as many sessions' are
-// kept as the table holds sessions, the most recently evicted; each is a
-// few words, whatever the session's size. The caller holds the table's
-// mutex and e is idle.
+// overflows for the session's next call: those of at most as many of the
+// most recently evicted sessions as the table holds, a few words each. The
+// caller holds the table's mutex and e is idle.
 func (s *sessionTable) keepLocked(e *sessionEntry) {
 	var kept []keptOverflow
 	for _, m := range e.agents {

@@ -10,23 +10,15 @@ import (
 // The session table's bounds: how many sessions and how many bytes the guard
 // keeps in memory (WithMaxSessions, WithMaxSessionBytes).
 
-// What an idle session holds in the guard's table: its count cache (each
-// entry pins the content it counted, so the bytes of its strings stay
-// alive: with a database session service nothing else holds them once the
-// call is over), the summary message it last built, and each agent's
-// in-memory record (with WithRecoveryModel, the request last let through).
-// After a call that used the prefix record (prefix_count.go) the cache
-// keeps only what that call counted: the new contents and the summary
-// message. After a call that counted everything (a session's first call,
-// the call after a compaction) it keeps the whole history until the next
-// call. Each agent's prefix chain (prefix_mark.go) pins the contents last
-// built for it, so that the next call hashes only what is new: with an
-// in-memory session service their strings are the events' own, with a
-// database one they are the history's bytes, and they are accounted as
-// such. The table is bounded by sessions and by these bytes, evicting the
-// least recently used idle sessions; an evicted session's next call counts
-// only what is new, from its prefix record, after hashing its history once
-// (at memory speed), so eviction costs little.
+// An idle session retains its count cache (each entry pins the content it
+// counted: with a database session service nothing else holds its bytes),
+// the summary message it last built, each agent's prefix chain (the
+// contents last built for it) and in-memory record (with
+// WithRecoveryModel, the request last let through). After a call that used
+// the prefix record the cache keeps only what that call counted; after one
+// that counted everything, the whole history until the next call. An
+// evicted session's next call counts only what is new, from its prefix
+// record, after hashing its history once, so eviction costs little.
 
 // Defaults of the session table's bounds.
 const (

@@ -54,7 +54,7 @@ func TestSessionMemory_PendingOverflowSurvivesEviction(t *testing.T) {
 // most recently evicted; a session without one keeps nothing.
 func TestSessionMemory_KeptOverflowsAreBounded(t *testing.T) {
 	const bound = 3
-	tab := newSessionTable(sessionBounds{sessions: bound, bytes: 1 << 30})
+	tab := newSessionTable(sessionBounds{sessions: bound, bytes: 1 << 30}, quietLog)
 	for i := range 10 {
 		e := &sessionEntry{key: fmt.Sprint("s", i)}
 		e.memory("a").overflow = &pendingOverflow{real: i + 1}

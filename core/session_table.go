@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 
@@ -15,34 +16,25 @@ import (
 // the ownership that serialises its work on one session (ARCHITECTURE.md,
 // Concurrency).
 
-// sessionTable holds what the guard keeps in memory per session: the
-// per-content count cache, the last summary message built and the record of
-// each agent (recovery.go), and the ownership that serialises the guard's
-// work on a session, so it never summarizes the same history twice at once
-// while other sessions proceed.
-//
-// Ownership and user code. A call owns a session from acquire to release.
-// The entry's mutex is held while the guard itself works, never while user
+// sessionTable holds what the guard keeps in memory per session, and the
+// ownership that serialises the guard's work on a session while other
+// sessions proceed. A call owns a session from acquire to release; the
+// entry's mutex is held while the guard itself works, never while user
 // code runs:
 //
 //   - a Summarizer runs with the mutex released and the session marked busy
-//     (park, unpark): the call still owns the session, so a concurrent call
-//     for it waits, in acquire, until the owner releases it, and gives up
-//     when its own context is done; the wait never holds a mutex;
-//   - a call whose context descends from the summarizer's (the summarizer,
-//     or an agent it runs, calling back into the guard for the session it
-//     summarizes) would wait for itself: acquire recognises it by the mark
-//     the summarizer's context carries (withReentry) and returns
-//     ErrReentrant at once;
-//   - the OnCompaction hook and a recovery model run after release, so they
-//     may call the guard for the same session.
+//     (park, unpark): a concurrent call for it waits in acquire, without a
+//     mutex, until the owner releases it or its own context is done;
+//   - a call whose context descends from the summarizer's would wait for
+//     itself: acquire recognises the summarizer's mark (withReentry) and
+//     returns ErrReentrant at once;
+//   - the OnCompaction hook and a recovery model run after release.
 //
-// A summarizer that calls back with a context that does not descend from
-// its own waits like any concurrent call, until the summary timeout makes
-// the owner stop waiting for the summarizer (CallBounded) and finish with
-// the fallback summary. The TokenCounter and the ModelRegistry run with the
-// mutex held: they answer synchronously and must not call the guard.
+// A summarizer that calls back on another context waits until the summary
+// timeout ends the owner's wait (CallBounded). The TokenCounter and the
+// ModelRegistry run with the mutex held and must not call the guard.
 type sessionTable struct {
+	log   *slog.Logger // the guard's, given to every entry
 	mu    sync.Mutex
 	max   sessionBounds // past either, the least recently used idle entries are dropped
 	bytes int           // what the entries retain (retainedBytes), as last accounted
@@ -57,6 +49,7 @@ type sessionTable struct {
 
 type sessionEntry struct {
 	key   string
+	log   *slog.Logger // the guard's, given to every agent's memory
 	mu    sync.Mutex
 	users int // owners and waiters; an entry in use is never evicted
 	// accounted is the entry's share of the table's bytes; guarded by the
@@ -86,6 +79,21 @@ type sessionEntry struct {
 	prepared atomic.Pointer[preparedSummary]
 }
 
+// newSessionEntry is an empty entry for the session of key, logging to log.
+func newSessionEntry(key string, log *slog.Logger) *sessionEntry {
+	return &sessionEntry{key: key, log: log, cache: newCountCache()}
+}
+
+// lastCall is the session's last guarded model call, kept from its
+// BeforeModel to the run's end (AfterRun), which compacts from it.
+type lastCall struct {
+	cfg *Agent
+	// req is the request as ADK built it, without its Origin.
+	req Request
+	// bytes is what req's contents retain, about (retainedBytesPerToken).
+	bytes int
+}
+
 // busyMark marks a session whose owner runs user code with the entry's
 // mutex released.
 type busyMark struct {
@@ -100,21 +108,20 @@ type summaryMemo struct {
 	msg              *genai.Content
 }
 
-func newSessionTable(b sessionBounds) *sessionTable {
-	return &sessionTable{max: b, byKey: make(map[string]*list.Element), order: list.New(),
+func newSessionTable(b sessionBounds, log *slog.Logger) *sessionTable {
+	return &sessionTable{log: log, max: b, byKey: make(map[string]*list.Element), order: list.New(),
 		kept: make(map[string]*list.Element), keptOrder: list.New()}
 }
 
 // acquire makes the caller the owner of the session's entry, with its mutex
-// held; the caller must call release. While another call owns the session
-// and runs user code, acquire waits for it to release the session; it
+// held, until release. While another owner runs user code it waits; it
 // returns ctx's error if ctx is done first, and ErrReentrant (unwrapped) at
 // once if ctx descends from that owner's summarizer context.
 func (s *sessionTable) acquire(ctx context.Context, key string) (*sessionEntry, error) {
 	s.mu.Lock()
 	el, ok := s.byKey[key]
 	if !ok {
-		e := &sessionEntry{key: key, cache: newCountCache()}
+		e := newSessionEntry(key, s.log)
 		s.restoreLocked(e)
 		el = s.order.PushFront(e)
 		s.byKey[key] = el
@@ -141,12 +148,11 @@ func (s *sessionTable) acquire(ctx context.Context, key string) (*sessionEntry, 
 	}
 }
 
-// release ends the caller's ownership of e: it clears the busy mark, waking
-// the calls waiting for the session, accounts what e retains, evicts idle
-// entries past the table's bounds and unlocks e. The account is made while
-// e is still locked: a next owner of e, which changes what it retains, then
-// accounts after this one, never before (the table's mutex is never held
-// while an entry's is taken, so the nesting cannot deadlock).
+// release ends the caller's ownership of e: it wakes the calls waiting for
+// the session, accounts what e retains, evicts idle entries past the
+// table's bounds and unlocks e. The account is made while e is locked, so
+// a next owner accounts after this one (the table's mutex is never held
+// while an entry's is taken: the nesting cannot deadlock).
 func (s *sessionTable) release(e *sessionEntry) {
 	if b := e.busy; b != nil {
 		e.busy = nil
@@ -192,9 +198,8 @@ func (s *sessionTable) evictLocked() (prepared []*preparedSummary) {
 	return prepared
 }
 
-// dropEvicted drops the prepared summaries of evicted entries: their
-// session's next call finds a new entry, without them, so a summary still
-// being written would be written for nobody.
+// dropEvicted drops the prepared summaries of evicted entries, which would
+// otherwise be written for nobody.
 func dropEvicted(prepared []*preparedSummary) {
 	for _, p := range prepared {
 		p.drop(context.Background(), "its session was evicted from the guard's memory")
@@ -202,8 +207,7 @@ func dropEvicted(prepared []*preparedSummary) {
 }
 
 // takePrepared takes the session's prepared summary out of the entry, nil
-// for none; the taker settles it (use, drop or waste). The entry's owner
-// takes it, or the table evicting the entry, which then has none.
+// for none; the taker (its owner, or the table evicting it) settles it.
 func (e *sessionEntry) takePrepared() *preparedSummary {
 	return e.prepared.Swap(nil)
 }
@@ -220,10 +224,8 @@ func (s *sessionTable) peek(key string) *sessionEntry {
 }
 
 // park releases the mutex of an entry the caller owns so that user code can
-// run, marking the entry busy: the caller stays its owner, and other calls
-// wait for it in acquire. It returns ctx marked as coming from this owner's
-// user code (withReentry), for the user code to run under. unpark takes the
-// mutex back; the mark stays until release.
+// run, marking it busy until release: other calls wait in acquire. It
+// returns ctx marked as this owner's user code's (withReentry).
 func (e *sessionEntry) park(ctx context.Context) context.Context {
 	if e.busy == nil {
 		e.busy = &busyMark{done: make(chan struct{})}
@@ -289,11 +291,8 @@ func sessionError(c Call, agentName string, err error) error {
 	return fmt.Errorf("contextguard: session %q, agent %q: waiting for the session's compaction: %w", c.SessionID(), agentName, err)
 }
 
-// estimator is the one place a turn's estimator is built, for
-// BeforeModelCallback and the overflow path alike: the agent's (its
-// WithTokenCounter, else the built-in estimator of the model's family),
-// counting through the session's cache. It starts a new pass over the cache.
-// The caller owns the entry.
+// estimator is a turn's estimator: the agent's, counting through the
+// session's cache, on a new pass over it. The caller owns the entry.
 func (e *sessionEntry) estimator(cfg *Agent, modelName string) cachedEstimator {
 	e.cache.begin()
 	est, salt := cfg.estimator(modelName)

@@ -26,7 +26,7 @@ func TestWithTokenCounter_CountsWithTheUsersTokenizer(t *testing.T) {
 	assert.Less(t, n, coretest.TextTokens(text)+40)
 
 	// Counts are cached per content: the counter runs once per new content.
-	sess := &sessionEntry{cache: newCountCache()}
+	sess := newSessionEntry("", quietLog)
 	ce := cachedEstimator{tokenEstimator: est, cache: sess.cache}
 	sess.cache.begin()
 	before := calls

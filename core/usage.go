@@ -116,26 +116,26 @@ func recordUsage(cal calibration, next *guardState) {
 	}
 }
 
-// prefixKept splits the previous request of the agent in the session (its
-// raw estimate is the stored last estimate) into what the request with
+// prefixKept splits the previous request of the agent in the session, of
+// prev raw tokens (the stored last estimate), into what the request with
 // contents cs (raw estimate est) keeps of it as its prefix and what it does
-// not, calibrated: the tokens the provider's prompt cache can read again and
-// the tokens it cannot. rewritten is the index in cs of the first content
-// the guard rewrote in this call (a pruning pass, pruneFreed), -1 for none.
-// Nothing is re-counted: the record of the previous request (prefix_count.go)
-// proves that cs extends it, and only the contents from the rewritten one on
-// are estimated, from the session's cache.
-func (t *turn) prefixKept(cs []*genai.Content, est, rewritten int) (kept, invalidated int) {
-	prev := t.prev.lastEstimate
+// not, calibrated by m: the tokens the provider's prompt cache can read
+// again and the tokens it cannot. rewritten is the index in cs of the first
+// content the guard rewrote in this call (a pruning pass, pruneFreed), -1
+// for none. Nothing is re-counted: the record of the previous request, as
+// pm matched it (prefix_count.go), proves that cs extends it, and only the
+// contents from the rewritten one on are estimated, from the session's
+// cache.
+func prefixKept(m measure, pm *prefixMatch, prev int, cs []*genai.Content, est, rewritten int) (kept, invalidated int) {
 	switch {
 	case prev == 0:
 		return 0, 0 // no previous request
-	case t.prefix.stored != "" && !t.prefix.matched:
+	case pm.stored != "" && !pm.matched:
 		// The history changed under the previous request (another
 		// instruction or tools, a shorter or rewritten history): only an
 		// unchanged system instruction and tools are known to be kept.
-		if t.prefix.rec.config == t.prefix.config && t.prefix.rec.contents > 0 {
-			kept = min(t.fixed, prev)
+		if pm.rec.config == pm.config && pm.rec.contents > 0 {
+			kept = min(m.fixed, prev)
 		}
 	case rewritten < 0 || rewritten >= len(cs):
 		// An extension of the previous request (the call after a
@@ -144,16 +144,15 @@ func (t *turn) prefixKept(cs []*genai.Content, est, rewritten int) (kept, invali
 	default:
 		tail := 0
 		for _, c := range cs[rewritten:] {
-			tail = sat.Add(tail, t.est.content(c))
+			tail = sat.Add(tail, m.est.content(c))
 		}
 		kept = min(max(est-tail, 0), prev)
 	}
-	return splitScaled(t.cal, prev, kept)
+	return splitScaled(m.cal, prev, kept)
 }
 
 // splitScaled is the calibrated kept part of a previous request of prev raw
-// tokens, and the rest, which add up to the previous request's calibrated
-// size.
+// tokens, and the rest: together its calibrated size.
 func splitScaled(cal calibration, prev, kept int) (int, int) {
 	all, k := cal.scale(prev), cal.scale(kept)
 	return k, all - k
@@ -162,21 +161,19 @@ func splitScaled(cal calibration, prev, kept int) (int, int) {
 // compactionKept is prefixKept for a compaction: the compacted request
 // starts with the summary message, so it keeps of the previous request
 // only the system instruction and tools, which a compaction never changes.
-func (t *turn) compactionKept() (kept, invalidated int) {
-	prev := t.prev.lastEstimate
+func compactionKept(m measure, pm *prefixMatch, prev int) (kept, invalidated int) {
 	if prev == 0 {
 		return 0, 0
 	}
-	k := min(t.fixed, prev)
-	if t.prefix.stored != "" && t.prefix.rec.contents > 0 && t.prefix.rec.config != t.prefix.config {
+	k := min(m.fixed, prev)
+	if pm.stored != "" && pm.rec.contents > 0 && pm.rec.config != pm.config {
 		k = 0 // the instruction or tools changed since the previous request
 	}
-	return splitScaled(t.cal, prev, k)
+	return splitScaled(m.cal, prev, k)
 }
 
-// stampCompaction records when and why an applied compaction was made, for
-// Usage. The time comes from the call's context (Host.Now), so a time
-// provider ADK honours is honoured here.
+// stampCompaction records when (Host.Now's time) and why an applied
+// compaction was made, for Usage.
 func stampCompaction(at time.Time, next *guardState, reason string) {
 	next.compactedAt = at.UTC().Format(time.RFC3339Nano)
 	next.compactReason = reason
