@@ -18,21 +18,6 @@ import (
 // through the session service (WithSessionService) and kept in the agent's
 // memory for the session's next call either way.
 
-// BetweenTurns says whether an agent's sessions are compacted between two
-// runs (WithBetweenTurns).
-type BetweenTurns string
-
-// The policies of WithBetweenTurns.
-const (
-	// BetweenTurnsWhenDue compacts, once a run has ended, a session whose
-	// next turn would probably reach the trigger, or whose sliding-window
-	// turn budget the next turn spends. It is the default.
-	BetweenTurnsWhenDue BetweenTurns = "when_due"
-	// BetweenTurnsOff never compacts between runs: every compaction runs in
-	// the model call that needs it.
-	BetweenTurnsOff BetweenTurns = "off"
-)
-
 // betweenTurnsMargin is the share by which the next turn's first request
 // is expected to outgrow its estimate: it is judged as the last request,
 // the final response and a user message as long as the run's own, and the

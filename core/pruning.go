@@ -29,16 +29,6 @@ const (
 	prunedKey = "pruned"
 )
 
-// prunedContent is the pruned copy of one content, computed once per
-// distinct content and kept with its count in the session's cache.
-type prunedContent struct {
-	// content is the copy with placeholders, nil when no payload in the
-	// content is large enough to prune.
-	content *genai.Content
-	// saved is what the placeholders save, in raw estimated tokens.
-	saved int
-}
-
 // pruneToolResults returns cs pruned to the full frontier
 // (pruneFrontier), the one a compaction prunes its kept contents to, and
 // that frontier.

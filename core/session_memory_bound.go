@@ -1,11 +1,6 @@
 package core
 
-import (
-	"google.golang.org/genai"
-
-	"github.com/adk-contextguard/contextguard/core/internal/contentid"
-	"github.com/adk-contextguard/contextguard/core/internal/sat"
-)
+import "github.com/adk-contextguard/contextguard/core/internal/sat"
 
 // The session table's bounds: how many sessions and how many bytes the guard
 // keeps in memory (WithMaxSessions, WithMaxSessionBytes).
@@ -35,11 +30,6 @@ const (
 
 // Approximations of what retained values cost beyond their strings' bytes.
 const (
-	// entryOverhead is what one cached content retains besides its
-	// strings: the cache entry and map slot, and the pinned copy ADK made
-	// of the content (its Content, Part and call or response structs and
-	// top-level maps), measured with BenchmarkSessionMemory.
-	entryOverhead = 864
 	// sessionOverhead is what an idle session's entry costs without any
 	// cached content: the entry, its list element and key, its maps (and
 	// the counts of the tool declarations) and agent records, measured
@@ -82,12 +72,4 @@ func (e *sessionEntry) retainedBytes() int {
 		n = sat.Add(n, m.prefix.bytes)
 	}
 	return sat.Add(n, e.recallRetained())
-}
-
-// contentRetained is what a cache entry pinning c retains.
-func contentRetained(c *genai.Content) int {
-	if c == nil {
-		return entryOverhead
-	}
-	return sat.Add(entryOverhead, contentid.Size(c))
 }

@@ -23,65 +23,6 @@ import (
 // asked over the previous request the provider saw, and the newer contents
 // stay verbatim after the summary.
 
-// SummaryForm is how the guard asks for a summary (WithSummaryForm,
-// CompactionEvent.SummaryForm). The values are stable: they are written to
-// logs.
-type SummaryForm string
-
-// The forms of a summary request.
-const (
-	// SummaryFormCached asks for the summary as the agent's own request
-	// (its system instruction, tools and contents exactly as the guard
-	// would have sent them had it not compacted) plus one user message
-	// carrying the summary instruction, with tool calling disabled
-	// (SummaryRequest.Cached). A provider that caches prompt prefixes
-	// (Anthropic's cache, OpenAI's and Gemini's implicit caches) then bills
-	// the request at its cached price, but for the instruction. It is used
-	// when the summarizer calls the agent's model (CachedSummarizer) and
-	// the request, the instruction and the summary's room fit the
-	// summarizer's window; otherwise the summary is asked in the transcript
-	// form. The default.
-	SummaryFormCached SummaryForm = "cached"
-	// SummaryFormTranscript asks for the summary with the summary prompt
-	// and a transcript of the conversation (RenderSummaryPrompt), in
-	// rolling pieces when the conversation does not fit the summarizer's
-	// window.
-	SummaryFormTranscript SummaryForm = "transcript"
-)
-
-// CachedSummarizer is a Summarizer that can be asked for a summary in the
-// cached form (SummaryFormCached): it then sends SummaryRequest.Cached to
-// the agent's model as it is. Each adapter's LLMSummarizer is one; a
-// custom Summarizer is asked in the transcript form unless it implements
-// this interface.
-type CachedSummarizer interface {
-	Summarizer
-	// SharesModel reports whether the summarizer's calls go to the model
-	// named model, the agent's (the name its requests carry): only then
-	// does the provider's cache hold the agent's request.
-	SharesModel(model string) bool
-}
-
-// CachedSummaryCall is the call a CachedSummarizer makes in the cached
-// form (SummaryRequest.Cached). Its values are shared with the agent's
-// request: read them, never modify them.
-type CachedSummaryCall struct {
-	// Contents are the agent's contents as the guard would have sent them
-	// had it not compacted (the stored summary in place, old tool results
-	// pruned), followed by one user content whose text is Instruction.
-	Contents []*genai.Content
-	// Config is the agent's system instruction, tools and cached content
-	// as its request carries them, with tool calling disabled (ToolConfig
-	// with FunctionCallingConfigModeNone: the tools stay declared, so the
-	// prefix is the agent's) and MaxOutputTokens set to the room the
-	// summary may take.
-	Config *genai.GenerateContentConfig
-	// Instruction is the summary instruction: the summary prompt, the
-	// agent's and this compaction's instructions, the todo list, the
-	// summary's length, and how many of the newest messages stay after it.
-	Instruction string
-}
-
 //go:embed prompts/summary_cached.md
 var summaryCachedText string
 
