@@ -6,14 +6,11 @@ import "github.com/adk-contextguard/contextguard/core/internal/sat"
 // keeps in memory (WithMaxSessions, WithMaxSessionBytes).
 
 // An idle session retains its count cache (each entry pins the content it
-// counted: with a database session service nothing else holds its bytes),
-// the summary message it last built, each agent's prefix chain (the
-// contents last built for it) and in-memory record (with
-// WithRecoveryModel, the request last let through). After a call that used
-// the prefix record the cache keeps only what that call counted; after one
-// that counted everything, the whole history until the next call. An
-// evicted session's next call counts only what is new, from its prefix
-// record, after hashing its history once, so eviction costs little.
+// counted: after a call that used the prefix record, only what it counted),
+// its last summary message, and each agent's prefix chain and record (with
+// WithRecoveryModel, the request last let through). An evicted
+// session's next call counts only what is new, from its prefix record,
+// after hashing its history once, so eviction costs little.
 
 // Defaults of the session table's bounds.
 const (
