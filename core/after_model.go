@@ -16,7 +16,7 @@ import "google.golang.org/genai"
 func (g *Guard) afterResponse(c Call, cfg *Agent, st State, resp *Response) *genai.Content {
 	sio := cfg.stateIO(g.log)
 	if n := resp.promptTokens(); n != 0 {
-		g.recordReport(c, cfg, st, n)
+		g.recordReport(c, sio, st, n)
 		recordCached(sio, st, resp.cachedTokens(n))
 	}
 	if resp.cutAtOutputLimit() && !sessionDisabled(st, g.log) {

@@ -72,6 +72,21 @@ type Agent struct {
 // AgentOption configures one agent registered with Add.
 type AgentOption func(*Agent)
 
+// BetweenTurns says whether an agent's sessions are compacted between two
+// runs (WithBetweenTurns).
+type BetweenTurns string
+
+// The policies of WithBetweenTurns.
+const (
+	// BetweenTurnsWhenDue compacts, once a run has ended, a session whose
+	// next turn would probably reach the trigger, or whose sliding-window
+	// turn budget the next turn spends. It is the default.
+	BetweenTurnsWhenDue BetweenTurns = "when_due"
+	// BetweenTurnsOff never compacts between runs: every compaction runs in
+	// the model call that needs it.
+	BetweenTurnsOff BetweenTurns = "off"
+)
+
 // triggerKind names the option that set an agent's trigger, as its errors
 // say it.
 type triggerKind string

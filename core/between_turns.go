@@ -12,33 +12,14 @@ import (
 )
 
 // Compaction between turns (ARCHITECTURE.md, Compaction between turns):
-// once a run has ended, the model call's own pipeline runs on the request
-// the next turn will start with (the last request and the final response),
-// so the next run's first call starts compacted. Its state is persisted
-// through the session service (WithSessionService) and kept in the agent's
-// memory for the session's next call either way.
-
-// BetweenTurns says whether an agent's sessions are compacted between two
-// runs (WithBetweenTurns).
-type BetweenTurns string
-
-// The policies of WithBetweenTurns.
-const (
-	// BetweenTurnsWhenDue compacts, once a run has ended, a session whose
-	// next turn would probably reach the trigger, or whose sliding-window
-	// turn budget the next turn spends. It is the default.
-	BetweenTurnsWhenDue BetweenTurns = "when_due"
-	// BetweenTurnsOff never compacts between runs: every compaction runs in
-	// the model call that needs it.
-	BetweenTurnsOff BetweenTurns = "off"
-)
+// once a run has ended, the model call's pipeline runs on the request the
+// next turn will start with, so the next run's first call starts compacted.
+// Its state is persisted through WithSessionService and kept in the agent's
+// memory either way.
 
 // betweenTurnsMargin is the share by which the next turn's first request
-// is expected to outgrow its estimate: it is judged as the last request,
-// the final response and a user message as long as the run's own, and the
-// next message is not known yet. A tenth is the estimator's p90 error
-// (ARCHITECTURE.md, Counting); a session that close to the trigger would
-// compact in its next call's model call otherwise.
+// may outgrow its estimate, since the next message is not known yet: a
+// tenth, the estimator's p90 error (ARCHITECTURE.md, Counting).
 const betweenTurnsMargin = 1.10
 
 // standInMessage stands for the user's next message when the run had no

@@ -214,8 +214,7 @@ type reports struct {
 // guard let through in this call, for what it is believed (report.judge): as
 // the call's count, and as the session's learned ratio. A count not believed
 // clears the call's count, so the next call calibrates with the learned one.
-func (r *reports) recordReport(c Call, cfg *Agent, st State, real int) {
-	sio := cfg.stateIO(r.log)
+func (r *reports) recordReport(c Call, sio stateIO, st State, real int) {
 	prev := guardState{
 		providerRatio: sio.num(st, keyProviderRatio),
 		suspectRatio:  sio.num(st, keySuspectRatio),
@@ -238,7 +237,7 @@ func (r *reports) recordReport(c Call, cfg *Agent, st State, real int) {
 	}
 	if v.reason != "" {
 		level := slog.LevelDebug
-		if _, seen := r.warned.LoadOrStore(cfg.name, true); !seen {
+		if _, seen := r.warned.LoadOrStore(sio.agent, true); !seen {
 			level = slog.LevelWarn
 		}
 		msg := "contextguard: the provider's prompt-token count is not believable; not calibrating with it"
@@ -246,7 +245,7 @@ func (r *reports) recordReport(c Call, cfg *Agent, st State, real int) {
 			msg = "contextguard: the provider's prompt-token count jumped; calibrating the next call with it, not the session yet"
 		}
 		r.log.Log(c, level, msg,
-			"agent", cfg.name, "session", c.SessionID(), "real_tokens", real, "estimate", rep.estimate,
+			"agent", sio.agent, "session", c.SessionID(), "real_tokens", real, "estimate", rep.estimate,
 			"window", prev.window, "reason", v.reason)
 	}
 	sio.set(st, keyProviderRatio, prev.providerRatio, next.providerRatio)

@@ -197,9 +197,8 @@ func newCompaction(t *turn, cs []*genai.Content, next guardState, start time.Tim
 }
 
 // irreducible is the size of a request of raw estimate n, and the error of
-// one known not to fit (nil for one that may): decided on the raw estimate, never scaled
-// by a calibration factor (calibration.go), except when the provider itself
-// rejected this request and said how large it was.
+// one known not to fit: decided on the raw estimate, calibrated only when
+// the provider rejected this request and said how large it was.
 func (c *compaction) irreducible(n int) (int, error) {
 	if c.rejected {
 		n = c.cal.scale(n)
@@ -211,12 +210,10 @@ func (c *compaction) irreducible(n int) (int, error) {
 }
 
 // nothingToDo reports whether no summary can help the request (stop), with
-// the step to take instead: the request as it is (c.orig), with an error
-// when it is known not to fit. The irreducible part is refused only past
-// the window's hard limit (the estimate's error margin): the smallest
-// request the guard can make is worth sending while it may fit. A request
-// with nothing to summarize (only adapter continuations, which a summary
-// may not cover) is refused when it is known not to fit.
+// the step to take instead: the request as it is, with an error when it is
+// known not to fit. The irreducible part is refused only past the window's
+// hard limit: the smallest request the guard can make is worth sending
+// while it may fit. So is a request with nothing a summary may cover.
 func (c *compaction) nothingToDo() (step, bool) {
 	done := step{contents: c.orig, next: c.unapplied}
 	if _, err := c.irreducible(c.rawBare); err != nil {
@@ -257,12 +254,11 @@ func (c *compaction) open(strategy Strategy, reason string) {
 	}
 }
 
-// compact is the one compaction loop, for every strategy: it tries to keep
-// each verbatim suffix the strategy offers beside a summary of what comes
-// before it, and takes the first whose request fits under the threshold;
-// when none does, it summarizes everything. Candidate contents are weighed
-// as values, never sent, until one is chosen. Any summarizer fault takes
-// the deterministic fallback summary, never the raw history.
+// compact is the one compaction loop, for every strategy: it tries each
+// verbatim suffix the strategy offers beside a summary of what precedes it
+// and takes the first that fits under the threshold, else summarizes
+// everything. Any summarizer fault takes the fallback summary, never the
+// raw history.
 func (g *Guard) compact(t *turn, cs []*genai.Content, next guardState, s compactionStrategy, reason string) step {
 	c, done := g.beginCompaction(t, cs, next, s.name(), reason)
 	if c == nil {
@@ -314,13 +310,12 @@ func (c *compaction) summaryMessage(summary string, cur *genai.Content) *genai.C
 	return c.sess.summary.message(summary, c.userReq, c.recall, cur)
 }
 
-// trimToCurrentRequest handles a request whose irreducible part leaves no
-// room for a summary worth asking for (the system instruction and tools
-// nearly fill the window): it sends the newest contents from the user's
+// trimToCurrentRequest handles a request whose system instruction and tools
+// leave no room for a summary: it sends the contents from the user's
 // current request on, verbatim and pair-safe, the smallest request that
-// still carries the task; no summary is paid for or stored, and the next
-// call over the trigger trims again. It is logged once per session; next is
-// the state of the request before the trim.
+// still carries the task; nothing is stored, so the next call over the
+// trigger trims again. Logged once per session; next is the state before
+// the trim.
 func trimToCurrentRequest(t *turn, next guardState) step {
 	_, start := convo.CurrentRequest(t.ctx.UserContent(), t.raw)
 	if start < 0 {

@@ -100,3 +100,29 @@ func estimatorSalt(model string) uint64 {
 // real count yet. It is sized to the feature estimator's held-out p90 error
 // (see internal/tokenfit/accuracy/testdata/fit_report.txt), rounded up.
 const defaultCorrection = 1.10
+
+// What the session's count cache keeps of one content beside its count.
+
+// entryOverhead is what one cached content retains besides its strings:
+// the cache entry and map slot, and the pinned copy ADK made of the content
+// (its Content, Part and call or response structs and top-level maps),
+// measured with BenchmarkSessionMemory.
+const entryOverhead = 864
+
+// contentRetained is what a cache entry pinning c retains.
+func contentRetained(c *genai.Content) int {
+	if c == nil {
+		return entryOverhead
+	}
+	return sat.Add(entryOverhead, contentid.Size(c))
+}
+
+// prunedContent is the pruned copy of one content, computed once per
+// distinct content and kept with its count in the session's cache.
+type prunedContent struct {
+	// content is the copy with placeholders, nil when no payload in the
+	// content is large enough to prune.
+	content *genai.Content
+	// saved is what the placeholders save, in raw estimated tokens.
+	saved int
+}

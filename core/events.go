@@ -169,3 +169,29 @@ const (
 	// dropped" or "not used" says which).
 	InlinePreparedUnusable InlineReason = "prepared_unusable"
 )
+
+// SummaryForm is how the guard asks for a summary (WithSummaryForm,
+// CompactionEvent.SummaryForm). The values are stable: they are written to
+// logs.
+type SummaryForm string
+
+// The forms of a summary request.
+const (
+	// SummaryFormCached asks for the summary as the agent's own request
+	// (its system instruction, tools and contents exactly as the guard
+	// would have sent them had it not compacted) plus one user message
+	// carrying the summary instruction, with tool calling disabled
+	// (SummaryRequest.Cached). A provider that caches prompt prefixes
+	// (Anthropic's cache, OpenAI's and Gemini's implicit caches) then bills
+	// the request at its cached price, but for the instruction. It is used
+	// when the summarizer calls the agent's model (CachedSummarizer) and
+	// the request, the instruction and the summary's room fit the
+	// summarizer's window; otherwise the summary is asked in the transcript
+	// form. The default.
+	SummaryFormCached SummaryForm = "cached"
+	// SummaryFormTranscript asks for the summary with the summary prompt
+	// and a transcript of the conversation (RenderSummaryPrompt), in
+	// rolling pieces when the conversation does not fit the summarizer's
+	// window.
+	SummaryFormTranscript SummaryForm = "transcript"
+)

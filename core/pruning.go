@@ -29,16 +29,6 @@ const (
 	prunedKey = "pruned"
 )
 
-// prunedContent is the pruned copy of one content, computed once per
-// distinct content and kept with its count in the session's cache.
-type prunedContent struct {
-	// content is the copy with placeholders, nil when no payload in the
-	// content is large enough to prune.
-	content *genai.Content
-	// saved is what the placeholders save, in raw estimated tokens.
-	saved int
-}
-
 // pruneToolResults returns cs pruned to the full frontier
 // (pruneFrontier), the one a compaction prunes its kept contents to, and
 // that frontier.
@@ -47,14 +37,12 @@ func pruneToolResults(e cachedEstimator, keep int, recall bool, raw, cs []*genai
 	return pruneTo(e, f, recall, raw, cs), f
 }
 
-// pruneFrontier is the full pruning frontier of raw, the history ADK built,
-// which only ever grows: its tool steps are numbered from the first, and
-// with K = keep (WithToolResultPruning), steps 1..F may be pruned where F =
-// floor((N-K)/K)*K for N steps, 0 when pruning is off or nothing is old
-// enough. The newest K steps are thus never pruned, and the full frontier
-// advances K steps at a time. A step's fate depends only on its number and
-// the frontier, so a result once pruned stays pruned, and a compaction does
-// not bring pruned results back.
+// pruneFrontier is the full pruning frontier of raw, the history ADK built:
+// with K = keep (WithToolResultPruning) and N tool steps numbered from the
+// first, steps 1..F may be pruned where F = floor((N-K)/K)*K (0 when
+// pruning is off). The newest K steps are never pruned and the frontier
+// advances K steps at a time; a step's fate depends only on its number, so
+// a result once pruned stays pruned, even across a compaction.
 func pruneFrontier(keep int, raw []*genai.Content) int {
 	if keep <= 0 {
 		return 0
@@ -63,13 +51,11 @@ func pruneFrontier(keep int, raw []*genai.Content) int {
 	return max((n-keep)/keep*keep, 0)
 }
 
-// pruneTo returns cs with the payloads of the tool steps numbered up to
-// frontier replaced by placeholders, or cs itself when that prunes
-// nothing. Only the payloads of response parts change: the parts, their
-// IDs and names, every other part and every user text stay, so pair
-// structure is kept. cs must end with the newest steps of raw, as every
-// request the guard builds does. With recall, the request declares
-// recall_context and the placeholders say how to recall a result.
+// pruneTo returns cs with the payloads of the tool steps up to frontier
+// replaced by placeholders (cs itself when that prunes nothing). Only
+// response payloads change, so pair structure is kept. cs must end with the
+// newest steps of raw, as every request the guard builds does. With recall,
+// the placeholders say how to recall a result.
 func pruneTo(e cachedEstimator, frontier int, recall bool, raw, cs []*genai.Content) []*genai.Content {
 	if frontier <= 0 {
 		return cs
@@ -114,18 +100,16 @@ func toolSteps(cs []*genai.Content) int {
 	return n
 }
 
-// A pruning pass that moves the frontier rewrites the request from the
-// first result it prunes on, which the provider's prompt cache then reads
-// again at the full price (ARCHITECTURE.md, Strategies). So the frontier is
-// kept in session state and advances only when the pass frees at least the
-// agent's minimum (WithPruningMinFree), or when the request is over the
-// trigger, where a compaction would rewrite more (decide). Between two such
-// passes every request extends the one before it.
+// A pass that moves the frontier rewrites the request from the first
+// result it prunes, which the provider's cache then reads at full price
+// (ARCHITECTURE.md, Strategies). So the stored frontier advances only when
+// the pass frees the agent's minimum (WithPruningMinFree) or the request is
+// over the trigger (decide); between two such passes every request extends
+// the one before it.
 
-// pruningMinFree is the least a pruning pass under the trigger that moves
-// the frontier must free, in estimated tokens: more than any request holds
-// by default, so that only a pass at the trigger moves it
-// (WithPruningMinFree).
+// pruningMinFree is the least a pass under the trigger that moves the
+// frontier must free, in estimated tokens: by default more than any request
+// holds, so only a pass at the trigger moves it.
 func (c *Agent) pruningMinFree() int {
 	if c.pruneMinFree > 0 {
 		return c.pruneMinFree
@@ -278,13 +262,10 @@ func partTokens(e tokenEstimator, p *genai.Part) int {
 }
 
 // prunedAtTrigger reports a pruning pass that took a request over the
-// trigger back under it: a compaction by pruning, with no summarizer call
-// (StrategyToolResultPruning). It rewrites the request from the first
-// result it prunes on, as a summary would from the summary on, so the hook,
-// the log and the compactions metric count it among the compactions that
-// cost the provider's cache (README, Prompt caching). before and after are
-// the calibrated counts with the stored frontier and pruned; next is the
-// state the call persists; tel gets the span.
+// trigger back under it as a compaction (StrategyToolResultPruning, no
+// summarizer call): it costs the provider's cache as a summary would
+// (README, Prompt caching). before and after are the calibrated counts with
+// the stored frontier and pruned; next is the state the call persists.
 func prunedAtTrigger(tel *telemetry, t *turn, before, after int, next guardState) *CompactionEvent {
 	ev := CompactionEvent{
 		Agent:             t.cfg.name,

@@ -1,24 +1,16 @@
 package core
 
-import (
-	"google.golang.org/genai"
-
-	"github.com/adk-contextguard/contextguard/core/internal/contentid"
-	"github.com/adk-contextguard/contextguard/core/internal/sat"
-)
+import "github.com/adk-contextguard/contextguard/core/internal/sat"
 
 // The session table's bounds: how many sessions and how many bytes the guard
 // keeps in memory (WithMaxSessions, WithMaxSessionBytes).
 
 // An idle session retains its count cache (each entry pins the content it
-// counted: with a database session service nothing else holds its bytes),
-// the summary message it last built, each agent's prefix chain (the
-// contents last built for it) and in-memory record (with
-// WithRecoveryModel, the request last let through). After a call that used
-// the prefix record the cache keeps only what that call counted; after one
-// that counted everything, the whole history until the next call. An
-// evicted session's next call counts only what is new, from its prefix
-// record, after hashing its history once, so eviction costs little.
+// counted: after a call that used the prefix record, only what it counted),
+// its last summary message, and each agent's prefix chain and record (with
+// WithRecoveryModel, the request last let through). An evicted
+// session's next call counts only what is new, from its prefix record,
+// after hashing its history once, so eviction costs little.
 
 // Defaults of the session table's bounds.
 const (
@@ -35,11 +27,6 @@ const (
 
 // Approximations of what retained values cost beyond their strings' bytes.
 const (
-	// entryOverhead is what one cached content retains besides its
-	// strings: the cache entry and map slot, and the pinned copy ADK made
-	// of the content (its Content, Part and call or response structs and
-	// top-level maps), measured with BenchmarkSessionMemory.
-	entryOverhead = 864
 	// sessionOverhead is what an idle session's entry costs without any
 	// cached content: the entry, its list element and key, its maps (and
 	// the counts of the tool declarations) and agent records, measured
@@ -82,12 +69,4 @@ func (e *sessionEntry) retainedBytes() int {
 		n = sat.Add(n, m.prefix.bytes)
 	}
 	return sat.Add(n, e.recallRetained())
-}
-
-// contentRetained is what a cache entry pinning c retains.
-func contentRetained(c *genai.Content) int {
-	if c == nil {
-		return entryOverhead
-	}
-	return sat.Add(entryOverhead, contentid.Size(c))
 }

@@ -63,6 +63,39 @@ type SummaryRequest struct {
 	Cached *CachedSummaryCall
 }
 
+// CachedSummarizer is a Summarizer that can be asked for a summary in the
+// cached form (SummaryFormCached): it then sends SummaryRequest.Cached to
+// the agent's model as it is. Each adapter's LLMSummarizer is one; a
+// custom Summarizer is asked in the transcript form unless it implements
+// this interface.
+type CachedSummarizer interface {
+	Summarizer
+	// SharesModel reports whether the summarizer's calls go to the model
+	// named model, the agent's (the name its requests carry): only then
+	// does the provider's cache hold the agent's request.
+	SharesModel(model string) bool
+}
+
+// CachedSummaryCall is the call a CachedSummarizer makes in the cached
+// form (SummaryRequest.Cached). Its values are shared with the agent's
+// request: read them, never modify them.
+type CachedSummaryCall struct {
+	// Contents are the agent's contents as the guard would have sent them
+	// had it not compacted (the stored summary in place, old tool results
+	// pruned), followed by one user content whose text is Instruction.
+	Contents []*genai.Content
+	// Config is the agent's system instruction, tools and cached content
+	// as its request carries them, with tool calling disabled (ToolConfig
+	// with FunctionCallingConfigModeNone: the tools stay declared, so the
+	// prefix is the agent's) and MaxOutputTokens set to the room the
+	// summary may take.
+	Config *genai.GenerateContentConfig
+	// Instruction is the summary instruction: the summary prompt, the
+	// agent's and this compaction's instructions, the todo list, the
+	// summary's length, and how many of the newest messages stay after it.
+	Instruction string
+}
+
 //go:embed prompts/summary_system.md
 var summarySystemText string
 

@@ -16,71 +16,10 @@ import (
 )
 
 // The cached form of a summary request (ARCHITECTURE.md, The summarizer):
-// the agent's own request, as the guard would have sent it, plus one
-// instruction, so that the provider's prefix cache serves all of it but the
-// instruction. When one step's new contents push the request so far past the
-// trigger that its cached form does not fit the summarizer's window, it is
-// asked over the previous request the provider saw, and the newer contents
-// stay verbatim after the summary.
-
-// SummaryForm is how the guard asks for a summary (WithSummaryForm,
-// CompactionEvent.SummaryForm). The values are stable: they are written to
-// logs.
-type SummaryForm string
-
-// The forms of a summary request.
-const (
-	// SummaryFormCached asks for the summary as the agent's own request
-	// (its system instruction, tools and contents exactly as the guard
-	// would have sent them had it not compacted) plus one user message
-	// carrying the summary instruction, with tool calling disabled
-	// (SummaryRequest.Cached). A provider that caches prompt prefixes
-	// (Anthropic's cache, OpenAI's and Gemini's implicit caches) then bills
-	// the request at its cached price, but for the instruction. It is used
-	// when the summarizer calls the agent's model (CachedSummarizer) and
-	// the request, the instruction and the summary's room fit the
-	// summarizer's window; otherwise the summary is asked in the transcript
-	// form. The default.
-	SummaryFormCached SummaryForm = "cached"
-	// SummaryFormTranscript asks for the summary with the summary prompt
-	// and a transcript of the conversation (RenderSummaryPrompt), in
-	// rolling pieces when the conversation does not fit the summarizer's
-	// window.
-	SummaryFormTranscript SummaryForm = "transcript"
-)
-
-// CachedSummarizer is a Summarizer that can be asked for a summary in the
-// cached form (SummaryFormCached): it then sends SummaryRequest.Cached to
-// the agent's model as it is. Each adapter's LLMSummarizer is one; a
-// custom Summarizer is asked in the transcript form unless it implements
-// this interface.
-type CachedSummarizer interface {
-	Summarizer
-	// SharesModel reports whether the summarizer's calls go to the model
-	// named model, the agent's (the name its requests carry): only then
-	// does the provider's cache hold the agent's request.
-	SharesModel(model string) bool
-}
-
-// CachedSummaryCall is the call a CachedSummarizer makes in the cached
-// form (SummaryRequest.Cached). Its values are shared with the agent's
-// request: read them, never modify them.
-type CachedSummaryCall struct {
-	// Contents are the agent's contents as the guard would have sent them
-	// had it not compacted (the stored summary in place, old tool results
-	// pruned), followed by one user content whose text is Instruction.
-	Contents []*genai.Content
-	// Config is the agent's system instruction, tools and cached content
-	// as its request carries them, with tool calling disabled (ToolConfig
-	// with FunctionCallingConfigModeNone: the tools stay declared, so the
-	// prefix is the agent's) and MaxOutputTokens set to the room the
-	// summary may take.
-	Config *genai.GenerateContentConfig
-	// Instruction is the summary instruction: the summary prompt, the
-	// agent's and this compaction's instructions, the todo list, the
-	// summary's length, and how many of the newest messages stay after it.
-	Instruction string
-}
+// the agent's own request plus one instruction, so the provider's prefix
+// cache serves all but the instruction. When that does not fit the
+// summarizer's window, it is asked over the previous request the provider
+// saw, and the newer contents stay verbatim after the summary.
 
 //go:embed prompts/summary_cached.md
 var summaryCachedText string
@@ -110,28 +49,22 @@ func renderCachedInstruction(req SummaryRequest, prev bool, kept int) (string, e
 	return b.String(), nil
 }
 
-// cachedMinSummaryShare is the least share of the summary's length the
-// cached form may ask for when the request leaves less room than the
-// length asked: a shorter summary read from the cache (its input billed at
-// a tenth to a half of the uncached price, in one call where the transcript
-// of a request over the trigger takes two or more in the same window) is
-// worth it down to half the length; below that the transcript form writes
-// the longer summary.
+// cachedMinSummaryShare is the least share of the length asked that the
+// cached form may ask for when the request leaves less room: a shorter
+// summary read from the cache (billed at a tenth to a half, in one call
+// where the transcript takes two or more) is worth it down to half.
 const cachedMinSummaryShare = 0.5
 
 // cachedSummaryCall is the cached form's call for the summary sreq asks of
-// c.raw[c.first:end], asked calibrated tokens long, kept of the request's
-// newest contents staying verbatim after it, and the length it asks for:
-// asked, or less when the request leaves less room (cachedMinSummaryShare
-// of it at least). The summary covers the whole request and the instruction
-// says which part stays, so a model that misjudges where it starts repeats
-// it rather than leaving anything out. When the whole request leaves too
-// little room and the summary ends within the previous request the
-// provider saw (lastRequest), the call is that request, the prefix the
-// provider cached, plus the instruction. The call is nil (the transcript
-// form) when the form may not be used (cachedFormUsable) or neither request
-// leaves the summary room, with its oversize tolerance, in the
-// summarizer's window beside the estimate's margin (outputMarginFraction).
+// c.raw[c.first:end], asked calibrated tokens long with kept newest
+// contents staying after it, and the length it asks for (less when the
+// request leaves less room, cachedMinSummaryShare at least). The summary
+// covers the whole request and the instruction says which part stays, so a
+// model that misjudges the start repeats rather than omits. When the whole
+// request leaves too little room, the call is the previous request the
+// provider cached (lastRequest) if the summary ends within it. It is nil
+// (the transcript form) when the form may not be used or neither request
+// leaves the summary room in the summarizer's window.
 func (c *compaction) cachedSummaryCall(sreq SummaryRequest, asked, end, kept int) (*CachedSummaryCall, int) {
 	if !c.cachedFormUsable() {
 		return nil, asked
@@ -244,12 +177,10 @@ type previousRequest struct {
 }
 
 // lastRequest is the previous request, found once per compaction: known
-// when the prefix record matches the request (the same compaction count,
-// summary cut, system instruction, tools and chain of contents) and the
-// request has contents after it, its contents are the leading contents of
-// the request before compaction, pruned again to the record's frontier if
-// this call's pass moved it. A request that ends at or before the stored
-// summary's cut, or past what a summary may cover, gives none.
+// when the prefix record matches and the request has contents after it;
+// its contents are the request's leading contents, pruned again to the
+// record's frontier if this call's pass moved it. One that ends at or
+// before the summary's cut, or past what a summary may cover, gives none.
 func (c *compaction) lastRequest() *previousRequest {
 	p := &c.previous
 	if p.checked {
@@ -307,13 +238,11 @@ func (c *compaction) prunedAsRecorded(lead, n int) []*genai.Content {
 }
 
 // withPreviousSplit is the strategy's suffixes followed, when it helps, by
-// the split at the end of the previous request (lastRequest), moved back
-// before a call whose response is new (pairs.SafeStart): the summary then
-// covers that request, asked in the cached form over it, and the contents
-// added since stay verbatim. It is offered only when the cached form of the
-// whole request does not fit the summarizer's window, that of the previous
-// request does, and the compacted request at the length asked fits under
-// the threshold, so trying it costs no call the compaction would not make.
+// the pair-safe split at the end of the previous request (lastRequest): the
+// summary covers that request in the cached form and the contents added
+// since stay verbatim. It is offered only when the whole request's cached
+// form does not fit the summarizer's window, the previous request's does,
+// and the result fits under the threshold, so it costs no extra call.
 func (c *compaction) withPreviousSplit(suffixes []int) []int {
 	if !c.cachedFormUsable() {
 		return suffixes

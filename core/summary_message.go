@@ -17,11 +17,14 @@ import (
 const (
 	summaryHeader = "[Conversation summary: the earlier part of this conversation was compacted to fit the context window. It is reference material about work already done.]"
 	summaryFooter = "[End of summary]"
-	// continuationLead frames the user's request as reference, not a new task.
 	// recallNote tells a model that has the recall tool that what the
 	// summary left out can be fetched (ARCHITECTURE.md, Recall).
-	recallNote       = "[The full earlier conversation is recallable: call " + RecallToolName + " with words or a phrase (an error message, a file name, a value) to get the exact excerpts, or with the call_id of a removed tool result to get it whole.]"
+	recallNote = "[The full earlier conversation is recallable: call " + RecallToolName + " with words or a phrase (an error message, a file name, a value) to get the exact excerpts, or with the call_id of a removed tool result to get it whole.]"
+	// continuationLead frames the user's request as reference, not a new task.
 	continuationLead = "[Continuation: the user's request at the time of compaction is quoted below for reference. Continue the current task from where it stopped; do not redo finished steps and do not ask the user to repeat anything.]"
+	// attachmentsNote follows the quote when the summary message carries the
+	// request's attachments, so the model knows whose they are.
+	attachmentsNote = "[The attachments of the user's request follow.]"
 )
 
 // isSummaryMessage reports whether c is a summary message the guard made.

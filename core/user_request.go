@@ -9,10 +9,6 @@ import (
 // The user's request a summary stands for (the rules of which content is
 // the request are core/internal/convo's).
 
-// attachmentsNote follows the quote when the summary message carries the
-// request's attachments, so the model knows whose they are.
-const attachmentsNote = "[The attachments of the user's request follow.]"
-
 // coveredRequest is the user's current request when a summary cutting the
 // contents at cut stands for it: the request lies before cut, or nowhere in
 // the contents. It is nil when the request is sent verbatim after the cut,
