@@ -31,82 +31,104 @@ func chainNext(h, content uint64) uint64 {
 }
 
 // prefixMemo is what one agent of a session remembers, in memory, of the
-// contents ADK last built for it: each content's identity key (by address,
-// no byte read) and the chain hash up to it. A later call whose leading
-// contents have the same keys has the same contents (the key changes with
-// any string, number, map key or shape) and takes their chain hashes from
-// here; only the contents after them are hashed by value. The memo pins
-// the contents it names, so no address a key names is reused for other
-// bytes while it holds them. A restart, an eviction or another replica
-// starts with an empty memo and hashes every content once.
+// contents ADK last built for it: each content's identity on a tape
+// (contentid.Tape: verified without hashing a byte, through ADK's copies)
+// and the chain hash up to it. A later call whose leading contents match
+// the tape takes their chain hashes from here and hashes only the contents
+// after them. A content the tape cannot verify (a typed payload value) is
+// hashed again each call and compared with its hash. A restart, an
+// eviction or another replica starts with an empty memo.
 //
-// With an in-memory session service the pinned contents' strings are the
-// session events' own; the memo is accounted as if they were not (as the
-// count cache is: contentRetained), so a session the service dropped does
-// not retain more than the table's bound. A session service that loads the
-// events anew for every call (a database) gives them new strings each
-// time: no key ever matches, so once a call matches none of the memo's
-// contents the memo stops pinning (unpinned) and keeps only this call's
-// chain, and such a session retains no history between calls.
+// The tape keeps the contents' strings alive; it is accounted as if the
+// session's events did not hold them too (contentRetained), so a session
+// the service dropped retains no more than the table's bound. A session
+// service that loads the events anew for every call (a database) gives
+// them new strings each time: once a call matches none of the memo's
+// contents the memo stops recording (unpinned) and keeps only the chain.
 type prefixMemo struct {
-	pin      []*genai.Content
+	tape     contentid.Tape
 	entries  []memoEntry
 	unpinned bool
 	bytes    int // what the memo retains, as the session table accounts it
 }
 
 type memoEntry struct {
-	key   uint64 // contentid.Key, 0 for none (the content is hashed every call)
+	end   contentid.Mark // the tape after this content's record
+	by    memoCheck
+	hash  uint64 // the content's contentid.ChainHash
 	chain uint64 // chain hash of the contents up to this one
-	size  int    // what pinning the content retains (contentRetained), 0 unpinned
 }
 
-// memoEntryBytes is what one memo entry retains without its pin: the entry
-// itself.
+// memoCheck is how a memo entry is checked against a later call's content.
+type memoCheck uint8
+
+const (
+	checkNone memoCheck = iota // never matches: unpinned
+	checkTape                  // contentid.Tape.Match
+	checkHash                  // its ChainHash again
+)
+
+// memoEntryBytes is what one memo entry retains beside the tape.
 const memoEntryBytes = int(unsafe.Sizeof(memoEntry{}))
 
-// update brings the memo to cs: the leading contents whose keys match keep
-// their entries, every later one is hashed by value.
+// update brings the memo to cs: the leading contents that match keep their
+// entries, every later one is hashed by value and recorded.
 func (m *prefixMemo) update(cs []*genai.Content) {
-	same := 0
-	for same < len(cs) && same < len(m.entries) {
-		k, ok := memoKey(cs[same])
-		if !ok || k != m.entries[same].key {
-			break
-		}
-		same++
-	}
+	same := m.matching(cs)
 	if same == 0 && len(m.entries) > 0 && len(cs) > 0 {
 		m.unpinned = true
 	}
-	for _, e := range m.entries[same:] {
-		m.bytes -= e.size + memoEntryBytes
-	}
 	m.entries = m.entries[:same]
+	m.tape.Truncate(m.end(same))
 	h := m.at(same)
 	hashes := contentHashes(cs[same:])
 	for i, c := range cs[same:] {
-		e := memoEntry{}
-		if !m.unpinned {
-			e.key, _ = memoKey(c)
-			e.size = contentRetained(c)
-		}
+		e := memoEntry{by: checkHash}
 		if hashes != nil {
-			h = chainNext(h, hashes[i])
+			e.hash = hashes[i]
 		} else {
-			h = chainNext(h, contentid.ChainHash(c))
+			e.hash = contentid.ChainHash(c)
 		}
-		e.chain = h
-		m.bytes = sat.Add(m.bytes, e.size+memoEntryBytes)
+		switch {
+		case m.unpinned:
+			e.by = checkNone
+		case m.tape.Record(c):
+			e.by = checkTape
+		}
+		h = chainNext(h, e.hash)
+		e.chain, e.end = h, m.tape.End()
 		m.entries = append(m.entries, e)
 	}
-	clear(m.pin)
-	m.pin = m.pin[:0]
-	if m.unpinned {
-		m.bytes = len(m.entries) * memoEntryBytes
-		return
+	m.bytes = sat.Add(m.tape.Bytes(), len(m.entries)*memoEntryBytes)
+}
+
+// matching is how many leading contents of cs are the memo's.
+func (m *prefixMemo) matching(cs []*genai.Content) int {
+	from := contentid.Mark{}
+	for i, e := range m.entries[:min(len(m.entries), len(cs))] {
+		switch e.by {
+		case checkTape:
+			if !m.tape.Match(cs[i], from, e.end) {
+				return i
+			}
+		case checkHash:
+			if contentid.ChainHash(cs[i]) != e.hash {
+				return i
+			}
+		default:
+			return i
+		}
+		from = e.end
 	}
-	m.pin = append(m.pin, cs...)
+	return min(len(m.entries), len(cs))
+}
+
+// end is the tape's position after the first n entries.
+func (m *prefixMemo) end(n int) contentid.Mark {
+	if n <= 0 {
+		return contentid.Mark{}
+	}
+	return m.entries[n-1].end
 }
 
 // contentHashes hashes cs in parallel when there are many (a session's
@@ -129,17 +151,6 @@ func (m *prefixMemo) at(n int) uint64 {
 		return chainSeed
 	}
 	return m.entries[n-1].chain
-}
-
-// memoKey is a content's identity key for the memo; ok is false for a
-// content without one (nil, or a payload the key cannot identify), which
-// is hashed by value on every call.
-func memoKey(c *genai.Content) (uint64, bool) {
-	if c == nil {
-		return 0, false
-	}
-	k, ok := contentid.Key(c)
-	return k, ok && k != 0
 }
 
 // callChain is the agent's memo of its contents' chain as one call uses

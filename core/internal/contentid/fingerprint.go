@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"unsafe"
 
 	"google.golang.org/genai"
@@ -33,7 +34,7 @@ func Fingerprint(c *genai.Content) string {
 
 // Hash is the fingerprint as a number: c's FNV-64a hash by value.
 func Hash(c *genai.Content) uint64 {
-	s := identity{byValue: true, h: fnvOffset}
+	s := identity{mode: sinkHash, h: fnvOffset}
 	if c == nil {
 		s.fpStr("<nil>")
 		return s.h
@@ -50,14 +51,22 @@ func ChainHash(c *genai.Content) uint64 {
 	if c == nil {
 		return NilHash
 	}
-	s := identity{byValue: true, fast: true, h: fnvOffset}
+	chainHashes.Add(1)
+	s := identity{mode: sinkChain, h: fnvOffset}
 	walkContent(c, &s)
 	return s.h
 }
 
+// chainHashes counts the contents ChainHash read, in the process.
+var chainHashes atomic.Int64
+
+// ChainHashes is how many contents ChainHash has read in the process: the
+// work a prefix chain did not spare (coretest.ChainHashes).
+func ChainHashes() int64 { return chainHashes.Load() }
+
 // HashBytes is the FNV-64a hash of b.
 func HashBytes(b []byte) uint64 {
-	s := identity{byValue: true, h: fnvOffset}
+	s := identity{mode: sinkHash, h: fnvOffset}
 	s.write(b)
 	return s.h
 }
@@ -65,7 +74,7 @@ func HashBytes(b []byte) uint64 {
 // StringHash is the FNV-64a hash of x with its length, from the offset
 // basis xor salt: a name's hash, the same in every process.
 func StringHash(salt uint64, x string) uint64 {
-	s := identity{byValue: true, h: fnvOffset ^ salt}
+	s := identity{mode: sinkHash, h: fnvOffset ^ salt}
 	s.fpStr(x)
 	return s.h
 }
@@ -82,7 +91,7 @@ func (s *identity) write(b []byte) {
 }
 
 func (s *identity) writeString(x string) {
-	if s.fast && len(x) >= fastHashBytes {
+	if s.mode == sinkChain && len(x) >= fastHashBytes {
 		s.h = crcFoldString(s.h, x)
 		return
 	}

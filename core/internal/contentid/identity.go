@@ -86,24 +86,29 @@ var markNames = [numMarks]string{
 	markMetadata: "<metadata>",
 }
 
-// identity receives a content's identity from walkContent: by address into
-// a Keyer (the count cache's key), or by value into an FNV-64a hash (the
-// fingerprint). One concrete type with two modes, rather than an interface,
-// keeps the key's calls direct on the hot path.
+// sink is where walkContent sends a content's identity.
+type sink uint8
+
+const (
+	sinkKey    sink = iota // by address into a Keyer: the count cache's key
+	sinkHash               // by value into FNV-64a: the fingerprint
+	sinkChain              // sinkHash, long strings and blobs through crcFold (ChainHash)
+	sinkSize               // the bytes of the strings and blobs (Size)
+	sinkRecord             // appended to a Tape
+	sinkVerify             // compared with a Tape
+)
+
+// identity receives a content's identity from walkContent. One concrete
+// type with a mode, rather than an interface, keeps the calls direct on
+// the hot path.
 type identity struct {
-	byValue bool
-	// fast, with byValue, hashes long strings and byte slices with the
-	// CPU's CRC instructions instead of FNV-64a byte by byte: a content's
-	// hash in the prefix chain (ChainHash), never a fingerprint,
-	// which is persisted and must not change.
-	fast bool
-	// sizing, with byValue, adds up the bytes of the strings and byte
-	// slices a content holds in size instead of hashing them: what a
-	// cache entry pinning it retains (Size).
-	sizing bool
-	size   int
-	k      Keyer  // byValue false
-	h      uint64 // FNV-64a state; byValue true
+	mode sink
+	size int
+	k    Keyer  // sinkKey
+	h    uint64 // FNV-64a state: sinkHash, sinkChain
+	tape *Tape  // sinkRecord, sinkVerify
+	at   Mark   // sinkVerify: the next record to compare
+	bad  bool   // sinkVerify: a value differed
 }
 
 // FNV-64a, as hash/fnv computes it, without its allocation.
@@ -112,70 +117,86 @@ const (
 	fnvPrime  = 1099511628211
 )
 
+// markWord is a mark as the key and the tape take it.
+func markWord(m idMark) uint64 { return uint64(m) + 0x100 }
+
 func (s *identity) mark(m idMark) {
-	if !s.byValue {
-		s.k.Add(uint64(m) + 0x100)
-		return
-	}
-	if name := markNames[m]; name != "" {
-		s.fpStr(name)
+	switch s.mode {
+	case sinkKey:
+		s.k.Add(markWord(m))
+	case sinkHash, sinkChain:
+		if name := markNames[m]; name != "" {
+			s.fpStr(name)
+		}
+	case sinkRecord, sinkVerify:
+		s.word(markWord(m))
 	}
 }
 
 // str adds a string: by address and length, or by value with its length.
 func (s *identity) str(x string) {
-	if !s.byValue {
+	switch s.mode {
+	case sinkKey:
 		s.k.str(x)
-		return
-	}
-	if s.sizing {
+	case sinkHash, sinkChain:
+		s.fpStr(x)
+	case sinkSize:
 		s.size = sat.Add(s.size, len(x))
-		return
+	case sinkRecord, sinkVerify:
+		s.tapeStr(x)
 	}
-	s.fpStr(x)
 }
 
-// blob adds bytes: by address and length, or their bytes (the fingerprint
-// has always hashed inline data raw, without a length).
+// blob adds bytes: by address and length, by value (the fingerprint has
+// always hashed inline data raw, without a length), or, on a tape, as
+// crcFold of them: ADK copies byte slices for every call.
 func (s *identity) blob(b []byte) {
-	if !s.byValue {
+	switch s.mode {
+	case sinkKey:
 		s.k.Add(uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))))
 		s.k.Add(uint64(len(b)))
-		return
-	}
-	if s.sizing {
+	case sinkHash:
+		s.write(b)
+	case sinkChain:
+		if len(b) >= fastHashBytes {
+			s.h = crcFold(s.h, b)
+		} else {
+			s.write(b)
+		}
+	case sinkSize:
 		s.size = sat.Add(s.size, len(b))
-		return
+	case sinkRecord, sinkVerify:
+		s.word(crcFold(fnvOffset, b))
 	}
-	if s.fast && len(b) >= fastHashBytes {
-		s.h = crcFold(s.h, b)
-		return
-	}
-	s.write(b)
 }
 
 // num adds a number, a boolean or a length.
 func (s *identity) num(n uint64) {
-	if !s.byValue {
+	switch s.mode {
+	case sinkKey:
 		s.k.Add(n)
-		return
+	case sinkHash, sinkChain:
+		var b [8]byte
+		binary.BigEndian.PutUint64(b[:], n)
+		s.write(b[:])
+	case sinkRecord, sinkVerify:
+		s.word(n)
 	}
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], n)
-	s.write(b[:])
 }
 
 // value adds a JSON-like payload (call arguments, responses, metadata); false
-// when the key cannot identify it and the content must not be cached.
+// when the key or the tape cannot identify it.
 func (s *identity) value(m map[string]any) bool {
-	if !s.byValue {
+	switch s.mode {
+	case sinkKey:
 		return s.k.value(m)
-	}
-	if s.sizing {
+	case sinkSize:
 		s.size = sat.Add(s.size, valueSize(m))
-		return true
+	case sinkRecord, sinkVerify:
+		return s.tapeValue(m)
+	default:
+		s.fpValue(m)
 	}
-	s.fpValue(m)
 	return true
 }
 

@@ -41,6 +41,7 @@ const (
 	tagObject     = 16
 	tagArray      = 17
 	tagStrings    = 18
+	tagInt64      = 19 // a tape's; the key adds int64 as tagInt
 
 	keySeedContent = 0x5bd1e995
 	keySeedDecl    = 0x1f3d5b79
@@ -73,7 +74,7 @@ func (k *Keyer) str(s string) {
 // numbers and map keys by value. ok is false when c holds values whose
 // changes the key cannot see, and must not be cached.
 func Key(c *genai.Content) (uint64, bool) {
-	s := identity{k: Keyer{h: keySeedContent}}
+	s := identity{mode: sinkKey, k: Keyer{h: keySeedContent}}
 	if !walkContent(c, &s) {
 		return 0, false
 	}

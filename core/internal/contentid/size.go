@@ -14,7 +14,7 @@ const maxSizeNodes = maxKeyNodes
 // identity walks them: what a cache entry pinning c retains besides its
 // structs.
 func Size(c *genai.Content) int {
-	s := identity{byValue: true, sizing: true}
+	s := identity{mode: sinkSize}
 	walkContent(c, &s)
 	return s.size
 }

@@ -1,0 +1,275 @@
+package contentid
+
+import (
+	"math"
+	"unsafe"
+
+	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
+)
+
+// A tape records contents so that a later copy of them is verified without
+// hashing a byte (ARCHITECTURE.md, Counting). ADK deep-copies every content
+// for every model call: structs, maps and byte slices are new, but the
+// copies' strings share the session events' bytes. A tape keeps each
+// string it recorded, so its bytes stay alive and no other string can take
+// its address; Go strings are immutable, so a string with the recorded
+// address and length holds the recorded bytes. Maps are verified by looking
+// up every recorded key (a map of the same length holding each of them has
+// no other), byte slices by crcFold of their bytes, numbers by value.
+
+// Tape is the recorded identity of a run of contents, one after the other.
+type Tape struct {
+	words []uint64
+	strs  []string
+	bytes int
+}
+
+// Mark is a position on a tape: where a content's record starts or ends.
+type Mark struct{ w, s int }
+
+// End is the position after the last record.
+func (t *Tape) End() Mark { return Mark{len(t.words), len(t.strs)} }
+
+// Bytes is what the tape retains: its words, its strings' headers and
+// their bytes (shared with the session's events while they live).
+func (t *Tape) Bytes() int { return t.bytes }
+
+// Truncate drops the records after m.
+func (t *Tape) Truncate(m Mark) {
+	if m.w > len(t.words) || m.s > len(t.strs) {
+		return
+	}
+	for _, x := range t.strs[m.s:] {
+		t.bytes -= len(x) + strHeaderBytes
+	}
+	clear(t.strs[m.s:])
+	t.bytes -= (len(t.words) - m.w) * wordBytes
+	t.words, t.strs = t.words[:m.w], t.strs[:m.s]
+}
+
+// Sizes of what a tape holds, for Bytes.
+const (
+	wordBytes      = 8
+	strHeaderBytes = int(unsafe.Sizeof(""))
+)
+
+// Record appends c's identity. It returns false, appending nothing, for a
+// nil content or one holding a payload value the tape cannot verify (a
+// struct, a typed map, a nesting or size past the key's bounds).
+func (t *Tape) Record(c *genai.Content) bool {
+	if c == nil {
+		return false
+	}
+	from := t.End()
+	s := identity{mode: sinkRecord, tape: t}
+	s.word(uint64(len(c.Parts)))
+	if !walkContent(c, &s) {
+		t.Truncate(from)
+		return false
+	}
+	return true
+}
+
+// Match reports whether c is the content recorded between from and to.
+func (t *Tape) Match(c *genai.Content, from, to Mark) bool {
+	if c == nil || to.w > len(t.words) || to.s > len(t.strs) {
+		return false
+	}
+	s := identity{mode: sinkVerify, tape: t, at: from}
+	s.word(uint64(len(c.Parts)))
+	return walkContent(c, &s) && !s.bad && s.at == to
+}
+
+// word records or compares one word.
+func (s *identity) word(v uint64) {
+	if s.mode == sinkRecord {
+		s.tape.words = append(s.tape.words, v)
+		s.tape.bytes += wordBytes
+		return
+	}
+	if s.at.w >= len(s.tape.words) || s.tape.words[s.at.w] != v {
+		s.bad = true
+		return
+	}
+	s.at.w++
+}
+
+// tapeStr records a string, or compares its address and length with the
+// recorded one's.
+func (s *identity) tapeStr(x string) {
+	t := s.tape
+	if s.mode == sinkRecord {
+		t.strs = append(t.strs, x)
+		t.bytes = sat.Add(t.bytes, len(x)+strHeaderBytes)
+		return
+	}
+	if s.at.s >= len(t.strs) || !sameString(t.strs[s.at.s], x) {
+		s.bad = true
+		return
+	}
+	s.at.s++
+}
+
+// sameString reports whether a and b are the same bytes in memory.
+func sameString(a, b string) bool {
+	return len(a) == len(b) && (len(a) == 0 || unsafe.StringData(a) == unsafe.StringData(b))
+}
+
+// nextStr is the next recorded string, "" (and bad) past the tape.
+func (s *identity) nextStr() string {
+	if s.at.s >= len(s.tape.strs) {
+		s.bad = true
+		return ""
+	}
+	s.at.s++
+	return s.tape.strs[s.at.s-1]
+}
+
+// tapeValue records or verifies a payload.
+func (s *identity) tapeValue(m map[string]any) bool {
+	if m == nil {
+		s.word(tagNilPayload)
+		return true
+	}
+	if s.mode == sinkRecord {
+		budget := maxKeyNodes
+		return s.recordValue(m, 0, &budget)
+	}
+	s.verifyValue(m)
+	return true
+}
+
+// recordValue records a JSON-like value: its shape, numbers, strings and,
+// for an object, each key before its value. budget is the number of values
+// the walk may still visit.
+func (s *identity) recordValue(v any, depth int, budget *int) bool {
+	*budget--
+	if depth > maxKeyDepth || *budget < 0 {
+		return false
+	}
+	switch x := v.(type) {
+	case nil:
+		s.word(tagNil)
+	case string:
+		s.word(tagString)
+		s.tapeStr(x)
+	case bool:
+		s.word(boolTag(x))
+	case float64:
+		s.word(tagFloat)
+		s.word(math.Float64bits(x))
+	case int:
+		s.word(tagInt)
+		s.word(uint64(x))
+	case int64:
+		s.word(tagInt64)
+		s.word(uint64(x))
+	case map[string]any:
+		s.word(tagObject)
+		s.word(uint64(len(x)))
+		for k, e := range x {
+			s.tapeStr(k)
+			if !s.recordValue(e, depth+1, budget) {
+				return false
+			}
+		}
+	case []any:
+		s.word(tagArray)
+		s.word(uint64(len(x)))
+		for _, e := range x {
+			if !s.recordValue(e, depth+1, budget) {
+				return false
+			}
+		}
+	case []string:
+		s.word(tagStrings)
+		s.word(uint64(len(x)))
+		for _, e := range x {
+			s.tapeStr(e)
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// verifyValue compares v with the value recorded next, setting bad on the
+// first difference. It follows the record, so it visits no more values
+// than recordValue did.
+func (s *identity) verifyValue(v any) {
+	s.word(valueTag(v))
+	if s.bad {
+		return
+	}
+	switch x := v.(type) {
+	case string:
+		s.tapeStr(x)
+	case float64:
+		s.word(math.Float64bits(x))
+	case int:
+		s.word(uint64(x))
+	case int64:
+		s.word(uint64(x))
+	case map[string]any:
+		s.word(uint64(len(x)))
+		for range len(x) {
+			if s.bad {
+				return
+			}
+			e, ok := x[s.nextStr()]
+			if !ok {
+				s.bad = true
+				return
+			}
+			s.verifyValue(e)
+		}
+	case []any:
+		s.word(uint64(len(x)))
+		for _, e := range x {
+			if s.bad {
+				return
+			}
+			s.verifyValue(e)
+		}
+	case []string:
+		s.word(uint64(len(x)))
+		for _, e := range x {
+			s.tapeStr(e)
+		}
+	}
+}
+
+// valueTag is the tag recordValue writes before v; 0, which no record
+// holds, for a value it does not record.
+func valueTag(v any) uint64 {
+	switch x := v.(type) {
+	case nil:
+		return tagNil
+	case string:
+		return tagString
+	case bool:
+		return boolTag(x)
+	case float64:
+		return tagFloat
+	case int:
+		return tagInt
+	case int64:
+		return tagInt64
+	case map[string]any:
+		return tagObject
+	case []any:
+		return tagArray
+	case []string:
+		return tagStrings
+	}
+	return 0
+}
+
+func boolTag(b bool) uint64 {
+	if b {
+		return tagTrue
+	}
+	return tagFalse
+}
