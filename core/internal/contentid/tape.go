@@ -199,21 +199,22 @@ func (s *identity) recordValue(v any, depth int, budget *int) bool {
 // first difference. It follows the record, so it visits no more values
 // than recordValue did.
 func (s *identity) verifyValue(v any) {
-	s.word(valueTag(v))
-	if s.bad {
-		return
-	}
 	switch x := v.(type) {
+	case nil:
+		s.expect(tagNil)
 	case string:
+		s.expect(tagString)
 		s.tapeStr(x)
+	case bool:
+		s.expect(boolTag(x))
 	case float64:
-		s.word(math.Float64bits(x))
+		s.expect2(tagFloat, math.Float64bits(x))
 	case int:
-		s.word(uint64(x))
+		s.expect2(tagInt, uint64(x))
 	case int64:
-		s.word(uint64(x))
+		s.expect2(tagInt64, uint64(x))
 	case map[string]any:
-		s.word(uint64(len(x)))
+		s.expect2(tagObject, uint64(len(x)))
 		for range len(x) {
 			if s.bad {
 				return
@@ -226,7 +227,7 @@ func (s *identity) verifyValue(v any) {
 			s.verifyValue(e)
 		}
 	case []any:
-		s.word(uint64(len(x)))
+		s.expect2(tagArray, uint64(len(x)))
 		for _, e := range x {
 			if s.bad {
 				return
@@ -234,37 +235,32 @@ func (s *identity) verifyValue(v any) {
 			s.verifyValue(e)
 		}
 	case []string:
-		s.word(uint64(len(x)))
+		s.expect2(tagStrings, uint64(len(x)))
 		for _, e := range x {
 			s.tapeStr(e)
 		}
+	default:
+		s.bad = true
 	}
 }
 
-// valueTag is the tag recordValue writes before v; 0, which no record
-// holds, for a value it does not record.
-func valueTag(v any) uint64 {
-	switch x := v.(type) {
-	case nil:
-		return tagNil
-	case string:
-		return tagString
-	case bool:
-		return boolTag(x)
-	case float64:
-		return tagFloat
-	case int:
-		return tagInt
-	case int64:
-		return tagInt64
-	case map[string]any:
-		return tagObject
-	case []any:
-		return tagArray
-	case []string:
-		return tagStrings
+// expect compares the next recorded word with v.
+func (s *identity) expect(v uint64) {
+	if s.at.w < len(s.tape.words) && s.tape.words[s.at.w] == v {
+		s.at.w++
+		return
 	}
-	return 0
+	s.bad = true
+}
+
+// expect2 compares the next two recorded words with a and b.
+func (s *identity) expect2(a, b uint64) {
+	w := s.tape.words
+	if i := s.at.w; i+1 < len(w) && w[i] == a && w[i+1] == b {
+		s.at.w += 2
+		return
+	}
+	s.bad = true
 }
 
 func boolTag(b bool) uint64 {
