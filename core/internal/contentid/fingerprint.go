@@ -8,11 +8,11 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"unsafe"
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/contentid/hashcount"
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
 
@@ -51,18 +51,11 @@ func ChainHash(c *genai.Content) uint64 {
 	if c == nil {
 		return NilHash
 	}
-	chainHashes.Add(1)
+	hashcount.Add()
 	s := identity{mode: sinkChain, h: fnvOffset}
 	walkContent(c, &s)
 	return s.h
 }
-
-// chainHashes counts the contents ChainHash read, in the process.
-var chainHashes atomic.Int64
-
-// ChainHashes is how many contents ChainHash has read in the process: the
-// work a prefix chain did not spare (coretest.ChainHashes).
-func ChainHashes() int64 { return chainHashes.Load() }
 
 // HashBytes is the FNV-64a hash of b.
 func HashBytes(b []byte) uint64 {
