@@ -64,8 +64,7 @@ func (t *Tape) Record(c *genai.Content) bool {
 	}
 	from := t.End()
 	s := identity{mode: sinkRecord, tape: t}
-	s.word(uint64(len(c.Parts)))
-	if !walkContent(c, &s) {
+	if !s.tapeContent(c) {
 		t.Truncate(from)
 		return false
 	}
@@ -77,9 +76,154 @@ func (t *Tape) Match(c *genai.Content, from, to Mark) bool {
 	if c == nil || to.w > len(t.words) || to.s > len(t.strs) {
 		return false
 	}
+	if at, ok := t.matchShort(c, from); ok {
+		return at == to
+	}
 	s := identity{mode: sinkVerify, tape: t, at: from}
+	return s.tapeContent(c) && !s.bad && s.at == to
+}
+
+// matchShort is Match for a content recorded short, in local variables: a
+// steady call verifies every content of the history, most of them short.
+// ok is false when c does not match or was not recorded short.
+func (t *Tape) matchShort(c *genai.Content, from Mark) (at Mark, ok bool) {
+	words, strs := t.words, t.strs
+	w, si := from.w, from.s
+	if w+2 > len(words) || words[w] != uint64(len(c.Parts)) || words[w+1] != tapeShort ||
+		si >= len(strs) || !sameString(strs[si], c.Role) || !shortParts(c.Parts) {
+		return from, false
+	}
+	w, si = w+2, si+1
+	for _, p := range c.Parts {
+		if p == nil {
+			continue
+		}
+		if w >= len(words) || words[w] != shortBits(p) || si >= len(strs) || !sameString(strs[si], p.Text) {
+			return from, false
+		}
+		w, si = w+1, si+1
+		if p.ThoughtSignature != nil {
+			if w >= len(words) || words[w] != crcFold(fnvOffset, p.ThoughtSignature) {
+				return from, false
+			}
+			w++
+		}
+		if fc := p.FunctionCall; fc != nil {
+			if w, si, ok = t.matchCall(fc.Name, fc.ID, fc.Args, w, si); !ok {
+				return from, false
+			}
+		}
+		if fr := p.FunctionResponse; fr != nil {
+			if w, si, ok = t.matchCall(fr.Name, fr.ID, fr.Response, w, si); !ok {
+				return from, false
+			}
+		}
+	}
+	return Mark{w, si}, true
+}
+
+// matchCall verifies a call's or a response's name, ID and payload.
+func (t *Tape) matchCall(name, id string, payload map[string]any, w, si int) (int, int, bool) {
+	if si+1 >= len(t.strs) || !sameString(t.strs[si], name) || !sameString(t.strs[si+1], id) {
+		return w, si, false
+	}
+	s := identity{mode: sinkVerify, tape: t, at: Mark{w, si + 2}}
+	s.tapeValue(payload)
+	return s.at.w, s.at.s, !s.bad
+}
+
+// Words that start a content's record: how it was walked. A content whose
+// parts hold only texts, thoughts, signatures, and calls and responses by
+// name, ID and payload (what a session holds but for media) is walked by
+// tapeParts, the rest by walkContent, which knows every field.
+const (
+	tapeShort = 1
+	tapeFull  = 2
+)
+
+// tapeContent records or verifies c, short when it can.
+func (s *identity) tapeContent(c *genai.Content) bool {
 	s.word(uint64(len(c.Parts)))
-	return walkContent(c, &s) && !s.bad && s.at == to
+	if !shortParts(c.Parts) {
+		s.word(tapeFull)
+		return walkContent(c, s)
+	}
+	s.word(tapeShort)
+	s.tapeStr(c.Role)
+	for _, p := range c.Parts {
+		if p != nil && !s.tapePart(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// shortParts reports whether every part holds only what tapePart walks.
+func shortParts(ps []*genai.Part) bool {
+	for _, p := range ps {
+		if p == nil {
+			continue
+		}
+		if p.MediaResolution != nil || p.CodeExecutionResult != nil || p.ExecutableCode != nil || p.FileData != nil ||
+			p.InlineData != nil || p.VideoMetadata != nil || p.ToolCall != nil || p.ToolResponse != nil || p.PartMetadata != nil {
+			return false
+		}
+		if fc := p.FunctionCall; fc != nil && (fc.PartialArgs != nil || fc.WillContinue != nil) {
+			return false
+		}
+		if fr := p.FunctionResponse; fr != nil && (fr.WillContinue != nil || fr.Scheduling != "" || fr.Parts != nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// Bits of a short part's word: which of its fields are set.
+const (
+	shortThought = 1 << iota
+	shortSignature
+	shortCall
+	shortResponse
+)
+
+// shortBits is the word that starts a short part's record.
+func shortBits(p *genai.Part) uint64 {
+	var bits uint64
+	if p.Thought {
+		bits |= shortThought
+	}
+	if p.ThoughtSignature != nil {
+		bits |= shortSignature
+	}
+	if p.FunctionCall != nil {
+		bits |= shortCall
+	}
+	if p.FunctionResponse != nil {
+		bits |= shortResponse
+	}
+	return bits
+}
+
+// tapePart records or verifies a part that shortParts admits.
+func (s *identity) tapePart(p *genai.Part) bool {
+	s.word(shortBits(p))
+	s.tapeStr(p.Text)
+	if p.ThoughtSignature != nil {
+		s.word(crcFold(fnvOffset, p.ThoughtSignature))
+	}
+	if fc := p.FunctionCall; fc != nil {
+		s.tapeStr(fc.Name)
+		s.tapeStr(fc.ID)
+		if !s.tapeValue(fc.Args) {
+			return false
+		}
+	}
+	if fr := p.FunctionResponse; fr != nil {
+		s.tapeStr(fr.Name)
+		s.tapeStr(fr.ID)
+		return s.tapeValue(fr.Response)
+	}
+	return true
 }
 
 // word records or compares one word.
@@ -220,6 +364,11 @@ func (s *identity) verifyValue(v any) {
 				return
 			}
 			e, ok := x[s.nextStr()]
+			if str, isStr := e.(string); isStr && ok {
+				s.expect(tagString)
+				s.tapeStr(str)
+				continue
+			}
 			if !ok {
 				s.bad = true
 				return
