@@ -12,7 +12,6 @@ package contentid
 import (
 	"encoding/binary"
 	"math"
-	"unsafe"
 
 	"google.golang.org/genai"
 
@@ -122,13 +121,11 @@ func markWord(m idMark) uint64 { return uint64(m) + 0x100 }
 
 func (s *identity) mark(m idMark) {
 	switch s.mode {
-	case sinkKey:
-		s.k.Add(markWord(m))
 	case sinkHash, sinkChain:
 		if name := markNames[m]; name != "" {
 			s.fpStr(name)
 		}
-	case sinkRecord, sinkVerify:
+	case sinkKey, sinkRecord, sinkVerify:
 		s.word(markWord(m))
 	}
 }
@@ -136,13 +133,11 @@ func (s *identity) mark(m idMark) {
 // str adds a string: by address and length, or by value with its length.
 func (s *identity) str(x string) {
 	switch s.mode {
-	case sinkKey:
-		s.k.str(x)
 	case sinkHash, sinkChain:
 		s.fpStr(x)
 	case sinkSize:
 		s.size = sat.Add(s.size, len(x))
-	case sinkRecord, sinkVerify:
+	default:
 		s.tapeStr(x)
 	}
 }
@@ -152,9 +147,6 @@ func (s *identity) str(x string) {
 // crcFold of them: ADK copies byte slices for every call.
 func (s *identity) blob(b []byte) {
 	switch s.mode {
-	case sinkKey:
-		s.k.Add(uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))))
-		s.k.Add(uint64(len(b)))
 	case sinkHash:
 		s.write(b)
 	case sinkChain:
@@ -165,7 +157,7 @@ func (s *identity) blob(b []byte) {
 		}
 	case sinkSize:
 		s.size = sat.Add(s.size, len(b))
-	case sinkRecord, sinkVerify:
+	default:
 		s.word(crcFold(fnvOffset, b))
 	}
 }
@@ -173,13 +165,11 @@ func (s *identity) blob(b []byte) {
 // num adds a number, a boolean or a length.
 func (s *identity) num(n uint64) {
 	switch s.mode {
-	case sinkKey:
-		s.k.Add(n)
 	case sinkHash, sinkChain:
 		var b [8]byte
 		binary.BigEndian.PutUint64(b[:], n)
 		s.write(b[:])
-	case sinkRecord, sinkVerify:
+	case sinkKey, sinkRecord, sinkVerify:
 		s.word(n)
 	}
 }
@@ -188,14 +178,12 @@ func (s *identity) num(n uint64) {
 // when the key or the tape cannot identify it.
 func (s *identity) value(m map[string]any) bool {
 	switch s.mode {
-	case sinkKey:
-		return s.k.value(m)
+	case sinkHash, sinkChain:
+		s.fpValue(m)
 	case sinkSize:
 		s.size = sat.Add(s.size, valueSize(m))
-	case sinkRecord, sinkVerify:
-		return s.tapeValue(m)
 	default:
-		s.fpValue(m)
+		return s.tapeValue(m)
 	}
 	return true
 }

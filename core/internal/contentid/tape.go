@@ -165,6 +165,10 @@ func (s *identity) tapePart(p *genai.Part) bool {
 
 // word records v, or compares it with the next recorded word.
 func (s *identity) word(v uint64) {
+	if s.mode == sinkKey {
+		s.k.Add(v)
+		return
+	}
 	if s.mode == sinkRecord {
 		s.tape.words = append(s.tape.words, v)
 		s.tape.bytes += wordBytes
@@ -181,6 +185,10 @@ func (s *identity) word(v uint64) {
 // recorded string's.
 func (s *identity) tapeStr(x string) {
 	t := s.tape
+	if s.mode == sinkKey {
+		s.k.str(x)
+		return
+	}
 	if s.mode == sinkRecord {
 		t.strs = append(t.strs, x)
 		t.bytes = sat.Add(t.bytes, len(x)+strHeaderBytes)
@@ -206,7 +214,7 @@ func (s *identity) tapeValue(m map[string]any) bool {
 		s.word(tagNilPayload)
 		return true
 	}
-	if s.mode == sinkRecord {
+	if s.mode != sinkVerify {
 		budget := maxKeyNodes
 		return s.recordValue(m, 0, &budget)
 	}
@@ -226,11 +234,18 @@ func (s *identity) recordValue(v any, depth int, budget *int) bool {
 	case map[string]any:
 		s.word(tagObject)
 		s.word(uint64(len(x)))
+		outer, sum := s.k, uint64(0)
 		for k, e := range x {
+			s.k = Keyer{h: keySeedEntry} // a key sums its entries' keys: any order
 			s.tapeStr(k)
 			if !s.recordValue(e, depth+1, budget) {
 				return false
 			}
+			sum += s.k.h
+		}
+		s.k = outer
+		if s.mode == sinkKey {
+			s.k.Add(sum)
 		}
 	case []any:
 		s.word(tagArray)
