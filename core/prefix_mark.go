@@ -9,13 +9,10 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
-// The prefix record's chain: every content of the prefix hashed by value,
-// each once per process, the hashes chained in order (ARCHITECTURE.md,
-// Counting).
+// The prefix record's chain (ARCHITECTURE.md, Counting): every content
+// hashed by value, each once per process, the hashes chained in order.
 
-// Seeds that keep the hashes of different things apart: a chain, a config
-// hash, and the cache keys of instructions and of declarations (whose
-// identity keys come from different walks and could otherwise collide).
+// Seeds that keep the hashes of different things apart.
 const (
 	chainSeed       = 0x63686169 // "chai"
 	configSeed      = 0x636f6e66 // "conf"
@@ -30,21 +27,14 @@ func chainNext(h, content uint64) uint64 {
 	return k.Sum()
 }
 
-// prefixMemo is what one agent of a session remembers, in memory, of the
-// contents ADK last built for it: each content's identity on a tape
-// (contentid.Tape: verified without hashing a byte, through ADK's copies)
-// and the chain hash up to it. A later call whose leading contents match
-// the tape takes their chain hashes from here and hashes only the contents
-// after them. A content the tape cannot verify (a typed payload value) is
-// hashed again each call and compared with its hash. A restart, an
-// eviction or another replica starts with an empty memo.
-//
-// The tape keeps the contents' strings alive; it is accounted as if the
-// session's events did not hold them too (contentRetained), so a session
-// the service dropped retains no more than the table's bound. A session
-// service that loads the events anew for every call (a database) gives
-// them new strings each time: once a call matches none of the memo's
-// contents the memo stops recording (unpinned) and keeps only the chain.
+// prefixMemo is what one agent of a session remembers of the contents ADK
+// last built for it: their records on a tape (verified through ADK's
+// copies without hashing a byte) and the chain up to each. A call hashes
+// only the contents after those that match; one the tape cannot record (a
+// typed payload) is hashed again each call. The tape is accounted as if
+// the session's events did not hold its strings too. A session service
+// that loads events anew (a database) gives new strings every call: once
+// a call matches none, the memo stops recording (unpinned).
 type prefixMemo struct {
 	tape     contentid.Tape
 	entries  []memoEntry
@@ -68,11 +58,10 @@ const (
 	checkHash                  // its ChainHash again
 )
 
-// memoEntryBytes is what one memo entry retains beside the tape.
 const memoEntryBytes = int(unsafe.Sizeof(memoEntry{}))
 
-// update brings the memo to cs: the leading contents that match keep their
-// entries, every later one is hashed by value and recorded.
+// update brings the memo to cs: the contents after those that match are
+// hashed by value and recorded.
 func (m *prefixMemo) update(cs []*genai.Content) {
 	same := m.matching(cs)
 	if same == 0 && len(m.entries) > 0 && len(cs) > 0 {
@@ -132,10 +121,7 @@ func (m *prefixMemo) end(n int) contentid.Mark {
 }
 
 // contentHashes hashes cs in parallel when there are many (a session's
-// first call in a process: a restart, a replica, an eviction), as prefetch
-// counts them; nil when there are few, which update hashes one by one.
-// Hashing is a pure function of a content, so the hashes are the ones
-// contentid.ChainHash computes.
+// first call in this process), nil when there are few.
 func contentHashes(cs []*genai.Content) []uint64 {
 	if !spreads(len(cs)) {
 		return nil
@@ -153,16 +139,14 @@ func (m *prefixMemo) at(n int) uint64 {
 	return m.entries[n-1].chain
 }
 
-// callChain is the agent's memo of its contents' chain as one call uses
-// it: brought to the call's raw contents on first use.
+// callChain is the agent's memo as one call uses it.
 type callChain struct {
 	memo    *prefixMemo
 	chained bool
 }
 
-// at is the chain hash of the first n of raw, the contents of the request
-// ADK built, 0 past them: from the agent's memo, brought to raw on first
-// use in the call. A call without a memo (recovery) hashes into its own.
+// at is the chain hash of the first n of raw, the request's contents as ADK
+// built them (0 past them), the memo brought to raw on first use.
 func (c *callChain) at(raw []*genai.Content, n int) uint64 {
 	if n > len(raw) {
 		return 0
