@@ -22,7 +22,7 @@ const (
 	sinkKey    sink = iota // by address into a Keyer: the count cache's key
 	sinkHash               // by value into FNV-64a: the fingerprint
 	sinkChain              // sinkHash, long strings and blobs through crcFold (ChainHash)
-	sinkSize               // the bytes of the strings and blobs (Size)
+	sinkSize               // what a record would retain, blobs' bytes too (Size)
 	sinkRecord             // appended to a Tape
 	sinkVerify             // compared with a Tape
 )
@@ -54,19 +54,16 @@ func (s *identity) mark(name string) {
 		if name[0] != 0 {
 			s.fpStr(name)
 		}
-	case sinkKey, sinkRecord, sinkVerify:
+	default:
 		s.word(StringHash(0, name))
 	}
 }
 
 // str adds a string: by address on a tape or key, else by value.
 func (s *identity) str(x string) {
-	switch s.mode {
-	case sinkHash, sinkChain:
+	if s.mode == sinkHash || s.mode == sinkChain {
 		s.fpStr(x)
-	case sinkSize:
-		s.size = sat.Add(s.size, len(x))
-	default:
+	} else {
 		s.tapeStr(x)
 	}
 }
@@ -97,22 +94,18 @@ func (s *identity) num(n uint64) {
 		var b [8]byte
 		binary.BigEndian.PutUint64(b[:], n)
 		s.write(b[:])
-	case sinkKey, sinkRecord, sinkVerify:
+	default:
 		s.word(n)
 	}
 }
 
 // value adds a JSON-like payload; false when a tape cannot record it.
 func (s *identity) value(m map[string]any) bool {
-	switch s.mode {
-	case sinkHash, sinkChain:
+	if s.mode == sinkHash || s.mode == sinkChain {
 		s.fpValue(m)
-	case sinkSize:
-		s.size = sat.Add(s.size, valueSize(m))
-	default:
-		return s.tapeValue(m)
+		return true
 	}
-	return true
+	return s.tapeValue(m)
 }
 
 // optStr adds a string field that is sent only when set.

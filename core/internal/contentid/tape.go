@@ -146,7 +146,7 @@ func (s *identity) tapePart(p *genai.Part) bool {
 	s.word(bits)
 	s.tapeStr(p.Text)
 	if p.ThoughtSignature != nil {
-		s.word(crcFold(fnvOffset, p.ThoughtSignature))
+		s.blob(p.ThoughtSignature)
 	}
 	if fc := p.FunctionCall; fc != nil {
 		s.tapeStr(fc.Name)
@@ -165,31 +165,35 @@ func (s *identity) tapePart(p *genai.Part) bool {
 
 // word records v, or compares it with the next recorded word.
 func (s *identity) word(v uint64) {
-	if s.mode == sinkKey {
-		s.k.Add(v)
-		return
-	}
-	if s.mode == sinkRecord {
+	switch {
+	case s.mode == sinkVerify:
+		if s.at.w >= len(s.tape.words) || s.tape.words[s.at.w] != v {
+			s.bad = true
+			return
+		}
+		s.at.w++
+	case s.mode == sinkRecord:
 		s.tape.words = append(s.tape.words, v)
 		s.tape.bytes += wordBytes
-		return
+	case s.mode == sinkKey:
+		s.k.Add(v)
+	default:
+		s.size = sat.Add(s.size, wordBytes)
 	}
-	if s.at.w >= len(s.tape.words) || s.tape.words[s.at.w] != v {
-		s.bad = true
-		return
-	}
-	s.at.w++
 }
 
 // tapeStr records x, or compares its address and length with the next
 // recorded string's.
 func (s *identity) tapeStr(x string) {
 	t := s.tape
-	if s.mode == sinkKey {
+	switch s.mode {
+	case sinkKey:
 		s.k.str(x)
 		return
-	}
-	if s.mode == sinkRecord {
+	case sinkSize:
+		s.size = sat.Add(s.size, len(x)+strHeaderBytes)
+		return
+	case sinkRecord:
 		t.strs = append(t.strs, x)
 		t.bytes = sat.Add(t.bytes, len(x)+strHeaderBytes)
 		return
