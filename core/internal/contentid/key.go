@@ -7,10 +7,6 @@ import (
 	"google.golang.org/genai"
 )
 
-// The count cache's key of a content: its tape record (tape.go) hashed,
-// strings by address, without reading their bytes (ARCHITECTURE.md,
-// Counting).
-
 // Mix is the splitmix64 finalizer: a cheap, well-distributed 64-bit mixer.
 func Mix(x uint64) uint64 {
 	x ^= x >> 30
@@ -21,10 +17,8 @@ func Mix(x uint64) uint64 {
 	return x
 }
 
-// Tags a record writes before each value, one per kind, so values of
-// different kinds never key alike, and seeds that keep a content's, a
-// declaration's and a map entry's keys apart. Only their being distinct
-// matters.
+// Tags a record writes before each value, so values of different kinds
+// never match, and seeds that keep keys of different things apart.
 const (
 	tagNoSchema   = 1 // a declaration's schema that is not set
 	tagNilPayload = 9 // a call's arguments or a response's value that is nil
@@ -48,8 +42,7 @@ const (
 // count cache's keys, and the chains and config hashes built from them.
 type Keyer struct{ h uint64 }
 
-// NewKeyer starts a key from seed, which keeps keys of different things
-// apart.
+// NewKeyer starts a key from seed.
 func NewKeyer(seed uint64) Keyer { return Keyer{h: seed} }
 
 // Add mixes v into the key.
@@ -63,9 +56,9 @@ func (k *Keyer) str(s string) {
 	k.Add(uint64(len(s)))
 }
 
-// Key is the identity key of c: what Tape.Record would record, hashed, a
-// map's entries in any order. ok is false when the tape cannot record c,
-// which must then not be cached.
+// Key is the count cache's key of c: what Tape.Record would record, hashed
+// (strings by address), a map's entries in any order. ok is false when the
+// tape cannot record c, which must then not be cached.
 func Key(c *genai.Content) (uint64, bool) {
 	s := identity{mode: sinkKey, k: Keyer{h: keySeedContent}}
 	if c == nil || !s.tapeContent(c) {

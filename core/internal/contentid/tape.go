@@ -9,15 +9,13 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
-// A tape records contents so that a later copy is verified without hashing
-// a byte (ARCHITECTURE.md, Counting). ADK deep-copies every content for
-// every model call: structs, maps and byte slices are new, strings share
-// the events' bytes. Go strings are immutable and the tape keeps those it
-// recorded alive, so one at the recorded address and length holds the
+// Tape is the recorded identity of a run of contents, which verifies a
+// later copy without hashing its strings (ARCHITECTURE.md, Counting). ADK
+// deep-copies every content for every call, but the copies' strings share
+// the events' bytes; Go strings are immutable and the tape keeps those it
+// recorded alive, so a string at a recorded address and length holds the
 // recorded bytes. A map matches when it has the recorded length and every
 // recorded key's value matches; byte slices are compared by crcFold.
-
-// Tape is the recorded identity of a run of contents.
 type Tape struct {
 	words []uint64
 	strs  []string
@@ -52,8 +50,7 @@ func (t *Tape) Truncate(m Mark) {
 }
 
 // Record appends c's identity; false, appending nothing, for nil or a
-// payload the tape cannot look into (a struct, a typed map, past the key's
-// bounds).
+// payload the tape cannot look into (a struct, a typed map, too deep).
 func (t *Tape) Record(c *genai.Content) bool {
 	if c == nil {
 		return false
@@ -163,7 +160,7 @@ func (s *identity) tapePart(p *genai.Part) bool {
 	return true
 }
 
-// word records v, or compares it with the next recorded word.
+// word records, compares, keys or sizes v.
 func (s *identity) word(v uint64) {
 	switch {
 	case s.mode == sinkVerify:
@@ -182,8 +179,7 @@ func (s *identity) word(v uint64) {
 	}
 }
 
-// tapeStr records x, or compares its address and length with the next
-// recorded string's.
+// tapeStr is word for a string: by address and length.
 func (s *identity) tapeStr(x string) {
 	t := s.tape
 	switch s.mode {
@@ -216,33 +212,39 @@ func (s *identity) nextStr() string {
 func (s *identity) tapeValue(m map[string]any) bool {
 	if m == nil {
 		s.word(tagNilPayload)
-		return true
+		return !s.bad
 	}
-	if s.mode != sinkVerify {
-		budget := maxKeyNodes
-		return s.recordValue(m, 0, &budget)
-	}
-	s.verifyValue(m)
-	return true
+	budget := maxKeyNodes
+	return s.tapeAny(m, 0, &budget)
 }
 
-// recordValue records a JSON-like value's shape, numbers and strings, an
-// object's keys before their values; budget is the values it may still
-// visit.
-func (s *identity) recordValue(v any, depth int, budget *int) bool {
+// tapeAny records or verifies a JSON-like value: its shape, numbers and
+// strings, an object's keys before their values (a key sums its entries'
+// keys, in any order; a verification looks the recorded keys up). budget
+// is the values it may still visit. False past the bounds, for a type the
+// tape does not know, or at a difference.
+func (s *identity) tapeAny(v any, depth int, budget *int) bool {
 	*budget--
-	if depth > maxKeyDepth || *budget < 0 {
+	if depth > maxKeyDepth || *budget < 0 || s.bad {
 		return false
 	}
 	switch x := v.(type) {
 	case map[string]any:
 		s.word(tagObject)
 		s.word(uint64(len(x)))
+		if s.mode == sinkVerify {
+			for range len(x) {
+				if e, ok := x[s.nextStr()]; !ok || !s.tapeAny(e, depth+1, budget) {
+					return false
+				}
+			}
+			break
+		}
 		outer, sum := s.k, uint64(0)
 		for k, e := range x {
-			s.k = Keyer{h: keySeedEntry} // a key sums its entries' keys: any order
+			s.k = Keyer{h: keySeedEntry}
 			s.tapeStr(k)
-			if !s.recordValue(e, depth+1, budget) {
+			if !s.tapeAny(e, depth+1, budget) {
 				return false
 			}
 			sum += s.k.h
@@ -255,46 +257,14 @@ func (s *identity) recordValue(v any, depth int, budget *int) bool {
 		s.word(tagArray)
 		s.word(uint64(len(x)))
 		for _, e := range x {
-			if !s.recordValue(e, depth+1, budget) {
+			if !s.tapeAny(e, depth+1, budget) {
 				return false
 			}
 		}
 	default:
-		return s.scalar(v)
+		return s.scalar(v) && !s.bad
 	}
-	return true
-}
-
-// verifyValue compares v with the value recorded next, setting bad at the
-// first difference. It follows the record, so it visits no more values
-// than recordValue did.
-func (s *identity) verifyValue(v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		s.word(tagObject)
-		s.word(uint64(len(x)))
-		for range len(x) {
-			if s.bad {
-				return
-			}
-			e, ok := x[s.nextStr()]
-			s.bad = s.bad || !ok
-			s.verifyValue(e)
-		}
-	case []any:
-		s.word(tagArray)
-		s.word(uint64(len(x)))
-		for _, e := range x {
-			if s.bad {
-				return
-			}
-			s.verifyValue(e)
-		}
-	default:
-		if !s.scalar(v) {
-			s.bad = true
-		}
-	}
+	return !s.bad
 }
 
 // scalar records or compares a value that holds no other: false for a type

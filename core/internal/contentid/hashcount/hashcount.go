@@ -1,7 +1,6 @@
-// Package hashcount counts the contents read by value for prefix chains
-// (contentid.ChainHash), so that a test outside the engine (coretest)
-// sees what a model call did not find verified, without importing the
-// estimator that contentid does.
+// Package hashcount counts the contents contentid.ChainHash reads, for
+// coretest, which cannot import contentid (its estimator's tests import
+// coretest).
 package hashcount
 
 import "sync/atomic"
