@@ -1,6 +1,7 @@
 package core
 
 import (
+	"sync"
 	"unsafe"
 
 	"google.golang.org/genai"
@@ -61,7 +62,8 @@ const (
 const memoEntryBytes = int(unsafe.Sizeof(memoEntry{}))
 
 // update brings the memo to cs: the contents after those that match are
-// hashed by value and recorded.
+// recorded, and hashed by value meanwhile, in parallel when there are many
+// (a session's first call in this process).
 func (m *prefixMemo) update(cs []*genai.Content) {
 	same := m.matching(cs)
 	if same == 0 && len(m.entries) > 0 && len(cs) > 0 {
@@ -69,24 +71,33 @@ func (m *prefixMemo) update(cs []*genai.Content) {
 	}
 	m.entries = m.entries[:same]
 	m.tape.Truncate(m.end(same))
-	h := m.at(same)
-	hashes := contentHashes(cs[same:])
-	for i, c := range cs[same:] {
-		e := memoEntry{by: checkHash}
-		if hashes != nil {
-			e.hash = hashes[i]
-		} else {
-			e.hash = contentid.ChainHash(c)
+	fresh := cs[same:]
+	hashes := make([]uint64, len(fresh))
+	var wg sync.WaitGroup
+	if spreads(len(fresh)) {
+		wg.Go(func() { spread(len(fresh), func(i int) { hashes[i] = contentid.ChainHash(fresh[i]) }) })
+	} else {
+		for i, c := range fresh {
+			hashes[i] = contentid.ChainHash(c)
 		}
+	}
+	m.tape.Grow(len(fresh))
+	for _, c := range fresh {
+		e := memoEntry{by: checkHash}
 		switch {
 		case m.unpinned:
 			e.by = checkNone
 		case m.tape.Record(c):
 			e.by = checkTape
 		}
-		h = chainNext(h, e.hash)
-		e.chain, e.end = h, m.tape.End()
+		e.end = m.tape.End()
 		m.entries = append(m.entries, e)
+	}
+	wg.Wait()
+	h := m.at(same)
+	for i, x := range hashes {
+		h = chainNext(h, x)
+		m.entries[same+i].hash, m.entries[same+i].chain = x, h
 	}
 	m.bytes = sat.Add(m.tape.Bytes(), len(m.entries)*memoEntryBytes)
 }
@@ -118,17 +129,6 @@ func (m *prefixMemo) end(n int) contentid.Mark {
 		return contentid.Mark{}
 	}
 	return m.entries[n-1].end
-}
-
-// contentHashes hashes cs in parallel when there are many (a session's
-// first call in this process), nil when there are few.
-func contentHashes(cs []*genai.Content) []uint64 {
-	if !spreads(len(cs)) {
-		return nil
-	}
-	out := make([]uint64, len(cs))
-	spread(len(cs), func(i int) { out[i] = contentid.ChainHash(cs[i]) })
-	return out
 }
 
 // at is the chain hash of the first n contents the memo holds.

@@ -2,6 +2,7 @@ package contentid
 
 import (
 	"math"
+	"slices"
 	"unsafe"
 
 	"google.golang.org/genai"
@@ -34,6 +35,19 @@ func (t *Tape) Bytes() int { return t.bytes }
 const (
 	wordBytes      = 8
 	strHeaderBytes = int(unsafe.Sizeof(""))
+)
+
+// Grow makes room for about n more contents' records, so that recording a
+// whole history (a session's first call in this process) allocates once.
+func (t *Tape) Grow(n int) {
+	t.words = slices.Grow(t.words, n*wordsPerContent)
+	t.strs = slices.Grow(t.strs, n*strsPerContent)
+}
+
+// What one content's record holds, about: a text's and a call's.
+const (
+	wordsPerContent = 12
+	strsPerContent  = 6
 )
 
 // Truncate drops the records after m.
