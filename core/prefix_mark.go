@@ -72,14 +72,13 @@ func (m *prefixMemo) update(cs []*genai.Content) {
 	m.entries = m.entries[:same]
 	m.tape.Truncate(m.end(same))
 	fresh := cs[same:]
-	hashes := make([]uint64, len(fresh))
-	var wg sync.WaitGroup
+	var hashes []uint64
+	wait := func() {}
 	if spreads(len(fresh)) {
+		hashes = make([]uint64, len(fresh))
+		var wg sync.WaitGroup
 		wg.Go(func() { spread(len(fresh), func(i int) { hashes[i] = contentid.ChainHash(fresh[i]) }) })
-	} else {
-		for i, c := range fresh {
-			hashes[i] = contentid.ChainHash(c)
-		}
+		wait = wg.Wait
 	}
 	m.tape.Grow(len(fresh))
 	for _, c := range fresh {
@@ -93,11 +92,17 @@ func (m *prefixMemo) update(cs []*genai.Content) {
 		e.end = m.tape.End()
 		m.entries = append(m.entries, e)
 	}
-	wg.Wait()
+	wait()
 	h := m.at(same)
-	for i, x := range hashes {
-		h = chainNext(h, x)
-		m.entries[same+i].hash, m.entries[same+i].chain = x, h
+	for i, c := range fresh {
+		e := &m.entries[same+i]
+		if hashes != nil {
+			e.hash = hashes[i]
+		} else {
+			e.hash = contentid.ChainHash(c)
+		}
+		h = chainNext(h, e.hash)
+		e.chain = h
 	}
 	m.bytes = sat.Add(m.tape.Bytes(), len(m.entries)*memoEntryBytes)
 }
