@@ -45,19 +45,10 @@ type prefixMemo struct {
 
 type memoEntry struct {
 	end   contentid.Mark // the tape after this content's record
-	by    memoCheck
-	hash  uint64 // the content's contentid.ChainHash
-	chain uint64 // chain hash of the contents up to this one
+	taped bool           // checked by Tape.Match, else by its hash again
+	hash  uint64         // the content's contentid.ChainHash
+	chain uint64         // chain hash of the contents up to this one
 }
-
-// memoCheck is how a memo entry is checked against a later call's content.
-type memoCheck uint8
-
-const (
-	checkNone memoCheck = iota // never matches: unpinned
-	checkTape                  // contentid.Tape.Match
-	checkHash                  // its ChainHash again
-)
 
 const memoEntryBytes = int(unsafe.Sizeof(memoEntry{}))
 
@@ -82,15 +73,8 @@ func (m *prefixMemo) update(cs []*genai.Content) {
 	}
 	m.tape.Grow(len(fresh))
 	for _, c := range fresh {
-		e := memoEntry{by: checkHash}
-		switch {
-		case m.unpinned:
-			e.by = checkNone
-		case m.tape.Record(c):
-			e.by = checkTape
-		}
-		e.end = m.tape.End()
-		m.entries = append(m.entries, e)
+		taped := !m.unpinned && m.tape.Record(c)
+		m.entries = append(m.entries, memoEntry{taped: taped, end: m.tape.End()})
 	}
 	wait()
 	h := m.at(same)
@@ -111,16 +95,7 @@ func (m *prefixMemo) update(cs []*genai.Content) {
 func (m *prefixMemo) matching(cs []*genai.Content) int {
 	from := contentid.Mark{}
 	for i, e := range m.entries[:min(len(m.entries), len(cs))] {
-		switch e.by {
-		case checkTape:
-			if !m.tape.Match(cs[i], from, e.end) {
-				return i
-			}
-		case checkHash:
-			if contentid.ChainHash(cs[i]) != e.hash {
-				return i
-			}
-		default:
+		if e.taped && !m.tape.Match(cs[i], from, e.end) || !e.taped && contentid.ChainHash(cs[i]) != e.hash {
 			return i
 		}
 		from = e.end

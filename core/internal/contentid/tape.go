@@ -37,18 +37,14 @@ const (
 	strHeaderBytes = int(unsafe.Sizeof(""))
 )
 
-// Grow makes room for about n more contents' records, so that recording a
-// whole history (a session's first call in this process) allocates once.
+// Grow makes room for about n more records (wordsPerContent and
+// strsPerContent: a text's or a call's), so that recording a whole history
+// allocates once.
 func (t *Tape) Grow(n int) {
+	const wordsPerContent, strsPerContent = 12, 6
 	t.words = slices.Grow(t.words, n*wordsPerContent)
 	t.strs = slices.Grow(t.strs, n*strsPerContent)
 }
-
-// What one content's record holds, about: a text's and a call's.
-const (
-	wordsPerContent = 12
-	strsPerContent  = 6
-)
 
 // Truncate drops the records after m.
 func (t *Tape) Truncate(m Mark) {
