@@ -9,53 +9,28 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
-// Counting what is new (ARCHITECTURE.md, Counting): the prefix record a call
-// stores, and the next call's match against it.
-
-// ADK rebuilds the request from the session's append-only event log, so the
-// request of one call is, but for the contents added since, the request of
-// the previous call. After each call that did not compact, the guard stores
-// in session state a prefix record: how many contents ADK built, the chain
-// hash of them, how the stored summary was injected, the pruning frontier, a
-// hash of the system instruction, the tools and the counter, and the raw
-// estimate of the request without the summary message. The next call, in
-// this process or in another (a restart, a replica, a session evicted from
-// the table), checks the record against its own request; when everything
-// matches, its raw estimate is the record's plus the estimate of the summary
-// message and of the contents after the prefix, and the contents of the
-// prefix are not counted. When anything differs (a compaction in between,
-// changed tools or instruction, another estimator or counter, a rewritten,
-// shortened or rearranged history, a pruning frontier that moved, another
-// agent's view of the session) the whole request is counted, as without a
-// record. The calibration is unchanged: the estimate is the raw estimate of
-// the same request, and count = max(real, estimate × factor) keeps the
-// provider's real count of the previous request as the floor.
-//
-// The chain proves the prefix: every content is hashed by value (every
-// field a provider is sent, every byte) and the hashes are chained in
-// order, so an edit anywhere, of any length, or a new content of the same
-// shape, changes it. Each content is hashed once per process: the agent's
-// memo (prefix_mark.go) keeps the chain by the contents' identity keys,
-// which cost no byte read, so a steady call hashes only what is new. A
-// process that has not served the session (a restart, a replica, an
-// eviction) hashes every content once, at memory speed (about a tenth of
-// what counting them costs).
+// Counting what is new (ARCHITECTURE.md, Counting). ADK rebuilds the
+// request from the append-only event log, so a call's contents are the
+// previous call's plus those added since. After each call that did not
+// compact, the guard stores a prefix record in session state; the next
+// call, in this process or another, checks it against its request, and
+// when everything matches its raw estimate is the record's plus the
+// summary message's and the new contents', the prefix uncounted. Anything
+// that differs counts the whole request. The calibration is unchanged:
+// count = max(real, estimate × factor). The record's chain hashes every
+// content by value, in order (prefix_mark.go), so an edit anywhere changes
+// it.
 
 // keyPrefix is the state key of the prefix record (the agent's name is
 // appended, as for every key of state.go).
 const keyPrefix = stateKeyPrefix + "prefix_"
 
-// prefixRecordVersion starts an encoded record, so another format is read
-// as absent rather than misread: "p1" records held a sampled mark, which
-// proves nothing, and are ignored (logged) by this version.
+// prefixRecordVersion starts an encoded record, so another format ("p1",
+// a sampled mark) is ignored rather than misread.
 const prefixRecordVersion = "p2"
 
-// The encoded record after its version: seven counts in decimal (contents,
-// cut, injected, compactions, frontier, total, body), then two hashes in
-// hex (config, chain), each after a ':'. prefixRecordBytes is the buffer a
-// record is written into: the version, nine separators, seven counts of up
-// to 7 digits (a window of millions of tokens) and two hashes of up to 16
-// hex digits; a larger one grows it.
+// After its version a record holds seven counts in decimal and two hashes
+// in hex, each after a ':'; prefixRecordBytes fits counts of 7 digits.
 const (
 	prefixRecordInts   = 7
 	prefixRecordHashes = 2
@@ -189,9 +164,8 @@ func (m prefixMatch) estimate(ms measure, frontier int, cs []*genai.Content) (es
 		for _, c := range cs[len(cs)-fresh:] {
 			body = sat.Add(body, ms.est.content(c))
 		}
-		// The prefix's counts are not needed again: the next call checks
-		// the record, and a compaction counts what it summarizes. Keep
-		// only what this call touched, so an idle session holds little.
+		// The next call checks the record, and a compaction counts what
+		// it summarizes: an idle session keeps only what this call touched.
 		ms.est.cache.dropUntouched()
 		return sat.Add(body, summary), body
 	}
@@ -211,8 +185,7 @@ func (m prefixMatch) ownRecord(raw []*genai.Content, chain *callChain, frontier,
 	return r.encode()
 }
 
-// save writes the record the call prepared (ownRecord), or clears the
-// stored one when the call prepared none (it compacted).
+// save writes the call's record, or clears the stored one (it compacted).
 func (m prefixMatch) save(st State, sio stateIO) {
 	sio.set(st, keyPrefix, m.stored, m.next)
 }

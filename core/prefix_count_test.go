@@ -581,3 +581,42 @@ func TestPrefixCount_EveryCallCountsTheWholeRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestPrefixCount_InPlaceEditIsSeen: a history edited in place between two
+// calls (the same contents, one field of one changed) is counted as it now
+// is, in the process that served the first call: the memo of the prefix
+// chain sees the edit though every pointer it saw is the same.
+func TestPrefixCount_InPlaceEditIsSeen(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(h []*genai.Content)
+	}{
+		{"a text changed at the same length", func(h []*genai.Content) {
+			h[3].Parts[0].Text = strings.ReplaceAll(h[3].Parts[0].Text, " ", "_")
+		}},
+		{"a call argument changed", func(h []*genai.Content) {
+			h[5].Parts[0].FunctionCall.Args["pod"] = "api 1 in the eu region"
+		}},
+		{"a nested argument changed", func(h []*genai.Content) {
+			h[1].Parts[0].FunctionCall.Args["opts"].(map[string]any)["since"] = "the last two hours"
+		}},
+		{"a tool result changed", func(h []*genai.Content) {
+			h[6].Parts[0].FunctionResponse.Response["output"] = "error: pod not found"
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, _ := newTestGuard(t, fixedSummary("unused"), WithTokenCounter(wordCounter), WithMaxTokens(1_000_000))
+			ctx := newFakeCtx("a")
+			h := prefixHistory(3, "s1")
+			h[1].Parts[0].FunctionCall.Args["opts"] = map[string]any{"since": "1h"}
+			_, err := g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: h})
+			require.NoError(t, err)
+
+			tc.edit(h)
+			req := &Request{Model: "gemini-2.5-flash", Contents: append(h[:len(h):len(h)], userMsg("what now?"))}
+			_, err = g.beforeModel(ctx, req)
+			require.NoError(t, err)
+			assert.Equal(t, wordCount(req), ctx.getInt(keyLastEstimate), "the edited request is counted")
+		})
+	}
+}

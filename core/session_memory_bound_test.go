@@ -121,12 +121,14 @@ func TestSessionBound_IdleSessionRetainsWhatIsNew(t *testing.T) {
 	// The run ends: the request kept for a compaction between turns is let
 	// go (between_turns.go).
 	g.AfterRun(ctx, RunEnd{})
-	// The prefix chain's memo pins the contents it names (prefix_mark.go),
-	// and is accounted as the count cache is.
-	memo := 0
+	// The prefix chain's memo keeps the strings of the contents it names
+	// (prefix_mark.go), and is accounted as the count cache is.
+	strs := 0
 	for _, c := range next {
-		memo += contentRetained(c) + memoEntryBytes
+		strs += contentRetained(c) - entryOverhead
 	}
+	memo := g.sessions.peek(sessionKey(ctx)).memory("a").prefix.bytes
+	assert.GreaterOrEqual(t, memo, strs, "the memo retains the contents' strings")
 	assert.GreaterOrEqual(t, g.sessions.bytes, memo, "the memo is accounted")
 	assert.Less(t, g.sessions.bytes, sessionOverhead+2*entryOverhead+memo, "after a prefix count only the new message is cached")
 }

@@ -10,19 +10,12 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 )
 
-// Incremental counting (ARCHITECTURE.md, Counting). ADK rebuilds the request from
-// the append-only event log every step, deep-copying each content, so all
-// but the newest contents are the same as in the previous call. The copies
-// are new structs and maps, but their strings share the session events'
-// bytes. A content is therefore identified, without reading its bytes, by
-// the addresses and lengths of its strings plus its shape, numbers and map
-// keys; the cache entry keeps the content alive, so no address it names can
-// be reused for other bytes while the entry exists. Any change to a content
-// (a new string, an added key, another number) changes its key, so a stale
-// count is never served. Inline data (of the part or of a function
-// response's parts) is keyed by the address and length of its bytes, which
-// the pinned entry keeps alive; the key and the fingerprint come from the one
-// walk of core/internal/contentid.
+// Incremental counting (ARCHITECTURE.md, Counting). ADK deep-copies each
+// content every step, but the copies' strings share the session events'
+// bytes, so a content is keyed without reading them (contentid.Key: its
+// strings by address, its shape, numbers and map keys, its bytes by CRC).
+// An entry pins its content so no address its key names is reused; any
+// change to a content changes its key.
 
 // countCache holds the per-content counts of one session.
 type countCache struct {
@@ -35,9 +28,8 @@ type countCache struct {
 	bytes int
 }
 
-// declEntry is the cached count of one tool declaration. Declarations are
-// rebuilt by ADK every step, but their strings and schema values are the
-// tool's own.
+// declEntry is the cached count of one tool declaration, whose strings and
+// schemas are the tool's own though ADK rebuilds it every step.
 type declEntry struct {
 	pin    *genai.FunctionDeclaration
 	tokens int
@@ -53,11 +45,9 @@ type countEntry struct {
 	gen    uint32
 	size   int // bytes retained by pinning the content (contentRetained)
 	// pruned is the content's tool-result-pruned copy, built on first use
-	// (WithToolResultPruning).
-	pruned *prunedContent
-	// prunedRecall is the same copy for a request that declares the recall
-	// tool, whose placeholders say how to recall the result.
-	prunedRecall *prunedContent
+	// (WithToolResultPruning); prunedRecall its copy for a request that
+	// declares the recall tool, whose placeholders say how to recall.
+	pruned, prunedRecall *prunedContent
 }
 
 // Bounds of one session's count cache.
@@ -65,13 +55,11 @@ const (
 	// maxCacheEntries bounds the contents' entries; past it, entries not
 	// used by the latest request are dropped.
 	maxCacheEntries = 4096
-	// minSweepEntries is the size below which the cache is not swept for
-	// entries the latest request did not use: a short session's few stale
-	// entries cost less than the pass.
+	// minSweepEntries is the size below which stale entries cost less
+	// than a sweep for them.
 	minSweepEntries = 64
-	// maxDeclEntries bounds the tool declarations' entries: an agent has
-	// tens of tools, and a quarter of the contents' bound leaves room for
-	// many agents of a session and their tools' changes.
+	// maxDeclEntries bounds the tool declarations' entries: room for many
+	// agents of tens of tools each, and their changes.
 	maxDeclEntries = maxCacheEntries / 4
 )
 
@@ -100,11 +88,10 @@ func (c *countCache) begin() {
 // entry returns the cache entry of x, counting it with e on a miss; nil when
 // x cannot be cached.
 func (c *countCache) entry(e tokenEstimator, salt uint64, x *genai.Content) *countEntry {
-	k, ok := contentid.Key(x)
+	k, ok := cacheKey(salt, x)
 	if !ok {
 		return nil
 	}
-	k ^= salt
 	if ent, ok := c.entries[k]; ok && ent.role == x.Role && ent.parts == len(x.Parts) {
 		if ent.gen != c.gen {
 			ent.gen = c.gen
@@ -115,6 +102,12 @@ func (c *countCache) entry(e tokenEstimator, salt uint64, x *genai.Content) *cou
 	ent := &countEntry{pin: x, role: x.Role, parts: len(x.Parts), tokens: e.content(x), gen: c.gen}
 	c.add(k, ent)
 	return ent
+}
+
+// cacheKey is x's key in a cache of estimator salt; false: not cached.
+func cacheKey(salt uint64, x *genai.Content) (uint64, bool) {
+	k, ok := contentid.Key(x)
+	return k ^ salt, ok
 }
 
 // cachedEstimator counts contents through a session's cache.
@@ -152,26 +145,21 @@ func (ce cachedEstimator) declaration(d *genai.FunctionDeclaration) int {
 	return ent.tokens
 }
 
-// parallelMinMisses is the number of uncounted contents from which a
-// request's first count is spread over the CPUs: below it, starting
-// goroutines costs about what it saves.
+// parallelMinMisses is the number of uncounted contents from which a count
+// is spread over the CPUs: below it, goroutines cost what they save.
 const parallelMinMisses = 16
 
-// maxWorkers bounds the goroutines spread starts: counting and hashing run
-// at memory speed, and more cores than this only contend for its
-// bandwidth.
+// maxWorkers bounds spread's goroutines: counting and hashing run at
+// memory speed, and more cores only contend for its bandwidth.
 const maxWorkers = 8
 
-// spreads reports whether spread would run n items in parallel: at least
-// parallelMinMisses of them, and more than one CPU.
+// spreads reports whether spread would run n items in parallel.
 func spreads(n int) bool {
 	return n >= parallelMinMisses && runtime.GOMAXPROCS(0) > 1
 }
 
-// spread runs f(0), ..., f(n-1) on up to maxWorkers goroutines and reports
-// whether it ran them: when spreads(n) is false it runs nothing and returns
-// false, for the caller's sequential path. The calls of f must be
-// independent.
+// spread runs the independent calls f(0), ..., f(n-1) on up to maxWorkers
+// goroutines; when spreads(n) is false it runs nothing and returns false.
 func spread(n int, f func(i int)) bool {
 	if !spreads(n) {
 		return false
@@ -192,12 +180,9 @@ func spread(n int, f func(i int)) bool {
 	return true
 }
 
-// prefetch counts, in parallel, the contents of cs the cache has not seen,
-// when most of them are new (the first call of a session in this process:
-// after a restart, or on a replica that has not served it yet). In steady
-// state, when one content is new per call, it costs a length check.
-// Counting is a pure function of a content and estimators are safe for
-// concurrent use, so the counts are the ones content would compute.
+// prefetch counts, in parallel, the contents of cs the cache has not seen
+// when most are new (a session's first call in this process); in steady
+// state it costs a length check. Estimators are safe for concurrent use.
 func (ce cachedEstimator) prefetch(cs []*genai.Content) {
 	if len(cs) < parallelMinMisses || len(ce.cache.entries) >= len(cs)/2 {
 		return
@@ -209,16 +194,10 @@ func (ce cachedEstimator) prefetch(cs []*genai.Content) {
 	}
 	var misses []miss
 	for _, x := range cs {
-		if x == nil {
-			continue
-		}
-		k, ok := contentid.Key(x)
-		if !ok {
-			continue
-		}
-		k ^= ce.salt
-		if _, hit := ce.cache.entries[k]; !hit {
-			misses = append(misses, miss{key: k, x: x})
+		if k, ok := cacheKey(ce.salt, x); ok {
+			if _, hit := ce.cache.entries[k]; !hit {
+				misses = append(misses, miss{key: k, x: x})
+			}
 		}
 	}
 	if !spread(len(misses), func(i int) { misses[i].n = ce.tokenEstimator.content(misses[i].x) }) {
@@ -232,19 +211,14 @@ func (ce cachedEstimator) prefetch(cs []*genai.Content) {
 	}
 }
 
-// fingerprint is the content's fingerprint, cached with its count when the
-// content was counted, else in the cache's few fingerprints of contents
-// that are not counted (the last content a summary covers lies in the
-// prefix a matching prefix record spares counting: prefix_count.go).
+// fingerprint is the content's fingerprint, cached with its count, or with
+// the few of contents not counted (the watermark of a summary lies in the
+// prefix a matching record spares counting).
 func (ce cachedEstimator) fingerprint(x *genai.Content) string {
-	if x == nil {
-		return contentid.Fingerprint(x)
-	}
-	k, ok := contentid.Key(x)
+	k, ok := cacheKey(ce.salt, x)
 	if !ok {
 		return contentid.Fingerprint(x)
 	}
-	k ^= ce.salt
 	if ent, hit := ce.cache.entries[k]; hit && ent.role == x.Role && ent.parts == len(x.Parts) {
 		if ent.fp == "" {
 			ent.fp = contentid.Fingerprint(x)
@@ -262,9 +236,8 @@ func (ce cachedEstimator) fingerprint(x *genai.Content) string {
 	return f.fp
 }
 
-// maxUncountedFingerprints bounds the fingerprints kept for contents that
-// are not counted: a session looks for one (the summary's watermark) per
-// call, a few while a compaction moves it.
+// maxUncountedFingerprints bounds the fingerprints of contents not counted:
+// a session looks for one (the watermark) per call, a few as it moves.
 const maxUncountedFingerprints = 8
 
 // uncountedFingerprint is the fingerprint of a content that is not counted,
@@ -274,9 +247,8 @@ type uncountedFingerprint struct {
 	fp  string
 }
 
-// dropUntouched drops the entries the current request did not use. A Go
-// map keeps the room of its largest size, so when most entries go, the
-// rest move to a new map and an idle session keeps only what it holds.
+// dropUntouched drops the entries the current request did not use; when
+// most go, the rest move to a new map, as a map keeps its largest room.
 func (c *countCache) dropUntouched() {
 	if len(c.entries) == c.live {
 		return
@@ -297,8 +269,7 @@ func (c *countCache) dropUntouched() {
 	}
 }
 
-// shrinkRatio is how many times smaller than it was the cache must get for
-// dropUntouched to move its entries to a new map.
+// shrinkRatio is how much the cache must shrink to move to a new map.
 const shrinkRatio = 4
 
 // add stores a new entry.

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"hash/crc32"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -12,19 +13,20 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/contentid/hashcount"
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
+
+// Fingerprints: a content's identity by value, the same in every process
+// (ARCHITECTURE.md, Summary injection and the watermark).
 
 // NilHash stands for a nil content or declaration in a chain or a config
 // hash: no walk produces it.
 const NilHash = 1
 
-// Fingerprints: a content's identity by value, the same in every process
-// (ARCHITECTURE.md, Summary injection and the watermark).
-
-// Fingerprint identifies a content across ADK's rebuilds of the request: the
-// same role and parts give the same value in every process, whatever the map
-// order and whether numbers came back from a database as float64.
+// Fingerprint is the same for the same role and parts in every process,
+// whatever the map order or whether numbers came back from a database as
+// float64.
 func Fingerprint(c *genai.Content) string {
 	var b [8]byte
 	binary.BigEndian.PutUint64(b[:], Hash(c))
@@ -33,7 +35,7 @@ func Fingerprint(c *genai.Content) string {
 
 // Hash is the fingerprint as a number: c's FNV-64a hash by value.
 func Hash(c *genai.Content) uint64 {
-	s := identity{byValue: true, h: fnvOffset}
+	s := identity{mode: sinkHash, h: fnvOffset}
 	if c == nil {
 		s.fpStr("<nil>")
 		return s.h
@@ -43,35 +45,34 @@ func Hash(c *genai.Content) uint64 {
 }
 
 // ChainHash is a content's hash by value for a prefix chain: the
-// fingerprint's walk (every field a provider is sent, payloads canonical),
-// long strings and byte slices through crcFold. It reads every byte, at
-// memory speed. A nil content, which no walk produces, hashes as NilHash.
+// fingerprint's walk, long strings and byte slices through crcFold.
 func ChainHash(c *genai.Content) uint64 {
 	if c == nil {
 		return NilHash
 	}
-	s := identity{byValue: true, fast: true, h: fnvOffset}
+	hashcount.Add()
+	s := identity{mode: sinkChain, h: fnvOffset}
 	walkContent(c, &s)
 	return s.h
 }
 
 // HashBytes is the FNV-64a hash of b.
 func HashBytes(b []byte) uint64 {
-	s := identity{byValue: true, h: fnvOffset}
+	s := identity{mode: sinkHash, h: fnvOffset}
 	s.write(b)
 	return s.h
 }
 
 // StringHash is the FNV-64a hash of x with its length, from the offset
-// basis xor salt: a name's hash, the same in every process.
+// basis xor salt.
 func StringHash(salt uint64, x string) uint64 {
-	s := identity{byValue: true, h: fnvOffset ^ salt}
+	s := identity{mode: sinkHash, h: fnvOffset ^ salt}
 	s.fpStr(x)
 	return s.h
 }
 
-// write hashes b with FNV-64a. It never takes the fast path (blob does),
-// so that the small arrays its callers build stay on the stack.
+// write hashes b with FNV-64a, never with crcFold, so that the small
+// arrays its callers build stay on the stack.
 func (s *identity) write(b []byte) {
 	h := s.h
 	for _, c := range b {
@@ -82,7 +83,7 @@ func (s *identity) write(b []byte) {
 }
 
 func (s *identity) writeString(x string) {
-	if s.fast && len(x) >= fastHashBytes {
+	if s.mode == sinkChain && len(x) >= fastHashBytes {
 		s.h = crcFoldString(s.h, x)
 		return
 	}
@@ -113,19 +114,15 @@ func (s *identity) fpTagged(tag byte, x string) {
 
 // Bounds of the fingerprint's walk of a value.
 const (
-	// maxFingerprintNodes bounds the values hashed for one payload. Shared
-	// sub-values can make a small value's expansion exponentially large;
-	// past this many nodes (several MB of JSON, beyond any window) the rest
-	// is hashed as one "<truncated>" mark, at the same place in every
-	// process.
+	// maxFingerprintNodes bounds the values hashed for one payload (shared
+	// sub-values can expand exponentially); past it the rest is hashed as
+	// one "<truncated>" mark, at the same place in every process.
 	maxFingerprintNodes = 1 << 21
-	// liftNodes is what one typed container (lifted by reflection) counts
-	// against maxFingerprintNodes: reflection costs far more per node than
-	// a plain map or slice, so an exponentially shared typed value stops
-	// after maxFingerprintNodes/liftNodes (65,536) lifts, in bounded time.
+	// liftNodes is what a typed container counts against it: reflection
+	// costs far more per node, and this bounds its time.
 	liftNodes = 32
-	// pathScan is the nesting depth up to which a container is looked for
-	// on the path by a scan of the stack; deeper ones also go in a map.
+	// pathScan is the depth up to which a container is looked for on the
+	// path by a scan of the stack; deeper ones also go in a map.
 	pathScan = 32
 )
 
@@ -144,12 +141,11 @@ type containerID struct {
 	n int
 }
 
-// fpValue hashes a JSON-like value by value: map keys sorted, numbers of
-// any Go type as the float64 a JSON round trip gives, typed values (structs,
-// []string, ...) as their JSON round trip, so a content reloaded from a
-// database hashes as it did when it was stored. The walk keeps its own
-// stack (any depth is hashed in full), hashes a reference back to a
-// container on its path as "<cycle>", and stops at maxFingerprintNodes.
+// fpValue hashes a JSON-like value as its JSON round trip would be (keys
+// sorted, numbers as float64, typed values lifted), so a content reloaded
+// from a database hashes as stored. It keeps its own stack, hashes a
+// reference back to a container on its path as "<cycle>", and stops at
+// maxFingerprintNodes.
 func (s *identity) fpValue(v any) {
 	var w fpWalk
 	w.open(s, v)
@@ -162,20 +158,16 @@ func (s *identity) fpValue(v any) {
 	}
 }
 
-// fpWalk is one walk of fpValue: the containers open on the path, those of
-// them at depth pathScan or more (deep, looked up by identity rather than
-// scanned), and the nodes visited so far. Its methods are given the
-// identity they hash into rather than the walk holding it: held, it would
-// escape to the heap with the walk's stack, one allocation for every
-// content key of every call.
+// fpWalk is one walk of fpValue: the containers open on the path (those
+// past pathScan also in deep) and the nodes visited. Its methods take the
+// identity rather than hold it, which would make it escape to the heap.
 type fpWalk struct {
 	stack []fpFrame
 	deep  map[containerID]struct{}
 	nodes int
 }
 
-// next hashes the next element of the innermost open container, or closes
-// it.
+// next hashes the innermost open container's next element, or closes it.
 func (w *fpWalk) next(s *identity) {
 	f := &w.stack[len(w.stack)-1]
 	switch {
@@ -261,14 +253,10 @@ func (w *fpWalk) open(s *identity, v any) {
 	}
 }
 
-// lift is a typed value as the value a JSON round trip gives (what a
-// database-backed session hands back): the frame of the container it is,
-// or, when it is a scalar (container false), that scalar. It is lifted
-// into those shapes one level at a time, never handed whole to
-// encoding/json: its elements are lifted as the walk reaches them, so
-// every visit of a shared sub-value counts against maxFingerprintNodes,
-// and a cycle through typed containers is found by their identity on the
-// path.
+// lift is a typed value as a JSON round trip gives it (what a database
+// hands back): the frame of the container it is, or the scalar. It lifts
+// one level at a time, so every visit of a shared sub-value counts against
+// maxFingerprintNodes and a cycle is found by identity on the path.
 func (w *fpWalk) lift(v any) (f fpFrame, scalar any, container bool) {
 	w.nodes += liftNodes - 1
 	l := tokens.Lift(v, max(maxFingerprintNodes-w.nodes, 0), true)
@@ -324,23 +312,15 @@ func (w *fpWalk) onPath(id containerID) bool {
 
 // mapFrame is the frame of an object, its keys sorted.
 func mapFrame(m map[string]any) fpFrame {
-	f := fpFrame{m: m, keys: make([]string, 0, len(m))}
-	for k := range m {
-		f.keys = append(f.keys, k)
-	}
-	slices.Sort(f.keys)
-	return f
+	keys := slices.AppendSeq(make([]string, 0, len(m)), maps.Keys(m)) // non-nil: an object
+	slices.Sort(keys)
+	return fpFrame{m: m, keys: keys}
 }
 
 // fpStringMap hashes a map[string]string, its keys sorted.
 func (s *identity) fpStringMap(m map[string]string) {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	s.fpStr("{")
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		s.fpStr(k)
 		s.fpTagged('s', m[k])
 	}
@@ -364,23 +344,18 @@ func asFloat(v any) (float64, bool) {
 	return 0, false
 }
 
-// fastHashBytes is the length from which the content hash of a prefix chain
-// hashes a string or byte slice with the CPU's CRC instructions instead of
-// FNV-64a byte by byte: FNV runs at about 3.5 GB/s, the two CRC-32s at
-// about 12 GB/s together, and below some tens of bytes the call costs more
-// than it saves.
+// fastHashBytes is the length from which a chain hashes a string or byte
+// slice with crcFold (about 12 GB/s) instead of FNV-64a (3.5 GB/s): below
+// it the call costs more than it saves.
 const fastHashBytes = 64
 
-// castagnoli is the CRC-32C table; hash/crc32 uses the CPU's instructions
-// for it (SSE4.2 on amd64, CRC32 on arm64).
+// castagnoli is the CRC-32C table, computed with the CPU's instructions.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// crcFold folds b's length and two CRC-32s of it (Castagnoli and IEEE,
-// together a 64-bit check that misses an edit with probability about
-// 2^-64 unless it is crafted) into the FNV state h. Like FNV, it is not
-// meant to resist an adversary: the prefix record guards against edits,
-// not against attacks on the estimate (a crafted collision only makes the
-// estimate low until the provider's next count).
+// crcFold folds b's length and two CRC-32s of it (Castagnoli and IEEE: an
+// edit goes unseen with probability about 2^-64) into the FNV state h. It
+// resists edits, not adversaries: a crafted collision only makes the
+// estimate low until the provider's next count.
 func crcFold(h uint64, b []byte) uint64 {
 	c := uint64(crc32.Update(0, castagnoli, b))<<32 | uint64(crc32.ChecksumIEEE(b))
 	return fnvUint64(fnvUint64(h, uint64(len(b))), c)

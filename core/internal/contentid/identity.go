@@ -1,109 +1,42 @@
 // Package contentid is a content's identity (ARCHITECTURE.md, Counting),
-// and it imports nothing of the engine. A content has two identities: the
-// count cache's key, which names strings and byte slices by address (fast,
-// valid within the process while the cache pins the content), and the
-// fingerprint, which hashes them by value (stable across processes;
-// persisted with the summary's watermark). Both come from walkContent, the
-// one walk over every field a provider is sent, so a field cannot be
-// covered by one and forgotten by the other. The reflection test in
-// identity_test.go fails on any genai.Part field the walk misses.
+// and it imports nothing of the engine: a tape record and the count
+// cache's key (strings by address, valid while they are kept alive), the
+// fingerprint and the chain hash (by value, the same in every process).
+// All come from walkContent, the one walk over every field a provider is
+// sent; identity_test.go fails on any genai field it misses.
 package contentid
 
 import (
 	"encoding/binary"
 	"math"
-	"unsafe"
 
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
-// idMark names a field, or the kind of a part, in the identity stream.
-type idMark uint8
+// sink is where walkContent sends a content's identity.
+type sink uint8
 
 const (
-	markThought idMark = iota + 1
-	markCall
-	markResponse
-	markInline
-	markFile
-	markCallID
-	markCallContinue
-	markPartialArg
-	markArgBool
-	markArgPath
-	markArgNull
-	markArgNumber
-	markArgString
-	markArgContinue
-	markResponseID
-	markResponseContinue
-	markScheduling
-	markResponsePart
-	markResponseInline
-	markResponseFile
-	markDisplayName
-	markMIME
-	markCode
-	markLanguage
-	markResult
-	markOutcome
-	markCodeID
-	markSignature
-	markVideo
-	markFPS
-	markMediaResolution
-	markLevel
-	markNumTokens
-	markToolCall
-	markToolResponse
-	markToolID
-	markMetadata
-	numMarks
+	sinkKey    sink = iota // by address into a Keyer: the count cache's key
+	sinkHash               // by value into FNV-64a: the fingerprint
+	sinkChain              // sinkHash, long strings and blobs through crcFold (ChainHash)
+	sinkSize               // what a record would retain, blobs' bytes too (Size)
+	sinkRecord             // appended to a Tape
+	sinkVerify             // compared with a Tape
 )
 
-// markNames are the marks as the fingerprint writes them. The first marks
-// are written as the fingerprint always wrote them ("" for none), so a
-// content using only the fields fingerprinted before keeps its fingerprint
-// and a persisted watermark still matches; the fields added since are each
-// written only when set, after a mark of their own.
-var markNames = [numMarks]string{
-	markThought: "<thought>", markCall: "<call>", markResponse: "<response>",
-	markInline: "", markFile: "",
-	markCallID: "<call-id>", markCallContinue: "<call-continue>", markPartialArg: "<partial-arg>",
-	markArgBool: "<arg-bool>", markArgPath: "<arg-path>", markArgNull: "<arg-null>",
-	markArgNumber: "<arg-number>", markArgString: "<arg-string>", markArgContinue: "<arg-continue>",
-	markResponseID: "<response-id>", markResponseContinue: "<response-continue>",
-	markScheduling: "<scheduling>", markResponsePart: "<response-part>",
-	markResponseInline: "<response-inline>", markResponseFile: "<response-file>",
-	markDisplayName: "<display-name>", markMIME: "<mime>",
-	markCode: "<code>", markLanguage: "<language>", markResult: "<result>", markOutcome: "<outcome>",
-	markCodeID: "<code-id>", markSignature: "<signature>",
-	markVideo: "<video>", markFPS: "<fps>",
-	markMediaResolution: "<media-resolution>", markLevel: "<level>", markNumTokens: "<num-tokens>",
-	markToolCall: "<tool-call>", markToolResponse: "<tool-response>", markToolID: "<tool-id>",
-	markMetadata: "<metadata>",
-}
-
-// identity receives a content's identity from walkContent: by address into
-// a Keyer (the count cache's key), or by value into an FNV-64a hash (the
-// fingerprint). One concrete type with two modes, rather than an interface,
-// keeps the key's calls direct on the hot path.
+// identity receives a content's identity from walkContent: one type with a
+// mode, rather than an interface, keeps the hot path's calls direct.
 type identity struct {
-	byValue bool
-	// fast, with byValue, hashes long strings and byte slices with the
-	// CPU's CRC instructions instead of FNV-64a byte by byte: a content's
-	// hash in the prefix chain (ChainHash), never a fingerprint,
-	// which is persisted and must not change.
-	fast bool
-	// sizing, with byValue, adds up the bytes of the strings and byte
-	// slices a content holds in size instead of hashing them: what a
-	// cache entry pinning it retains (Size).
-	sizing bool
-	size   int
-	k      Keyer  // byValue false
-	h      uint64 // FNV-64a state; byValue true
+	mode sink
+	size int
+	k    Keyer  // sinkKey
+	h    uint64 // FNV-64a state: sinkHash, sinkChain
+	tape *Tape  // sinkRecord, sinkVerify
+	at   Mark   // sinkVerify: the next record to compare
+	bad  bool   // sinkVerify: a value differed
 }
 
 // FNV-64a, as hash/fnv computes it, without its allocation.
@@ -112,75 +45,71 @@ const (
 	fnvPrime  = 1099511628211
 )
 
-func (s *identity) mark(m idMark) {
-	if !s.byValue {
-		s.k.Add(uint64(m) + 0x100)
-		return
-	}
-	if name := markNames[m]; name != "" {
-		s.fpStr(name)
+// mark names a field or a part's kind. Inline data and files were
+// fingerprinted without one: their marks start with NUL, which the
+// fingerprint skips, so persisted watermarks match.
+func (s *identity) mark(name string) {
+	switch s.mode {
+	case sinkHash, sinkChain:
+		if name[0] != 0 {
+			s.fpStr(name)
+		}
+	default:
+		s.word(StringHash(0, name))
 	}
 }
 
-// str adds a string: by address and length, or by value with its length.
+// str adds a string: by address on a tape or key, else by value.
 func (s *identity) str(x string) {
-	if !s.byValue {
-		s.k.str(x)
-		return
+	if s.mode == sinkHash || s.mode == sinkChain {
+		s.fpStr(x)
+	} else {
+		s.tapeStr(x)
 	}
-	if s.sizing {
-		s.size = sat.Add(s.size, len(x))
-		return
-	}
-	s.fpStr(x)
 }
 
-// blob adds bytes: by address and length, or their bytes (the fingerprint
-// has always hashed inline data raw, without a length).
+// blob adds bytes by value: raw in the fingerprint (as it always hashed
+// them), as crcFold on a tape or key (ADK copies them for every call).
 func (s *identity) blob(b []byte) {
-	if !s.byValue {
-		s.k.Add(uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))))
-		s.k.Add(uint64(len(b)))
-		return
-	}
-	if s.sizing {
+	switch s.mode {
+	case sinkHash:
+		s.write(b)
+	case sinkChain:
+		if len(b) >= fastHashBytes {
+			s.h = crcFold(s.h, b)
+		} else {
+			s.write(b)
+		}
+	case sinkSize:
 		s.size = sat.Add(s.size, len(b))
-		return
+	default:
+		s.word(crcFold(fnvOffset, b))
 	}
-	if s.fast && len(b) >= fastHashBytes {
-		s.h = crcFold(s.h, b)
-		return
-	}
-	s.write(b)
 }
 
 // num adds a number, a boolean or a length.
 func (s *identity) num(n uint64) {
-	if !s.byValue {
-		s.k.Add(n)
-		return
+	switch s.mode {
+	case sinkHash, sinkChain:
+		var b [8]byte
+		binary.BigEndian.PutUint64(b[:], n)
+		s.write(b[:])
+	default:
+		s.word(n)
 	}
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], n)
-	s.write(b[:])
 }
 
-// value adds a JSON-like payload (call arguments, responses, metadata); false
-// when the key cannot identify it and the content must not be cached.
+// value adds a JSON-like payload; false when a tape cannot record it.
 func (s *identity) value(m map[string]any) bool {
-	if !s.byValue {
-		return s.k.value(m)
-	}
-	if s.sizing {
-		s.size = sat.Add(s.size, valueSize(m))
+	if s.mode == sinkHash || s.mode == sinkChain {
+		s.fpValue(m)
 		return true
 	}
-	s.fpValue(m)
-	return true
+	return s.tapeValue(m)
 }
 
 // optStr adds a string field that is sent only when set.
-func (s *identity) optStr(m idMark, x string) {
+func (s *identity) optStr(m, x string) {
 	if x != "" {
 		s.mark(m)
 		s.str(x)
@@ -188,7 +117,7 @@ func (s *identity) optStr(m idMark, x string) {
 }
 
 // optBool adds an optional boolean field.
-func (s *identity) optBool(m idMark, b *bool) {
+func (s *identity) optBool(m string, b *bool) {
 	if b != nil {
 		s.mark(m)
 		var bit uint64
@@ -200,17 +129,17 @@ func (s *identity) optBool(m idMark, b *bool) {
 }
 
 // optFloat adds an optional number field.
-func (s *identity) optFloat(m idMark, f *float64) {
+func (s *identity) optFloat(m string, f *float64) {
 	if f != nil {
 		s.mark(m)
 		s.num(math.Float64bits(*f))
 	}
 }
 
-// walkContent gives s every field of c that a provider is sent. It returns
-// false when s cannot identify a value (only the key can fail). Fields are
-// given in the order the fingerprint always hashed them, each field added
-// since then after it and only when set: see markNames.
+// walkContent gives s every field of c that a provider is sent; false when
+// s cannot identify a value. Fields come in the order the fingerprint
+// always hashed them, those added since after it, each only when set, so
+// persisted fingerprints still match.
 func walkContent(c *genai.Content, s *identity) bool {
 	s.str(c.Role)
 	for _, p := range c.Parts {
@@ -221,14 +150,11 @@ func walkContent(c *genai.Content, s *identity) bool {
 	return true
 }
 
-// walkPart writes every field of p into s, in a fixed order: its text and
-// thought mark, its function call and response, its media and code, and
-// the tool parts and metadata. It returns false when a value cannot be
-// walked (identity.value).
+// walkPart gives s every field of p, in a fixed order.
 func walkPart(p *genai.Part, s *identity) bool {
 	s.str(p.Text)
 	if p.Thought {
-		s.mark(markThought)
+		s.mark("<thought>")
 	}
 	if fc := p.FunctionCall; fc != nil && !walkCall(fc, s) {
 		return false
@@ -240,133 +166,129 @@ func walkPart(p *genai.Part, s *identity) bool {
 	return walkToolParts(p, s)
 }
 
-// walkCall writes a function call: its name, arguments, ID and the
-// arguments streamed in parts.
+// walkCall gives s a function call, its streamed arguments included.
 func walkCall(fc *genai.FunctionCall, s *identity) bool {
-	s.mark(markCall)
+	s.mark("<call>")
 	s.str(fc.Name)
 	if !s.value(fc.Args) {
 		return false
 	}
-	s.optStr(markCallID, fc.ID)
-	s.optBool(markCallContinue, fc.WillContinue)
+	s.optStr("<call-id>", fc.ID)
+	s.optBool("<call-continue>", fc.WillContinue)
 	for _, a := range fc.PartialArgs {
-		s.mark(markPartialArg)
+		s.mark("<partial-arg>")
 		if a == nil {
 			continue
 		}
-		s.optBool(markArgBool, a.BoolValue)
-		s.optStr(markArgPath, a.JsonPath)
-		s.optStr(markArgNull, a.NULLValue)
-		s.optFloat(markArgNumber, a.NumberValue)
-		s.optStr(markArgString, a.StringValue)
-		s.optBool(markArgContinue, a.WillContinue)
+		s.optBool("<arg-bool>", a.BoolValue)
+		s.optStr("<arg-path>", a.JsonPath)
+		s.optStr("<arg-null>", a.NULLValue)
+		s.optFloat("<arg-number>", a.NumberValue)
+		s.optStr("<arg-string>", a.StringValue)
+		s.optBool("<arg-continue>", a.WillContinue)
 	}
 	return true
 }
 
-// walkResponse writes a function response: its name, value, ID,
-// scheduling and the images and files it carries.
+// walkResponse gives s a function response, its images and files included.
 func walkResponse(fr *genai.FunctionResponse, s *identity) bool {
-	s.mark(markResponse)
+	s.mark("<response>")
 	s.str(fr.Name)
 	if !s.value(fr.Response) {
 		return false
 	}
-	s.optStr(markResponseID, fr.ID)
-	s.optBool(markResponseContinue, fr.WillContinue)
-	s.optStr(markScheduling, string(fr.Scheduling))
+	s.optStr("<response-id>", fr.ID)
+	s.optBool("<response-continue>", fr.WillContinue)
+	s.optStr("<scheduling>", string(fr.Scheduling))
 	for _, rp := range fr.Parts {
-		s.mark(markResponsePart)
+		s.mark("<response-part>")
 		if rp == nil {
 			continue
 		}
 		if d := rp.InlineData; d != nil {
-			s.mark(markResponseInline)
+			s.mark("<response-inline>")
 			s.str(d.MIMEType)
 			s.num(uint64(len(d.Data)))
 			s.blob(d.Data)
-			s.optStr(markDisplayName, d.DisplayName)
+			s.optStr("<display-name>", d.DisplayName)
 		}
 		if f := rp.FileData; f != nil {
-			s.mark(markResponseFile)
+			s.mark("<response-file>")
 			s.str(f.FileURI)
 			s.str(f.MIMEType)
-			s.optStr(markDisplayName, f.DisplayName)
+			s.optStr("<display-name>", f.DisplayName)
 		}
 	}
 	return true
 }
 
-// walkMedia writes p's inline data and file, code and its result, thought
-// signature, video metadata and media resolution.
+// walkMedia gives s p's media, code, signature and video fields.
 func walkMedia(p *genai.Part, s *identity) {
 	if d := p.InlineData; d != nil {
-		s.mark(markInline)
+		s.mark("\x00inline")
 		s.str(d.MIMEType)
 		s.blob(d.Data)
-		s.optStr(markDisplayName, d.DisplayName)
+		s.optStr("<display-name>", d.DisplayName)
 	}
 	if f := p.FileData; f != nil {
-		s.mark(markFile)
+		s.mark("\x00file")
 		s.str(f.FileURI)
-		s.optStr(markMIME, f.MIMEType)
-		s.optStr(markDisplayName, f.DisplayName)
+		s.optStr("<mime>", f.MIMEType)
+		s.optStr("<display-name>", f.DisplayName)
 	}
 	if x := p.ExecutableCode; x != nil {
-		s.mark(markCode)
+		s.mark("<code>")
 		s.str(x.Code)
-		s.optStr(markLanguage, string(x.Language))
-		s.optStr(markCodeID, x.ID)
+		s.optStr("<language>", string(x.Language))
+		s.optStr("<code-id>", x.ID)
 	}
 	if r := p.CodeExecutionResult; r != nil {
-		s.mark(markResult)
+		s.mark("<result>")
 		s.str(r.Output)
-		s.optStr(markOutcome, string(r.Outcome))
-		s.optStr(markCodeID, r.ID)
+		s.optStr("<outcome>", string(r.Outcome))
+		s.optStr("<code-id>", r.ID)
 	}
 	if len(p.ThoughtSignature) > 0 {
-		s.mark(markSignature)
+		s.mark("<signature>")
 		s.num(uint64(len(p.ThoughtSignature)))
 		s.blob(p.ThoughtSignature)
 	}
 	if v := p.VideoMetadata; v != nil {
-		s.mark(markVideo)
+		s.mark("<video>")
 		s.num(uint64(v.StartOffset))
 		s.num(uint64(v.EndOffset))
-		s.optFloat(markFPS, v.FPS)
+		s.optFloat("<fps>", v.FPS)
 	}
 	if r := p.MediaResolution; r != nil {
-		s.mark(markMediaResolution)
-		s.optStr(markLevel, string(r.Level))
+		s.mark("<media-resolution>")
+		s.optStr("<level>", string(r.Level))
 		if r.NumTokens != nil {
-			s.mark(markNumTokens)
+			s.mark("<num-tokens>")
 			s.num(uint64(*r.NumTokens))
 		}
 	}
 }
 
-// walkToolParts writes p's built-in tool call and response and its
-// metadata.
+// walkToolParts gives s p's built-in tool call and response and metadata.
 func walkToolParts(p *genai.Part, s *identity) bool {
 	if tc := p.ToolCall; tc != nil {
-		s.mark(markToolCall)
+		s.mark("<tool-call>")
 		s.str(string(tc.ToolType))
 		if !s.value(tc.Args) {
 			return false
 		}
-		s.optStr(markToolID, tc.ID)
+		s.optStr("<tool-id>", tc.ID)
 	}
 	if tr := p.ToolResponse; tr != nil {
-		s.mark(markToolResponse)
+		s.mark("<tool-response>")
 		s.str(string(tr.ToolType))
 		if !s.value(tr.Response) {
 			return false
 		}
-		s.optStr(markToolID, tr.ID)
+		s.optStr("<tool-id>", tr.ID)
 	}
 	if len(p.PartMetadata) > 0 {
-		s.mark(markMetadata)
+		s.mark("<metadata>")
 		if !s.value(p.PartMetadata) {
 			return false
 		}

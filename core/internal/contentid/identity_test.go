@@ -131,9 +131,9 @@ func scalarLeaf(t *testing.T, typ reflect.Type, name string) identityLeaf {
 // TestContentIdentity_CoversEveryField: for every field of genai.Content
 // and of the types nested in it (genai.Part and everything under it), two
 // contents that differ only in that field have different cache keys and
-// different fingerprints. A field genai adds later fails here until the
-// identity covers it. No field is exempt: every field genai defines may be
-// sent.
+// fingerprints, and neither matches the other's tape record. A field genai
+// adds later fails here until the identity covers it. No field is exempt:
+// every field genai defines may be sent.
 func TestContentIdentity_CoversEveryField(t *testing.T) {
 	leaves := identityLeaves(t, reflect.TypeOf(genai.Content{}), "Content")
 	require.Greater(t, len(leaves), 40, "the walk reaches the nested types")
@@ -151,6 +151,10 @@ func TestContentIdentity_CoversEveryField(t *testing.T) {
 					require.True(t, ok)
 					assert.NotEqual(t, ki, kj, "cache key: variant %d and %d", i, j)
 					assert.NotEqual(t, Fingerprint(contents[i]), Fingerprint(contents[j]), "fingerprint: variant %d and %d", i, j)
+					var tp Tape
+					require.True(t, tp.Record(contents[i]))
+					assert.True(t, tp.Match(contents[i], Mark{}, tp.End()), "tape: variant %d matches its record", i)
+					assert.False(t, tp.Match(contents[j], Mark{}, tp.End()), "tape: variant %d and %d", i, j)
 				}
 			}
 		})

@@ -20,10 +20,10 @@ func TestSize(t *testing.T) {
 		atLeast int
 		atMost  int
 	}{
-		{"a text is its bytes and its role's", userMsg(strings.Repeat("x", 1_000)), 1_000, 1_010},
+		{"a text is its bytes and its role's", userMsg(strings.Repeat("x", 1_000)), 1_000, 1_100},
 		{"an image is its bytes", &genai.Content{Parts: []*genai.Part{{InlineData: &genai.Blob{MIMEType: "image/png", Data: make([]byte, 5_000)}}}}, 5_000, 5_100},
-		{"a payload is its strings and a word per value", respMsg("f", map[string]any{"out": strings.Repeat("y", 2_000)}), 2_000, 2_100},
-		{"a payload holding itself stops at the walk's bound", respMsg("f", loop), 1, maxSizeNodes * 16},
+		{"a payload is its strings and a word per value", respMsg("f", map[string]any{"out": strings.Repeat("y", 2_000)}), 2_000, 2_200},
+		{"a payload holding itself stops at the walk's bound", respMsg("f", loop), 1, maxKeyNodes * 32},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := Size(tc.c)

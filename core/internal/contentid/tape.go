@@ -1,0 +1,314 @@
+package contentid
+
+import (
+	"math"
+	"slices"
+	"unsafe"
+
+	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
+)
+
+// Tape is the recorded identity of a run of contents, which verifies a
+// later copy without hashing its strings (ARCHITECTURE.md, Counting). ADK
+// deep-copies every content for every call, but the copies' strings share
+// the events' bytes; Go strings are immutable and the tape keeps those it
+// recorded alive, so a string at a recorded address and length holds the
+// recorded bytes. A map matches when it has the recorded length and every
+// recorded key's value matches; byte slices are compared by crcFold.
+type Tape struct {
+	words []uint64
+	strs  []string
+	bytes int
+}
+
+// Mark is a position on a tape, where a content's record starts or ends.
+type Mark struct{ w, s int }
+
+// End is the position after the last record.
+func (t *Tape) End() Mark { return Mark{len(t.words), len(t.strs)} }
+
+// Bytes is what the tape retains, its strings' bytes included.
+func (t *Tape) Bytes() int { return t.bytes }
+
+const (
+	wordBytes      = 8
+	strHeaderBytes = int(unsafe.Sizeof(""))
+)
+
+// Grow makes room for about n more records (wordsPerContent and
+// strsPerContent: a text's or a call's), so that recording a whole history
+// allocates once.
+func (t *Tape) Grow(n int) {
+	const wordsPerContent, strsPerContent = 12, 6
+	t.words = slices.Grow(t.words, n*wordsPerContent)
+	t.strs = slices.Grow(t.strs, n*strsPerContent)
+}
+
+// Truncate drops the records after m.
+func (t *Tape) Truncate(m Mark) {
+	if m.w > len(t.words) || m.s > len(t.strs) {
+		return
+	}
+	for _, x := range t.strs[m.s:] {
+		t.bytes -= len(x) + strHeaderBytes
+	}
+	clear(t.strs[m.s:])
+	t.bytes -= (len(t.words) - m.w) * wordBytes
+	t.words, t.strs = t.words[:m.w], t.strs[:m.s]
+}
+
+// Record appends c's identity; false, appending nothing, for nil or a
+// payload the tape cannot look into (a struct, a typed map, too deep).
+func (t *Tape) Record(c *genai.Content) bool {
+	if c == nil {
+		return false
+	}
+	from := t.End()
+	s := identity{mode: sinkRecord, tape: t}
+	if !s.tapeContent(c) {
+		t.Truncate(from)
+		return false
+	}
+	return true
+}
+
+// Match reports whether c is the content recorded between from and to.
+func (t *Tape) Match(c *genai.Content, from, to Mark) bool {
+	if c == nil || to.w > len(t.words) || to.s > len(t.strs) {
+		return false
+	}
+	s := identity{mode: sinkVerify, tape: t, at: from}
+	return s.tapeContent(c) && !s.bad && s.at == to
+}
+
+// A record starts with how the content was walked: short, by tapePart,
+// when its parts hold only texts, thoughts, signatures, calls and
+// responses (a session's common contents), else by walkContent, which
+// knows every field.
+const (
+	tapeShort = 1
+	tapeFull  = 2
+)
+
+func (s *identity) tapeContent(c *genai.Content) bool {
+	s.word(uint64(len(c.Parts)))
+	if !shortParts(c.Parts) {
+		s.word(tapeFull)
+		return walkContent(c, s)
+	}
+	s.word(tapeShort)
+	s.tapeStr(c.Role)
+	for _, p := range c.Parts {
+		if p != nil && !s.tapePart(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// shortParts reports whether every part holds only what tapePart walks.
+func shortParts(ps []*genai.Part) bool {
+	for _, p := range ps {
+		if p == nil {
+			continue
+		}
+		if p.MediaResolution != nil || p.CodeExecutionResult != nil || p.ExecutableCode != nil || p.FileData != nil ||
+			p.InlineData != nil || p.VideoMetadata != nil || p.ToolCall != nil || p.ToolResponse != nil || p.PartMetadata != nil {
+			return false
+		}
+		if fc := p.FunctionCall; fc != nil && (fc.PartialArgs != nil || fc.WillContinue != nil) {
+			return false
+		}
+		if fr := p.FunctionResponse; fr != nil && (fr.WillContinue != nil || fr.Scheduling != "" || fr.Parts != nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// Bits of the word that starts a short part: which fields are set.
+const (
+	shortThought = 1 << iota
+	shortSignature
+	shortCall
+	shortResponse
+)
+
+func (s *identity) tapePart(p *genai.Part) bool {
+	var bits uint64
+	if p.Thought {
+		bits |= shortThought
+	}
+	if p.ThoughtSignature != nil {
+		bits |= shortSignature
+	}
+	if p.FunctionCall != nil {
+		bits |= shortCall
+	}
+	if p.FunctionResponse != nil {
+		bits |= shortResponse
+	}
+	s.word(bits)
+	s.tapeStr(p.Text)
+	if p.ThoughtSignature != nil {
+		s.blob(p.ThoughtSignature)
+	}
+	if fc := p.FunctionCall; fc != nil {
+		s.tapeStr(fc.Name)
+		s.tapeStr(fc.ID)
+		if !s.tapeValue(fc.Args) {
+			return false
+		}
+	}
+	if fr := p.FunctionResponse; fr != nil {
+		s.tapeStr(fr.Name)
+		s.tapeStr(fr.ID)
+		return s.tapeValue(fr.Response)
+	}
+	return true
+}
+
+// word records, compares, keys or sizes v.
+func (s *identity) word(v uint64) {
+	switch {
+	case s.mode == sinkVerify:
+		if s.at.w >= len(s.tape.words) || s.tape.words[s.at.w] != v {
+			s.bad = true
+			return
+		}
+		s.at.w++
+	case s.mode == sinkRecord:
+		s.tape.words = append(s.tape.words, v)
+		s.tape.bytes += wordBytes
+	case s.mode == sinkKey:
+		s.k.Add(v)
+	default:
+		s.size = sat.Add(s.size, wordBytes)
+	}
+}
+
+// tapeStr is word for a string: by address and length.
+func (s *identity) tapeStr(x string) {
+	t := s.tape
+	switch s.mode {
+	case sinkKey:
+		s.k.str(x)
+		return
+	case sinkSize:
+		s.size = sat.Add(s.size, len(x)+strHeaderBytes)
+		return
+	case sinkRecord:
+		t.strs = append(t.strs, x)
+		t.bytes = sat.Add(t.bytes, len(x)+strHeaderBytes)
+		return
+	}
+	if y := s.nextStr(); len(x) != len(y) || len(x) > 0 && unsafe.StringData(x) != unsafe.StringData(y) {
+		s.bad = true
+	}
+}
+
+// nextStr is the next recorded string, "" and bad past the tape.
+func (s *identity) nextStr() string {
+	if s.at.s >= len(s.tape.strs) {
+		s.bad = true
+		return ""
+	}
+	s.at.s++
+	return s.tape.strs[s.at.s-1]
+}
+
+func (s *identity) tapeValue(m map[string]any) bool {
+	if m == nil {
+		s.word(tagNilPayload)
+		return !s.bad
+	}
+	budget := maxKeyNodes
+	return s.tapeAny(m, 0, &budget)
+}
+
+// tapeAny records or verifies a JSON-like value: its shape, numbers and
+// strings, an object's keys before their values (a key sums its entries'
+// keys, in any order; a verification looks the recorded keys up). budget
+// is the values it may still visit. False past the bounds, for a type the
+// tape does not know, or at a difference.
+func (s *identity) tapeAny(v any, depth int, budget *int) bool {
+	*budget--
+	if depth > maxKeyDepth || *budget < 0 || s.bad {
+		return false
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		s.word(tagObject)
+		s.word(uint64(len(x)))
+		if s.mode == sinkVerify {
+			for range len(x) {
+				if e, ok := x[s.nextStr()]; !ok || !s.tapeAny(e, depth+1, budget) {
+					return false
+				}
+			}
+			break
+		}
+		outer, sum := s.k, uint64(0)
+		for k, e := range x {
+			s.k = Keyer{h: keySeedEntry}
+			s.tapeStr(k)
+			if !s.tapeAny(e, depth+1, budget) {
+				return false
+			}
+			sum += s.k.h
+		}
+		s.k = outer
+		if s.mode == sinkKey {
+			s.k.Add(sum)
+		}
+	case []any:
+		s.word(tagArray)
+		s.word(uint64(len(x)))
+		for _, e := range x {
+			if !s.tapeAny(e, depth+1, budget) {
+				return false
+			}
+		}
+	default:
+		return s.scalar(v) && !s.bad
+	}
+	return !s.bad
+}
+
+// scalar records or compares a value that holds no other: false for a type
+// the tape does not know.
+func (s *identity) scalar(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		s.word(tagNil)
+	case string:
+		s.word(tagString)
+		s.tapeStr(x)
+	case bool:
+		if x {
+			s.word(tagTrue)
+		} else {
+			s.word(tagFalse)
+		}
+	case float64:
+		s.word(tagFloat)
+		s.word(math.Float64bits(x))
+	case int:
+		s.word(tagInt)
+		s.word(uint64(x))
+	case int64:
+		s.word(tagInt64)
+		s.word(uint64(x))
+	case []string:
+		s.word(tagStrings)
+		s.word(uint64(len(x)))
+		for _, e := range x {
+			s.tapeStr(e)
+		}
+	default:
+		return false
+	}
+	return true
+}
