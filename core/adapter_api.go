@@ -11,8 +11,7 @@ import (
 )
 
 // The engine's entry points for adapters (ARCHITECTURE.md, The engine and
-// the ADK adapter): each adapter's plugin callbacks and public API call
-// these with its framework's values passed through the seams (seams.go).
+// the ADK adapter), called with the framework's values through seams.go.
 
 // Logger is the guard's logger (WithLogger), for adapters' own messages.
 func (g *Guard) Logger() *slog.Logger { return g.log }
@@ -140,19 +139,17 @@ func (g *Guard) UsageFromState(st StateReader, agentName string) (Usage, error) 
 // RequestCompactionInState asks, in the session state st, that the next
 // model call of agentName compact, with focus for the summary prompt.
 func (g *Guard) RequestCompactionInState(st State, agentName, focus string) error {
-	if err := g.CheckAgent(agentName); err != nil {
+	delta, err := g.CompactionRequestDelta(agentName, focus)
+	if err != nil {
 		return err
 	}
 	if st == nil {
 		return errors.New("contextguard: the session state is nil")
 	}
-	focus, err := cleanFocus(focus)
-	if err != nil {
-		return err
-	}
-	r := compactionRequest{pending: true, focus: focus}
-	if err := st.Set(keyCompactRequest+agentName, r.value()); err != nil {
-		return fmt.Errorf("contextguard: storing the compaction request of agent %q: %w", agentName, err)
+	for k, v := range delta {
+		if err := st.Set(k, v); err != nil {
+			return fmt.Errorf("contextguard: storing the compaction request of agent %q: %w", agentName, err)
+		}
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 
 	"google.golang.org/genai"
 
-	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
@@ -99,7 +98,7 @@ func indexRemoved(x *recallIndex, history []*genai.Content, s guardState, cfg *A
 	x.scanned = seen
 	cut := 0
 	if s.summary != "" {
-		cut, _, _, _ = locateCut(history, s, contentid.Fingerprint, nil)
+		cut, _, _, _ = locateCut(history, s, nil)
 	}
 	frontier := pruneFrontier(cfg.pruneKeep, history)
 	turn, step := 0, 0

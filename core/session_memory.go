@@ -5,7 +5,6 @@ import (
 
 	"google.golang.org/genai"
 
-	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
@@ -162,7 +161,7 @@ func (m *agentMemory) reapplyCompaction(session string, st State, sio stateIO, r
 	}
 	if c.compactions > prev.compactions {
 		// A summary applies only where its cut is found; a frontier anywhere.
-		if w, _, _, _ := locateCut(req.Contents, *c, contentid.Fingerprint, req.Coverage); w == 0 {
+		if w, _, _, _ := locateCut(req.Contents, *c, req.Coverage); w == 0 {
 			m.compacted = nil
 			return prev
 		}
