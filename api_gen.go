@@ -53,24 +53,20 @@ const (
 	ReasonOverflow = core.ReasonOverflow
 )
 
-// Defaults of the prepared summaries.
+// Summaries prepared while tools run (ARCHITECTURE.md, Concurrency).
 const (
 	// DefaultPreparedSummaries is how many summaries the guard prepares in
-	// the background at once, over all sessions (WithPreparedSummaries):
-	// each is one summarizer call that the compaction it serves would have
-	// made anyway, so the bound only keeps a burst of sessions from
-	// starting many model calls at the same moment.
+	// the background at once (WithPreparedSummaries). Each is a call its
+	// compaction would make anyway: the bound only keeps a burst of
+	// sessions from starting many model calls at once.
 	DefaultPreparedSummaries = core.DefaultPreparedSummaries
-	// PreparedSummariesOff, given to WithPreparedSummaries, turns prepared
-	// summaries off: every compaction runs inline, in the model call that
-	// needs it.
+	// PreparedSummariesOff, given to WithPreparedSummaries, makes every
+	// compaction run inline.
 	PreparedSummariesOff = core.PreparedSummariesOff
 	// DefaultEarlyCompaction is the share of the trigger the next request
-	// is predicted to reach when the guard starts preparing its summary
-	// (WithEarlyCompaction): the trigger itself. The prediction's margin
-	// (growthMargin) already starts it a step early when steps vary; an
-	// earlier start leaves more contents verbatim after the summary, so the
-	// compacted request is larger and the next compaction comes sooner.
+	// is predicted to reach when preparing starts (WithEarlyCompaction).
+	// The prediction's margin already starts a step early; starting
+	// earlier leaves more verbatim, so the next compaction comes sooner.
 	DefaultEarlyCompaction = core.DefaultEarlyCompaction
 )
 
@@ -640,15 +636,11 @@ type ModelRegistry = core.ModelRegistry
 // instead.
 func NewCrushRegistry(opts ...RegistryOption) ModelRegistry { return core.NewCrushRegistry(opts...) }
 
-// NamedTokenCounter is a TokenCounter with a stable identity: a name that
-// is the same in every process for the same counts, and changes whenever
-// its counts may change (its tokenizer, its vocabulary, its version). The
-// prefix record a call stores in session state (ARCHITECTURE.md, Counting)
-// names the counter that counted it; a later process trusts the record only
-// under a counter of the same name. A counter without a name (or with an
-// empty one) is trusted only by the process that wrote the record: after a
-// restart, or on another replica, its session's first call counts the
-// whole request once.
+// NamedTokenCounter is a TokenCounter with a stable name: the same in every
+// process for the same counts, changed whenever its counts may change. A
+// prefix record in session state (ARCHITECTURE.md, Counting) is trusted
+// only under a counter of the same name; without a name, after a restart
+// or on another replica, a session's first call counts its whole request.
 //
 // Its declaration in core:
 //
@@ -913,7 +905,6 @@ type TokenCounterFunc = core.TokenCounterFunc
 // Its declaration in core:
 //
 //	type Usage struct {
-//		// Agent is the agent the numbers are for.
 //		Agent string
 //		// Tokens is the guard's calibrated count of the last request it let
 //		// through, after any compaction or pruning: the measure every decision
