@@ -108,22 +108,18 @@ const ReasonRequested = core.ReasonRequested
 const RecallToolName = core.RecallToolName
 
 // StateKeyDisabled is the session-state key that switches the guard off for
-// one session: while it holds true, the guard stops compacting the session,
-// for every agent: no new compaction (by tokens, turns, request or the
-// output limit), no summarizer call, no recovery from overflow errors, no
-// rewrite of a response cut at the output limit. What earlier compactions
-// decided stays applied: the stored summary still replaces the history it
-// covers, and old tool results stay pruned, so a conversation already
-// compacted stays compacted and the request sent is never the whole raw
-// history. The guard still counts each request and records the provider's
-// counts, so Usage reports the request actually sent. Any other value, or
-// none, leaves the guard on; a value that is not a bool is logged and
-// ignored. DisableSession and EnableSession set it from outside the agent,
-// DisableInState and EnableInState from inside; an application may also set
-// it itself, for example in the session's initial state. Turned back on,
-// the guard resumes from the state it had: a conversation that grew past
-// the trigger meanwhile, or a compaction requested meanwhile, is compacted
-// by its next model call.
+// one session, for every agent, while it holds true: no new compaction (by
+// tokens, turns, request or the output limit), no summarizer call, no
+// recovery from overflow errors, no rewrite of a response cut at the output
+// limit. What earlier compactions stored stays applied (the summary, pruned
+// results), so the request sent is never the whole raw history, and the
+// guard still counts requests, so Usage reports what is sent. Any other
+// value leaves the guard on; a non-bool is logged and ignored.
+// DisableSession and EnableSession set it from outside the agent,
+// DisableInState and EnableInState from inside; an application may set it
+// too, for example in the initial state. Turned back on, the guard resumes
+// from its state: a conversation past the trigger, or a compaction
+// requested meanwhile, is compacted by the next model call.
 const StateKeyDisabled = core.StateKeyDisabled
 
 // ErrIrreducible is returned (wrapped) by the plugin when the part of a

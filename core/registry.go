@@ -9,8 +9,6 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/models"
 )
 
-// Context windows: the model registry (catwalk's model list by default).
-
 // ModelRegistry tells the guard how large a model's context window is.
 type ModelRegistry interface {
 	// ContextWindow is the model's context window in tokens; 0 or less
@@ -47,34 +45,22 @@ func NewCrushRegistry(opts ...RegistryOption) ModelRegistry {
 }
 
 type crushRegistry struct {
-	log *slog.Logger
-	// defaultWindow is WithDefaultWindow's window, 0 for none.
-	defaultWindow int
+	log           *slog.Logger
+	defaultWindow int      // WithDefaultWindow's, 0 for none
 	warned        sync.Map // model name -> struct{}
-	// errs are the options' errors, which New reports (optionErrs).
-	errs []error
+	errs          []error  // the options' errors, which New reports
 }
 
-// fail records an option's error; the guard built with the registry
-// reports it.
 func (r *crushRegistry) fail(err error) { r.errs = append(r.errs, fmt.Errorf("contextguard: %w", err)) }
 
-// optionErrs is the registry's option errors, for New.
 func (r *crushRegistry) optionErrs() []error { return r.errs }
 
-// registryOptionErrs is a registry whose options may be in error
-// (NewCrushRegistry's): New reports them with its own.
+// registryOptionErrs is a registry whose options' errors New reports.
 type registryOptionErrs interface{ optionErrs() []error }
-
-// find is the catwalk entry of model, when it lists a window for it.
-func (r *crushRegistry) find(model string) (models.Info, bool) {
-	info, ok := models.Lookup(model)
-	return info, ok && info.ContextWindow > 0
-}
 
 // ContextWindow implements ModelRegistry.
 func (r *crushRegistry) ContextWindow(model string) int {
-	if info, ok := r.find(model); ok {
+	if info, ok := models.Lookup(model); ok && info.ContextWindow > 0 {
 		return info.ContextWindow
 	}
 	if r.defaultWindow <= 0 {
