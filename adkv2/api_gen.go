@@ -128,13 +128,12 @@ const StateKeyDisabled = core.StateKeyDisabled
 var ErrIrreducible = core.ErrIrreducible
 
 // ErrReentrant is returned (wrapped, with the session and agent) by the
-// plugin's BeforeModelCallback and OnModelErrorCallback when the call comes
-// from the summarizer of a compaction of the same session, that is when its
-// context descends from the context the guard gave Summarize. Such a call
-// would need the history that is being summarized, and the compaction waits
-// for the summarizer, so it cannot be served; the summarizer should answer
-// without it. Calls for other sessions, AfterModelCallback, and calls from
-// the OnCompaction hook or a recovery model are served as usual.
+// plugin's BeforeModelCallback and OnModelErrorCallback for a call whose
+// context descends from the one the guard gave Summarize for the same
+// session: the compaction waits for the summarizer, so it cannot be served,
+// and the summarizer should answer without it. Other sessions,
+// AfterModelCallback, the OnCompaction hook and a recovery model are served
+// as usual.
 var ErrReentrant = core.ErrReentrant
 
 // AgentOption configures one agent registered with Add.
@@ -188,27 +187,20 @@ func WithMaxSummarizerCalls(n int) AgentOption { return core.WithMaxSummarizerCa
 func WithMaxTokens(n int) AgentOption { return core.WithMaxTokens(n) }
 
 // WithPruningMinFree sets the least a tool-result pruning pass must free,
-// in estimated tokens, to rewrite the history the request keeps
-// (WithToolResultPruning). A pass that prunes more results rewrites the
-// request from the first result it prunes on, and a provider's prompt
-// cache then reads that part again at the full input price; so the pruning
-// frontier is kept in session state and advances only once advancing it
-// frees at least n tokens, and between two such passes each request
-// extends the one before it. When a request is over the trigger, pruning
-// frees all it can whatever n is, since a compaction would rewrite more.
+// in estimated tokens, to rewrite the history (WithToolResultPruning). A
+// pass rewrites the request from its first pruned result, which a prompt
+// cache then reads again at the full price, so the frontier advances only
+// once that frees at least n tokens; between two passes each request
+// extends the one before. Over the trigger, pruning frees all it can
+// whatever n is, since a compaction would rewrite more.
 //
-// Zero, the default, prunes only when the request reaches the trigger: a
-// pass there takes the place of a compaction, and a pass under the trigger
-// saves only what the provider's cache already bills at a tenth, on the
-// requests left before the next compaction, while it rewrites the request
-// from its first pruned result at 1.25 times the input price. Replayed on
-// recorded agent sessions at 32k (make cost), passes under the trigger at a
-// minimum of a quarter of the window cost more than none. A positive n
-// suits a provider without a prompt cache: WithPruningMinFree(1) advances on
-// every pass, as versions before it did. A negative value is an error, and
+// Zero, the default, prunes only at the trigger: under it a pass saves only
+// what the cache already bills at a tenth, and rewrites at 1.25 times the
+// input price (on recorded sessions at 32k, make cost, passes under the
+// trigger cost more than none). A positive n suits a provider without a
+// prompt cache: 1 advances on every pass. A negative value is an error, and
 // so is a value at or above the window when the window is known at Add
-// (WithMaxTokens, or the registry's for the model given to Add): no pass can
-// free that much.
+// (WithMaxTokens, or the registry's for the model given to Add).
 func WithPruningMinFree(n int) AgentOption { return core.WithPruningMinFree(n) }
 
 // WithReserve keeps n tokens free below the window (for the response and the

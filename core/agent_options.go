@@ -7,9 +7,6 @@ import (
 	"time"
 )
 
-// Each agent's options (AgentOption), given to Add and AddDefault and
-// validated by newAgentConfig; what 0 means is said in each option's doc.
-
 // WithTriggerTokens compacts once the request reaches n tokens, whatever the
 // window. n must be positive (0 is an error: leave the option out for the
 // default trigger) and below the window: WithMaxTokens when given, else the
@@ -52,7 +49,6 @@ func WithReserve(n int) AgentOption {
 	})
 }
 
-// either is an AgentOption named option taking v, which must be a or b.
 func either[V ~string](option string, v, a, b V, set func(*Agent, V)) AgentOption {
 	return func(c *Agent) {
 		if v != a && v != b {
@@ -63,10 +59,8 @@ func either[V ~string](option string, v, a, b V, set func(*Agent, V)) AgentOptio
 	}
 }
 
-// positiveOption is an AgentOption named option taking a count that must be
-// positive: set applies it, with the option's call as written (for example
-// "WithReserve(2000)") for its own messages; anything else is recorded as
-// an error.
+// positiveOption is an option whose count must be positive; set gets the
+// call as written (for example "WithReserve(2000)") for its messages.
 func positiveOption(option string, n int, set func(c *Agent, call string)) AgentOption {
 	call := fmt.Sprintf("%s(%d)", option, n)
 	return func(c *Agent) {
@@ -159,27 +153,20 @@ func WithToolResultPruning(keepSteps int) AgentOption {
 }
 
 // WithPruningMinFree sets the least a tool-result pruning pass must free,
-// in estimated tokens, to rewrite the history the request keeps
-// (WithToolResultPruning). A pass that prunes more results rewrites the
-// request from the first result it prunes on, and a provider's prompt
-// cache then reads that part again at the full input price; so the pruning
-// frontier is kept in session state and advances only once advancing it
-// frees at least n tokens, and between two such passes each request
-// extends the one before it. When a request is over the trigger, pruning
-// frees all it can whatever n is, since a compaction would rewrite more.
+// in estimated tokens, to rewrite the history (WithToolResultPruning). A
+// pass rewrites the request from its first pruned result, which a prompt
+// cache then reads again at the full price, so the frontier advances only
+// once that frees at least n tokens; between two passes each request
+// extends the one before. Over the trigger, pruning frees all it can
+// whatever n is, since a compaction would rewrite more.
 //
-// Zero, the default, prunes only when the request reaches the trigger: a
-// pass there takes the place of a compaction, and a pass under the trigger
-// saves only what the provider's cache already bills at a tenth, on the
-// requests left before the next compaction, while it rewrites the request
-// from its first pruned result at 1.25 times the input price. Replayed on
-// recorded agent sessions at 32k (make cost), passes under the trigger at a
-// minimum of a quarter of the window cost more than none. A positive n
-// suits a provider without a prompt cache: WithPruningMinFree(1) advances on
-// every pass, as versions before it did. A negative value is an error, and
+// Zero, the default, prunes only at the trigger: under it a pass saves only
+// what the cache already bills at a tenth, and rewrites at 1.25 times the
+// input price (on recorded sessions at 32k, make cost, passes under the
+// trigger cost more than none). A positive n suits a provider without a
+// prompt cache: 1 advances on every pass. A negative value is an error, and
 // so is a value at or above the window when the window is known at Add
-// (WithMaxTokens, or the registry's for the model given to Add): no pass can
-// free that much.
+// (WithMaxTokens, or the registry's for the model given to Add).
 func WithPruningMinFree(n int) AgentOption {
 	return countOption("WithPruningMinFree", n, "is the default, pruning only at the trigger", nil,
 		func(c *Agent, n int) { c.pruneMinFree = n })
