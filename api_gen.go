@@ -873,7 +873,7 @@ type TokenCounterFunc = core.TokenCounterFunc
 // Its declaration in core:
 //
 //	type Usage struct {
-//		Agent string
+//		Agent string // the agent the numbers are for
 //		// Tokens is the guard's calibrated count of the last request it let
 //		// through, after any compaction or pruning: the measure every decision
 //		// of the guard is made in (ARCHITECTURE.md, Counting).

@@ -13,7 +13,7 @@ import (
 // "context: 63%". Counts are 0 until the guard has judged a request of the
 // agent in the session.
 type Usage struct {
-	Agent string
+	Agent string // the agent the numbers are for
 	// Tokens is the guard's calibrated count of the last request it let
 	// through, after any compaction or pruning: the measure every decision
 	// of the guard is made in (ARCHITECTURE.md, Counting).

@@ -1,7 +1,7 @@
 // Package convo reads a conversation as the guard must: which content is
 // the user's current request (never an adapter's synthetic continuation,
 // another agent's "For context:" message or a tool result), and the
-// attachments a request carries. It imports nothing of the engine.
+// attachments a request carries.
 package convo
 
 import (

@@ -1,6 +1,5 @@
 // Package pairs keeps a function call and its response together: the one
-// ordered rule every cut of a conversation uses (ARCHITECTURE.md). It
-// imports nothing of the engine.
+// ordered rule every cut of a conversation uses (ARCHITECTURE.md).
 package pairs
 
 import (
