@@ -593,15 +593,12 @@ const (
 type ModelRegistry = core.ModelRegistry
 
 // NewCrushRegistry returns the default registry, backed by the model data
-// embedded in charm.land/catwalk (no network). Model IDs are normalised:
-// case, surrounding space, "models/" and provider prefixes such as
-// "anthropic/", and date, version or release suffixes such as "-20250929",
-// "-latest" and "-preview" are ignored; when several providers list a
-// model, the first-party provider's entry wins. An unknown model is
-// reported as unknown (0, as the ModelRegistry contract says), so the
-// guard gives it DefaultContextWindow with one warning per model name that
-// names the option to set; WithDefaultWindow reports another window
-// instead.
+// embedded in charm.land/catwalk (no network). Case, surrounding space,
+// "models/" and provider prefixes ("anthropic/") and date, version or
+// release suffixes ("-20250929", "-latest", "-preview") are ignored; the
+// first-party provider's entry wins. An unknown model is reported as 0, so
+// the guard gives it DefaultContextWindow with one warning per model that
+// names the option to set; WithDefaultWindow reports another window.
 func NewCrushRegistry(opts ...RegistryOption) ModelRegistry { return core.NewCrushRegistry(opts...) }
 
 // NamedTokenCounter is a TokenCounter with a stable name: the same in every
