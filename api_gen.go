@@ -53,24 +53,20 @@ const (
 	ReasonOverflow = core.ReasonOverflow
 )
 
-// Defaults of the prepared summaries.
+// Summaries prepared while tools run (ARCHITECTURE.md, Concurrency).
 const (
 	// DefaultPreparedSummaries is how many summaries the guard prepares in
-	// the background at once, over all sessions (WithPreparedSummaries):
-	// each is one summarizer call that the compaction it serves would have
-	// made anyway, so the bound only keeps a burst of sessions from
-	// starting many model calls at the same moment.
+	// the background at once (WithPreparedSummaries). Each is a call its
+	// compaction would make anyway: the bound only keeps a burst of
+	// sessions from starting many model calls at once.
 	DefaultPreparedSummaries = core.DefaultPreparedSummaries
-	// PreparedSummariesOff, given to WithPreparedSummaries, turns prepared
-	// summaries off: every compaction runs inline, in the model call that
-	// needs it.
+	// PreparedSummariesOff, given to WithPreparedSummaries, makes every
+	// compaction run inline.
 	PreparedSummariesOff = core.PreparedSummariesOff
 	// DefaultEarlyCompaction is the share of the trigger the next request
-	// is predicted to reach when the guard starts preparing its summary
-	// (WithEarlyCompaction): the trigger itself. The prediction's margin
-	// (growthMargin) already starts it a step early when steps vary; an
-	// earlier start leaves more contents verbatim after the summary, so the
-	// compacted request is larger and the next compaction comes sooner.
+	// is predicted to reach when preparing starts (WithEarlyCompaction).
+	// The prediction's margin already starts a step early; starting
+	// earlier leaves more verbatim, so the next compaction comes sooner.
 	DefaultEarlyCompaction = core.DefaultEarlyCompaction
 )
 
@@ -112,22 +108,18 @@ const ReasonRequested = core.ReasonRequested
 const RecallToolName = core.RecallToolName
 
 // StateKeyDisabled is the session-state key that switches the guard off for
-// one session: while it holds true, the guard stops compacting the session,
-// for every agent: no new compaction (by tokens, turns, request or the
-// output limit), no summarizer call, no recovery from overflow errors, no
-// rewrite of a response cut at the output limit. What earlier compactions
-// decided stays applied: the stored summary still replaces the history it
-// covers, and old tool results stay pruned, so a conversation already
-// compacted stays compacted and the request sent is never the whole raw
-// history. The guard still counts each request and records the provider's
-// counts, so Usage reports the request actually sent. Any other value, or
-// none, leaves the guard on; a value that is not a bool is logged and
-// ignored. DisableSession and EnableSession set it from outside the agent,
-// DisableInState and EnableInState from inside; an application may also set
-// it itself, for example in the session's initial state. Turned back on,
-// the guard resumes from the state it had: a conversation that grew past
-// the trigger meanwhile, or a compaction requested meanwhile, is compacted
-// by its next model call.
+// one session, for every agent, while it holds true: no new compaction (by
+// tokens, turns, request or the output limit), no summarizer call, no
+// recovery from overflow errors, no rewrite of a response cut at the output
+// limit. What earlier compactions stored stays applied (the summary, pruned
+// results), so the request sent is never the whole raw history, and the
+// guard still counts requests, so Usage reports what is sent. Any other
+// value leaves the guard on; a non-bool is logged and ignored.
+// DisableSession and EnableSession set it from outside the agent,
+// DisableInState and EnableInState from inside; an application may set it
+// too, for example in the initial state. Turned back on, the guard resumes
+// from its state: a conversation past the trigger, or a compaction
+// requested meanwhile, is compacted by the next model call.
 const StateKeyDisabled = core.StateKeyDisabled
 
 // ErrIrreducible is returned (wrapped) by the plugin when the part of a
@@ -136,13 +128,12 @@ const StateKeyDisabled = core.StateKeyDisabled
 var ErrIrreducible = core.ErrIrreducible
 
 // ErrReentrant is returned (wrapped, with the session and agent) by the
-// plugin's BeforeModelCallback and OnModelErrorCallback when the call comes
-// from the summarizer of a compaction of the same session, that is when its
-// context descends from the context the guard gave Summarize. Such a call
-// would need the history that is being summarized, and the compaction waits
-// for the summarizer, so it cannot be served; the summarizer should answer
-// without it. Calls for other sessions, AfterModelCallback, and calls from
-// the OnCompaction hook or a recovery model are served as usual.
+// plugin's BeforeModelCallback and OnModelErrorCallback for a call whose
+// context descends from the one the guard gave Summarize for the same
+// session: the compaction waits for the summarizer, so it cannot be served,
+// and the summarizer should answer without it. Other sessions,
+// AfterModelCallback, the OnCompaction hook and a recovery model are served
+// as usual.
 var ErrReentrant = core.ErrReentrant
 
 // AgentOption configures one agent registered with Add.
@@ -150,23 +141,20 @@ type AgentOption = core.AgentOption
 
 // WithBetweenTurns sets whether the agent's sessions are compacted between
 // two runs (BetweenTurnsWhenDue, the default) or only inside the model call
-// that needs it (BetweenTurnsOff). Between turns, the compaction runs in
-// the plugin's after-run callback, once the run's last event has been
-// delivered; its state reaches the next run through the session service
-// given to WithSessionService, or, without one, through the guard's memory
-// of the session (lost when the session is evicted or served by another
-// process: its next call then compacts inline). Any other value is an
-// error.
+// that needs it (BetweenTurnsOff). Between turns, the compaction runs once
+// the run's last event was delivered; its state reaches the next run
+// through WithSessionService's service, else the guard's memory of the
+// session (lost on eviction or in another process: the next call then
+// compacts inline). Any other value is an error.
 func WithBetweenTurns(p BetweenTurns) AgentOption { return core.WithBetweenTurns(p) }
 
 // WithEarlyCompaction sets how early a summary is prepared while tools run
-// (WithPreparedSummaries): once the next request is predicted (this
-// request's count plus the agent's recent growth per step, with a margin) to
-// reach fraction f of the trigger. f must be in (0, 1] (0 is an error);
-// the default is DefaultEarlyCompaction (the trigger itself). A lower f starts sooner, for
-// tools faster than the summarizer, at the cost of a summary that covers
-// less of the conversation: the compaction keeps the rest verbatim, and
-// runs inline when that takes the request over the trigger.
+// (WithPreparedSummaries): once the next request is predicted (this count
+// plus the recent growth per step, with a margin) to reach fraction f of
+// the trigger. f must be in (0, 1] (0 is an error); the default is
+// DefaultEarlyCompaction. A lower f suits tools faster than the summarizer,
+// at the cost of a summary covering less: the rest is kept verbatim, and
+// the compaction runs inline when that is over the trigger.
 func WithEarlyCompaction(f float64) AgentOption { return core.WithEarlyCompaction(f) }
 
 // WithInstructions appends text to the summary prompt, e.g. "Keep every
@@ -178,15 +166,13 @@ func WithInstructions(text string) AgentOption { return core.WithInstructions(te
 // DefaultMaxCompactionAttempts; a negative value is an error.
 func WithMaxCompactionAttempts(n int) AgentOption { return core.WithMaxCompactionAttempts(n) }
 
-// WithMaxSummarizerCalls bounds the summarizer calls one compaction, and so
-// one model call, may make, the pieces of a rolling summary (a span larger
-// than the summarizer's window) and the retries of a summary too long
-// included. A span that needs more calls has its oldest messages listed by
-// the deterministic fallback summary (the user's requests, the tools
-// called, the last model message), which the summarizer then reads as the
-// summary so far beside the newest messages; should the calls still run
-// out, the pieces already summarized are kept and the fallback lists the
-// rest. Zero means DefaultMaxSummarizerCalls; a negative value is an error.
+// WithMaxSummarizerCalls bounds the summarizer calls of one compaction,
+// rolling pieces (a span larger than the summarizer's window) and retries
+// included. A span needing more has its oldest messages listed by the
+// deterministic fallback summary, which the summarizer reads as the summary
+// so far; should the calls still run out, the pieces summarized are kept
+// and the fallback lists the rest. Zero means DefaultMaxSummarizerCalls; a
+// negative value is an error.
 func WithMaxSummarizerCalls(n int) AgentOption { return core.WithMaxSummarizerCalls(n) }
 
 // WithMaxTokens overrides the context window the registry reports for the
@@ -196,54 +182,42 @@ func WithMaxSummarizerCalls(n int) AgentOption { return core.WithMaxSummarizerCa
 func WithMaxTokens(n int) AgentOption { return core.WithMaxTokens(n) }
 
 // WithPruningMinFree sets the least a tool-result pruning pass must free,
-// in estimated tokens, to rewrite the history the request keeps
-// (WithToolResultPruning). A pass that prunes more results rewrites the
-// request from the first result it prunes on, and a provider's prompt
-// cache then reads that part again at the full input price; so the pruning
-// frontier is kept in session state and advances only once advancing it
-// frees at least n tokens, and between two such passes each request
-// extends the one before it. When a request is over the trigger, pruning
-// frees all it can whatever n is, since a compaction would rewrite more.
+// in estimated tokens, to rewrite the history (WithToolResultPruning). A
+// pass rewrites the request from its first pruned result, which a prompt
+// cache then reads again at the full price, so the frontier advances only
+// once that frees at least n tokens; between two passes each request
+// extends the one before. Over the trigger, pruning frees all it can
+// whatever n is, since a compaction would rewrite more.
 //
-// Zero, the default, prunes only when the request reaches the trigger: a
-// pass there takes the place of a compaction, and a pass under the trigger
-// saves only what the provider's cache already bills at a tenth, on the
-// requests left before the next compaction, while it rewrites the request
-// from its first pruned result at 1.25 times the input price. Replayed on
-// recorded agent sessions at 32k (make cost), passes under the trigger at a
-// minimum of a quarter of the window cost more than none. A positive n
-// suits a provider without a prompt cache: WithPruningMinFree(1) advances on
-// every pass, as versions before it did. A negative value is an error, and
+// Zero, the default, prunes only at the trigger: under it a pass saves only
+// what the cache already bills at a tenth, and rewrites at 1.25 times the
+// input price (on recorded sessions at 32k, make cost, passes under the
+// trigger cost more than none). A positive n suits a provider without a
+// prompt cache: 1 advances on every pass. A negative value is an error, and
 // so is a value at or above the window when the window is known at Add
-// (WithMaxTokens, or the registry's for the model given to Add): no pass can
-// free that much.
+// (WithMaxTokens, or the registry's for the model given to Add).
 func WithPruningMinFree(n int) AgentOption { return core.WithPruningMinFree(n) }
 
 // WithReserve keeps n tokens free below the window (for the response and the
 // estimate's error): the trigger is window - n. n must be positive (0 is an
 // error: leave the option out for the default trigger) and below the
-// window: WithMaxTokens when given, else the registry's window for the model
-// given to Add when the registry knows it (Plugin reports it otherwise).
-// Only one of WithTriggerTokens, WithTriggerFraction and WithReserve may be
-// given. A reserve that leaves nothing of a window known only at run time
-// falls back to the default trigger with a warning.
+// window, as for WithTriggerTokens; only one of the two and
+// WithTriggerFraction may be given. A reserve that leaves nothing of a
+// window known only at run time falls back to the default trigger with a
+// warning.
 func WithReserve(n int) AgentOption { return core.WithReserve(n) }
 
 // WithSlidingWindow selects the sliding-window strategy. A turn is a user
-// message with text (function responses are not turns). The guard compacts
-// when more than maxTurns turns were added since the last compaction, or when
-// the request reaches the token trigger, whichever comes first. It then keeps
-// the newest turns verbatim (half of maxTurns, rounded up, fewer when they
-// would take more than half the room under the trigger), summarizes the
-// previous summary plus the turns before them, and never separates a
-// function call from its response. When even the newest turn does not fit,
-// it summarizes everything, as the threshold strategy does. A compaction
-// triggered by turns waits until what it would summarize weighs at least the
-// summary it asks for (half the buffer, between 512 and 2,048 tokens), so a
-// few short turns never cost a summary longer than them. Zero means
-// DefaultSlidingWindowTurns (as in the earlier guard); a negative value is an
-// error. Only one strategy option (WithSlidingWindow, WithTailRetention) may
-// be given.
+// message with text. The guard compacts when more than maxTurns turns were
+// added since the last compaction, or at the token trigger. It keeps the
+// newest half of maxTurns (rounded up, fewer past half the room under the
+// trigger) verbatim, never separating a call from its response, and
+// summarizes the previous summary plus the turns before; when even the
+// newest turn does not fit, it summarizes everything. A compaction by turns
+// waits until what it summarizes weighs at least the summary asked (half
+// the buffer, 512 to 2,048 tokens). Zero means DefaultSlidingWindowTurns; a
+// negative value is an error. Only one strategy option (WithSlidingWindow,
+// WithTailRetention) may be given.
 func WithSlidingWindow(maxTurns int) AgentOption { return core.WithSlidingWindow(maxTurns) }
 
 // WithSummarizer replaces the LLM summarizer built from the model given to
@@ -271,24 +245,20 @@ func WithSummarizerWindow(n int) AgentOption { return core.WithSummarizerWindow(
 // transcript of the conversation. Any other value is an error.
 func WithSummaryForm(f SummaryForm) AgentOption { return core.WithSummaryForm(f) }
 
-// WithSummaryTimeout bounds each summarizer call, the default LLM
-// summarizer's and a custom one's alike. When it expires the guard stops
-// waiting, even for a summarizer or model that ignores its context (the
-// abandoned call is left to return on its own), and the deterministic
-// fallback summary is used. The summarizer's context is then cancelled,
-// with a cause (context.Cause) that wraps context.DeadlineExceeded. The
-// time is the guard's clock's (WithClock). It must be positive (0 is an
-// error; leave the option out for DefaultSummaryTimeout).
+// WithSummaryTimeout bounds each summarizer call, custom ones included. On
+// expiry the guard stops waiting, even for a summarizer that ignores its
+// context, uses the fallback summary, and cancels the summarizer's context
+// with a cause (context.Cause) wrapping context.DeadlineExceeded. The time
+// is WithClock's. It must be positive (0 is an error; leave the option out
+// for DefaultSummaryTimeout).
 func WithSummaryTimeout(d time.Duration) AgentOption { return core.WithSummaryTimeout(d) }
 
 // WithSummaryTokens sets the length asked of a summary, in tokens. Zero
 // means the default, half the room kept free under the window (10,000
-// tokens for windows of 200k and more, 300 for a 3k window); a negative
-// value is an error, and so is a value at or above the window when the
-// window is known at Add (WithMaxTokens, or the registry's for the model
-// given to Add). A summary is still never asked to be longer than the room
-// under the trigger allows, nor than half of what the contents it replaces
-// free.
+// tokens from 200k windows, 300 for 3k); a negative value is an error, and
+// so is one at or above the window known at Add. A summary is still never
+// asked longer than the room under the trigger allows, nor than half of
+// what the contents it replaces free.
 func WithSummaryTokens(n int) AgentOption { return core.WithSummaryTokens(n) }
 
 // WithTailRetention selects the tail-retention strategy: at the token
@@ -302,32 +272,27 @@ func WithSummaryTokens(n int) AgentOption { return core.WithSummaryTokens(n) }
 // WithTailRetention) may be given.
 func WithTailRetention(fraction float64) AgentOption { return core.WithTailRetention(fraction) }
 
-// WithTokenCounter makes the guard count with tc instead of its built-in
-// estimator. Texts, function names, call arguments and results (as their
-// compact JSON) and tool declarations (as their compact JSON) go through
-// tc; images and other inline data are still counted from their headers by
-// the model family's published rules, and each message adds the estimator's
-// fitted framing cost. Counts are cached per content, so tc runs once per
-// new content, not once per call. Because tc is exact, the guard applies no
-// default correction before the provider's first real count. Give tc a
-// stable name (NamedTokenCounter, NameTokenCounter) so that another process
-// can trust what this one counted; without one, a session's first call in
-// each process counts its whole request. A nil counter is an error.
+// WithTokenCounter makes the guard count with tc instead of its estimator:
+// texts, function names, and call arguments, results and tool declarations
+// as compact JSON. Media are still counted by the model family's published
+// rules, and each message adds the fitted framing cost. Counts are cached
+// per content, and no default correction applies before the provider's
+// first count. Give tc a stable name (NamedTokenCounter, NameTokenCounter)
+// so another process trusts what this one counted; without one, a session's
+// first call in each process counts its whole request. A nil counter is an
+// error.
 func WithTokenCounter(tc TokenCounter) AgentOption { return core.WithTokenCounter(tc) }
 
 // WithToolResultPruning replaces the payloads of function responses older
-// than the newest keepSteps tool steps (a tool step is one message of
-// function responses; parallel calls answer in one) with a short placeholder
-// naming the tool and the size removed, before the request is counted, so a
-// request can shrink without a summarizer call; the summarizer runs only if
-// the request is still over the trigger. It works with either strategy. The
-// stored session is untouched: pruning is applied to every request
-// deterministically, so the same history always gives the same request.
-// Results under 200 tokens, user text and the newest keepSteps steps are
-// never pruned, and pruning advances keepSteps steps at a time, so the
-// request (and the provider's prompt cache) changes once every keepSteps
-// steps; a compaction never brings pruned results back. Zero means
-// DefaultPruneKeepSteps; a negative value is an error.
+// than the newest keepSteps tool steps (one message of function responses
+// each) with a placeholder naming the tool and the size removed, before the
+// request is counted, so it can shrink without a summarizer call; either
+// strategy. The stored session is untouched: the same history always gives
+// the same request. Results under 200 tokens and user text are never
+// pruned; pruning advances keepSteps steps at a time, so the request (and
+// the prompt cache) changes once every keepSteps steps, and a compaction
+// never brings results back. Zero means DefaultPruneKeepSteps; a negative
+// value is an error.
 func WithToolResultPruning(keepSteps int) AgentOption { return core.WithToolResultPruning(keepSteps) }
 
 // WithTriggerFraction compacts once the request reaches f of the window; f
@@ -337,12 +302,11 @@ func WithTriggerFraction(f float64) AgentOption { return core.WithTriggerFractio
 
 // WithTriggerTokens compacts once the request reaches n tokens, whatever the
 // window. n must be positive (0 is an error: leave the option out for the
-// default trigger) and below the window: WithMaxTokens when given, else the
-// registry's window for the model given to Add when the registry knows it
-// (Plugin reports it otherwise). Only one of WithTriggerTokens,
-// WithTriggerFraction and WithReserve may be given. A value at or above a
-// window known only at run time (the request's model, when it differs) is
-// lowered to the default trigger with a warning.
+// default trigger) and below the window known at Add (WithMaxTokens, else
+// the registry's for the model given to Add; Plugin reports it). Only one of
+// WithTriggerTokens, WithTriggerFraction and WithReserve may be given. At or
+// above a window known only at run time, the default trigger is used with a
+// warning.
 func WithTriggerTokens(n int) AgentOption { return core.WithTriggerTokens(n) }
 
 // BetweenTurns says whether an agent's sessions are compacted between two
@@ -629,26 +593,19 @@ const (
 type ModelRegistry = core.ModelRegistry
 
 // NewCrushRegistry returns the default registry, backed by the model data
-// embedded in charm.land/catwalk (no network). Model IDs are normalised:
-// case, surrounding space, "models/" and provider prefixes such as
-// "anthropic/", and date, version or release suffixes such as "-20250929",
-// "-latest" and "-preview" are ignored; when several providers list a
-// model, the first-party provider's entry wins. An unknown model is
-// reported as unknown (0, as the ModelRegistry contract says), so the
-// guard gives it DefaultContextWindow with one warning per model name that
-// names the option to set; WithDefaultWindow reports another window
-// instead.
+// embedded in charm.land/catwalk (no network). Case, surrounding space,
+// "models/" and provider prefixes ("anthropic/") and date, version or
+// release suffixes ("-20250929", "-latest", "-preview") are ignored; the
+// first-party provider's entry wins. An unknown model is reported as 0, so
+// the guard gives it DefaultContextWindow with one warning per model that
+// names the option to set; WithDefaultWindow reports another window.
 func NewCrushRegistry(opts ...RegistryOption) ModelRegistry { return core.NewCrushRegistry(opts...) }
 
-// NamedTokenCounter is a TokenCounter with a stable identity: a name that
-// is the same in every process for the same counts, and changes whenever
-// its counts may change (its tokenizer, its vocabulary, its version). The
-// prefix record a call stores in session state (ARCHITECTURE.md, Counting)
-// names the counter that counted it; a later process trusts the record only
-// under a counter of the same name. A counter without a name (or with an
-// empty one) is trusted only by the process that wrote the record: after a
-// restart, or on another replica, its session's first call counts the
-// whole request once.
+// NamedTokenCounter is a TokenCounter with a stable name: the same in every
+// process for the same counts, changed whenever its counts may change. A
+// prefix record in session state (ARCHITECTURE.md, Counting) is trusted
+// only under a counter of the same name; without a name, after a restart
+// or on another replica, a session's first call counts its whole request.
 //
 // Its declaration in core:
 //
@@ -913,8 +870,7 @@ type TokenCounterFunc = core.TokenCounterFunc
 // Its declaration in core:
 //
 //	type Usage struct {
-//		// Agent is the agent the numbers are for.
-//		Agent string
+//		Agent string // the agent the numbers are for
 //		// Tokens is the guard's calibrated count of the last request it let
 //		// through, after any compaction or pruning: the measure every decision
 //		// of the guard is made in (ARCHITECTURE.md, Counting).

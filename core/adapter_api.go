@@ -11,17 +11,15 @@ import (
 )
 
 // The engine's entry points for adapters (ARCHITECTURE.md, The engine and
-// the ADK adapter): each adapter's plugin callbacks and public API call
-// these with its framework's values passed through the seams (seams.go).
+// the ADK adapter), called with the framework's values through seams.go.
 
 // Logger is the guard's logger (WithLogger), for adapters' own messages.
 func (g *Guard) Logger() *slog.Logger { return g.log }
 
 // Add configures the agent named agentName with s, the summarizer of the
-// model given to the adapter's Add (nil allowed when WithSummarizer is
-// among opts). err, when not nil, is a configuration error of the
-// adapter's argument (a typed-nil model), recorded under the call's name
-// like the options' errors. Adding a name again replaces its
+// model given to the adapter's Add (nil allowed with WithSummarizer). err
+// is a configuration error of the adapter's argument (a typed-nil model),
+// recorded like the options' errors. Adding a name again replaces its
 // configuration. For adapters.
 func (g *Guard) Add(agentName string, s Summarizer, err error, opts ...AgentOption) {
 	caller := fmt.Sprintf("Add(%q)", agentName)
@@ -47,12 +45,10 @@ func (a *Agent) RecoveryModel() HostModel { return a.recoveryLLM }
 // it. For adapters.
 func (g *Guard) AgentForCall(name string) *Agent { return g.agentForCall(name) }
 
-// CheckRun is told, when a run starts, the names of the agents it may call:
-// the run's agent first, then every agent below it. When the guard guards
-// none of them, by name (Add) or by default (AddDefault), every model call
-// of the run goes unchecked, most often because the name given to Add is
-// not the agent's; it logs a warning, once per run agent, naming the agents
-// it does guard. For adapters.
+// CheckRun is told, when a run starts, the names of the agents it may call,
+// the run's agent first. When the guard guards none of them, most often
+// because the name given to Add is not the agent's, it warns once per run
+// agent, naming the agents it does guard. For adapters.
 func (g *Guard) CheckRun(names []string) {
 	if g == nil || len(names) == 0 {
 		return
@@ -86,10 +82,10 @@ func (g *Guard) Agent(name string) *Agent { return g.agent(name) }
 // BeforeModel guards one request of agent a: st is the state the call
 // reads and writes, ro the session's state without the call's writes. In a
 // session switched off (StateKeyDisabled) it only applies what earlier
-// compactions stored and counts the request. It calls apply with the contents to send (the adapter writes them into its
-// request: the one place the request is rewritten), then fires the
-// OnCompaction hook, and returns the error to return from the callback
-// (ErrIrreducible, ErrReentrant, ...). For adapters.
+// compactions stored and counts the request. It calls apply with the
+// contents to send, the one place the request is rewritten, then fires the
+// OnCompaction hook, and returns the callback's error (ErrIrreducible,
+// ErrReentrant, ...). For adapters.
 func (g *Guard) BeforeModel(c Call, st State, ro StateReader, a *Agent, req Request, apply func([]*genai.Content)) error {
 	contents, ev, err := g.guardRequest(c, st, ro, a, req, modeFor(ro, g.log))
 	if apply != nil {
@@ -107,10 +103,9 @@ func (g *Guard) AfterModel(c Call, a *Agent, st State, resp Response) *genai.Con
 	return g.afterResponse(c, a, st, &resp)
 }
 
-// RecoverOverflow handles a context-overflow error ov of the provider
-// (modelErr, the error itself) for the request req (nil when the host gave
-// none): it returns a compacted request for the agent's recovery model
-// (Agent.RecoveryModel), or nil to return the provider's error; a non-nil
+// RecoverOverflow handles the provider's context-overflow error modelErr
+// (ov) for req, nil when the host gave none: it returns a compacted request
+// for Agent.RecoveryModel, or nil to return the provider's error; a non-nil
 // error is the callback's. For adapters.
 func (g *Guard) RecoverOverflow(c Call, st State, ro StateReader, a *Agent, req *Request, ov ContextOverflow, modelErr error) (*Recovery, error) {
 	return g.recoverOverflow(c, st, ro, a, req, ov, modelErr)
@@ -140,19 +135,17 @@ func (g *Guard) UsageFromState(st StateReader, agentName string) (Usage, error) 
 // RequestCompactionInState asks, in the session state st, that the next
 // model call of agentName compact, with focus for the summary prompt.
 func (g *Guard) RequestCompactionInState(st State, agentName, focus string) error {
-	if err := g.CheckAgent(agentName); err != nil {
+	delta, err := g.CompactionRequestDelta(agentName, focus)
+	if err != nil {
 		return err
 	}
 	if st == nil {
 		return errors.New("contextguard: the session state is nil")
 	}
-	focus, err := cleanFocus(focus)
-	if err != nil {
-		return err
-	}
-	r := compactionRequest{pending: true, focus: focus}
-	if err := st.Set(keyCompactRequest+agentName, r.value()); err != nil {
-		return fmt.Errorf("contextguard: storing the compaction request of agent %q: %w", agentName, err)
+	for k, v := range delta {
+		if err := st.Set(k, v); err != nil {
+			return fmt.Errorf("contextguard: storing the compaction request of agent %q: %w", agentName, err)
+		}
 	}
 	return nil
 }
@@ -174,9 +167,8 @@ func (g *Guard) SetDisabledInState(st State, off bool) error {
 
 // CompactionRequestDelta is the state delta that asks the next model call
 // of agentName to compact with focus, for an adapter that writes state
-// through its session service (RequestCompaction). It returns an error for
-// an agent the guard does not guard and a focus that is too long. For
-// adapters.
+// through its session service. It returns an error for an agent not
+// guarded and a focus too long. For adapters.
 func (g *Guard) CompactionRequestDelta(agentName, focus string) (map[string]any, error) {
 	if err := g.CheckAgent(agentName); err != nil {
 		return nil, err

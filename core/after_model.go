@@ -2,17 +2,10 @@ package core
 
 import "google.golang.org/genai"
 
-// After the model call: the provider's prompt-token count recorded for
-// calibration, and a response cut at the output limit handled.
-
-// afterResponse is the engine's part of AfterModelCallback, for a final
-// response of an agent the guard guards: it records the provider's
-// prompt-token count when believable (calibration.go), handles a response
-// cut at the output limit near the window unless the session is switched
-// off (output_limit.go), and, when the response asks for tool calls,
-// starts preparing the next compaction's summary while they run
-// (prepared_start.go). It returns the content that replaces the
-// response's, nil to let the response through untouched.
+// afterResponse is the engine's part of AfterModelCallback: it records the
+// provider's counts, handles a response cut at the output limit, and starts
+// preparing the next summary while the response's tools run. It returns
+// the content that replaces the response's, nil for none.
 func (g *Guard) afterResponse(c Call, cfg *Agent, st State, resp *Response) *genai.Content {
 	sio := cfg.stateIO(g.log)
 	if n := resp.promptTokens(); n != 0 {
@@ -28,8 +21,7 @@ func (g *Guard) afterResponse(c Call, cfg *Agent, st State, resp *Response) *gen
 	return nil
 }
 
-// recordCached keeps the provider's cached-token count of the last request
-// in state, for Usage, written only when it changed.
+// recordCached keeps the cached-token count in state for Usage.
 func recordCached(sio stateIO, st State, n int) {
 	if st == nil {
 		return

@@ -7,17 +7,13 @@ import (
 	"time"
 )
 
-// Each agent's options (AgentOption), given to Add and AddDefault and
-// validated by newAgentConfig; what 0 means is said in each option's doc.
-
 // WithTriggerTokens compacts once the request reaches n tokens, whatever the
 // window. n must be positive (0 is an error: leave the option out for the
-// default trigger) and below the window: WithMaxTokens when given, else the
-// registry's window for the model given to Add when the registry knows it
-// (Plugin reports it otherwise). Only one of WithTriggerTokens,
-// WithTriggerFraction and WithReserve may be given. A value at or above a
-// window known only at run time (the request's model, when it differs) is
-// lowered to the default trigger with a warning.
+// default trigger) and below the window known at Add (WithMaxTokens, else
+// the registry's for the model given to Add; Plugin reports it). Only one of
+// WithTriggerTokens, WithTriggerFraction and WithReserve may be given. At or
+// above a window known only at run time, the default trigger is used with a
+// warning.
 func WithTriggerTokens(n int) AgentOption {
 	return positiveOption("WithTriggerTokens", n, func(c *Agent, name string) {
 		c.setTrigger(triggerSpec{kind: triggerTokens, tokens: n, call: name})
@@ -41,18 +37,16 @@ func WithTriggerFraction(f float64) AgentOption {
 // WithReserve keeps n tokens free below the window (for the response and the
 // estimate's error): the trigger is window - n. n must be positive (0 is an
 // error: leave the option out for the default trigger) and below the
-// window: WithMaxTokens when given, else the registry's window for the model
-// given to Add when the registry knows it (Plugin reports it otherwise).
-// Only one of WithTriggerTokens, WithTriggerFraction and WithReserve may be
-// given. A reserve that leaves nothing of a window known only at run time
-// falls back to the default trigger with a warning.
+// window, as for WithTriggerTokens; only one of the two and
+// WithTriggerFraction may be given. A reserve that leaves nothing of a
+// window known only at run time falls back to the default trigger with a
+// warning.
 func WithReserve(n int) AgentOption {
 	return positiveOption("WithReserve", n, func(c *Agent, name string) {
 		c.setTrigger(triggerSpec{kind: triggerReserve, tokens: n, call: name})
 	})
 }
 
-// either is an AgentOption named option taking v, which must be a or b.
 func either[V ~string](option string, v, a, b V, set func(*Agent, V)) AgentOption {
 	return func(c *Agent) {
 		if v != a && v != b {
@@ -63,10 +57,8 @@ func either[V ~string](option string, v, a, b V, set func(*Agent, V)) AgentOptio
 	}
 }
 
-// positiveOption is an AgentOption named option taking a count that must be
-// positive: set applies it, with the option's call as written (for example
-// "WithReserve(2000)") for its own messages; anything else is recorded as
-// an error.
+// positiveOption is an option whose count must be positive; set gets the
+// call as written (for example "WithReserve(2000)") for its messages.
 func positiveOption(option string, n int, set func(c *Agent, call string)) AgentOption {
 	call := fmt.Sprintf("%s(%d)", option, n)
 	return func(c *Agent) {
@@ -92,12 +84,10 @@ func WithInstructions(text string) AgentOption {
 
 // WithSummaryTokens sets the length asked of a summary, in tokens. Zero
 // means the default, half the room kept free under the window (10,000
-// tokens for windows of 200k and more, 300 for a 3k window); a negative
-// value is an error, and so is a value at or above the window when the
-// window is known at Add (WithMaxTokens, or the registry's for the model
-// given to Add). A summary is still never asked to be longer than the room
-// under the trigger allows, nor than half of what the contents it replaces
-// free.
+// tokens from 200k windows, 300 for 3k); a negative value is an error, and
+// so is one at or above the window known at Add. A summary is still never
+// asked longer than the room under the trigger allows, nor than half of
+// what the contents it replaces free.
 func WithSummaryTokens(n int) AgentOption {
 	return countOption("WithSummaryTokens", n, "means the default, half the buffer", nil,
 		func(c *Agent, n int) { c.summaryTokens = n })
@@ -119,20 +109,16 @@ func WithSummarizerWindow(n int) AgentOption {
 }
 
 // WithSlidingWindow selects the sliding-window strategy. A turn is a user
-// message with text (function responses are not turns). The guard compacts
-// when more than maxTurns turns were added since the last compaction, or when
-// the request reaches the token trigger, whichever comes first. It then keeps
-// the newest turns verbatim (half of maxTurns, rounded up, fewer when they
-// would take more than half the room under the trigger), summarizes the
-// previous summary plus the turns before them, and never separates a
-// function call from its response. When even the newest turn does not fit,
-// it summarizes everything, as the threshold strategy does. A compaction
-// triggered by turns waits until what it would summarize weighs at least the
-// summary it asks for (half the buffer, between 512 and 2,048 tokens), so a
-// few short turns never cost a summary longer than them. Zero means
-// DefaultSlidingWindowTurns (as in the earlier guard); a negative value is an
-// error. Only one strategy option (WithSlidingWindow, WithTailRetention) may
-// be given.
+// message with text. The guard compacts when more than maxTurns turns were
+// added since the last compaction, or at the token trigger. It keeps the
+// newest half of maxTurns (rounded up, fewer past half the room under the
+// trigger) verbatim, never separating a call from its response, and
+// summarizes the previous summary plus the turns before; when even the
+// newest turn does not fit, it summarizes everything. A compaction by turns
+// waits until what it summarizes weighs at least the summary asked (half
+// the buffer, 512 to 2,048 tokens). Zero means DefaultSlidingWindowTurns; a
+// negative value is an error. Only one strategy option (WithSlidingWindow,
+// WithTailRetention) may be given.
 func WithSlidingWindow(maxTurns int) AgentOption {
 	return countOption("WithSlidingWindow", maxTurns, fmt.Sprintf("means the default %d", DefaultSlidingWindowTurns), nil,
 		func(c *Agent, n int) {
@@ -141,45 +127,35 @@ func WithSlidingWindow(maxTurns int) AgentOption {
 }
 
 // WithToolResultPruning replaces the payloads of function responses older
-// than the newest keepSteps tool steps (a tool step is one message of
-// function responses; parallel calls answer in one) with a short placeholder
-// naming the tool and the size removed, before the request is counted, so a
-// request can shrink without a summarizer call; the summarizer runs only if
-// the request is still over the trigger. It works with either strategy. The
-// stored session is untouched: pruning is applied to every request
-// deterministically, so the same history always gives the same request.
-// Results under 200 tokens, user text and the newest keepSteps steps are
-// never pruned, and pruning advances keepSteps steps at a time, so the
-// request (and the provider's prompt cache) changes once every keepSteps
-// steps; a compaction never brings pruned results back. Zero means
-// DefaultPruneKeepSteps; a negative value is an error.
+// than the newest keepSteps tool steps (one message of function responses
+// each) with a placeholder naming the tool and the size removed, before the
+// request is counted, so it can shrink without a summarizer call; either
+// strategy. The stored session is untouched: the same history always gives
+// the same request. Results under 200 tokens and user text are never
+// pruned; pruning advances keepSteps steps at a time, so the request (and
+// the prompt cache) changes once every keepSteps steps, and a compaction
+// never brings results back. Zero means DefaultPruneKeepSteps; a negative
+// value is an error.
 func WithToolResultPruning(keepSteps int) AgentOption {
 	return countOption("WithToolResultPruning", keepSteps, fmt.Sprintf("means the default %d", DefaultPruneKeepSteps), nil,
 		func(c *Agent, n int) { c.pruneKeep = orDefault(n, DefaultPruneKeepSteps) })
 }
 
 // WithPruningMinFree sets the least a tool-result pruning pass must free,
-// in estimated tokens, to rewrite the history the request keeps
-// (WithToolResultPruning). A pass that prunes more results rewrites the
-// request from the first result it prunes on, and a provider's prompt
-// cache then reads that part again at the full input price; so the pruning
-// frontier is kept in session state and advances only once advancing it
-// frees at least n tokens, and between two such passes each request
-// extends the one before it. When a request is over the trigger, pruning
-// frees all it can whatever n is, since a compaction would rewrite more.
+// in estimated tokens, to rewrite the history (WithToolResultPruning). A
+// pass rewrites the request from its first pruned result, which a prompt
+// cache then reads again at the full price, so the frontier advances only
+// once that frees at least n tokens; between two passes each request
+// extends the one before. Over the trigger, pruning frees all it can
+// whatever n is, since a compaction would rewrite more.
 //
-// Zero, the default, prunes only when the request reaches the trigger: a
-// pass there takes the place of a compaction, and a pass under the trigger
-// saves only what the provider's cache already bills at a tenth, on the
-// requests left before the next compaction, while it rewrites the request
-// from its first pruned result at 1.25 times the input price. Replayed on
-// recorded agent sessions at 32k (make cost), passes under the trigger at a
-// minimum of a quarter of the window cost more than none. A positive n
-// suits a provider without a prompt cache: WithPruningMinFree(1) advances on
-// every pass, as versions before it did. A negative value is an error, and
+// Zero, the default, prunes only at the trigger: under it a pass saves only
+// what the cache already bills at a tenth, and rewrites at 1.25 times the
+// input price (on recorded sessions at 32k, make cost, passes under the
+// trigger cost more than none). A positive n suits a provider without a
+// prompt cache: 1 advances on every pass. A negative value is an error, and
 // so is a value at or above the window when the window is known at Add
-// (WithMaxTokens, or the registry's for the model given to Add): no pass can
-// free that much.
+// (WithMaxTokens, or the registry's for the model given to Add).
 func WithPruningMinFree(n int) AgentOption {
 	return countOption("WithPruningMinFree", n, "is the default, pruning only at the trigger", nil,
 		func(c *Agent, n int) { c.pruneMinFree = n })
@@ -202,15 +178,13 @@ func WithMaxCompactionAttempts(n int) AgentOption {
 		func(c *Agent, n int) { c.maxAttempts = orDefault(n, DefaultMaxCompactionAttempts) })
 }
 
-// WithMaxSummarizerCalls bounds the summarizer calls one compaction, and so
-// one model call, may make, the pieces of a rolling summary (a span larger
-// than the summarizer's window) and the retries of a summary too long
-// included. A span that needs more calls has its oldest messages listed by
-// the deterministic fallback summary (the user's requests, the tools
-// called, the last model message), which the summarizer then reads as the
-// summary so far beside the newest messages; should the calls still run
-// out, the pieces already summarized are kept and the fallback lists the
-// rest. Zero means DefaultMaxSummarizerCalls; a negative value is an error.
+// WithMaxSummarizerCalls bounds the summarizer calls of one compaction,
+// rolling pieces (a span larger than the summarizer's window) and retries
+// included. A span needing more has its oldest messages listed by the
+// deterministic fallback summary, which the summarizer reads as the summary
+// so far; should the calls still run out, the pieces summarized are kept
+// and the fallback lists the rest. Zero means DefaultMaxSummarizerCalls; a
+// negative value is an error.
 func WithMaxSummarizerCalls(n int) AgentOption {
 	return countOption("WithMaxSummarizerCalls", n, fmt.Sprintf("means the default %d", DefaultMaxSummarizerCalls), nil,
 		func(c *Agent, n int) { c.maxSummarizerCalls = orDefault(n, DefaultMaxSummarizerCalls) })
@@ -233,14 +207,12 @@ func WithSummaryForm(f SummaryForm) AgentOption {
 	return either("WithSummaryForm", f, SummaryFormCached, SummaryFormTranscript, func(c *Agent, v SummaryForm) { c.summaryForm = v })
 }
 
-// WithSummaryTimeout bounds each summarizer call, the default LLM
-// summarizer's and a custom one's alike. When it expires the guard stops
-// waiting, even for a summarizer or model that ignores its context (the
-// abandoned call is left to return on its own), and the deterministic
-// fallback summary is used. The summarizer's context is then cancelled,
-// with a cause (context.Cause) that wraps context.DeadlineExceeded. The
-// time is the guard's clock's (WithClock). It must be positive (0 is an
-// error; leave the option out for DefaultSummaryTimeout).
+// WithSummaryTimeout bounds each summarizer call, custom ones included. On
+// expiry the guard stops waiting, even for a summarizer that ignores its
+// context, uses the fallback summary, and cancels the summarizer's context
+// with a cause (context.Cause) wrapping context.DeadlineExceeded. The time
+// is WithClock's. It must be positive (0 is an error; leave the option out
+// for DefaultSummaryTimeout).
 func WithSummaryTimeout(d time.Duration) AgentOption {
 	return func(c *Agent) {
 		if d <= 0 {
@@ -251,17 +223,15 @@ func WithSummaryTimeout(d time.Duration) AgentOption {
 	}
 }
 
-// WithTokenCounter makes the guard count with tc instead of its built-in
-// estimator. Texts, function names, call arguments and results (as their
-// compact JSON) and tool declarations (as their compact JSON) go through
-// tc; images and other inline data are still counted from their headers by
-// the model family's published rules, and each message adds the estimator's
-// fitted framing cost. Counts are cached per content, so tc runs once per
-// new content, not once per call. Because tc is exact, the guard applies no
-// default correction before the provider's first real count. Give tc a
-// stable name (NamedTokenCounter, NameTokenCounter) so that another process
-// can trust what this one counted; without one, a session's first call in
-// each process counts its whole request. A nil counter is an error.
+// WithTokenCounter makes the guard count with tc instead of its estimator:
+// texts, function names, and call arguments, results and tool declarations
+// as compact JSON. Media are still counted by the model family's published
+// rules, and each message adds the fitted framing cost. Counts are cached
+// per content, and no default correction applies before the provider's
+// first count. Give tc a stable name (NamedTokenCounter, NameTokenCounter)
+// so another process trusts what this one counted; without one, a session's
+// first call in each process counts its whole request. A nil counter is an
+// error.
 func WithTokenCounter(tc TokenCounter) AgentOption {
 	return required("WithTokenCounter", "counter", tc, func(c *Agent, tc TokenCounter) {
 		c.counter, c.counterSalt = tc, counterSalt(tc)
@@ -280,13 +250,11 @@ func WithRecoveryModel(m HostModel) AgentOption {
 
 // WithBetweenTurns sets whether the agent's sessions are compacted between
 // two runs (BetweenTurnsWhenDue, the default) or only inside the model call
-// that needs it (BetweenTurnsOff). Between turns, the compaction runs in
-// the plugin's after-run callback, once the run's last event has been
-// delivered; its state reaches the next run through the session service
-// given to WithSessionService, or, without one, through the guard's memory
-// of the session (lost when the session is evicted or served by another
-// process: its next call then compacts inline). Any other value is an
-// error.
+// that needs it (BetweenTurnsOff). Between turns, the compaction runs once
+// the run's last event was delivered; its state reaches the next run
+// through WithSessionService's service, else the guard's memory of the
+// session (lost on eviction or in another process: the next call then
+// compacts inline). Any other value is an error.
 func WithBetweenTurns(p BetweenTurns) AgentOption {
 	return either("WithBetweenTurns", p, BetweenTurnsWhenDue, BetweenTurnsOff, func(c *Agent, v BetweenTurns) { c.betweenTurns = v })
 }
@@ -312,13 +280,12 @@ func WithTailRetention(fraction float64) AgentOption {
 }
 
 // WithEarlyCompaction sets how early a summary is prepared while tools run
-// (WithPreparedSummaries): once the next request is predicted (this
-// request's count plus the agent's recent growth per step, with a margin) to
-// reach fraction f of the trigger. f must be in (0, 1] (0 is an error);
-// the default is DefaultEarlyCompaction (the trigger itself). A lower f starts sooner, for
-// tools faster than the summarizer, at the cost of a summary that covers
-// less of the conversation: the compaction keeps the rest verbatim, and
-// runs inline when that takes the request over the trigger.
+// (WithPreparedSummaries): once the next request is predicted (this count
+// plus the recent growth per step, with a margin) to reach fraction f of
+// the trigger. f must be in (0, 1] (0 is an error); the default is
+// DefaultEarlyCompaction. A lower f suits tools faster than the summarizer,
+// at the cost of a summary covering less: the rest is kept verbatim, and
+// the compaction runs inline when that is over the trigger.
 func WithEarlyCompaction(f float64) AgentOption {
 	return func(c *Agent) {
 		if !(f > 0 && f <= 1) {

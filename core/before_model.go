@@ -7,103 +7,72 @@ import (
 	"google.golang.org/genai"
 )
 
-// Before the model call: the pipeline of one call, top to bottom
-// (ARCHITECTURE.md, One model call): load, build the call's state (turn:
-// inject the summary, match the prefix record), count, decide, compact,
-// save. Every step returns what it decides (step); only the pipeline
-// writes the turn.
-
-// turn is the state of one model call (ARCHITECTURE.md, One model call):
-// built once, by newTurn, for the guarded call, a call between turns,
-// recovery and a summary prepared in the background alike. Only the
-// pipeline (this file and compaction.go) writes it; the contents to send
-// are not part of it: each step returns them (step).
+// turn is the state of one model call (ARCHITECTURE.md, One model call),
+// built by newTurn for every kind of call. Only the pipeline (this file and
+// compaction.go) writes it; each step returns the contents to send (step).
 type turn struct {
-	ctx Call
-	// ro is the session's state without the call's pending writes (ADK's
-	// ReadonlyState): the todo list is read from it.
-	ro  StateReader
-	cfg *Agent
-	// req is the request as ADK built it, never rewritten.
-	req  Request
-	prev guardState
-	// measure holds the raw contents, the estimator, the calibration and
-	// the estimate of the system instruction and tools: what the steps
-	// that only count and cut take.
-	measure
-	// config identifies the system instruction, tools and estimator
-	// (configHash).
-	config uint64
-	sess   *sessionEntry
-	lim    limits
-	inj    injection
-	base   *slog.Logger
-	logger *slog.Logger // base with agent and session, built on first use
-	// before is the calibrated count before compaction, beforeEst the raw
-	// estimate it was scaled from.
+	ctx     Call
+	ro      StateReader // without the call's pending writes: the todo list is read from it
+	cfg     *Agent
+	req     Request // as ADK built it, never rewritten
+	prev    guardState
+	measure        // what the steps that only count and cut take
+	config  uint64 // configHash of the system instruction, tools and estimator
+	sess    *sessionEntry
+	lim     limits
+	inj     injection
+	base    *slog.Logger
+	logger  *slog.Logger // base with agent and session, built on first use
+	// before is the calibrated count before compaction, beforeEst its raw
+	// estimate.
 	before, beforeEst int
-	// rejected marks recovery from the provider's rejection of this very
-	// request: its calibration comes from the provider's own count of it.
+	// rejected: recovery from the provider's rejection of this request,
+	// calibrated with the provider's own count of it.
 	rejected bool
-	// focus is a requested compaction's focus (compaction_request.go),
-	// hookInstructions the before-compaction hook's (compaction_hooks.go).
+	// focus is a requested compaction's (compaction_request.go),
+	// hookInstructions the before-compaction hook's.
 	focus, hookInstructions string
-	// storedPrefix is the prefix record in state ("" for none), prefix how
-	// it matched (prefix_count.go); frontier is the tool steps pruned.
-	storedPrefix string
-	prefix       prefixMatch
-	frontier     int
-	// mode is what the call may do (session_switch.go).
-	mode callMode
-	// recall reports that the request declares the recall tool (recall.go).
-	recall bool
-	// chain is the agent's memo of its contents' chain (prefix_mark.go).
-	chain callChain
-	// betweenTurns marks a compaction after a run ended (between_turns.go):
-	// raw is the next turn's history, the user's next message aside.
+	storedPrefix            string      // the prefix record in state, "" for none
+	prefix                  prefixMatch // prefix_count.go
+	frontier                int         // the tool steps pruned
+	mode                    callMode    // session_switch.go
+	recall                  bool        // the request declares the recall tool
+	chain                   callChain   // prefix_mark.go
+	// betweenTurns: after a run ended, raw is the next turn's history
+	// without the user's next message (between_turns.go).
 	betweenTurns afterRun
-	// unprepared is why a compaction for tokens runs inline, as the
-	// agent's last call found it; sentEst the raw estimate of the request
-	// that call let through, 0 for none (agentMemory).
+	// unprepared and sentEst are as the agent's last call left them
+	// (agentMemory).
 	unprepared InlineReason
 	sentEst    int
 }
 
 // callInput is what a call's state is built from, beside its request.
 type callInput struct {
-	call Call
-	ro   StateReader
-	cfg  *Agent
-	sess *sessionEntry
-	prev guardState
-	// storedPrefix is the prefix record in state; memo the agent's memo of
-	// its contents' chain (nil: the call hashes into its own).
+	call         Call
+	ro           StateReader
+	cfg          *Agent
+	sess         *sessionEntry
+	prev         guardState
 	storedPrefix string
-	memo         *prefixMemo
+	memo         *prefixMemo // nil: the call hashes into its own
 	mode         callMode
-	// rejection is set by recovery: its own limits and calibration.
-	rejection *rejection
-	// betweenTurns is set after a run ended (between_turns.go).
-	betweenTurns afterRun
-	// background is set for a summary prepared while tools run
-	// (prepared_start.go): the values of the call it follows.
-	background *prepareCandidate
-	// unprepared and sentEst are as the agent's last call left them.
-	unprepared InlineReason
-	sentEst    int
+	rejection    *rejection        // set by recovery
+	betweenTurns afterRun          // set after a run ended
+	background   *prepareCandidate // set for a summary prepared while tools run
+	unprepared   InlineReason
+	sentEst      int
 }
 
-// rejection is what recovery from the provider's rejection of a request
-// decides for itself (recovery.go): the limits it compacts to and the
-// calibration the provider's own count gives.
+// rejection is the limits recovery compacts to and the calibration the
+// provider's own count gives (recovery.go).
 type rejection struct {
 	lim limits
 	cal calibration
 }
 
-// newTurn builds the state of a call of req, the request as ADK built it:
-// it injects the stored summary and matches the stored prefix record, and
-// returns the turn and the contents to send so far.
+// newTurn builds the state of a call of req: it injects the stored summary,
+// matches the stored prefix record and returns the contents to send so far.
 func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 	memo := in.memo
 	if memo == nil {
@@ -147,16 +116,14 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 	return t, cs
 }
 
-// withContents is req carrying cs: the one place the engine sets the
-// contents of a request it guards; the steps pass contents as values.
+// withContents is req carrying cs: the steps pass contents as values.
 func withContents(req Request, cs []*genai.Content) Request {
 	req.Contents = cs
 	return req
 }
 
-// irreducibleSize is the size of a request (raw estimate n) that decides
-// ErrIrreducible: the raw estimate, never scaled by a calibration
-// (calibration.go), unless the provider itself rejected this request and
+// irreducibleSize is the size of a request of raw estimate n that decides
+// ErrIrreducible: n unscaled, unless the provider rejected this request and
 // said how large it was.
 func (t *turn) irreducibleSize(n int) int {
 	if t.rejected {
@@ -165,8 +132,8 @@ func (t *turn) irreducibleSize(n int) int {
 	return n
 }
 
-// log returns the turn's logger, built only when something is logged so the
-// common path allocates nothing for it.
+// log returns the turn's logger, built on first use so the common path
+// allocates nothing.
 func (t *turn) log() *slog.Logger {
 	if t.logger == nil {
 		t.logger = t.base.With("agent", t.cfg.name, "session", t.ctx.SessionID())
@@ -174,9 +141,8 @@ func (t *turn) log() *slog.Logger {
 	return t.logger
 }
 
-// step is what a step of the pipeline decides: the contents to send, the
-// state to persist, the compaction made (for the OnCompaction hook, nil
-// for none) and the error to return.
+// step is what a pipeline step decides; event is the compaction made, for
+// the OnCompaction hook.
 type step struct {
 	contents []*genai.Content
 	next     guardState
@@ -184,11 +150,10 @@ type step struct {
 	err      error
 }
 
-// guardRequest does the work of BeforeModelCallback while it owns the
-// session (see sessionTable): st is the state the call reads and writes,
-// ro the session's state without the call's writes. It returns the
-// contents to send in place of req's, and the compaction it made, if any,
-// for the hook, which runs once the session is released.
+// guardRequest does BeforeModelCallback's work while it owns the session:
+// st is the state the call reads and writes, ro without the call's writes.
+// It returns the contents to send and the compaction made, for the hook,
+// which runs once the session is released.
 func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req Request, mode callMode) ([]*genai.Content, *CompactionEvent, error) {
 	sess, err := g.sessions.acquire(c, sessionKey(c))
 	if err != nil {
@@ -232,14 +197,10 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	return s.contents, s.event, s.err
 }
 
-// decide compares the calibrated count of cs, the contents with the
-// summary injected, with the trigger and compacts when it is reached, or
-// when the agent's strategy says a compaction is due (compactionStrategy).
-// Tool results are pruned first and the request counted as pruned, so the
-// summarizer runs only when pruning was not enough (pruneAndCount). A
-// request let through stores its prefix record; pruning that took it from
-// over the trigger to under it is reported as a compaction
-// (prunedAtTrigger).
+// decide compacts cs, the contents with the summary injected, when its
+// count, pruned first (pruneAndCount), reaches the trigger or the strategy
+// says a compaction is due. Pruning that took a request from over the
+// trigger to under it is reported as a compaction (prunedAtTrigger).
 func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	trigger := tokenTrigger(t.lim, t.prev.floor)
 	r := t.pruneAndCount(cs, trigger)
@@ -248,8 +209,7 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	next.pruneFrontier, next.lastEstimate = t.frontier, r.est
 	next.prefixKept, next.invalidated = prefixKept(t.measure, &t.prefix, t.prev.lastEstimate, r.cs, r.est, r.rewritten)
 	if r.rewritten >= 0 {
-		// Smaller than the request the provider last counted, whose count
-		// no longer bounds it from below (calibration.count).
+		// The provider's last count no longer bounds it from below.
 		next.realTokens = 0
 	}
 	reason, why := t.compactionReason(r.count, trigger, r.cs)
@@ -264,22 +224,18 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	return s
 }
 
-// judged is the request decide judges: the contents as this call's pruning
-// leaves them (frontier: the tool steps pruned), their raw estimate (body:
-// the part after the summary, prefixMatch.estimate) and calibrated count.
-// unpruned is the count with the stored frontier when this call's pruning
-// moves it, else 0; rewritten is the index of the first content pruning
-// rewrote, -1 for none.
+// judged is the request decide judges, as this call's pruning leaves it.
+// body is the estimate after the summary (prefixMatch.estimate); unpruned
+// the count with the stored frontier when pruning moves it, else 0;
+// rewritten the first content pruning rewrote, -1 for none.
 type judged struct {
 	cs                                              []*genai.Content
 	frontier, est, body, count, unpruned, rewritten int
 }
 
-// tokenTrigger is the count past which a call under lim compacts: the
-// threshold, or, when the last compaction could not get below it (its
-// floor: the irreducible part is too large), halfway from where it got to
-// the room left, so the guard compacts again only once the conversation
-// has grown by that much.
+// tokenTrigger is the count past which a call compacts: the threshold, or,
+// when the last compaction could not get below it (floor), halfway from the
+// floor to the room, so it compacts again only after that much growth.
 func tokenTrigger(lim limits, floor int) int {
 	if room := lim.room(); floor > lim.threshold && floor < room {
 		return lim.halfwayToRoom(floor)
@@ -287,10 +243,9 @@ func tokenTrigger(lim limits, floor int) int {
 	return lim.threshold
 }
 
-// pruneAndCount prunes cs to the stored frontier, or further when that
-// frees WithPruningMinFree (planPruning), or as far as it can when the
-// request is over trigger, however little that frees (a compaction would
-// rewrite more), and counts it as pruned.
+// pruneAndCount prunes cs to the stored frontier, further when that frees
+// WithPruningMinFree, or as far as it can over the trigger (a compaction
+// would rewrite more), and counts it.
 func (t *turn) pruneAndCount(cs []*genai.Content, trigger int) judged {
 	minFree := t.cfg.pruningMinFree()
 	if t.mode == modeApplyOnly {
@@ -309,14 +264,11 @@ func (t *turn) pruneAndCount(cs []*genai.Content, trigger int) judged {
 		r.unpruned = unpruned
 	}
 	if r.rewritten = rewritten; rewritten >= 0 {
-		// Smaller than the request the provider last counted, whose count
-		// no longer bounds it from below.
-		r.count = t.cal.scale(r.est)
+		r.count = t.cal.scale(r.est) // as in decide
 	}
 	return r
 }
 
-// countPruned is cs pruned to frontier, estimated and counted.
 func (t *turn) countPruned(cs []*genai.Content, frontier int) judged {
 	r := judged{cs: pruneTo(t.est, frontier, t.recall, t.raw, cs), frontier: frontier}
 	r.est, r.body = t.prefix.estimate(t.measure, frontier, r.cs)
@@ -324,36 +276,28 @@ func (t *turn) countPruned(cs []*genai.Content, frontier int) judged {
 	return r
 }
 
-// compactionReason is why the call compacts a request counted at count
-// (a Reason*), "" for not at all, and what the log line adds.
+// compactionReason is the Reason* the call compacts for, "" for none, and
+// what the log line adds.
 func (t *turn) compactionReason(count, trigger int, cs []*genai.Content) (reason string, why []any) {
 	switch {
 	case t.mode == modeApplyOnly:
-		// Switched off: a requested or due compaction waits until the
-		// guard is back on.
-		return "", nil
+		return "", nil // a due compaction waits until the guard is back on
 	case t.prev.request.pending:
 		return ReasonRequested, nil
 	case t.nextTurnCount(count) > trigger:
 		return ReasonTokens, nil
 	case t.prev.compactNext != 0:
-		// The previous response stopped at the output limit near the
-		// window (cutAtOutputLimit).
-		return ReasonOutputLimit, nil
+		return ReasonOutputLimit, nil // cutAtOutputLimit
 	default:
 		return t.cfg.policy.due(viewOf(t), cs)
 	}
 }
 
-// compactDue runs the compaction due for reason over cs, the contents as
-// decide judged them: the before-compaction hook first, which may skip
-// it; then the compaction, from the summary prepared while the last
-// step's tools ran when there is one for a compaction for tokens
-// (compactPrepared), else inline. A compaction not applied stores next,
-// decide's state, as it is; one applied builds on it.
+// compactDue runs the before-compaction hook, which may skip, then the
+// compaction: from the prepared summary for a compaction for tokens when
+// there is one, else inline. A compaction not applied stores next as is.
 func (g *Guard) compactDue(t *turn, cs []*genai.Content, next guardState, reason string, why []any) step {
-	// One compaction answers an output-limit stop and a request, whatever
-	// its outcome, even one the hook skips.
+	// Answered whatever the outcome, even when the hook skips.
 	next.compactNext = 0
 	t.focus, next.request = takeRequest(t.prev.request)
 	skip, instructions := g.beforeCompaction(t, reason, t.before)

@@ -6,9 +6,6 @@ import (
 	"runtime/debug"
 )
 
-// Calls of user code (summarizers, recovery models) bounded by the call's
-// context, with their panics turned into errors.
-
 // PanicError is a panic of user code run by CallBounded: the value the code
 // panicked with and the goroutine's stack at the panic. For adapters.
 type PanicError struct {
@@ -40,7 +37,6 @@ func CallBounded[T any](ctx context.Context, f func(context.Context) (T, error))
 			done <- r
 		}()
 		if err := ctx.Err(); err != nil {
-			// The wait ended before the call started: do not start it.
 			r.err = fmt.Errorf("not started: %w", context.Cause(ctx))
 			return
 		}

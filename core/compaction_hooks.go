@@ -7,9 +7,6 @@ import (
 	"strings"
 )
 
-// The before-compaction hook (WithBeforeCompaction): what it is told, and
-// what it may decide.
-
 // PendingCompaction is what a WithBeforeCompaction hook is told of a
 // compaction about to start.
 type PendingCompaction struct {
@@ -43,13 +40,9 @@ type CompactionDecision struct {
 	Instructions string
 }
 
-// beforeCompaction asks the WithBeforeCompaction hook, if any, about the
-// compaction decide is about to start, and returns whether to skip it. The
-// hook is user code: it runs with the session released to waiting calls
-// (park) and bounded by the summary timeout, like a summarizer; a hook that
-// fails (panics or does not return in time) is logged and the compaction
-// runs as configured. It returns the hook's instructions for the summary
-// prompt.
+// beforeCompaction asks the before-compaction hook whether to skip and for
+// instructions. It runs like a summarizer (parked, bounded by the summary
+// timeout); a failure is logged and the compaction runs as configured.
 func (g *Guard) beforeCompaction(t *turn, reason string, count int) (skip bool, instructions string) {
 	if g.beforeHook == nil {
 		return false, ""

@@ -8,11 +8,8 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
-// Compaction on request (ARCHITECTURE.md, One model call): RequestCompaction
-// stores a request in the agent's session state (key
-// __context_guard_compact_request_{agent}); the agent's next guarded model
-// call in the session compacts whatever its count, with the request's focus
-// appended to the summary prompt's instructions, and clears the request.
+// Compaction on request (ARCHITECTURE.md, One model call): the agent's next
+// guarded call compacts whatever its count, with the focus in the prompt.
 
 // ReasonRequested is CompactionEvent.Reason of a compaction that answered
 // RequestCompaction.
@@ -33,7 +30,6 @@ type compactionRequest struct {
 	focus   string
 }
 
-// value is the request as stored in session state.
 func (r compactionRequest) value() any {
 	switch {
 	case !r.pending:
@@ -44,9 +40,8 @@ func (r compactionRequest) value() any {
 	return true
 }
 
-// requestAt reads the request stored under the agent's full key name. A
-// value of another type is logged and treated as absent. It allocates
-// nothing when nothing is requested.
+// requestAt reads the request stored under fullKey; a value of another
+// type is logged and treated as absent.
 func (s stateIO) requestAt(st StateReader, fullKey string) compactionRequest {
 	if st == nil {
 		return compactionRequest{}
@@ -78,7 +73,6 @@ func (s stateIO) requestAt(st StateReader, fullKey string) compactionRequest {
 	return compactionRequest{}
 }
 
-// cleanFocus trims focus and checks its length.
 func cleanFocus(focus string) (string, error) {
 	focus = strings.TrimSpace(focus)
 	if len(focus) > MaxFocusBytes {
@@ -87,9 +81,8 @@ func cleanFocus(focus string) (string, error) {
 	return focus, nil
 }
 
-// takeRequest answers a pending request r: it returns the focus the call
-// compacts with and the request left to persist, none, whatever the
-// compaction's outcome.
+// takeRequest answers r whatever the compaction's outcome: the focus, and
+// no request left.
 func takeRequest(r compactionRequest) (focus string, left compactionRequest) {
 	if r.pending {
 		focus = r.focus
@@ -97,8 +90,7 @@ func takeRequest(r compactionRequest) (focus string, left compactionRequest) {
 	return focus, compactionRequest{}
 }
 
-// focusHead is the beginning of a focus longer than MaxFocusBytes, with a
-// marker that says how much was omitted, so the summarizer sees the cut.
+// focusHead cuts a focus to MaxFocusBytes with a marker the summarizer sees.
 func focusHead(s string) string {
 	marker := func(n int) string { return " [... " + strconv.Itoa(n) + " more bytes of the focus omitted]" }
 	head := textcut.Prefix(s, MaxFocusBytes-len(marker(len(s))))

@@ -7,9 +7,6 @@ import (
 	"log/slog"
 )
 
-// The guard: the engine's configuration shared by every session, built by
-// New, and what every call asks of it (the hook, the switch, the agent).
-
 // PluginName is the name the guard's plugin registers under.
 const PluginName = "contextguard"
 
@@ -26,9 +23,8 @@ type Guard struct {
 	sessions *sessionTable
 	prep     *preparer // the summaries prepared while tools run
 
-	// The parts below hold what they need (a logger, the registry) and
-	// are embedded, so their methods serve the guard's callers.
-	hooks       // the user's compaction hooks
+	// Embedded parts, whose methods serve the guard's callers.
+	hooks
 	windows     // the registry's windows and their warnings (agent_config.go)
 	agentTable  // the agents' configurations (agents.go)
 	reports     // the provider's counts (calibration.go)
@@ -49,9 +45,8 @@ type hooks struct {
 	beforeHook func(context.Context, PendingCompaction) CompactionDecision // WithBeforeCompaction's
 }
 
-// fireHook calls the OnCompaction hook with ev, when there is both. It is
-// called after the session was released, so a hook that calls back into the
-// guard for the same session is served.
+// fireHook calls the OnCompaction hook with ev, after the session was
+// released so a hook may call back into the guard.
 func (h *hooks) fireHook(ctx context.Context, ev *CompactionEvent) {
 	if ev != nil && h.hook != nil {
 		h.hook(ctx, *ev)

@@ -2,9 +2,6 @@ package core
 
 import "reflect"
 
-// Nil values: a typed nil passed where an interface is expected is a
-// configuration error.
-
 // IsNil reports whether v is nil, or an interface holding a nil pointer,
 // map, slice, channel or function (a "typed nil"): a model declared as
 // `var m *gemini.Model` and never assigned passes a plain `== nil` check and

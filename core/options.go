@@ -12,10 +12,6 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
-// The guard's options (Option) and New, which applies them, and what every
-// option shares: errors recorded for Plugin, one rule for counts
-// (countOption) and one for values that must not be nil (required).
-
 // Option configures a Guard.
 type Option func(*guardOptions)
 
@@ -33,7 +29,6 @@ type guardOptions struct {
 	errs             []error
 }
 
-// fail records an option's error, reported by Plugin.
 func (o *guardOptions) fail(err error) { o.errs = append(o.errs, fmt.Errorf("contextguard: %w", err)) }
 
 // WithLogger sets the logger the guard writes to. The default is
@@ -64,20 +59,16 @@ func WithBeforeCompaction(fn func(context.Context, PendingCompaction) Compaction
 	})
 }
 
-// optionTarget is what an option configures: an agent (AgentOption), the
-// guard (Option) or the default registry (RegistryOption), each recording
-// the option's errors for Plugin.
+// optionTarget is what an option configures, recording its errors for
+// Plugin.
 type optionTarget interface {
 	*Agent | *guardOptions | *crushRegistry
 	fail(err error)
 }
 
-// countOption is an option named option taking a count whose 0 has a
-// meaning of its own (zero, as its error says it: "means the default 20"):
-// a negative n is an error naming what 0 means, check (when not nil)
-// rejects a positive n the option cannot take, and set applies n, 0
-// included. Every count option goes through it, so they all read and fail
-// alike.
+// countOption is the one rule of count options: a negative n is an error
+// naming what 0 means (zero: "means the default 20"), check rejects a
+// positive n the option cannot take, and set applies n, 0 included.
 func countOption[T optionTarget](option string, n int, zero string, check func(int) error, set func(T, int)) func(T) {
 	return func(o T) {
 		call := fmt.Sprintf("%s(%d)", option, n)
@@ -95,8 +86,7 @@ func countOption[T optionTarget](option string, n int, zero string, check func(i
 	}
 }
 
-// required is an option named option whose value v, what its error calls
-// what, must not be nil, typed nil included (IsNil): set applies it.
+// required is an option whose value must not be nil, typed nil included.
 func required[T optionTarget, V any](option, what string, v V, set func(T, V)) func(T) {
 	return func(o T) {
 		if IsNil(v) {
@@ -107,8 +97,6 @@ func required[T optionTarget, V any](option, what string, v V, set func(T, V)) f
 	}
 }
 
-// orDefault is n, or def when n is 0: the value of a count option whose 0
-// means its default.
 func orDefault(n, def int) int {
 	if n == 0 {
 		return def
@@ -116,18 +104,14 @@ func orDefault(n, def int) int {
 	return n
 }
 
-// The windows an option may declare (WithMaxTokens, WithSummarizerWindow,
-// WithDefaultWindow). Below minWindow the guard's own fixed costs (a
-// summary, the summary prompt, a system instruction) leave no room for a
-// conversation, and every call would end in ErrIrreducible; above
-// maxWindow, ten times the largest window a model offers today (10M
-// tokens), the number is a unit mistake (bytes for tokens) or a typo.
+// The windows an option may declare. Below minWindow the guard's fixed
+// costs leave no room for a conversation; above maxWindow, ten times the
+// largest window offered today, it is a unit mistake or a typo.
 const (
 	minWindow = 1_024
 	maxWindow = 100_000_000
 )
 
-// checkWindow rejects a window outside [minWindow, maxWindow].
 func checkWindow(n int) error {
 	if n < minWindow || n > maxWindow {
 		return fmt.Errorf("a window must be between %d and %d tokens", minWindow, maxWindow)

@@ -8,19 +8,13 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
-// The output limit: a response cut at the output-token limit near the window
-// ends the turn with a note, and the next call compacts first.
-
 // cutCallNote replaces the function calls of a response cut at the output
-// limit near the window: their arguments may be cut short, so they are not
-// run.
+// limit near the window, whose arguments may be cut short.
 const cutCallNote = "[contextguard: my response was cut at the output-token limit before it was complete, so the tool call it started was not run. The conversation will be compacted; ask me to continue.]"
 
-// cutAtOutputLimit handles a final response that stopped at the output
-// limit. When the request was near the window (outputNearWindow), the next
-// call compacts first, and a function call in the response, whose arguments
-// may be cut short, is not run: the content returned keeps the response's
-// text and replaces its calls by cutCallNote. Otherwise it returns nil.
+// cutAtOutputLimit handles a response stopped at the output limit near the
+// window: the next call compacts first, and its calls are replaced by
+// cutCallNote in the content returned (nil when there are none).
 func cutAtOutputLimit(log *slog.Logger, c Call, cfg *Agent, sio stateIO, st State, resp *Response) *genai.Content {
 	prev := guardState{
 		realTokens:    sio.num(st, keyRealTokens),
@@ -57,20 +51,15 @@ func cutAtOutputLimit(log *slog.Logger, c Call, cfg *Agent, sio stateIO, st Stat
 	return &genai.Content{Role: genai.RoleModel, Parts: append(parts, &genai.Part{Text: cutCallNote})}
 }
 
-// maxOutputOvershoot is how far past the request's MaxOutputTokens the
-// output count of a response cut at the output limit is believed: adapters
-// differ in what they count by a little, never by twice; more is a broken
-// adapter's (a running total, a sentinel such as 2^31-1), unknown.
+// maxOutputOvershoot: adapters' output counts differ by a little, never by
+// twice MaxOutputTokens; more is a broken adapter's (a running total, a
+// sentinel), unknown.
 const maxOutputOvershoot = 2
 
-// outputNearWindow says whether a response that stopped at the output limit
-// came from a request near the window, and with what numbers: its prompt
-// plus the output reaches the agent's trigger, so the output was likely cut
-// for want of room and the next request would reach the trigger anyway.
-// The prompt is the provider's believed count, else the guard's estimate at
-// the learned ratio (at least defaultCorrection); the output is the
-// response's plausible count, else the trigger's buffer. Without the window
-// the request was judged against, nothing is near.
+// outputNearWindow reports whether the prompt plus the output reaches the
+// trigger, so the output was likely cut for want of room. The prompt is the
+// provider's believed count, else the estimate at the learned ratio; the
+// output the plausible count, else the buffer.
 func outputNearWindow(cfg *Agent, st guardState, resp *Response) (prompt, output, threshold int, near bool) {
 	if st.window <= 0 {
 		return 0, 0, 0, false
@@ -93,10 +82,7 @@ func outputNearWindow(cfg *Agent, st guardState, resp *Response) (prompt, output
 	return prompt, output, lim.threshold, sat.Add(prompt, output) >= lim.threshold
 }
 
-// plausibleOutput is n, the output count a provider reported for a response
-// cut at the output limit, or 0 (unknown) when no call could have produced
-// it: not positive, over the window, or more than maxOutputOvershoot times
-// the request's MaxOutputTokens.
+// plausibleOutput is n, or 0 (unknown) when no call could have produced it.
 func plausibleOutput(n int, st guardState) int {
 	switch {
 	case n <= 0, n > st.window:

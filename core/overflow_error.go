@@ -11,9 +11,6 @@ import (
 	"google.golang.org/genai"
 )
 
-// Overflow errors: recognising a provider's "the request is too long" error,
-// and the counts it states (AsContextOverflow).
-
 // ContextOverflow describes a provider's rejection of a request as longer
 // than the model's context window.
 type ContextOverflow struct {
@@ -65,13 +62,11 @@ func AsContextOverflow(err error) (ContextOverflow, bool) {
 	return parseOverflow(msg)
 }
 
-// overflowPattern is one provider message shape; tokens and limit are the
-// indexes of the submatches holding the counts (0: not given). exceeds says
-// the message states the request's count as over the limit ("N > M", "N
-// exceeds M"): a count at or under its own limit is then no usable count.
-// (OpenAI's "you requested N tokens (X in the messages, Y in the
-// completion)" and Anthropic's "N + max_tokens > M" state an input under
-// the limit, and are not such shapes.)
+// overflowPattern is one provider message shape; tokens and limit index
+// the submatches holding the counts (0: none). exceeds: the message states
+// the count as over the limit ("N > M"), so one at or under it is unusable
+// (unlike OpenAI's "N tokens (X in the messages ...)" or Anthropic's
+// "N + max_tokens > M").
 type overflowPattern struct {
 	provider      string
 	re            *regexp.Regexp
@@ -79,12 +74,10 @@ type overflowPattern struct {
 	exceeds       bool
 }
 
-// num matches a count, possibly with thousands separators.
 const num = `([0-9][0-9,]*)`
 
-// overflowPatterns are the providers' overflow messages, matched on the
-// lowercased message. The test table of real messages (overflow_error_test.go)
-// holds an example of each beside its rate-limit and quota look-alikes.
+// overflowPatterns match the lowercased message; overflow_error_test.go
+// holds a real example of each beside its rate-limit look-alikes.
 var overflowPatterns = []overflowPattern{
 	// Gemini API and Vertex AI (400 INVALID_ARGUMENT).
 	{"gemini", regexp.MustCompile(`input token count\s*\(?` + num + `\)?\s*exceeds the maximum number of tokens allowed\s*\(?` + num), 1, 2, true},
@@ -95,9 +88,8 @@ var overflowPatterns = []overflowPattern{
 	{"anthropic", regexp.MustCompile(`prompt is too long`), 0, 0, false},
 	// AWS Bedrock's own validation message (no counts).
 	{"bedrock", regexp.MustCompile(`input is too long for requested model`), 0, 0, false},
-	// OpenAI, Azure OpenAI and OpenAI-compatible servers (vLLM, SGLang,
-	// xAI, Groq, ...). The count of the messages alone wins over the total
-	// with the completion.
+	// OpenAI and compatible servers; the messages' count wins over the
+	// total with the completion.
 	{"openai", regexp.MustCompile(`\(` + num + ` in (?:the messages|your prompt)`), 1, 0, false},
 	{"openai", regexp.MustCompile(`(?:resulted in|you requested|request contains|prompt contains|request has|input has)\s*` + num + `\s*(?:input\s*)?tokens`), 1, 0, false},
 	{"openai", regexp.MustCompile(`maximum (?:context|prompt) length is\s*` + num), 0, 1, false},
@@ -107,9 +99,7 @@ var overflowPatterns = []overflowPattern{
 	{"openai", regexp.MustCompile(`context_length_exceeded|maximum context length`), 0, 0, false},
 }
 
-// genericOverflow are phrases that mark an overflow error of any provider
-// (Ollama's "the input length exceeds the context length", llama.cpp's
-// "exceeds the available context size", ...).
+// genericOverflow marks an overflow of any provider (Ollama, llama.cpp, ...).
 var genericOverflow = []string{
 	"context length", "context_length", "context window", "context size",
 	"too many tokens", "token limit", "tokens limit", "maximum context",
@@ -117,11 +107,9 @@ var genericOverflow = []string{
 	"maximum prompt length", "too long for the model", "contextwindowexceeded",
 }
 
-// quotaPhrases mark errors that are never overflows, whatever else they
-// say: rate limits, quotas and billing, which compaction cannot fix and
-// waiting or paying can. Many name tokens and limits ("Token limit (N per
-// day) exceeded", "on tokens per min (TPM): Limit N", "Too many tokens,
-// please wait"), and some even ask to "reduce the prompt length".
+// quotaPhrases mark rate limits, quotas and billing, never overflows
+// whatever else they say: many name tokens and limits ("Token limit (N per
+// day) exceeded"), some even ask to "reduce the prompt length".
 var quotaPhrases = []string{
 	"rate limit", "rate_limit", "ratelimit", "rate-limit", "quota", "resource_exhausted", "resource exhausted",
 	"too many requests", "throttl", "please wait",
@@ -130,20 +118,16 @@ var quotaPhrases = []string{
 	"spend limit", "organization",
 }
 
-// rateLimitStatus matches an HTTP 429 stated in an error's text, as
-// adapters that flatten the provider's error into a string write it.
+// rateLimitStatus matches an HTTP 429 in an error flattened to text.
 var rateLimitStatus = regexp.MustCompile(`(?:error code|status code|status|http|"code"|'code')\W{0,4}429\b`)
 
-// outputPhrases mark output-length errors, which compaction cannot fix
-// either; a message that states the input's count is an overflow even so
-// (Anthropic's "input length and max_tokens exceed context limit" names
-// max_tokens).
+// outputPhrases mark output-length errors, unless the message states the
+// input's count (Anthropic's names max_tokens).
 var outputPhrases = []string{
 	"max_tokens is too large", "max_output_tokens", "maxoutputtokens", "max_completion_tokens",
 	"completion tokens", "output token",
 }
 
-// parseOverflow classifies an error message (see AsContextOverflow).
 func parseOverflow(msg string) (ContextOverflow, bool) {
 	low := strings.ToLower(msg)
 	if containsAny(low, quotaPhrases) || rateLimitStatus.MatchString(low) {
@@ -189,7 +173,6 @@ func parseOverflow(msg string) (ContextOverflow, bool) {
 	return out, true
 }
 
-// containsAny reports whether s contains any of the phrases.
 func containsAny(s string, phrases []string) bool {
 	for _, p := range phrases {
 		if strings.Contains(s, p) {
@@ -199,9 +182,8 @@ func containsAny(s string, phrases []string) bool {
 	return false
 }
 
-// parseCount reads a count with optional thousands separators; an
-// implausible value (zero, beyond maxPlausibleTokenNum, or too long to
-// parse, such as 2^63) is 0 (unknown).
+// parseCount reads a count with thousands separators; an implausible one
+// is 0 (unknown).
 func parseCount(s string) int {
 	s = strings.ReplaceAll(s, ",", "")
 	n, err := strconv.Atoi(s)

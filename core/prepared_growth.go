@@ -6,22 +6,16 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
-// When to prepare a summary (ARCHITECTURE.md, One model call): every call
-// records its step's growth, and a call whose next request is predicted to
-// reach the trigger keeps what a background summary starts from
-// (prepareCandidate), with why the next compaction would run inline.
-
-// noteGrowth records the step's growth and, when the next request is
-// predicted to reach the share of the trigger the agent prepares at and
-// the session has no summary prepared, keeps the call's values for one
-// (startPrepared). It runs at the end of every guarded call and leaves in
-// the agent's memory why its next compaction for tokens would run inline.
+// noteGrowth, at the end of every guarded call, records the step's growth
+// and, when the next request is predicted to reach the share of the trigger
+// the agent prepares at, keeps what a background summary starts from
+// (ARCHITECTURE.md, One model call). It leaves why the next compaction for
+// tokens would run inline.
 func (p *preparer) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	mem.candidate = prepareCandidate{}
 	mem.unprepared = InlineNotPrepared
 	mem.noteStep(t.beforeEst, s.next.lastEstimate)
-	// At most one per session: the agent's serves its next call; another
-	// agent's leaves it none.
+	// At most one per session.
 	if held := t.sess.prepared.Load(); held != nil {
 		if held.agent == t.cfg.name {
 			mem.unprepared = InlinePreparedUnusable
@@ -45,9 +39,8 @@ func (p *preparer) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	mem.candidate = cand
 }
 
-// noteStep records the growth of this request's raw estimate est over the
-// one last let through, and sent, the raw estimate this call lets through:
-// raw, so that a calibration learned in between is not taken for growth.
+// noteStep records the growth of est over the last request let through,
+// then sent: raw estimates, so a calibration learned is not growth.
 func (m *agentMemory) noteStep(est, sent int) {
 	if d := est - m.lastEst; m.lastEst > 0 && d > 0 {
 		m.growth[m.growthAt%growthSteps] = d
@@ -56,16 +49,13 @@ func (m *agentMemory) noteStep(est, sent int) {
 	m.lastEst = sent
 }
 
-// largestGrowth is the largest of the agent's latest growths per step, in
-// raw tokens.
 func (m *agentMemory) largestGrowth() int {
 	return slices.Max(m.growth[:])
 }
 
-// reachesEarly reports whether a next request predicted at count predicted
-// reaches the share of the trigger the agent prepares at once pruning has
-// freed what it can: a summary prepared for a request that pruning takes
-// back under it would be thrown away.
+// reachesEarly reports whether the predicted next request reaches the
+// share the agent prepares at once pruning freed what it can: a summary for
+// a request pruning takes back under would be thrown away.
 func reachesEarly(t *turn, s *step, predicted int) bool {
 	at := t.cfg.preparesAt(t.lim)
 	if float64(predicted) < at {
@@ -79,8 +69,7 @@ func reachesEarly(t *turn, s *step, predicted int) bool {
 }
 
 // sentRequest is the request the call let through, as a background summary
-// starts from it. ok is false for a call that compacted: the next
-// compaction's summary is prepared from a later request.
+// starts from it; not after a compaction, whose next is prepared later.
 func sentRequest(t *turn, s *step) (prepareCandidate, bool) {
 	if s.event != nil {
 		return prepareCandidate{}, false
@@ -89,8 +78,6 @@ func sentRequest(t *turn, s *step) (prepareCandidate, bool) {
 		sent: s.contents, prev: t.prev, inj: t.inj, lim: t.lim, cal: t.cal, before: t.before}, true
 }
 
-// preparesAt is the count at which the agent prepares its summary
-// (WithEarlyCompaction).
 func (c *Agent) preparesAt(lim limits) float64 {
 	f := DefaultEarlyCompaction
 	if c.early > 0 {
@@ -99,10 +86,8 @@ func (c *Agent) preparesAt(lim limits) float64 {
 	return float64(lim.threshold) * f
 }
 
-// inlineReason is why a compaction for reason in this call runs inline
-// (CompactionEvent.InlineReason), "" when it is not for tokens; bare is the
-// request's irreducible part. A step that fills the window says so
-// whatever the last call predicted: no prediction could have served it.
+// inlineReason is CompactionEvent.InlineReason, "" when not for tokens; a
+// step that fills the window says so whatever the last call predicted.
 func (t *turn) inlineReason(reason string, bare int) InlineReason {
 	if t.betweenTurns || reason != ReasonTokens {
 		return ""
@@ -116,11 +101,9 @@ func (t *turn) inlineReason(reason string, bare int) InlineReason {
 	return t.unprepared
 }
 
-// stepFillsWindow reports whether the step this request adds to the one
-// the agent's last call let through, beside the irreducible part bare and
-// the shortest summary, is past what a prepared summary's request may take
-// (preparedFits): no summary written before it could leave it room. Only a
-// tool step counts: bare already holds a turn's user message.
+// stepFillsWindow reports whether this request's tool step, beside bare
+// and the shortest summary, is past what preparedFits allows: no summary
+// written before it could leave it room. bare holds a user message.
 func (t *turn) stepFillsWindow(bare int) bool {
 	grown := t.beforeEst - t.sentEst
 	if t.sentEst <= 0 || grown <= 0 || len(t.raw) == 0 || !hasFunctionResponse(t.raw[len(t.raw)-1]) {

@@ -10,13 +10,8 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
-// Starting a prepared summary (ARCHITECTURE.md, One model call): what it
-// covers is chosen so that its request fits (preparedEnd), and it is written
-// on a goroutine of the guard's while the tools run (runPrepared).
-
-// backgroundCall is the Call of a background summary: the session's IDs and
-// the invocation's user content, on a context of the guard's that Close
-// cancels, not the invocation's, which ends with the run.
+// backgroundCall is a background summary's Call, on a context Close
+// cancels rather than the invocation's, which ends with the run.
 type backgroundCall struct {
 	context.Context
 	app, user, session string
@@ -29,10 +24,9 @@ func (b backgroundCall) SessionID() string           { return b.session }
 func (b backgroundCall) UserContent() *genai.Content { return b.userContent }
 
 // startPrepared starts the background summary of the request the response
-// answers, when the call kept a candidate (noteGrowth), the session has none
-// prepared and the bound allows. The compaction is begun with the session
-// owned, on a turn over a private session entry (its count cache and
-// summary message are the goroutine's), and summarized as inline.
+// answers, when the call kept a candidate, the session has none and the
+// bound allows (ARCHITECTURE.md, One model call). Its turn has a private
+// session entry, so the cache and summary message are the goroutine's.
 func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 	if g.prep.limit == 0 {
 		return
@@ -61,8 +55,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 		end = preparedEnd(t, comp, cand)
 	}
 	if end == 0 {
-		// Nothing to summarize, or a request that would not fit: the
-		// compaction runs inline, and no call is spent on a summary.
+		// Nothing to summarize, or it would not fit: no call is spent.
 		if comp != nil {
 			comp.span.End()
 			mem.unprepared = InlineStepTooLarge
@@ -82,10 +75,9 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 	go g.runPrepared(t, comp, p)
 }
 
-// preparedEnd is where the summary prepared by c ends, 0 for none worth
-// preparing: the first of the strategy's splits whose request is likely to
-// leave room for the next step (fitsPrepared), else the whole span when its
-// request is likely to fit (preparedFits).
+// preparedEnd is where the prepared summary ends, 0 for none: the first of
+// the strategy's splits that leaves room for the next step, else the whole
+// span when its request is likely to fit.
 func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
 	for _, split := range t.cfg.policy.suffixes(c, ReasonTokens) {
 		if fitsPrepared(c, cand, t.cal.scale(contentsTokens(t.est, t.raw[split:c.cov]))) {
@@ -98,29 +90,19 @@ func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
 	return 0
 }
 
-// preparedRequest is about the request a summary prepared by c would make:
-// the summary at its budget, the continuation, tail tokens kept verbatim,
-// and the next step's predicted growth.
+// preparedRequest is about the request a prepared summary would make, with
+// tail tokens verbatim and the next step's predicted growth.
 func preparedRequest(c *compaction, cand prepareCandidate, tail int) int {
 	return sat.Add(sat.Add(sat.Add(c.bare, c.budget), tail), cand.growth)
 }
 
-// fitsPrepared reports whether the request a summary prepared by c would
-// make is likely to leave room for one more such step under the threshold
-// (leavesRoom).
+// fitsPrepared reports whether that request leaves room under the threshold
+// for a step as large as the largest recent one: a split that does not
+// reaches the trigger at the next step, when the whole span frees more.
 func fitsPrepared(c *compaction, cand prepareCandidate, tail int) bool {
-	return leavesRoom(preparedRequest(c, cand, tail), cand.growth, cand.lim.threshold)
+	return sat.Add(preparedRequest(c, cand, tail), int(float64(cand.growth)/growthMargin)) <= cand.lim.threshold
 }
 
-// leavesRoom reports whether a request of count n leaves room under the
-// threshold for a step as large as the largest recent one (growth, with
-// its margin): a split that does not would reach the trigger at the next
-// step, when a summary of the whole span frees more.
-func leavesRoom(n, growth, threshold int) bool {
-	return sat.Add(n, int(float64(growth)/growthMargin)) <= threshold
-}
-
-// runPrepared writes p's summary on its own goroutine.
 func (g *Guard) runPrepared(t *turn, c *compaction, p *preparedSummary) {
 	defer p.finish()
 	defer func() {
@@ -145,8 +127,7 @@ func (g *Guard) runPrepared(t *turn, c *compaction, p *preparedSummary) {
 	p.failed = t.ctx.Err() != nil
 }
 
-// chainOf is the chain hash of raw[:n]; a memo already at raw (the call
-// just made) costs a key walk.
+// chainOf is the chain hash of raw[:n]; cheap for a memo already at raw.
 func (m *prefixMemo) chainOf(raw []*genai.Content, n int) uint64 {
 	m.update(raw)
 	return m.at(n)

@@ -12,40 +12,31 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
-// Summaries prepared while tools run (ARCHITECTURE.md, One model call,
-// Concurrency): the bound, and the lifetime of each summary.
-
-// Defaults of the prepared summaries.
+// Summaries prepared while tools run (ARCHITECTURE.md, Concurrency).
 const (
 	// DefaultPreparedSummaries is how many summaries the guard prepares in
-	// the background at once, over all sessions (WithPreparedSummaries):
-	// each is one summarizer call that the compaction it serves would have
-	// made anyway, so the bound only keeps a burst of sessions from
-	// starting many model calls at the same moment.
+	// the background at once (WithPreparedSummaries). Each is a call its
+	// compaction would make anyway: the bound only keeps a burst of
+	// sessions from starting many model calls at once.
 	DefaultPreparedSummaries = 64
-	// PreparedSummariesOff, given to WithPreparedSummaries, turns prepared
-	// summaries off: every compaction runs inline, in the model call that
-	// needs it.
+	// PreparedSummariesOff, given to WithPreparedSummaries, makes every
+	// compaction run inline.
 	PreparedSummariesOff = 0
 	// DefaultEarlyCompaction is the share of the trigger the next request
-	// is predicted to reach when the guard starts preparing its summary
-	// (WithEarlyCompaction): the trigger itself. The prediction's margin
-	// (growthMargin) already starts it a step early when steps vary; an
-	// earlier start leaves more contents verbatim after the summary, so the
-	// compacted request is larger and the next compaction comes sooner.
+	// is predicted to reach when preparing starts (WithEarlyCompaction).
+	// The prediction's margin already starts a step early; starting
+	// earlier leaves more verbatim, so the next compaction comes sooner.
 	DefaultEarlyCompaction = 1.0
 )
 
 // preparer owns the guard's background summaries: their bound, the
 // context Close cancels, and the logger, clock and metrics they report to.
 type preparer struct {
-	// limit is how many may be written at once; 0 turns them off
-	// (WithPreparedSummaries 0, or a before-compaction hook, whose
-	// instructions or skip are decided only when the compaction is due).
+	// limit is how many may be written at once; 0 also with a
+	// before-compaction hook, decided only when the compaction is due.
 	limit int
-	// ctx is the parent of every summary's context; cancel ends it (close).
-	// A summary cancels its own when it is written or let go, so ctx holds
-	// a child only while a summary is being written.
+	// ctx is every summary's parent, holding a child only while one is
+	// being written; cancel ends it (close).
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -57,11 +48,9 @@ type preparer struct {
 	running int
 	closed  bool
 
-	// What became of the prepared summaries, for tests and the log.
-	started, used, dropped, wasted atomic.Int64
+	started, used, dropped, wasted atomic.Int64 // outcomes, for tests and the log
 }
 
-// newPreparer is the preparer of a guard built with options o.
 func newPreparer(o *guardOptions, tel *telemetry) *preparer {
 	limit := o.prepared
 	if o.beforeCompaction != nil {
@@ -71,10 +60,9 @@ func newPreparer(o *guardOptions, tel *telemetry) *preparer {
 	return &preparer{limit: limit, ctx: ctx, cancel: cancel, tel: tel, log: o.logger, clock: o.clock}
 }
 
-// begin counts a background summary in and returns it with the context it
-// is written under, unless the guard is closed or the bound is reached
-// (ok false). The caller either starts it (runPrepared) or gives it back
-// unstarted (abandon).
+// begin counts a background summary in and returns it with its context,
+// unless the guard is closed or the bound is reached. The caller starts it
+// (runPrepared) or abandons it.
 func (p *preparer) begin(agent string) (s *preparedSummary, ctx context.Context, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -87,7 +75,6 @@ func (p *preparer) begin(agent string) (s *preparedSummary, ctx context.Context,
 	return &preparedSummary{agent: agent, owner: p, cancel: cancel, done: make(chan struct{}), log: p.log, started: p.clock.Now()}, ctx, true
 }
 
-// leave counts a background summary out.
 func (p *preparer) leave() {
 	p.mu.Lock()
 	p.running--
@@ -95,10 +82,8 @@ func (p *preparer) leave() {
 	p.wg.Done()
 }
 
-// close refuses new background summaries, cancels the running ones and
-// waits for them at most DefaultSummaryTimeout on the guard's clock: a
-// summarizer that ignores its context is abandoned, as CallBounded
-// abandons it.
+// close refuses new summaries, cancels the running ones and waits at most
+// DefaultSummaryTimeout: a summarizer that ignores its context is abandoned.
 func (p *preparer) close() error {
 	p.mu.Lock()
 	p.closed = true
@@ -121,45 +106,37 @@ func (p *preparer) close() error {
 }
 
 // preparedSummary is one summary written in the background for the next
-// compaction of one agent of a session. The goroutine writes its result and
-// then closes done, so a reader that saw done closed reads it without a
-// lock.
+// compaction of one agent of a session. The goroutine writes the result
+// before closing done, so a reader that saw done closed needs no lock.
 type preparedSummary struct {
 	agent string
-	// first and end bound the raw contents it summarizes (first is the
-	// injected summary's cut), chain is the chain hash of raw[:end]
-	// (prefix_mark.go); prevSummary, compactions and userReq are the
-	// state it was written from.
+	// raw[first:end] is what it summarizes (first is the injected summary's
+	// cut), chain the chain hash of raw[:end]; prevSummary, compactions and
+	// userReq the state it was written from.
 	first, end  int
 	chain       uint64
 	prevSummary string
 	compactions int
 	userReq     string
-	// request is the request it makes without the contents after it (the
-	// compaction's bare part and the summary at its budget), budget the
-	// summary's budget.
+	// request is the request it makes without the contents after it,
+	// budget the summary's.
 	request, budget int
 	started         time.Time
 	done            chan struct{}
 
-	// owner counts it; cancel ends its context; settled says it was used,
-	// dropped or wasted; log is the starting call's logger.
 	owner   *preparer
 	cancel  context.CancelFunc
-	settled atomic.Bool
+	settled atomic.Bool // used, dropped or wasted
 	log     *slog.Logger
 
-	// The result, written before done is closed.
+	// The result. failed: none to use (a panic of the guard's code, or the
+	// guard closed).
 	summary string
-	// ev holds the summarizer calls made and the fallback taken.
-	ev CompactionEvent
-	// took is how long the summary took; failed that there is no summary
-	// to use (a panic of the guard's own code, or the guard closed).
-	took   time.Duration
-	failed bool
+	ev      CompactionEvent // the summarizer calls made and the fallback taken
+	took    time.Duration
+	failed  bool
 }
 
-// ready reports whether the summary is written.
 func (p *preparedSummary) ready() bool {
 	select {
 	case <-p.done:
@@ -169,15 +146,11 @@ func (p *preparedSummary) ready() bool {
 	}
 }
 
-// A prepared summary owns its lifetime: its context is cancelled by the
-// goroutine writing it when it returns (finish), by the call or eviction
-// that lets it go (use, drop, waste: each counts and logs once), or, begun
-// and never started, by abandon. No other code cancels it, so the guard's
-// context holds a child only while a summary is being written.
+// A prepared summary owns its lifetime: only finish, use, drop, waste (each
+// counting and logging once) and abandon cancel its context.
 
-// finish ends the goroutine that wrote p: it is timed, its context is
-// cancelled, done is closed (the result is then readable) and its place
-// under the bound is freed.
+// finish ends the goroutine that wrote p: it is timed, cancelled, done is
+// closed and its place under the bound freed.
 func (p *preparedSummary) finish() {
 	p.took = p.owner.clock.Now().Sub(p.started)
 	p.cancel()
@@ -185,38 +158,35 @@ func (p *preparedSummary) finish() {
 	p.owner.leave()
 }
 
-// abandon gives back a summary begun and never started: nothing was
-// written, so it has no outcome to count.
+// abandon gives back a summary begun and never started: no outcome to count.
 func (p *preparedSummary) abandon() {
 	p.cancel()
 	p.owner.leave()
 }
 
-// use lets p go as sent by the compaction of the call ctx.
+// use lets p go as sent by the call's compaction.
 func (p *preparedSummary) use(ctx context.Context) {
 	if p.settle(ctx, &p.owner.used, "used") {
 		p.log.DebugContext(ctx, "contextguard: prepared summary used", "contents", p.end-p.first)
 	}
 }
 
-// drop lets p go before a compaction needed it, for why, cancelling it if
-// it is still being written.
+// drop lets p go before a compaction needed it.
 func (p *preparedSummary) drop(ctx context.Context, why string) {
 	if p.settle(ctx, &p.owner.dropped, "dropped") {
 		p.log.InfoContext(ctx, "contextguard: prepared summary dropped", "reason", why, "prepared_agent", p.agent)
 	}
 }
 
-// waste lets p go unused by the compaction that needed it, for why: its
-// calls were spent for nothing, and the compaction runs inline.
+// waste lets p go unused by the compaction that needed it, which runs inline.
 func (p *preparedSummary) waste(ctx context.Context, why string) {
 	if p.settle(ctx, &p.owner.wasted, "wasted") {
 		p.log.InfoContext(ctx, "contextguard: prepared summary not used; compacting inline", "reason", why)
 	}
 }
 
-// settle cancels p's context and, the first time only, counts its outcome
-// in n and the metrics; it reports whether this was the first time.
+// settle cancels p and, the first time only, counts the outcome; it reports
+// whether this was the first time.
 func (p *preparedSummary) settle(ctx context.Context, n *atomic.Int64, outcome string) bool {
 	p.cancel()
 	if !p.settled.CompareAndSwap(false, true) {
@@ -227,12 +197,10 @@ func (p *preparedSummary) settle(ctx context.Context, n *atomic.Int64, outcome s
 	return true
 }
 
-// preparedFits reports whether the request of count n that a prepared
-// summary makes is sent in place of the request of count before: under the
-// threshold, or, past it by the step kept verbatim, within halfway to the
-// room (as decide lets a request go) while freeing at least a summary's
-// length (budget). Without that length, a request just past the threshold
-// could be "compacted" to a larger one, again and again.
+// preparedFits reports whether a prepared summary's request of count n is
+// sent in place of one of count before: under the threshold, or within
+// halfway to the room (as tokenTrigger) while freeing at least budget, so a
+// request just past the threshold is not "compacted" again and again.
 func preparedFits(lim limits, n, before, budget int) bool {
 	return n <= lim.threshold || (n <= lim.halfwayToRoom(lim.threshold) && sat.Add(n, budget) <= before)
 }
@@ -257,8 +225,6 @@ func (g *Guard) Preparing(appName, userID, sessionID, agentName string) bool {
 	return g != nil && g.sessions.peek(sessionKeyOf(appName, userID, sessionID)).preparing(agentName)
 }
 
-// preparing reports whether e, nil for none, has a summary being prepared
-// for agent.
 func (e *sessionEntry) preparing(agent string) bool {
 	if e == nil {
 		return false
@@ -267,10 +233,8 @@ func (e *sessionEntry) preparing(agent string) bool {
 	return p != nil && p.agent == agent && !p.ready()
 }
 
-// await waits for p, with the session sess parked (a concurrent call for
-// it waits, a re-entrant one is refused), at most timeout on the guard's
-// clock, or until ctx ends. It returns how long it waited and whether p is
-// written.
+// await waits for p with sess parked, at most timeout or until ctx ends,
+// and returns how long it waited and whether p is written.
 func (p *preparedSummary) await(ctx context.Context, sess *sessionEntry, timeout time.Duration) (time.Duration, bool) {
 	if p.ready() {
 		return 0, true

@@ -8,14 +8,9 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 )
 
-// Using a prepared summary (ARCHITECTURE.md, One model call): every call
-// checks that it still covers the request's prefix, and the call that
-// compacts for tokens sends it, or falls back to the inline compaction.
-
-// checkPrepared drops the session's prepared summary for agent when the
-// request's contents raw (chained by chain) no longer start with what it
-// covers, or the compaction counter moved: the history changed (another
-// branch, an edited log, a compaction stored elsewhere).
+// checkPrepared drops agent's prepared summary when raw no longer starts
+// with what it covers or the compaction counter moved (another branch, an
+// edited log, a compaction stored elsewhere).
 func (e *sessionEntry) checkPrepared(ctx context.Context, agent string, raw []*genai.Content, chain *callChain, compactions int) {
 	p := e.prepared.Load()
 	if p == nil || p.agent != agent {
@@ -26,18 +21,15 @@ func (e *sessionEntry) checkPrepared(ctx context.Context, agent string, raw []*g
 	}
 }
 
-// dropPrepared drops the session's prepared summary, for why.
 func (e *sessionEntry) dropPrepared(ctx context.Context, why string) {
 	if p := e.takePrepared(); p != nil {
 		p.drop(ctx, why)
 	}
 }
 
-// compactPrepared is a compaction for tokens that sends the session's
-// prepared summary followed by the contents after what it covers, verbatim
-// (pair-safe), pruned as always, waiting for what is left of it at most the
-// summary timeout. When the summary cannot be used, or its request does
-// not fit, it is wasted and the compaction runs inline (compactWith).
+// compactPrepared sends the prepared summary and the contents after it,
+// waiting at most the summary timeout. A summary that cannot be used or
+// does not fit is wasted and the compaction runs inline.
 func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, next guardState, p *preparedSummary, s compactionStrategy, reason string) step {
 	t.sess.takePrepared() // p: this call uses or wastes it
 	c, done := g.beginCompaction(t, cs, next, s.name(), reason)
@@ -49,8 +41,7 @@ func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, next guardState, p
 	switch {
 	case c.first != p.first || c.prevSummary != p.prevSummary || end > c.cov || end <= c.first ||
 		(c.userReq != p.userReq && c.coveredRequest(end) != nil):
-		// A request the summary covers must be the one it was written
-		// for; a newer one (a turn begun since) is sent verbatim after it.
+		// A covered request must be the one it was written for.
 		p.waste(t.ctx, "the request changed since it was prepared")
 		return c.compactWith(s, reason)
 	case t.hookInstructions != "":

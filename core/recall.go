@@ -5,15 +5,12 @@ import (
 
 	"google.golang.org/genai"
 
-	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
-// Recall (ARCHITECTURE.md, Recall): what compactions and pruning removed from
-// an agent's requests stays one tool call away. The adapters' RecallTool
-// reads the session's event log in place, as the agent sees it (its branch
-// and isolation scope), and hands it here; the engine keeps only an index of
-// it, in the session table's entry, never a copy in the session state.
+// Recall (ARCHITECTURE.md, Recall): what compactions and pruning removed
+// stays one tool call away; the engine keeps only an index of the event log
+// the adapter hands it, never a copy in the session state.
 
 // RecallToolName is the name of the tool RecallTool returns. When a request
 // declares a tool of this name, the summary message and the pruning
@@ -38,17 +35,15 @@ type RecallScope struct {
 	Branch, IsolationScope string
 }
 
-// Recall answers the recall tool of agentName in the session of c: history
-// is the session's contents as the agent sees them (the host's event log,
-// filtered to the agent's branch and isolation scope, in order), st the
-// session's state. What it searches is what the stored summary covers and
-// what pruning replaced by placeholders; a call_id names one pruned result.
-// The answer is text for the model, bounded as the guard counts it (the
-// estimator of the agent's model, calibrated: about 2,000 tokens, at most
-// a quarter of the room the agent's last request left); a query it cannot
-// use gets a message saying why. The error is for a guard that cannot
-// answer (nil, an agent it does not guard, a session busy past the call's
-// context). For adapters.
+// Recall answers the recall tool of agentName in the session of c. history
+// is the session's contents as the agent sees them (the event log filtered
+// to its branch and isolation scope, in order), st the session's state. It
+// searches what the stored summary covers and what pruning replaced; a
+// call_id names one pruned result. The answer is text for the model, about
+// 2,000 tokens as the guard counts them, at most a quarter of the room the
+// agent's last request left; an unusable query gets a message saying why.
+// The error is for a guard that cannot answer (nil, an agent it does not
+// guard, a session busy past the call's context). For adapters.
 func (g *Guard) Recall(c Call, st StateReader, agentName string, scope RecallScope, history []*genai.Content, args RecallArgs) (string, error) {
 	if err := g.CheckAgent(agentName); err != nil {
 		return "", err
@@ -79,8 +74,7 @@ func (g *Guard) Recall(c Call, st StateReader, agentName string, scope RecallSco
 	return renderMatches(x, q, args.Page, fit, note), nil
 }
 
-// recallIndexFor is the agent's index in scope, a new one when it has none
-// or one of another scope.
+// recallIndexFor is the agent's index in scope, new when it has none there.
 func (m *agentMemory) recallIndexFor(scope RecallScope) *recallIndex {
 	key := scope.Branch + "\x00" + scope.IsolationScope
 	if m.recall == nil || m.recall.scope != key {
@@ -89,9 +83,10 @@ func (m *agentMemory) recallIndexFor(scope RecallScope) *recallIndex {
 	return m.recall
 }
 
-// indexRemoved brings x up to date with history: the contents before the
-// stored summary's cut and the tool results pruning replaced, each indexed
-// once. A history that no longer holds what x was built from rebuilds it.
+// indexRemoved indexes, once each, the contents before the stored cut and
+// the tool results pruning replaced; a history that no longer holds what x
+// was built from rebuilds it. The full frontier is searched, so results the
+// next pass may prune are too.
 func indexRemoved(x *recallIndex, history []*genai.Content, s guardState, cfg *Agent) {
 	if !x.valid(history) {
 		*x = *newRecallIndex(x.scope)
@@ -103,9 +98,9 @@ func indexRemoved(x *recallIndex, history []*genai.Content, s guardState, cfg *A
 	x.scanned = seen
 	cut := 0
 	if s.summary != "" {
-		cut, _, _, _ = locateCut(history, s, contentid.Fingerprint, nil)
+		cut, _, _, _ = locateCut(history, s, nil)
 	}
-	frontier := prunedFrontier(history, cfg)
+	frontier := pruneFrontier(cfg.pruneKeep, history)
 	turn, step := 0, 0
 	for i, c := range history {
 		if isUserTurn(c) {
@@ -123,36 +118,14 @@ func indexRemoved(x *recallIndex, history []*genai.Content, s guardState, cfg *A
 	}
 }
 
-// recallScan is the history's length and stored cut an index was last
-// brought up to date with: the same again skips the pass over the history.
+// recallScan is the history's length and stored cut an index last saw.
 type recallScan struct {
 	contents, watermark int
 	fingerprint         string
 	summary             bool
 }
 
-// prunedFrontier is the full pruning frontier of history (pruneFrontier),
-// 0 when pruning is off: a stored frontier never passes it, so every pruned
-// result is searched, and any the next pass may prune (WithPruningMinFree).
-func prunedFrontier(history []*genai.Content, cfg *Agent) int {
-	keep := 0
-	if cfg != nil {
-		keep = cfg.pruneKeep
-	}
-	if keep <= 0 {
-		return 0
-	}
-	n := 0
-	for _, c := range history {
-		if hasFunctionResponse(c) {
-			n++
-		}
-	}
-	return max((n-keep)/keep*keep, 0)
-}
-
-// isUserTurn reports whether c is a message the user typed: a user content
-// with text and no tool response.
+// isUserTurn reports whether c is a user text with no tool response.
 func isUserTurn(c *genai.Content) bool {
 	if c == nil || c.Role != genai.RoleUser || hasFunctionResponse(c) {
 		return false
@@ -165,9 +138,8 @@ func isUserTurn(c *genai.Content) bool {
 	return false
 }
 
-// declaresRecall reports whether cfg declares the recall tool: reading the
-// request's own declarations needs no configuration, and the model is told
-// of the tool exactly when it can call it.
+// declaresRecall reports whether cfg declares the recall tool, so the model
+// is told of it exactly when it can call it.
 func declaresRecall(cfg *genai.GenerateContentConfig) bool {
 	if cfg == nil {
 		return false
@@ -185,8 +157,7 @@ func declaresRecall(cfg *genai.GenerateContentConfig) bool {
 	return false
 }
 
-// recallRetained is what the agents' recall indexes retain, for the
-// table's accounting.
+// recallRetained is what the agents' recall indexes retain.
 func (e *sessionEntry) recallRetained() int {
 	n := 0
 	for _, m := range e.agents {

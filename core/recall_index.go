@@ -13,18 +13,10 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
-// The recall index (ARCHITECTURE.md, Recall): what compactions and pruning
-// removed from one agent's requests in one session (internal/recallindex),
-// built incrementally in the session table's entry and rebuilt from the
-// host's event log after a restart or an eviction, and where each indexed
-// text came from.
-
-// recallSourceOverhead is what one source's record retains beside its text,
-// for the table's accounting.
+// recallSourceOverhead is what one source's record retains beside its text.
 const recallSourceOverhead = 48
 
-// recallSource is the content part an indexed text came from; its index
-// in recallIndex.srcs is the text's number in the search index.
+// recallSource is where indexed text number i (srcs[i]) came from.
 type recallSource struct {
 	pos    int // in the history the host gave
 	turn   int // user turns up to and including it
@@ -33,18 +25,16 @@ type recallSource struct {
 	callID string
 }
 
-// recallIndex is the index of one agent of one session, in the scope
-// (branch, isolation scope) its history was read in. Guarded by the session
-// entry's mutex.
+// recallIndex is what compactions and pruning removed for one agent of a
+// session, in one scope (ARCHITECTURE.md, Recall); rebuilt from the host's
+// log after a restart or an eviction. Guarded by the session entry's mutex.
 type recallIndex struct {
 	scope string
 	ix    *recallindex.Index
 	srcs  []recallSource
-	// indexed marks the history's positions already indexed; first and
-	// last are the lowest and highest such positions, firstFP and lastFP
-	// their fingerprints, checked on each use so a history that changed
-	// under the index (another log, not an extension of this one) rebuilds
-	// it. The host's log is append-only, so its ends tell.
+	// indexed marks the positions indexed; the fingerprints of the lowest
+	// and highest are checked on each use (the log is append-only, so its
+	// ends tell another log) to rebuild it.
 	indexed         []bool
 	first, last     int
 	firstFP, lastFP string
@@ -56,8 +46,6 @@ func newRecallIndex(scope string) *recallIndex {
 	return &recallIndex{scope: scope, ix: recallindex.New(), first: -1, last: -1}
 }
 
-// valid reports whether history still holds the contents the index was
-// built from.
 func (x *recallIndex) valid(history []*genai.Content) bool {
 	if x.last < 0 {
 		return true
@@ -66,8 +54,7 @@ func (x *recallIndex) valid(history []*genai.Content) bool {
 		contentid.Fingerprint(history[x.first]) == x.firstFP
 }
 
-// add indexes the content at position pos of history, whose user turn is
-// turn. A content already indexed is skipped.
+// add indexes history[pos] once.
 func (x *recallIndex) add(history []*genai.Content, pos, turn int) {
 	for len(x.indexed) <= pos {
 		x.indexed = append(x.indexed, false)
@@ -99,9 +86,8 @@ func (x *recallIndex) add(history []*genai.Content, pos, turn int) {
 	}
 }
 
-// partSource is the text of a part the index searches, and its tool and
-// call_id; ok is false for a part it does not search (the recall tool's own
-// calls and answers, which say nothing new).
+// partSource is a part's searchable text, tool and call_id; ok is false for
+// the recall tool's own calls, which say nothing new.
 func partSource(p *genai.Part) (src recallSource, text string, ok bool) {
 	switch {
 	case p.Text != "":
@@ -129,8 +115,6 @@ func partSource(p *genai.Part) (src recallSource, text string, ok bool) {
 	return src, "", false
 }
 
-// source names text t of x for a page: its turn, role and tool, and the
-// call_id.
 func (x *recallIndex) source(t int) recallindex.Source {
 	s := x.srcs[t]
 	d := "turn " + strconv.Itoa(s.turn) + ", "
@@ -148,11 +132,9 @@ func (x *recallIndex) source(t int) recallindex.Source {
 	return recallindex.Source{Turn: s.turn, Where: d}
 }
 
-// readableJSON is the JSON s with the escapes encoding/json writes for
-// <, > and & (\u003c, \u003e, \u0026) written as those characters: an
-// excerpt shows a call's arguments as the model wrote them ("a && b"), and
-// the words beside them are terms of their own rather than "u0026b". An
-// escaped backslash is read first, so "\\u0026" stays as it is.
+// readableJSON undoes encoding/json's escapes of <, > and &, so an excerpt
+// shows "a && b" as written and "u0026b" is no term; an escaped backslash
+// is read first.
 func readableJSON(s string) string {
 	if !strings.Contains(s, `\u00`) {
 		return s

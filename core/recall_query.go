@@ -13,51 +13,39 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
-// The recall tool's query and answer (ARCHITECTURE.md, Recall): a query of
-// any size or content becomes a bounded list of terms, and the answer fits
-// its budget, saying when more exists and how to page.
-
+// The recall tool's query and answer (ARCHITECTURE.md, Recall): any query
+// becomes a bounded list of terms, and the answer fits its budget.
 const (
-	// maxRecallQueryBytes bounds the query read: a question or a quoted
-	// error message fits; a longer one is cut, with a note, so a 1 MB query
-	// costs what a short one does.
+	// maxRecallQueryBytes: a longer query is cut, with a note, so a 1 MB
+	// query costs what a short one does.
 	maxRecallQueryBytes = 1024
-	// maxRecallTerms bounds the distinct terms ranked: each walks one
-	// posting list.
-	maxRecallTerms = 32
-	// recallDefaultTokens is the answer's default size: a few excerpts,
-	// about what one medium tool result costs.
+	maxRecallTerms      = 32 // each walks one posting list
+	// recallDefaultTokens is a few excerpts, about one medium tool result.
 	recallDefaultTokens = 2000
-	// recallRoomShare: the answer takes at most 1/recallRoomShare of the
-	// room the agent's last request left, so it cannot push the next
-	// request over.
+	// recallRoomShare: at most 1/4 of the room the last request left, so
+	// the answer cannot push the next request over.
 	recallRoomShare = 4
-	// recallMinTokens is the least answer worth giving (a page of a tool
-	// result and its header): below it the room is better used by a
-	// compaction, which the answer then suggests.
+	// recallMinTokens is a page of a tool result and its header: below it
+	// the room is better used by a compaction, which the answer suggests.
 	recallMinTokens = 160
-	// recallBytesPerToken is the first guess of an answer's bytes for its
-	// budget in tokens; the answer is then counted as the guard counts it
-	// and made smaller until it fits (fitted), since dense tool output
-	// runs below three bytes a token.
+	// recallBytesPerToken is the first guess of an answer's bytes; it is
+	// then counted and made smaller until it fits (fitted).
 	recallBytesPerToken = 3
-	// recallFitTries bounds how often an answer over its budget is made
-	// again smaller by the ratio it was over (recallFitMargin more, so the
-	// remake fits at once); past it, its bytes are halved until it fits.
+	// An answer over its budget is remade smaller by the ratio it was over
+	// (with a margin, so it fits at once) recallFitTries times, then halved.
 	recallFitTries  = 4
 	recallFitMargin = 0.95
 )
 
-// recallQuery is a cleaned query: its terms in order, at most
-// maxRecallTerms.
+// recallQuery is a cleaned query and its terms in order.
 type recallQuery struct {
 	text  string // as shown back, printable
 	terms []string
 }
 
-// cleanQuery reads the query: at most maxRecallQueryBytes, invalid UTF-8
-// and control characters replaced, and its terms. note says what was
-// changed or, when there are no terms, why nothing can be searched.
+// cleanQuery bounds the query, replaces invalid UTF-8 and control
+// characters and finds its terms; note says what was changed or why
+// nothing can be searched.
 func cleanQuery(q string) (recallQuery, string) {
 	var note string
 	if len(q) > maxRecallQueryBytes {
@@ -85,10 +73,7 @@ func cleanQuery(q string) (recallQuery, string) {
 // utf8RuneError is what textcut.Sanitize leaves of invalid bytes.
 const utf8RuneError = '\uFFFD'
 
-// recallBudget is the answer's budget in tokens: recallDefaultTokens, at
-// most a quarter of the room the agent's last request left (the window
-// minus its calibrated count, as Usage reads them); 0 when that is below
-// recallMinTokens.
+// recallBudget is the answer's budget in tokens, 0 below recallMinTokens.
 func recallBudget(s guardState) int {
 	tokens := recallDefaultTokens
 	if s.window > 0 && s.tokens > 0 {
@@ -100,17 +85,13 @@ func recallBudget(s guardState) int {
 	return tokens
 }
 
-// recallFit is an answer's budget as the guard counts it: tokens, and the
-// count of an answer as the tool response the agent's next request
-// carries, with the estimator of the agent's model, calibrated as the
-// session's counts are.
+// recallFit is an answer's budget and its count as the tool response the
+// next request carries, calibrated as the session's counts are.
 type recallFit struct {
 	tokens int
 	count  func(answer string) int
 }
 
-// recallFitFor is the fit of a budget of tokens for the estimator est of
-// the agent's model, in a session whose state is s.
 func recallFitFor(tokens int, est tokenEstimator, s guardState) recallFit {
 	cal := newCalibration(s, est)
 	return recallFit{tokens: tokens, count: func(answer string) int {
@@ -118,18 +99,14 @@ func recallFitFor(tokens int, est tokenEstimator, s guardState) recallFit {
 	}}
 }
 
-// recallAnswerContent is the answer as the next request carries it: the
-// recall tool's response, its text under "result" (as the adapters return
-// it).
+// recallAnswerContent is the answer as the adapters return it.
 func recallAnswerContent(answer string) *genai.Content {
 	return &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{
 		Name: RecallToolName, Response: map[string]any{"result": answer}}}}}
 }
 
-// fitted is render's answer for the most bytes that fit the budget: first
-// at recallBytesPerToken, then smaller by the ratio it was over, at most
-// recallFitTries times, then halved until it fits; noRoom when nothing
-// does.
+// fitted is render's answer for the most bytes that fit the budget, noRoom
+// when nothing does.
 func (f recallFit) fitted(render func(bytes int) string) string {
 	if f.tokens <= 0 {
 		return noRoom
@@ -189,9 +166,8 @@ func recallResult(history []*genai.Content, callID string, page int, fit recallF
 		return "recall_context: no tool result with call_id " + strconv.Quote(textcut.Prefix(callID, recallindex.QuoteBytes)) + " in this conversation. Search by words instead."
 	}
 	full := textcut.JSON(fr.Response)
-	// Pages are fixed units, the same whatever the room, so page numbers
-	// stay valid from one call to the next while the room shrinks; one
-	// answer holds as many units as its budget takes.
+	// Fixed pages, whatever the room, so page numbers stay valid while it
+	// shrinks; an answer holds as many as its budget takes.
 	bounds := pageBounds(full, recallPageBytes)
 	pages := len(bounds) - 1
 	page = min(max(page, 1), pages)
@@ -214,13 +190,10 @@ func recallResult(history []*genai.Content, callID string, page int, fit recallF
 	})
 }
 
-// recallPageBytes is one page of a tool result asked for by call_id: about
-// 80 tokens, so the least answer (recallMinTokens) holds a page, and a
-// roomy one many at once.
+// recallPageBytes is about 80 tokens, so the least answer holds a page.
 const recallPageBytes = 256
 
-// pageBounds cuts s into pages of at most size bytes on rune boundaries
-// (a page of a valid string stays valid, so pages join byte for byte):
+// pageBounds cuts s into pages of at most size bytes on rune boundaries:
 // page i is s[b[i-1]:b[i]]. An empty s is one empty page.
 func pageBounds(s string, size int) []int {
 	b := []int{0}

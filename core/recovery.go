@@ -8,34 +8,25 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
-// Recovery from a provider's overflow error (ARCHITECTURE.md, Recovery): the
-// failed request compacted for the recovery model, and the session taught the
-// provider's count.
-
-// Recovery is a compacted request for the agent's recovery model
-// to answer in place of the rejected one (recoverOverflow), with the
-// logger of the call.
+// Recovery is a compacted request for the agent's recovery model to answer
+// in place of the one the provider rejected (ARCHITECTURE.md, Recovery).
 type Recovery struct {
 	req *Request
 	log *slog.Logger
 }
 
-// recoverOverflow is the engine's part of OnModelErrorCallback
-// (ARCHITECTURE.md, Recovery) for a context overflow ov of an agent the
-// guard guards: st is the state the call reads and writes, ro the
-// session's state without the call's writes. An overflow is compacted to
-// half the window, and the compacted request returned for the agent's
-// recovery model to answer, when one is configured; otherwise it is
-// recorded so the session's next call compacts first, and the provider's
-// error is returned once (nil, nil). An error is the callback's error.
+// recoverOverflow is the engine's part of OnModelErrorCallback for a
+// context overflow ov. With a recovery model, the request is compacted to
+// half the window and returned for it to answer; otherwise the overflow is
+// recorded so the next call compacts first, and (nil, nil) returns the
+// provider's error. An error is the callback's error.
 func (g *Guard) recoverOverflow(c Call, st State, ro StateReader, cfg *Agent, req *Request, ov ContextOverflow, modelErr error) (*Recovery, error) {
 	logger := g.log.With("agent", cfg.name, "session", c.SessionID())
 	logger.Warn("contextguard: the provider rejected the request as too long",
 		"provider", ov.Provider, "real_tokens", ov.Tokens, "limit", ov.Limit, "recovery_model", cfg.recoveryLLM != nil)
 	if onlyCurrentRequest(c, req) {
-		// Nothing but the user's current request: the provider rejected
-		// the part no compaction can shrink (for example an attachment it
-		// charges far above the estimate).
+		// No compaction can shrink it (for example an attachment charged
+		// far above the estimate).
 		logger.Error("contextguard: the provider rejected the user's current request itself; nothing the guard can cut will make it fit")
 		return nil, fmt.Errorf("%w: the provider rejected the user's current request, which is all the request holds", irreducibleError(max(ov.Tokens, ov.Limit+1), overflowWindow(ov, g.limits(cfg, req.Model).window)))
 	}
@@ -56,10 +47,9 @@ func (g *Guard) recoverOverflow(c Call, st State, ro StateReader, cfg *Agent, re
 	return &Recovery{req: creq, log: logger}, nil
 }
 
-// recoveryFailed handles the recovery model's error err: the compaction is
-// remembered (mem.compacted) and reused by the next call; only a compacted
-// request that is still too long makes that call compact again. It returns
-// the callback's error, nil to return the provider's.
+// recoveryFailed handles the recovery model's error: the compaction is
+// reused by the next call, which compacts again only when the compacted
+// request was still too long. nil returns the provider's error.
 func (g *Guard) recoveryFailed(c Call, st State, cfg *Agent, rec *Recovery, err error) error {
 	creq, logger := rec.req, rec.log
 	if again, ok := AsContextOverflow(err); ok {
@@ -74,8 +64,7 @@ func (g *Guard) recoveryFailed(c Call, st State, cfg *Agent, rec *Recovery, err 
 	return nil
 }
 
-// overflowWindow is the window an overflow was judged against: the
-// provider's limit when it states one, else the guard's window.
+// overflowWindow is the provider's limit when stated, else window.
 func overflowWindow(ov ContextOverflow, window int) int {
 	if ov.Limit > 0 {
 		return ov.Limit
@@ -84,12 +73,8 @@ func overflowWindow(ov ContextOverflow, window int) int {
 }
 
 // onlyCurrentRequest reports whether the rejected request holds nothing a
-// compaction may cover but the user's current request: the request alone,
-// or only the guard's summary message carrying it, with at most the
-// adapter's synthetic continuations after it (convo.CoverableLen). A
-// compaction could not make it smaller. Anything else, the turn's own tool
-// steps after the request included, is compacted (ARCHITECTURE.md,
-// Recovery).
+// compaction may cover but the user's current request (alone or in the
+// summary message, convo.CoverableLen): no compaction could shrink it.
 func onlyCurrentRequest(c Call, req *Request) bool {
 	if req == nil || convo.CoverableLen(req.Contents) != 1 {
 		return false
@@ -102,11 +87,10 @@ func onlyCurrentRequest(c Call, req *Request) bool {
 	return i == 0
 }
 
-// handleOverflow does the work of OnModelErrorCallback while it owns the
-// session: it compacts the rejected request with a recovery model, and
-// returns the request to send and the compaction's event (for the hook);
-// without one, or when nothing could be compacted, it records the overflow
-// for the next call.
+// handleOverflow does OnModelErrorCallback's work while it owns the
+// session: it compacts for the recovery model and returns the request and
+// the event; without one, or when nothing was compacted, it records the
+// overflow for the next call.
 func (g *Guard) handleOverflow(c Call, st State, ro StateReader, cfg *Agent, req *Request, ov ContextOverflow, logger *slog.Logger) (*Request, *CompactionEvent, error) {
 	sess, err := g.sessions.acquire(c, sessionKey(c))
 	if err != nil {
@@ -122,41 +106,33 @@ func (g *Guard) handleOverflow(c Call, st State, ro StateReader, cfg *Agent, req
 	}
 	creq, ev, err := g.compactForRecovery(c, st, ro, cfg, sess, mem, req, jov, logger)
 	if err != nil || creq == nil {
-		// The provider's error is returned, and the state this call wrote
-		// is lost with it: learn from the original ratio again.
+		// This call's state is lost with the error: learn from the
+		// original ratio again.
 		recordOverflow(sess, cfg, mem, req, jov, learned)
 	}
 	return creq, ev, err
 }
 
-// maxKnownWindow is the largest context window any model offers (Llama 4
-// Scout's ten million tokens; the registry's largest is two million): no
-// request a provider rejected held more tokens than its window by more
-// than a request can, so an overflow error stating more is not a count.
+// maxKnownWindow is the largest window any model offers (Llama 4 Scout's):
+// an overflow error stating more is not a count.
 const maxKnownWindow = 10_000_000
 
-// maxOverflowRatio is the most an overflow error's count may exceed the
-// larger of the guard's raw estimate of the rejected request and the window
-// by, and still be a count: the calibration's own bound (maxCorrection). The
-// window counts too: a request the guard estimated far under it may still be
-// over it (an attachment the estimate does not see).
+// maxOverflowRatio is the most an overflow's count may exceed the larger of
+// the estimate and the window by and still be a count: the calibration's
+// bound. The window counts too, for what the estimate does not see.
 const maxOverflowRatio = maxCorrection
 
-// judgedOverflow is an overflow as recovery acts on it: the error's
-// ContextOverflow, its count dropped when implausible (plausibleOverflow),
+// judgedOverflow is an overflow with its count dropped when implausible,
 // and whether the session learns a provider ratio from it.
 type judgedOverflow struct {
 	ContextOverflow
 	learns bool
 }
 
-// plausibleOverflow judges ov's count against the request: a count above
-// every known window (and the agent's own), or more than maxOverflowRatio
-// times the larger of the guard's estimate and the window, is implausible
-// (2^40, a running total, a gateway's sum). It says only that the request
-// was too large: recovered as an overflow of unknown size, teaching the
-// session no ratio, which would make its later calls compact early. The
-// caller owns the session entry.
+// plausibleOverflow drops an implausible count (above every known window,
+// or past maxOverflowRatio: 2^40, a running total, a gateway's sum): it is
+// recovered as of unknown size and teaches no ratio, which would make later
+// calls compact early. The caller owns the session entry.
 func (g *Guard) plausibleOverflow(sess *sessionEntry, cfg *Agent, req *Request, ov ContextOverflow, logger *slog.Logger) judgedOverflow {
 	if ov.Tokens <= 0 {
 		return judgedOverflow{ContextOverflow: ov, learns: true}
@@ -176,8 +152,8 @@ func (g *Guard) plausibleOverflow(sess *sessionEntry, cfg *Agent, req *Request, 
 	return judgedOverflow{ContextOverflow: ContextOverflow{Provider: ov.Provider, Limit: ov.Limit}}
 }
 
-// rememberOverflow records, for the session's next call, that the recovery
-// model rejected the compacted request too.
+// rememberOverflow records that the recovery model rejected the compacted
+// request too.
 func (g *Guard) rememberOverflow(c Call, st State, cfg *Agent, req *Request, ov ContextOverflow, logger *slog.Logger) {
 	sess, err := g.sessions.acquire(c, sessionKey(c))
 	if err != nil {
@@ -188,8 +164,7 @@ func (g *Guard) rememberOverflow(c Call, st State, cfg *Agent, req *Request, ov 
 	recordOverflow(sess, cfg, sess.memory(cfg.name), req, g.plausibleOverflow(sess, cfg, req, ov, logger), learnedRatio(st, cfg))
 }
 
-// learnedRatio is the provider ratio the session has learned so far, per
-// mille, as the call whose state is st sees it (0: none).
+// learnedRatio is the provider ratio learned so far, per mille (0: none).
 func learnedRatio(st StateReader, cfg *Agent) int {
 	if st == nil {
 		return 0
@@ -197,9 +172,8 @@ func learnedRatio(st StateReader, cfg *Agent) int {
 	return cfg.stateIO(quietLog).num(st, keyProviderRatio)
 }
 
-// recordOverflow records an overflow for the session's next call, with the
-// provider ratio the session learns from it on top of learned. The caller
-// holds the session entry.
+// recordOverflow records an overflow for the next call, with the ratio
+// learned from it on top of learned. The caller owns the session entry.
 func recordOverflow(sess *sessionEntry, cfg *Agent, mem *agentMemory, req *Request, ov judgedOverflow, learned int) {
 	p := &pendingOverflow{real: ov.Tokens, limit: ov.Limit, contents: mem.sentLen}
 	if req != nil {
@@ -212,11 +186,10 @@ func recordOverflow(sess *sessionEntry, cfg *Agent, mem *agentMemory, req *Reque
 	mem.overflow = p
 }
 
-// compactForRecovery compacts the rejected request to half the window (the
-// provider's limit when smaller), calibrated with the provider's count, and
-// persists the compaction in the call's state delta, which rides on the
-// recovery response. It returns the request to send (nil when nothing could
-// be compacted) and the event. The caller owns the session entry.
+// compactForRecovery compacts the rejected request to half the window (or
+// the provider's limit), calibrated with the provider's count, into the
+// state delta the recovery response carries. It returns the request to
+// send, nil when nothing was compacted. The caller owns the session entry.
 func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent, sess *sessionEntry, mem *agentMemory, req *Request, ov judgedOverflow, logger *slog.Logger) (*Request, *CompactionEvent, error) {
 	sio := cfg.stateIO(g.log)
 	var prev guardState
@@ -238,8 +211,6 @@ func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent,
 	if ov.Limit > 0 && ov.Limit < window {
 		window = ov.Limit
 	}
-	// The session learns the provider's ratio from the rejection; it rides
-	// on the recovery response with the compaction.
 	learned := prev
 	if ov.learns {
 		learned.providerRatio = learnFromOverflow(prev.providerRatio, est.defaultFactor(), ov.Tokens, sent)

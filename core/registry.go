@@ -9,8 +9,6 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/models"
 )
 
-// Context windows: the model registry (catwalk's model list by default).
-
 // ModelRegistry tells the guard how large a model's context window is.
 type ModelRegistry interface {
 	// ContextWindow is the model's context window in tokens; 0 or less
@@ -25,15 +23,12 @@ type ModelRegistry interface {
 type RegistryOption func(*crushRegistry)
 
 // NewCrushRegistry returns the default registry, backed by the model data
-// embedded in charm.land/catwalk (no network). Model IDs are normalised:
-// case, surrounding space, "models/" and provider prefixes such as
-// "anthropic/", and date, version or release suffixes such as "-20250929",
-// "-latest" and "-preview" are ignored; when several providers list a
-// model, the first-party provider's entry wins. An unknown model is
-// reported as unknown (0, as the ModelRegistry contract says), so the
-// guard gives it DefaultContextWindow with one warning per model name that
-// names the option to set; WithDefaultWindow reports another window
-// instead.
+// embedded in charm.land/catwalk (no network). Case, surrounding space,
+// "models/" and provider prefixes ("anthropic/") and date, version or
+// release suffixes ("-20250929", "-latest", "-preview") are ignored; the
+// first-party provider's entry wins. An unknown model is reported as 0, so
+// the guard gives it DefaultContextWindow with one warning per model that
+// names the option to set; WithDefaultWindow reports another window.
 func NewCrushRegistry(opts ...RegistryOption) ModelRegistry {
 	r := &crushRegistry{log: slog.Default()}
 	for _, o := range opts {
@@ -47,34 +42,22 @@ func NewCrushRegistry(opts ...RegistryOption) ModelRegistry {
 }
 
 type crushRegistry struct {
-	log *slog.Logger
-	// defaultWindow is WithDefaultWindow's window, 0 for none.
-	defaultWindow int
+	log           *slog.Logger
+	defaultWindow int      // WithDefaultWindow's, 0 for none
 	warned        sync.Map // model name -> struct{}
-	// errs are the options' errors, which New reports (optionErrs).
-	errs []error
+	errs          []error  // the options' errors, which New reports
 }
 
-// fail records an option's error; the guard built with the registry
-// reports it.
 func (r *crushRegistry) fail(err error) { r.errs = append(r.errs, fmt.Errorf("contextguard: %w", err)) }
 
-// optionErrs is the registry's option errors, for New.
 func (r *crushRegistry) optionErrs() []error { return r.errs }
 
-// registryOptionErrs is a registry whose options may be in error
-// (NewCrushRegistry's): New reports them with its own.
+// registryOptionErrs is a registry whose options' errors New reports.
 type registryOptionErrs interface{ optionErrs() []error }
-
-// find is the catwalk entry of model, when it lists a window for it.
-func (r *crushRegistry) find(model string) (models.Info, bool) {
-	info, ok := models.Lookup(model)
-	return info, ok && info.ContextWindow > 0
-}
 
 // ContextWindow implements ModelRegistry.
 func (r *crushRegistry) ContextWindow(model string) int {
-	if info, ok := r.find(model); ok {
+	if info, ok := models.Lookup(model); ok && info.ContextWindow > 0 {
 		return info.ContextWindow
 	}
 	if r.defaultWindow <= 0 {

@@ -2,10 +2,7 @@ package core
 
 import "google.golang.org/genai"
 
-// What the engine reads of a model response (NeedsGuard, afterResponse).
-
-// promptTokens is the provider's prompt-token count of the request, 0 when
-// the adapter does not count.
+// promptTokens is the provider's prompt-token count, 0 for none.
 func (r *Response) promptTokens() int {
 	if r.UsageMetadata == nil {
 		return 0
@@ -13,9 +10,8 @@ func (r *Response) promptTokens() int {
 	return int(r.UsageMetadata.PromptTokenCount)
 }
 
-// cachedTokens is the provider's count of the prompt tokens it read from its
-// prompt cache, 0 when it reports none; a count that is negative or above
-// the prompt's own (prompt) is not believable and reads as none.
+// cachedTokens is the prompt tokens read from the provider's cache, 0 for
+// none or an unbelievable count (negative, above prompt).
 func (r *Response) cachedTokens(prompt int) int {
 	n := int(r.UsageMetadata.CachedContentTokenCount)
 	if n < 0 || n > prompt {
@@ -24,13 +20,10 @@ func (r *Response) cachedTokens(prompt int) int {
 	return n
 }
 
-// cutAtOutputLimit reports whether the response stopped at the output
-// limit.
 func (r *Response) cutAtOutputLimit() bool {
 	return r.FinishReason == genai.FinishReasonMaxTokens
 }
 
-// asksForTools reports whether the response asks for function calls.
 func (r *Response) asksForTools() bool {
 	if r.Content == nil {
 		return false

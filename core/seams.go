@@ -8,10 +8,8 @@ import (
 )
 
 // The engine's seams (ARCHITECTURE.md, The engine and the ADK adapter): the
-// engine works on the types below, never on a host framework's. Each
-// adapter (the root module for ADK v1, adkv2 for ADK v2) passes its
-// framework's values through them as they are, or builds them at a
-// callback's entry. The names below are for adapters.
+// engine works on these types, never a host framework's; adapters pass
+// their values through them or build them at a callback's entry.
 
 // Call is what the engine needs of the model call it serves. ADK v1's
 // agent.CallbackContext and ADK v2's agent.Context satisfy it as they are;
@@ -63,8 +61,6 @@ type Host struct {
 	Now func(ctx context.Context) time.Time
 }
 
-// withDefaults fills the nil fields: no error says a key is missing, and
-// the time is clock's (WithClock).
 func (h Host) withDefaults(clock Clock) Host {
 	if h.MissingKey == nil {
 		h.MissingKey = func(error) bool { return false }

@@ -5,76 +5,52 @@ import (
 
 	"google.golang.org/genai"
 
-	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
-// The session memory: what the guard remembers of each agent of a session in
-// this process beside the session state, because state written in
-// BeforeModelCallback rides on the model-response event, which ADK drops
-// when the model call fails: the state of the latest compaction, so a
-// summary already paid for is reused; a provider overflow the next call
-// acts on (kept across eviction, keepLocked); with a recovery model, the
-// request last let through and the contents ADK built for it.
-
-// agentMemory is what the guard keeps in memory for one agent of one
-// session beside the session state. Guarded by the session entry's mutex.
+// agentMemory is what the guard keeps in memory for one agent of a session
+// beside the session state, because state written in BeforeModelCallback
+// rides on the model-response event, which ADK drops when the model call
+// fails. Guarded by the session entry's mutex.
 type agentMemory struct {
 	agent string
 	log   *slog.Logger // the guard's
-	// compactionsKey is the state key of the agent's compaction counter,
-	// and requestKey of a requested compaction (compaction_request.go).
+	// The state keys of the compaction counter and of a requested compaction.
 	compactionsKey string
 	requestKey     string
 	// compacted is the state the latest compaction wrote, kept until the
-	// session state shows it; compactedBetweenTurns says it was made after
-	// a run ended (between_turns.go), not lost with a failed model call.
+	// session state shows it, so a summary already paid for is reused;
+	// compactedBetweenTurns says it was made after a run ended.
 	compacted             *guardState
 	compactedBetweenTurns bool
-	// turnsFloor is the size a compaction between turns came out at when
-	// it was not smaller (compaction.discard), while the compaction counter
-	// is still turnsFloorAt: it is not tried again until the conversation
-	// outgrows it.
+	// A compaction between turns that was not smaller (compaction.discard)
+	// is not tried again until the conversation outgrows turnsFloor, while
+	// the compaction counter is still turnsFloorAt.
 	turnsFloor, turnsFloorAt int
-	// overflow is a provider overflow the next call acts on.
-	overflow *pendingOverflow
-	// sentReq is the request last let through (the adapter's, compared by
-	// identity only: Request.Origin) and sentRaw the contents ADK built
-	// for it, before the guard rewrote them (recovery model only).
-	sentReq any
-	sentRaw []*genai.Content
-	// sentBytes is what sentRaw retains, about (retainedBytesPerToken).
+	overflow                 *pendingOverflow // a provider overflow the next call acts on
+	// With a recovery model: the request last let through (compared by
+	// identity: Request.Origin), the contents ADK built for it and what
+	// they retain (retainedBytesPerToken).
+	sentReq   any
+	sentRaw   []*genai.Content
 	sentBytes int
-	// sentLen is how many contents ADK built for the request last let
-	// through: an overflow of it records it (pendingOverflow.contents).
-	sentLen int
-	// trimmed records that the session's requests are trimmed to the
-	// current request (trimToCurrentRequest: the system instruction and
-	// tools leave no room for a summary). It is logged once, and no
-	// compaction is made between turns for the session (between_turns.go).
+	sentLen   int // contents ADK built for the request last let through
+	// trimmed: requests are trimmed to the current request
+	// (trimToCurrentRequest), logged once; no compaction between turns.
 	trimmed bool
-	// prefix is the chain of the contents last built for the agent
-	// (prefix_mark.go).
-	prefix prefixMemo
-	// recall is the agent's recall index (recall.go), nil until the agent's
-	// first recall in this process.
-	recall *recallIndex
-	// model is the model of the agent's request last let through: the
-	// recall tool counts its answers with that model's estimator.
-	model string
-	// lastEst is the raw estimate of the request last let through, growth
-	// the latest growths per step in raw tokens (growthAt counts them),
-	// candidate what the last call keeps for a summary prepared while its
-	// response's tools run (prepared_growth.go), and unprepared why the
-	// next call would compact inline ("": not known, InlineNotPrepared).
+	prefix  prefixMemo   // prefix_mark.go
+	recall  *recallIndex // nil until the agent's first recall in this process
+	model   string       // of the request last let through, for the recall tool's counts
+	// The growth prediction (prepared_growth.go): the raw estimate of the
+	// request last let through, the latest growths per step (growthAt
+	// counts them), what a summary prepared while the response's tools run
+	// starts from, and why the next call would compact inline ("": unknown).
 	lastEst    int
 	growth     [growthSteps]int
 	growthAt   int
 	candidate  prepareCandidate
 	unprepared InlineReason
-	// message is what the user's message of the agent's turn cost at the
-	// provider's count (between_turns_message.go).
-	message messageMeasure
+	message    messageMeasure // between_turns_message.go
 }
 
 // Sizes of the growth prediction.
@@ -90,8 +66,8 @@ const (
 )
 
 // prepareCandidate is what a call that did not compact keeps for its
-// response's AfterModel, when the next request is predicted to reach the
-// trigger: the values a background summary of this request starts from.
+// response's AfterModel when the next request is predicted to reach the
+// trigger: what a background summary of this request starts from.
 type prepareCandidate struct {
 	ok     bool
 	req    Request // contents, model and configuration; no Origin or Coverage
@@ -101,8 +77,7 @@ type prepareCandidate struct {
 	lim    limits
 	cal    calibration
 	before int
-	// growth is the next step's predicted growth (with its margin).
-	growth int
+	growth int // the next step's predicted growth, with its margin
 }
 
 // pendingOverflow is a provider overflow recorded for the next call.
@@ -110,18 +85,14 @@ type pendingOverflow struct {
 	real     int // the provider's count of the rejected request, 0 if unknown
 	limit    int // the provider's limit, 0 if unknown
 	estimate int // the guard's raw estimate of the rejected request
-	// ratio is the provider ratio the session learns from the overflow
-	// (learnFromOverflow), per mille; 0 if nothing was learned.
-	ratio int
+	ratio    int // learned from the overflow, per mille; 0: none
 	// contents is how many contents ADK built for the rejected request, 0
-	// if unknown. A next request with fewer does not hold the rejected one
-	// (a new turn of an agent with IncludeContents "none"): the rejected
-	// request's count says nothing of its size, only the ratio learned
-	// applies.
+	// if unknown: a next request with fewer does not hold it (IncludeContents
+	// "none"), and only the ratio learned applies.
 	contents int
 }
 
-// memory returns the record of agent in the session, creating it.
+// memory returns agent's record, creating it.
 func (e *sessionEntry) memory(agent string) *agentMemory {
 	for _, m := range e.agents {
 		if m.agent == agent {
@@ -136,9 +107,8 @@ func (e *sessionEntry) memory(agent string) *agentMemory {
 // quietLog discards the warnings of state reads the guard already logged.
 var quietLog = slog.New(slog.DiscardHandler)
 
-// rememberCompaction records the state a compaction of this call wrote, so
-// that it survives a failed model call. before is the compaction counter the
-// call started from.
+// rememberCompaction keeps the state a compaction of this call wrote (the
+// counter is past before) so it survives a failed model call.
 func (m *agentMemory) rememberCompaction(st StateReader, before int) {
 	v, err := st.Get(m.compactionsKey)
 	if err != nil {
@@ -151,9 +121,8 @@ func (m *agentMemory) rememberCompaction(st StateReader, before int) {
 	m.compacted, m.compactedBetweenTurns = &s, false
 }
 
-// recall applies, at the start of a call, what the agent's memory knows and
-// the session state does not (reapplyCompaction, applyOverflow), and
-// returns the state the call starts from.
+// recall applies at the start of a call what the agent's memory knows and
+// the session state does not, and returns the state the call starts from.
 func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stateIO, req *Request, prev guardState) guardState {
 	m.sentLen = len(req.Contents)
 	if cfg.recoveryLLM != nil {
@@ -169,10 +138,9 @@ func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stat
 	return prev
 }
 
-// compactedAhead reports whether the compaction the record holds
-// (m.compacted) is one the session state prev does not: a compaction prev
-// has not counted, or, made between turns, a pruning frontier past prev's
-// (a pruning pass reported as a compaction, prunedAtTrigger, counts none).
+// compactedAhead reports whether m.compacted is ahead of prev: a compaction
+// prev has not counted, or, made between turns, a pruning frontier past
+// prev's (prunedAtTrigger counts no compaction).
 func (m *agentMemory) compactedAhead(prev guardState) bool {
 	c := m.compacted
 	if c == nil {
@@ -182,10 +150,9 @@ func (m *agentMemory) compactedAhead(prev guardState) bool {
 		(m.compactedBetweenTurns && c.compactions == prev.compactions && c.pruneFrontier > prev.pruneFrontier)
 }
 
-// reapplyCompaction applies, and persists again, the compaction m holds and
-// the session state does not (lost with a failed model call, or made
-// between turns), when req still holds what it covers; it forgets it once
-// the state has it, or something newer.
+// reapplyCompaction applies and persists again the compaction m holds and
+// the state does not, when req still holds what it covers; it forgets it
+// once the state has it or something newer.
 func (m *agentMemory) reapplyCompaction(session string, st State, sio stateIO, req *Request, prev guardState) guardState {
 	c := m.compacted
 	if !m.compactedAhead(prev) {
@@ -193,9 +160,8 @@ func (m *agentMemory) reapplyCompaction(session string, st State, sio stateIO, r
 		return prev
 	}
 	if c.compactions > prev.compactions {
-		// A summary applies only where its cut is found; a pruning
-		// frontier applies to any request, whose tool steps it numbers.
-		if w, _, _, _ := locateCut(req.Contents, *c, contentid.Fingerprint, req.Coverage); w == 0 {
+		// A summary applies only where its cut is found; a frontier anywhere.
+		if w, _, _, _ := locateCut(req.Contents, *c, req.Coverage); w == 0 {
 			m.compacted = nil
 			return prev
 		}
@@ -206,8 +172,7 @@ func (m *agentMemory) reapplyCompaction(session string, st State, sio stateIO, r
 	}
 	m.log.Info(msg, "agent", m.agent, "session", session, "compactions", c.compactions, "watermark", c.watermark)
 	if m.compactedBetweenTurns {
-		// A compaction requested since the run ended is still to be
-		// answered (one pending then stops it, between_turns.go).
+		// A compaction requested since the run ended is still to be answered.
 		c.request = prev.request
 	}
 	if st != nil {
@@ -216,17 +181,14 @@ func (m *agentMemory) reapplyCompaction(session string, st State, sio stateIO, r
 	return *c
 }
 
-// applyOverflow turns the provider's rejection of the agent's previous
-// request as too long (m.overflow) into the state a call of n contents
-// and limits lim starts from: the ratio it taught, kept in state, and, when
-// the request still holds the rejected one, a count over the threshold
-// that makes the call compact first.
+// applyOverflow turns m.overflow into the state a call of n contents starts
+// from: the ratio it taught and, when the request still holds the rejected
+// one, a count over the threshold that makes the call compact first.
 func (m *agentMemory) applyOverflow(session string, lim limits, st State, sio stateIO, n int, prev guardState) guardState {
 	ov := m.overflow
 	m.overflow = nil
 	if ov.ratio > 0 && ov.ratio != prev.providerRatio {
-		// What the overflow taught survives the compaction it causes:
-		// written here, since the failed call's state delta was lost.
+		// Written here: the failed call's state delta was lost.
 		if st != nil {
 			sio.set(st, keyProviderRatio, prev.providerRatio, ov.ratio)
 		}
@@ -239,8 +201,7 @@ func (m *agentMemory) applyOverflow(session string, lim limits, st State, sio st
 	}
 	real := ov.real
 	if real <= 0 {
-		// The provider did not say: the request was over its limit, and
-		// at least as large as the ratio learned from it says.
+		// Unstated: over the limit, and as large as the ratio learned says.
 		limit := lim.window
 		if ov.limit > 0 && ov.limit < limit {
 			limit = ov.limit
@@ -265,25 +226,21 @@ func (m *agentMemory) applyOverflow(session string, lim limits, st State, sio st
 	return prev
 }
 
-// keptMemory is what an evicted session's agents had learned that the
-// session state cannot show yet: the provider overflows their next calls
-// act on, whose only copy is in memory (ARCHITECTURE.md, Recovery); losing
-// them, every later turn of the session would overflow again.
+// keptMemory is an evicted session's pending overflows, whose only copy is
+// in memory: losing them, every later turn would overflow again.
 type keptMemory struct {
 	key       string
 	overflows []keptOverflow
 }
 
-// keptOverflow is one agent's pending overflow.
 type keptOverflow struct {
 	agent string
 	ov    *pendingOverflow
 }
 
-// keepLocked keeps, when the table evicts e, its agents' pending
-// overflows for the session's next call: those of at most as many of the
-// most recently evicted sessions as the table holds, a few words each. The
-// caller holds the table's mutex and e is idle.
+// keepLocked keeps an evicted e's pending overflows for the session's next
+// call, for at most as many sessions as the table holds. The caller holds
+// the table's mutex and e is idle.
 func (s *sessionTable) keepLocked(e *sessionEntry) {
 	var kept []keptOverflow
 	for _, m := range e.agents {
@@ -304,8 +261,8 @@ func (s *sessionTable) keepLocked(e *sessionEntry) {
 	}
 }
 
-// restoreLocked gives a new entry e what its session's evicted entry kept
-// (keepLocked). The caller holds the table's mutex; e is not yet shared.
+// restoreLocked gives a new entry e what keepLocked kept. The caller holds
+// the table's mutex; e is not yet shared.
 func (s *sessionTable) restoreLocked(e *sessionEntry) {
 	el, ok := s.kept[e.key]
 	if !ok {

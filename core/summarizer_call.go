@@ -8,14 +8,10 @@ import (
 	"time"
 )
 
-// The summarizer's call: its window, and the call bounded by the summary
-// timeout.
-
-// summarizerWindow is the window of the model that writes cfg's summaries
-// for a request to model under window: WithSummarizerWindow's, else window
-// when it is the same model (or a custom Summarizer), else the registry's;
-// a model the registry does not know gets DefaultContextWindow, with a
-// warning to log once per agent and model that names WithSummarizerWindow.
+// summarizerWindow is the window of the model that writes cfg's summaries:
+// WithSummarizerWindow's, else window for the same model or a custom
+// Summarizer, else the registry's, else DefaultContextWindow with a warning
+// once per agent and model.
 func (g *Guard) summarizerWindow(cfg *Agent, model string, window int, log *slog.Logger) int {
 	if cfg.summarizerWindow > 0 {
 		return cfg.summarizerWindow
@@ -28,7 +24,7 @@ func (g *Guard) summarizerWindow(cfg *Agent, model string, window int, log *slog
 	if !ok || name == model {
 		return window
 	}
-	if w, known := g.knownWindow(name); known {
+	if w := g.registry.ContextWindow(name); w > 0 {
 		return w
 	}
 	if _, seen := g.triggerWarned.LoadOrStore("summarizer\x00"+cfg.name+"\x00"+name, true); !seen {
@@ -38,20 +34,10 @@ func (g *Guard) summarizerWindow(cfg *Agent, model string, window int, log *slog
 	return DefaultContextWindow
 }
 
-// knownWindow is the registry's window for model, and whether the registry
-// knows the model (ModelRegistry: 0 or less is unknown).
-func (g *Guard) knownWindow(model string) (int, bool) {
-	w := g.registry.ContextWindow(model)
-	return w, w > 0
-}
-
-// summarize calls the agent's summarizer, bounded by the summary timeout
-// even when the summarizer ignores its context (CallBounded): on expiry the
-// guard stops waiting and the caller takes the fallback summary. The
-// session's mutex is released meanwhile (park), and the summarizer's context
-// is marked, so that a call it makes back into the guard for this session
-// gets ErrReentrant rather than deadlocking. A panic is turned into an error
-// (logged with its stack) so the agent survives it.
+// summarize calls the summarizer bounded by the summary timeout even when
+// it ignores its context, with the session parked so a call back into the
+// guard gets ErrReentrant rather than deadlocking. A panic becomes an error,
+// logged with its stack, so the agent survives it.
 func (c *compaction) summarize(req SummaryRequest) (string, error) {
 	parent := context.Context(c.call)
 	if c.spanCtx != nil {
@@ -75,10 +61,8 @@ func (c *compaction) summarize(req SummaryRequest) (string, error) {
 	return s, err
 }
 
-// callParked runs fn bounded by timeout on clock (CallBounded), with sess
-// parked meanwhile: calls waiting for the session proceed, and one fn makes
-// back into the guard for it gets ErrReentrant. expired reports an error
-// the timeout caused, not parent's end.
+// callParked runs fn bounded by timeout with sess parked; expired reports
+// an error the timeout caused, not parent's end.
 func callParked[T any](parent context.Context, clock Clock, timeout time.Duration, sess *sessionEntry, fn func(context.Context) (T, error)) (v T, expired bool, err error) {
 	ctx, cancel := withTimeout(parent, clock, timeout)
 	defer cancel()

@@ -9,66 +9,47 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
-// The room of one summarizer call (ARCHITECTURE.md, The summarizer): the
-// answer, the input its window leaves, and the parts of that input beside
-// the transcript and the previous summary (the instructions, the focus, the
-// hook's instructions, the todo list and the user's request), each bounded
-// to its share.
-
-// Sizes of a summarizer call.
+// The room of one summarizer call (ARCHITECTURE.md, The summarizer).
 const (
 	// summarizerInputShare is the share of the summarizer's window its input
-	// may take; the rest is its prompt and its answer (the earlier guard's
-	// 80%, ARCHITECTURE.md, Origins).
+	// may take; the rest is its prompt and its answer (ARCHITECTURE.md,
+	// Origins).
 	summarizerInputShare = 0.80
 	// promptOverheadTokens is a bound on the summary prompt's own text.
 	promptOverheadTokens = 700
 	// minSummarizerInput is the smallest input budget assumed, so a tiny
 	// summarizer window still gets readable excerpts.
 	minSummarizerInput = 512
-	// summarizerAnswerShare bounds the summary asked of a summarizer whose
-	// window is small beside the agent's (a 12,800-token summary cannot be
-	// asked of an 8k model): it keeps most of its window for its input, so
-	// a rolling summary needs few pieces. The agent's own model is never
-	// bound by it (half the buffer is at most a tenth of the window).
+	// summarizerAnswerShare bounds the summary asked of a small summarizer
+	// so most of its window stays input and a rolling summary needs few
+	// pieces; it never binds the agent's own model.
 	summarizerAnswerShare = 0.25
 )
 
 // summarizerInput is the room of one summarizer call, in calibrated tokens:
-// answer is the longest summary it is asked for (the compaction's budget,
-// at most summarizerAnswerShare of its window); budget is what its window
-// leaves for the previous summary and the transcript (summarizerInputShare
-// of it, or less when the answer's room needs more, less the prompt's own
-// text and the extras), of which the previous summary may take half; lim
-// bounds the transcript's excerpts to what the previous summary leaves.
+// answer is the longest summary asked; budget what the window leaves for
+// the previous summary (half at most) and the transcript, the prompt and
+// extras taken out; lim bounds the excerpts to what the summary leaves.
 type summarizerInput struct {
 	answer int
 	budget int
 	lim    excerptLimits
-	// extras are the parts of every input beside the transcript and the
-	// previous summary, already taken out of budget.
 	extras summarizerExtras
 }
 
 // extraParts are the parts of a summarizer input beside the transcript and
-// the previous summary, as the compaction has them: the agent's
-// WithInstructions, the focus of a requested compaction, the
-// before-compaction hook's instructions, the todo list and the user's
-// request.
+// the previous summary, as the compaction has them.
 type extraParts struct {
 	instructions, focus, hook, userRequest string
 	todos                                  []TodoItem
 }
 
 // newSummarizerInput is the room of one call to a summarizer of window w
-// for a summary of summaryTokens after prev, with the extra parts bounded
-// to their shares of its input and taken out of its budget; log gets the
-// cuts.
+// for a summary of summaryTokens after prev; log gets the cuts.
 func newSummarizerInput(m measure, log *slog.Logger, w, summaryTokens int, prev string, parts extraParts) summarizerInput {
 	answer := max(min(summaryTokens, int(float64(w)*summarizerAnswerShare)), minSummaryTokens/2)
-	// The answer's room is what the call reserves for it (MaxOutputTokens,
-	// twice the length asked), which some providers count against the
-	// window; the input share keeps the estimate's margin.
+	// Some providers count the answer's MaxOutputTokens (twice the length
+	// asked) against the window; the input share keeps the estimate's margin.
 	budget := max(min(int(float64(w)*summarizerInputShare), w-2*answer)-promptOverheadTokens, minSummarizerInput)
 	extras := newSummarizerExtras(m, log, budget, parts)
 	in := summarizerInput{answer: answer, budget: budget - extras.tokens, extras: extras}
@@ -77,10 +58,9 @@ func newSummarizerInput(m measure, log *slog.Logger, w, summaryTokens int, prev 
 	return in
 }
 
-// boundPrev bounds a previous summary to half the input, cutting its
-// middle (counted, not guessed from its bytes: a summary dense in
-// identifiers would otherwise crowd out the transcript, and a rolling
-// summary would need a piece per few contents).
+// boundPrev bounds a previous summary to half the input, counted, not
+// guessed from bytes: one dense in identifiers would crowd out the
+// transcript.
 func (in summarizerInput) boundPrev(m measure, prev string) string {
 	if m.text(prev) > in.budget/2 {
 		return excerptToFit(m, prev, in.budget/2)
@@ -88,40 +68,26 @@ func (in summarizerInput) boundPrev(m measure, prev string) string {
 	return prev
 }
 
-// Shares of a summarizer input (summarizerInput.budget) the parts beside
-// the transcript may take, each at most: a part past its share is cut, with
-// a marker the summarizer sees and a log line. Together they take at most
-// half the input, so the transcript and the previous summary keep the other
-// half whatever the session's state or a hook hold; each share is far above
-// what the part usually takes, so an ordinary part is never cut.
+// Shares of a summarizer input the parts beside the transcript may take;
+// a part past its share is cut, marked and logged. Together at most half,
+// so the transcript and previous summary keep the other half whatever the
+// state or a hook hold; each is far above an ordinary part.
 const (
-	// summarizerInstructionsShare bounds the agent's WithInstructions: a
-	// few sentences, 300 tokens of an 8k summarizer's input.
-	summarizerInstructionsShare = 0.10
-	// summarizerFocusShare bounds a requested compaction's focus (at most
-	// MaxFocusBytes, about 500 tokens, which a 32k summarizer takes whole).
-	summarizerFocusShare = 0.10
-	// summarizerHookShare bounds the before-compaction hook's
-	// instructions for this compaction.
-	summarizerHookShare = 0.10
-	// summarizerTodoShare bounds the todo list: about 20 items of an 8k
-	// summarizer's input, 250 of a 128k one's.
-	summarizerTodoShare = 0.10
-	// summarizerRequestShare bounds the user's current request as the
-	// summarizer sees it (the continuation quotes it apart, sized to the
-	// agent's window, which may be far larger than the summarizer's).
+	summarizerInstructionsShare = 0.10 // WithInstructions: 300 tokens of an 8k input
+	summarizerFocusShare        = 0.10 // MaxFocusBytes, whole at 32k
+	summarizerHookShare         = 0.10 // the before-compaction hook's instructions
+	summarizerTodoShare         = 0.10 // about 20 items at 8k, 250 at 128k
+	// The user's request as the summarizer sees it; the continuation quotes
+	// it apart, sized to the agent's window.
 	summarizerRequestShare = 0.10
 )
 
-// maxTodoFieldBytes bounds a todo item's status and active form, which a
-// todo tool fills with a word or a short phrase; the content is bounded by
-// the list's share.
+// maxTodoFieldBytes bounds a todo item's status and active form, a word or
+// a short phrase; the list's share bounds the content.
 const maxTodoFieldBytes = 200
 
-// summarizerExtras are the parts of every input of a compaction's
-// summarizer calls beside the transcript and the previous summary, each
-// within its share; tokens is their calibrated size as the prompt shows
-// them.
+// summarizerExtras are the extra parts within their shares; tokens is
+// their calibrated size as the prompt shows them.
 type summarizerExtras struct {
 	instructions string
 	todos        []TodoItem
@@ -129,8 +95,7 @@ type summarizerExtras struct {
 	tokens       int
 }
 
-// newSummarizerExtras bounds the extra parts (the instructions in the
-// prompt's order) to their shares of an input of budget tokens.
+// newSummarizerExtras bounds the extra parts to their shares of budget.
 func newSummarizerExtras(m measure, log *slog.Logger, budget int, p extraParts) summarizerExtras {
 	share := func(f float64) int { return int(float64(budget) * f) }
 	var x summarizerExtras
@@ -155,9 +120,7 @@ func newSummarizerExtras(m measure, log *slog.Logger, budget int, p extraParts) 
 	return x
 }
 
-// fitShare returns s when it weighs at most n calibrated tokens, else its
-// head and tail cut to about n (excerptToFit, which marks the cut), and
-// logs the cut to log.
+// fitShare returns s, or its head and tail cut to about n tokens, logged.
 func fitShare(m measure, log *slog.Logger, part, s string, n int) string {
 	have := m.text(s)
 	if have <= n {
@@ -168,9 +131,8 @@ func fitShare(m measure, log *slog.Logger, part, s string, n int) string {
 	return excerptToFit(m, s, n)
 }
 
-// fitTodos returns the leading items of todos whose lines, as the summary
-// prompt renders them, weigh at most n calibrated tokens, and their weight.
-// A list within its share is returned as it is (cutTodos past it).
+// fitTodos returns todos and their weight when the list is within n
+// calibrated tokens, else cutTodos.
 func fitTodos(m measure, log *slog.Logger, todos []TodoItem, n int) ([]TodoItem, int) {
 	used := 0
 	for _, it := range todos {
@@ -181,10 +143,9 @@ func fitTodos(m measure, log *slog.Logger, todos []TodoItem, n int) ([]TodoItem,
 	return todos, used
 }
 
-// cutTodos is fitTodos past the share n: the leading items that fit beside
-// a last item saying how many were left out, each item's status and active
-// form bounded (maxTodoFieldBytes); when not even the first item fits, it
-// is shown by its head and tail. The cut is logged to log.
+// cutTodos keeps the leading items that fit in n beside a note of how
+// many were left out, fields bounded; a first item too large is shown by
+// its head and tail. The cut is logged.
 func cutTodos(m measure, log *slog.Logger, todos []TodoItem, n int) ([]TodoItem, int) {
 	note := func(left int) TodoItem {
 		return TodoItem{Status: "note", Content: strconv.Itoa(left) +
@@ -218,8 +179,7 @@ func cutTodos(m measure, log *slog.Logger, todos []TodoItem, n int) ([]TodoItem,
 	return out, used
 }
 
-// todoLine is the calibrated size of a todo item's line in the summary
-// prompt.
+// todoLine is the calibrated size of a todo item's prompt line.
 func todoLine(m measure, it TodoItem) int {
 	return m.text("- [" + it.Status + "] " + it.Content + "\n")
 }

@@ -7,32 +7,21 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 )
 
-// Summary injection (ARCHITECTURE.md, Summary injection and the watermark):
-// where a stored summary's coverage ends in this request (the watermark and
-// its fingerprint, or the host's anchor), and the summary in place of what it
-// covers.
-
-// injection is the outcome of placing the stored summary into a request.
+// injection is the outcome of placing the stored summary into a request
+// (ARCHITECTURE.md, Summary injection and the watermark).
 type injection struct {
-	// cut is how many leading raw contents the summary replaced (0: none).
-	cut int
-	// injected reports whether the summary message was prepended.
-	injected bool
-	// reason says why no cut was made although a summary exists.
-	reason string
-	// anchor is the anchor of the cut located without a stored anchor
-	// that holds (locateCut), to store; "" when there is nothing to store.
-	anchor string
-	// staleAnchor reports that the stored anchor did not hold: it is
-	// replaced by anchor, or cleared.
+	cut      int    // leading raw contents the summary replaced
+	injected bool   // the summary message was prepended
+	reason   string // why no cut was made although a summary exists
+	// anchor is the cut's anchor to store when the stored one was missing
+	// or did not hold (staleAnchor: replaced by anchor, or cleared).
+	anchor      string
 	staleAnchor bool
 }
 
-// reanchor updates the anchor next stores for the summary still in use
-// (the same compaction counter as prev): the anchor of the cut located for
-// it when the state had none or the stored one did not hold; a stored
-// anchor that did not hold and cannot be replaced is cleared, so later
-// calls locate the cut by its position and fingerprint directly.
+// reanchor stores inj's anchor for the summary still in use; a stale one
+// that cannot be replaced is cleared, so later calls locate the cut by
+// position and fingerprint.
 func (inj injection) reanchor(prev guardState, next *guardState) {
 	if next.compactions != prev.compactions || next.anchor != prev.anchor {
 		return // a compaction stored its own
@@ -43,11 +32,10 @@ func (inj injection) reanchor(prev guardState, next *guardState) {
 }
 
 // locateWatermark finds where the stored summary ends in raw: at the stored
-// watermark when the fingerprint matches there, else at the matching content
-// nearest to it. Without a match nothing is cut (never blindly). State from
-// the earlier guard has no fingerprint; its watermark is trusted when it lies
-// within the contents.
-func locateWatermark(raw []*genai.Content, st guardState, fingerprint func(*genai.Content) string) (int, string) {
+// watermark when the fingerprint matches there, else at the nearest
+// matching content; without a match nothing is cut. The earlier guard's
+// state has no fingerprint: its watermark is trusted within the contents.
+func locateWatermark(raw []*genai.Content, st guardState) (int, string) {
 	w := st.watermark
 	if w <= 0 {
 		return 0, "summary without watermark"
@@ -79,17 +67,10 @@ func locateWatermark(raw []*genai.Content, st guardState, fingerprint func(*gena
 	return best, ""
 }
 
-// locateCut finds where the stored summary ends in raw. With a host that
-// anchors coverage (cov) and an anchor in state, the anchor decides
-// (Coverage.Covered) when it holds: the host's log still has it, and the
-// last content it covers is the one the summary's fingerprint names. When
-// it does not hold (the log's IDs changed between loads, its events came
-// back in another order), the cut degrades to the rule without a host
-// (locateWatermark: the stored position and fingerprint), as does state
-// written before the host anchored it; with cov, anchor is then the anchor
-// of the cut found, "" when the host cannot name it, for the caller to
-// store.
-func locateCut(raw []*genai.Content, st guardState, fingerprint func(*genai.Content) string, cov Coverage) (w int, reason, anchor string, stale bool) {
+// locateCut finds where the stored summary ends in raw: at the host's
+// anchor (cov) when it holds and the fingerprint agrees, else by
+// locateWatermark, returning then the cut's anchor for the caller to store.
+func locateCut(raw []*genai.Content, st guardState, cov Coverage) (w int, reason, anchor string, stale bool) {
 	if cov != nil && st.anchor != "" {
 		n, ok := cov.Covered(raw, st.anchor)
 		if ok && n > 0 && n <= len(raw) && (st.fingerprint == "" || contentid.Fingerprint(raw[n-1]) == st.fingerprint) {
@@ -97,18 +78,16 @@ func locateCut(raw []*genai.Content, st guardState, fingerprint func(*genai.Cont
 		}
 		stale = true
 	}
-	w, reason = locateWatermark(raw, st, fingerprint)
+	w, reason = locateWatermark(raw, st)
 	if w > 0 {
 		anchor = anchorAt(cov, raw, w)
 	}
 	return w, reason, anchor, stale
 }
 
-// unchangedCut is the cut the previous call used for a summary anchored in
-// the host's log, when this request extends that call's: its prefix record
-// names the same summary (compactions, estimate) and leading contents (the
-// chain). The host's log is then not walked (Coverage.Covered costs a pass
-// over the session's events); ok is false otherwise.
+// unchangedCut is the previous call's cut for an anchored summary when its
+// prefix record shows this request extends it, sparing Coverage.Covered's
+// pass over the session's events.
 func (t *turn) unchangedCut() (cut int, ok bool) {
 	if t.req.Coverage == nil || t.prev.anchor == "" || t.storedPrefix == "" {
 		return 0, false
@@ -122,8 +101,7 @@ func (t *turn) unchangedCut() (cut int, ok bool) {
 	return rec.cut, true
 }
 
-// anchorAt is the host's name for the log position of the last of the
-// first n contents of raw, "" without a host that anchors coverage.
+// anchorAt is the host's anchor of raw[n-1], "" without one.
 func anchorAt(cov Coverage, raw []*genai.Content, n int) string {
 	if cov == nil || n <= 0 || n > len(raw) {
 		return ""
@@ -139,12 +117,9 @@ func abs(x int) int {
 }
 
 // injectSummary replaces the contents the stored summary covers by the
-// summary message (ARCHITECTURE.md, Summary injection and the watermark);
-// without a match it cuts nothing. When the summary covers the user's
-// current request, the message carries its attachments, and quotes the
-// request itself if the stored continuation does not (stale or corrupt
-// state), so the request is never dropped. It returns the injection and the
-// contents to send: t.raw itself when nothing is cut.
+// summary message; without a match it cuts nothing. A covered current
+// request is carried with its attachments and quoted when the stored
+// continuation does not, so it is never dropped.
 func injectSummary(t *turn) (injection, []*genai.Content) {
 	if t.prev.summary == "" {
 		return injection{}, t.raw
@@ -153,7 +128,7 @@ func injectSummary(t *turn) (injection, []*genai.Content) {
 	var reason, anchor string
 	var stale bool
 	if !ok {
-		w, reason, anchor, stale = locateCut(t.raw, t.prev, t.est.fingerprint, t.req.Coverage)
+		w, reason, anchor, stale = locateCut(t.raw, t.prev, t.req.Coverage)
 	}
 	if stale {
 		t.log().Debug("contextguard: the summary's anchor does not hold in this request; locating it by position and fingerprint",

@@ -9,35 +9,25 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
-// A span too large for one summarizer input: summarized in pieces, oldest
-// first, each piece's summary folded into the next (a rolling summary); its
-// transcript rendered once per compaction.
-
-// renderedContent is one content as transcript lines, with its calibrated
-// size; ok reports that it was rendered.
+// renderedContent is one content's transcript lines, rendered once per
+// compaction.
 type renderedContent struct {
 	text   string
 	tokens int
 	ok     bool
 }
 
-// rolledPiece is a piece of a span too large for one summarizer input,
-// already summarized: summary covers the previous summary and
-// c.raw[first:end].
+// rolledPiece is a summarized piece of a span too large for one input.
 type rolledPiece struct {
 	end     int
 	summary string
 }
 
-// rollUp prepares the input of the summarizer call whose summary goes into
-// the request: the summary it folds in, the transcript it summarizes, and
-// where in c.raw that transcript starts. When the previous summary and
-// c.raw[c.first:end] do not fit one input, the span is cut into pieces,
-// oldest first, each as large as the input leaves room for (nextPiece), and
-// every piece but the last is summarized with the summary so far folded in,
-// at the longest length asked: no content is left out. Pieces summarized
-// for a shorter span during this compaction are reused. A summarizer
-// failure sets the compaction's fallback, and the result is then unused.
+// rollUp prepares the input of the last summarizer call: the summary it
+// folds in, the transcript and where in c.raw it starts. A span too large
+// for one input is cut into pieces, oldest first, each summarized with the
+// summary so far folded in, so no content is left out; pieces from this
+// compaction are reused. A failure sets the fallback.
 func (c *compaction) rollUp(sreq SummaryRequest, end int) (prev, transcript string, from int) {
 	var reused int
 	prev, from, reused = c.rolledBefore(end)
@@ -50,9 +40,7 @@ func (c *compaction) rollUp(sreq SummaryRequest, end int) (prev, transcript stri
 			return shown, text, from
 		}
 		if c.ev.SummarizerCalls+1 >= c.cfg.maxSummarizerCalls {
-			// This piece would leave no call for the last: the pieces
-			// summarized so far are kept, the fallback lists the rest
-			// (fallbackAfterPieces).
+			// No call would be left for the last piece.
 			c.fallBack("contextguard: summarizer calls spent; using the fallback summary for the rest of the span",
 				"the span needs more than "+strconv.Itoa(c.cfg.maxSummarizerCalls)+" summarizer calls (WithMaxSummarizerCalls)",
 				"rolling_pieces", len(c.rolled), "remaining_contents", end-from)
@@ -73,9 +61,8 @@ func (c *compaction) rollUp(sreq SummaryRequest, end int) (prev, transcript stri
 	}
 }
 
-// rolledBefore is the summary so far of the rolled pieces that end before
-// end (the previous summary when none does), where the contents after them
-// start, and how many they are.
+// rolledBefore is the summary so far of the pieces ending before end, where
+// the rest starts, and how many they are.
 func (c *compaction) rolledBefore(end int) (prev string, from, n int) {
 	prev, from = c.prevSummary, c.first
 	for _, p := range c.rolled {
@@ -88,14 +75,10 @@ func (c *compaction) rolledBefore(end int) (prev string, from, n int) {
 	return prev, from, n
 }
 
-// digestOldest bounds the rolling summary of c.raw[from:end], which folds in
-// prev, to the summarizer calls the compaction has left
-// (WithMaxSummarizerCalls), less the retries its last call may need. When
-// the transcript outweighs what that many inputs hold (two fifths of the
-// input budget each: boundPrev leaves half, less the ends of pieces), its
-// oldest contents, with prev, are listed by the fallback summary in half an
-// input, which stands as the summary so far of a rolled piece. It returns
-// the summary so far and where the contents still to summarize start.
+// digestOldest bounds the rolling summary to the summarizer calls left,
+// less the last call's retries: what those inputs cannot hold (two fifths
+// of a budget each) is listed by the fallback summary, with prev, as the
+// summary so far. It returns it and where the rest starts.
 func (c *compaction) digestOldest(prev string, from, end int) (string, int) {
 	calls := c.cfg.maxSummarizerCalls - c.ev.SummarizerCalls - max(c.callsLeft-1, 0)
 	capacity := sat.Scale(c.input.budget*2/5, float64(max(calls, 1))) // calls may be near math.MaxInt
@@ -120,11 +103,9 @@ func (c *compaction) digestOldest(prev string, from, end int) (string, int) {
 	return digest, cut
 }
 
-// fallbackAfterPieces is the deterministic fallback summary of the
-// previous summary and c.raw[c.first:end], of budget tokens. When pieces of
-// a rolling summary were summarized for the span, the last is kept (at
-// most half the budget, by head and tail) and the fallback lists the
-// contents after it: nothing the summarizer already wrote is thrown away.
+// fallbackAfterPieces is the fallback summary of c.raw[c.first:end], which
+// keeps the last rolled piece (at most half the budget) so nothing the
+// summarizer wrote is thrown away.
 func (c *compaction) fallbackAfterPieces(end, budget int) string {
 	prev, from, _ := c.rolledBefore(end)
 	if from == c.first {
@@ -137,8 +118,6 @@ func (c *compaction) fallbackAfterPieces(end, budget int) string {
 	return head + fallbackSummary(c.est, c.cal, "", c.raw[from:end], c.todos, budget-c.text(head))
 }
 
-// render returns the transcript lines of c.raw[i] and their calibrated size,
-// rendering each content once per compaction.
 func (c *compaction) render(i int) renderedContent {
 	r := &c.rendered[i-c.first]
 	if !r.ok {
@@ -149,11 +128,9 @@ func (c *compaction) render(i int) renderedContent {
 	return *r
 }
 
-// nextPiece is the next summarizer input of a span, from c.raw[from] on: the
-// contents, oldest first, that fit beside the summary so far (prev), up to
-// end. It returns the end of the piece, its transcript, and prev as shown
-// (boundPrev). A content larger than the whole room is its piece's only
-// content, cut to a head and tail excerpt the transcript says is one.
+// nextPiece is the next input from c.raw[from]: the contents that fit
+// beside prev as shown (boundPrev). A content larger than the room is its
+// piece alone, cut to a marked head and tail excerpt.
 func (c *compaction) nextPiece(prev string, from, end int) (pieceEnd int, transcript, shown string) {
 	shown = c.input.boundPrev(c.measure, prev)
 	room := c.input.budget - c.text(shown)
@@ -175,8 +152,8 @@ func (c *compaction) nextPiece(prev string, from, end int) (pieceEnd int, transc
 	return from + 1, note + excerptToFit(c.measure, r.text, room-c.text(note)), shown
 }
 
-// excerptToFit cuts s to a head and tail excerpt of at most about n
-// calibrated tokens (minExcerptBytes at least, so something of it shows).
+// excerptToFit cuts s to a head and tail of about n calibrated tokens, at
+// least minExcerptBytes so something shows.
 func excerptToFit(m measure, s string, n int) string {
 	const minExcerptBytes = 200
 	for bytes := max(sat.Scale(n, textcut.BytesPerTokenGuess), minExcerptBytes); ; bytes = sat.MulDiv(bytes, textcut.RetryPercent, 100) {

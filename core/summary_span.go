@@ -11,36 +11,23 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
-// The summary of a span: asked at the length the span frees, asked again
-// shorter while the request does not fit, and the fallback when the
-// summarizer fails. Its input is summarizer_input.go's, in rolling pieces
-// (summary_rolling.go) when the span does not fit one.
-
-// Sizes of a summary.
 const (
-	// minSummaryTokens is the smallest summary worth asking for: below it,
-	// the guard sends the current request without a summary instead
-	// (trimToCurrentRequest).
+	// minSummaryTokens is the smallest summary worth asking for: below it
+	// the current request is sent alone (trimToCurrentRequest).
 	minSummaryTokens = 256
-	// oversizeTolerance is how far past its budget a summary may run before
-	// it counts as oversize.
+	// oversizeTolerance is how far past its budget a summary may run.
 	oversizeTolerance = 1.25
+	// summaryFreshShare is the share of what a compaction frees beyond the
+	// previous summary that the new one may add to it; the rest is what the
+	// request shrinks by at least. Without it a turn-triggered compaction
+	// asks 3,200 tokens at 32k for a span of 2,048.
+	summaryFreshShare = 0.5
 )
 
-// summaryFreshShare is the share of what a compaction frees beyond the
-// previous summary (the summarized contents, less the summary message's own
-// text) that the new summary may take on top of the previous summary's
-// length; the other half is what the request shrinks by at least. Without
-// it a turn-triggered sliding-window compaction asks for half the buffer
-// (3,200 tokens at 32k) for a span that can weigh 2,048.
-const summaryFreshShare = 0.5
-
-// spanBudget is the length asked of the summary of c.raw[c.first:end]: the
-// compaction's budget (summaryBudget), bounded by what replacing that span
-// frees (summaryFreshShare), never below minSummaryTokens/2. build is the
-// strategy: it returns the request's contents with a given summary, and is
-// called with an empty summary to weigh the summary message's own header and
-// continuation.
+// spanBudget is the length asked of the summary of c.raw[c.first:end]:
+// summaryBudget, bounded by what replacing the span frees, never below
+// minSummaryTokens/2. build returns the request's contents with a summary;
+// an empty one weighs the summary message's own text.
 func (c *compaction) spanBudget(build func(summary string) []*genai.Content) int {
 	freed := c.cal.scale(c.origEst - c.weigh(build("")))
 	prev := c.text(c.prevSummary)
@@ -48,26 +35,18 @@ func (c *compaction) spanBudget(build func(summary string) []*genai.Content) int
 	return min(c.budget, max(b, minSummaryTokens/2))
 }
 
-// summarizeSpan asks the summarizer for a summary of the previous summary
-// plus c.raw[c.first:end], calls build with it for the request's contents,
-// and weighs them: the fit loop. Every content of the span reaches a
-// summarizer input, in rolling pieces when it does not fit one (rollUp).
-//
-// A summary is accepted whatever its length when the request it makes fits
-// under the threshold; otherwise a shorter one is asked for while that can
-// help (shorterLength). Any failure takes the deterministic fallback
-// summary (callSummarizer), after which the summarizer is not asked again
-// during this compaction.
+// summarizeSpan is the fit loop: it summarizes the previous summary plus
+// c.raw[c.first:end] (in rolling pieces when it does not fit one input),
+// builds the request and weighs it. A summary whose request fits is
+// accepted whatever its length; otherwise a shorter one is asked for while
+// that can help. Any failure takes the fallback for the rest of the
+// compaction.
 func (c *compaction) summarizeSpan(end int, shorter bool, build func(summary string) []*genai.Content) outcome {
 	c.ev.ContentsSummarized = end - c.first
 	budget := c.spanBudget(build)
-	// asked is the summary's length in the calibrated measure; the
-	// summarizer is told it in its own (calibration.unscale).
-	asked := min(budget, c.input.answer)
+	asked := min(budget, c.input.answer) // calibrated; the summarizer is told it unscaled
 	sreq := c.summaryRequest(asked)
-	// kept is how many of the request's newest contents stay verbatim
-	// after the summary: the strategy's tail, none for a full summary.
-	kept := 0
+	kept := 0 // the newest contents staying verbatim after the summary
 	if end < c.cov {
 		kept = len(c.raw) - end
 	}
@@ -108,12 +87,10 @@ func (c *compaction) summarizeSpan(end int, shorter bool, build func(summary str
 	}
 }
 
-// shorterLength is the length to ask again for when the request a summary s,
-// asked tokens long, makes (count) is over the threshold: the longest that
-// would let it fit, at most half of asked when s ran past it
-// (oversizeTolerance). It is 0, and the request is kept, when s kept to its
-// length and shorter is not set, or no attempt or useful length is left; s
-// past its length then takes the fallback instead.
+// shorterLength is the length to ask again for when summary s makes a
+// request of count over the threshold: the longest that fits, at most
+// asked/2 when s overran. 0 keeps the request (s kept to its length and not
+// shorter, or nothing useful left); an overrun s then takes the fallback.
 func (c *compaction) shorterLength(s string, count, asked int, shorter bool) int {
 	have := c.cal.scale(c.est.text(s))
 	target := have - (count - c.lim.threshold)
@@ -138,8 +115,7 @@ func (c *compaction) shorterLength(s string, count, asked int, shorter bool) int
 }
 
 // summaryRequest is the request of a summary of asked calibrated tokens,
-// with the writer's length unscaled, before its input is filled in
-// (summaryInput).
+// before its input is filled in.
 func (c *compaction) summaryRequest(asked int) SummaryRequest {
 	return SummaryRequest{
 		Agent:         c.ev.Agent,
@@ -150,12 +126,9 @@ func (c *compaction) summaryRequest(asked int) SummaryRequest {
 	}
 }
 
-// summaryInput fills in sreq the input of the summary of the previous
-// summary plus c.raw[c.first:end], of *asked calibrated tokens, kept of the
-// request's newest contents staying after it: the cached form when it can
-// be used (cachedSummaryCall, which may shorten *asked), else the
-// transcript, in rolling pieces when the span does not fit one input
-// (rollUp). After the fallback was taken there is no input to fill.
+// summaryInput fills in sreq's input for c.raw[c.first:end]: the cached
+// form when it can be used (which may shorten *asked), else the transcript,
+// rolled up when the span does not fit one input.
 func (c *compaction) summaryInput(sreq *SummaryRequest, end int, asked *int, kept int) {
 	sreq.Cached = nil
 	if c.ev.Fallback {
@@ -172,10 +145,9 @@ func (c *compaction) summaryInput(sreq *SummaryRequest, end int, asked *int, kep
 	sreq.Contents = c.raw[from:end]
 }
 
-// requestSummary asks for the summary that goes into the request, while
-// the compaction's attempts (WithMaxCompactionAttempts) and summarizer
-// calls (WithMaxSummarizerCalls) last; when they are spent, or the call
-// fails, the compaction takes the fallback summary and "" is returned.
+// requestSummary asks for a summary while the compaction's attempts and
+// summarizer calls last; when they are spent or the call fails, it takes
+// the fallback and returns "".
 func (c *compaction) requestSummary(sreq SummaryRequest) string {
 	reason := ""
 	s := ""
@@ -189,9 +161,8 @@ func (c *compaction) requestSummary(sreq SummaryRequest) string {
 		var retry bool
 		s, reason, retry = c.callSummarizer(sreq)
 		if reason != "" && sreq.Cached != nil && retry && c.callsLeft > 0 {
-			// A model adapter that ignores ToolConfig, or a provider that
-			// refuses it, must not cost the summary: the transcript form
-			// asks without tools.
+			// An adapter or provider refusing ToolConfig must not cost the
+			// summary: the transcript form asks without tools.
 			c.log.Warn("contextguard: the summary in the cached form failed; asking in the transcript form",
 				"reason", reason, "attempt", c.ev.SummarizerCalls, "summarizer_model", summarizerModel(c.cfg.summarizer))
 			c.noCached, c.retryTranscript = true, true
@@ -204,11 +175,9 @@ func (c *compaction) requestSummary(sreq SummaryRequest) string {
 	return s
 }
 
-// callSummarizer is one summarizer call of compaction c, counted, with its
-// failure classified: it returns the summary, or "" and the reason the
-// compaction falls back (an error, a timeout, a panic, an empty summary),
-// and whether asking again in another form may help (not after a timeout
-// or a cancellation).
+// callSummarizer is one counted summarizer call: the summary, or "" and why
+// the compaction falls back, and whether another form may help (not after a
+// timeout or a cancellation).
 func (c *compaction) callSummarizer(sreq SummaryRequest) (summary, failure string, retry bool) {
 	s, err := c.summarize(sreq)
 	c.ev.SummarizerCalls++
@@ -225,18 +194,15 @@ func (c *compaction) callSummarizer(sreq SummaryRequest) (summary, failure strin
 	return s, "", false
 }
 
-// fallBack makes compaction c take the deterministic fallback summary from
-// now on, for reason, and logs msg with args.
+// fallBack makes c take the fallback summary from now on.
 func (c *compaction) fallBack(msg, reason string, args ...any) {
 	c.log.Warn(msg, append([]any{"fallback_reason", reason, "summarizer_model", summarizerModel(c.cfg.summarizer)}, args...)...)
 	c.ev.Fallback, c.ev.FallbackReason = true, reason
 }
 
-// summaryBudget is the length asked of a summary: want (WithSummaryTokens),
-// else about half the buffer (ARCHITECTURE.md, The summarizer), less when
-// the irreducible part leaves less room under the threshold, or, when the
-// threshold leaves less than minSummaryTokens, what the window leaves
-// (possibly too little to be worth a summary).
+// summaryBudget is the length asked of a summary: want, else half the
+// buffer, bounded by the room the irreducible part leaves under the
+// threshold, else under the window (maybe too little to be worth one).
 func summaryBudget(lim limits, bare, want int) int {
 	b := lim.buffer / 2
 	if want > 0 {
@@ -251,8 +217,6 @@ func summaryBudget(lim limits, bare, want int) int {
 	return max(min(minSummaryTokens, sat.MulDiv(lim.window-bare, summaryRoomPercent, 100)), 0)
 }
 
-// summaryRoomPercent is the share of the room the irreducible part leaves
-// under the threshold (or, when that is too small, under the window) that
-// the longest summary asked for may take: a summarizer that overshoots the
-// length it was asked for by a quarter still fits.
+// summaryRoomPercent is the share of that room a summary may take, so one
+// overshooting by a quarter still fits.
 const summaryRoomPercent = 80

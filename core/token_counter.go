@@ -10,9 +10,6 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
 
-// Exact token counters: a user's own tokenizer (WithTokenCounter) in place of
-// the estimator.
-
 // TokenCounter counts the tokens of a text exactly, for users who have their
 // provider's tokenizer (or a local copy of it). See WithTokenCounter.
 type TokenCounter interface {
@@ -20,15 +17,11 @@ type TokenCounter interface {
 	CountTokens(text string) int
 }
 
-// NamedTokenCounter is a TokenCounter with a stable identity: a name that
-// is the same in every process for the same counts, and changes whenever
-// its counts may change (its tokenizer, its vocabulary, its version). The
-// prefix record a call stores in session state (ARCHITECTURE.md, Counting)
-// names the counter that counted it; a later process trusts the record only
-// under a counter of the same name. A counter without a name (or with an
-// empty one) is trusted only by the process that wrote the record: after a
-// restart, or on another replica, its session's first call counts the
-// whole request once.
+// NamedTokenCounter is a TokenCounter with a stable name: the same in every
+// process for the same counts, changed whenever its counts may change. A
+// prefix record in session state (ARCHITECTURE.md, Counting) is trusted
+// only under a counter of the same name; without a name, after a restart
+// or on another replica, a session's first call counts its whole request.
 type NamedTokenCounter interface {
 	TokenCounter
 	// CounterName returns the counter's stable name, for example
@@ -56,10 +49,8 @@ type TokenCounterFunc func(text string) int
 // CountTokens calls f.
 func (f TokenCounterFunc) CountTokens(text string) int { return f(text) }
 
-// counterSalt is what keeps the counts and prefix records of a custom
-// counter apart from every other counter's: its name's hash, the same in
-// every process, or for a counter without a name a random value drawn once
-// for the agent, which no other process (and no other agent) shares.
+// counterSalt keeps a custom counter's counts and prefix records apart:
+// its name's hash, or, without a name, a random value no one else shares.
 func counterSalt(tc TokenCounter) uint64 {
 	if n, ok := tc.(NamedTokenCounter); ok {
 		if name := n.CounterName(); name != "" {
@@ -69,8 +60,7 @@ func counterSalt(tc TokenCounter) uint64 {
 	return rand.Uint64()
 }
 
-// counterNameSeed starts the hash of a counter's name, apart from the
-// other hashes of names (estimator families, state keys).
+// counterNameSeed keeps the hash of a counter's name apart from others.
 const counterNameSeed = 0x636e7472 // "cntr"
 
 // counterEstimator counts through a user's TokenCounter.

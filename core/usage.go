@@ -8,15 +8,12 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
-// Usage: how full an agent's context is in a session, as the guard left it.
-
 // Usage is how full an agent's context is in one session, as the guard left
 // it after the agent's last guarded model call: what agent UIs show as
 // "context: 63%". Counts are 0 until the guard has judged a request of the
 // agent in the session.
 type Usage struct {
-	// Agent is the agent the numbers are for.
-	Agent string
+	Agent string // the agent the numbers are for
 	// Tokens is the guard's calibrated count of the last request it let
 	// through, after any compaction or pruning: the measure every decision
 	// of the guard is made in (ARCHITECTURE.md, Counting).
@@ -69,8 +66,6 @@ type Usage struct {
 	Preparing bool
 }
 
-// usageFromState is UsageFromState's work: the agent's Usage as the state
-// st holds it.
 func (g *Guard) usageFromState(st StateReader, agentName string) (Usage, error) {
 	if err := g.CheckAgent(agentName); err != nil {
 		return Usage{}, err
@@ -105,9 +100,8 @@ func (g *Guard) usageFromState(st StateReader, agentName string) (Usage, error) 
 	return u, nil
 }
 
-// recordUsage sets, in the state a call persists, the calibrated count of
-// the request the call lets through: the provider's last count no longer
-// applies once a compaction or trim reset it (realTokens 0).
+// recordUsage stores the calibrated count of the request let through; the
+// provider's count no longer applies once a compaction reset it.
 func recordUsage(cal calibration, next *guardState) {
 	if next.realTokens > 0 {
 		next.tokens = cal.count(next.lastEstimate)
@@ -116,31 +110,23 @@ func recordUsage(cal calibration, next *guardState) {
 	}
 }
 
-// prefixKept splits the previous request of the agent in the session, of
-// prev raw tokens (the stored last estimate), into what the request with
-// contents cs (raw estimate est) keeps of it as its prefix and what it does
-// not, calibrated by m: the tokens the provider's prompt cache can read
-// again and the tokens it cannot. rewritten is the index in cs of the first
-// content the guard rewrote in this call (a pruning pass, pruneFreed), -1
-// for none. Nothing is re-counted: the record of the previous request, as
-// pm matched it (prefix_count.go), proves that cs extends it, and only the
-// contents from the rewritten one on are estimated, from the session's
-// cache.
+// prefixKept splits the previous request, of prev raw tokens, into what cs
+// (raw estimate est) keeps of it as its prefix, which a prompt cache can
+// read again, and the rest, calibrated. rewritten is the first content
+// pruning rewrote, -1 for none. Nothing is re-counted: the matched prefix
+// record proves cs extends it, and only cs[rewritten:] is estimated.
 func prefixKept(m measure, pm *prefixMatch, prev int, cs []*genai.Content, est, rewritten int) (kept, invalidated int) {
 	switch {
 	case prev == 0:
 		return 0, 0 // no previous request
 	case pm.stored != "" && !pm.matched:
-		// The history changed under the previous request (another
-		// instruction or tools, a shorter or rewritten history): only an
-		// unchanged system instruction and tools are known to be kept.
+		// The history changed: only an unchanged instruction and tools
+		// are known kept.
 		if pm.rec.config == pm.config && pm.rec.contents > 0 {
 			kept = min(m.fixed, prev)
 		}
 	case rewritten < 0 || rewritten >= len(cs):
-		// An extension of the previous request (the call after a
-		// compaction has no record: the compacted request is extended).
-		kept = prev
+		kept = prev // an extension
 	default:
 		tail := 0
 		for _, c := range cs[rewritten:] {
@@ -151,16 +137,13 @@ func prefixKept(m measure, pm *prefixMatch, prev int, cs []*genai.Content, est, 
 	return splitScaled(m.cal, prev, kept)
 }
 
-// splitScaled is the calibrated kept part of a previous request of prev raw
-// tokens, and the rest: together its calibrated size.
 func splitScaled(cal calibration, prev, kept int) (int, int) {
 	all, k := cal.scale(prev), cal.scale(kept)
 	return k, all - k
 }
 
-// compactionKept is prefixKept for a compaction: the compacted request
-// starts with the summary message, so it keeps of the previous request
-// only the system instruction and tools, which a compaction never changes.
+// compactionKept is prefixKept for a compaction, which keeps only the
+// system instruction and tools.
 func compactionKept(m measure, pm *prefixMatch, prev int) (kept, invalidated int) {
 	if prev == 0 {
 		return 0, 0
@@ -172,8 +155,7 @@ func compactionKept(m measure, pm *prefixMatch, prev int) (kept, invalidated int
 	return splitScaled(m.cal, prev, k)
 }
 
-// stampCompaction records when (Host.Now's time) and why an applied
-// compaction was made, for Usage.
+// stampCompaction records when and why a compaction was made, for Usage.
 func stampCompaction(at time.Time, next *guardState, reason string) {
 	next.compactedAt = at.UTC().Format(time.RFC3339Nano)
 	next.compactReason = reason

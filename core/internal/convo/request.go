@@ -1,7 +1,7 @@
 // Package convo reads a conversation as the guard must: which content is
 // the user's current request (never an adapter's synthetic continuation,
 // another agent's "For context:" message or a tool result), and the
-// attachments a request carries. It imports nothing of the engine.
+// attachments a request carries.
 package convo
 
 import (
@@ -47,15 +47,11 @@ func CoverableLen(cs []*genai.Content) int {
 	return n
 }
 
-// ForeignContextLead is the first part ADK gives the user-role message that
-// shows another agent's events to the current one (ConvertForeignEvent in
-// ADK's contents processor): after a transfer, the coordinator's words and
-// tool calls reach the sub-agent as such messages. They are context, never
-// the user's request.
+// ForeignContextLead is the first part of the user-role message in which
+// ADK shows another agent's events to the current one (ConvertForeignEvent):
+// context, never the user's request.
 const ForeignContextLead = "For context:"
 
-// isForeignContext reports whether c is ADK's rendering of another agent's
-// event ("For context: [agent] said: ...").
 func isForeignContext(c *genai.Content) bool {
 	if c == nil || c.Role != genai.RoleUser {
 		return false
@@ -74,10 +70,9 @@ func IsAttachment(p *genai.Part) bool {
 	return p != nil && !p.Thought && (p.InlineData != nil || p.FileData != nil)
 }
 
-// isUserRequest reports whether c is a message the user wrote: a user-role
-// content (or one without a role: the invocation's content may lack it) with
-// text or attachments, that is neither an adapter's synthetic continuation,
-// nor another agent's "For context:" message, nor a tool result.
+// isUserRequest reports whether c is a message the user wrote: user-role
+// (or, for the invocation's content, none) with text or attachments, and
+// not a synthetic continuation, a "For context:" message or a tool result.
 func isUserRequest(c *genai.Content) bool {
 	if c == nil || (c.Role != genai.RoleUser && c.Role != "") || IsSynthetic(c) || isForeignContext(c) {
 		return false
@@ -98,22 +93,17 @@ func isUserRequest(c *genai.Content) bool {
 }
 
 // IsUserMessage reports whether c, a content of the history, is a message
-// the user wrote: isUserRequest's rule, with the user role stated (only the
-// invocation's own content may lack a role). The sliding window's turns
-// start at one, and the fallback summary lists them.
+// the user wrote, its role stated. The sliding window's turns start at one.
 func IsUserMessage(c *genai.Content) bool {
 	return c != nil && c.Role == genai.RoleUser && isUserRequest(c)
 }
 
 // CurrentRequest is the one place that decides which content is the user's
-// current request, the message a compaction must never lose: the content
-// that started the invocation (agent.CallbackContext.UserContent) when it is
-// a request the user wrote, else the newest content of cs the user wrote
-// (isUserRequest: never another agent's "For context:" message, a synthetic
-// continuation or a tool result). A request of images or files alone is the
-// request; it is never passed over for an older text. index is where the
-// request lies in cs (the newest equal content for the invocation's), or -1
-// when cs does not hold it; c is nil when there is no request at all.
+// current request, which a compaction must never lose: the invocation's
+// content when the user wrote it, else the newest content of cs the user
+// wrote. Attachments alone are a request, never passed over for an older
+// text. index is where it lies in cs, -1 when cs does not hold it; c is nil
+// when there is none.
 func CurrentRequest(invocationUser *genai.Content, cs []*genai.Content) (c *genai.Content, index int) {
 	if isUserRequest(invocationUser) {
 		for i := len(cs) - 1; i >= 0; i-- {
@@ -131,10 +121,8 @@ func CurrentRequest(invocationUser *genai.Content, cs []*genai.Content) (c *gena
 	return nil, -1
 }
 
-// sameRequest reports whether the content c holds the same request as u:
-// ADK rebuilds the contents from its event log as copies, without empty
-// parts, so they are compared by value, empty parts skipped, cheapest fields
-// first.
+// sameRequest compares c and u by value, empty parts skipped: ADK rebuilds
+// contents from its log as copies without empty parts.
 func sameRequest(c, u *genai.Content) bool {
 	if c == u {
 		return true
@@ -163,10 +151,9 @@ func sameRequest(c, u *genai.Content) bool {
 	}
 }
 
-// blankPart reports whether p is nil or empty, a part ADK drops when it
-// builds the contents. The fields every part of a conversation uses are
-// tested first, so the reflective test (which copies the part) runs only on
-// parts that are probably blank: it runs on every call with a summary.
+// blankPart reports whether p is nil or empty, as ADK drops; the common
+// fields first, so the reflective test, run on every call with a summary,
+// copies only parts that are probably blank.
 func blankPart(p *genai.Part) bool {
 	if p == nil {
 		return true
@@ -184,9 +171,8 @@ func LatestUserText(invocationUser *genai.Content, cs []*genai.Content) string {
 	return textcut.ContentText(c)
 }
 
-// RequestAttachments returns the attachments of the request c, in order, as
-// new parts that share the media (never copied: an image may be megabytes)
-// but none of the part's other fields; nil when there are none.
+// RequestAttachments returns c's attachments as new parts sharing the media
+// (never copied: an image may be megabytes) but no other field.
 func RequestAttachments(c *genai.Content) []*genai.Part {
 	var out []*genai.Part
 	for _, p := range pairs.Parts(c) {
@@ -222,8 +208,8 @@ func SameAttachment(p, q *genai.Part) bool {
 	return reflect.DeepEqual(p.VideoMetadata, q.VideoMetadata) && reflect.DeepEqual(p.MediaResolution, q.MediaResolution)
 }
 
-// AttachmentLine names one attachment in the quoted request, so the quote
-// says what was attached even where the media itself is not sent with it.
+// AttachmentLine names an attachment in the quoted request, even where the
+// media is not sent with it.
 func AttachmentLine(p *genai.Part) string {
 	switch {
 	case p == nil:

@@ -1,6 +1,5 @@
 // Package pairs keeps a function call and its response together: the one
-// ordered rule every cut of a conversation uses (ARCHITECTURE.md). It
-// imports nothing of the engine.
+// ordered rule every cut of a conversation uses (ARCHITECTURE.md).
 package pairs
 
 import (
@@ -9,14 +8,11 @@ import (
 	"google.golang.org/genai"
 )
 
-// SafeStart moves a cut at index start back until no function response
-// in cs[start:] answers a call made before start, so the kept contents never
-// start with, or hold, a response whose call was cut away (and the cut
-// contents never hold a call whose response is kept). Every cut the guard
-// makes goes through it: the summary's cut, the sliding window's split, the
-// trim to the current request. Responses are matched to the calls of the
-// kept contents as contextguardtest.CheckPairs does: by ID when both have
-// one, else by name, in order.
+// SafeStart moves a cut at index start back until no function response in
+// cs[start:] answers a call made before start, so no call is separated from
+// its response. Every cut the guard makes goes through it. Responses match
+// calls as contextguardtest.CheckPairs does: by ID when both have one, else
+// by name, in order.
 func SafeStart(cs []*genai.Content, start int) int {
 	for start > 0 && start < len(cs) {
 		j := orphanedCall(cs, start)

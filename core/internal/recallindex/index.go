@@ -1,8 +1,7 @@
 // Package recallindex is the search behind the recall tool
-// (ARCHITECTURE.md, Recall): a BM25 index over the passages of a set of
-// texts, where a query's words close together outrank the same words
-// scattered through a long text, and the pages of excerpts around them. It
-// imports nothing of the engine, which keeps where each text came from.
+// (ARCHITECTURE.md, Recall): BM25 over passages, so a query's words close
+// together outrank the same words scattered through a long text, and the
+// pages of excerpts around them.
 package recallindex
 
 import (
@@ -16,46 +15,36 @@ import (
 
 const (
 	// PassageBytes is the size a passage grows to, in whole lines: a line
-	// or two, so a passage holding a query's words holds them close
-	// together (integration/recallbench ranked best at about this size,
-	// among 60 to 320 bytes).
+	// or two, which integration/recallbench ranked best (among 60 to 320).
 	PassageBytes = 90
-	// MaxPassageBytes bounds a passage: a line longer than this is cut, at
-	// a space when there is one near the cut.
+	// MaxPassageBytes bounds a passage; a longer line is cut near a space.
 	MaxPassageBytes = 800
-	// cutSlack is how far back from a cut a space is looked for.
-	cutSlack = 120
-	// bm25K1 and bm25B are BM25's usual parameters (term-frequency
-	// saturation and length normalisation), as in Lucene's defaults.
+	cutSlack        = 120 // how far back from a cut a space is looked for
+	// BM25's parameters, Lucene's defaults.
 	bm25K1 = 1.2
 	bm25B  = 0.75
-	// phraseBoost multiplies the score of a passage holding the query's
-	// words one after the other: a quoted error message outranks a passage
-	// that merely shares its words.
+	// phraseBoost: a quoted error message outranks a passage that merely
+	// shares its words.
 	phraseBoost = 2.0
-	// proximityBoost is the most a passage's score grows for holding all
-	// the query's terms as close as they can be (proximity), within
-	// proximitySpanBytes, a few lines.
+	// proximityBoost is the most a score grows for holding every term as
+	// close as can be, within proximitySpanBytes.
 	proximityBoost     = 1.0
 	proximitySpanBytes = 400
-	// PhraseCandidates is how many of the best passages are checked for
-	// phrase and proximity: more than a page shows, few enough to be cheap.
+	// PhraseCandidates is how many best passages are checked for phrase
+	// and proximity: more than a page shows, few enough to be cheap.
 	PhraseCandidates = 20
-	// postingBytes, passageOverhead and termOverhead are what a posting, a
-	// passage's record and a distinct term retain, for the caller's
-	// accounting.
+	// What a posting, a passage's record and a distinct term retain.
 	postingBytes    = 8
 	passageOverhead = 32
 	termOverhead    = 48
 )
 
-// posting is one term's count in one passage.
 type posting struct {
 	passage uint32
 	tf      uint32
 }
 
-// passage is a span of lines of one text (Index.owner), its bytes there.
+// passage is a span of lines of one text (Index.owner).
 type passage struct{ start, end int }
 
 // Index is a BM25 index over the passages of the texts added to it. It is
@@ -64,18 +53,13 @@ type Index struct {
 	texts    []string
 	firsts   []int32 // each text's first passage
 	passages []passage
-	// lens and owner are each passage's term count and text, dense for a
-	// search's walk over the postings.
-	lens  []uint32
-	owner []int32
-	// ids numbers the distinct terms; postings[id] are a term's.
+	lens     []uint32 // each passage's term count, dense for the walk
+	owner    []int32  // each passage's text
 	ids      map[string]uint32
 	postings [][]posting
 	terms    int // total terms over passages
 	bytes    int
-	// The rest is scratch, kept between searches (and indexing) and
-	// cleared by the one that used it, so a search over a large index
-	// allocates none of it.
+	// Scratch, cleared by its user, so a search allocates none of it.
 	scores  []float64
 	best    []int32
 	second  []int32
@@ -122,9 +106,8 @@ func (x *Index) Add(text string) int {
 	return int(t)
 }
 
-// PassageEnd is where the passage starting at s ends: whole lines until it
-// holds PassageBytes or a blank line ends a paragraph, at most
-// MaxPassageBytes; a first line longer than that is cut (CutEnd).
+// PassageEnd is where the passage starting at s ends: whole lines until
+// PassageBytes or a blank line, at most MaxPassageBytes (CutEnd).
 func PassageEnd(s string) int {
 	n := 0
 	for n < len(s) && n < MaxPassageBytes {
@@ -149,9 +132,8 @@ func PassageEnd(s string) int {
 	return n
 }
 
-// CutEnd is where the piece starting at s ends: at most limit bytes, at a
-// space or line break within the last cutSlack bytes when there is one,
-// never inside a UTF-8 sequence.
+// CutEnd is where a piece of at most limit bytes of s ends: at a space
+// within cutSlack of the limit if any, never inside a UTF-8 sequence.
 func CutEnd(s string, limit int) int {
 	if len(s) <= limit {
 		return len(s)
@@ -166,8 +148,7 @@ func CutEnd(s string, limit int) int {
 	return n
 }
 
-// addPassage indexes text[start:end] as a passage of text t. A passage
-// without a term (blank lines, punctuation) is not kept.
+// addPassage indexes text[start:end]; one without a term is not kept.
 func (x *Index) addPassage(t int32, text string, start, end int) {
 	x.touched = x.touched[:0]
 	total := 0
@@ -211,10 +192,8 @@ type Hit struct {
 	Score   float64
 }
 
-// Search ranks the texts for terms by their best passage (BM25 over
-// passages, then phrase and proximity) and returns the best k, one hit
-// each, and how many texts match; only those k are sorted, so a common
-// word costs a pass, not a sort.
+// Search returns the best k texts for terms by their best passage, and how
+// many match; only those k are sorted, so a common word costs a pass.
 func (x *Index) Search(terms []string, k int) ([]Hit, int) {
 	if len(x.passages) == 0 || len(terms) == 0 || k <= 0 {
 		return nil, 0
@@ -266,11 +245,10 @@ func (x *Index) Search(terms []string, k int) ([]Hit, int) {
 	return top[:min(len(top), k)], len(groups)
 }
 
-// proximity is a passage's score factor for how close it holds the terms:
-// phraseBoost for the phrase, times the share of the terms its densest
-// span holds (so a passage holding every word outranks a shorter one
-// missing one), times 1 plus proximityBoost times that share and how near
-// the span is to tight bytes (the terms one after the other).
+// proximity is a passage's score factor: phraseBoost for the phrase, times
+// the share of the terms its densest span holds (so every word outranks a
+// shorter passage missing one), times a boost for how near that span is to
+// tight bytes.
 func proximity(text string, start, end int, terms []string, tight int) float64 {
 	sp := spanOf(text, start, end, terms, proximitySpanBytes)
 	if sp.held == 0 || sp.distinct == 0 {
@@ -285,8 +263,7 @@ func proximity(text string, start, end int, terms []string, tight int) float64 {
 	return f * share * (1 + proximityBoost*share*near)
 }
 
-// tightSpan is the bytes of the distinct terms one after the other, a
-// space between each.
+// tightSpan is the bytes of the distinct terms one after the other.
 func tightSpan(terms []string) int {
 	n := -1
 	for i, t := range terms {
@@ -297,14 +274,11 @@ func tightSpan(terms []string) int {
 	return max(n, 1)
 }
 
-// better reports whether passage p ranks above passage q in the current
-// search: a higher score, or the same and earlier.
 func (x *Index) better(p, q int) bool {
 	return x.scores[p] > x.scores[q] || (x.scores[p] == x.scores[q] && p < q)
 }
 
-// score adds each passage's BM25 score for terms into x.scores, and
-// appends to hits each passage it scores first.
+// score adds BM25 scores into x.scores, appending each new passage to hits.
 func (x *Index) score(terms []string, hits []int) []int {
 	n := float64(len(x.passages))
 	avg := max(float64(x.terms)/n, 1)
@@ -335,8 +309,7 @@ func (x *Index) score(terms []string, hits []int) []int {
 	return hits
 }
 
-// topHits is the best k of items by their hits' scores, best first: a
-// min-heap of k kept over one pass.
+// topHits is the best k items, best first, by a min-heap over one pass.
 func topHits(items []int, hit func(int) Hit, k int) []Hit {
 	h := make([]Hit, 0, min(k, len(items)))
 	for _, it := range items {
@@ -376,14 +349,11 @@ func topHits(items []int, hit func(int) Hit, k int) []Hit {
 	return h
 }
 
-// ranksBelow reports whether a ranks below b: a lower score, or the same
-// score and a later passage.
 func ranksBelow(a, b Hit) bool {
 	return a.Score < b.Score || (a.Score == b.Score && a.Passage > b.Passage)
 }
 
-// sortHits orders hits best first, earlier passages first on a tie (older
-// history, then order of indexing: deterministic).
+// sortHits orders hits best first, earlier passages first on a tie.
 func sortHits(hs []Hit) {
 	slices.SortFunc(hs, func(a, b Hit) int {
 		switch {

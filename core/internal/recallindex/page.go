@@ -11,51 +11,40 @@ import (
 // A page of matches (ARCHITECTURE.md, Recall): each excerpt centred on
 // the span where the query's terms occur densest; a text whose lines an
 // excerpt already shows, or shows in another view (Gist), is named under it.
-
-// Page sizes, in bytes unless said.
+// Sizes are in bytes unless said.
 const (
-	// perPage is how many excerpts a page shows at most; maxPages bounds
-	// the pages offered (past the twentieth, a query is better refined).
 	perPage  = 5
-	maxPages = 20
+	maxPages = 20 // past the twentieth, a query is better refined
 	// HeaderBytes is the room kept for an answer's header and paging lines.
 	HeaderBytes = 224
 	// QuoteBytes bounds the query or a call_id as an answer quotes it back.
 	QuoteBytes = 60
-	// collapseSlack is how many texts a page reads per excerpt it shows:
-	// duplicates collapse, so a page needs more candidates than it shows.
+	// collapseSlack: duplicates collapse, so a page reads more texts than
+	// it shows.
 	collapseSlack = 3
-	// spanBytes bounds the span an excerpt is centred on (spanOf), about a
-	// paragraph; lineBytes the whole lines around it an excerpt shows
-	// first, which also tell two excerpts apart as duplicates.
-	spanBytes = 400
-	lineBytes = 600
-	// alsoMax bounds the other turns an excerpt lists its lines also in.
-	alsoMax = 8
-	// ellipsisBytes is the room kept for the "…" of a cut on either side.
+	// spanBytes bounds the span an excerpt is centred on, about a
+	// paragraph; lineBytes the whole lines around it, which also tell
+	// duplicates apart.
+	spanBytes     = 400
+	lineBytes     = 600
+	alsoMax       = 8 // other turns an excerpt lists its lines also in
 	ellipsisBytes = 2 * len("…")
-	// topExcerpts is how many of a page's first excerpts, the likeliest,
-	// get a double share of its room.
-	topExcerpts = 3
-	// minExcerptBytes is the least a page plans an excerpt at (a sentence
-	// around the match), sourceBytes what it plans for its source line;
-	// minCutBytes the least it cuts one to (the match and a few words).
+	topExcerpts   = 3 // the likeliest excerpts get a double share
+	// An excerpt is planned at a sentence around the match plus its source
+	// line, and cut to no less than the match and a few words.
 	minExcerptBytes = 160
 	sourceBytes     = 80
 	minCutBytes     = 40
-	// splitBytes is the least room each of two places of one text gets
-	// when an excerpt shows both; gap separates them.
+	// splitBytes is the least each of two places of one text gets.
 	splitBytes = 200
 	gap        = "\n…\n"
-	// variantsMax bounds the other views an excerpt lists (from other
-	// hits), variantBytes the lines shown of each, variantContext the
-	// context around them while the room holds it (about a line a side).
+	// Other views an excerpt lists, the lines shown of each, and about a
+	// line of context a side while the room holds it.
 	variantsMax    = 6
 	variantBytes   = 320
 	variantContext = 160
-	// excerptShare: an excerpt with variants keeps 1/excerptShare of its
-	// room, the rest goes to its variants (the recall benchmark found the
-	// sought lines most often with a third).
+	// excerptShare: an excerpt with variants keeps a third of its room,
+	// with which the recall benchmark found the sought lines most often.
 	excerptShare = 3
 	sameText     = "elsewhere in the same text"
 	variantsHead = "Other views of these lines:\n"
@@ -69,26 +58,22 @@ type Source struct {
 }
 
 // PageHits is how many hits a search reads for page: enough for the pages
-// up to it when duplicates collapse, and at least those Search re-ranks,
-// among which the other views of a page's lines are looked for.
+// up to it when duplicates collapse, and at least those Search re-ranks.
 func PageHits(page int) int { return hitsFor(page, perPage) }
 
 func hitsFor(page, n int) int {
 	return max(min(page, maxPages)*n*collapseSlack, PhraseCandidates)
 }
 
-// pager builds the pages of one search.
 type pager struct {
 	x     *Index
 	terms []string
 	src   func(t int) Source
 }
 
-// entry is one excerpt of a page: its text, the span of the query's words
-// there and that span's whole lines (place), the other turns the same lines
-// occur in, its variants (the same lines in another view, best first), and
-// its text's next best passage (second, -1 when none) with its place next,
-// read for an entry a page shows.
+// entry is one excerpt of a page: its text and place, the other turns the
+// same lines occur in, its variants (best first), and its text's next best
+// passage (second, -1 for none) and its place.
 type entry struct {
 	src int
 	place
@@ -111,10 +96,9 @@ type variant struct {
 	line          bool // one of moreLines: its lines alone
 }
 
-// Page is page (from 1) of the matches of terms (query is the query as the
-// model wrote it) within budget bytes, note first: hits are the best of the
-// total texts that match, best first (Search, for PageHits(page)); src
-// names a text's source.
+// Page is page (from 1) of the matches of terms within budget bytes, note
+// first: query is as the model wrote it, hits and total Search's for
+// PageHits(page), src names a text's source.
 func (x *Index) Page(terms []string, query string, hits []Hit, total, page, budget int, note string, src func(t int) Source) string {
 	page = max(page, 1)
 	quoted := strconv.Quote(textcut.Prefix(query, QuoteBytes))
@@ -122,8 +106,7 @@ func (x *Index) Page(terms []string, query string, hits []Hit, total, page, budg
 		return note + "recall_context: no earlier excerpt matches " + quoted + ". Try other words: a name, a number, an error's words."
 	}
 	pg := pager{x: x, terms: terms, src: src}
-	// A small budget shows fewer excerpts, each at least minExcerptBytes,
-	// rather than five unreadable ones.
+	// Fewer readable excerpts rather than five unreadable ones.
 	room := budget - HeaderBytes - len(note)
 	n := min(perPage, max(room/(minExcerptBytes+sourceBytes), 1))
 	hits = hits[:min(len(hits), hitsFor(page, n))]
@@ -191,10 +174,9 @@ func (pg *pager) lines(t int, sp place) string {
 	return strings.TrimSpace(pg.x.Text(t)[sp.from:sp.to])
 }
 
-// collapse turns hits, best first, into entries until it has want of them.
-// An entry whose lines an earlier one shows names its turn under it; one
-// whose lines read as an earlier one's in another view (the same Gist) is
-// listed under it by its lines. read is how many hits it read.
+// collapse turns hits into up to want entries: a duplicate of an earlier
+// one's lines names its turn under it, another view of them (the same Gist)
+// is listed under it. read is how many hits it read.
 func (pg *pager) collapse(hits []Hit, want int) (entries []entry, read int) {
 	entries = make([]entry, 0, min(len(hits), want))
 	seen := make(map[string]int, min(len(hits), want))
@@ -241,8 +223,6 @@ func (pg *pager) collapse(hits []Hit, want int) (entries []entry, read int) {
 	return entries, read
 }
 
-// addAlso records turn among the other turns the lines of an entry of
-// turn own occur in.
 func (en *entry) addAlso(own, turn int) {
 	if turn != own && !slices.Contains(en.also, turn) && len(en.also) < alsoMax {
 		en.also = append(en.also, turn)
@@ -250,8 +230,7 @@ func (en *entry) addAlso(own, turn int) {
 }
 
 // nextAsVariant lists en's next best place first among its variants when
-// its lines read as en's in another view: a line, where a second excerpt
-// would cost a share of the room.
+// it is another view of en's lines: a line costs less than an excerpt.
 func (pg *pager) nextAsVariant(en *entry) {
 	first, next := pg.lines(en.src, en.place), pg.lines(en.src, en.next)
 	if next == first || Gist(next) != Gist(first) {
@@ -261,10 +240,8 @@ func (pg *pager) nextAsVariant(en *entry) {
 	en.next = place{}
 }
 
-// variantsText is what a page shows of en's variants within limit bytes,
-// in what the excerpt leaves: each one's lines, as many as fit, then a
-// line of context around each but moreLines' while the room holds it; ""
-// when none fits.
+// variantsText is en's variants within limit: the lines of as many as fit,
+// then context around each but moreLines' while the room holds it.
 func (pg *pager) variantsText(en entry, limit int) string {
 	room := limit - limit/excerptShare - len(variantsHead)
 	var items []string
@@ -292,9 +269,8 @@ func (pg *pager) variantsText(en entry, limit int) string {
 	return variantsHead + strings.Join(items, "")
 }
 
-// variantItem is what a page shows of en's variant i: its place (unless the
-// variant before is of the same text), then its lines, at most
-// variantBytes, with context bytes around them.
+// variantItem is en's variant i: its place unless the one before is of the
+// same text, and its lines with context bytes around them.
 func (pg *pager) variantItem(en entry, i, context int) string {
 	v := en.variants[i]
 	out, _ := Excerpt(pg.x.Text(v.src), v.from, v.to, min(v.to-v.from, variantBytes)+context)
@@ -309,10 +285,9 @@ func (pg *pager) variantItem(en entry, i, context int) string {
 	return head + strings.TrimSpace(out) + "\n"
 }
 
-// excerpt is en's text within limit bytes: its whole lines and context
-// when they fit, else the span of the query's words, "…" where the text
-// goes on. When the next best passage lies outside it and the room holds
-// two excerpts of splitBytes, the room is shared between the two places.
+// excerpt is en's text within limit: its whole lines and context when they
+// fit, else the span, "…" where the text goes on; the room is shared with
+// the next best passage when it lies outside and both get splitBytes.
 func (pg *pager) excerpt(en entry, limit int) string {
 	text := pg.x.Text(en.src)
 	if n := en.next; n.ok && limit >= 2*splitBytes && (n.to <= en.from || n.from >= en.to) {

@@ -1,8 +1,7 @@
 // Package sat is arithmetic on sizes that come from outside (windows up to
 // math.MaxInt, image dimensions, provider reports): sums and scalings that
 // saturate at math.MaxInt instead of wrapping, since a wrapped sum would
-// turn an enormous request into a small one. It imports nothing of the
-// engine.
+// turn an enormous request into a small one.
 package sat
 
 import "math"

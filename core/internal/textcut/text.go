@@ -1,8 +1,7 @@
 // Package textcut is a content's text and the cuts the engine makes of
 // text: a bound in bytes that keeps the head and the tail, prefixes that
 // never split a UTF-8 sequence, invalid UTF-8 made valid for templates
-// and providers, and payloads rendered as JSON text for transcripts. It
-// imports nothing of the engine.
+// and providers, and payloads rendered as JSON text for transcripts.
 package textcut
 
 import (
