@@ -49,9 +49,7 @@ type SummaryRequest struct {
 	Todos []TodoItem
 	// SummaryTokens is the length budget of the summary, in tokens as a
 	// typical tokenizer counts them (the guard's estimate before it is
-	// calibrated to the agent's provider): a summary of about this many
-	// tokens takes the room the guard set aside for it. (It is not the
-	// context window, which WithMaxTokens sets.)
+	// calibrated to the agent's provider); not the context window.
 	SummaryTokens int
 	// Instructions are extra instructions appended to the prompt.
 	Instructions string
@@ -115,24 +113,13 @@ const minSummaryWords = 50
 // which a summary's length in tokens is asked for in words.
 const wordsPerHundredTokens = 75
 
-// summaryWords is the length in words a summary of at most tokens is asked
-// for, minSummaryWords at least.
-func summaryWords(tokens int) int {
-	return max(sat.MulDiv(tokens, wordsPerHundredTokens, 100), minSummaryWords)
-}
-
 // RenderSummaryPrompt fills the embedded templates. The prompt asks for
 // three words per four tokens of req.SummaryTokens, English prose's ratio.
 func RenderSummaryPrompt(req SummaryRequest) (system, user string, err error) {
-	var sb, ub bytes.Buffer
-	words := summaryWords(req.SummaryTokens)
-	if err := summarySystemTmpl.Execute(&sb, map[string]any{
-		"MaxWords":     words,
-		"HasTodos":     len(req.Todos) > 0,
-		"Instructions": req.Instructions,
-	}); err != nil {
-		return "", "", fmt.Errorf("contextguard: rendering summary prompt: %w", err)
+	if system, err = renderSummarySystem(req); err != nil {
+		return "", "", err
 	}
+	var ub bytes.Buffer
 	if err := summaryUserTmpl.Execute(&ub, map[string]any{
 		"PreviousSummary": req.PreviousSummary,
 		"Transcript":      req.Transcript,
@@ -141,7 +128,20 @@ func RenderSummaryPrompt(req SummaryRequest) (system, user string, err error) {
 	}); err != nil {
 		return "", "", fmt.Errorf("contextguard: rendering summary prompt: %w", err)
 	}
-	return sb.String(), ub.String(), nil
+	return system, ub.String(), nil
+}
+
+// renderSummarySystem is the summary prompt both forms ask with, its length
+// in words at least minSummaryWords.
+func renderSummarySystem(req SummaryRequest) (string, error) {
+	var b bytes.Buffer
+	words := max(sat.MulDiv(req.SummaryTokens, wordsPerHundredTokens, 100), minSummaryWords)
+	if err := summarySystemTmpl.Execute(&b, map[string]any{
+		"MaxWords": words, "HasTodos": len(req.Todos) > 0, "Instructions": req.Instructions,
+	}); err != nil {
+		return "", fmt.Errorf("contextguard: rendering summary prompt: %w", err)
+	}
+	return b.String(), nil
 }
 
 // Transcript rendering (ARCHITECTURE.md, The summarizer).
