@@ -72,10 +72,9 @@ const (
 	// default (WithMaxSessions).
 	DefaultMaxSessions = core.DefaultMaxSessions
 	// DefaultMaxSessionBytes is how many bytes the sessions kept in memory
-	// may retain by default (WithMaxSessionBytes): 256 MiB holds, for
-	// example, 10,000 idle sessions of about 25 KB each (their pinned
-	// history, last message and summary), or about 150 sessions of 200k
-	// tokens whose whole history is cached and pinned.
+	// may retain by default (WithMaxSessionBytes): 256 MiB holds 10,000 idle
+	// sessions of about 25 KB each, or about 150 of 200k tokens whose whole
+	// history is cached.
 	DefaultMaxSessionBytes = core.DefaultMaxSessionBytes
 )
 
