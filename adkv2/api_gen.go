@@ -347,11 +347,9 @@ type CachedSummarizer = core.CachedSummarizer
 //		// had it not compacted (the stored summary in place, old tool results
 //		// pruned), followed by one user content whose text is Instruction.
 //		Contents []*genai.Content
-//		// Config is the agent's system instruction, tools and cached content
-//		// as its request carries them, with tool calling disabled (ToolConfig
-//		// with FunctionCallingConfigModeNone: the tools stay declared, so the
-//		// prefix is the agent's) and MaxOutputTokens set to the room the
-//		// summary may take.
+//		// Config is the agent's system instruction, tools and cached content,
+//		// with tool calling disabled (the tools stay declared, so the prefix is
+//		// the agent's) and MaxOutputTokens set to the summary's room.
 //		Config *genai.GenerateContentConfig
 //		// Instruction is the summary instruction: the summary prompt, the
 //		// agent's and this compaction's instructions, the todo list, the

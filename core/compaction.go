@@ -83,17 +83,15 @@ type compaction struct {
 	userReq     string
 	todos       []TodoItem
 	// bare is the calibrated size of the request with an empty summary and
-	// no contents, and rawBare its raw estimate; budget is the length asked
-	// of a summary.
+	// no contents (rawBare: raw); budget is the length asked of a summary.
 	bare, rawBare, budget int
 	// callsLeft is how many more times the summarizer may be asked for the
 	// request's summary (a rolling summary's pieces are not counted).
 	callsLeft int
 	ev        CompactionEvent
 	span      trace.Span
-	// orig and origEst are the request's contents before compaction (the
-	// stored summary injected, pruned) and its raw estimate: a compaction
-	// whose result is not smaller is not applied.
+	// orig and origEst are the request's contents before compaction and its
+	// raw estimate: a compaction whose result is not smaller is not applied.
 	orig    []*genai.Content
 	origEst int
 	input   summarizerInput // the room of one summarizer call
@@ -124,11 +122,10 @@ type outcome struct {
 	newEst, newCount int
 }
 
-// beginCompaction does what every compaction starts with: it finds what may
-// be summarized in cs (the contents so far) and the irreducible part of the
-// request, and opens the span. A nil compaction means there is nothing to
-// compact, or that nothing can help (its error then wraps ErrIrreducible);
-// the step is then the result. next is the state of cs sent as it is.
+// beginCompaction finds what may be summarized in cs and the irreducible
+// part of the request, and opens the span. A nil compaction means nothing
+// to compact or nothing can help (its error then wraps ErrIrreducible); the
+// step is then the result. next is the state of cs sent as it is.
 func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, next guardState, strategy Strategy, reason string) (*compaction, step) {
 	if p := t.sess.prepared.Load(); p != nil && p.agent == t.cfg.name {
 		t.sess.dropPrepared(t.ctx, "another compaction came first")
@@ -187,10 +184,8 @@ func (c *compaction) irreducible(n int) (int, error) {
 }
 
 // nothingToDo reports whether no summary can help the request (stop), with
-// the step to take instead: the request as it is, with an error when it is
-// known not to fit. The irreducible part is refused only past the window's
-// hard limit: the smallest request the guard can make is worth sending
-// while it may fit. So is a request with nothing a summary may cover.
+// the step to take instead: the request as it is, with an error only past
+// the window's hard limit, as the smallest request may still fit.
 func (c *compaction) nothingToDo() (step, bool) {
 	done := step{contents: c.orig, next: c.unapplied}
 	if _, err := c.irreducible(c.rawBare); err != nil {
@@ -230,11 +225,10 @@ func (c *compaction) open(strategy Strategy, reason string) {
 	}
 }
 
-// compact is the one compaction loop, for every strategy: it tries each
-// verbatim suffix the strategy offers beside a summary of what precedes it
-// and takes the first that fits under the threshold, else summarizes
-// everything. Any summarizer fault takes the fallback summary, never the
-// raw history.
+// compact is the one compaction loop, for every strategy: it takes the
+// first verbatim suffix the strategy offers that fits under the threshold
+// beside a summary of what precedes it, else summarizes everything. Any
+// summarizer fault takes the fallback summary, never the raw history.
 func (g *Guard) compact(t *turn, cs []*genai.Content, next guardState, s compactionStrategy, reason string) step {
 	c, done := g.beginCompaction(t, cs, next, s.name(), reason)
 	if c == nil {

@@ -14,8 +14,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
-// The summarizer: its interface, its prompt and transcript. Its
-// deterministic fallback is in summary_fallback.go.
+// The summarizer: its interface, its prompt and transcript.
 
 // Summarizer turns a conversation into a summary the agent can resume from.
 // Implementations should honour ctx; the guard bounds each call with the
@@ -82,11 +81,9 @@ type CachedSummaryCall struct {
 	// had it not compacted (the stored summary in place, old tool results
 	// pruned), followed by one user content whose text is Instruction.
 	Contents []*genai.Content
-	// Config is the agent's system instruction, tools and cached content
-	// as its request carries them, with tool calling disabled (ToolConfig
-	// with FunctionCallingConfigModeNone: the tools stay declared, so the
-	// prefix is the agent's) and MaxOutputTokens set to the room the
-	// summary may take.
+	// Config is the agent's system instruction, tools and cached content,
+	// with tool calling disabled (the tools stay declared, so the prefix is
+	// the agent's) and MaxOutputTokens set to the summary's room.
 	Config *genai.GenerateContentConfig
 	// Instruction is the summary instruction: the summary prompt, the
 	// agent's and this compaction's instructions, the todo list, the
@@ -154,10 +151,9 @@ type excerptLimits struct {
 	toolResult int // bytes of one tool result
 }
 
-// The excerpts' bounds, in bytes. Below the minimums an excerpt says too
-// little to be worth its line (a sentence, a call's key arguments, a result's
-// status and first values); above the maximums one message would crowd out
-// the rest of the span in a large window's transcript.
+// The excerpts' bounds, in bytes: below the minimums an excerpt says too
+// little to be worth its line; above the maximums one message would crowd
+// out the rest of the span.
 const (
 	minTextExcerpt       = 400
 	maxTextExcerpt       = 16_000
@@ -167,10 +163,9 @@ const (
 	maxToolResultExcerpt = 6_000
 )
 
-// The share of the transcript budget one excerpt may take, as a divisor: a
-// text (the user's and the model's words, what a summary most needs) a
-// quarter, a tool result an eighth, a call's arguments a sixteenth, so that
-// no single message crowds out the rest of the span.
+// The share of the transcript budget one excerpt may take, as a divisor:
+// the most for the words of the user and the model, which a summary most
+// needs.
 const (
 	textExcerptDiv       = 4
 	toolResultExcerptDiv = 8
