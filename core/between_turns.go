@@ -165,7 +165,8 @@ func (e *sessionEntry) betweenTurnsCall(c Call, end RunEnd) (in callInput, req R
 	prev.request = sio.requestAt(end.State, mem.requestKey)
 	if prev.request.pending || prev.compactNext != 0 || mem.overflow != nil ||
 		mem.compactedAhead(prev) {
-		// These run in the next model call (README, Compaction between turns).
+		// A requested compaction, the output-limit stop, overflow recovery and
+		// a compaction the state does not show yet run in the next model call.
 		return in, req, false
 	}
 	if mem.trimmed {
