@@ -12,25 +12,21 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Defaults of an agent's options, named so the README and the code cannot
-// drift apart.
+// Defaults of an agent's options.
 const (
 	// DefaultMaxCompactionAttempts bounds summarizer calls per model call.
 	DefaultMaxCompactionAttempts = core.DefaultMaxCompactionAttempts
 	// DefaultMaxSummarizerCalls bounds the summarizer calls of one
-	// compaction, a rolling summary's pieces included: at the 5 s a
-	// summarizer call commonly takes, a model call waits under a minute for
-	// its compaction (a rolling summary over a huge span once made 65 calls
-	// inside one model call). A span that needs more is summarized from its
-	// newest part, the oldest listed mechanically (WithMaxSummarizerCalls).
+	// compaction, a rolling summary's pieces included, so that at about 5 s
+	// a call a model call waits under a minute. A span that needs more is
+	// summarized from its newest part, the oldest listed mechanically.
 	DefaultMaxSummarizerCalls = core.DefaultMaxSummarizerCalls
 	// DefaultSlidingWindowTurns is the turn budget used by WithSlidingWindow(0).
 	DefaultSlidingWindowTurns = core.DefaultSlidingWindowTurns
 	// DefaultPruneKeepSteps is how many of the newest tool steps
-	// WithToolResultPruning(0) leaves intact: the result the model is acting
-	// on and the two before it, enough for a read -> edit -> test chain to
-	// see its own outputs; older results have usually been digested into the
-	// model's own messages already.
+	// WithToolResultPruning(0) leaves intact: enough for a read -> edit ->
+	// test chain to see its own outputs; older results are usually digested
+	// into the model's own messages already.
 	DefaultPruneKeepSteps = core.DefaultPruneKeepSteps
 	// DefaultSummaryTimeout bounds one summarizer call; on expiry the
 	// deterministic fallback summary is used.
@@ -76,10 +72,9 @@ const (
 	// default (WithMaxSessions).
 	DefaultMaxSessions = core.DefaultMaxSessions
 	// DefaultMaxSessionBytes is how many bytes the sessions kept in memory
-	// may retain by default (WithMaxSessionBytes): 256 MiB holds, for
-	// example, 10,000 idle sessions of about 25 KB each (their pinned
-	// history, last message and summary), or about 150 sessions of 200k
-	// tokens whose whole history is cached and pinned.
+	// may retain by default (WithMaxSessionBytes): 256 MiB holds 10,000 idle
+	// sessions of about 25 KB each, or about 150 of 200k tokens whose whole
+	// history is cached.
 	DefaultMaxSessionBytes = core.DefaultMaxSessionBytes
 )
 
@@ -352,11 +347,9 @@ type CachedSummarizer = core.CachedSummarizer
 //		// had it not compacted (the stored summary in place, old tool results
 //		// pruned), followed by one user content whose text is Instruction.
 //		Contents []*genai.Content
-//		// Config is the agent's system instruction, tools and cached content
-//		// as its request carries them, with tool calling disabled (ToolConfig
-//		// with FunctionCallingConfigModeNone: the tools stay declared, so the
-//		// prefix is the agent's) and MaxOutputTokens set to the room the
-//		// summary may take.
+//		// Config is the agent's system instruction, tools and cached content,
+//		// with tool calling disabled (the tools stay declared, so the prefix is
+//		// the agent's) and MaxOutputTokens set to the summary's room.
 //		Config *genai.GenerateContentConfig
 //		// Instruction is the summary instruction: the summary prompt, the
 //		// agent's and this compaction's instructions, the todo list, the
@@ -432,10 +425,8 @@ type CompactionDecision = core.CompactionDecision
 //		ContentsSummarized int
 //		// SummarizerCalls is how many times the summarizer was asked.
 //		SummarizerCalls int
-//		// RollingCalls is how many of those calls summarized an earlier piece
-//		// of a conversation too large for one summarizer input (a rolling
-//		// summary: each piece's summary is folded into the next piece's input,
-//		// so no message is left out).
+//		// RollingCalls is how many of those calls summarized an earlier piece of
+//		// a conversation too large for one summarizer input (a rolling summary).
 //		RollingCalls int
 //		// SummaryForm is the form the summarizer was last asked in:
 //		// SummaryFormCached (the agent's request plus an instruction) or
@@ -457,29 +448,23 @@ type CompactionDecision = core.CompactionDecision
 //		// Ran says how the compaction ran: inline in the model call that needed
 //		// it, from a summary prepared while tools ran, or between two turns.
 //		Ran CompactionRun
-//		// Prepared reports that the summary was written in the background
-//		// while an earlier step's tools ran (WithPreparedSummaries), whether the
-//		// compaction then ran in a model call (Ran is RanPrepared) or between
-//		// two turns (Ran is RanBetweenTurns): Ran says when the compaction was
-//		// made, Prepared where its summary came from.
+//		// Prepared reports that the summary was written in the background while
+//		// an earlier step's tools ran (WithPreparedSummaries); Ran says when the
+//		// compaction was made (RanPrepared or RanBetweenTurns).
 //		Prepared bool
 //		// Waited is how long the model call waited for the compaction: all of
 //		// Duration when it ran inline, what was left of a prepared summary, 0
 //		// between turns.
 //		Waited time.Duration
 //		// InlineReason says why a compaction for tokens ran inline (Ran is
-//		// RanInline) instead of from a summary prepared while tools ran; it is
-//		// empty otherwise. A compaction for another Reason (requested, the turn
-//		// trigger, recovery, the output-limit stop) always runs in the call
-//		// that needs it.
+//		// RanInline) instead of from a prepared summary; empty otherwise (a
+//		// compaction for another Reason always runs in the call that needs it).
 //		InlineReason InlineReason
 //		// PrefixKeptTokens is how much of the agent's previous request (the
 //		// guard's calibrated count) the compacted request keeps as its leading
-//		// part, which a provider's prompt cache reads again at its cached price:
-//		// the system instruction and tools, which a compaction never changes.
-//		// InvalidatedTokens is the rest of the previous request, which the
-//		// provider reads at the full price again (and an explicit cache writes
-//		// again). Both are 0 when the session has no previous request.
+//		// part, which a provider's prompt cache reads again at its cached price.
+//		// InvalidatedTokens is the rest, read at the full price again. Both are 0
+//		// when the session has no previous request.
 //		PrefixKeptTokens  int
 //		InvalidatedTokens int
 //	}
@@ -561,14 +546,11 @@ const (
 	// summary and the step are over the trigger together, so only a summary
 	// that covers the step itself makes the request fit.
 	InlineStepTooLarge InlineReason = core.InlineStepTooLarge
-	// InlineStepFillsWindow: the step's results fill the window by
-	// themselves: beside the system instruction, the tools, the user's
-	// request and the shortest summary the guard asks for, they are past
-	// what a prepared summary's request may take. No summary written before
-	// they arrived could make the request fit, however the steps before
-	// were predicted; only one that covers the results does. Tool results
-	// this large for the window are best capped where the tool returns
-	// them, or pruned (WithToolResultPruning).
+	// InlineStepFillsWindow: the step's results, beside the system
+	// instruction, the tools, the user's request and the shortest summary,
+	// are past what a prepared summary's request may take, so only a summary
+	// that covers them makes the request fit. Cap such results where the
+	// tool returns them, or prune them (WithToolResultPruning).
 	InlineStepFillsWindow InlineReason = core.InlineStepFillsWindow
 	// InlinePreparedUnusable: a summary was prepared but could not serve
 	// the call: the history it covers changed, the request it makes was
@@ -774,17 +756,13 @@ type SummaryForm = core.SummaryForm
 
 // The forms of a summary request.
 const (
-	// SummaryFormCached asks for the summary as the agent's own request
-	// (its system instruction, tools and contents exactly as the guard
-	// would have sent them had it not compacted) plus one user message
-	// carrying the summary instruction, with tool calling disabled
-	// (SummaryRequest.Cached). A provider that caches prompt prefixes
-	// (Anthropic's cache, OpenAI's and Gemini's implicit caches) then bills
-	// the request at its cached price, but for the instruction. It is used
-	// when the summarizer calls the agent's model (CachedSummarizer) and
-	// the request, the instruction and the summary's room fit the
-	// summarizer's window; otherwise the summary is asked in the transcript
-	// form. The default.
+	// SummaryFormCached asks for the summary as the agent's own request plus
+	// one user message carrying the summary instruction, with tool calling
+	// disabled (SummaryRequest.Cached), so a provider that caches prompt
+	// prefixes bills all but the instruction at its cached price. It is used
+	// when the summarizer calls the agent's model (CachedSummarizer) and the
+	// request fits the summarizer's window with the summary's room;
+	// otherwise the transcript form is used. The default.
 	SummaryFormCached SummaryForm = core.SummaryFormCached
 	// SummaryFormTranscript asks for the summary with the summary prompt
 	// and a transcript of the conversation (RenderSummaryPrompt), in
@@ -816,9 +794,7 @@ const (
 //		Todos []TodoItem
 //		// SummaryTokens is the length budget of the summary, in tokens as a
 //		// typical tokenizer counts them (the guard's estimate before it is
-//		// calibrated to the agent's provider): a summary of about this many
-//		// tokens takes the room the guard set aside for it. (It is not the
-//		// context window, which WithMaxTokens sets.)
+//		// calibrated to the agent's provider); not the context window.
 //		SummaryTokens int
 //		// Instructions are extra instructions appended to the prompt.
 //		Instructions string

@@ -11,28 +11,23 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
 
-// An agent's configuration: validated once by Add, immutable after, with its
-// trigger and limits for a window.
+// An agent's configuration: validated once by Add, immutable after.
 
-// Defaults of an agent's options, named so the README and the code cannot
-// drift apart.
+// Defaults of an agent's options.
 const (
 	// DefaultMaxCompactionAttempts bounds summarizer calls per model call.
 	DefaultMaxCompactionAttempts = 3
 	// DefaultMaxSummarizerCalls bounds the summarizer calls of one
-	// compaction, a rolling summary's pieces included: at the 5 s a
-	// summarizer call commonly takes, a model call waits under a minute for
-	// its compaction (a rolling summary over a huge span once made 65 calls
-	// inside one model call). A span that needs more is summarized from its
-	// newest part, the oldest listed mechanically (WithMaxSummarizerCalls).
+	// compaction, a rolling summary's pieces included, so that at about 5 s
+	// a call a model call waits under a minute. A span that needs more is
+	// summarized from its newest part, the oldest listed mechanically.
 	DefaultMaxSummarizerCalls = 10
 	// DefaultSlidingWindowTurns is the turn budget used by WithSlidingWindow(0).
 	DefaultSlidingWindowTurns = 20
 	// DefaultPruneKeepSteps is how many of the newest tool steps
-	// WithToolResultPruning(0) leaves intact: the result the model is acting
-	// on and the two before it, enough for a read -> edit -> test chain to
-	// see its own outputs; older results have usually been digested into the
-	// model's own messages already.
+	// WithToolResultPruning(0) leaves intact: enough for a read -> edit ->
+	// test chain to see its own outputs; older results are usually digested
+	// into the model's own messages already.
 	DefaultPruneKeepSteps = 3
 	// DefaultSummaryTimeout bounds one summarizer call; on expiry the
 	// deterministic fallback summary is used.
@@ -87,11 +82,9 @@ const (
 	BetweenTurnsOff BetweenTurns = "off"
 )
 
-// triggerKind names the option that set an agent's trigger, as its errors
-// say it.
+// triggerKind names the option that set an agent's trigger.
 type triggerKind string
 
-// The kinds of trigger: the default buffer rule, and one per option.
 const (
 	triggerDefault  triggerKind = ""
 	triggerTokens   triggerKind = "tokens"   // WithTriggerTokens
@@ -99,9 +92,7 @@ const (
 	triggerReserve  triggerKind = "reserve"  // WithReserve
 )
 
-// triggerSpec is how an agent's trigger was configured: the seeds' buffer
-// rule by default, or one of WithTriggerTokens, WithTriggerFraction,
-// WithReserve.
+// triggerSpec is how an agent's trigger was configured.
 type triggerSpec struct {
 	kind     triggerKind
 	tokens   int
@@ -113,9 +104,8 @@ type triggerSpec struct {
 // fail records an option's error, reported by Plugin.
 func (c *Agent) fail(err error) { c.errs = append(c.errs, err) }
 
-// setTrigger applies a trigger option. Two options of different kinds
-// cannot both be met, so the second is an error naming both; the same
-// option given again replaces the first, as any repeated option does.
+// setTrigger applies a trigger option: one of another kind is an error, as
+// both cannot be met; the same option given again replaces the first.
 func (c *Agent) setTrigger(t triggerSpec) {
 	if c.trigger.kind != triggerDefault && c.trigger.kind != t.kind {
 		c.fail(fmt.Errorf("%s: the trigger is already set by %s; use only one of WithTriggerTokens, WithTriggerFraction, WithReserve", t.call, c.trigger.call))
@@ -124,9 +114,8 @@ func (c *Agent) setTrigger(t triggerSpec) {
 	c.trigger = t
 }
 
-// setPolicy applies a strategy option (call, as written). Two strategies
-// cannot both compact, so a second of another kind is an error naming both;
-// the same strategy given again replaces the first.
+// setPolicy applies a strategy option (call, as written), with setTrigger's
+// rule for a second one.
 func (c *Agent) setPolicy(p compactionStrategy, call string) {
 	if c.policyCall != "" && c.policy.name() != p.name() {
 		c.fail(fmt.Errorf("%s: the strategy is already set by %s; use only one of WithSlidingWindow, WithTailRetention", call, c.policyCall))
@@ -136,10 +125,8 @@ func (c *Agent) setPolicy(p compactionStrategy, call string) {
 }
 
 // newAgentConfig applies opts over the defaults and validates the result;
-// its errors name the call that configured it (caller, e.g. `Add("a")`).
-// def is the summarizer of the model given to the call, used when no
-// WithSummarizer is given (nil: no model), and defErr what is wrong with
-// that model.
+// its errors name caller, e.g. `Add("a")`. def is the model's summarizer,
+// used without WithSummarizer (nil: no model), defErr what is wrong with it.
 func newAgentConfig(name, caller string, def Summarizer, defErr error, opts []AgentOption) *Agent {
 	c := &Agent{
 		name:           name,
@@ -152,27 +139,27 @@ func newAgentConfig(name, caller string, def Summarizer, defErr error, opts []Ag
 		summaryForm:        SummaryFormCached,
 	}
 	if name == "" {
-		c.errs = append(c.errs, errors.New("agent name is empty"))
+		c.fail(errors.New("agent name is empty"))
 	}
 	c.stateKeys = stateKeysFor(name)
 	for _, opt := range opts {
 		if opt == nil {
-			c.errs = append(c.errs, errors.New("nil AgentOption"))
+			c.fail(errors.New("nil AgentOption"))
 			continue
 		}
 		opt(c)
 	}
 	if c.maxTokens > 0 {
 		if err := c.fitsWindow(c.maxTokens, fmt.Sprintf("WithMaxTokens(%d)", c.maxTokens)); err != nil {
-			c.errs = append(c.errs, err)
+			c.fail(err)
 		}
 	}
 	switch {
 	case defErr != nil:
-		c.errs = append(c.errs, defErr)
+		c.fail(defErr)
 	case c.summarizer != nil:
 	case def == nil:
-		c.errs = append(c.errs, errors.New("model is nil and no WithSummarizer was given"))
+		c.fail(errors.New("model is nil and no WithSummarizer was given"))
 	default:
 		c.summarizer = def
 	}
@@ -210,8 +197,7 @@ func (c *Agent) limitsFor(window int) (l limits, ok bool) {
 }
 
 // fitsWindow checks the options that must fit inside window (named as name
-// says it, "WithMaxTokens(8000)"): the trigger, WithPruningMinFree and
-// WithSummaryTokens. Run time would otherwise replace them, silently.
+// says, "WithMaxTokens(8000)"), which run time would otherwise replace.
 func (c *Agent) fitsWindow(window int, name string) error {
 	var errs []error
 	if _, ok := c.limitsFor(window); !ok {
@@ -231,8 +217,7 @@ func (c *Agent) fitsWindow(window int, name string) error {
 	return errors.Join(errs...)
 }
 
-// agentKeyNames are the per-agent keys, to which the agent's name is
-// appended.
+// agentKeyNames are the per-agent keys, suffixed with the agent's name.
 var agentKeyNames = []string{
 	keySummary, keyWatermark, keySummarizedAt, keyRealTokens, keyLastEstimate, keyFingerprint,
 	keyUserRequest, keyCompactions, keyIrreducibleFloor, keyProviderRatio, keySuspectRatio, keyWindow,
@@ -240,9 +225,8 @@ var agentKeyNames = []string{
 	keyAnchor, keyPruneFrontier, keyPrefixKept, keyInvalidated, keyCachedTokens,
 }
 
-// stateKeysFor maps each per-agent key to its full name for agent, built
-// once per agent configuration so that reading and writing the state on
-// every call builds no key strings.
+// stateKeysFor maps each per-agent key to its full name for agent, once per
+// configuration so that no call builds key strings.
 func stateKeysFor(agent string) map[string]string {
 	m := make(map[string]string, len(agentKeyNames))
 	for _, k := range agentKeyNames {
@@ -252,19 +236,17 @@ func stateKeysFor(agent string) map[string]string {
 }
 
 // windows finds an agent's window and limits for a model from the registry,
-// warning once per model the registry does not know and once per trigger
-// that does not fit.
+// warning once per unknown model and once per trigger that does not fit.
 type windows struct {
-	registry ModelRegistry
-	log      *slog.Logger
-	// unknownModels are the model names the registry did not know.
+	registry      ModelRegistry
+	log           *slog.Logger
 	unknownModels sync.Map
 	triggerWarned sync.Map // agent+window -> bool
 }
 
 // checkModelWindow checks cfg's options against the registry's window for
-// model, the one given to Add (caller), when WithMaxTokens is not given, so
-// that Plugin reports them rather than a warning at run time.
+// the model given to Add (caller) when WithMaxTokens is not given, so that
+// Plugin reports them rather than a warning at run time.
 func (w *windows) checkModelWindow(cfg *Agent, caller string, model Summarizer) *Agent {
 	if cfg.maxTokens > 0 || len(cfg.errs) > 0 {
 		return cfg
@@ -318,10 +300,9 @@ func (w *windows) limits(cfg *Agent, modelName string) limits {
 	return l
 }
 
-// requestLimits is limits for one request: when the request sets
-// MaxOutputTokens, the trigger keeps room for the output
-// (limits.withOutput), with a warning once per agent, window and output
-// limit when that room would leave the prompt too little of the window.
+// requestLimits is limits for one request, keeping room for its
+// MaxOutputTokens (limits.withOutput) unless that leaves the prompt too
+// little, which is warned once per agent, window and output limit.
 func (w *windows) requestLimits(cfg *Agent, req *Request) limits {
 	l := w.limits(cfg, req.Model)
 	out := maxOutputTokens(req)

@@ -6,8 +6,7 @@ import (
 	"sync/atomic"
 )
 
-// The agents the guard guards: those added by name, AddDefault's for the
-// rest, and the lookup of each call's agent.
+// The agents the guard guards: those added by name, AddDefault's for the rest.
 
 // defaultAgentName names AddDefault's configuration until it is derived for
 // an agent (deriveDefault); no agent runs under it.
@@ -34,15 +33,12 @@ type agentTable struct {
 	agents map[string]*Agent
 	// fallback is AddDefault's configuration; derived holds it under the
 	// names of the agents it guarded lately (at most maxDerivedAgents).
-	fallback *Agent
-	derived  map[string]*derivedAgent
-	errs     []error
-	// unguardedLogged holds the names of agents without a configuration
-	// whose first call was logged.
-	unguardedLogged sync.Map
-	// host is stamped on each configuration added; log is the guard's.
-	host Host
-	log  *slog.Logger
+	fallback        *Agent
+	derived         map[string]*derivedAgent
+	errs            []error
+	unguardedLogged sync.Map // names of unguarded agents already logged
+	host            Host     // stamped on each configuration added
+	log             *slog.Logger
 }
 
 // add registers cfg under its name (Add), or as the default (AddDefault,
@@ -88,9 +84,8 @@ func (t *agentTable) agent(name string) *Agent {
 	return nil
 }
 
-// agentForCall is agent for a model call of the agent named name: an agent
-// without a configuration is logged once per name, at Info, with how to
-// guard it.
+// agentForCall is agent for a model call: an unguarded agent is logged once
+// per name.
 func (t *agentTable) agentForCall(name string) *Agent {
 	cfg := t.agent(name)
 	if cfg == nil {
@@ -124,11 +119,9 @@ func (t *agentTable) deriveDefault(name string) *Agent {
 	return &cfg
 }
 
-// evictDerived drops a quarter of the derived configurations, those no call
-// used since the last eviction first (their marks are cleared for the
-// next), so a full table costs one eviction per quarter of its size. A
-// configuration dropped while a call holds it stays valid for that call.
-// t.mu is held.
+// evictDerived drops a quarter of the derived configurations, those unused
+// since the last eviction first (clearing the marks), so a full table costs
+// one eviction per quarter of its size. t.mu is held.
 func (t *agentTable) evictDerived() {
 	drop := len(t.derived) / 4
 	for name, d := range t.derived {

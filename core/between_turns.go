@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"google.golang.org/genai"
@@ -11,11 +12,8 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
-// Compaction between turns (ARCHITECTURE.md, Compaction between turns):
-// once a run has ended, the model call's pipeline runs on the request the
-// next turn will start with, so the next run's first call starts compacted.
-// Its state is persisted through WithSessionService and kept in the agent's
-// memory either way.
+// Compaction between turns (ARCHITECTURE.md, Compaction between turns): the
+// model call's pipeline, run on the request the next turn will start with.
 
 // betweenTurnsMargin is the share by which the next turn's first request
 // may outgrow its estimate, since the next message is not known yet: a
@@ -118,11 +116,9 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 	return s.event, sess.memory(in.cfg.name).keepBetweenTurns(in, s.event.Discarded, s.next, t.cal, in.cfg.stateIO(g.log), end.State)
 }
 
-// keepBetweenTurns keeps in the agent's memory the compaction made between
-// turns from the call in, which decided next, and returns the state delta
-// that persists it. One that came out no smaller (discarded) is remembered
-// so that the next runs' ends do not pay for it again until the
-// conversation outgrows it (compaction.discard).
+// keepBetweenTurns keeps the compaction made between turns in the agent's
+// memory and returns the state delta that persists it. A discarded one is
+// remembered so that the next runs' ends do not pay for it again.
 func (m *agentMemory) keepBetweenTurns(in callInput, discarded bool, next guardState, cal calibration, sio stateIO, st StateReader) map[string]any {
 	prev, delta := in.prev, deltaState{}
 	if discarded {
@@ -147,10 +143,8 @@ func (m *agentMemory) keepBetweenTurns(in callInput, discarded bool, next guardS
 
 // betweenTurnsCall is the call a compaction between turns makes from the
 // session's last guarded call and the run's end, with e owned: its input
-// and the next turn's history as its request. ok is false when there is
-// nothing to compact now: no guarded call, the guard switched off or the
-// caller gone, a history it cannot tell the next turn's, a compaction the
-// next model call makes anyway, or a request the instruction and tools fill.
+// and the next turn's history as its request; ok is false when there is
+// nothing to compact now.
 func (e *sessionEntry) betweenTurnsCall(c Call, end RunEnd) (in callInput, req Request, ok bool) {
 	last := e.last
 	e.last = lastCall{}
@@ -171,9 +165,8 @@ func (e *sessionEntry) betweenTurnsCall(c Call, end RunEnd) (in callInput, req R
 	prev.request = sio.requestAt(end.State, mem.requestKey)
 	if prev.request.pending || prev.compactNext != 0 || mem.overflow != nil ||
 		mem.compactedAhead(prev) {
-		// A requested compaction, the output-limit stop and overflow
-		// recovery run in the next model call (README, Compaction between
-		// turns); so does a compaction the state does not show yet.
+		// A requested compaction, the output-limit stop, overflow recovery and
+		// a compaction the state does not show yet run in the next model call.
 		return in, req, false
 	}
 	if mem.trimmed {
@@ -197,12 +190,9 @@ func (e *sessionEntry) betweenTurnsCall(c Call, end RunEnd) (in callInput, req R
 }
 
 // nextHistory is the history the next turn's first request will start
-// with, as ADK builds it, the user's next message aside: the last request's
-// contents (without a trailing synthetic continuation) and the run's final
-// response. why says what does not hold ("" when it all does): the final
-// content is the agent's answer (no tool call or result) and the content
-// before it the last request's last, so nothing the request did not hold
-// came in between.
+// with, the user's next message aside: the last request's coverable
+// contents and the run's final response; why says why it cannot be told
+// ("" when it can).
 func nextHistory(raw []*genai.Content, end RunEnd, agent string) (next []*genai.Content, why string) {
 	n := convo.CoverableLen(raw)
 	switch {
@@ -210,7 +200,9 @@ func nextHistory(raw []*genai.Content, end RunEnd, agent string) (next []*genai.
 		return nil, "the last request had no contents"
 	case end.Final == nil || end.FinalAuthor != agent || end.Final.Role != genai.RoleModel:
 		return nil, "the run did not end with the agent's response"
-	case hasFunctionParts(end.Final):
+	case slices.ContainsFunc(end.Final.Parts, func(p *genai.Part) bool {
+		return p != nil && (p.FunctionCall != nil || p.FunctionResponse != nil)
+	}):
 		return nil, "the run ended with a tool call or result"
 	case end.Before == nil || contentid.Fingerprint(end.Before) != contentid.Fingerprint(raw[n-1]):
 		return nil, "the session does not continue the last request with the final response"
@@ -221,22 +213,10 @@ func nextHistory(raw []*genai.Content, end RunEnd, agent string) (next []*genai.
 	return next, ""
 }
 
-// hasFunctionParts reports whether c holds a function call or response.
-func hasFunctionParts(c *genai.Content) bool {
-	for _, p := range c.Parts {
-		if p != nil && (p.FunctionCall != nil || p.FunctionResponse != nil) {
-			return true
-		}
-	}
-	return false
-}
-
 // nextTurnCount is what decide compares with the trigger for a request of
-// calibrated count n: n in a model call; between turns, the next turn's
-// first request as it will probably be (n, a user message like the run's
-// own at the larger of its estimate and messageMeasure, and
-// betweenTurnsMargin), unless n is at most the floor a compaction that came
-// out no smaller left: the guard waits for the conversation to outgrow it.
+// calibrated count n: between turns and above the floor, n plus a user
+// message like the run's own (at least messageMeasure's cost) and
+// betweenTurnsMargin; n otherwise.
 func (t *turn) nextTurnCount(n int) int {
 	if !t.betweenTurns || (t.prev.floor > 0 && n <= t.prev.floor) {
 		return n
@@ -253,8 +233,7 @@ func (t *turn) nextTurnCount(n int) int {
 type afterRun bool
 
 // turnsComing is how many turns the request starts before it is sent: the
-// user's next message, between turns, which the sliding window's turn
-// budget counts (slidingWindow.turnsDue).
+// user's next message, between turns (slidingWindow.turnsDue).
 func (b afterRun) turnsComing() int {
 	if b {
 		return 1
@@ -262,9 +241,8 @@ func (b afterRun) turnsComing() int {
 	return 0
 }
 
-// turnsKept is how many of the request's own turns a compaction keeps
-// verbatim so that the request it serves holds the newest keep turns:
-// between turns, the user's next message starts one of them.
+// turnsKept is how many of the request's own turns a compaction keeps so
+// that the request it serves holds the newest keep turns.
 func (b afterRun) turnsKept(keep int) int {
 	return max(keep-b.turnsComing(), 0)
 }
@@ -285,8 +263,7 @@ func (b afterRun) preparedRan() CompactionRun {
 	return RanPrepared
 }
 
-// waited is how long the model call waited for a compaction that took d:
-// nothing between turns, all of it inline.
+// waited is how long the model call waited for a compaction that took d.
 func (b afterRun) waited(d time.Duration) time.Duration {
 	if b {
 		return 0

@@ -9,11 +9,8 @@ import (
 
 // The user's message at the provider's count (ARCHITECTURE.md, Compaction
 // between turns): the estimator can rate a message far below what the
-// provider charges (an image billed by its encoded size, past what
-// calibration may scale), so the provider's counts of a turn's first
-// request and of the one before say what the message cost. A cost both of
-// the last two turns measured is the next message's: one large message
-// does not make every later turn compact early, one every turn does.
+// provider charges (an image billed by its encoded size), so the provider's
+// counts of a turn's first request and of the one before say what it cost.
 
 // messageMeasure follows the first request of an agent's turn until the
 // provider's count of it comes back, and keeps what the last two turns
@@ -31,12 +28,9 @@ type messageMeasure struct {
 	last, before int
 }
 
-// observe is the measure's part of a model call that started from prev,
-// measured its contents with cm and decided next: it settles a pending
-// measure from the provider's count in prev, and a call that starts a turn
-// starts measuring it when asBuilt: its request goes out as built (not
-// compacted, no error) and extends the last one the agent sent (the prefix
-// record matched), which the provider counted.
+// observe settles a pending measure from the provider's count in prev, and
+// starts measuring a call that starts a turn when asBuilt: its request goes
+// out uncompacted and extends the last one the provider counted.
 func (m *messageMeasure) observe(prev guardState, cm measure, asBuilt bool, next guardState) {
 	m.settle(prev)
 	if !startsTurn(cm.raw) {
@@ -48,11 +42,8 @@ func (m *messageMeasure) observe(prev guardState, cm measure, asBuilt bool, next
 	}
 }
 
-// lastReply is the calibrated estimate of the agent's reply the user's
-// message answers (the content before it, when it is the model's), which
-// the provider's count of the turn's first request holds too: the
-// measure is of the message alone, as the next turn's is judged
-// (nextTurnCount adds it to a request that holds its own reply).
+// lastReply is the calibrated estimate of the model's reply before the
+// user's message, taken out so the measure is of the message alone.
 func lastReply(m measure) int {
 	n := len(m.raw)
 	if n < 2 || m.raw[n-2] == nil || m.raw[n-2].Role != genai.RoleModel {
@@ -72,7 +63,8 @@ func (m *messageMeasure) settle(prev guardState) {
 }
 
 // cost is what the next turn's message is judged to cost at least: what
-// both of the last two turns measured did, 0 before two were.
+// both of the last two turns measured did, so one large message does not
+// make every later turn compact early.
 func (m *messageMeasure) cost() int {
 	return min(m.last, m.before)
 }

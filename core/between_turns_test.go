@@ -15,6 +15,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
+	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
@@ -383,7 +384,7 @@ func TestBetweenTurns_SlidingWindowKeepsWhatTheModelCallWould(t *testing.T) {
 func countTurns(cs []*genai.Content) int {
 	n := 0
 	for _, c := range cs {
-		if isTurnStart(c) && !isSummaryMessage(c) {
+		if convo.IsUserMessage(c) && !isSummaryMessage(c) {
 			n++
 		}
 	}

@@ -13,15 +13,13 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
-// The compaction every strategy shares: its start (the span, the budget),
-// its one loop (compact) and the trim to the current request. Its end is in
-// compaction_end.go.
+// The compaction every strategy shares: its start, its one loop (compact)
+// and the trim to the current request; its end is in compaction_end.go.
 
 // compactionStrategy is how an agent's conversation is compacted
 // (ARCHITECTURE.md, Strategies): when to compact beyond the token trigger,
-// and which verbatim suffixes to keep beside the summary, through the same
-// loop (compact). Only a suffix: the state names one watermark, after which
-// every call sends the raw contents as ADK built them.
+// and which verbatim suffixes to keep beside the summary. Only a suffix:
+// the state names one watermark, after which calls send the raw contents.
 type compactionStrategy interface {
 	// name is the strategy's name in events, logs and spans.
 	name() Strategy
@@ -35,10 +33,7 @@ type compactionStrategy interface {
 	suffixes(c *compaction, reason string) []int
 }
 
-// callView is what a strategy and a compaction read of the call: its
-// contents measured, limits, injected summary's cut, count before
-// compaction, the last compaction's floor, whether it runs between turns,
-// and the invocation's user message (coveredRequest).
+// callView is what a strategy and a compaction read of the call.
 type callView struct {
 	measure
 	lim          limits
@@ -49,7 +44,6 @@ type callView struct {
 	user         *genai.Content
 }
 
-// viewOf is the callView of t.
 func viewOf(t *turn) callView {
 	v := callView{measure: t.measure, lim: t.lim, inj: t.inj, before: t.before, floor: t.prev.floor, betweenTurns: t.betweenTurns}
 	if t.ctx != nil {
@@ -62,9 +56,7 @@ func viewOf(t *turn) callView {
 // it began (newCompaction), and what it has found so far.
 type compaction struct {
 	callView
-	// The rest it takes of the call (req: its model, coverage and
-	// configuration; sess: parked around the summarizer, holding the summary
-	// message's memo) and of the guard.
+	// sess is parked around the summarizer and holds the summary message's memo.
 	cfg   *Agent
 	req   Request
 	call  Call
@@ -72,13 +64,11 @@ type compaction struct {
 	log   *slog.Logger
 	clock Clock
 	tel   *telemetry
-	// spanCtx carries the compaction's span to the summarizer call, and
-	// sumWindow is the summarizer's window (summarizerWindow).
+	// spanCtx carries the compaction's span to the summarizer call.
 	spanCtx   context.Context
 	sumWindow int
-	// rejected: recovery from the provider's rejection of this request
-	// (irreducible); recall: the request declares the recall tool; prefix
-	// and frontier: the call's prefix record and pruning frontier.
+	// rejected: recovery from the provider's rejection of this request;
+	// recall: the request declares the recall tool.
 	rejected, recall bool
 	compactions      int
 	prefix           prefixMatch
@@ -93,37 +83,28 @@ type compaction struct {
 	userReq     string
 	todos       []TodoItem
 	// bare is the calibrated size of the request with an empty summary and
-	// no contents, and rawBare its raw estimate; budget is the length asked
-	// of a summary.
+	// no contents (rawBare: raw); budget is the length asked of a summary.
 	bare, rawBare, budget int
 	// callsLeft is how many more times the summarizer may be asked for the
-	// summary that goes into the request (the pieces of a rolling summary
-	// are not counted: each is needed once).
+	// request's summary (a rolling summary's pieces are not counted).
 	callsLeft int
 	ev        CompactionEvent
 	span      trace.Span
-	// orig and origEst are the request's contents before compaction (the
-	// stored summary injected, pruned) and its raw estimate: a compaction
-	// whose result is not smaller is not applied.
+	// orig and origEst are the request's contents before compaction and its
+	// raw estimate: a compaction whose result is not smaller is not applied.
 	orig    []*genai.Content
 	origEst int
-	// input is the room of one summarizer call (summarizerInput).
-	input summarizerInput
-	// rendered caches the transcript lines of raw[first+i] and their
-	// calibrated size, so each content is rendered and counted once per
-	// compaction, however many spans and pieces it is part of.
+	input   summarizerInput // the room of one summarizer call
+	// rendered caches the transcript lines of raw[first+i] and their size,
+	// so each content is rendered and counted once per compaction.
 	rendered []renderedContent
 	// rolled are the pieces already summarized into a rolling summary, in
 	// order: the pieces of a longer span start with the same ones.
 	rolled []rolledPiece
 	// noCached stops the cached form after a call in it failed, and
-	// retryTranscript asks the span to prepare the transcript form for a
-	// retry (requestSummary); cachedMissLogged marks the log line of a
-	// request too large for the cached form (summarizer_cached.go).
+	// retryTranscript asks for the transcript form on a retry.
 	noCached, retryTranscript, cachedMissLogged bool
-	// previous is the request the provider saw last, once looked up
-	// (summarizer_cached.go).
-	previous previousRequest
+	previous                                    previousRequest // lastRequest's memo
 	// summarizing is how long a prepared summary took before the call
 	// waited for it (prepared_use.go), 0 inline.
 	summarizing time.Duration
@@ -134,21 +115,17 @@ type compaction struct {
 
 // outcome is what a strategy made of a compaction.
 type outcome struct {
-	// contents are the request's contents with the summary.
-	contents []*genai.Content
-	summary  string
-	// watermark is how many leading raw contents the summary covers.
-	watermark int
-	// newEst and newCount are the raw and calibrated size of the request
-	// as rewritten.
+	contents  []*genai.Content // the request's contents with the summary
+	summary   string
+	watermark int // leading raw contents the summary covers
+	// newEst and newCount are the raw and calibrated size of the request.
 	newEst, newCount int
 }
 
-// beginCompaction does what every compaction starts with: it finds what may
-// be summarized in cs (the contents so far) and the irreducible part of the
-// request, and opens the span. A nil compaction means there is nothing to
-// compact, or that nothing can help (its error then wraps ErrIrreducible);
-// the step is then the result. next is the state of cs sent as it is.
+// beginCompaction finds what may be summarized in cs and the irreducible
+// part of the request, and opens the span. A nil compaction means nothing
+// to compact or nothing can help (its error then wraps ErrIrreducible); the
+// step is then the result. next is the state of cs sent as it is.
 func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, next guardState, strategy Strategy, reason string) (*compaction, step) {
 	if p := t.sess.prepared.Load(); p != nil && p.agent == t.cfg.name {
 		t.sess.dropPrepared(t.ctx, "another compaction came first")
@@ -174,12 +151,9 @@ func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, next guardState, s
 	return c, step{contents: cs, next: next}
 }
 
-// newCompaction is the compaction of cs, the request's contents so far,
-// whose state sent as they are is next, begun at start: the span a summary
-// may cover (from the injected summary's cut to the last coverable
-// content), the user's request as the continuation quotes it, and the
-// irreducible part (bare): the system instruction, the tools and the
-// message that carries the continuation, calibrated.
+// newCompaction is the compaction of cs, whose state sent as they are is
+// next: the span a summary may cover, the user's request as the
+// continuation quotes it, and the irreducible part (bare).
 func newCompaction(t *turn, cs []*genai.Content, next guardState, start time.Time) *compaction {
 	c := &compaction{callView: viewOf(t), cfg: t.cfg, req: t.req, call: t.ctx, sess: t.sess, log: t.log(),
 		rejected: t.rejected, recall: t.recall, compactions: t.prev.compactions, prefix: t.prefix, frontier: t.frontier,
@@ -197,8 +171,8 @@ func newCompaction(t *turn, cs []*genai.Content, next guardState, start time.Tim
 }
 
 // irreducible is the size of a request of raw estimate n, and the error of
-// one known not to fit: decided on the raw estimate, calibrated only when
-// the provider rejected this request and said how large it was.
+// one known not to fit; calibrated only when the provider rejected this
+// request and said how large it was.
 func (c *compaction) irreducible(n int) (int, error) {
 	if c.rejected {
 		n = c.cal.scale(n)
@@ -210,10 +184,8 @@ func (c *compaction) irreducible(n int) (int, error) {
 }
 
 // nothingToDo reports whether no summary can help the request (stop), with
-// the step to take instead: the request as it is, with an error when it is
-// known not to fit. The irreducible part is refused only past the window's
-// hard limit: the smallest request the guard can make is worth sending
-// while it may fit. So is a request with nothing a summary may cover.
+// the step to take instead: the request as it is, with an error only past
+// the window's hard limit, as the smallest request may still fit.
 func (c *compaction) nothingToDo() (step, bool) {
 	done := step{contents: c.orig, next: c.unapplied}
 	if _, err := c.irreducible(c.rawBare); err != nil {
@@ -238,8 +210,7 @@ func (c *compaction) nothingToDo() (step, bool) {
 	return done, true
 }
 
-// open opens the compaction's span and starts its event: who, why, the
-// counts before and how it runs.
+// open opens the compaction's span and starts its event.
 func (c *compaction) open(strategy Strategy, reason string) {
 	c.spanCtx, c.span = c.tel.startCompaction(c.call, c.cfg.name, c.call.SessionID(), strategy)
 	c.ev = CompactionEvent{
@@ -254,11 +225,10 @@ func (c *compaction) open(strategy Strategy, reason string) {
 	}
 }
 
-// compact is the one compaction loop, for every strategy: it tries each
-// verbatim suffix the strategy offers beside a summary of what precedes it
-// and takes the first that fits under the threshold, else summarizes
-// everything. Any summarizer fault takes the fallback summary, never the
-// raw history.
+// compact is the one compaction loop, for every strategy: it takes the
+// first verbatim suffix the strategy offers that fits under the threshold
+// beside a summary of what precedes it, else summarizes everything. Any
+// summarizer fault takes the fallback summary, never the raw history.
 func (g *Guard) compact(t *turn, cs []*genai.Content, next guardState, s compactionStrategy, reason string) step {
 	c, done := g.beginCompaction(t, cs, next, s.name(), reason)
 	if c == nil {
@@ -267,7 +237,7 @@ func (g *Guard) compact(t *turn, cs []*genai.Content, next guardState, s compact
 	return c.compactWith(s, reason)
 }
 
-// compactWith is compact's loop over a compaction already begun.
+// compactWith is compact's loop over a begun compaction.
 func (c *compaction) compactWith(s compactionStrategy, reason string) step {
 	for _, split := range c.withPreviousSplit(s.suffixes(c, reason)) {
 		o := c.summarizeSpan(split, false, func(summary string) []*genai.Content {
@@ -304,18 +274,15 @@ func (c *compaction) fullSummary() outcome {
 	return o
 }
 
-// summaryMessage is the session's summary message for summary, quoting the
-// compaction's user request and carrying the attachments of cur.
+// summaryMessage is the summary message, carrying the attachments of cur.
 func (c *compaction) summaryMessage(summary string, cur *genai.Content) *genai.Content {
 	return c.sess.summary.message(summary, c.userReq, c.recall, cur)
 }
 
 // trimToCurrentRequest handles a request whose system instruction and tools
 // leave no room for a summary: it sends the contents from the user's
-// current request on, verbatim and pair-safe, the smallest request that
-// still carries the task; nothing is stored, so the next call over the
-// trigger trims again. Logged once per session; next is the state before
-// the trim.
+// current request on, pair-safe, the smallest request that still carries
+// the task; nothing is stored, so the next call trims again.
 func trimToCurrentRequest(t *turn, next guardState) step {
 	_, start := convo.CurrentRequest(t.ctx.UserContent(), t.raw)
 	if start < 0 {

@@ -3,15 +3,11 @@ package core
 // The end of a compaction: applied (its state, event, span and log line),
 // or discarded when its request is not smaller.
 
-// finish records the outcome: the irreducible floor, the state to persist,
-// the event (for the hook), the span and the log line. A compaction whose
-// request is not smaller than the request before it is not applied
-// (discard).
+// finish records the outcome: the state to persist, the event, the span
+// and the log line; a request not smaller than before is discarded.
 func (c *compaction) finish(o outcome) step {
-	// Compared in the calibrated measure, with the provider's count of the
-	// request before as its floor (c.before): a provider that charges
-	// attachments far above their estimate has said how large the request
-	// really was.
+	// c.before is floored at the provider's count: a provider that charges
+	// attachments above their estimate has said how large the request was.
 	if o.newCount >= c.before {
 		return c.discard(o)
 	}
@@ -21,9 +17,7 @@ func (c *compaction) finish(o outcome) step {
 	return step{contents: o.contents, next: next, event: &ev, err: err}
 }
 
-// compactedState is the state a compaction stores: its summary and
-// watermark, what the request it makes counts, and the floor a request
-// still over the threshold leaves.
+// compactedState is the state an applied compaction stores.
 func (c *compaction) compactedState(o outcome) guardState {
 	next := c.unapplied
 	// A prepared summary's request past the trigger holds the step the
@@ -53,9 +47,8 @@ func (c *compaction) compactedState(o outcome) guardState {
 	return next
 }
 
-// report completes the compaction's event with its outcome, ends its span
-// and writes the "compacted" log line. err wraps ErrIrreducible when the
-// request it makes is still known not to fit.
+// report completes the event, ends the span and logs "compacted"; err wraps
+// ErrIrreducible when the request is still known not to fit.
 func (c *compaction) report(o outcome) (CompactionEvent, error) {
 	ev := c.ev
 	ev.TokensAfter = o.newCount
@@ -80,11 +73,9 @@ func (c *compaction) report(o outcome) (CompactionEvent, error) {
 	return ev, err
 }
 
-// discard handles a compaction whose request came out no smaller than the
-// request before it: the request is sent as it was, nothing is stored, and
-// the size it came out at is the floor, so the guard compacts again only
-// once the request has grown past it (tokenTrigger; slidingWindow.turnsDue).
-// It is logged once until a compaction is applied.
+// discard sends the request as it was and stores only the size the
+// compaction came out at as the floor, so the guard compacts again once the
+// request has grown past it (tokenTrigger; slidingWindow.turnsDue).
 func (c *compaction) discard(o outcome) step {
 	next := c.unapplied
 	next.lastEstimate = c.origEst

@@ -12,55 +12,42 @@ import (
 // The sliding-window strategy: the newest turns kept verbatim, the rest
 // summarized (ARCHITECTURE.md, Strategies).
 
-// slidingTailShare is the share of the room under the trigger (what the
-// irreducible part and the summary's budget leave) that the turns kept
-// verbatim may take. Half leaves as much room again for the conversation to
-// grow before the token trigger fires again, so a compaction is not paid for
-// on every step.
+// slidingTailShare is the share of the room under the trigger that the
+// turns kept verbatim may take: half leaves as much again for the
+// conversation to grow, so a compaction is not paid for on every step.
 const slidingTailShare = 0.5
 
 // keepTurns is how many of the newest turns a sliding-window compaction
-// keeps verbatim at most: half of maxTurns, rounded up. The next
-// turn-triggered compaction then comes maxTurns/2 turns later, so each
-// summarizer call is amortized over several turns while the model always sees
-// at least half its turn budget verbatim.
+// keeps verbatim at most, half of maxTurns rounded up: each summarizer call
+// is amortized over several turns while the model always sees at least
+// half its turn budget verbatim.
 func keepTurns(maxTurns int) int { return max((maxTurns+1)/2, 1) }
 
-// isTurnStart reports whether c starts a turn: a message the user wrote
-// (convo.IsUserMessage: never a function response, an adapter's
-// continuation or another agent's "For context:" message).
-func isTurnStart(c *genai.Content) bool { return convo.IsUserMessage(c) }
-
-// turnStarts are the indexes in raw[from:to] of the turns' starts.
+// turnStarts are the indexes in raw[from:to] of the messages the user wrote.
 func turnStarts(raw []*genai.Content, from, to int) []int {
 	var starts []int
 	for i := from; i < to; i++ {
-		if isTurnStart(raw[i]) {
+		if convo.IsUserMessage(raw[i]) {
 			starts = append(starts, i)
 		}
 	}
 	return starts
 }
 
-// A turn-triggered compaction waits until what it would summarize (before
-// the newest turns it keeps, calibrated tokens, as sent) weighs at least
-// the length it asks of the summary, about half the buffer, bounded to
-// [slidingMinSpanFloor, slidingMinSpanCap], plus the summary message's own
-// header and continuation when there is no summary yet. Summarizing less
-// could make the request grow; waiting a few more short turns costs
-// nothing. The cap keeps the turn budget in charge in large windows, where
-// half the buffer is 10k tokens.
+// A turn-triggered compaction waits until what it would summarize weighs at
+// least about half the buffer, bounded to [slidingMinSpanFloor,
+// slidingMinSpanCap], plus the first summary message's own header:
+// summarizing less could make the request grow. The cap keeps the turn
+// budget in charge in large windows.
 const (
 	slidingMinSpanFloor = 2 * minSummaryTokens
 	slidingMinSpanCap   = 2_048
 )
 
 // slidingWindow is the sliding-window strategy (WithSlidingWindow): the
-// newest turns kept verbatim behind a pair-safe split, the previous summary
-// and the contents up to the split summarized; fewer turns while the request
-// does not fit, down to the newest one, then everything (compact). Beyond
-// the token trigger it compacts when more than maxTurns turns were added
-// since the last compaction.
+// newest turns kept verbatim, fewer while the request does not fit; it also
+// compacts when more than maxTurns turns were added since the last
+// compaction.
 type slidingWindow struct{ maxTurns int }
 
 func (slidingWindow) name() Strategy { return StrategySlidingWindow }
@@ -73,10 +60,9 @@ func (s slidingWindow) due(v callView, cs []*genai.Content) (string, []any) {
 	return ReasonTurns, []any{"turns", turns}
 }
 
-// turnsDue counts the turns after the injected summary's cut (all of
-// them when no summary was injected) and reports whether a turn-triggered
-// compaction is due: more than maxTurns turns, and enough to summarize
-// before the newest keepTurns (see slidingMinSpanFloor).
+// turnsDue counts the turns after the injected summary's cut and reports
+// whether a turn-triggered compaction is due: more than maxTurns turns, and
+// enough to summarize before the newest keepTurns (slidingMinSpanFloor).
 func (s slidingWindow) turnsDue(v callView, cs []*genai.Content) (turns int, due bool) {
 	from := 0
 	if v.inj.injected {
@@ -115,11 +101,9 @@ func (s slidingWindow) turnsDue(v callView, cs []*genai.Content) (turns int, due
 	return turns, v.cal.scale(contentsTokens(v.est, span)) >= need
 }
 
-// suffixes are the split points a sliding-window compaction tries, in
-// order: the start of the newest keepTurns turns, then of fewer, down to the
-// newest turn, each pair-safe and leaving something to summarize, and only
-// those whose kept contents fit their share of the room under the trigger
-// (the newest turn alone may take all of it in a compaction for turns).
+// suffixes are the starts of the newest keepTurns turns, then of fewer,
+// down to the newest turn, whose kept contents fit slidingTailShare of the
+// room (the newest turn alone may take all of it for ReasonTurns).
 func (s slidingWindow) suffixes(c *compaction, reason string) []int {
 	starts := turnStarts(c.raw, c.first, c.cov)
 	room := c.lim.threshold - c.bare - c.budget

@@ -420,7 +420,7 @@ func TestKeepTurnsAndTurnCount(t *testing.T) {
 	}
 	starts := 0
 	for _, c := range cs {
-		if isTurnStart(c) {
+		if convo.IsUserMessage(c) {
 			starts++
 		}
 	}

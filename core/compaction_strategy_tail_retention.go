@@ -14,10 +14,8 @@ import (
 // the window by tokens, and summarizes the rest (WithTailRetention).
 const StrategyTailRetention Strategy = "tail_retention"
 
-// tailRetention is the tail-retention strategy: it compacts at the token
-// trigger only, and offers one verbatim suffix, the longest pair-safe one
-// whose calibrated size fits fraction of the window and the room under the
-// trigger beside the summary.
+// tailRetention compacts at the token trigger only and offers one suffix,
+// the longest pair-safe one within fraction of the window and the room.
 type tailRetention struct{ fraction float64 }
 
 func (tailRetention) name() Strategy { return StrategyTailRetention }

@@ -10,15 +10,10 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
 
-// The hashes of the system instruction and tools, cached for the whole guard
-// (ARCHITECTURE.md, Counting).
-
-// configHashes caches, for the whole guard, the value hashes of system
-// instructions and tool declarations by their identity key (their strings
-// and schemas by address): an agent's instruction and tools are the same in
-// all its sessions, so they are hashed once per process, not once per
-// session. Each entry pins what it was keyed on, so an address it names is
-// not reused while the entry exists.
+// configHashes caches, for the whole guard (ARCHITECTURE.md, Counting), the
+// value hashes of system instructions and tool declarations by their
+// identity key: an agent's are the same in all its sessions. Each entry
+// pins what it was keyed on, so an address it names is not reused.
 type configHashes struct {
 	mu      sync.Mutex
 	entries map[uint64]configHashEntry
@@ -29,8 +24,7 @@ type configHashEntry struct {
 	hash uint64
 }
 
-// maxConfigHashes bounds the cache (and configCache.fixed, the estimates of the
-// instructions and tools by their hash): far more instructions and declarations
+// maxConfigHashes bounds each cache: far more instructions and declarations
 // than a process's agents have; past it the cache starts again empty.
 const maxConfigHashes = 4096
 
@@ -53,18 +47,16 @@ func (c *configHashes) get(key uint64, pin any, f func() uint64) uint64 {
 	return h
 }
 
-// configCache is what the guard caches of the system instructions and tool
-// sets over all sessions: their hashes (configs) and, by the configHash
-// of each, its raw estimate (fixed).
+// configCache is the guard's cache of system instructions and tool sets:
+// their hashes (configs) and, by configHash, their raw estimate (fixed).
 type configCache struct {
 	configs configHashes
 	fixed   configHashes
 }
 
-// configHash identifies by value what a request sends besides its contents
-// (cfg: the system instruction and the tools) and the estimator counting it
-// (salt): a record made under another instruction, other tools or another
-// estimator does not match.
+// configHash identifies by value the system instruction and tools a request
+// sends and the estimator counting them (salt), so a record made under
+// others does not match.
 func (c *configCache) configHash(cfg *genai.GenerateContentConfig, salt uint64) uint64 {
 	k := contentid.NewKeyer(salt ^ configSeed)
 	if cfg == nil {
@@ -82,8 +74,7 @@ func (c *configCache) configHash(cfg *genai.GenerateContentConfig, salt uint64) 
 		if tool == nil {
 			continue
 		}
-		// The tool's built-in parts (search, code execution, ...) are
-		// small and hashed on every call that has them; its declarations
+		// Built-in tools are small and hashed on every call; declarations
 		// are cached.
 		k.Add(uint64(len(tool.FunctionDeclarations)))
 		if hasBuiltins(tool) {
@@ -130,9 +121,8 @@ func jsonHash(v any) uint64 {
 	return contentid.HashBytes(tokens.AppendJSON(nil, v))
 }
 
-// fixedOf is the raw estimate of the system instruction and tools
-// (fixedTokens) as est counts them, cached by config, so that a session's
-// first call does not count its agent's tool declarations again.
+// fixedOf is fixedTokens cached by config, so that a session's first call
+// does not count its agent's tool declarations again.
 func (c *configCache) fixedOf(config uint64, est cachedEstimator, req *Request) int {
 	return int(c.fixed.get(config, nil, func() uint64 { return uint64(fixedTokens(est, req)) }))
 }

@@ -2,9 +2,8 @@ package core
 
 import "time"
 
-// What a compaction reports: its strategy, reason and how it ran, in the
-// OnCompaction hook's event, the log and the spans. Every value here is
-// stable, since logs, spans and session state keep it.
+// What a compaction reports, in the OnCompaction hook's event, the log and
+// the spans.
 
 // Strategy names how an agent's conversation is compacted.
 type Strategy string
@@ -61,10 +60,8 @@ type CompactionEvent struct {
 	ContentsSummarized int
 	// SummarizerCalls is how many times the summarizer was asked.
 	SummarizerCalls int
-	// RollingCalls is how many of those calls summarized an earlier piece
-	// of a conversation too large for one summarizer input (a rolling
-	// summary: each piece's summary is folded into the next piece's input,
-	// so no message is left out).
+	// RollingCalls is how many of those calls summarized an earlier piece of
+	// a conversation too large for one summarizer input (a rolling summary).
 	RollingCalls int
 	// SummaryForm is the form the summarizer was last asked in:
 	// SummaryFormCached (the agent's request plus an instruction) or
@@ -86,29 +83,23 @@ type CompactionEvent struct {
 	// Ran says how the compaction ran: inline in the model call that needed
 	// it, from a summary prepared while tools ran, or between two turns.
 	Ran CompactionRun
-	// Prepared reports that the summary was written in the background
-	// while an earlier step's tools ran (WithPreparedSummaries), whether the
-	// compaction then ran in a model call (Ran is RanPrepared) or between
-	// two turns (Ran is RanBetweenTurns): Ran says when the compaction was
-	// made, Prepared where its summary came from.
+	// Prepared reports that the summary was written in the background while
+	// an earlier step's tools ran (WithPreparedSummaries); Ran says when the
+	// compaction was made (RanPrepared or RanBetweenTurns).
 	Prepared bool
 	// Waited is how long the model call waited for the compaction: all of
 	// Duration when it ran inline, what was left of a prepared summary, 0
 	// between turns.
 	Waited time.Duration
 	// InlineReason says why a compaction for tokens ran inline (Ran is
-	// RanInline) instead of from a summary prepared while tools ran; it is
-	// empty otherwise. A compaction for another Reason (requested, the turn
-	// trigger, recovery, the output-limit stop) always runs in the call
-	// that needs it.
+	// RanInline) instead of from a prepared summary; empty otherwise (a
+	// compaction for another Reason always runs in the call that needs it).
 	InlineReason InlineReason
 	// PrefixKeptTokens is how much of the agent's previous request (the
 	// guard's calibrated count) the compacted request keeps as its leading
-	// part, which a provider's prompt cache reads again at its cached price:
-	// the system instruction and tools, which a compaction never changes.
-	// InvalidatedTokens is the rest of the previous request, which the
-	// provider reads at the full price again (and an explicit cache writes
-	// again). Both are 0 when the session has no previous request.
+	// part, which a provider's prompt cache reads again at its cached price.
+	// InvalidatedTokens is the rest, read at the full price again. Both are 0
+	// when the session has no previous request.
 	PrefixKeptTokens  int
 	InvalidatedTokens int
 }
@@ -153,14 +144,11 @@ const (
 	// summary and the step are over the trigger together, so only a summary
 	// that covers the step itself makes the request fit.
 	InlineStepTooLarge InlineReason = "step_too_large"
-	// InlineStepFillsWindow: the step's results fill the window by
-	// themselves: beside the system instruction, the tools, the user's
-	// request and the shortest summary the guard asks for, they are past
-	// what a prepared summary's request may take. No summary written before
-	// they arrived could make the request fit, however the steps before
-	// were predicted; only one that covers the results does. Tool results
-	// this large for the window are best capped where the tool returns
-	// them, or pruned (WithToolResultPruning).
+	// InlineStepFillsWindow: the step's results, beside the system
+	// instruction, the tools, the user's request and the shortest summary,
+	// are past what a prepared summary's request may take, so only a summary
+	// that covers them makes the request fit. Cap such results where the
+	// tool returns them, or prune them (WithToolResultPruning).
 	InlineStepFillsWindow InlineReason = "step_fills_window"
 	// InlinePreparedUnusable: a summary was prepared but could not serve
 	// the call: the history it covers changed, the request it makes was
@@ -177,17 +165,13 @@ type SummaryForm string
 
 // The forms of a summary request.
 const (
-	// SummaryFormCached asks for the summary as the agent's own request
-	// (its system instruction, tools and contents exactly as the guard
-	// would have sent them had it not compacted) plus one user message
-	// carrying the summary instruction, with tool calling disabled
-	// (SummaryRequest.Cached). A provider that caches prompt prefixes
-	// (Anthropic's cache, OpenAI's and Gemini's implicit caches) then bills
-	// the request at its cached price, but for the instruction. It is used
-	// when the summarizer calls the agent's model (CachedSummarizer) and
-	// the request, the instruction and the summary's room fit the
-	// summarizer's window; otherwise the summary is asked in the transcript
-	// form. The default.
+	// SummaryFormCached asks for the summary as the agent's own request plus
+	// one user message carrying the summary instruction, with tool calling
+	// disabled (SummaryRequest.Cached), so a provider that caches prompt
+	// prefixes bills all but the instruction at its cached price. It is used
+	// when the summarizer calls the agent's model (CachedSummarizer) and the
+	// request fits the summarizer's window with the summary's room;
+	// otherwise the transcript form is used. The default.
 	SummaryFormCached SummaryForm = "cached"
 	// SummaryFormTranscript asks for the summary with the summary prompt
 	// and a transcript of the conversation (RenderSummaryPrompt), in

@@ -9,20 +9,11 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
-// Counting what is new (ARCHITECTURE.md, Counting). ADK rebuilds the
-// request from the append-only event log, so a call's contents are the
-// previous call's plus those added since. After each call that did not
-// compact, the guard stores a prefix record in session state; the next
-// call, in this process or another, checks it against its request, and
-// when everything matches its raw estimate is the record's plus the
-// summary message's and the new contents', the prefix uncounted. Anything
-// that differs counts the whole request. The calibration is unchanged:
-// count = max(real, estimate × factor). The record's chain hashes every
-// content by value, in order (prefix_mark.go), so an edit anywhere changes
-// it.
+// Counting what is new (ARCHITECTURE.md, Counting): a call whose request
+// extends the one the stored prefix record describes counts only the
+// contents added since; anything that differs counts the whole request.
 
-// keyPrefix is the state key of the prefix record (the agent's name is
-// appended, as for every key of state.go).
+// keyPrefix is the state key of the prefix record, per agent.
 const keyPrefix = stateKeyPrefix + "prefix_"
 
 // prefixRecordVersion starts an encoded record, so another format ("p1",
@@ -55,10 +46,8 @@ type prefixRecord struct {
 // record it stores.
 type prefixMatch struct {
 	rec prefixRecord
-	// own is the call's request as a record describes it: its contents,
-	// the summary's injection, the compaction counter, the config hash,
-	// and as total the last estimate in state, which a matching record
-	// holds.
+	// own is the call's request as a record describes it, with the last
+	// estimate in state as total, which a matching record holds.
 	own     prefixRecord
 	stored  string // the encoded record the call started from
 	matched bool   // the record matches the request, but for the frontier
@@ -67,19 +56,15 @@ type prefixMatch struct {
 	next    string // the record to store, "" for none
 }
 
-// boolBit is b as the 0 or 1 the record writes.
-func boolBit(b bool) uint64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 func (r prefixRecord) encode() string {
 	var b strings.Builder
 	b.Grow(prefixRecordBytes)
 	b.WriteString(prefixRecordVersion)
-	for _, n := range [prefixRecordInts]int{r.contents, r.cut, int(boolBit(r.injected)), r.compactions, r.frontier, r.total, r.body} {
+	injected := 0
+	if r.injected {
+		injected = 1
+	}
+	for _, n := range [prefixRecordInts]int{r.contents, r.cut, injected, r.compactions, r.frontier, r.total, r.body} {
 		b.WriteByte(':')
 		b.WriteString(strconv.Itoa(n))
 	}
@@ -121,10 +106,9 @@ func decodePrefixRecord(s string) (r prefixRecord, ok bool) {
 	return r, true
 }
 
-// matchPrefix checks the stored record against own, the call's request
-// of contents raw with its summary injected: every check is a comparison
-// of numbers, but for the chain (each content hashed once per process).
-// The pruning frontier is checked once pruning ran (estimate).
+// matchPrefix checks the stored record against own, the call's request of
+// contents raw: every check compares numbers but the chain. The pruning
+// frontier is checked once pruning ran (estimate).
 func matchPrefix(sio stateIO, stored string, own prefixRecord, raw []*genai.Content, chain *callChain) prefixMatch {
 	m := prefixMatch{own: own, config: own.config, stored: stored}
 	if stored == "" {
@@ -151,9 +135,8 @@ func matchPrefix(sio stateIO, stored string, own prefixRecord, raw []*genai.Cont
 
 // estimate is the raw estimate of the request with contents cs, pruned to
 // frontier, as it will be sent: the record's estimate of the prefix plus
-// the summary message and the contents after the prefix when the record
-// matches, else every content. It also returns the estimate less the
-// summary message (prefixMatch.body).
+// what is new when the record matches, else every content; body is it less
+// the summary message.
 func (m prefixMatch) estimate(ms measure, frontier int, cs []*genai.Content) (est, body int) {
 	summary, lead := 0, 0
 	if m.own.injected && len(cs) > 0 {

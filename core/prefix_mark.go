@@ -29,13 +29,10 @@ func chainNext(h, content uint64) uint64 {
 }
 
 // prefixMemo is what one agent of a session remembers of the contents ADK
-// last built for it: their records on a tape (verified through ADK's
-// copies without hashing a byte) and the chain up to each. A call hashes
-// only the contents after those that match; one the tape cannot record (a
-// typed payload) is hashed again each call. The tape is accounted as if
-// the session's events did not hold its strings too. A session service
-// that loads events anew (a database) gives new strings every call: once
-// a call matches none, the memo stops recording (unpinned).
+// last built for it: their records on a tape (verified through ADK's copies
+// without hashing a byte) and the chain up to each. A session service that
+// loads events anew gives new strings every call: once a call matches none,
+// the memo stops recording (unpinned).
 type prefixMemo struct {
 	tape     contentid.Tape
 	entries  []memoEntry
@@ -53,8 +50,7 @@ type memoEntry struct {
 const memoEntryBytes = int(unsafe.Sizeof(memoEntry{}))
 
 // update brings the memo to cs: the contents after those that match are
-// recorded, and hashed by value meanwhile, in parallel when there are many
-// (a session's first call in this process).
+// recorded, and hashed meanwhile, in parallel when there are many.
 func (m *prefixMemo) update(cs []*genai.Content) {
 	same := m.matching(cs)
 	if same == 0 && len(m.entries) > 0 && len(cs) > 0 {

@@ -12,26 +12,21 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
-// Tool-result pruning (ARCHITECTURE.md, Strategies; WithToolResultPruning),
-// the tier before summarizing: the payloads of function responses older
-// than the newest K tool steps become a placeholder naming the tool and the
-// size removed, in every request; only the frontier (the last step pruned)
-// is stored, so the request is a function of the history and it.
+// Tool-result pruning (ARCHITECTURE.md, Strategies; WithToolResultPruning):
+// only the frontier (the last step pruned) is stored, so the request is a
+// function of the history and it.
 
 const (
-	// pruneMinResultTokens is the smallest payload (estimated tokens) that is
-	// ever pruned, so each replacement gains at least about 175 tokens (the
-	// placeholder costs about 25). A smaller result is usually one crisp
-	// fact (a status, a count, an ID) that the model is better off keeping,
-	// and replacing it would save little.
+	// pruneMinResultTokens is the smallest payload (estimated tokens) ever
+	// pruned, so each replacement gains at least about 175 tokens (the
+	// placeholder costs about 25); a smaller result is usually one crisp
+	// fact the model is better off keeping.
 	pruneMinResultTokens = 200
-	// prunedKey is the key of the placeholder payload.
-	prunedKey = "pruned"
+	prunedKey            = "pruned" // the placeholder payload's key
 )
 
-// pruneToolResults returns cs pruned to the full frontier
-// (pruneFrontier), the one a compaction prunes its kept contents to, and
-// that frontier.
+// pruneToolResults returns cs pruned to the full frontier (pruneFrontier),
+// as a compaction prunes its kept contents, and that frontier.
 func pruneToolResults(e cachedEstimator, keep int, recall bool, raw, cs []*genai.Content) ([]*genai.Content, int) {
 	f := pruneFrontier(keep, raw)
 	return pruneTo(e, f, recall, raw, cs), f
@@ -53,40 +48,44 @@ func pruneFrontier(keep int, raw []*genai.Content) int {
 
 // pruneTo returns cs with the payloads of the tool steps up to frontier
 // replaced by placeholders (cs itself when that prunes nothing). Only
-// response payloads change, so pair structure is kept. cs must end with the
-// newest steps of raw, as every request the guard builds does. With recall,
-// the placeholders say how to recall a result.
+// response payloads change, so pair structure is kept. With recall, the
+// placeholders say how to recall a result.
 func pruneTo(e cachedEstimator, frontier int, recall bool, raw, cs []*genai.Content) []*genai.Content {
 	if frontier <= 0 {
 		return cs
 	}
 	var out []*genai.Content
-	step := stepsBefore(raw, cs)
-	for i, c := range cs {
-		if !hasFunctionResponse(c) {
-			continue
+	eachPruned(e, recall, raw, cs, 0, frontier, func(i int, p *prunedContent) {
+		if out == nil {
+			out = slices.Clone(cs)
 		}
-		if step++; step > frontier {
-			break
-		}
-		if p := prunedFor(e, c, recall); p.content != nil {
-			if out == nil {
-				out = slices.Clone(cs)
-			}
-			out[i] = p.content
-		}
-	}
+		out[i] = p.content
+	})
 	if out == nil {
 		return cs
 	}
 	return out
 }
 
-// stepsBefore is the number of raw's tool steps before cs's first: cs ends
-// with the newest steps of raw, the history ADK built, where steps are
-// numbered from the first.
-func stepsBefore(raw, cs []*genai.Content) int {
-	return toolSteps(raw) - toolSteps(cs)
+// eachPruned calls f with the index in cs and the pruned copy of each
+// content that pruning the tool steps after from up to to changes. cs must
+// end with the newest steps of raw, as every request the guard builds does.
+func eachPruned(e cachedEstimator, recall bool, raw, cs []*genai.Content, from, to int, f func(int, *prunedContent)) {
+	step := toolSteps(raw) - toolSteps(cs)
+	for i, c := range cs {
+		if !hasFunctionResponse(c) {
+			continue
+		}
+		if step++; step > to {
+			return
+		}
+		if step <= from {
+			continue
+		}
+		if p := prunedFor(e, c, recall); p.content != nil {
+			f(i, p)
+		}
+	}
 }
 
 // toolSteps is the number of tool steps (function responses) in cs.
@@ -100,16 +99,10 @@ func toolSteps(cs []*genai.Content) int {
 	return n
 }
 
-// A pass that moves the frontier rewrites the request from the first
-// result it prunes, which the provider's cache then reads at full price
-// (ARCHITECTURE.md, Strategies). So the stored frontier advances only when
-// the pass frees the agent's minimum (WithPruningMinFree) or the request is
-// over the trigger (decide); between two such passes every request extends
-// the one before it.
-
 // pruningMinFree is the least a pass under the trigger that moves the
-// frontier must free, in estimated tokens: by default more than any request
-// holds, so only a pass at the trigger moves it.
+// frontier must free, in estimated tokens: a move rewrites the request from
+// the first result it prunes, which the provider's cache then reads at full
+// price. By default only a pass at the trigger moves it.
 func (c *Agent) pruningMinFree() int {
 	if c.pruneMinFree > 0 {
 		return c.pruneMinFree
@@ -122,32 +115,19 @@ func (c *Agent) pruningMinFree() int {
 // the index in cs of the first content the move rewrites (-1 for none).
 func pruneFreed(e cachedEstimator, recall bool, raw, cs []*genai.Content, from, to int) (freed, first int) {
 	first = -1
-	step := stepsBefore(raw, cs)
-	for i, c := range cs {
-		if !hasFunctionResponse(c) {
-			continue
+	eachPruned(e, recall, raw, cs, from, to, func(i int, p *prunedContent) {
+		freed = sat.Add(freed, p.saved)
+		if first < 0 {
+			first = i
 		}
-		if step++; step > to {
-			break
-		}
-		if step <= from {
-			continue
-		}
-		if p := prunedFor(e, c, recall); p.content != nil {
-			freed = sat.Add(freed, p.saved)
-			if first < 0 {
-				first = i
-			}
-		}
-	}
+	})
 	return freed, first
 }
 
 // planPruning decides the frontier a call prunes cs to: the stored one
-// (stored, clamped to the full frontier), or the full one (target) when
-// moving to it frees at least minFree. It returns both frontiers and the
-// index in cs of the first content a move to target rewrites (-1 when the
-// frontier does not move).
+// (clamped to the full frontier, target), or target when moving to it frees
+// at least minFree; first is the index in cs of the first content the move
+// rewrites (-1 when the frontier does not move).
 func planPruning(e cachedEstimator, keep, minFree int, recall bool, stored int, raw, cs []*genai.Content) (frontier, target, first int) {
 	target = pruneFrontier(keep, raw)
 	frontier = min(stored, target)
@@ -161,8 +141,7 @@ func planPruning(e cachedEstimator, keep, minFree int, recall bool, stored int, 
 	return target, target, first
 }
 
-// hasFunctionResponse reports whether c holds a function response: one tool
-// step.
+// hasFunctionResponse reports whether c holds a function response: a tool step.
 func hasFunctionResponse(c *genai.Content) bool {
 	for _, p := range pairs.Parts(c) {
 		if p != nil && p.FunctionResponse != nil {
@@ -190,9 +169,8 @@ func prunedFor(e cachedEstimator, c *genai.Content, recall bool) *prunedContent 
 }
 
 // buildPruned makes the pruned copy of c: each function response whose
-// payload is at least pruneMinResultTokens gets a placeholder payload such as
-// {"pruned": "kubectl_logs output of 48213 bytes removed to save context; ask
-// again if needed"}; inline parts of the response are dropped with it.
+// payload is at least pruneMinResultTokens gets a placeholder payload
+// (placeholderText); inline parts of the response are dropped with it.
 func buildPruned(e tokenEstimator, c *genai.Content, recall bool) *prunedContent {
 	var parts []*genai.Part
 	saved := 0
@@ -211,11 +189,7 @@ func buildPruned(e tokenEstimator, c *genai.Content, recall bool) *prunedContent
 				size += len(rp.InlineData.Data)
 			}
 		}
-		text := placeholderText(fr.Name, size)
-		if recall {
-			text = recallPlaceholderText(fr.Name, fr.ID, size)
-		}
-		fr.Response = map[string]any{prunedKey: text}
+		fr.Response = map[string]any{prunedKey: placeholderText(fr.Name, size, recall, fr.ID)}
 		fr.Parts = nil
 		np := *p
 		np.FunctionResponse = &fr
@@ -235,23 +209,18 @@ func buildPruned(e tokenEstimator, c *genai.Content, recall bool) *prunedContent
 	return &prunedContent{content: &genai.Content{Role: c.Role, Parts: parts}, saved: saved}
 }
 
-// placeholderText says what was removed and that the model may ask again.
-func placeholderText(tool string, bytes int) string {
+// placeholderText says what was removed and how the model may get it again:
+// with recall, the call_id that recalls the result whole.
+func placeholderText(tool string, bytes int, recall bool, callID string) string {
 	if tool == "" {
 		tool = "tool"
 	}
-	return tool + " output of " + strconv.Itoa(bytes) + " bytes removed to save context; ask again if needed"
-}
-
-// recallPlaceholderText is placeholderText for a model that has the recall
-// tool: it names the call_id that recalls the result whole.
-func recallPlaceholderText(tool, callID string, bytes int) string {
-	if tool == "" {
-		tool = "tool"
-	}
-	how := "call " + RecallToolName + " with words from it to find it again"
-	if callID != "" {
+	how := "ask again if needed"
+	switch {
+	case recall && callID != "":
 		how = "call " + RecallToolName + " with call_id " + strconv.Quote(callID) + " to get it whole"
+	case recall:
+		how = "call " + RecallToolName + " with words from it to find it again"
 	}
 	return tool + " output of " + strconv.Itoa(bytes) + " bytes removed to save context; " + how
 }
@@ -262,10 +231,8 @@ func partTokens(e tokenEstimator, p *genai.Part) int {
 }
 
 // prunedAtTrigger reports a pruning pass that took a request over the
-// trigger back under it as a compaction (StrategyToolResultPruning, no
-// summarizer call): it costs the provider's cache as a summary would
-// (README, Prompt caching). before and after are the calibrated counts with
-// the stored frontier and pruned; next is the state the call persists.
+// trigger back under it as a compaction (StrategyToolResultPruning): it
+// costs the provider's cache as a summary would (README, Prompt caching).
 func prunedAtTrigger(tel *telemetry, t *turn, before, after int, next guardState) *CompactionEvent {
 	ev := CompactionEvent{
 		Agent:             t.cfg.name,

@@ -81,7 +81,7 @@ func TestPruneToolResults(t *testing.T) {
 	assert.Contains(t, coretest.FlattenText(out), "R4-MARK", "pruning advances K steps at a time")
 	assert.NotContains(t, coretest.FlattenText(out), "R0-MARK")
 	assert.Contains(t, coretest.FlattenText(out), "U0-MARK", "user text is never pruned")
-	assert.Equal(t, "kubectl_logs output of 1 bytes removed to save context; ask again if needed", placeholderText("kubectl_logs", 1))
+	assert.Equal(t, "kubectl_logs output of 1 bytes removed to save context; ask again if needed", placeholderText("kubectl_logs", 1, false, ""))
 
 	// Deterministic: the same history, rebuilt as ADK does, gives the same
 	// request, with the very same pruned contents from the session's cache.

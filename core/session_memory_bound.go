@@ -2,15 +2,9 @@ package core
 
 import "github.com/adk-contextguard/contextguard/core/internal/sat"
 
-// The session table's bounds: how many sessions and how many bytes the guard
-// keeps in memory (WithMaxSessions, WithMaxSessionBytes).
-
-// An idle session retains its count cache (each entry pins the content it
-// counted: after a call that used the prefix record, only what it counted),
-// its last summary message, and each agent's prefix chain and record (with
-// WithRecoveryModel, the request last let through). An evicted
-// session's next call counts only what is new, from its prefix record,
-// after hashing its history once, so eviction costs little.
+// The session table's bounds (WithMaxSessions, WithMaxSessionBytes). An
+// evicted session's next call counts only what is new, from its prefix
+// record, after hashing its history once, so eviction costs little.
 
 // Defaults of the session table's bounds.
 const (
@@ -18,23 +12,19 @@ const (
 	// default (WithMaxSessions).
 	DefaultMaxSessions = 10_000
 	// DefaultMaxSessionBytes is how many bytes the sessions kept in memory
-	// may retain by default (WithMaxSessionBytes): 256 MiB holds, for
-	// example, 10,000 idle sessions of about 25 KB each (their pinned
-	// history, last message and summary), or about 150 sessions of 200k
-	// tokens whose whole history is cached and pinned.
+	// may retain by default (WithMaxSessionBytes): 256 MiB holds 10,000 idle
+	// sessions of about 25 KB each, or about 150 of 200k tokens whose whole
+	// history is cached.
 	DefaultMaxSessionBytes = 256 << 20
 )
 
 // Approximations of what retained values cost beyond their strings' bytes.
 const (
 	// sessionOverhead is what an idle session's entry costs without any
-	// cached content: the entry, its list element and key, its maps (and
-	// the counts of the tool declarations) and agent records, measured
-	// with BenchmarkSessionMemory.
+	// cached content, measured with BenchmarkSessionMemory.
 	sessionOverhead = 1_600
-	// retainedBytesPerToken converts the estimate of a request an agent
-	// record keeps (WithRecoveryModel) into bytes: about 4 bytes of text
-	// per token.
+	// retainedBytesPerToken converts the estimate of a retained request
+	// into bytes: about 4 bytes of text per token.
 	retainedBytesPerToken = 4
 )
 

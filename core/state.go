@@ -12,56 +12,41 @@ import (
 // Session-state keys. The first five are the earlier guard's names, so its
 // sessions carry over; the agent name is appended to each.
 const (
-	stateKeyPrefix      = "__context_guard_"
-	keySummary          = stateKeyPrefix + "summary_"
-	keyWatermark        = stateKeyPrefix + "contents_at_compaction_"
-	keySummarizedAt     = stateKeyPrefix + "summarized_at_"
-	keyRealTokens       = stateKeyPrefix + "real_tokens_"
-	keyLastEstimate     = stateKeyPrefix + "last_heuristic_"
-	keyFingerprint      = stateKeyPrefix + "fingerprint_"
-	keyUserRequest      = stateKeyPrefix + "user_request_"
-	keyCompactions      = stateKeyPrefix + "compactions_"
-	keyIrreducibleFloor = stateKeyPrefix + "irreducible_floor_"
-	keyProviderRatio    = stateKeyPrefix + "provider_ratio_"
-	keySuspectRatio     = stateKeyPrefix + "suspect_ratio_"
-	keyWindow           = stateKeyPrefix + "window_"
-	keyCompactNext      = stateKeyPrefix + "compact_next_"
-	// keyMaxOutput is the MaxOutputTokens of the request last let through
-	// (0: none), for AfterModelCallback, which does not see the request, to
-	// judge the output count of a response cut at the output limit
-	// (output_limit.go).
-	keyMaxOutput = stateKeyPrefix + "max_output_"
-	// keyAnchor names the host's log position of the last content the
-	// summary covers, for a host that anchors coverage (Request.Coverage;
-	// ARCHITECTURE.md, Summary injection and the watermark).
+	stateKeyPrefix       = "__context_guard_"
+	keySummary           = stateKeyPrefix + "summary_"
+	keyWatermark         = stateKeyPrefix + "contents_at_compaction_"
+	keySummarizedAt      = stateKeyPrefix + "summarized_at_"
+	keyRealTokens        = stateKeyPrefix + "real_tokens_"
+	keyLastEstimate      = stateKeyPrefix + "last_heuristic_"
+	keyFingerprint       = stateKeyPrefix + "fingerprint_"
+	keyUserRequest       = stateKeyPrefix + "user_request_"
+	keyCompactions       = stateKeyPrefix + "compactions_"
+	keyIrreducibleFloor  = stateKeyPrefix + "irreducible_floor_"
+	keyProviderRatio     = stateKeyPrefix + "provider_ratio_"
+	keySuspectRatio      = stateKeyPrefix + "suspect_ratio_"
+	keyWindow            = stateKeyPrefix + "window_"
+	keyCompactNext       = stateKeyPrefix + "compact_next_"
+	keyMaxOutput         = stateKeyPrefix + "max_output_"
 	keyAnchor            = stateKeyPrefix + "anchor_"
 	todosKey             = "todos"
 	maxPlausibleTokenNum = 1 << 40 // anything above is treated as corrupt
 )
 
-// Session-state keys of Usage (usage.go) and of compaction on request
-// (compaction_request.go), per agent like the keys above.
+// Session-state keys of Usage (usage.go), compaction on request
+// (compaction_request.go) and pruning, per agent like the keys above.
 const (
 	keyLastTokens     = stateKeyPrefix + "last_tokens_"
 	keyThreshold      = stateKeyPrefix + "threshold_"
 	keyCompactedAt    = stateKeyPrefix + "last_compaction_at_"
 	keyCompactReason  = stateKeyPrefix + "last_compaction_reason_"
 	keyCompactRequest = stateKeyPrefix + "compact_request_"
-	// keyPrefixKept and keyInvalidated split the request before the last
-	// one let through into the tokens the last request kept as its prefix
-	// and the tokens after them, which the provider's prompt cache could
-	// not reuse (usage.go); keyCachedTokens is the provider's last
-	// cached-token count (after_model.go).
-	keyPrefixKept   = stateKeyPrefix + "prefix_kept_"
-	keyInvalidated  = stateKeyPrefix + "invalidated_"
-	keyCachedTokens = stateKeyPrefix + "cached_tokens_"
+	keyPrefixKept     = stateKeyPrefix + "prefix_kept_"
+	keyInvalidated    = stateKeyPrefix + "invalidated_"
+	keyCachedTokens   = stateKeyPrefix + "cached_tokens_"
+	// keyPruneFrontier is kept because the frontier advances only when a
+	// pass frees enough (pruning.go), in this process or another.
+	keyPruneFrontier = stateKeyPrefix + "prune_frontier_"
 )
-
-// keyPruneFrontier is the pruning frontier, the number of the last tool step
-// the request prunes (pruning.go): it advances only when a pass frees
-// enough (WithPruningMinFree), so it is kept for the next call, in this
-// process or another.
-const keyPruneFrontier = stateKeyPrefix + "prune_frontier_"
 
 // TodoItem is one entry of the agent's todo list (session key "todos"),
 // carried into every summary so the agent can restore it after compaction.
@@ -78,8 +63,7 @@ type guardState struct {
 	watermark   int
 	fingerprint string
 	// anchor is the host's log position of the last covered content
-	// (Coverage.Anchor), "" when the host does not anchor coverage or
-	// could not name it.
+	// (Coverage.Anchor; ARCHITECTURE.md, Summary injection), or "".
 	anchor       string
 	summarizedAt int
 	realTokens   int
@@ -95,11 +79,10 @@ type guardState struct {
 	// window is the context window the last request was judged against.
 	window int
 	// compactNext is 1 when the next call compacts first, whatever its
-	// count: a response near the window stopped at the output limit
-	// (afterModel).
+	// count: a response near the window stopped at the output limit.
 	compactNext int
-	// maxOutput is the MaxOutputTokens of the request last let through, 0
-	// when it set none.
+	// maxOutput is the MaxOutputTokens of the request last let through (0:
+	// none), for afterModel, which does not see the request (output_limit.go).
 	maxOutput int
 	// tokens is the calibrated count of the request last let through, and
 	// threshold the trigger it was judged against (usage.go).
@@ -116,24 +99,18 @@ type guardState struct {
 	// pruned to (pruning.go), 0 for none.
 	pruneFrontier int
 	// prefixKept and invalidated are the calibrated tokens of the request
-	// before the last one that the last one kept as its prefix and did not
-	// (usage.go).
-	prefixKept  int
-	invalidated int
-	// cachedTokens is the provider's last cached-token count (after_model.go),
-	// read only by loadAll.
-	cachedTokens int
+	// before the last one that the last one kept as its prefix and did not.
+	prefixKept   int
+	invalidated  int
+	cachedTokens int // the provider's last cached-token count
 }
 
 // stateIO reads and writes one agent's keys of a session state.
 type stateIO struct {
-	agent string
-	// missing is Host.MissingKey; nil: no error says a key is missing.
-	missing func(error) bool
+	agent   string
+	missing func(error) bool // Host.MissingKey; nil: no error says a key is missing
 	log     *slog.Logger
-	// keys are the agent's full key names (stateKeysFor), nil to build
-	// them on each use.
-	keys map[string]string
+	keys    map[string]string // stateKeysFor; nil to build them on each use
 }
 
 // key is the full name of the agent's key k.
@@ -173,10 +150,8 @@ func (s stateIO) load(st StateReader) guardState {
 	return g
 }
 
-// loadAll is load plus the keys the hot path does not read: the last
-// request's count, the last compaction's time and reason, and a requested
-// compaction (read on the hot path from its precomputed key, see
-// agentMemory).
+// loadAll is load plus the keys the hot path does not read (it reads a
+// requested compaction from its precomputed key, agentMemory).
 func (s stateIO) loadAll(st StateReader) guardState {
 	g := s.load(st)
 	if st == nil {

@@ -14,8 +14,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
-// The summarizer: its interface, its prompt and transcript. Its
-// deterministic fallback is in summary_fallback.go.
+// The summarizer: its interface, its prompt and transcript.
 
 // Summarizer turns a conversation into a summary the agent can resume from.
 // Implementations should honour ctx; the guard bounds each call with the
@@ -49,9 +48,7 @@ type SummaryRequest struct {
 	Todos []TodoItem
 	// SummaryTokens is the length budget of the summary, in tokens as a
 	// typical tokenizer counts them (the guard's estimate before it is
-	// calibrated to the agent's provider): a summary of about this many
-	// tokens takes the room the guard set aside for it. (It is not the
-	// context window, which WithMaxTokens sets.)
+	// calibrated to the agent's provider); not the context window.
 	SummaryTokens int
 	// Instructions are extra instructions appended to the prompt.
 	Instructions string
@@ -84,11 +81,9 @@ type CachedSummaryCall struct {
 	// had it not compacted (the stored summary in place, old tool results
 	// pruned), followed by one user content whose text is Instruction.
 	Contents []*genai.Content
-	// Config is the agent's system instruction, tools and cached content
-	// as its request carries them, with tool calling disabled (ToolConfig
-	// with FunctionCallingConfigModeNone: the tools stay declared, so the
-	// prefix is the agent's) and MaxOutputTokens set to the room the
-	// summary may take.
+	// Config is the agent's system instruction, tools and cached content,
+	// with tool calling disabled (the tools stay declared, so the prefix is
+	// the agent's) and MaxOutputTokens set to the summary's room.
 	Config *genai.GenerateContentConfig
 	// Instruction is the summary instruction: the summary prompt, the
 	// agent's and this compaction's instructions, the todo list, the
@@ -115,24 +110,13 @@ const minSummaryWords = 50
 // which a summary's length in tokens is asked for in words.
 const wordsPerHundredTokens = 75
 
-// summaryWords is the length in words a summary of at most tokens is asked
-// for, minSummaryWords at least.
-func summaryWords(tokens int) int {
-	return max(sat.MulDiv(tokens, wordsPerHundredTokens, 100), minSummaryWords)
-}
-
 // RenderSummaryPrompt fills the embedded templates. The prompt asks for
 // three words per four tokens of req.SummaryTokens, English prose's ratio.
 func RenderSummaryPrompt(req SummaryRequest) (system, user string, err error) {
-	var sb, ub bytes.Buffer
-	words := summaryWords(req.SummaryTokens)
-	if err := summarySystemTmpl.Execute(&sb, map[string]any{
-		"MaxWords":     words,
-		"HasTodos":     len(req.Todos) > 0,
-		"Instructions": req.Instructions,
-	}); err != nil {
-		return "", "", fmt.Errorf("contextguard: rendering summary prompt: %w", err)
+	if system, err = renderSummarySystem(req); err != nil {
+		return "", "", err
 	}
+	var ub bytes.Buffer
 	if err := summaryUserTmpl.Execute(&ub, map[string]any{
 		"PreviousSummary": req.PreviousSummary,
 		"Transcript":      req.Transcript,
@@ -141,7 +125,20 @@ func RenderSummaryPrompt(req SummaryRequest) (system, user string, err error) {
 	}); err != nil {
 		return "", "", fmt.Errorf("contextguard: rendering summary prompt: %w", err)
 	}
-	return sb.String(), ub.String(), nil
+	return system, ub.String(), nil
+}
+
+// renderSummarySystem is the summary prompt both forms ask with, its length
+// in words at least minSummaryWords.
+func renderSummarySystem(req SummaryRequest) (string, error) {
+	var b bytes.Buffer
+	words := max(sat.MulDiv(req.SummaryTokens, wordsPerHundredTokens, 100), minSummaryWords)
+	if err := summarySystemTmpl.Execute(&b, map[string]any{
+		"MaxWords": words, "HasTodos": len(req.Todos) > 0, "Instructions": req.Instructions,
+	}); err != nil {
+		return "", fmt.Errorf("contextguard: rendering summary prompt: %w", err)
+	}
+	return b.String(), nil
 }
 
 // Transcript rendering (ARCHITECTURE.md, The summarizer).
@@ -154,10 +151,9 @@ type excerptLimits struct {
 	toolResult int // bytes of one tool result
 }
 
-// The excerpts' bounds, in bytes. Below the minimums an excerpt says too
-// little to be worth its line (a sentence, a call's key arguments, a result's
-// status and first values); above the maximums one message would crowd out
-// the rest of the span in a large window's transcript.
+// The excerpts' bounds, in bytes: below the minimums an excerpt says too
+// little to be worth its line; above the maximums one message would crowd
+// out the rest of the span.
 const (
 	minTextExcerpt       = 400
 	maxTextExcerpt       = 16_000
@@ -167,10 +163,9 @@ const (
 	maxToolResultExcerpt = 6_000
 )
 
-// The share of the transcript budget one excerpt may take, as a divisor: a
-// text (the user's and the model's words, what a summary most needs) a
-// quarter, a tool result an eighth, a call's arguments a sixteenth, so that
-// no single message crowds out the rest of the span.
+// The share of the transcript budget one excerpt may take, as a divisor:
+// the most for the words of the user and the model, which a summary most
+// needs.
 const (
 	textExcerptDiv       = 4
 	toolResultExcerptDiv = 8

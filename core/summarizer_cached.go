@@ -15,11 +15,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
-// The cached form of a summary request (ARCHITECTURE.md, The summarizer):
-// the agent's own request plus one instruction, so the provider's prefix
-// cache serves all but the instruction. When that does not fit the
-// summarizer's window, it is asked over the previous request the provider
-// saw, and the newer contents stay verbatim after the summary.
+// The cached form of a summary request (ARCHITECTURE.md, The summarizer).
 
 //go:embed prompts/summary_cached.md
 var summaryCachedText string
@@ -30,16 +26,13 @@ var summaryCachedTmpl = template.Must(template.New("summary_cached").Parse(summa
 // req.SummaryTokens, prev reporting that the request starts with an earlier
 // summary and kept how many of its newest contents stay after the summary.
 func renderCachedInstruction(req SummaryRequest, prev bool, kept int) (string, error) {
-	var pb, b bytes.Buffer
-	if err := summarySystemTmpl.Execute(&pb, map[string]any{
-		"MaxWords":     summaryWords(req.SummaryTokens),
-		"HasTodos":     len(req.Todos) > 0,
-		"Instructions": req.Instructions,
-	}); err != nil {
-		return "", fmt.Errorf("contextguard: rendering summary instruction: %w", err)
+	prompt, err := renderSummarySystem(req)
+	if err != nil {
+		return "", err
 	}
+	var b bytes.Buffer
 	if err := summaryCachedTmpl.Execute(&b, map[string]any{
-		"Prompt":          strings.TrimSpace(pb.String()),
+		"Prompt":          strings.TrimSpace(prompt),
 		"PreviousSummary": prev,
 		"Kept":            kept,
 		"Todos":           req.Todos,
@@ -56,15 +49,12 @@ func renderCachedInstruction(req SummaryRequest, prev bool, kept int) (string, e
 const cachedMinSummaryShare = 0.5
 
 // cachedSummaryCall is the cached form's call for the summary sreq asks of
-// c.raw[c.first:end], asked calibrated tokens long with kept newest
-// contents staying after it, and the length it asks for (less when the
-// request leaves less room, cachedMinSummaryShare at least). The summary
-// covers the whole request and the instruction says which part stays, so a
-// model that misjudges the start repeats rather than omits. When the whole
-// request leaves too little room, the call is the previous request the
-// provider cached (lastRequest) if the summary ends within it. It is nil
-// (the transcript form) when the form may not be used or neither request
-// leaves the summary room in the summarizer's window.
+// c.raw[c.first:end], asked calibrated tokens long with kept newest contents
+// staying after it, and the length it asks for. The instruction says which
+// part stays, so a model that misjudges the start repeats rather than omits.
+// When the whole request leaves too little room it falls back to the
+// previous request the provider cached (lastRequest); nil means the
+// transcript form.
 func (c *compaction) cachedSummaryCall(sreq SummaryRequest, asked, end, kept int) (*CachedSummaryCall, int) {
 	if !c.cachedFormUsable() {
 		return nil, asked
@@ -108,10 +98,7 @@ func (c *compaction) cachedSummaryCall(sreq SummaryRequest, asked, end, kept int
 	return &CachedSummaryCall{Contents: contents, Config: cfg, Instruction: fit.instr}, fit.asked
 }
 
-// cachedFormUsable reports whether compaction c may ask in the cached form
-// at all: the form is on, the summarizer shares the agent's model, no
-// cached call of this compaction failed, and the provider did not reject
-// this very request.
+// cachedFormUsable reports whether c may ask in the cached form at all.
 func (c *compaction) cachedFormUsable() bool {
 	if c.cfg.summaryForm == SummaryFormTranscript || c.noCached || c.rejected {
 		return false
@@ -121,9 +108,7 @@ func (c *compaction) cachedFormUsable() bool {
 }
 
 // cachedFit is how a request fits the summarizer's window in the cached
-// form: its instruction, the length it asks for, the room the window
-// leaves for the answer, and the request's calibrated size with the
-// instruction (in).
+// form; in is its calibrated size with the instruction.
 type cachedFit struct {
 	instr    string
 	asked    int
@@ -131,11 +116,10 @@ type cachedFit struct {
 	err      error
 }
 
-// fitCached sizes the cached form over a request of est raw tokens (its
-// system instruction, tools and contents), kept of whose newest contents
-// stay after the summary: ok is false when the window leaves less room
-// than the summary needs, down to cachedMinSummaryShare of asked, or the
-// instruction does not render (fit.err, logged).
+// fitCached sizes the cached form over a request of est raw tokens, kept of
+// whose newest contents stay after the summary: ok is false when the window
+// leaves less than cachedMinSummaryShare of asked, or the instruction does
+// not render (fit.err, logged).
 func (c *compaction) fitCached(sreq SummaryRequest, asked, est, kept int) (fit cachedFit, ok bool) {
 	prev := c.prevSummary != ""
 	instr, err := renderCachedInstruction(sreq, prev, kept)
@@ -154,8 +138,7 @@ func (c *compaction) fitCached(sreq SummaryRequest, asked, est, kept int) (fit c
 	if short < max(int(float64(asked)*cachedMinSummaryShare), minSummaryTokens/2) {
 		return fit, false
 	}
-	// The instruction states the shorter length; its size barely changes
-	// (a number of fewer digits at most).
+	// The instruction states the shorter length; its size barely changes.
 	fit.asked = short
 	sreq.SummaryTokens = c.cal.unscale(short)
 	if fit.instr, err = renderCachedInstruction(sreq, prev, kept); err != nil {
@@ -166,9 +149,7 @@ func (c *compaction) fitCached(sreq SummaryRequest, asked, est, kept int) (fit c
 
 // previousRequest is the request the provider saw last, as the prefix
 // record proves it (prefix_count.go): end is how many contents of c.raw it
-// held (0 when no such request is known), contents are its contents as
-// they were sent, and est its raw estimate with the system instruction and
-// tools.
+// held (0: none known), est its raw estimate with the system instruction.
 type previousRequest struct {
 	checked  bool
 	end      int
@@ -176,11 +157,9 @@ type previousRequest struct {
 	est      int
 }
 
-// lastRequest is the previous request, found once per compaction: known
-// when the prefix record matches and the request has contents after it;
-// its contents are the request's leading contents, pruned again to the
-// record's frontier if this call's pass moved it. One that ends at or
-// before the summary's cut, or past what a summary may cover, gives none.
+// lastRequest is the previous request, found once per compaction, pruned
+// again to the record's frontier if this call's pass moved it; none when
+// the record does not match or the request ends outside [c.first, c.cov].
 func (c *compaction) lastRequest() *previousRequest {
 	p := &c.previous
 	if p.checked {
@@ -208,10 +187,8 @@ func (c *compaction) lastRequest() *previousRequest {
 }
 
 // asCached is the request the compaction starts from as the provider cached
-// it, when this call's pruning pass moved the frontier past the recorded
-// one: the same contents pruned to the recorded frontier (nil when the pass
-// did not move it, or the record does not match). The contents a summary
-// keeps are pruned to the new frontier either way (keptTail).
+// it, pruned to the recorded frontier; nil when this call's pruning did not
+// move the frontier or the record does not match.
 func (c *compaction) asCached() []*genai.Content {
 	if !c.prefix.matched || c.prefix.rec.frontier == c.frontier {
 		return nil
@@ -227,9 +204,7 @@ func (c *compaction) asCached() []*genai.Content {
 }
 
 // prunedAsRecorded is the request's first lead contents (the injected
-// summary message) and its raw contents from the summary's cut up to n,
-// pruned to the frontier of the prefix record: as the previous request
-// sent them, where this call's pruning moved on.
+// summary message) and raw[cut:n], pruned to the prefix record's frontier.
 func (c *compaction) prunedAsRecorded(lead, n int) []*genai.Content {
 	sent := make([]*genai.Content, 0, lead+n-c.inj.cut)
 	sent = append(sent, c.orig[:lead]...)
@@ -237,12 +212,11 @@ func (c *compaction) prunedAsRecorded(lead, n int) []*genai.Content {
 	return pruneTo(c.est, c.prefix.rec.frontier, c.recall, c.raw[:n], sent)
 }
 
-// withPreviousSplit is the strategy's suffixes followed, when it helps, by
-// the pair-safe split at the end of the previous request (lastRequest): the
-// summary covers that request in the cached form and the contents added
-// since stay verbatim. It is offered only when the whole request's cached
-// form does not fit the summarizer's window, the previous request's does,
-// and the result fits under the threshold, so it costs no extra call.
+// withPreviousSplit adds to the strategy's suffixes the split at the end of
+// the previous request (lastRequest), summarized in the cached form with
+// the contents added since kept verbatim: only when the whole request's
+// cached form does not fit the summarizer's window, the previous request's
+// does, and the result fits under the threshold.
 func (c *compaction) withPreviousSplit(suffixes []int) []int {
 	if !c.cachedFormUsable() {
 		return suffixes

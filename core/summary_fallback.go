@@ -12,16 +12,13 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
-// The fallback summary (ARCHITECTURE.md, The summarizer): what the guard
-// sends in place of a summary when the summarizer fails, made from the
-// contents alone, with no model call.
+// The fallback summary (ARCHITECTURE.md, The summarizer): made from the
+// contents alone when the summarizer fails.
 
 // Sizes of the fallback summary.
 const (
-	// Shares of the fallback budget. Each section is bounded by its share,
-	// so a long list of requests cannot push out the tools, the todos or
-	// the earlier summary; what a section leaves unused goes to the user's
-	// requests.
+	// Shares of the fallback budget, so a long list of requests cannot push
+	// out the other sections; what a section leaves goes to the requests.
 	fallbackShareTodos = 0.15
 	fallbackShareTools = 0.10
 	fallbackShareModel = 0.10
@@ -36,15 +33,13 @@ const (
 	// summary message carries the continuation alone.
 	fallbackMinTokens = 16
 	// fitRetryThirds is how many thirds of the last cut each further try of
-	// fit keeps, from a first cut of textcut.BytesPerTokenGuess a token: larger
-	// steps than textcut.RetryPercent's, since the summary fits up to five
-	// sections in turn. fitMinBytes is the shortest cut it tries: below it
-	// nothing worth reading is left.
+	// fit keeps: larger steps than textcut.RetryPercent's, since up to five
+	// sections are fitted in turn. Below fitMinBytes nothing worth reading
+	// is left.
 	fitRetryThirds = 2
 	fitMinBytes    = 32
-	// fallbackLongHeadingDiv: the heading that says why the summary is
-	// mechanical is used while it takes at most a third of the budget;
-	// past that, the facts need the room, and a short heading is used.
+	// fallbackLongHeadingDiv: the long heading is used while it takes at
+	// most a third of the budget; past that the facts need the room.
 	fallbackLongHeadingDiv = 3
 )
 
@@ -63,9 +58,7 @@ func fallbackSummary(e tokenEstimator, cal calibration, prev string, cs []*genai
 	if w.tokens(head) > maxTokens/fallbackLongHeadingDiv {
 		head = "(automatic summary)\n"
 	}
-	if w.tokens(head) > maxTokens {
-		// A large calibration factor leaves no room even for the short
-		// heading.
+	if w.tokens(head) > maxTokens { // a large calibration factor
 		return ""
 	}
 	w.left = maxTokens - w.tokens(head)
@@ -82,13 +75,9 @@ func fallbackSummary(e tokenEstimator, cal calibration, prev string, cs []*genai
 // fallbackFacts is what the fallback summary lists of the contents it
 // covers.
 type fallbackFacts struct {
-	// requests are the text of the user's messages, oldest first.
-	requests []string
-	// lastModel is the model's last text.
+	requests  []string // the user's messages' text, oldest first
 	lastModel string
-	// calls are the tools called, in the order of their first call, and
-	// callCount how often each was.
-	calls     []string
+	calls     []string // the tools called, in the order of their first call
 	callCount map[string]int
 }
 

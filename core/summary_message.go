@@ -34,12 +34,10 @@ func isSummaryMessage(c *genai.Content) bool {
 }
 
 // summaryContent builds the one user message that stands for the summarized
-// contents: header, summary, with recall (the request declares the recall
-// tool) a note that the earlier conversation can be recalled, and (when
-// known) the continuation, which quotes the user's request and carries its
-// attachments as parts after the text, so the model sees them as the user
-// sent them and their tokens are counted with the message. Nil attachments
-// are skipped.
+// contents: header, summary, with recall a note that the earlier
+// conversation can be recalled, and the continuation quoting the user's
+// request, with its non-nil attachments as parts after the text so the
+// model sees them as the user sent them.
 func summaryContent(summary, userRequest string, recall bool, attachments ...*genai.Part) *genai.Content {
 	var b strings.Builder
 	b.Grow(len(summaryHeader) + len(summary) + len(userRequest) + len(continuationLead) + len(attachmentsNote) + len(recallNote) + 64)
@@ -52,12 +50,13 @@ func summaryContent(summary, userRequest string, recall bool, attachments ...*ge
 		b.WriteString("\n")
 		b.WriteString(recallNote)
 	}
-	n := 0
+	parts := make([]*genai.Part, 1, 1+len(attachments))
 	for _, p := range attachments {
 		if p != nil {
-			n++
+			parts = append(parts, p)
 		}
 	}
+	n := len(parts) - 1
 	if userRequest != "" || n > 0 {
 		b.WriteString("\n\n")
 		b.WriteString(continuationLead)
@@ -69,13 +68,7 @@ func summaryContent(summary, userRequest string, recall bool, attachments ...*ge
 			b.WriteString(attachmentsNote)
 		}
 	}
-	parts := make([]*genai.Part, 1, 1+n)
 	parts[0] = &genai.Part{Text: b.String()}
-	for _, p := range attachments {
-		if p != nil {
-			parts = append(parts, p)
-		}
-	}
 	return &genai.Content{Role: genai.RoleUser, Parts: parts}
 }
 
@@ -119,11 +112,9 @@ func quotesRequest(stored string, c *genai.Content) bool {
 
 // Bounds of the quoted request.
 const (
-	// continuationShare: the quoted request's text may take up to
-	// 1/continuationShare of the room the system instruction and tools leave
-	// under the threshold, and is quoted in full within it. The other half
-	// is the summary's and the newest contents'; a larger request keeps its
-	// head and tail.
+	// continuationShare: the quoted request may take 1/continuationShare of
+	// the room under the threshold; the other half is the summary's and the
+	// newest contents'.
 	continuationShare = 2
 	// minContinuationTokens is the least a request is quoted with, however
 	// full the window: its head and tail still say what the task is.
@@ -132,9 +123,8 @@ const (
 	minContinuationBytes = 64
 )
 
-// continuationBound is the most tokens (calibrated) the quoted request may
-// take in a request under threshold: 1/continuationShare of the room under
-// it that the system instruction and tools (m.fixed) leave.
+// continuationBound is the most calibrated tokens the quoted request may
+// take in a request under threshold.
 func continuationBound(m measure, threshold int) int {
 	m = m.calibrated()
 	return max((threshold-m.cal.scale(m.fixed))/continuationShare, minContinuationTokens)
@@ -150,7 +140,7 @@ func (m measure) calibrated() measure {
 }
 
 // boundContinuation quotes s in full when it fits continuationBound, else
-// keeps its head and tail (truncateMiddle) cut to fit.
+// its head and tail.
 func boundContinuation(m measure, threshold int, s string) string {
 	maxTokens := continuationBound(m, threshold)
 	m = m.calibrated()
@@ -168,10 +158,8 @@ func boundContinuation(m measure, threshold int, s string) string {
 	return textcut.Middle(s, minContinuationBytes)
 }
 
-// message is the summary message for summary and the quoted request,
-// carrying the attachments of cur (the user's current request, when the
-// summary stands for it; nil otherwise), and saying how to recall with
-// recall. It is memoized per session while they are unchanged, so the
+// message is summaryContent with the attachments of cur (the user's request
+// when the summary stands for it, else nil), memoized per session so the
 // steady state neither rebuilds nor recounts it.
 func (m *summaryMemo) message(summary, request string, recall bool, cur *genai.Content) *genai.Content {
 	atts := convo.RequestAttachments(cur)

@@ -10,12 +10,9 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 )
 
-// Incremental counting (ARCHITECTURE.md, Counting). ADK deep-copies each
-// content every step, but the copies' strings share the session events'
-// bytes, so a content is keyed without reading them (contentid.Key: its
-// strings by address, its shape, numbers and map keys, its bytes by CRC).
-// An entry pins its content so no address its key names is reused; any
-// change to a content changes its key.
+// Incremental counting (ARCHITECTURE.md, Counting): a content is keyed
+// without reading its strings (contentid.Key); an entry pins its content so
+// no address its key names is reused.
 
 // countCache holds the per-content counts of one session.
 type countCache struct {
@@ -24,8 +21,7 @@ type countCache struct {
 	fps     map[uint64]uncountedFingerprint
 	gen     uint32
 	live    int // entries touched in the current generation
-	// bytes is what the entries retain, about (contentRetained).
-	bytes int
+	bytes   int // what the entries retain, about (contentRetained)
 }
 
 // declEntry is the cached count of one tool declaration, whose strings and
@@ -44,9 +40,8 @@ type countEntry struct {
 	fp     string // fingerprint, computed on first use
 	gen    uint32
 	size   int // bytes retained by pinning the content (contentRetained)
-	// pruned is the content's tool-result-pruned copy, built on first use
-	// (WithToolResultPruning); prunedRecall its copy for a request that
-	// declares the recall tool, whose placeholders say how to recall.
+	// pruned is the content's pruned copy, built on first use;
+	// prunedRecall its copy for a request that declares the recall tool.
 	pruned, prunedRecall *prunedContent
 }
 
@@ -211,9 +206,8 @@ func (ce cachedEstimator) prefetch(cs []*genai.Content) {
 	}
 }
 
-// fingerprint is the content's fingerprint, cached with its count, or with
-// the few of contents not counted (the watermark of a summary lies in the
-// prefix a matching record spares counting).
+// fingerprint is the content's fingerprint, cached with its count, or
+// among the few of contents not counted (a watermark in a matched prefix).
 func (ce cachedEstimator) fingerprint(x *genai.Content) string {
 	k, ok := cacheKey(ce.salt, x)
 	if !ok {

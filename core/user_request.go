@@ -10,10 +10,8 @@ import (
 // the request are core/internal/convo's).
 
 // coveredRequest is the user's current request when a summary cutting the
-// contents at cut stands for it: the request lies before cut, or nowhere in
-// the contents. It is nil when the request is sent verbatim after the cut,
-// or there is none. A summary message built for cut carries its attachments
-// (summaryMessage).
+// contents at cut stands for it (the request lies before cut, or nowhere in
+// the contents), else nil; the summary message carries its attachments.
 func (v *callView) coveredRequest(cut int) *genai.Content {
 	if v.betweenTurns {
 		// The next turn's request comes after the summary, verbatim.
@@ -27,9 +25,8 @@ func (v *callView) coveredRequest(cut int) *genai.Content {
 }
 
 // boundedUserRequest is the continuation's text: the user's current request
-// (convo.CurrentRequest), its attachments named, quoted in full when it fits
-// its bound (continuationBound) and by head and tail beyond it, so that a
-// request larger than the window still leaves room for the summary.
+// with its attachments named, bounded (boundContinuation) so that a request
+// larger than the window still leaves room for the summary.
 func (v *callView) boundedUserRequest() string {
 	return boundContinuation(v.measure, v.lim.threshold, continuationText(v.coveredRequest(len(v.raw))))
 }

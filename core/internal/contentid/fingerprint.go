@@ -143,9 +143,7 @@ type containerID struct {
 
 // fpValue hashes a JSON-like value as its JSON round trip would be (keys
 // sorted, numbers as float64, typed values lifted), so a content reloaded
-// from a database hashes as stored. It keeps its own stack, hashes a
-// reference back to a container on its path as "<cycle>", and stops at
-// maxFingerprintNodes.
+// from a database hashes as stored; a cycle hashes as "<cycle>".
 func (s *identity) fpValue(v any) {
 	var w fpWalk
 	w.open(s, v)
@@ -344,9 +342,8 @@ func asFloat(v any) (float64, bool) {
 	return 0, false
 }
 
-// fastHashBytes is the length from which a chain hashes a string or byte
-// slice with crcFold (about 12 GB/s) instead of FNV-64a (3.5 GB/s): below
-// it the call costs more than it saves.
+// fastHashBytes is the length from which a chain hashes with crcFold (about
+// 12 GB/s) instead of FNV-64a (3.5 GB/s): below it the call costs more.
 const fastHashBytes = 64
 
 // castagnoli is the CRC-32C table, computed with the CPU's instructions.

@@ -68,10 +68,9 @@ func Key(c *genai.Content) (uint64, bool) {
 }
 
 // DeclKey is the identity key of a function declaration: its strings and
-// schemas by address (and a map schema's length). Tools build their
-// schemas once, so walking them every call would only cost time; a schema
-// edited in place keeps its old count until the cache drops it. ok is
-// false for a schema that is not pointer-shaped.
+// schemas by address, as tools build their schemas once (one edited in
+// place keeps its old count until the cache drops it); ok is false for a
+// schema that is not pointer-shaped.
 func DeclKey(d *genai.FunctionDeclaration) (uint64, bool) {
 	k := Keyer{h: keySeedDecl}
 	k.str(d.Name)

@@ -11,12 +11,10 @@ import (
 )
 
 // Tape is the recorded identity of a run of contents, which verifies a
-// later copy without hashing its strings (ARCHITECTURE.md, Counting). ADK
-// deep-copies every content for every call, but the copies' strings share
-// the events' bytes; Go strings are immutable and the tape keeps those it
-// recorded alive, so a string at a recorded address and length holds the
-// recorded bytes. A map matches when it has the recorded length and every
-// recorded key's value matches; byte slices are compared by crcFold.
+// later copy without hashing its strings (ARCHITECTURE.md, Counting): the
+// tape keeps the strings it recorded alive, so a string at a recorded
+// address and length holds the recorded bytes. Byte slices are compared by
+// crcFold.
 type Tape struct {
 	words []uint64
 	strs  []string
@@ -37,9 +35,8 @@ const (
 	strHeaderBytes = int(unsafe.Sizeof(""))
 )
 
-// Grow makes room for about n more records (wordsPerContent and
-// strsPerContent: a text's or a call's), so that recording a whole history
-// allocates once.
+// Grow makes room for about n more records, so that recording a whole
+// history allocates once.
 func (t *Tape) Grow(n int) {
 	const wordsPerContent, strsPerContent = 12, 6
 	t.words = slices.Grow(t.words, n*wordsPerContent)
@@ -83,10 +80,8 @@ func (t *Tape) Match(c *genai.Content, from, to Mark) bool {
 	return s.tapeContent(c) && !s.bad && s.at == to
 }
 
-// A record starts with how the content was walked: short, by tapePart,
-// when its parts hold only texts, thoughts, signatures, calls and
-// responses (a session's common contents), else by walkContent, which
-// knows every field.
+// A record starts with how the content was walked: short, by tapePart, for
+// a session's common contents (shortParts), else by walkContent.
 const (
 	tapeShort = 1
 	tapeFull  = 2
@@ -228,11 +223,11 @@ func (s *identity) tapeValue(m map[string]any) bool {
 	return s.tapeAny(m, 0, &budget)
 }
 
-// tapeAny records or verifies a JSON-like value: its shape, numbers and
-// strings, an object's keys before their values (a key sums its entries'
-// keys, in any order; a verification looks the recorded keys up). budget
-// is the values it may still visit. False past the bounds, for a type the
-// tape does not know, or at a difference.
+// tapeAny records or verifies a JSON-like value, an object's keys before
+// their values (a key sums its entries' keys, in any order; a verification
+// looks the recorded keys up); budget is the values it may still visit.
+// False past the bounds, for a type the tape does not know, or at a
+// difference.
 func (s *identity) tapeAny(v any, depth int, budget *int) bool {
 	*budget--
 	if depth > maxKeyDepth || *budget < 0 || s.bad {
