@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"math"
 
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 	"google.golang.org/genai"
 )
 
@@ -35,7 +36,7 @@ type turn struct {
 	// (configHash).
 	config uint64
 	sess   *sessionEntry
-	lim    limits
+	lim    window.Limits
 	inj    injection
 	base   *slog.Logger
 	logger *slog.Logger // base with agent and session, built on first use
@@ -97,7 +98,7 @@ type callInput struct {
 // decides for itself (recovery.go): the limits it compacts to and the
 // calibration the provider's own count gives.
 type rejection struct {
-	lim limits
+	lim window.Limits
 	cal calibration
 }
 
@@ -220,7 +221,7 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	s := g.decide(t, cs)
 	sess.rememberCall(cfg, t.req, mode, max(t.before, t.prev.summarizedAt))
 	t.inj.reanchor(t.prev, &s.next)
-	s.next.window, s.next.threshold = t.lim.window, t.lim.threshold
+	s.next.window, s.next.threshold = t.lim.Window, t.lim.Threshold
 	s.next.maxOutput = maxOutputTokens(&req)
 	recordUsage(t.cal, &s.next)
 	g.prep.noteGrowth(t, mem, &s)
@@ -280,11 +281,11 @@ type judged struct {
 // floor: the irreducible part is too large), halfway from where it got to
 // the room left, so the guard compacts again only once the conversation
 // has grown by that much.
-func tokenTrigger(lim limits, floor int) int {
-	if room := lim.room(); floor > lim.threshold && floor < room {
-		return lim.halfwayToRoom(floor)
+func tokenTrigger(lim window.Limits, floor int) int {
+	if room := lim.Room(); floor > lim.Threshold && floor < room {
+		return lim.HalfwayToRoom(floor)
 	}
-	return lim.threshold
+	return lim.Threshold
 }
 
 // pruneAndCount prunes cs to the stored frontier, or further when that
@@ -361,7 +362,7 @@ func (g *Guard) compactDue(t *turn, cs []*genai.Content, next guardState, reason
 	if skip {
 		return step{contents: cs, next: next}
 	}
-	args := append([]any{"reason", reason, "tokens", t.before, "threshold", t.lim.threshold, "window", t.lim.window,
+	args := append([]any{"reason", reason, "tokens", t.before, "threshold", t.lim.Threshold, "window", t.lim.Window,
 		"strategy", t.cfg.policy.name(), "contents", len(t.raw)}, why...)
 	msg := "contextguard: trigger reached; compacting"
 	if t.betweenTurns {

@@ -13,6 +13,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // filler is size bytes of token-dense text (identifiers and numbers, about
@@ -324,7 +325,7 @@ func TestBeforeModel_SteadyCallAllocations(t *testing.T) {
 // compaction that could not get below it, only once the request has grown
 // halfway from where that compaction got to the room left.
 func TestDecide_Trigger(t *testing.T) {
-	lim := newLimits(10_000) // threshold 8,000; no output room kept
+	lim := window.New(10_000) // threshold 8,000; no output room kept
 	cases := []struct {
 		name  string
 		floor int

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // costlyMessageExtra is what the provider of TestBetweenTurns_MessageCost
@@ -88,11 +89,11 @@ func TestBetweenTurns_MessageCost(t *testing.T) {
 					require.Empty(t, events, "run %d: far from the trigger", run)
 				}
 			}
-			lim := newLimits(betweenTurnsWindow)
+			lim := window.New(betweenTurnsWindow)
 			next := sat.Scale(testEst.content(userMsg("run 3: what does this screenshot show?")), maxCorrection)
-			require.Less(t, sat.Scale(real+next, betweenTurnsMargin), lim.threshold,
+			require.Less(t, sat.Scale(real+next, betweenTurnsMargin), lim.Threshold,
 				"test setup: judged by its estimate, the next message leaves the request under the trigger")
-			require.Greater(t, real+costlyMessageExtra, lim.threshold,
+			require.Greater(t, real+costlyMessageExtra, lim.Threshold,
 				"test setup: a costly next message takes it past the trigger")
 
 			if !tt.wantBetween {

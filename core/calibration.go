@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 
 	"google.golang.org/genai"
 )
@@ -222,7 +223,7 @@ func (r *reports) recordReport(c Call, sio stateIO, st State, real int) {
 	}
 	rep := report{real: real, estimate: sio.num(st, keyLastEstimate), learned: prev.providerRatio, suspect: prev.suspectRatio}
 	if prev.window > 0 {
-		rep.hardLimit = newLimits(prev.window).hardLimit()
+		rep.hardLimit = window.New(prev.window).HardLimit()
 	}
 	v := rep.judge()
 	next := prev

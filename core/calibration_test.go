@@ -13,6 +13,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // TestReportJudge: what provider counts are believed for, for a request
@@ -20,7 +21,7 @@ import (
 // (count) and the session's learned ratio (learn).
 func TestReportJudge(t *testing.T) {
 	const est = 10_000
-	hard := newLimits(128_000).hardLimit()
+	hard := window.New(128_000).HardLimit()
 	tests := []struct {
 		name      string
 		real      int

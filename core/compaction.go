@@ -11,6 +11,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // The compaction every strategy shares: its start (the span, the budget),
@@ -41,7 +42,7 @@ type compactionStrategy interface {
 // and the invocation's user message (coveredRequest).
 type callView struct {
 	measure
-	lim          limits
+	lim          window.Limits
 	inj          injection
 	before       int
 	floor        int
@@ -162,7 +163,7 @@ func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, next guardState, s
 		return nil, trimToCurrentRequest(t, next)
 	}
 	c.clock, c.tel = g.clock, g.tel
-	c.sumWindow = g.summarizerWindow(c.cfg, c.req.Model, c.lim.window, c.log)
+	c.sumWindow = g.summarizerWindow(c.cfg, c.req.Model, c.lim.Window, c.log)
 	c.todos = loadTodos(t.ro)
 	c.input = newSummarizerInput(c.measure, c.log, c.sumWindow, c.budget, c.prevSummary, extraParts{
 		instructions: c.cfg.instructions, focus: t.focus, hook: t.hookInstructions, userRequest: c.userReq, todos: c.todos})
@@ -203,8 +204,8 @@ func (c *compaction) irreducible(n int) (int, error) {
 	if c.rejected {
 		n = c.cal.scale(n)
 	}
-	if n > c.lim.hardLimit() {
-		return n, irreducibleError(n, c.lim.window)
+	if n > c.lim.HardLimit() {
+		return n, irreducibleError(n, c.lim.Window)
 	}
 	return n, nil
 }
@@ -219,7 +220,7 @@ func (c *compaction) nothingToDo() (step, bool) {
 	if _, err := c.irreducible(c.rawBare); err != nil {
 		if c.floor != c.bare {
 			c.log.Error("contextguard: the system instruction, tools and current request alone exceed the context window; nothing the guard can cut will make the request fit",
-				"irreducible_tokens", c.bare, "threshold", c.lim.threshold, "window", c.lim.window)
+				"irreducible_tokens", c.bare, "threshold", c.lim.Threshold, "window", c.lim.Window)
 		}
 		done.next.floor = c.bare
 		done.next.lastEstimate = c.origEst
@@ -233,7 +234,7 @@ func (c *compaction) nothingToDo() (step, bool) {
 	var n int
 	if n, done.err = c.irreducible(c.origEst); done.err != nil {
 		c.log.Error("contextguard: the request exceeds the context window and holds nothing the guard can summarize",
-			"tokens", n, "window", c.lim.window)
+			"tokens", n, "window", c.lim.Window)
 	}
 	return done, true
 }
@@ -248,8 +249,8 @@ func (c *compaction) open(strategy Strategy, reason string) {
 		Strategy:     strategy,
 		Reason:       reason,
 		TokensBefore: c.before,
-		Threshold:    c.lim.threshold,
-		Window:       c.lim.window,
+		Threshold:    c.lim.Threshold,
+		Window:       c.lim.Window,
 		Ran:          c.betweenTurns.ran(),
 	}
 }
@@ -273,12 +274,12 @@ func (c *compaction) compactWith(s compactionStrategy, reason string) step {
 		o := c.summarizeSpan(split, false, func(summary string) []*genai.Content {
 			return c.keptTail(split, summary)
 		})
-		if o.newCount <= c.lim.threshold {
+		if o.newCount <= c.lim.Threshold {
 			o.watermark = split
 			return c.finish(o)
 		}
 		c.log.Info("contextguard: the kept turns do not fit beside the summary; keeping fewer",
-			"tokens_after", o.newCount, "threshold", c.lim.threshold, "window", c.lim.window, "kept_contents", len(c.raw)-split)
+			"tokens_after", o.newCount, "threshold", c.lim.Threshold, "window", c.lim.Window, "kept_contents", len(c.raw)-split)
 	}
 	return c.finish(c.fullSummary())
 }
@@ -327,15 +328,15 @@ func trimToCurrentRequest(t *turn, next guardState) step {
 	if mem := t.sess.memory(t.cfg.name); !mem.trimmed {
 		mem.trimmed = true
 		t.log().Warn("contextguard: the system instruction and tools leave no room for a summary; sending only the newest contents from the user's current request on",
-			"tokens_after", t.cal.scale(est), "threshold", t.lim.threshold, "window", t.lim.window, "kept_contents", len(cs))
+			"tokens_after", t.cal.scale(est), "threshold", t.lim.Threshold, "window", t.lim.Window, "kept_contents", len(cs))
 	}
 	next.floor = 0
 	next.realTokens = 0
 	next.lastEstimate = est
 	next.prefixKept, next.invalidated = prefixKept(t.measure, &t.prefix, t.prev.lastEstimate, cs, est, 0)
 	s := step{contents: cs, next: next}
-	if n := t.irreducibleSize(est); n > t.lim.hardLimit() {
-		s.err = irreducibleError(n, t.lim.window)
+	if n := t.irreducibleSize(est); n > t.lim.HardLimit() {
+		s.err = irreducibleError(n, t.lim.Window)
 	}
 	return s
 }

@@ -106,7 +106,7 @@ func (s slidingWindow) turnsDue(v callView, cs []*genai.Content) (turns int, due
 	if off := len(cs) - (len(v.raw) - from); off >= 0 {
 		span = cs[off : off+split-from]
 	}
-	need := min(max(v.lim.buffer/2, slidingMinSpanFloor), slidingMinSpanCap)
+	need := min(max(v.lim.Buffer/2, slidingMinSpanFloor), slidingMinSpanCap)
 	if !v.inj.injected {
 		// The first summary message also adds its header and continuation.
 		atts := convo.RequestAttachments(v.coveredRequest(split))
@@ -122,7 +122,7 @@ func (s slidingWindow) turnsDue(v callView, cs []*genai.Content) (turns int, due
 // (the newest turn alone may take all of it in a compaction for turns).
 func (s slidingWindow) suffixes(c *compaction, reason string) []int {
 	starts := turnStarts(c.raw, c.first, c.cov)
-	room := c.lim.threshold - c.bare - c.budget
+	room := c.lim.Threshold - c.bare - c.budget
 	share := int(float64(room) * slidingTailShare)
 
 	var splits []int

@@ -23,6 +23,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // swTurn is one turn of a synthetic history: a user message, a tool call and
@@ -217,8 +218,8 @@ func fillerOf(target, seed int) string {
 // compaction always fits; this takes a token-triggered one, with a system
 // prompt that leaves little room under the threshold.
 func TestSlidingWindow_TailShrinks(t *testing.T) {
-	const window = 100_000 // threshold 80k, buffer 20k
-	lim := newLimits(window)
+	const win = 100_000 // threshold 80k, buffer 20k
+	lim := window.New(win)
 	cal := newCalibration(guardState{}, testEst)
 	user := "U4-MARK go on"
 
@@ -229,7 +230,7 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	probe.Config.SystemInstruction = system
 	bare := cal.scale(requestTokens(testEst, engineReq(probe)) - contentsTokens(testEst, probe.Contents) + testEst.content(summaryContent("", user, false)))
 	budget := summaryBudget(lim, bare, 0)
-	room := lim.threshold - bare - budget
+	room := lim.Threshold - bare - budget
 	share := int(float64(room) * slidingTailShare)
 
 	// Three large turns to summarize (at least twice the budget, so the
@@ -262,9 +263,9 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	}
 	told := cal.unscale(budget)
 	predicted := bare + cal.scale(testEst.text(long(told))) + tail2
-	t.Logf("bare %d, budget %d, room %d, share %d, kept %d, predicted %d, threshold %d", bare, budget, room, share, tail2, predicted, lim.threshold)
+	t.Logf("bare %d, budget %d, room %d, share %d, kept %d, predicted %d, threshold %d", bare, budget, room, share, tail2, predicted, lim.Threshold)
 	require.LessOrEqual(t, tail2, share, "test setup: two turns must fit their share")
-	require.Greater(t, predicted, lim.threshold+200, "test setup: the long summary must not fit beside two turns")
+	require.Greater(t, predicted, lim.Threshold+200, "test setup: the long summary must not fit beside two turns")
 
 	rs := &recordingSummarizer{reply: func(n int, req SummaryRequest) (string, error) {
 		if n == 1 {
@@ -276,7 +277,7 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	logs := &logBuffer{}
 	g := newGuard(NewCrushRegistry(WithRegistryLogger(logs.logger())), WithLogger(logs.logger()),
 		WithOnCompaction(func(_ context.Context, e CompactionEvent) { events = append(events, e) }))
-	g.addModel("a", nil, WithSummarizer(rs), WithSlidingWindow(4), WithMaxTokens(window))
+	g.addModel("a", nil, WithSummarizer(rs), WithSlidingWindow(4), WithMaxTokens(win))
 	require.NoError(t, g.Err())
 	ctx := newFakeCtx("a").withUser(user)
 	req := request(raw...)
@@ -302,7 +303,7 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(text, continuationLead), "one continuation after a retry")
 	assert.Contains(t, text, "SHORT-SUMMARY")
 	assert.NotContains(t, text, long(told)[:100])
-	assert.LessOrEqual(t, events[0].TokensAfter, lim.threshold)
+	assert.LessOrEqual(t, events[0].TokensAfter, lim.Threshold)
 }
 
 // TestSlidingWindow_FullSummaryWhenNewestTurnTooLarge: when even the newest

@@ -25,7 +25,7 @@ func (tailRetention) name() Strategy { return StrategyTailRetention }
 func (tailRetention) due(callView, []*genai.Content) (string, []any) { return "", nil }
 
 func (s tailRetention) suffixes(c *compaction, _ string) []int {
-	limit := min(sat.Scale(c.lim.window, s.fraction), c.lim.threshold-c.bare-c.budget)
+	limit := min(sat.Scale(c.lim.Window, s.fraction), c.lim.Threshold-c.bare-c.budget)
 	// The longest suffix within limit that leaves something to summarize
 	// after the previous watermark.
 	from, tail := len(c.raw), 0

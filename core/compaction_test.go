@@ -13,6 +13,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // slidingDue builds a history of six turns whose first four (what a
@@ -139,7 +140,7 @@ func TestSummaryLength_AskedAgainOnlyWhenTheRequestWouldNotFit(t *testing.T) {
 				assert.Less(t, reqs[k].SummaryTokens, reqs[k-1].SummaryTokens, "call %d asks for less", k+1)
 			}
 			assert.Contains(t, textcut.ContentText(req.Contents[0]), tc.wantInReq)
-			assert.LessOrEqual(t, e.TokensAfter, newLimits(8_000).threshold)
+			assert.LessOrEqual(t, e.TokensAfter, window.New(8_000).Threshold)
 		})
 	}
 }
@@ -151,7 +152,7 @@ func TestSummaryLength_AskedAgainOnlyWhenTheRequestWouldNotFit(t *testing.T) {
 // it is, or refused when it is known not to fit; anything to summarize
 // goes on to the summary.
 func TestCompaction_NothingToDo(t *testing.T) {
-	const window = 10_000
+	const win = 10_000
 	continuation := userMsg(convo.SyntheticContinuations[0])
 	history := []*genai.Content{userMsg("read the log"), modelMsg("it says the disk is full"), userMsg("free some space")}
 	huge := []*genai.Content{userMsg(strings.Repeat("lorem ipsum dolor ", 20_000))}
@@ -164,14 +165,14 @@ func TestCompaction_NothingToDo(t *testing.T) {
 		wantFloor bool
 	}{
 		{name: "something to summarize: it goes on", raw: history, cs: history},
-		{name: "instruction and tools past the window: refused, floor set", raw: history, cs: history, fixed: 3 * window, wantStop: true, wantErr: true, wantFloor: true},
+		{name: "instruction and tools past the window: refused, floor set", raw: history, cs: history, fixed: 3 * win, wantStop: true, wantErr: true, wantFloor: true},
 		{name: "only the adapter's continuation, fitting: sent as it is", raw: []*genai.Content{continuation}, cs: []*genai.Content{continuation}, wantStop: true},
 		{name: "only the adapter's continuation, past the window: refused", raw: []*genai.Content{continuation}, cs: huge, wantStop: true, wantErr: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := newTestTurn(request(tc.raw...), guardState{}, quietLogger)
-			tr.lim, tr.cal = newLimits(window), newCalibration(guardState{}, testEst)
+			tr.lim, tr.cal = window.New(win), newCalibration(guardState{}, testEst)
 			if tc.fixed > 0 {
 				tr.fixed = tc.fixed
 			}
@@ -184,7 +185,7 @@ func TestCompaction_NothingToDo(t *testing.T) {
 				require.NoError(t, done.err)
 			}
 			if tc.wantFloor {
-				require.Greater(t, c.bare, 3*window, "the calibrated irreducible part")
+				require.Greater(t, c.bare, 3*win, "the calibrated irreducible part")
 				assert.Equal(t, c.bare, done.next.floor, "no compaction until the request outgrows its irreducible part")
 			} else {
 				assert.Zero(t, done.next.floor)

@@ -448,7 +448,7 @@ func FuzzBeforeModel(f *testing.F) {
 		default:
 			req.Config = &genai.GenerateContentConfig{Tools: []*genai.Tool{{FunctionDeclarations: []*genai.FunctionDeclaration{{Name: r.name(), Description: r.str(100)}}}}}
 		}
-		window := g.limits(g.agent("a"), modelName).window
+		window := g.limits(g.agent("a"), modelName).Window
 		check := func(step string, raw []*genai.Content, req *Request, err error) {
 			t.Helper()
 			if err != nil {

@@ -88,9 +88,9 @@ func outputNearWindow(cfg *Agent, st guardState, resp *Response) (prompt, output
 		prompt = sat.Scale(st.lastEstimate, max(defaultCorrection, float64(st.providerRatio)/ratioScale))
 	}
 	if output <= 0 {
-		output = lim.buffer
+		output = lim.Buffer
 	}
-	return prompt, output, lim.threshold, sat.Add(prompt, output) >= lim.threshold
+	return prompt, output, lim.Threshold, sat.Add(prompt, output) >= lim.Threshold
 }
 
 // plausibleOutput is n, the output count a provider reported for a response

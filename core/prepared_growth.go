@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // When to prepare a summary (ARCHITECTURE.md, One model call): every call
@@ -91,12 +92,12 @@ func sentRequest(t *turn, s *step) (prepareCandidate, bool) {
 
 // preparesAt is the count at which the agent prepares its summary
 // (WithEarlyCompaction).
-func (c *Agent) preparesAt(lim limits) float64 {
+func (c *Agent) preparesAt(lim window.Limits) float64 {
 	f := DefaultEarlyCompaction
 	if c.early > 0 {
 		f = c.early
 	}
-	return float64(lim.threshold) * f
+	return float64(lim.Threshold) * f
 }
 
 // inlineReason is why a compaction for reason in this call runs inline

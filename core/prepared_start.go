@@ -78,7 +78,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 	mem.unprepared = InlinePreparedUnusable // should the next call not use it
 	g.prep.started.Add(1)
 	t.log().Info("contextguard: preparing the summary while tools run",
-		"tokens", cand.before, "threshold", cand.lim.threshold, "contents", end-comp.first, "kept_contents", comp.cov-end)
+		"tokens", cand.before, "threshold", cand.lim.Threshold, "contents", end-comp.first, "kept_contents", comp.cov-end)
 	go g.runPrepared(t, comp, p)
 }
 
@@ -109,7 +109,7 @@ func preparedRequest(c *compaction, cand prepareCandidate, tail int) int {
 // make is likely to leave room for one more such step under the threshold
 // (leavesRoom).
 func fitsPrepared(c *compaction, cand prepareCandidate, tail int) bool {
-	return leavesRoom(preparedRequest(c, cand, tail), cand.growth, cand.lim.threshold)
+	return leavesRoom(preparedRequest(c, cand, tail), cand.growth, cand.lim.Threshold)
 }
 
 // leavesRoom reports whether a request of count n leaves room under the

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // Summaries prepared while tools run (ARCHITECTURE.md, One model call,
@@ -233,8 +234,8 @@ func (p *preparedSummary) settle(ctx context.Context, n *atomic.Int64, outcome s
 // room (as decide lets a request go) while freeing at least a summary's
 // length (budget). Without that length, a request just past the threshold
 // could be "compacted" to a larger one, again and again.
-func preparedFits(lim limits, n, before, budget int) bool {
-	return n <= lim.threshold || (n <= lim.halfwayToRoom(lim.threshold) && sat.Add(n, budget) <= before)
+func preparedFits(lim window.Limits, n, before, budget int) bool {
+	return n <= lim.Threshold || (n <= lim.HalfwayToRoom(lim.Threshold) && sat.Add(n, budget) <= before)
 }
 
 // errPreparedTimeout ends the wait for a prepared summary.

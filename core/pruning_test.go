@@ -17,6 +17,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // pruneTurn builds a tool-heavy test turn: a user request, a call and its
@@ -39,10 +40,10 @@ func pruneHistory(n, size int) []*genai.Content {
 }
 
 // pruneTestTurn is a turn of an agent with pruning over cs in a window.
-func pruneTestTurn(cs []*genai.Content, keep, window int, cache *countCache) *turn {
+func pruneTestTurn(cs []*genai.Content, keep, win int, cache *countCache) *turn {
 	t := newTestTurn(request(cs...), guardState{}, slog.New(slog.DiscardHandler))
 	t.cfg.pruneKeep = keep
-	t.lim = newLimits(window)
+	t.lim = window.New(win)
 	if cache != nil {
 		t.sess.cache = cache
 		t.est.cache = cache
@@ -179,7 +180,7 @@ func TestPruning_AvoidsTheSummarizer(t *testing.T) {
 	g, _ := newTestGuard(t, sum, WithMaxTokens(32_000), WithToolResultPruning(0))
 	ctx := newFakeCtx("a").withUser("U9-MARK latest")
 	raw := append(pruneHistory(14, 5_000), userMsg("U9-MARK latest"))
-	require.Greater(t, newCalibration(guardState{}, testEst).count(requestTokens(testEst, engineReq(request(raw...)))), newLimits(32_000).threshold, "test setup: over the trigger unpruned")
+	require.Greater(t, newCalibration(guardState{}, testEst).count(requestTokens(testEst, engineReq(request(raw...)))), window.New(32_000).Threshold, "test setup: over the trigger unpruned")
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
@@ -332,7 +333,7 @@ func TestPruning_OverTheTriggerFreesAllItCan(t *testing.T) {
 	g, _ := newTestGuard(t, sum, WithMaxTokens(32_000), WithToolResultPruning(0), WithPruningMinFree(31_999))
 	ctx := newFakeCtx("a").withUser("U9-MARK latest")
 	raw := append(pruneHistory(14, 5_000), userMsg("U9-MARK latest"))
-	require.Greater(t, newCalibration(guardState{}, testEst).count(requestTokens(testEst, engineReq(request(raw...)))), newLimits(32_000).threshold, "test setup: over the trigger unpruned")
+	require.Greater(t, newCalibration(guardState{}, testEst).count(requestTokens(testEst, engineReq(request(raw...)))), window.New(32_000).Threshold, "test setup: over the trigger unpruned")
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)

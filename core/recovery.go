@@ -6,6 +6,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // Recovery from a provider's overflow error (ARCHITECTURE.md, Recovery): the
@@ -37,7 +38,7 @@ func (g *Guard) recoverOverflow(c Call, st State, ro StateReader, cfg *Agent, re
 		// the part no compaction can shrink (for example an attachment it
 		// charges far above the estimate).
 		logger.Error("contextguard: the provider rejected the user's current request itself; nothing the guard can cut will make it fit")
-		return nil, fmt.Errorf("%w: the provider rejected the user's current request, which is all the request holds", irreducibleError(max(ov.Tokens, ov.Limit+1), overflowWindow(ov, g.limits(cfg, req.Model).window)))
+		return nil, fmt.Errorf("%w: the provider rejected the user's current request, which is all the request holds", irreducibleError(max(ov.Tokens, ov.Limit+1), overflowWindow(ov, g.limits(cfg, req.Model).Window)))
 	}
 
 	creq, ev, err := g.handleOverflow(c, st, ro, cfg, req, ov, logger)
@@ -66,7 +67,7 @@ func (g *Guard) recoveryFailed(c Call, st State, cfg *Agent, rec *Recovery, err 
 		g.rememberOverflow(c, st, cfg, creq, again, logger)
 		if onlyCurrentRequest(c, creq) {
 			logger.Error("contextguard: the recovery model rejected the summary and the user's current request alone; nothing the guard can cut will make it fit")
-			return fmt.Errorf("%w: the summary and the user's current request alone were rejected by the recovery model", irreducibleError(max(again.Tokens, again.Limit+1), overflowWindow(again, g.limits(cfg, creq.Model).window)))
+			return fmt.Errorf("%w: the summary and the user's current request alone were rejected by the recovery model", irreducibleError(max(again.Tokens, again.Limit+1), overflowWindow(again, g.limits(cfg, creq.Model).Window)))
 		}
 	}
 	logger.Error("contextguard: the recovery model failed; returning the provider's error",
@@ -163,7 +164,7 @@ func (g *Guard) plausibleOverflow(sess *sessionEntry, cfg *Agent, req *Request, 
 	}
 	bound, window, estimate := maxKnownWindow, 0, 0
 	if req != nil {
-		window = g.requestLimits(cfg, req).window
+		window = g.requestLimits(cfg, req).Window
 		bound = max(bound, window)
 		window = overflowWindow(ov, window)
 		estimate = requestTokens(sess.estimator(cfg, req.Model), req)
@@ -234,9 +235,9 @@ func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent,
 	creq := withContents(*req, raw)
 
 	lim := g.requestLimits(cfg, req)
-	window := lim.window
-	if ov.Limit > 0 && ov.Limit < window {
-		window = ov.Limit
+	win := lim.Window
+	if ov.Limit > 0 && ov.Limit < win {
+		win = ov.Limit
 	}
 	// The session learns the provider's ratio from the rejection; it rides
 	// on the recovery response with the compaction.
@@ -246,16 +247,16 @@ func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent,
 	}
 	real := ov.Tokens
 	if real <= 0 {
-		real = max(sat.Add(window, 1), sat.Scale(sent, float64(learned.providerRatio)/ratioScale))
+		real = max(sat.Add(win, 1), sat.Scale(sent, float64(learned.providerRatio)/ratioScale))
 	}
-	rej := &rejection{lim: limits{window: window, buffer: window - window/2, threshold: window / 2}}
-	if lo, ok := rej.lim.withOutput(lim.output); ok {
+	rej := &rejection{lim: window.Limits{Window: win, Buffer: win - win/2, Threshold: win / 2}}
+	if lo, ok := rej.lim.WithOutput(lim.Output); ok {
 		rej.lim = lo
 	}
 	rej.cal = newCalibration(guardState{realTokens: real, lastEstimate: sent}, est)
 	t, cs := g.newTurn(callInput{call: c, ro: ro, cfg: cfg, sess: sess, prev: learned, rejection: rej}, creq)
 	logger.Info("contextguard: compacting the rejected request to half the window",
-		"real_tokens", real, "estimated_tokens", sent, "correction", rej.cal.factor, "threshold", rej.lim.threshold, "window", window)
+		"real_tokens", real, "estimated_tokens", sent, "correction", rej.cal.factor, "threshold", rej.lim.Threshold, "window", win)
 
 	s := g.compact(t, cs, learned, thresholdStrategy{}, ReasonOverflow)
 	recordUsage(t.cal, &s.next)

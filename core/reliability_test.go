@@ -261,7 +261,7 @@ func TestBadInput(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			window := g.limits(g.agent("a"), req.Model).window
+			window := g.limits(g.agent("a"), req.Model).Window
 			count := newCalibration(guardState{}, testEst).count(requestTokens(estimatorFor(req.Model), engineReq(req)))
 			assert.LessOrEqual(t, count, window, "the request fits the window")
 			if row.latest != "" {

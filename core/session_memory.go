@@ -7,6 +7,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // The session memory: what the guard remembers of each agent of a session in
@@ -98,7 +99,7 @@ type prepareCandidate struct {
 	sent   []*genai.Content
 	prev   guardState
 	inj    injection
-	lim    limits
+	lim    window.Limits
 	cal    calibration
 	before int
 	// growth is the next step's predicted growth (with its margin).
@@ -221,7 +222,7 @@ func (m *agentMemory) reapplyCompaction(session string, st State, sio stateIO, r
 // and limits lim starts from: the ratio it taught, kept in state, and, when
 // the request still holds the rejected one, a count over the threshold
 // that makes the call compact first.
-func (m *agentMemory) applyOverflow(session string, lim limits, st State, sio stateIO, n int, prev guardState) guardState {
+func (m *agentMemory) applyOverflow(session string, lim window.Limits, st State, sio stateIO, n int, prev guardState) guardState {
 	ov := m.overflow
 	m.overflow = nil
 	if ov.ratio > 0 && ov.ratio != prev.providerRatio {
@@ -241,17 +242,17 @@ func (m *agentMemory) applyOverflow(session string, lim limits, st State, sio st
 	if real <= 0 {
 		// The provider did not say: the request was over its limit, and
 		// at least as large as the ratio learned from it says.
-		limit := lim.window
+		limit := lim.Window
 		if ov.limit > 0 && ov.limit < limit {
 			limit = ov.limit
 		}
 		real = max(sat.Add(limit, 1), sat.Scale(ov.estimate, float64(ov.ratio)/ratioScale))
 	}
-	if ov.limit > 0 && ov.limit < lim.threshold {
+	if ov.limit > 0 && ov.limit < lim.Threshold {
 		m.log.Warn("contextguard: the provider's limit is below the guard's threshold; set WithMaxTokens to the provider's limit",
-			"agent", m.agent, "session", session, "limit", ov.limit, "window", lim.window, "threshold", lim.threshold)
+			"agent", m.agent, "session", session, "limit", ov.limit, "window", lim.Window, "threshold", lim.Threshold)
 	}
-	prev.realTokens = max(real, lim.threshold+1)
+	prev.realTokens = max(real, lim.Threshold+1)
 	switch {
 	case ov.estimate > 0:
 		prev.lastEstimate = ov.estimate

@@ -13,6 +13,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // The cached form of a summary request (ARCHITECTURE.md, The summarizer):
@@ -145,7 +146,7 @@ func (c *compaction) fitCached(sreq SummaryRequest, asked, est, kept int) (fit c
 	}
 	w := c.sumWindow
 	in := c.cal.scale(sat.Add(est, c.est.tokenEstimator.content(&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: instr}}})))
-	room := w - in - max(sat.Scale(w, outputMarginFraction), minOutputMargin)
+	room := w - in - window.OutputMargin(w)
 	fit = cachedFit{instr: instr, asked: asked, room: room, in: in}
 	if room >= sat.Scale(asked, oversizeTolerance) {
 		return fit, true
@@ -261,7 +262,7 @@ func (c *compaction) withPreviousSplit(suffixes []int) []int {
 	}
 	build := func(summary string) []*genai.Content { return c.keptTail(split, summary) }
 	asked := min(c.spanBudget(build), c.input.answer)
-	if sat.Add(c.cal.scale(c.weigh(build(""))), asked) > c.lim.threshold {
+	if sat.Add(c.cal.scale(c.weigh(build(""))), asked) > c.lim.Threshold {
 		return suffixes
 	}
 	if _, ok := c.fitCached(c.summaryRequest(asked), asked, p.est, p.end-split); !ok {

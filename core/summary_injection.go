@@ -171,7 +171,7 @@ func injectSummary(t *turn) (injection, []*genai.Content) {
 	if cur != nil && !quotesRequest(request, cur) {
 		t.log().Debug("contextguard: the stored continuation does not quote the user's latest message; quoting it",
 			"watermark", w)
-		request = boundContinuation(t.measure, t.lim.threshold, continuationText(cur))
+		request = boundContinuation(t.measure, t.lim.Threshold, continuationText(cur))
 	}
 	out := make([]*genai.Content, 0, len(t.raw)-start+1)
 	out = append(out, t.sess.summary.message(t.prev.summary, request, t.recall, cur))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // TestRollingSummary_NoMessageLost: a conversation three times the
@@ -97,7 +98,7 @@ func TestRollingSummary_NoMessageLost(t *testing.T) {
 			assert.Equal(t, len(inputs)-1, events[0].RollingCalls)
 			assert.False(t, events[0].Fallback)
 			assert.Contains(t, logs.String(), fmt.Sprintf("rolling_calls=%d", len(inputs)-1))
-			assert.LessOrEqual(t, events[0].TokensAfter, newLimits(tc.agentWindow).threshold)
+			assert.LessOrEqual(t, events[0].TokensAfter, window.New(tc.agentWindow).Threshold)
 			t.Logf("%d summarizer calls for a conversation of %d tokens (%.1fx the summarizer's window)",
 				len(inputs), events[0].TokensBefore, float64(events[0].TokensBefore)/float64(tc.summarizerWindow))
 		})
@@ -151,7 +152,7 @@ func TestRollingSummary_CallsBounded(t *testing.T) {
 			assert.Equal(t, llm.Calls(), e.SummarizerCalls)
 			assert.False(t, e.Fallback, "the summary sent is the summarizer's")
 			assert.Contains(t, textcut.ContentText(req.Contents[0]), fmt.Sprintf("ROLLING-SUMMARY-%d", len(inputs)), "the last summary is sent")
-			assert.LessOrEqual(t, e.TokensAfter, newLimits(128_000).threshold, "the request fits")
+			assert.LessOrEqual(t, e.TokensAfter, window.New(128_000).Threshold, "the request fits")
 
 			// The contents no summarizer input shows are the oldest ones.
 			shown := strings.Join(inputs, "")

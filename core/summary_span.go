@@ -9,6 +9,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // The summary of a span: asked at the length the span frees, asked again
@@ -89,7 +90,7 @@ func (c *compaction) summarizeSpan(end int, shorter bool, build func(summary str
 		cs := build(s)
 		o := outcome{contents: cs, summary: s, newEst: c.weigh(cs)}
 		o.newCount = c.cal.scale(o.newEst)
-		if o.newCount <= c.lim.threshold || c.ev.Fallback {
+		if o.newCount <= c.lim.Threshold || c.ev.Fallback {
 			return o
 		}
 		next := c.shorterLength(s, o.newCount, asked, shorter)
@@ -116,7 +117,7 @@ func (c *compaction) summarizeSpan(end int, shorter bool, build func(summary str
 // past its length then takes the fallback instead.
 func (c *compaction) shorterLength(s string, count, asked int, shorter bool) int {
 	have := c.cal.scale(c.est.text(s))
-	target := have - (count - c.lim.threshold)
+	target := have - (count - c.lim.Threshold)
 	over := have > int(float64(asked)*oversizeTolerance)
 	if over {
 		target = min(target, asked/2)
@@ -125,7 +126,7 @@ func (c *compaction) shorterLength(s string, count, asked int, shorter bool) int
 	switch {
 	case over && canHelp:
 		c.log.Warn("contextguard: summary too long for the request to fit; asking again for a shorter one",
-			"attempt", c.ev.SummarizerCalls, "summary_tokens", have, "asked_tokens", asked, "tokens_after", count, "threshold", c.lim.threshold)
+			"attempt", c.ev.SummarizerCalls, "summary_tokens", have, "asked_tokens", asked, "tokens_after", count, "threshold", c.lim.Threshold)
 	case over:
 		c.fallBack("contextguard: summarizer failed; using the fallback summary",
 			"summary of "+strconv.Itoa(have)+" tokens exceeds its budget of "+strconv.Itoa(asked)+
@@ -237,18 +238,18 @@ func (c *compaction) fallBack(msg, reason string, args ...any) {
 // the irreducible part leaves less room under the threshold, or, when the
 // threshold leaves less than minSummaryTokens, what the window leaves
 // (possibly too little to be worth a summary).
-func summaryBudget(lim limits, bare, want int) int {
-	b := lim.buffer / 2
+func summaryBudget(lim window.Limits, bare, want int) int {
+	b := lim.Buffer / 2
 	if want > 0 {
 		b = want
 	}
-	if room := sat.MulDiv(lim.threshold-bare, summaryRoomPercent, 100); room < b {
+	if room := sat.MulDiv(lim.Threshold-bare, summaryRoomPercent, 100); room < b {
 		b = room
 	}
 	if b >= minSummaryTokens {
 		return b
 	}
-	return max(min(minSummaryTokens, sat.MulDiv(lim.window-bare, summaryRoomPercent, 100)), 0)
+	return max(min(minSummaryTokens, sat.MulDiv(lim.Window-bare, summaryRoomPercent, 100)), 0)
 }
 
 // summaryRoomPercent is the share of the room the irreducible part leaves

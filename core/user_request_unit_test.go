@@ -8,6 +8,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 func TestContinuationText_NamesAttachments(t *testing.T) {
@@ -96,9 +97,9 @@ func TestContinuationBound_HalfTheRoomAfterSystemAndTools(t *testing.T) {
 				req.Config.SystemInstruction = genai.NewContentFromText(fillerOf(tt.systemTokens, 3), genai.RoleUser)
 			}
 			tr := newTestTurn(req, guardState{}, quietTestLogger())
-			tr.lim = limits{threshold: tt.threshold, window: tt.threshold * 5 / 4}
+			tr.lim = window.Limits{Threshold: tt.threshold, Window: tt.threshold * 5 / 4}
 			tr.cal = newCalibration(guardState{}, testEst)
-			assert.InDelta(t, tt.want, continuationBound(tr.measure, tr.lim.threshold), float64(tt.want)/20+10)
+			assert.InDelta(t, tt.want, continuationBound(tr.measure, tr.lim.Threshold), float64(tt.want)/20+10)
 		})
 	}
 }
