@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"math"
 
+	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
 	"google.golang.org/genai"
 )
@@ -99,7 +100,7 @@ type callInput struct {
 // calibration the provider's own count gives.
 type rejection struct {
 	lim window.Limits
-	cal calibration
+	cal calib.Calibration
 }
 
 // newTurn builds the state of a call of req, the request as ADK built it:
@@ -140,7 +141,7 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 		compactions: in.prev.compactions, total: in.prev.lastEstimate, config: t.config}
 	t.prefix = matchPrefix(in.cfg.stateIO(g.log), in.storedPrefix, own, t.raw, &t.chain)
 	if t.rejected {
-		t.before = t.cal.count(t.weigh(cs))
+		t.before = t.cal.Count(t.weigh(cs))
 	} else {
 		// Calibrated once the summary is placed (continuationBound).
 		t.cal = newCalibration(in.prev, t.est)
@@ -161,7 +162,7 @@ func withContents(req Request, cs []*genai.Content) Request {
 // said how large it was.
 func (t *turn) irreducibleSize(n int) int {
 	if t.rejected {
-		return t.cal.scale(n)
+		return t.cal.Scale(n)
 	}
 	return n
 }
@@ -301,7 +302,7 @@ func (t *turn) pruneAndCount(cs []*genai.Content, trigger int) judged {
 	pruned, target, rewritten := planPruning(t.est, t.cfg.pruneKeep, minFree, t.recall, t.prev.pruneFrontier, t.raw, cs)
 	r := t.countPruned(cs, pruned)
 	if rewritten >= 0 {
-		r.unpruned = t.cal.count(t.weigh(pruneTo(t.est, min(t.prev.pruneFrontier, target), t.recall, t.raw, cs)))
+		r.unpruned = t.cal.Count(t.weigh(pruneTo(t.est, min(t.prev.pruneFrontier, target), t.recall, t.raw, cs)))
 	}
 	if t.mode != modeApplyOnly && t.nextTurnCount(r.count) > trigger && pruned < target {
 		unpruned := max(r.unpruned, r.count)
@@ -312,7 +313,7 @@ func (t *turn) pruneAndCount(cs []*genai.Content, trigger int) judged {
 	if r.rewritten = rewritten; rewritten >= 0 {
 		// Smaller than the request the provider last counted, whose count
 		// no longer bounds it from below.
-		r.count = t.cal.scale(r.est)
+		r.count = t.cal.Scale(r.est)
 	}
 	return r
 }
@@ -321,7 +322,7 @@ func (t *turn) pruneAndCount(cs []*genai.Content, trigger int) judged {
 func (t *turn) countPruned(cs []*genai.Content, frontier int) judged {
 	r := judged{cs: pruneTo(t.est, frontier, t.recall, t.raw, cs), frontier: frontier}
 	r.est, r.body = t.prefix.estimate(t.measure, frontier, r.cs)
-	r.count = t.cal.count(r.est)
+	r.count = t.cal.Count(r.est)
 	return r
 }
 

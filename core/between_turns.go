@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
@@ -123,7 +124,7 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 // that persists it. One that came out no smaller (discarded) is remembered
 // so that the next runs' ends do not pay for it again until the
 // conversation outgrows it (compaction.discard).
-func (m *agentMemory) keepBetweenTurns(in callInput, discarded bool, next guardState, cal calibration, sio stateIO, st StateReader) map[string]any {
+func (m *agentMemory) keepBetweenTurns(in callInput, discarded bool, next guardState, cal calib.Calibration, sio stateIO, st StateReader) map[string]any {
 	prev, delta := in.prev, deltaState{}
 	if discarded {
 		m.turnsFloor, m.turnsFloorAt = next.floor, prev.compactions
@@ -245,7 +246,7 @@ func (t *turn) nextTurnCount(n int) int {
 	if !convo.IsUserMessage(msg) {
 		msg = genai.NewContentFromText(standInMessage, genai.RoleUser)
 	}
-	return sat.Scale(sat.Add(n, max(t.cal.scale(t.est.content(msg)), t.sess.memory(t.cfg.name).message.cost())), betweenTurnsMargin)
+	return sat.Scale(sat.Add(n, max(t.cal.Scale(t.est.content(msg)), t.sess.memory(t.cfg.name).message.cost())), betweenTurnsMargin)
 }
 
 // afterRun marks a call made once the agent's run ended, to compact

@@ -58,7 +58,7 @@ func lastReply(m measure) int {
 	if n < 2 || m.raw[n-2] == nil || m.raw[n-2].Role != genai.RoleModel {
 		return 0
 	}
-	return m.cal.scale(m.est.content(m.raw[n-2]))
+	return m.cal.Scale(m.est.content(m.raw[n-2]))
 }
 
 // settle records the turn's cost when prev, a later call's state, holds

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
@@ -90,7 +91,7 @@ func TestBetweenTurns_MessageCost(t *testing.T) {
 				}
 			}
 			lim := window.New(betweenTurnsWindow)
-			next := sat.Scale(testEst.content(userMsg("run 3: what does this screenshot show?")), maxCorrection)
+			next := sat.Scale(testEst.content(userMsg("run 3: what does this screenshot show?")), calib.MaxCorrection)
 			require.Less(t, sat.Scale(real+next, betweenTurnsMargin), lim.Threshold,
 				"test setup: judged by its estimate, the next message leaves the request under the trigger")
 			require.Greater(t, real+costlyMessageExtra, lim.Threshold,
@@ -152,7 +153,7 @@ func TestMessageMeasure_Arming(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tu := newTestTurn(request(tt.raw...), guardState{realTokens: tt.real, lastEstimate: 30, compactions: 2}, quietLog)
-			tu.cal = calibration{factor: 2}
+			tu.cal = calib.Calibration{Factor: 2}
 			tu.prefix.matched = !tt.unmatched
 			s := step{next: guardState{lastEstimate: 77, compactions: 2}}
 			if tt.compacted {

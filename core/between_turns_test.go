@@ -56,8 +56,8 @@ func nearTrigger(t *testing.T, final *genai.Content, ask string) []*genai.Conten
 	for n := 1; n < 100; n++ {
 		raw := build(n)
 		next := append(append(append([]*genai.Content(nil), raw...), final), userMsg(ask))
-		if sat.Scale(cal.count(requestTokens(testEst, engineReq(request(next...)))), betweenTurnsMargin) > lim.Threshold {
-			require.LessOrEqual(t, cal.count(requestTokens(testEst, engineReq(request(raw...)))), lim.Threshold, "test setup: the run's own request stays under the trigger")
+		if sat.Scale(cal.Count(requestTokens(testEst, engineReq(request(next...)))), betweenTurnsMargin) > lim.Threshold {
+			require.LessOrEqual(t, cal.Count(requestTokens(testEst, engineReq(request(raw...)))), lim.Threshold, "test setup: the run's own request stays under the trigger")
 			return raw
 		}
 	}
@@ -409,8 +409,8 @@ func toolStepsNearTrigger(t *testing.T, final *genai.Content, ask string, stepTo
 	raw := []*genai.Content{userMsg(ask)}
 	for i := range 40 {
 		next := append(append(append([]*genai.Content(nil), raw...), final), userMsg(ask))
-		if sat.Scale(cal.count(requestTokens(testEst, engineReq(request(next...)))), betweenTurnsMargin) > lim.Threshold {
-			require.LessOrEqual(t, cal.count(requestTokens(testEst, engineReq(request(raw...)))), lim.Threshold, "test setup: the run's own request stays under the trigger")
+		if sat.Scale(cal.Count(requestTokens(testEst, engineReq(request(next...)))), betweenTurnsMargin) > lim.Threshold {
+			require.LessOrEqual(t, cal.Count(requestTokens(testEst, engineReq(request(raw...)))), lim.Threshold, "test setup: the run's own request stays under the trigger")
 			return raw
 		}
 		raw = append(raw, callMsg("read_file", map[string]any{"path": fmt.Sprintf("f%d.go", i)}),

@@ -193,7 +193,7 @@ func newCompaction(t *turn, cs []*genai.Content, next guardState, start time.Tim
 	c.first = min(c.first, c.cov)
 	c.userReq = c.boundedUserRequest()
 	c.rawBare = sat.Add(c.fixed, c.est.content(summaryContent("", c.userReq, false, convo.RequestAttachments(c.coveredRequest(c.cov))...)))
-	c.bare = c.cal.scale(c.rawBare)
+	c.bare = c.cal.Scale(c.rawBare)
 	return c
 }
 
@@ -202,7 +202,7 @@ func newCompaction(t *turn, cs []*genai.Content, next guardState, start time.Tim
 // the provider rejected this request and said how large it was.
 func (c *compaction) irreducible(n int) (int, error) {
 	if c.rejected {
-		n = c.cal.scale(n)
+		n = c.cal.Scale(n)
 	}
 	if n > c.lim.HardLimit() {
 		return n, irreducibleError(n, c.lim.Window)
@@ -328,7 +328,7 @@ func trimToCurrentRequest(t *turn, next guardState) step {
 	if mem := t.sess.memory(t.cfg.name); !mem.trimmed {
 		mem.trimmed = true
 		t.log().Warn("contextguard: the system instruction and tools leave no room for a summary; sending only the newest contents from the user's current request on",
-			"tokens_after", t.cal.scale(est), "threshold", t.lim.Threshold, "window", t.lim.Window, "kept_contents", len(cs))
+			"tokens_after", t.cal.Scale(est), "threshold", t.lim.Threshold, "window", t.lim.Window, "kept_contents", len(cs))
 	}
 	next.floor = 0
 	next.realTokens = 0

@@ -30,10 +30,10 @@ func TestBeforeCompaction(t *testing.T) {
 	}
 	// fits is the smallest history over the trigger: it fits the window.
 	fits := 1
-	for cal.count(requestTokens(testEst, engineReq(build(fits)))) <= lim.Threshold {
+	for cal.Count(requestTokens(testEst, engineReq(build(fits)))) <= lim.Threshold {
 		fits++
 	}
-	require.Less(t, cal.count(requestTokens(testEst, engineReq(build(fits)))), lim.Room(), "test setup: over the trigger, within the window")
+	require.Less(t, cal.Count(requestTokens(testEst, engineReq(build(fits)))), lim.Room(), "test setup: over the trigger, within the window")
 	overTrigger := func(n int) *Request { return build(n) }
 	tests := []struct {
 		name string
@@ -200,10 +200,10 @@ func TestSummaryKnobs(t *testing.T) {
 
 			asked := askedWords(t, sumModel.last)
 			if tt.wantAsked > 0 {
-				assert.InDelta(t, cal.unscale(tt.wantAsked)*3/4, asked, 2, "words asked")
+				assert.InDelta(t, cal.Unscale(tt.wantAsked)*3/4, asked, 2, "words asked")
 			}
 			lim := window.New(tt.window)
-			assert.LessOrEqual(t, asked, cal.unscale(lim.Threshold)*3/4, "never more than the room under the trigger")
+			assert.LessOrEqual(t, asked, cal.Unscale(lim.Threshold)*3/4, "never more than the room under the trigger")
 			assert.Equal(t, tt.wantRolling, events[0].RollingCalls > 0, "rolling calls: %d", events[0].RollingCalls)
 			if tt.wantWarn != "" {
 				assert.Contains(t, logs.String(), tt.wantWarn)

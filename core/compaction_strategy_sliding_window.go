@@ -110,9 +110,9 @@ func (s slidingWindow) turnsDue(v callView, cs []*genai.Content) (turns int, due
 	if !v.inj.injected {
 		// The first summary message also adds its header and continuation.
 		atts := convo.RequestAttachments(v.coveredRequest(split))
-		need += v.cal.scale(v.est.tokenEstimator.content(summaryContent("", v.boundedUserRequest(), false, atts...)))
+		need += v.cal.Scale(v.est.tokenEstimator.content(summaryContent("", v.boundedUserRequest(), false, atts...)))
 	}
-	return turns, v.cal.scale(contentsTokens(v.est, span)) >= need
+	return turns, v.cal.Scale(contentsTokens(v.est, span)) >= need
 }
 
 // suffixes are the split points a sliding-window compaction tries, in
@@ -139,7 +139,7 @@ func (s slidingWindow) suffixes(c *compaction, reason string) []int {
 			counted--
 			tail += c.est.content(c.raw[counted])
 		}
-		n := c.cal.scale(tail)
+		n := c.cal.Scale(tail)
 		if n > share && (k > 1 || reason != ReasonTurns || n > room) {
 			break // more turns only weigh more
 		}

@@ -201,7 +201,7 @@ func fillerOf(target, seed int) string {
 	lo, hi := 1, target*8
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if cal.scale(testEst.text(filler(mid, seed))) <= target {
+		if cal.Scale(testEst.text(filler(mid, seed))) <= target {
 			lo = mid
 		} else {
 			hi = mid - 1
@@ -228,7 +228,7 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	system := genai.NewContentFromText(fillerOf(68_800, 5), genai.RoleUser)
 	probe := request(userMsg(user))
 	probe.Config.SystemInstruction = system
-	bare := cal.scale(requestTokens(testEst, engineReq(probe)) - contentsTokens(testEst, probe.Contents) + testEst.content(summaryContent("", user, false)))
+	bare := cal.Scale(requestTokens(testEst, engineReq(probe)) - contentsTokens(testEst, probe.Contents) + testEst.content(summaryContent("", user, false)))
 	budget := summaryBudget(lim, bare, 0)
 	room := lim.Threshold - bare - budget
 	share := int(float64(room) * slidingTailShare)
@@ -239,14 +239,14 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	var raw []*genai.Content
 	for size := 50; ; size += 10 {
 		raw = append(swHistory(3, 4, size), userMsg(user))
-		if cal.scale(contentsTokens(testEst, raw)) >= share*8/10 {
+		if cal.Scale(contentsTokens(testEst, raw)) >= share*8/10 {
 			break
 		}
 	}
-	tail2 := cal.scale(contentsTokens(testEst, raw))
+	tail2 := cal.Scale(contentsTokens(testEst, raw))
 	for size := 2_000; ; size += 500 {
 		head := swHistory(0, 3, size)
-		if cal.scale(contentsTokens(testEst, head)) >= 2*budget+2_000 {
+		if cal.Scale(contentsTokens(testEst, head)) >= 2*budget+2_000 {
 			raw = append(head, raw...)
 			break
 		}
@@ -261,8 +261,8 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 			}
 		}
 	}
-	told := cal.unscale(budget)
-	predicted := bare + cal.scale(testEst.text(long(told))) + tail2
+	told := cal.Unscale(budget)
+	predicted := bare + cal.Scale(testEst.text(long(told))) + tail2
 	t.Logf("bare %d, budget %d, room %d, share %d, kept %d, predicted %d, threshold %d", bare, budget, room, share, tail2, predicted, lim.Threshold)
 	require.LessOrEqual(t, tail2, share, "test setup: two turns must fit their share")
 	require.Greater(t, predicted, lim.Threshold+200, "test setup: the long summary must not fit beside two turns")

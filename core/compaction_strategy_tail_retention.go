@@ -31,7 +31,7 @@ func (s tailRetention) suffixes(c *compaction, _ string) []int {
 	from, tail := len(c.raw), 0
 	for from > c.first+1 {
 		n := sat.Add(tail, c.est.content(c.raw[from-1]))
-		if c.cal.scale(n) > limit {
+		if c.cal.Scale(n) > limit {
 			break
 		}
 		from, tail = from-1, n

@@ -24,7 +24,7 @@ func slidingDue(span int) (raw []*genai.Content, user string) {
 	user = "U6-MARK and now the tests"
 	for size := 40; ; size += 20 {
 		raw = swHistory(0, 6, size)
-		if cal.scale(contentsTokens(testEst, raw[:16])) >= span {
+		if cal.Scale(contentsTokens(testEst, raw[:16])) >= span {
 			return append(raw, userMsg(user)), user
 		}
 	}
@@ -68,7 +68,7 @@ func TestSlidingWindow_SummaryBoundedBySpan(t *testing.T) {
 			assert.Less(t, e.TokensAfter, e.TokensBefore, "the compaction shrinks the request")
 			require.Len(t, rs.requests(), 1)
 			asked := rs.requests()[0].SummaryTokens
-			span := newCalibration(guardState{}, testEst).scale(contentsTokens(testEst, raw[:e.ContentsSummarized]))
+			span := newCalibration(guardState{}, testEst).Scale(contentsTokens(testEst, raw[:e.ContentsSummarized]))
 			assert.LessOrEqual(t, asked, span/2, "the summary asked is bounded by the span it replaces")
 			assert.GreaterOrEqual(t, asked, minSummaryTokens/2)
 			t.Logf("asked %d tokens; request %d -> %d", asked, e.TokensBefore, e.TokensAfter)

@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
@@ -85,7 +86,7 @@ func outputNearWindow(cfg *Agent, st guardState, resp *Response) (prompt, output
 	case reported > 0 && reported == st.realTokens:
 		prompt = reported
 	default:
-		prompt = sat.Scale(st.lastEstimate, max(defaultCorrection, float64(st.providerRatio)/ratioScale))
+		prompt = sat.Scale(st.lastEstimate, max(defaultCorrection, float64(st.providerRatio)/calib.RatioScale))
 	}
 	if output <= 0 {
 		output = lim.Buffer

@@ -36,7 +36,7 @@ func (p *preparer) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	if !ok {
 		return
 	}
-	cand.growth = cand.cal.scale(int(float64(mem.largestGrowth()) * growthMargin))
+	cand.growth = cand.cal.Scale(int(float64(mem.largestGrowth()) * growthMargin))
 	predicted := sat.Add(cand.before, cand.growth)
 	if !reachesEarly(t, s, predicted) {
 		mem.unprepared = InlineNotPredicted
@@ -76,7 +76,7 @@ func reachesEarly(t *turn, s *step, predicted int) bool {
 		return true
 	}
 	freed, _ := pruneFreed(t.est, t.recall, t.raw, s.contents, t.frontier, pruneFrontier(t.cfg.pruneKeep, t.raw))
-	return float64(predicted-t.cal.scale(freed)) >= at
+	return float64(predicted-t.cal.Scale(freed)) >= at
 }
 
 // sentRequest is the request the call let through, as a background summary
@@ -127,6 +127,6 @@ func (t *turn) stepFillsWindow(bare int) bool {
 	if t.sentEst <= 0 || grown <= 0 || len(t.raw) == 0 || !hasFunctionResponse(t.raw[len(t.raw)-1]) {
 		return false
 	}
-	n := sat.Add(sat.Add(bare, minSummaryTokens), t.cal.scale(grown))
+	n := sat.Add(sat.Add(bare, minSummaryTokens), t.cal.Scale(grown))
 	return !preparedFits(t.lim, n, t.before, minSummaryTokens)
 }

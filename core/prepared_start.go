@@ -88,7 +88,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 // request is likely to fit (preparedFits).
 func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
 	for _, split := range t.cfg.policy.suffixes(c, ReasonTokens) {
-		if fitsPrepared(c, cand, t.cal.scale(contentsTokens(t.est, t.raw[split:c.cov]))) {
+		if fitsPrepared(c, cand, t.cal.Scale(contentsTokens(t.est, t.raw[split:c.cov]))) {
 			return split
 		}
 	}

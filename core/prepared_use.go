@@ -67,7 +67,7 @@ func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, next guardState, p
 	}
 	out := c.keptTail(end, p.summary)
 	o := outcome{contents: out, summary: p.summary, watermark: end, newEst: t.weigh(out)}
-	o.newCount = t.cal.scale(o.newEst)
+	o.newCount = t.cal.Scale(o.newEst)
 	if !preparedFits(t.lim, o.newCount, t.before, c.budget) {
 		p.waste(t.ctx, "the request it makes is too large")
 		return c.compactWith(s, reason)

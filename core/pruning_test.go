@@ -180,7 +180,7 @@ func TestPruning_AvoidsTheSummarizer(t *testing.T) {
 	g, _ := newTestGuard(t, sum, WithMaxTokens(32_000), WithToolResultPruning(0))
 	ctx := newFakeCtx("a").withUser("U9-MARK latest")
 	raw := append(pruneHistory(14, 5_000), userMsg("U9-MARK latest"))
-	require.Greater(t, newCalibration(guardState{}, testEst).count(requestTokens(testEst, engineReq(request(raw...)))), window.New(32_000).Threshold, "test setup: over the trigger unpruned")
+	require.Greater(t, newCalibration(guardState{}, testEst).Count(requestTokens(testEst, engineReq(request(raw...)))), window.New(32_000).Threshold, "test setup: over the trigger unpruned")
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
@@ -307,10 +307,10 @@ func TestPruning_WaitsUntilItFreesEnough(t *testing.T) {
 				freed := before + testEst.content(c) - ctx.getInt(keyLastEstimate)
 				assert.GreaterOrEqual(t, freed, free, "content %d: a rewrite frees at least the minimum", i)
 				assert.Positive(t, ctx.getInt(keyInvalidated), "content %d: the rewrite is reported", i)
-				assert.Less(t, ctx.getInt(keyPrefixKept), newCalibration(guardState{}, testEst).scale(before))
+				assert.Less(t, ctx.getInt(keyPrefixKept), newCalibration(guardState{}, testEst).Scale(before))
 			} else if prev != nil {
 				assert.Zero(t, ctx.getInt(keyInvalidated), "content %d: an extension invalidates nothing", i)
-				assert.Equal(t, newCalibration(guardState{}, testEst).scale(before), ctx.getInt(keyPrefixKept), "content %d: the whole previous request is kept", i)
+				assert.Equal(t, newCalibration(guardState{}, testEst).Scale(before), ctx.getInt(keyPrefixKept), "content %d: the whole previous request is kept", i)
 			}
 			prev = req.Contents
 		}
@@ -333,7 +333,7 @@ func TestPruning_OverTheTriggerFreesAllItCan(t *testing.T) {
 	g, _ := newTestGuard(t, sum, WithMaxTokens(32_000), WithToolResultPruning(0), WithPruningMinFree(31_999))
 	ctx := newFakeCtx("a").withUser("U9-MARK latest")
 	raw := append(pruneHistory(14, 5_000), userMsg("U9-MARK latest"))
-	require.Greater(t, newCalibration(guardState{}, testEst).count(requestTokens(testEst, engineReq(request(raw...)))), window.New(32_000).Threshold, "test setup: over the trigger unpruned")
+	require.Greater(t, newCalibration(guardState{}, testEst).Count(requestTokens(testEst, engineReq(request(raw...)))), window.New(32_000).Threshold, "test setup: over the trigger unpruned")
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
@@ -138,10 +139,10 @@ const maxKnownWindow = 10_000_000
 
 // maxOverflowRatio is the most an overflow error's count may exceed the
 // larger of the guard's raw estimate of the rejected request and the window
-// by, and still be a count: the calibration's own bound (maxCorrection). The
+// by, and still be a count: the calibration's own bound. The
 // window counts too: a request the guard estimated far under it may still be
 // over it (an attachment the estimate does not see).
-const maxOverflowRatio = maxCorrection
+const maxOverflowRatio = calib.MaxCorrection
 
 // judgedOverflow is an overflow as recovery acts on it: the error's
 // ContextOverflow, its count dropped when implausible (plausibleOverflow),
@@ -207,7 +208,7 @@ func recordOverflow(sess *sessionEntry, cfg *Agent, mem *agentMemory, req *Reque
 		est := sess.estimator(cfg, req.Model)
 		p.estimate = requestTokens(est, req)
 		if ov.learns {
-			p.ratio = learnFromOverflow(learned, est.defaultFactor(), ov.Tokens, p.estimate)
+			p.ratio = calib.LearnFromOverflow(learned, est.defaultFactor(), ov.Tokens, p.estimate)
 		}
 	}
 	mem.overflow = p
@@ -243,11 +244,11 @@ func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent,
 	// on the recovery response with the compaction.
 	learned := prev
 	if ov.learns {
-		learned.providerRatio = learnFromOverflow(prev.providerRatio, est.defaultFactor(), ov.Tokens, sent)
+		learned.providerRatio = calib.LearnFromOverflow(prev.providerRatio, est.defaultFactor(), ov.Tokens, sent)
 	}
 	real := ov.Tokens
 	if real <= 0 {
-		real = max(sat.Add(win, 1), sat.Scale(sent, float64(learned.providerRatio)/ratioScale))
+		real = max(sat.Add(win, 1), sat.Scale(sent, float64(learned.providerRatio)/calib.RatioScale))
 	}
 	rej := &rejection{lim: window.Limits{Window: win, Buffer: win - win/2, Threshold: win / 2}}
 	if lo, ok := rej.lim.WithOutput(lim.Output); ok {
@@ -256,7 +257,7 @@ func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent,
 	rej.cal = newCalibration(guardState{realTokens: real, lastEstimate: sent}, est)
 	t, cs := g.newTurn(callInput{call: c, ro: ro, cfg: cfg, sess: sess, prev: learned, rejection: rej}, creq)
 	logger.Info("contextguard: compacting the rejected request to half the window",
-		"real_tokens", real, "estimated_tokens", sent, "correction", rej.cal.factor, "threshold", rej.lim.Threshold, "window", win)
+		"real_tokens", real, "estimated_tokens", sent, "correction", rej.cal.Factor, "threshold", rej.lim.Threshold, "window", win)
 
 	s := g.compact(t, cs, learned, thresholdStrategy{}, ReasonOverflow)
 	recordUsage(t.cal, &s.next)

@@ -262,7 +262,7 @@ func TestBadInput(t *testing.T) {
 			}
 			require.NoError(t, err)
 			window := g.limits(g.agent("a"), req.Model).Window
-			count := newCalibration(guardState{}, testEst).count(requestTokens(estimatorFor(req.Model), engineReq(req)))
+			count := newCalibration(guardState{}, testEst).Count(requestTokens(estimatorFor(req.Model), engineReq(req)))
 			assert.LessOrEqual(t, count, window, "the request fits the window")
 			if row.latest != "" {
 				assert.Contains(t, requestText(req), row.latest, "the user's latest request is kept")

@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
@@ -100,7 +101,7 @@ type prepareCandidate struct {
 	prev   guardState
 	inj    injection
 	lim    window.Limits
-	cal    calibration
+	cal    calib.Calibration
 	before int
 	// growth is the next step's predicted growth (with its margin).
 	growth int
@@ -112,7 +113,7 @@ type pendingOverflow struct {
 	limit    int // the provider's limit, 0 if unknown
 	estimate int // the guard's raw estimate of the rejected request
 	// ratio is the provider ratio the session learns from the overflow
-	// (learnFromOverflow), per mille; 0 if nothing was learned.
+	// (calib.LearnFromOverflow), per mille; 0 if nothing was learned.
 	ratio int
 	// contents is how many contents ADK built for the rejected request, 0
 	// if unknown. A next request with fewer does not hold the rejected one
@@ -235,7 +236,7 @@ func (m *agentMemory) applyOverflow(session string, lim window.Limits, st State,
 	}
 	if ov.contents > n {
 		m.log.Info("contextguard: the provider rejected the previous request as too long; this request does not hold it, so it is judged with the ratio learned",
-			"agent", m.agent, "session", session, "real_tokens", ov.real, "limit", ov.limit, "provider_ratio", float64(prev.providerRatio)/ratioScale)
+			"agent", m.agent, "session", session, "real_tokens", ov.real, "limit", ov.limit, "provider_ratio", float64(prev.providerRatio)/calib.RatioScale)
 		return prev
 	}
 	real := ov.real
@@ -246,7 +247,7 @@ func (m *agentMemory) applyOverflow(session string, lim window.Limits, st State,
 		if ov.limit > 0 && ov.limit < limit {
 			limit = ov.limit
 		}
-		real = max(sat.Add(limit, 1), sat.Scale(ov.estimate, float64(ov.ratio)/ratioScale))
+		real = max(sat.Add(limit, 1), sat.Scale(ov.estimate, float64(ov.ratio)/calib.RatioScale))
 	}
 	if ov.limit > 0 && ov.limit < lim.Threshold {
 		m.log.Warn("contextguard: the provider's limit is below the guard's threshold; set WithMaxTokens to the provider's limit",
@@ -262,7 +263,7 @@ func (m *agentMemory) applyOverflow(session string, lim window.Limits, st State,
 	prev.floor = 0
 	m.log.Info("contextguard: the provider rejected the previous request as too long; compacting first",
 		"agent", m.agent, "session", session, "real_tokens", ov.real, "limit", ov.limit, "estimated_tokens", ov.estimate,
-		"provider_ratio", float64(prev.providerRatio)/ratioScale)
+		"provider_ratio", float64(prev.providerRatio)/calib.RatioScale)
 	return prev
 }
 

@@ -145,7 +145,7 @@ func (c *compaction) fitCached(sreq SummaryRequest, asked, est, kept int) (fit c
 		return cachedFit{err: err}, false
 	}
 	w := c.sumWindow
-	in := c.cal.scale(sat.Add(est, c.est.tokenEstimator.content(&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: instr}}})))
+	in := c.cal.Scale(sat.Add(est, c.est.tokenEstimator.content(&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: instr}}})))
 	room := w - in - window.OutputMargin(w)
 	fit = cachedFit{instr: instr, asked: asked, room: room, in: in}
 	if room >= sat.Scale(asked, oversizeTolerance) {
@@ -158,7 +158,7 @@ func (c *compaction) fitCached(sreq SummaryRequest, asked, est, kept int) (fit c
 	// The instruction states the shorter length; its size barely changes
 	// (a number of fewer digits at most).
 	fit.asked = short
-	sreq.SummaryTokens = c.cal.unscale(short)
+	sreq.SummaryTokens = c.cal.Unscale(short)
 	if fit.instr, err = renderCachedInstruction(sreq, prev, kept); err != nil {
 		return cachedFit{err: err}, false
 	}
@@ -262,7 +262,7 @@ func (c *compaction) withPreviousSplit(suffixes []int) []int {
 	}
 	build := func(summary string) []*genai.Content { return c.keptTail(split, summary) }
 	asked := min(c.spanBudget(build), c.input.answer)
-	if sat.Add(c.cal.scale(c.weigh(build(""))), asked) > c.lim.Threshold {
+	if sat.Add(c.cal.Scale(c.weigh(build(""))), asked) > c.lim.Threshold {
 		return suffixes
 	}
 	if _, ok := c.fitCached(c.summaryRequest(asked), asked, p.est, p.end-split); !ok {

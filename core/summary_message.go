@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
@@ -137,14 +138,14 @@ const (
 // it that the system instruction and tools (m.fixed) leave.
 func continuationBound(m measure, threshold int) int {
 	m = m.calibrated()
-	return max((threshold-m.cal.scale(m.fixed))/continuationShare, minContinuationTokens)
+	return max((threshold-m.cal.Scale(m.fixed))/continuationShare, minContinuationTokens)
 }
 
 // calibrated is m with the estimator's default factor while the call has
 // no calibration yet (the summary is injected first, newTurn).
 func (m measure) calibrated() measure {
-	if m.cal.factor <= 0 {
-		m.cal = calibration{factor: m.est.defaultFactor()}
+	if m.cal.Factor <= 0 {
+		m.cal = calib.Calibration{Factor: m.est.defaultFactor()}
 	}
 	return m
 }

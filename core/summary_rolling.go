@@ -42,7 +42,7 @@ func (c *compaction) rollUp(sreq SummaryRequest, end int) (prev, transcript stri
 	var reused int
 	prev, from, reused = c.rolledBefore(end)
 	c.rolled = c.rolled[:reused]
-	sreq.SummaryTokens = c.cal.unscale(c.input.answer)
+	sreq.SummaryTokens = c.cal.Unscale(c.input.answer)
 	prev, from = c.digestOldest(prev, from, end)
 	for {
 		pieceEnd, text, shown := c.nextPiece(prev, from, end)
@@ -113,7 +113,7 @@ func (c *compaction) digestOldest(prev string, from, end int) (string, int) {
 	}
 	head := "(The conversation's first " + strconv.Itoa(cut) + " messages, listed mechanically: summarizing them too would take more than " +
 		strconv.Itoa(c.cfg.maxSummarizerCalls) + " summarizer calls.)\n"
-	digest := head + fallbackSummary(c.est, c.cal, prev, c.raw[from:cut], nil, c.input.budget/2-c.cal.scale(c.est.text(head)))
+	digest := head + fallbackSummary(c.est, c.cal, prev, c.raw[from:cut], nil, c.input.budget/2-c.cal.Scale(c.est.text(head)))
 	c.log.Warn("contextguard: the span needs more summarizer calls than allowed; its oldest messages are listed mechanically",
 		"max_summarizer_calls", c.cfg.maxSummarizerCalls, "listed_contents", cut-from, "summarized_contents", end-cut)
 	c.rolled = append(c.rolled, rolledPiece{end: cut, summary: digest})

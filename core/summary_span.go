@@ -43,7 +43,7 @@ const summaryFreshShare = 0.5
 // called with an empty summary to weigh the summary message's own header and
 // continuation.
 func (c *compaction) spanBudget(build func(summary string) []*genai.Content) int {
-	freed := c.cal.scale(c.origEst - c.weigh(build("")))
+	freed := c.cal.Scale(c.origEst - c.weigh(build("")))
 	prev := c.text(c.prevSummary)
 	b := prev + int(float64(max(freed-prev, 0))*summaryFreshShare)
 	return min(c.budget, max(b, minSummaryTokens/2))
@@ -89,7 +89,7 @@ func (c *compaction) summarizeSpan(end int, shorter bool, build func(summary str
 		}
 		cs := build(s)
 		o := outcome{contents: cs, summary: s, newEst: c.weigh(cs)}
-		o.newCount = c.cal.scale(o.newEst)
+		o.newCount = c.cal.Scale(o.newEst)
 		if o.newCount <= c.lim.Threshold || c.ev.Fallback {
 			return o
 		}
@@ -101,7 +101,7 @@ func (c *compaction) summarizeSpan(end int, shorter bool, build func(summary str
 			return o
 		}
 		asked = next
-		sreq.SummaryTokens = c.cal.unscale(asked)
+		sreq.SummaryTokens = c.cal.Unscale(asked)
 		if sreq.Cached != nil {
 			// The instruction states the length, and the call bounds it.
 			c.summaryInput(&sreq, end, &asked, kept)
@@ -116,7 +116,7 @@ func (c *compaction) summarizeSpan(end int, shorter bool, build func(summary str
 // length and shorter is not set, or no attempt or useful length is left; s
 // past its length then takes the fallback instead.
 func (c *compaction) shorterLength(s string, count, asked int, shorter bool) int {
-	have := c.cal.scale(c.est.text(s))
+	have := c.cal.Scale(c.est.text(s))
 	target := have - (count - c.lim.Threshold)
 	over := have > int(float64(asked)*oversizeTolerance)
 	if over {
@@ -146,7 +146,7 @@ func (c *compaction) summaryRequest(asked int) SummaryRequest {
 		Agent:         c.ev.Agent,
 		UserRequest:   c.input.extras.userRequest,
 		Todos:         c.input.extras.todos,
-		SummaryTokens: c.cal.unscale(asked),
+		SummaryTokens: c.cal.Unscale(asked),
 		Instructions:  c.input.extras.instructions,
 	}
 }
@@ -163,7 +163,7 @@ func (c *compaction) summaryInput(sreq *SummaryRequest, end int, asked *int, kep
 		return
 	}
 	if call, n := c.cachedSummaryCall(*sreq, *asked, end, kept); call != nil {
-		*asked, sreq.SummaryTokens = n, c.cal.unscale(n)
+		*asked, sreq.SummaryTokens = n, c.cal.Unscale(n)
 		sreq.Cached = call
 		sreq.PreviousSummary, sreq.Transcript, sreq.Contents = c.prevSummary, "", c.raw[c.first:end]
 		return

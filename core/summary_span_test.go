@@ -29,7 +29,7 @@ func (r windowRegistry) ContextWindow(m string) int { return r[m] }
 func conversationOf(tokens, size int) (raw []*genai.Content, user string) {
 	cal := newCalibration(guardState{}, testEst)
 	i := 0
-	for cal.scale(contentsTokens(testEst, raw)) < tokens {
+	for cal.Scale(contentsTokens(testEst, raw)) < tokens {
 		raw = append(raw, swTurn(i, size)...)
 		i++
 	}
@@ -170,7 +170,7 @@ func TestSummarizerFaults_FallbackPerStrategy(t *testing.T) {
 				assert.True(t, events[0].Fallback)
 				assert.Contains(t, events[0].FallbackReason, f.want)
 				assert.LessOrEqual(t, llm.Calls(), DefaultMaxCompactionAttempts)
-				tokens := newCalibration(guardState{}, testEst).count(requestTokens(testEst, engineReq(req)))
+				tokens := newCalibration(guardState{}, testEst).Count(requestTokens(testEst, engineReq(req)))
 				assert.LessOrEqual(t, tokens, window.New(8_000).Threshold, "the request fits under the threshold")
 				assert.Contains(t, requestText(req), s.latest)
 				assert.Equal(t, 1, strings.Count(requestText(req), continuationLead))

@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
@@ -108,11 +109,11 @@ func (g *Guard) usageFromState(st StateReader, agentName string) (Usage, error) 
 // recordUsage sets, in the state a call persists, the calibrated count of
 // the request the call lets through: the provider's last count no longer
 // applies once a compaction or trim reset it (realTokens 0).
-func recordUsage(cal calibration, next *guardState) {
+func recordUsage(cal calib.Calibration, next *guardState) {
 	if next.realTokens > 0 {
-		next.tokens = cal.count(next.lastEstimate)
+		next.tokens = cal.Count(next.lastEstimate)
 	} else {
-		next.tokens = cal.scale(next.lastEstimate)
+		next.tokens = cal.Scale(next.lastEstimate)
 	}
 }
 
@@ -153,8 +154,8 @@ func prefixKept(m measure, pm *prefixMatch, prev int, cs []*genai.Content, est, 
 
 // splitScaled is the calibrated kept part of a previous request of prev raw
 // tokens, and the rest: together its calibrated size.
-func splitScaled(cal calibration, prev, kept int) (int, int) {
-	all, k := cal.scale(prev), cal.scale(kept)
+func splitScaled(cal calib.Calibration, prev, kept int) (int, int) {
+	all, k := cal.Scale(prev), cal.Scale(kept)
 	return k, all - k
 }
 

@@ -16,15 +16,9 @@ const (
 )
 
 // Limits are the numbers one decision is made against: the context window,
-// the buffer kept free below it and the trigger (Threshold) they leave.
-type Limits struct {
-	Window    int
-	Buffer    int
-	Threshold int
-	// Output is the room kept for the response when the request sets
-	// MaxOutputTokens (WithOutput), 0 otherwise.
-	Output int
-}
+// the buffer kept free below it, the trigger (Threshold) they leave, and the
+// room kept for the response (WithOutput; 0 without MaxOutputTokens).
+type Limits struct{ Window, Buffer, Threshold, Output int }
 
 // Room for the answer. Several providers reject a request whose prompt plus
 // max_tokens exceeds the window, so when a request sets MaxOutputTokens the
@@ -34,8 +28,7 @@ const (
 	// the output and the window: a calibrated count is off by little more
 	// than what was added since the provider's last count; 2% covers it.
 	outputMarginFraction = 0.02
-	// minOutputMargin is the least margin, for small windows.
-	minOutputMargin = 256
+	minOutputMargin      = 256 // the least margin, for small windows
 	// minPromptShare is the least share of the window the prompt keeps once
 	// the output's room is reserved; below it every call would compact the
 	// conversation to almost nothing, so the configured trigger is kept.
