@@ -113,7 +113,7 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 	}
 	t := &turn{
 		ctx: in.call, ro: in.ro, cfg: in.cfg, req: req, prev: in.prev, sess: in.sess,
-		measure:      measure{raw: req.Contents},
+		measure:      measure{Raw: req.Contents},
 		base:         g.log,
 		storedPrefix: in.storedPrefix,
 		mode:         in.mode,
@@ -123,28 +123,28 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 		unprepared:   in.unprepared,
 		sentEst:      in.sentEst,
 	}
-	t.est = in.sess.estimator(in.cfg, req.Model)
-	t.config = g.configHash(req.Config, t.est.salt)
-	t.fixed = g.fixedOf(t.config, t.est, &req)
+	t.Est = in.sess.estimator(in.cfg, req.Model)
+	t.config = g.configHash(req.Config, t.Est.salt)
+	t.Fixed = g.fixedOf(t.config, t.Est, &req)
 	if b := in.background; b != nil {
-		t.lim, t.cal, t.inj, t.before = b.lim, b.cal, b.inj, b.before
+		t.lim, t.Cal, t.inj, t.before = b.lim, b.cal, b.inj, b.before
 		return t, b.sent
 	}
 	if r := in.rejection; r != nil {
-		t.lim, t.cal, t.rejected = r.lim, r.cal, true
+		t.lim, t.Cal, t.rejected = r.lim, r.cal, true
 	} else {
 		t.lim = g.requestLimits(in.cfg, &req)
 	}
 	var cs []*genai.Content
 	t.inj, cs = injectSummary(t)
-	own := prefixRecord{contents: len(t.raw), cut: t.inj.cut, injected: t.inj.injected,
+	own := prefixRecord{contents: len(t.Raw), cut: t.inj.cut, injected: t.inj.injected,
 		compactions: in.prev.compactions, total: in.prev.lastEstimate, config: t.config}
-	t.prefix = matchPrefix(in.cfg.stateIO(g.log), in.storedPrefix, own, t.raw, &t.chain)
+	t.prefix = matchPrefix(in.cfg.stateIO(g.log), in.storedPrefix, own, t.Raw, &t.chain)
 	if t.rejected {
-		t.before = t.cal.Count(t.weigh(cs))
+		t.before = t.Cal.Count(t.Weigh(cs))
 	} else {
 		// Calibrated once the summary is placed (continuationBound).
-		t.cal = newCalibration(in.prev, t.est)
+		t.Cal = newCalibration(in.prev, t.Est)
 	}
 	return t, cs
 }
@@ -162,7 +162,7 @@ func withContents(req Request, cs []*genai.Content) Request {
 // said how large it was.
 func (t *turn) irreducibleSize(n int) int {
 	if t.rejected {
-		return t.cal.Scale(n)
+		return t.Cal.Scale(n)
 	}
 	return n
 }
@@ -215,16 +215,16 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	in.memo = &mem.prefix
 	t, cs := g.newTurn(in, req)
 	if !t.prefix.matched {
-		t.est.prefetch(cs)
+		t.Est.prefetch(cs)
 	}
-	sess.checkPrepared(t.ctx, cfg.name, t.raw, &t.chain, t.prev.compactions)
+	sess.checkPrepared(t.ctx, cfg.name, t.Raw, &t.chain, t.prev.compactions)
 
 	s := g.decide(t, cs)
 	sess.rememberCall(cfg, t.req, mode, max(t.before, t.prev.summarizedAt))
 	t.inj.reanchor(t.prev, &s.next)
 	s.next.window, s.next.threshold = t.lim.Window, t.lim.Threshold
 	s.next.maxOutput = maxOutputTokens(&req)
-	recordUsage(t.cal, &s.next)
+	recordUsage(t.Cal, &s.next)
 	g.prep.noteGrowth(t, mem, &s)
 	mem.message.observe(t.prev, t.measure, t.prefix.matched && s.event == nil && s.err == nil, s.next)
 	if st != nil {
@@ -258,7 +258,7 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	if reason != "" {
 		return g.compactDue(t, r.cs, next, reason, why)
 	}
-	t.prefix.next = t.prefix.ownRecord(t.raw, &t.chain, t.frontier, r.est)
+	t.prefix.next = t.prefix.ownRecord(t.Raw, &t.chain, t.frontier, r.est)
 	s := step{contents: r.cs, next: next}
 	if r.unpruned > 0 && t.nextTurnCount(r.unpruned) > trigger {
 		s.event = prunedAtTrigger(g.tel, t, r.unpruned, r.count, next)
@@ -299,30 +299,30 @@ func (t *turn) pruneAndCount(cs []*genai.Content, trigger int) judged {
 		// Switched off: the stored frontier stays, and moves no further.
 		minFree = math.MaxInt
 	}
-	pruned, target, rewritten := planPruning(t.est, t.cfg.pruneKeep, minFree, t.recall, t.prev.pruneFrontier, t.raw, cs)
+	pruned, target, rewritten := planPruning(t.Est, t.cfg.pruneKeep, minFree, t.recall, t.prev.pruneFrontier, t.Raw, cs)
 	r := t.countPruned(cs, pruned)
 	if rewritten >= 0 {
-		r.unpruned = t.cal.Count(t.weigh(pruneTo(t.est, min(t.prev.pruneFrontier, target), t.recall, t.raw, cs)))
+		r.unpruned = t.Cal.Count(t.Weigh(pruneTo(t.Est, min(t.prev.pruneFrontier, target), t.recall, t.Raw, cs)))
 	}
 	if t.mode != modeApplyOnly && t.nextTurnCount(r.count) > trigger && pruned < target {
 		unpruned := max(r.unpruned, r.count)
-		_, rewritten = pruneFreed(t.est, t.recall, t.raw, cs, pruned, target)
+		_, rewritten = pruneFreed(t.Est, t.recall, t.Raw, cs, pruned, target)
 		r = t.countPruned(cs, target)
 		r.unpruned = unpruned
 	}
 	if r.rewritten = rewritten; rewritten >= 0 {
 		// Smaller than the request the provider last counted, whose count
 		// no longer bounds it from below.
-		r.count = t.cal.Scale(r.est)
+		r.count = t.Cal.Scale(r.est)
 	}
 	return r
 }
 
 // countPruned is cs pruned to frontier, estimated and counted.
 func (t *turn) countPruned(cs []*genai.Content, frontier int) judged {
-	r := judged{cs: pruneTo(t.est, frontier, t.recall, t.raw, cs), frontier: frontier}
+	r := judged{cs: pruneTo(t.Est, frontier, t.recall, t.Raw, cs), frontier: frontier}
 	r.est, r.body = t.prefix.estimate(t.measure, frontier, r.cs)
-	r.count = t.cal.Count(r.est)
+	r.count = t.Cal.Count(r.est)
 	return r
 }
 
@@ -364,7 +364,7 @@ func (g *Guard) compactDue(t *turn, cs []*genai.Content, next guardState, reason
 		return step{contents: cs, next: next}
 	}
 	args := append([]any{"reason", reason, "tokens", t.before, "threshold", t.lim.Threshold, "window", t.lim.Window,
-		"strategy", t.cfg.policy.name(), "contents", len(t.raw)}, why...)
+		"strategy", t.cfg.policy.name(), "contents", len(t.Raw)}, why...)
 	msg := "contextguard: trigger reached; compacting"
 	if t.betweenTurns {
 		msg = "contextguard: the next turn would reach the trigger; compacting between turns"

@@ -116,7 +116,7 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 			"agent", in.cfg.name, "session", c.SessionID(), "error", err)
 		return nil, nil
 	}
-	return s.event, sess.memory(in.cfg.name).keepBetweenTurns(in, s.event.Discarded, s.next, t.cal, in.cfg.stateIO(g.log), end.State)
+	return s.event, sess.memory(in.cfg.name).keepBetweenTurns(in, s.event.Discarded, s.next, t.Cal, in.cfg.stateIO(g.log), end.State)
 }
 
 // keepBetweenTurns keeps in the agent's memory the compaction made between
@@ -246,7 +246,7 @@ func (t *turn) nextTurnCount(n int) int {
 	if !convo.IsUserMessage(msg) {
 		msg = genai.NewContentFromText(standInMessage, genai.RoleUser)
 	}
-	return sat.Scale(sat.Add(n, max(t.cal.Scale(t.est.content(msg)), t.sess.memory(t.cfg.name).message.cost())), betweenTurnsMargin)
+	return sat.Scale(sat.Add(n, max(t.Cal.Scale(t.Est.Content(msg)), t.sess.memory(t.cfg.name).message.cost())), betweenTurnsMargin)
 }
 
 // afterRun marks a call made once the agent's run ended, to compact

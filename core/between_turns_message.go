@@ -39,7 +39,7 @@ type messageMeasure struct {
 // record matched), which the provider counted.
 func (m *messageMeasure) observe(prev guardState, cm measure, asBuilt bool, next guardState) {
 	m.settle(prev)
-	if !startsTurn(cm.raw) {
+	if !startsTurn(cm.Raw) {
 		return
 	}
 	m.from = 0
@@ -54,11 +54,11 @@ func (m *messageMeasure) observe(prev guardState, cm measure, asBuilt bool, next
 // measure is of the message alone, as the next turn's is judged
 // (nextTurnCount adds it to a request that holds its own reply).
 func lastReply(m measure) int {
-	n := len(m.raw)
-	if n < 2 || m.raw[n-2] == nil || m.raw[n-2].Role != genai.RoleModel {
+	n := len(m.Raw)
+	if n < 2 || m.Raw[n-2] == nil || m.Raw[n-2].Role != genai.RoleModel {
 		return 0
 	}
-	return m.cal.Scale(m.est.content(m.raw[n-2]))
+	return m.Cal.Scale(m.Est.Content(m.Raw[n-2]))
 }
 
 // settle records the turn's cost when prev, a later call's state, holds

@@ -5,16 +5,14 @@ import (
 	"sync"
 
 	"github.com/adk-contextguard/contextguard/core/internal/calib"
-	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
-
-	"google.golang.org/genai"
 )
 
 // newCalibration is the calibration of a call from the session's state
 // (core/internal/calib; ARCHITECTURE.md, "Trusting the provider's counts").
 func newCalibration(st guardState, e tokenEstimator) calib.Calibration {
-	return calib.New(st.realTokens, st.lastEstimate, st.providerRatio, e.defaultFactor())
+	return calib.New(st.realTokens, st.lastEstimate, st.providerRatio, e.DefaultFactor())
 }
 
 // reports records the provider's prompt-token counts, logging those not
@@ -39,10 +37,9 @@ func (r *reports) recordReport(c Call, sio stateIO, st State, real int) {
 		rep.HardLimit = window.New(prev.window).HardLimit()
 	}
 	v := rep.Judge()
-	next := prev
-	next.suspectRatio = v.Suspect
+	learned := prev.providerRatio
 	if v.Learn && v.Ratio > 0 {
-		next.providerRatio = v.Ratio
+		learned = v.Ratio
 	}
 	if v.Count {
 		sio.set(st, keyRealTokens, nil, real)
@@ -62,23 +59,10 @@ func (r *reports) recordReport(c Call, sio stateIO, st State, real int) {
 			"agent", sio.agent, "session", c.SessionID(), "real_tokens", real, "estimate", rep.Estimate,
 			"window", prev.window, "reason", v.Reason)
 	}
-	sio.set(st, keyProviderRatio, prev.providerRatio, next.providerRatio)
-	sio.set(st, keySuspectRatio, prev.suspectRatio, next.suspectRatio)
+	sio.set(st, keyProviderRatio, prev.providerRatio, learned)
+	sio.set(st, keySuspectRatio, prev.suspectRatio, v.Suspect)
 }
 
-// measure is how a call weighs what it builds: the contents as ADK built
-// them, the session's estimator and calibration, and the raw estimate of the
-// instruction and tools (fixed). The steps that only count and cut take it,
-// not the whole call's state (turn).
-type measure struct {
-	raw   []*genai.Content
-	est   cachedEstimator
-	cal   calib.Calibration
-	fixed int
-}
-
-// weigh is the raw estimate of the request with contents cs.
-func (m measure) weigh(cs []*genai.Content) int { return sat.Add(contentsTokens(m.est, cs), m.fixed) }
-
-// text is the calibrated size of s.
-func (m measure) text(s string) int { return m.cal.Scale(m.est.text(s)) }
+// measure is how a call weighs what it builds (estimate.Measure), with the
+// session's count cache as its estimator.
+type measure = estimate.Measure[cachedEstimator]

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/calib"
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
@@ -37,7 +38,7 @@ func TestAfterModel_HigherCountAfterUnseenEdit(t *testing.T) {
 	require.Zero(t, sum.Calls(), "under the trigger by the guard's estimate")
 	est := ctx.getInt(keyLastEstimate)
 	threshold := ctx.getInt(keyThreshold)
-	require.Less(t, sat.Scale(est, defaultCorrection), threshold)
+	require.Less(t, sat.Scale(est, estimate.DefaultCorrection), threshold)
 
 	real := est * 16 / 10
 	require.Greater(t, real, threshold, "the provider's count is past the trigger")
@@ -124,7 +125,7 @@ var oddOverflowErrors = []struct {
 // at most one OverflowStep from the estimator's default factor, never to
 // MaxCorrection (core/internal/calib).
 func TestOnModelError_OddErrorRaisesRatioOneStep(t *testing.T) {
-	oneStep := calib.PerMille(defaultCorrection * calib.OverflowStep)
+	oneStep := calib.PerMille(estimate.DefaultCorrection * calib.OverflowStep)
 	for _, tt := range oddOverflowErrors {
 		t.Run(tt.name, func(t *testing.T) {
 			g, _ := newTestGuard(t, fixedSummary("SUMMARY"), WithMaxTokens(16_000))

@@ -184,16 +184,16 @@ func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, next guardState, s
 func newCompaction(t *turn, cs []*genai.Content, next guardState, start time.Time) *compaction {
 	c := &compaction{callView: viewOf(t), cfg: t.cfg, req: t.req, call: t.ctx, sess: t.sess, log: t.log(),
 		rejected: t.rejected, recall: t.recall, compactions: t.prev.compactions, prefix: t.prefix, frontier: t.frontier,
-		start: start, cov: convo.CoverableLen(t.raw), orig: cs, unapplied: next}
-	c.origEst = c.weigh(cs)
+		start: start, cov: convo.CoverableLen(t.Raw), orig: cs, unapplied: next}
+	c.origEst = c.Weigh(cs)
 	if c.inj.injected {
 		c.first = c.inj.cut
 		c.prevSummary = t.prev.summary
 	}
 	c.first = min(c.first, c.cov)
 	c.userReq = c.boundedUserRequest()
-	c.rawBare = sat.Add(c.fixed, c.est.content(summaryContent("", c.userReq, false, convo.RequestAttachments(c.coveredRequest(c.cov))...)))
-	c.bare = c.cal.Scale(c.rawBare)
+	c.rawBare = sat.Add(c.Fixed, c.Est.Content(summaryContent("", c.userReq, false, convo.RequestAttachments(c.coveredRequest(c.cov))...)))
+	c.bare = c.Cal.Scale(c.rawBare)
 	return c
 }
 
@@ -202,7 +202,7 @@ func newCompaction(t *turn, cs []*genai.Content, next guardState, start time.Tim
 // the provider rejected this request and said how large it was.
 func (c *compaction) irreducible(n int) (int, error) {
 	if c.rejected {
-		n = c.cal.Scale(n)
+		n = c.Cal.Scale(n)
 	}
 	if n > c.lim.HardLimit() {
 		return n, irreducibleError(n, c.lim.Window)
@@ -279,7 +279,7 @@ func (c *compaction) compactWith(s compactionStrategy, reason string) step {
 			return c.finish(o)
 		}
 		c.log.Info("contextguard: the kept turns do not fit beside the summary; keeping fewer",
-			"tokens_after", o.newCount, "threshold", c.lim.Threshold, "window", c.lim.Window, "kept_contents", len(c.raw)-split)
+			"tokens_after", o.newCount, "threshold", c.lim.Threshold, "window", c.lim.Window, "kept_contents", len(c.Raw)-split)
 	}
 	return c.finish(c.fullSummary())
 }
@@ -287,11 +287,11 @@ func (c *compaction) compactWith(s compactionStrategy, reason string) step {
 // keptTail is the request's contents with summary covering raw[:split] and
 // the contents from split on kept verbatim, pruned.
 func (c *compaction) keptTail(split int, summary string) []*genai.Content {
-	tail := c.raw[split:]
+	tail := c.Raw[split:]
 	out := make([]*genai.Content, 0, len(tail)+1)
 	out = append(out, c.summaryMessage(summary, c.coveredRequest(split)))
 	out = append(out, tail...)
-	out, _ = pruneToolResults(c.est, c.cfg.pruneKeep, c.recall, c.raw, out)
+	out, _ = pruneToolResults(c.Est, c.cfg.pruneKeep, c.recall, c.Raw, out)
 	return out
 }
 
@@ -318,17 +318,17 @@ func (c *compaction) summaryMessage(summary string, cur *genai.Content) *genai.C
 // trigger trims again. Logged once per session; next is the state before
 // the trim.
 func trimToCurrentRequest(t *turn, next guardState) step {
-	_, start := convo.CurrentRequest(t.ctx.UserContent(), t.raw)
+	_, start := convo.CurrentRequest(t.ctx.UserContent(), t.Raw)
 	if start < 0 {
-		start = len(t.raw) - 1
+		start = len(t.Raw) - 1
 	}
-	start = pairs.SafeStart(t.raw, max(start, 0))
-	cs := t.raw[start:]
-	est := t.weigh(cs)
+	start = pairs.SafeStart(t.Raw, max(start, 0))
+	cs := t.Raw[start:]
+	est := t.Weigh(cs)
 	if mem := t.sess.memory(t.cfg.name); !mem.trimmed {
 		mem.trimmed = true
 		t.log().Warn("contextguard: the system instruction and tools leave no room for a summary; sending only the newest contents from the user's current request on",
-			"tokens_after", t.cal.Scale(est), "threshold", t.lim.Threshold, "window", t.lim.Window, "kept_contents", len(cs))
+			"tokens_after", t.Cal.Scale(est), "threshold", t.lim.Threshold, "window", t.lim.Window, "kept_contents", len(cs))
 	}
 	next.floor = 0
 	next.realTokens = 0

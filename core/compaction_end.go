@@ -41,13 +41,13 @@ func (c *compaction) compactedState(o outcome) guardState {
 	next.summary = o.summary
 	next.userRequest = c.userReq
 	next.watermark = o.watermark
-	next.fingerprint = c.est.fingerprint(c.raw[o.watermark-1])
-	next.anchor = anchorAt(c.req.Coverage, c.raw, o.watermark)
+	next.fingerprint = c.Est.fingerprint(c.Raw[o.watermark-1])
+	next.anchor = anchorAt(c.req.Coverage, c.Raw, o.watermark)
 	next.summarizedAt = c.before
 	next.realTokens = 0
 	next.lastEstimate = o.newEst
 	next.compactions = c.compactions + 1
-	next.pruneFrontier = pruneFrontier(c.cfg.pruneKeep, c.raw) // as compact pruned the kept contents
+	next.pruneFrontier = pruneFrontier(c.cfg.pruneKeep, c.Raw) // as compact pruned the kept contents
 	next.prefixKept, next.invalidated = c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens
 	stampCompaction(c.cfg.host.Now(c.call), &next, c.ev.Reason)
 	return next

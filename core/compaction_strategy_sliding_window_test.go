@@ -21,6 +21,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
@@ -201,7 +202,7 @@ func fillerOf(target, seed int) string {
 	lo, hi := 1, target*8
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if cal.Scale(testEst.text(filler(mid, seed))) <= target {
+		if cal.Scale(testEst.Text(filler(mid, seed))) <= target {
 			lo = mid
 		} else {
 			hi = mid - 1
@@ -228,7 +229,7 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	system := genai.NewContentFromText(fillerOf(68_800, 5), genai.RoleUser)
 	probe := request(userMsg(user))
 	probe.Config.SystemInstruction = system
-	bare := cal.Scale(requestTokens(testEst, engineReq(probe)) - contentsTokens(testEst, probe.Contents) + testEst.content(summaryContent("", user, false)))
+	bare := cal.Scale(requestTokens(testEst, engineReq(probe)) - estimate.Contents(testEst, probe.Contents) + testEst.Content(summaryContent("", user, false)))
 	budget := summaryBudget(lim, bare, 0)
 	room := lim.Threshold - bare - budget
 	share := int(float64(room) * slidingTailShare)
@@ -239,14 +240,14 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	var raw []*genai.Content
 	for size := 50; ; size += 10 {
 		raw = append(swHistory(3, 4, size), userMsg(user))
-		if cal.Scale(contentsTokens(testEst, raw)) >= share*8/10 {
+		if cal.Scale(estimate.Contents(testEst, raw)) >= share*8/10 {
 			break
 		}
 	}
-	tail2 := cal.Scale(contentsTokens(testEst, raw))
+	tail2 := cal.Scale(estimate.Contents(testEst, raw))
 	for size := 2_000; ; size += 500 {
 		head := swHistory(0, 3, size)
-		if cal.Scale(contentsTokens(testEst, head)) >= 2*budget+2_000 {
+		if cal.Scale(estimate.Contents(testEst, head)) >= 2*budget+2_000 {
 			raw = append(head, raw...)
 			break
 		}
@@ -256,13 +257,13 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	long := func(asked int) string {
 		want := int(float64(asked) * (oversizeTolerance - 0.015))
 		for n := asked; ; n += max(asked/200, 1) {
-			if s := fillerOf(n, 77); testEst.text(s) >= want {
+			if s := fillerOf(n, 77); testEst.Text(s) >= want {
 				return s
 			}
 		}
 	}
 	told := cal.Unscale(budget)
-	predicted := bare + cal.Scale(testEst.text(long(told))) + tail2
+	predicted := bare + cal.Scale(testEst.Text(long(told))) + tail2
 	t.Logf("bare %d, budget %d, room %d, share %d, kept %d, predicted %d, threshold %d", bare, budget, room, share, tail2, predicted, lim.Threshold)
 	require.LessOrEqual(t, tail2, share, "test setup: two turns must fit their share")
 	require.Greater(t, predicted, lim.Threshold+200, "test setup: the long summary must not fit beside two turns")

@@ -28,10 +28,10 @@ func (s tailRetention) suffixes(c *compaction, _ string) []int {
 	limit := min(sat.Scale(c.lim.Window, s.fraction), c.lim.Threshold-c.bare-c.budget)
 	// The longest suffix within limit that leaves something to summarize
 	// after the previous watermark.
-	from, tail := len(c.raw), 0
+	from, tail := len(c.Raw), 0
 	for from > c.first+1 {
-		n := sat.Add(tail, c.est.content(c.raw[from-1]))
-		if c.cal.Scale(n) > limit {
+		n := sat.Add(tail, c.Est.Content(c.Raw[from-1]))
+		if c.Cal.Scale(n) > limit {
 			break
 		}
 		from, tail = from-1, n
@@ -39,7 +39,7 @@ func (s tailRetention) suffixes(c *compaction, _ string) []int {
 	// Pair safety can only move a start back, past the limit: take the
 	// first pair-safe start at or after it, which keeps less.
 	for ; from < c.cov; from++ {
-		if pairs.SafeStart(c.raw, from) == from {
+		if pairs.SafeStart(c.Raw, from) == from {
 			return []int{from}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
@@ -24,7 +25,7 @@ func slidingDue(span int) (raw []*genai.Content, user string) {
 	user = "U6-MARK and now the tests"
 	for size := 40; ; size += 20 {
 		raw = swHistory(0, 6, size)
-		if cal.Scale(contentsTokens(testEst, raw[:16])) >= span {
+		if cal.Scale(estimate.Contents(testEst, raw[:16])) >= span {
 			return append(raw, userMsg(user)), user
 		}
 	}
@@ -68,7 +69,7 @@ func TestSlidingWindow_SummaryBoundedBySpan(t *testing.T) {
 			assert.Less(t, e.TokensAfter, e.TokensBefore, "the compaction shrinks the request")
 			require.Len(t, rs.requests(), 1)
 			asked := rs.requests()[0].SummaryTokens
-			span := newCalibration(guardState{}, testEst).Scale(contentsTokens(testEst, raw[:e.ContentsSummarized]))
+			span := newCalibration(guardState{}, testEst).Scale(estimate.Contents(testEst, raw[:e.ContentsSummarized]))
 			assert.LessOrEqual(t, asked, span/2, "the summary asked is bounded by the span it replaces")
 			assert.GreaterOrEqual(t, asked, minSummaryTokens/2)
 			t.Logf("asked %d tokens; request %d -> %d", asked, e.TokensBefore, e.TokensAfter)
@@ -172,9 +173,9 @@ func TestCompaction_NothingToDo(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := newTestTurn(request(tc.raw...), guardState{}, quietLogger)
-			tr.lim, tr.cal = window.New(win), newCalibration(guardState{}, testEst)
+			tr.lim, tr.Cal = window.New(win), newCalibration(guardState{}, testEst)
 			if tc.fixed > 0 {
-				tr.fixed = tc.fixed
+				tr.Fixed = tc.fixed
 			}
 			c := newCompaction(tr, tc.cs, tr.prev, time.Time{})
 			done, stop := c.nothingToDo()

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
 
@@ -131,8 +132,8 @@ func jsonHash(v any) uint64 {
 }
 
 // fixedOf is the raw estimate of the system instruction and tools
-// (fixedTokens) as est counts them, cached by config, so that a session's
+// (estimate.Fixed) as est counts them, cached by config, so that a session's
 // first call does not count its agent's tool declarations again.
 func (c *configCache) fixedOf(config uint64, est cachedEstimator, req *Request) int {
-	return int(c.fixed.get(config, nil, func() uint64 { return uint64(fixedTokens(est, req)) }))
+	return int(c.fixed.get(config, nil, func() uint64 { return uint64(estimate.Fixed(est, req.Config)) }))
 }

@@ -6,6 +6,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/calib"
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
@@ -69,7 +70,7 @@ const maxOutputOvershoot = 2
 // plus the output reaches the agent's trigger, so the output was likely cut
 // for want of room and the next request would reach the trigger anyway.
 // The prompt is the provider's believed count, else the guard's estimate at
-// the learned ratio (at least defaultCorrection); the output is the
+// the learned ratio (at least estimate.DefaultCorrection); the output is the
 // response's plausible count, else the trigger's buffer. Without the window
 // the request was judged against, nothing is near.
 func outputNearWindow(cfg *Agent, st guardState, resp *Response) (prompt, output, threshold int, near bool) {
@@ -86,7 +87,7 @@ func outputNearWindow(cfg *Agent, st guardState, resp *Response) (prompt, output
 	case reported > 0 && reported == st.realTokens:
 		prompt = reported
 	default:
-		prompt = sat.Scale(st.lastEstimate, max(defaultCorrection, float64(st.providerRatio)/calib.RatioScale))
+		prompt = sat.Scale(st.lastEstimate, max(estimate.DefaultCorrection, float64(st.providerRatio)/calib.RatioScale))
 	}
 	if output <= 0 {
 		output = lim.Buffer

@@ -182,20 +182,20 @@ func matchPrefix(sio stateIO, stored string, own prefixRecord, raw []*genai.Cont
 func (m prefixMatch) estimate(ms measure, frontier int, cs []*genai.Content) (est, body int) {
 	summary, lead := 0, 0
 	if m.own.injected && len(cs) > 0 {
-		summary, lead = ms.est.content(cs[0]), 1
+		summary, lead = ms.Est.Content(cs[0]), 1
 	}
-	if fresh := len(ms.raw) - m.rec.contents; m.matched && m.rec.frontier == frontier && len(cs)-fresh >= lead {
+	if fresh := len(ms.Raw) - m.rec.contents; m.matched && m.rec.frontier == frontier && len(cs)-fresh >= lead {
 		body := m.rec.body
 		for _, c := range cs[len(cs)-fresh:] {
-			body = sat.Add(body, ms.est.content(c))
+			body = sat.Add(body, ms.Est.Content(c))
 		}
 		// The prefix's counts are not needed again: the next call checks
 		// the record, and a compaction counts what it summarizes. Keep
 		// only what this call touched, so an idle session holds little.
-		ms.est.cache.dropUntouched()
+		ms.Est.cache.dropUntouched()
 		return sat.Add(body, summary), body
 	}
-	est = ms.weigh(cs)
+	est = ms.Weigh(cs)
 	return est, max(est-summary, 0)
 }
 

@@ -75,8 +75,8 @@ func reachesEarly(t *turn, s *step, predicted int) bool {
 	if t.cfg.pruneKeep <= 0 {
 		return true
 	}
-	freed, _ := pruneFreed(t.est, t.recall, t.raw, s.contents, t.frontier, pruneFrontier(t.cfg.pruneKeep, t.raw))
-	return float64(predicted-t.cal.Scale(freed)) >= at
+	freed, _ := pruneFreed(t.Est, t.recall, t.Raw, s.contents, t.frontier, pruneFrontier(t.cfg.pruneKeep, t.Raw))
+	return float64(predicted-t.Cal.Scale(freed)) >= at
 }
 
 // sentRequest is the request the call let through, as a background summary
@@ -86,8 +86,8 @@ func sentRequest(t *turn, s *step) (prepareCandidate, bool) {
 	if s.event != nil {
 		return prepareCandidate{}, false
 	}
-	return prepareCandidate{req: withContents(Request{Model: t.req.Model, Config: t.req.Config}, t.raw),
-		sent: s.contents, prev: t.prev, inj: t.inj, lim: t.lim, cal: t.cal, before: t.before}, true
+	return prepareCandidate{req: withContents(Request{Model: t.req.Model, Config: t.req.Config}, t.Raw),
+		sent: s.contents, prev: t.prev, inj: t.inj, lim: t.lim, cal: t.Cal, before: t.before}, true
 }
 
 // preparesAt is the count at which the agent prepares its summary
@@ -124,9 +124,9 @@ func (t *turn) inlineReason(reason string, bare int) InlineReason {
 // tool step counts: bare already holds a turn's user message.
 func (t *turn) stepFillsWindow(bare int) bool {
 	grown := t.beforeEst - t.sentEst
-	if t.sentEst <= 0 || grown <= 0 || len(t.raw) == 0 || !hasFunctionResponse(t.raw[len(t.raw)-1]) {
+	if t.sentEst <= 0 || grown <= 0 || len(t.Raw) == 0 || !hasFunctionResponse(t.Raw[len(t.Raw)-1]) {
 		return false
 	}
-	n := sat.Add(sat.Add(bare, minSummaryTokens), t.cal.Scale(grown))
+	n := sat.Add(sat.Add(bare, minSummaryTokens), t.Cal.Scale(grown))
 	return !preparedFits(t.lim, n, t.before, minSummaryTokens)
 }

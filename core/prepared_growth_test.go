@@ -112,7 +112,7 @@ func TestSentRequest(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := newTestTurn(request(raw...), prev, quietLogger)
-			tr.before, tr.inj, tr.cal = 5_000, injection{cut: 1, injected: true}, calib.Calibration{Factor: 1.2, Real: 800}
+			tr.before, tr.inj, tr.Cal = 5_000, injection{cut: 1, injected: true}, calib.Calibration{Factor: 1.2, Real: 800}
 			cand, ok := sentRequest(tr, &tc.s)
 			require.Equal(t, tc.ok, ok)
 			if !ok {

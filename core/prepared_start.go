@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
@@ -88,7 +89,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 // request is likely to fit (preparedFits).
 func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
 	for _, split := range t.cfg.policy.suffixes(c, ReasonTokens) {
-		if fitsPrepared(c, cand, t.cal.Scale(contentsTokens(t.est, t.raw[split:c.cov]))) {
+		if fitsPrepared(c, cand, t.Cal.Scale(estimate.Contents(t.Est, t.Raw[split:c.cov]))) {
 			return split
 		}
 	}

@@ -258,7 +258,7 @@ func recallPlaceholderText(tool, callID string, bytes int) string {
 
 // partTokens is the estimate of one part, framing excluded.
 func partTokens(e tokenEstimator, p *genai.Part) int {
-	return e.content(&genai.Content{Parts: []*genai.Part{p}}) - e.content(&genai.Content{})
+	return e.Content(&genai.Content{Parts: []*genai.Part{p}}) - e.Content(&genai.Content{})
 }
 
 // prunedAtTrigger reports a pruning pass that took a request over the

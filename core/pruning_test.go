@@ -46,7 +46,7 @@ func pruneTestTurn(cs []*genai.Content, keep, win int, cache *countCache) *turn 
 	t.lim = window.New(win)
 	if cache != nil {
 		t.sess.cache = cache
-		t.est.cache = cache
+		t.Est.cache = cache
 	}
 	return t
 }
@@ -73,7 +73,7 @@ func TestPruneToolResults(t *testing.T) {
 			bytes := len(textcut.JSON(c.Parts[0].FunctionResponse.Response))
 			assert.Equal(t, fmt.Sprintf("kubectl_logs output of %d bytes removed to save context; ask again if needed", bytes), ph)
 			assert.Equal(t, c.Role, out[i].Role)
-			assert.Less(t, testEst.content(out[i]), testEst.content(c)/10)
+			assert.Less(t, testEst.Content(out[i]), testEst.Content(c)/10)
 		default:
 			assert.Same(t, c, out[i], "content %d untouched (user text, calls, model text, the newest steps)", i)
 		}
@@ -256,7 +256,7 @@ func TestPruning_Option(t *testing.T) {
 
 // pruneTest prunes cs as tr's call would.
 func pruneTest(tr *turn, cs []*genai.Content) []*genai.Content {
-	out, _ := pruneToolResults(tr.est, tr.cfg.pruneKeep, declaresRecall(tr.req.Config), tr.raw, cs)
+	out, _ := pruneToolResults(tr.Est, tr.cfg.pruneKeep, declaresRecall(tr.req.Config), tr.Raw, cs)
 	return out
 }
 
@@ -304,7 +304,7 @@ func TestPruning_WaitsUntilItFreesEnough(t *testing.T) {
 			require.Len(t, req.Contents, len(h), "no compaction")
 			if prev != nil && !extends(prev, req.Contents) {
 				rewrites++
-				freed := before + testEst.content(c) - ctx.getInt(keyLastEstimate)
+				freed := before + testEst.Content(c) - ctx.getInt(keyLastEstimate)
 				assert.GreaterOrEqual(t, freed, free, "content %d: a rewrite frees at least the minimum", i)
 				assert.Positive(t, ctx.getInt(keyInvalidated), "content %d: the rewrite is reported", i)
 				assert.Less(t, ctx.getInt(keyPrefixKept), newCalibration(guardState{}, testEst).Scale(before))

@@ -114,7 +114,7 @@ type recallFit struct {
 func recallFitFor(tokens int, est tokenEstimator, s guardState) recallFit {
 	cal := newCalibration(s, est)
 	return recallFit{tokens: tokens, count: func(answer string) int {
-		return cal.Scale(est.content(recallAnswerContent(answer)))
+		return cal.Scale(est.Content(recallAnswerContent(answer)))
 	}}
 }
 

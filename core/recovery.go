@@ -208,7 +208,7 @@ func recordOverflow(sess *sessionEntry, cfg *Agent, mem *agentMemory, req *Reque
 		est := sess.estimator(cfg, req.Model)
 		p.estimate = requestTokens(est, req)
 		if ov.learns {
-			p.ratio = calib.LearnFromOverflow(learned, est.defaultFactor(), ov.Tokens, p.estimate)
+			p.ratio = calib.LearnFromOverflow(learned, est.DefaultFactor(), ov.Tokens, p.estimate)
 		}
 	}
 	mem.overflow = p
@@ -244,7 +244,7 @@ func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent,
 	// on the recovery response with the compaction.
 	learned := prev
 	if ov.learns {
-		learned.providerRatio = calib.LearnFromOverflow(prev.providerRatio, est.defaultFactor(), ov.Tokens, sent)
+		learned.providerRatio = calib.LearnFromOverflow(prev.providerRatio, est.DefaultFactor(), ov.Tokens, sent)
 	}
 	real := ov.Tokens
 	if real <= 0 {
@@ -260,7 +260,7 @@ func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent,
 		"real_tokens", real, "estimated_tokens", sent, "correction", rej.cal.Factor, "threshold", rej.lim.Threshold, "window", win)
 
 	s := g.compact(t, cs, learned, thresholdStrategy{}, ReasonOverflow)
-	recordUsage(t.cal, &s.next)
+	recordUsage(t.Cal, &s.next)
 	if st != nil {
 		sio.save(st, prev, s.next)
 	}

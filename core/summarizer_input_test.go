@@ -148,7 +148,7 @@ func TestSummarizerInput_TodoList(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			turn := newTestTurn(request(), guardState{}, quietLog)
-			turn.cal = newCalibration(guardState{}, testEst)
+			turn.Cal = newCalibration(guardState{}, testEst)
 			got, used := fitTodos(turn.measure, turn.log(), tt.todos, share)
 			assert.LessOrEqual(t, used, share)
 			weight := 0

@@ -59,7 +59,7 @@ func fallbackSummary(e tokenEstimator, cal calib.Calibration, prev string, cs []
 		return ""
 	}
 	f := collectFallbackFacts(cs)
-	w := fallbackWriter{tokens: func(s string) int { return cal.Scale(e.text(s)) }, budget: maxTokens}
+	w := fallbackWriter{tokens: func(s string) int { return cal.Scale(e.Text(s)) }, budget: maxTokens}
 	head := "(Automatic summary: the summarizer was unavailable, so this lists the conversation's facts mechanically.)\n"
 	if w.tokens(head) > maxTokens/fallbackLongHeadingDiv {
 		head = "(automatic summary)\n"

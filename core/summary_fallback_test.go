@@ -54,7 +54,7 @@ func TestFallbackSummary(t *testing.T) {
 				assert.Empty(t, s)
 				return
 			}
-			assert.LessOrEqual(t, cal.Scale(testEst.text(s)), tc.budget)
+			assert.LessOrEqual(t, cal.Scale(testEst.Text(s)), tc.budget)
 			at := 0
 			for _, w := range tc.want {
 				i := strings.Index(s[at:], w)
@@ -69,7 +69,7 @@ func TestFallbackSummary(t *testing.T) {
 			}
 			if tc.prev != "" {
 				sec := s[strings.Index(s, "\n## Earlier summary"):strings.Index(s, "\n## User requests")]
-				assert.LessOrEqual(t, cal.Scale(testEst.text(sec)), int(float64(tc.budget)*fallbackSharePrev), "the earlier summary within its share")
+				assert.LessOrEqual(t, cal.Scale(testEst.Text(sec)), int(float64(tc.budget)*fallbackSharePrev), "the earlier summary within its share")
 			}
 		})
 	}
@@ -83,10 +83,10 @@ func TestFallbackSummary_FitsEveryBudget(t *testing.T) {
 	cs := append(history(50, 2000), callMsg("kubectl_get_pods", nil), respMsg("kubectl_get_pods", map[string]any{"out": strings.Repeat("pod ", 5000)}))
 	todos := []TodoItem{{Content: strings.Repeat("check pods ", 200), Status: "in_progress"}}
 	for _, cal := range []calib.Calibration{{Factor: 1}, {Factor: 2.5}, {Factor: calib.MaxCorrection}} {
-		short := cal.Scale(testEst.text("(automatic summary)\n"))
+		short := cal.Scale(testEst.Text("(automatic summary)\n"))
 		for budget := fallbackMinTokens; budget <= 10_000; budget = budget*5/4 + 1 {
 			s := fallbackSummary(testEst, cal, strings.Repeat("previous ", 3000), cs, todos, budget)
-			assert.LessOrEqual(t, cal.Scale(testEst.text(s)), budget, "budget %d, factor %v", budget, cal.Factor)
+			assert.LessOrEqual(t, cal.Scale(testEst.Text(s)), budget, "budget %d, factor %v", budget, cal.Factor)
 			if budget >= short {
 				assert.NotEmpty(t, s, "budget %d, factor %v", budget, cal.Factor)
 			}

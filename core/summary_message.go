@@ -5,7 +5,6 @@ import (
 
 	"google.golang.org/genai"
 
-	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
@@ -137,31 +136,22 @@ const (
 // take in a request under threshold: 1/continuationShare of the room under
 // it that the system instruction and tools (m.fixed) leave.
 func continuationBound(m measure, threshold int) int {
-	m = m.calibrated()
-	return max((threshold-m.cal.Scale(m.fixed))/continuationShare, minContinuationTokens)
-}
-
-// calibrated is m with the estimator's default factor while the call has
-// no calibration yet (the summary is injected first, newTurn).
-func (m measure) calibrated() measure {
-	if m.cal.Factor <= 0 {
-		m.cal = calib.Calibration{Factor: m.est.defaultFactor()}
-	}
-	return m
+	m = m.Calibrated()
+	return max((threshold-m.Cal.Scale(m.Fixed))/continuationShare, minContinuationTokens)
 }
 
 // boundContinuation quotes s in full when it fits continuationBound, else
 // keeps its head and tail (truncateMiddle) cut to fit.
 func boundContinuation(m measure, threshold int, s string) string {
 	maxTokens := continuationBound(m, threshold)
-	m = m.calibrated()
-	if m.text(s) <= maxTokens {
+	m = m.Calibrated()
+	if m.Text(s) <= maxTokens {
 		return s
 	}
 	n := min(maxTokens*textcut.BytesPerTokenGuess, len(s))
 	for n > minContinuationBytes {
 		cut := textcut.Middle(s, n)
-		if m.text(cut) <= maxTokens {
+		if m.Text(cut) <= maxTokens {
 			return cut
 		}
 		n = sat.MulDiv(n, textcut.RetryPercent, 100)

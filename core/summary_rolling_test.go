@@ -88,7 +88,7 @@ func TestRollingSummary_NoMessageLost(t *testing.T) {
 
 			// Every input within the summarizer's window.
 			for k := range inputs {
-				n := newCalibration(guardState{}, testEst).Scale(testEst.text(prevs[k] + inputs[k]))
+				n := newCalibration(guardState{}, testEst).Scale(testEst.Text(prevs[k] + inputs[k]))
 				assert.LessOrEqual(t, n, int(float64(tc.summarizerWindow)*summarizerInputShare), "call %d", k+1)
 			}
 
@@ -211,11 +211,11 @@ func TestRollingSummary_FallbackKeepsPieces(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			turn := newTestTurn(request(raw...), guardState{}, quietLog)
-			turn.cal = newCalibration(guardState{}, testEst)
+			turn.Cal = newCalibration(guardState{}, testEst)
 			c := &compaction{callView: callView{measure: turn.measure}, first: 0, prevSummary: "EARLIER-SUMMARY", rolled: tc.rolled}
 			s := c.fallbackAfterPieces(len(raw)-1, budget)
 
-			assert.LessOrEqual(t, turn.cal.Scale(testEst.text(s)), budget, "within its budget")
+			assert.LessOrEqual(t, turn.Cal.Scale(testEst.Text(s)), budget, "within its budget")
 			if tc.from > 0 {
 				kept := tc.rolled[0].summary
 				for _, p := range tc.rolled {

@@ -43,8 +43,8 @@ const summaryFreshShare = 0.5
 // called with an empty summary to weigh the summary message's own header and
 // continuation.
 func (c *compaction) spanBudget(build func(summary string) []*genai.Content) int {
-	freed := c.cal.Scale(c.origEst - c.weigh(build("")))
-	prev := c.text(c.prevSummary)
+	freed := c.Cal.Scale(c.origEst - c.Weigh(build("")))
+	prev := c.Text(c.prevSummary)
 	b := prev + int(float64(max(freed-prev, 0))*summaryFreshShare)
 	return min(c.budget, max(b, minSummaryTokens/2))
 }
@@ -70,7 +70,7 @@ func (c *compaction) summarizeSpan(end int, shorter bool, build func(summary str
 	// after the summary: the strategy's tail, none for a full summary.
 	kept := 0
 	if end < c.cov {
-		kept = len(c.raw) - end
+		kept = len(c.Raw) - end
 	}
 	c.summaryInput(&sreq, end, &asked, kept)
 
@@ -88,8 +88,8 @@ func (c *compaction) summarizeSpan(end int, shorter bool, build func(summary str
 			s = c.fallbackAfterPieces(end, budget)
 		}
 		cs := build(s)
-		o := outcome{contents: cs, summary: s, newEst: c.weigh(cs)}
-		o.newCount = c.cal.Scale(o.newEst)
+		o := outcome{contents: cs, summary: s, newEst: c.Weigh(cs)}
+		o.newCount = c.Cal.Scale(o.newEst)
 		if o.newCount <= c.lim.Threshold || c.ev.Fallback {
 			return o
 		}
@@ -101,7 +101,7 @@ func (c *compaction) summarizeSpan(end int, shorter bool, build func(summary str
 			return o
 		}
 		asked = next
-		sreq.SummaryTokens = c.cal.Unscale(asked)
+		sreq.SummaryTokens = c.Cal.Unscale(asked)
 		if sreq.Cached != nil {
 			// The instruction states the length, and the call bounds it.
 			c.summaryInput(&sreq, end, &asked, kept)
@@ -116,7 +116,7 @@ func (c *compaction) summarizeSpan(end int, shorter bool, build func(summary str
 // length and shorter is not set, or no attempt or useful length is left; s
 // past its length then takes the fallback instead.
 func (c *compaction) shorterLength(s string, count, asked int, shorter bool) int {
-	have := c.cal.Scale(c.est.text(s))
+	have := c.Cal.Scale(c.Est.Text(s))
 	target := have - (count - c.lim.Threshold)
 	over := have > int(float64(asked)*oversizeTolerance)
 	if over {
@@ -146,7 +146,7 @@ func (c *compaction) summaryRequest(asked int) SummaryRequest {
 		Agent:         c.ev.Agent,
 		UserRequest:   c.input.extras.userRequest,
 		Todos:         c.input.extras.todos,
-		SummaryTokens: c.cal.Unscale(asked),
+		SummaryTokens: c.Cal.Unscale(asked),
 		Instructions:  c.input.extras.instructions,
 	}
 }
@@ -163,14 +163,14 @@ func (c *compaction) summaryInput(sreq *SummaryRequest, end int, asked *int, kep
 		return
 	}
 	if call, n := c.cachedSummaryCall(*sreq, *asked, end, kept); call != nil {
-		*asked, sreq.SummaryTokens = n, c.cal.Unscale(n)
+		*asked, sreq.SummaryTokens = n, c.Cal.Unscale(n)
 		sreq.Cached = call
-		sreq.PreviousSummary, sreq.Transcript, sreq.Contents = c.prevSummary, "", c.raw[c.first:end]
+		sreq.PreviousSummary, sreq.Transcript, sreq.Contents = c.prevSummary, "", c.Raw[c.first:end]
 		return
 	}
 	var from int
 	sreq.PreviousSummary, sreq.Transcript, from = c.rollUp(*sreq, end)
-	sreq.Contents = c.raw[from:end]
+	sreq.Contents = c.Raw[from:end]
 }
 
 // requestSummary asks for the summary that goes into the request, while

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,7 +30,7 @@ func (r windowRegistry) ContextWindow(m string) int { return r[m] }
 func conversationOf(tokens, size int) (raw []*genai.Content, user string) {
 	cal := newCalibration(guardState{}, testEst)
 	i := 0
-	for cal.Scale(contentsTokens(testEst, raw)) < tokens {
+	for cal.Scale(estimate.Contents(testEst, raw)) < tokens {
 		raw = append(raw, swTurn(i, size)...)
 		i++
 	}

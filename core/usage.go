@@ -136,7 +136,7 @@ func prefixKept(m measure, pm *prefixMatch, prev int, cs []*genai.Content, est, 
 		// instruction or tools, a shorter or rewritten history): only an
 		// unchanged system instruction and tools are known to be kept.
 		if pm.rec.config == pm.config && pm.rec.contents > 0 {
-			kept = min(m.fixed, prev)
+			kept = min(m.Fixed, prev)
 		}
 	case rewritten < 0 || rewritten >= len(cs):
 		// An extension of the previous request (the call after a
@@ -145,11 +145,11 @@ func prefixKept(m measure, pm *prefixMatch, prev int, cs []*genai.Content, est, 
 	default:
 		tail := 0
 		for _, c := range cs[rewritten:] {
-			tail = sat.Add(tail, m.est.content(c))
+			tail = sat.Add(tail, m.Est.Content(c))
 		}
 		kept = min(max(est-tail, 0), prev)
 	}
-	return splitScaled(m.cal, prev, kept)
+	return splitScaled(m.Cal, prev, kept)
 }
 
 // splitScaled is the calibrated kept part of a previous request of prev raw
@@ -166,11 +166,11 @@ func compactionKept(m measure, pm *prefixMatch, prev int) (kept, invalidated int
 	if prev == 0 {
 		return 0, 0
 	}
-	k := min(m.fixed, prev)
+	k := min(m.Fixed, prev)
 	if pm.stored != "" && pm.rec.contents > 0 && pm.rec.config != pm.config {
 		k = 0 // the instruction or tools changed since the previous request
 	}
-	return splitScaled(m.cal, prev, k)
+	return splitScaled(m.Cal, prev, k)
 }
 
 // stampCompaction records when (Host.Now's time) and why an applied

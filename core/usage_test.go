@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
@@ -51,7 +52,7 @@ func TestUsage_PrefixKeptAndInvalidated(t *testing.T) {
 	send(h)
 	require.Len(t, events, 1, "compacted")
 	ev := events[0]
-	fixed := fixedTokens(testEst, &Request{Model: "gemini-2.5-flash", Config: config})
+	fixed := estimate.Fixed(testEst, config)
 	assert.Equal(t, cal.Scale(fixed), ev.PrefixKeptTokens, "a compaction keeps the system instruction and tools")
 	assert.Equal(t, cal.Scale(prev)-cal.Scale(fixed), ev.InvalidatedTokens, "and invalidates the rest of the previous request")
 	assert.Equal(t, ev.PrefixKeptTokens, usage().PrefixKeptTokens)
@@ -102,7 +103,7 @@ func TestUsage_PrefixKeptWhenTheHistoryChanged(t *testing.T) {
 			cal := newCalibration(guardState{}, testEst)
 			kept := 0
 			if tc.fixed {
-				kept = cal.Scale(fixedTokens(testEst, req))
+				kept = cal.Scale(estimate.Fixed(testEst, req.Config))
 				require.Positive(t, kept)
 			}
 			assert.Equal(t, kept, u.PrefixKeptTokens)

@@ -58,7 +58,7 @@ func TestSummaryContent_CarriesAttachments(t *testing.T) {
 	assert.Contains(t, c.Parts[0].Text, attachmentsNote)
 	assert.Equal(t, chartPNG.InlineData.Data, c.Parts[1].InlineData.Data)
 	assert.Equal(t, *specPDF.FileData, *c.Parts[2].FileData)
-	assert.Greater(t, testEst.content(c), testEst.content(summaryContent("S", "compare", false)), "the attachments are counted with the message")
+	assert.Greater(t, testEst.Content(c), testEst.Content(summaryContent("S", "compare", false)), "the attachments are counted with the message")
 
 	alone := summaryContent("S", "", false, atts[0])
 	assert.Contains(t, alone.Parts[0].Text, continuationLead, "media alone still make a continuation")
@@ -98,7 +98,7 @@ func TestContinuationBound_HalfTheRoomAfterSystemAndTools(t *testing.T) {
 			}
 			tr := newTestTurn(req, guardState{}, quietTestLogger())
 			tr.lim = window.Limits{Threshold: tt.threshold, Window: tt.threshold * 5 / 4}
-			tr.cal = newCalibration(guardState{}, testEst)
+			tr.Cal = newCalibration(guardState{}, testEst)
 			assert.InDelta(t, tt.want, continuationBound(tr.measure, tr.lim.Threshold), float64(tt.want)/20+10)
 		})
 	}

@@ -20,9 +20,8 @@ const (
 // room kept for the response (WithOutput; 0 without MaxOutputTokens).
 type Limits struct{ Window, Buffer, Threshold, Output int }
 
-// Room for the answer. Several providers reject a request whose prompt plus
-// max_tokens exceeds the window, so when a request sets MaxOutputTokens the
-// trigger is lowered to leave that room, plus a margin for the estimate.
+// Several providers reject a request whose prompt plus max_tokens exceeds
+// the window, so the trigger leaves that room, plus a margin (WithOutput).
 const (
 	// outputMarginFraction of the window is kept between the prompt plus
 	// the output and the window: a calibrated count is off by little more
