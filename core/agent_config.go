@@ -325,7 +325,7 @@ func (w *windows) limits(cfg *Agent, modelName string) window.Limits {
 // limit when that room would leave the prompt too little of the window.
 func (w *windows) requestLimits(cfg *Agent, req *Request) window.Limits {
 	l := w.limits(cfg, req.Model)
-	out := maxOutputTokens(req)
+	out := window.MaxOutput(req.Config)
 	if out == 0 {
 		return l
 	}

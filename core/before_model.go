@@ -223,7 +223,7 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	sess.rememberCall(cfg, t.req, mode, max(t.before, t.prev.summarizedAt))
 	t.inj.reanchor(t.prev, &s.next)
 	s.next.window, s.next.threshold = t.lim.Window, t.lim.Threshold
-	s.next.maxOutput = maxOutputTokens(&req)
+	s.next.maxOutput = window.MaxOutput(req.Config)
 	recordUsage(t.Cal, &s.next)
 	g.prep.noteGrowth(t, mem, &s)
 	mem.message.observe(t.prev, t.measure, t.prefix.matched && s.event == nil && s.err == nil, s.next)

@@ -11,7 +11,7 @@ import (
 
 // newCalibration is the calibration of a call from the session's state
 // (core/internal/calib; ARCHITECTURE.md, "Trusting the provider's counts").
-func newCalibration(st guardState, e tokenEstimator) calib.Calibration {
+func newCalibration(st guardState, e estimate.Estimator) calib.Calibration {
 	return calib.New(st.realTokens, st.lastEstimate, st.providerRatio, e.DefaultFactor())
 }
 

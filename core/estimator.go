@@ -50,9 +50,6 @@ func contentRetained(c *genai.Content) int {
 // prunedContent is the pruned copy of one content, computed once per
 // distinct content and kept with its count in the session's cache.
 type prunedContent struct {
-	// content is the copy with placeholders, nil when no payload in the
-	// content is large enough to prune.
-	content *genai.Content
-	// saved is what the placeholders save, in raw estimated tokens.
-	saved int
+	content *genai.Content // the copy with placeholders; nil when nothing is large enough to prune
+	saved   int            // what the placeholders save, in raw estimated tokens
 }

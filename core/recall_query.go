@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/recallindex"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
@@ -111,7 +112,7 @@ type recallFit struct {
 
 // recallFitFor is the fit of a budget of tokens for the estimator est of
 // the agent's model, in a session whose state is s.
-func recallFitFor(tokens int, est tokenEstimator, s guardState) recallFit {
+func recallFitFor(tokens int, est estimate.Estimator, s guardState) recallFit {
 	cal := newCalibration(s, est)
 	return recallFit{tokens: tokens, count: func(answer string) int {
 		return cal.Scale(est.Content(recallAnswerContent(answer)))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
@@ -54,7 +55,7 @@ const (
 // count of those there is no room for), the last model text, the tools
 // called (every call counted) and the todo list, all within maxTokens as the
 // estimator counts them. It reads every content of cs.
-func fallbackSummary(e tokenEstimator, cal calib.Calibration, prev string, cs []*genai.Content, todos []TodoItem, maxTokens int) string {
+func fallbackSummary(e estimate.Estimator, cal calib.Calibration, prev string, cs []*genai.Content, todos []TodoItem, maxTokens int) string {
 	if maxTokens < fallbackMinTokens {
 		return ""
 	}

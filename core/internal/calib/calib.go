@@ -141,8 +141,7 @@ type Verdict struct {
 //
 // The learned ratio is held back longest: it calibrates every later
 // request, and one learned from a count that does not repeat (a running
-// total, a glitch) could put every request's irreducible part over the
-// trigger for good.
+// total, a glitch) could keep every request over the trigger for good.
 func (r Report) Judge() Verdict {
 	switch {
 	case r.Real <= 0:

@@ -11,19 +11,17 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
 
-// Estimator counts the tokens of the pieces of a request. It is the seam the
-// feature estimator replaces; implementations are safe for concurrent use.
+// Estimator counts the tokens of the pieces of a request: one message with
+// its framing (Content), a plain string, one function declaration, the
+// built-in tools set on a tool. DefaultFactor multiplies raw estimates until
+// the provider reports a real count, sized to the estimator's p90 error. It
+// is the seam the feature estimator replaces; implementations are safe for
+// concurrent use.
 type Estimator interface {
-	// Content is the tokens of one message, framing included.
 	Content(c *genai.Content) int
-	// Text is the tokens of a plain string.
 	Text(s string) int
-	// Declaration is the tokens of one function declaration.
 	Declaration(d *genai.FunctionDeclaration) int
-	// BuiltinTools is the tokens of the built-in tools set on t.
 	BuiltinTools(t *genai.Tool) int
-	// DefaultFactor multiplies raw estimates when the provider has not yet
-	// reported a real count; it is sized to the estimator's p90 error.
 	DefaultFactor() float64
 }
 

@@ -2,7 +2,10 @@
 // buffer kept free below it, the trigger they leave, the room for the output.
 package window
 
-import "github.com/adk-contextguard/contextguard/core/internal/sat"
+import (
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"google.golang.org/genai"
+)
 
 // Default is the window assumed for a model the registry does not know.
 const Default = 128_000
@@ -23,9 +26,8 @@ type Limits struct{ Window, Buffer, Threshold, Output int }
 // Several providers reject a request whose prompt plus max_tokens exceeds
 // the window, so the trigger leaves that room, plus a margin (WithOutput).
 const (
-	// outputMarginFraction of the window is kept between the prompt plus
-	// the output and the window: a calibrated count is off by little more
-	// than what was added since the provider's last count; 2% covers it.
+	// outputMarginFraction of the window covers a calibrated count's error:
+	// little more than what was added since the provider's last count.
 	outputMarginFraction = 0.02
 	minOutputMargin      = 256 // the least margin, for small windows
 	// minPromptShare is the least share of the window the prompt keeps once
@@ -91,3 +93,11 @@ func (l Limits) HalfwayToRoom(n int) int { return sat.Add(n, max(l.Room()-n, 0)/
 // absurd report must not refuse every later call of a session
 // (ARCHITECTURE.md, "Trusting the provider's counts").
 func (l Limits) HardLimit() int { return sat.Add(l.Window, sat.Scale(l.Window, irreducibleMargin)) }
+
+// MaxOutput is the MaxOutputTokens cfg sets, 0 when it sets none.
+func MaxOutput(cfg *genai.GenerateContentConfig) int {
+	if cfg == nil || cfg.MaxOutputTokens <= 0 {
+		return 0
+	}
+	return int(cfg.MaxOutputTokens)
+}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"google.golang.org/genai"
 )
 
 // TestWithOutput: the trigger kept for an output limit.
@@ -48,5 +49,24 @@ func TestBufferFor(t *testing.T) {
 	for _, tt := range tests {
 		assert.Equal(t, tt.buffer, BufferFor(tt.window), "window %d", tt.window)
 		assert.Equal(t, tt.window-tt.buffer, New(tt.window).Threshold)
+	}
+}
+
+// TestMaxOutput: only a positive MaxOutputTokens keeps room for the answer.
+func TestMaxOutput(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  *genai.GenerateContentConfig
+		want int
+	}{
+		{"no config", nil, 0},
+		{"not set", &genai.GenerateContentConfig{}, 0},
+		{"negative", &genai.GenerateContentConfig{MaxOutputTokens: -1}, 0},
+		{"set", &genai.GenerateContentConfig{MaxOutputTokens: 8_192}, 8_192},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, MaxOutput(tt.cfg))
+		})
 	}
 }
