@@ -321,7 +321,7 @@ func (w *windows) limits(cfg *Agent, modelName string) window.Limits {
 
 // requestLimits is limits for one request: when the request sets
 // MaxOutputTokens, the trigger keeps room for the output
-// (limits.withOutput), with a warning once per agent, window and output
+// (window.Limits.WithOutput), with a warning once per agent, window and output
 // limit when that room would leave the prompt too little of the window.
 func (w *windows) requestLimits(cfg *Agent, req *Request) window.Limits {
 	l := w.limits(cfg, req.Model)

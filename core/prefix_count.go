@@ -65,7 +65,7 @@ const (
 // prefixRecord is what one call stores for the next to trust its request as
 // a prefix of its own.
 type prefixRecord struct {
-	contents    int    // contents ADK built for the request (len(t.raw))
+	contents    int    // contents ADK built for the request (len(t.Raw))
 	cut         int    // contents the injected summary replaced
 	injected    bool   // whether the summary message was prepended
 	compactions int    // the session's compaction counter at the call

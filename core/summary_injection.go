@@ -144,7 +144,7 @@ func abs(x int) int {
 // current request, the message carries its attachments, and quotes the
 // request itself if the stored continuation does not (stale or corrupt
 // state), so the request is never dropped. It returns the injection and the
-// contents to send: t.raw itself when nothing is cut.
+// contents to send: t.Raw itself when nothing is cut.
 func injectSummary(t *turn) (injection, []*genai.Content) {
 	if t.prev.summary == "" {
 		return injection{}, t.Raw

@@ -134,7 +134,7 @@ const (
 
 // continuationBound is the most tokens (calibrated) the quoted request may
 // take in a request under threshold: 1/continuationShare of the room under
-// it that the system instruction and tools (m.fixed) leave.
+// it that the system instruction and tools (m.Fixed) leave.
 func continuationBound(m measure, threshold int) int {
 	m = m.Calibrated()
 	return max((threshold-m.Cal.Scale(m.Fixed))/continuationShare, minContinuationTokens)
