@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // An agent's configuration: validated once by Add, immutable after.
@@ -177,23 +178,23 @@ func (c *Agent) stateIO(log *slog.Logger) stateIO {
 // limitsFor returns the window, buffer and threshold of an agent for a
 // window, applying its trigger option. A trigger that leaves no room is
 // replaced by the default one and reported through ok=false.
-func (c *Agent) limitsFor(window int) (l limits, ok bool) {
-	def := newLimits(window)
+func (c *Agent) limitsFor(win int) (l window.Limits, ok bool) {
+	def := window.New(win)
 	var threshold int
 	switch c.trigger.kind {
 	case triggerTokens:
 		threshold = c.trigger.tokens
 	case triggerFraction:
-		threshold = int(float64(window) * c.trigger.fraction)
+		threshold = int(float64(win) * c.trigger.fraction)
 	case triggerReserve:
-		threshold = window - c.trigger.tokens
+		threshold = win - c.trigger.tokens
 	default:
 		return def, true
 	}
-	if threshold <= 0 || threshold >= window {
+	if threshold <= 0 || threshold >= win {
 		return def, false
 	}
-	return limits{window: window, buffer: window - threshold, threshold: threshold}, true
+	return window.Limits{Window: win, Buffer: win - threshold, Threshold: threshold}, true
 }
 
 // fitsWindow checks the options that must fit inside window (named as name
@@ -288,32 +289,32 @@ func (w *windows) window(cfg *Agent, modelName string) int {
 
 // limits applies the agent's trigger to its window, warning once per agent and
 // window when the configured trigger does not fit.
-func (w *windows) limits(cfg *Agent, modelName string) limits {
+func (w *windows) limits(cfg *Agent, modelName string) window.Limits {
 	win := w.window(cfg, modelName)
 	l, ok := cfg.limitsFor(win)
 	if !ok {
 		if _, seen := w.triggerWarned.LoadOrStore(cfg.name+"\x00"+strconv.Itoa(win), true); !seen {
 			w.log.Warn("contextguard: the configured trigger does not fit the window; using the default trigger",
-				"agent", cfg.name, "window", win, "threshold", l.threshold)
+				"agent", cfg.name, "window", win, "threshold", l.Threshold)
 		}
 	}
 	return l
 }
 
 // requestLimits is limits for one request, keeping room for its
-// MaxOutputTokens (limits.withOutput) unless that leaves the prompt too
+// MaxOutputTokens (window.Limits.WithOutput) unless that leaves the prompt too
 // little, which is warned once per agent, window and output limit.
-func (w *windows) requestLimits(cfg *Agent, req *Request) limits {
+func (w *windows) requestLimits(cfg *Agent, req *Request) window.Limits {
 	l := w.limits(cfg, req.Model)
-	out := maxOutputTokens(req)
+	out := window.MaxOutput(req.Config)
 	if out == 0 {
 		return l
 	}
-	lo, ok := l.withOutput(out)
+	lo, ok := l.WithOutput(out)
 	if !ok {
-		if _, seen := w.triggerWarned.LoadOrStore("output\x00"+cfg.name+"\x00"+strconv.Itoa(l.window)+"\x00"+strconv.Itoa(out), true); !seen {
+		if _, seen := w.triggerWarned.LoadOrStore("output\x00"+cfg.name+"\x00"+strconv.Itoa(l.Window)+"\x00"+strconv.Itoa(out), true); !seen {
 			w.log.Warn("contextguard: the request's MaxOutputTokens leaves too little of the window for the prompt; not keeping room for the output",
-				"agent", cfg.name, "window", l.window, "max_output_tokens", out, "threshold", l.threshold)
+				"agent", cfg.name, "window", l.Window, "max_output_tokens", out, "threshold", l.Threshold)
 		}
 	}
 	return lo

@@ -35,8 +35,8 @@ func TestTriggerOptions(t *testing.T) {
 			require.Empty(t, cfg.errs)
 			l, ok := cfg.limitsFor(tt.window)
 			assert.Equal(t, tt.ok, ok)
-			assert.Equal(t, tt.threshold, l.threshold)
-			assert.Equal(t, tt.window-tt.threshold, l.buffer)
+			assert.Equal(t, tt.threshold, l.Threshold)
+			assert.Equal(t, tt.window-tt.threshold, l.Buffer)
 		})
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"math"
 
+	"github.com/adk-contextguard/contextguard/core/internal/calib"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 	"google.golang.org/genai"
 )
 
@@ -19,7 +21,7 @@ type turn struct {
 	measure        // what the steps that only count and cut take
 	config  uint64 // configHash of the system instruction, tools and estimator
 	sess    *sessionEntry
-	lim     limits
+	lim     window.Limits
 	inj     injection
 	base    *slog.Logger
 	logger  *slog.Logger // base with agent and session, built on first use
@@ -67,8 +69,8 @@ type callInput struct {
 // rejection is the limits recovery compacts to and the calibration the
 // provider's own count gives (recovery.go).
 type rejection struct {
-	lim limits
-	cal calibration
+	lim window.Limits
+	cal calib.Calibration
 }
 
 // newTurn builds the state of a call of req: it injects the stored summary,
@@ -80,7 +82,7 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 	}
 	t := &turn{
 		ctx: in.call, ro: in.ro, cfg: in.cfg, req: req, prev: in.prev, sess: in.sess,
-		measure:      measure{raw: req.Contents},
+		measure:      measure{Raw: req.Contents},
 		base:         g.log,
 		storedPrefix: in.storedPrefix,
 		mode:         in.mode,
@@ -90,28 +92,28 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 		unprepared:   in.unprepared,
 		sentEst:      in.sentEst,
 	}
-	t.est = in.sess.estimator(in.cfg, req.Model)
-	t.config = g.configHash(req.Config, t.est.salt)
-	t.fixed = g.fixedOf(t.config, t.est, &req)
+	t.Est = in.sess.estimator(in.cfg, req.Model)
+	t.config = g.configHash(req.Config, t.Est.salt)
+	t.Fixed = g.fixedOf(t.config, t.Est, &req)
 	if b := in.background; b != nil {
-		t.lim, t.cal, t.inj, t.before = b.lim, b.cal, b.inj, b.before
+		t.lim, t.Cal, t.inj, t.before = b.lim, b.cal, b.inj, b.before
 		return t, b.sent
 	}
 	if r := in.rejection; r != nil {
-		t.lim, t.cal, t.rejected = r.lim, r.cal, true
+		t.lim, t.Cal, t.rejected = r.lim, r.cal, true
 	} else {
 		t.lim = g.requestLimits(in.cfg, &req)
 	}
 	var cs []*genai.Content
 	t.inj, cs = injectSummary(t)
-	own := prefixRecord{contents: len(t.raw), cut: t.inj.cut, injected: t.inj.injected,
+	own := prefixRecord{contents: len(t.Raw), cut: t.inj.cut, injected: t.inj.injected,
 		compactions: in.prev.compactions, total: in.prev.lastEstimate, config: t.config}
-	t.prefix = matchPrefix(in.cfg.stateIO(g.log), in.storedPrefix, own, t.raw, &t.chain)
+	t.prefix = matchPrefix(in.cfg.stateIO(g.log), in.storedPrefix, own, t.Raw, &t.chain)
 	if t.rejected {
-		t.before = t.cal.count(t.weigh(cs))
+		t.before = t.Cal.Count(t.Weigh(cs))
 	} else {
 		// Calibrated once the summary is placed (continuationBound).
-		t.cal = newCalibration(in.prev, t.est)
+		t.Cal = newCalibration(in.prev, t.Est)
 	}
 	return t, cs
 }
@@ -127,7 +129,7 @@ func withContents(req Request, cs []*genai.Content) Request {
 // said how large it was.
 func (t *turn) irreducibleSize(n int) int {
 	if t.rejected {
-		return t.cal.scale(n)
+		return t.Cal.Scale(n)
 	}
 	return n
 }
@@ -178,16 +180,16 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	in.memo = &mem.prefix
 	t, cs := g.newTurn(in, req)
 	if !t.prefix.matched {
-		t.est.prefetch(cs)
+		t.Est.prefetch(cs)
 	}
-	sess.checkPrepared(t.ctx, cfg.name, t.raw, &t.chain, t.prev.compactions)
+	sess.checkPrepared(t.ctx, cfg.name, t.Raw, &t.chain, t.prev.compactions)
 
 	s := g.decide(t, cs)
 	sess.rememberCall(cfg, t.req, mode, max(t.before, t.prev.summarizedAt))
 	t.inj.reanchor(t.prev, &s.next)
-	s.next.window, s.next.threshold = t.lim.window, t.lim.threshold
-	s.next.maxOutput = maxOutputTokens(&req)
-	recordUsage(t.cal, &s.next)
+	s.next.window, s.next.threshold = t.lim.Window, t.lim.Threshold
+	s.next.maxOutput = window.MaxOutput(req.Config)
+	recordUsage(t.Cal, &s.next)
 	g.prep.noteGrowth(t, mem, &s)
 	mem.message.observe(t.prev, t.measure, t.prefix.matched && s.event == nil && s.err == nil, s.next)
 	if st != nil {
@@ -216,7 +218,7 @@ func (g *Guard) decide(t *turn, cs []*genai.Content) step {
 	if reason != "" {
 		return g.compactDue(t, r.cs, next, reason, why)
 	}
-	t.prefix.next = t.prefix.ownRecord(t.raw, &t.chain, t.frontier, r.est)
+	t.prefix.next = t.prefix.ownRecord(t.Raw, &t.chain, t.frontier, r.est)
 	s := step{contents: r.cs, next: next}
 	if r.unpruned > 0 && t.nextTurnCount(r.unpruned) > trigger {
 		s.event = prunedAtTrigger(g.tel, t, r.unpruned, r.count, next)
@@ -236,11 +238,11 @@ type judged struct {
 // tokenTrigger is the count past which a call compacts: the threshold, or,
 // when the last compaction could not get below it (floor), halfway from the
 // floor to the room, so it compacts again only after that much growth.
-func tokenTrigger(lim limits, floor int) int {
-	if room := lim.room(); floor > lim.threshold && floor < room {
-		return lim.halfwayToRoom(floor)
+func tokenTrigger(lim window.Limits, floor int) int {
+	if room := lim.Room(); floor > lim.Threshold && floor < room {
+		return lim.HalfwayToRoom(floor)
 	}
-	return lim.threshold
+	return lim.Threshold
 }
 
 // pruneAndCount prunes cs to the stored frontier, further when that frees
@@ -252,27 +254,27 @@ func (t *turn) pruneAndCount(cs []*genai.Content, trigger int) judged {
 		// Switched off: the stored frontier stays, and moves no further.
 		minFree = math.MaxInt
 	}
-	pruned, target, rewritten := planPruning(t.est, t.cfg.pruneKeep, minFree, t.recall, t.prev.pruneFrontier, t.raw, cs)
+	pruned, target, rewritten := planPruning(t.Est, t.cfg.pruneKeep, minFree, t.recall, t.prev.pruneFrontier, t.Raw, cs)
 	r := t.countPruned(cs, pruned)
 	if rewritten >= 0 {
-		r.unpruned = t.cal.count(t.weigh(pruneTo(t.est, min(t.prev.pruneFrontier, target), t.recall, t.raw, cs)))
+		r.unpruned = t.Cal.Count(t.Weigh(pruneTo(t.Est, min(t.prev.pruneFrontier, target), t.recall, t.Raw, cs)))
 	}
 	if t.mode != modeApplyOnly && t.nextTurnCount(r.count) > trigger && pruned < target {
 		unpruned := max(r.unpruned, r.count)
-		_, rewritten = pruneFreed(t.est, t.recall, t.raw, cs, pruned, target)
+		_, rewritten = pruneFreed(t.Est, t.recall, t.Raw, cs, pruned, target)
 		r = t.countPruned(cs, target)
 		r.unpruned = unpruned
 	}
 	if r.rewritten = rewritten; rewritten >= 0 {
-		r.count = t.cal.scale(r.est) // as in decide
+		r.count = t.Cal.Scale(r.est) // as in decide
 	}
 	return r
 }
 
 func (t *turn) countPruned(cs []*genai.Content, frontier int) judged {
-	r := judged{cs: pruneTo(t.est, frontier, t.recall, t.raw, cs), frontier: frontier}
+	r := judged{cs: pruneTo(t.Est, frontier, t.recall, t.Raw, cs), frontier: frontier}
 	r.est, r.body = t.prefix.estimate(t.measure, frontier, r.cs)
-	r.count = t.cal.count(r.est)
+	r.count = t.Cal.Count(r.est)
 	return r
 }
 
@@ -305,8 +307,8 @@ func (g *Guard) compactDue(t *turn, cs []*genai.Content, next guardState, reason
 	if skip {
 		return step{contents: cs, next: next}
 	}
-	args := append([]any{"reason", reason, "tokens", t.before, "threshold", t.lim.threshold, "window", t.lim.window,
-		"strategy", t.cfg.policy.name(), "contents", len(t.raw)}, why...)
+	args := append([]any{"reason", reason, "tokens", t.before, "threshold", t.lim.Threshold, "window", t.lim.Window,
+		"strategy", t.cfg.policy.name(), "contents", len(t.Raw)}, why...)
 	msg := "contextguard: trigger reached; compacting"
 	if t.betweenTurns {
 		msg = "contextguard: the next turn would reach the trigger; compacting between turns"

@@ -12,7 +12,9 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // filler is size bytes of token-dense text (identifiers and numbers, about
@@ -267,7 +269,7 @@ func TestSystemPromptOverThreshold_NoCompactionLoop(t *testing.T) {
 	// threshold, under the window; sized by the estimator so a refit of its
 	// weights does not move it across either line.
 	size := 4_000
-	for float64(testEst.text(filler(size, 99)))*defaultCorrection < 6_800 {
+	for float64(testEst.Text(filler(size, 99)))*estimate.DefaultCorrection < 6_800 {
 		size += 100
 	}
 	system := genai.NewContentFromText(filler(size, 99), genai.RoleUser)
@@ -324,7 +326,7 @@ func TestBeforeModel_SteadyCallAllocations(t *testing.T) {
 // compaction that could not get below it, only once the request has grown
 // halfway from where that compaction got to the room left.
 func TestDecide_Trigger(t *testing.T) {
-	lim := newLimits(10_000) // threshold 8,000; no output room kept
+	lim := window.New(10_000) // threshold 8,000; no output room kept
 	cases := []struct {
 		name  string
 		floor int
@@ -380,7 +382,7 @@ func TestDecide_CompactionReason(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := newTestTurn(request(userMsg("hi")), tc.prev, quietLogger)
 			tr.mode, tr.cfg.policy = tc.mode, tc.policy
-			reason, why := tr.compactionReason(tc.count, trigger, tr.raw)
+			reason, why := tr.compactionReason(tc.count, trigger, tr.Raw)
 			assert.Equal(t, tc.want, reason)
 			if tc.want == ReasonTurns {
 				assert.Equal(t, []any{"turns", 3}, why, "the strategy's log fields")

@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
@@ -113,13 +114,13 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 			"agent", in.cfg.name, "session", c.SessionID(), "error", err)
 		return nil, nil
 	}
-	return s.event, sess.memory(in.cfg.name).keepBetweenTurns(in, s.event.Discarded, s.next, t.cal, in.cfg.stateIO(g.log), end.State)
+	return s.event, sess.memory(in.cfg.name).keepBetweenTurns(in, s.event.Discarded, s.next, t.Cal, in.cfg.stateIO(g.log), end.State)
 }
 
 // keepBetweenTurns keeps the compaction made between turns in the agent's
 // memory and returns the state delta that persists it. A discarded one is
 // remembered so that the next runs' ends do not pay for it again.
-func (m *agentMemory) keepBetweenTurns(in callInput, discarded bool, next guardState, cal calibration, sio stateIO, st StateReader) map[string]any {
+func (m *agentMemory) keepBetweenTurns(in callInput, discarded bool, next guardState, cal calib.Calibration, sio stateIO, st StateReader) map[string]any {
 	prev, delta := in.prev, deltaState{}
 	if discarded {
 		m.turnsFloor, m.turnsFloorAt = next.floor, prev.compactions
@@ -225,7 +226,7 @@ func (t *turn) nextTurnCount(n int) int {
 	if !convo.IsUserMessage(msg) {
 		msg = genai.NewContentFromText(standInMessage, genai.RoleUser)
 	}
-	return sat.Scale(sat.Add(n, max(t.cal.scale(t.est.content(msg)), t.sess.memory(t.cfg.name).message.cost())), betweenTurnsMargin)
+	return sat.Scale(sat.Add(n, max(t.Cal.Scale(t.Est.Content(msg)), t.sess.memory(t.cfg.name).message.cost())), betweenTurnsMargin)
 }
 
 // afterRun marks a call made once the agent's run ended, to compact

@@ -33,7 +33,7 @@ type messageMeasure struct {
 // out uncompacted and extends the last one the provider counted.
 func (m *messageMeasure) observe(prev guardState, cm measure, asBuilt bool, next guardState) {
 	m.settle(prev)
-	if !startsTurn(cm.raw) {
+	if !startsTurn(cm.Raw) {
 		return
 	}
 	m.from = 0
@@ -45,11 +45,11 @@ func (m *messageMeasure) observe(prev guardState, cm measure, asBuilt bool, next
 // lastReply is the calibrated estimate of the model's reply before the
 // user's message, taken out so the measure is of the message alone.
 func lastReply(m measure) int {
-	n := len(m.raw)
-	if n < 2 || m.raw[n-2] == nil || m.raw[n-2].Role != genai.RoleModel {
+	n := len(m.Raw)
+	if n < 2 || m.Raw[n-2] == nil || m.Raw[n-2].Role != genai.RoleModel {
 		return 0
 	}
-	return m.cal.scale(m.est.content(m.raw[n-2]))
+	return m.Cal.Scale(m.Est.Content(m.Raw[n-2]))
 }
 
 // settle records the turn's cost when prev, a later call's state, holds

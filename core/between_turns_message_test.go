@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // costlyMessageExtra is what the provider of TestBetweenTurns_MessageCost
@@ -88,11 +90,11 @@ func TestBetweenTurns_MessageCost(t *testing.T) {
 					require.Empty(t, events, "run %d: far from the trigger", run)
 				}
 			}
-			lim := newLimits(betweenTurnsWindow)
-			next := sat.Scale(testEst.content(userMsg("run 3: what does this screenshot show?")), maxCorrection)
-			require.Less(t, sat.Scale(real+next, betweenTurnsMargin), lim.threshold,
+			lim := window.New(betweenTurnsWindow)
+			next := sat.Scale(testEst.Content(userMsg("run 3: what does this screenshot show?")), calib.MaxCorrection)
+			require.Less(t, sat.Scale(real+next, betweenTurnsMargin), lim.Threshold,
 				"test setup: judged by its estimate, the next message leaves the request under the trigger")
-			require.Greater(t, real+costlyMessageExtra, lim.threshold,
+			require.Greater(t, real+costlyMessageExtra, lim.Threshold,
 				"test setup: a costly next message takes it past the trigger")
 
 			if !tt.wantBetween {
@@ -114,7 +116,7 @@ func fillerOfTokens(t *testing.T, n int) string {
 		return ""
 	}
 	for size := n; size < 100*n; size += 16 {
-		if s := filler(size, 0); testEst.text(s) >= n {
+		if s := filler(size, 0); testEst.Text(s) >= n {
 			return s
 		}
 	}
@@ -151,7 +153,7 @@ func TestMessageMeasure_Arming(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tu := newTestTurn(request(tt.raw...), guardState{realTokens: tt.real, lastEstimate: 30, compactions: 2}, quietLog)
-			tu.cal = calibration{factor: 2}
+			tu.Cal = calib.Calibration{Factor: 2}
 			tu.prefix.matched = !tt.unmatched
 			s := step{next: guardState{lastEstimate: 77, compactions: 2}}
 			if tt.compacted {
@@ -162,7 +164,7 @@ func TestMessageMeasure_Arming(t *testing.T) {
 			assert.Equal(t, tt.start.last, m.last, "nothing settled")
 			switch {
 			case tt.wantFrom:
-				assert.Equal(t, messageMeasure{from: tt.real + 2*testEst.content(answer), est: 77, compactions: 2}, m)
+				assert.Equal(t, messageMeasure{from: tt.real + 2*testEst.Content(answer), est: 77, compactions: 2}, m)
 			case startsTurn(tt.raw):
 				assert.Zero(t, m.from, "nothing pending")
 			default:

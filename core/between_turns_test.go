@@ -17,6 +17,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // fakeAppender is a session service for WithSessionService: it records the
@@ -50,14 +51,14 @@ const betweenTurnsWindow = 8_000
 // added, with betweenTurnsMargin), though the request itself does not.
 func nearTrigger(t *testing.T, final *genai.Content, ask string) []*genai.Content {
 	t.Helper()
-	lim := newLimits(betweenTurnsWindow)
+	lim := window.New(betweenTurnsWindow)
 	cal := newCalibration(guardState{}, testEst)
 	build := func(n int) []*genai.Content { return append(history(n, 400), userMsg(ask)) }
 	for n := 1; n < 100; n++ {
 		raw := build(n)
 		next := append(append(append([]*genai.Content(nil), raw...), final), userMsg(ask))
-		if sat.Scale(cal.count(requestTokens(testEst, engineReq(request(next...)))), betweenTurnsMargin) > lim.threshold {
-			require.LessOrEqual(t, cal.count(requestTokens(testEst, engineReq(request(raw...)))), lim.threshold, "test setup: the run's own request stays under the trigger")
+		if sat.Scale(cal.Count(requestTokens(testEst, engineReq(request(next...)))), betweenTurnsMargin) > lim.Threshold {
+			require.LessOrEqual(t, cal.Count(requestTokens(testEst, engineReq(request(raw...)))), lim.Threshold, "test setup: the run's own request stays under the trigger")
 			return raw
 		}
 	}
@@ -404,13 +405,13 @@ func btoi(b bool) int {
 // added, with betweenTurnsMargin) would reach it unpruned.
 func toolStepsNearTrigger(t *testing.T, final *genai.Content, ask string, stepTokens int) []*genai.Content {
 	t.Helper()
-	lim := newLimits(betweenTurnsWindow)
+	lim := window.New(betweenTurnsWindow)
 	cal := newCalibration(guardState{}, testEst)
 	raw := []*genai.Content{userMsg(ask)}
 	for i := range 40 {
 		next := append(append(append([]*genai.Content(nil), raw...), final), userMsg(ask))
-		if sat.Scale(cal.count(requestTokens(testEst, engineReq(request(next...)))), betweenTurnsMargin) > lim.threshold {
-			require.LessOrEqual(t, cal.count(requestTokens(testEst, engineReq(request(raw...)))), lim.threshold, "test setup: the run's own request stays under the trigger")
+		if sat.Scale(cal.Count(requestTokens(testEst, engineReq(request(next...)))), betweenTurnsMargin) > lim.Threshold {
+			require.LessOrEqual(t, cal.Count(requestTokens(testEst, engineReq(request(raw...)))), lim.Threshold, "test setup: the run's own request stays under the trigger")
 			return raw
 		}
 		raw = append(raw, callMsg("read_file", map[string]any{"path": fmt.Sprintf("f%d.go", i)}),

@@ -11,65 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/calib"
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
-
-// TestReportJudge: what provider counts are believed for, for a request
-// the guard estimated at 10,000 tokens in a 128k window: the call's count
-// (count) and the session's learned ratio (learn).
-func TestReportJudge(t *testing.T) {
-	const est = 10_000
-	hard := newLimits(128_000).hardLimit()
-	tests := []struct {
-		name      string
-		real      int
-		learned   int // per mille
-		suspect   int // per mille
-		count     bool
-		learn     bool
-		wantRatio int
-		newSusp   bool // the ratio is kept to be confirmed
-	}{
-		{"plausible first count", 11_000, 0, 0, true, true, 1100, false},
-		{"zero", 0, 1000, 0, false, false, 0, false},
-		{"negative", -5, 1000, 0, false, false, 0, false},
-		{"2^31-1", math.MaxInt32, 1000, 0, false, false, 0, false},
-		{"beyond the window", hard + 1, 0, 0, false, false, 0, false},
-		{"100x too low", est / 100, 1000, 0, false, false, 0, false},
-		{"100x too low, first count", est / 100, 0, 0, false, false, 0, false},
-		{"5.5x, first count: nothing to compare with, within the window", est * 11 / 2, 0, 0, true, true, 5500, false},
-		{"10x, images charged by their bytes, first count", est * 10, 0, 0, true, true, 10000, false},
-		{"5x after 1.0: the call's count at once, learned once confirmed", est * 5, 1000, 0, true, false, 5000, true},
-		{"1.6x after 1.0, an unseen edit: the call's count at once", est * 16 / 10, 1000, 0, true, false, 1600, true},
-		{"jump confirmed by the next count", est * 2, 1000, 2050, true, true, 2000, false},
-		{"higher jump not confirmed: still the call's count", est * 2, 1000, 3000, true, false, 2000, true},
-		{"small drift believed", est * 13 / 10, 1000, 0, true, true, 1300, false},
-		{"cumulative: second call doubles the ratio, not learned", est * 2, 1000, 0, true, false, 2000, true},
-		{"drop by more than 1.5x: believed for nothing until confirmed", est, 2000, 0, false, false, 1000, true},
-		{"drop confirmed by the next count", est, 2000, 1020, true, true, 1000, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			v := report{real: tt.real, estimate: est, hardLimit: hard, learned: tt.learned, suspect: tt.suspect}.judge()
-			assert.Equal(t, tt.count, v.count, "the call's count; reason: %q", v.reason)
-			assert.Equal(t, tt.learn, v.learn, "the learned ratio; reason: %q", v.reason)
-			if tt.count || tt.newSusp {
-				assert.Equal(t, tt.wantRatio, v.ratio)
-			}
-			if tt.newSusp {
-				assert.Equal(t, tt.wantRatio, v.suspect, "the jumped ratio waits for confirmation")
-			} else {
-				assert.Zero(t, v.suspect)
-			}
-			if tt.count && tt.learn {
-				assert.Empty(t, v.reason)
-			} else {
-				assert.NotEmpty(t, v.reason)
-			}
-		})
-	}
-}
 
 // TestAfterModel_HigherCountAfterUnseenEdit is the issue's scenario: a
 // session whose provider counts like the estimator (learned ratio 1.0),
@@ -92,7 +38,7 @@ func TestAfterModel_HigherCountAfterUnseenEdit(t *testing.T) {
 	require.Zero(t, sum.Calls(), "under the trigger by the guard's estimate")
 	est := ctx.getInt(keyLastEstimate)
 	threshold := ctx.getInt(keyThreshold)
-	require.Less(t, sat.Scale(est, defaultCorrection), threshold)
+	require.Less(t, sat.Scale(est, estimate.DefaultCorrection), threshold)
 
 	real := est * 16 / 10
 	require.Greater(t, real, threshold, "the provider's count is past the trigger")
@@ -158,81 +104,6 @@ func TestAfterModel_UnbelievableCountNotRecorded(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(logs.String(), "level=WARN msg=\"contextguard: the provider's prompt-token count is not believable"), "one warning per agent, not per count: %s", logs)
 }
 
-// TestNewCalibration_LearnedRatio: without a count for the last request
-// (after a compaction, or a count that was not believed) the session's
-// learned ratio still calibrates, bounded to [1, maxCorrection].
-func TestNewCalibration_LearnedRatio(t *testing.T) {
-	e := estimatorFor("gpt-4o")
-	tests := []struct {
-		name string
-		st   guardState
-		want float64
-	}{
-		{"nothing learned", guardState{}, defaultCorrection},
-		{"learned above the default", guardState{providerRatio: 1500}, 1.5},
-		{"learned below the default", guardState{providerRatio: 900}, defaultCorrection},
-		{"learned beyond the cap", guardState{providerRatio: 9000}, maxCorrection},
-		{"the last count wins", guardState{realTokens: 1200, lastEstimate: 1000, providerRatio: 1500}, 1.2},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.InDelta(t, tt.want, newCalibration(tt.st, e).factor, 1e-9)
-		})
-	}
-}
-
-// TestCalibration_Unscale: the length told to a summarizer, once written
-// and calibrated, takes the room set aside for it (within rounding), and a
-// factor at or below 1 leaves lengths as they are.
-func TestCalibration_Unscale(t *testing.T) {
-	tests := []struct {
-		name   string
-		factor float64
-		n      int
-		want   int
-	}{
-		{"no correction", 1, 1000, 1000},
-		{"provider charges twice", 2, 1000, 500},
-		{"provider charges 1.3x", 1.3, 1300, 1000},
-		{"zero", 2, 0, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := calibration{factor: tt.factor}
-			got := c.unscale(tt.n)
-			assert.Equal(t, tt.want, got)
-			assert.InDelta(t, tt.n, c.scale(got), 1, "calibrated back to the room set aside")
-		})
-	}
-}
-
-// TestLearnFromOverflow: the provider ratio a session learns when the
-// provider rejects a request the guard estimated at 10,000 tokens.
-func TestLearnFromOverflow(t *testing.T) {
-	const est = 10_000
-	tests := []struct {
-		name    string
-		learned int
-		real    int
-		want    int
-	}{
-		{"a stated count calibrates the session", 0, 15_000, 1_500},
-		{"a stated count replaces an earlier ratio", 1_800, 15_000, 1_500},
-		{"no count: a step up from the default factor", 0, 0, 1_375},
-		{"no count: a step up from the learned ratio", 1_400, 0, 1_750},
-		{"no count: bounded by maxCorrection", 4_500, 0, 5_000},
-		{"an unbelievable count is no count", 0, 90_000, 1_375},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, learnFromOverflow(tt.learned, defaultCorrection, tt.real, est))
-		})
-	}
-	t.Run("no estimate: nothing learned", func(t *testing.T) {
-		assert.Equal(t, 1_200, learnFromOverflow(1_200, defaultCorrection, 15_000, 0))
-	})
-}
-
 // oddOverflowErrors are the issue's odd errors on a small request: no
 // count, "0 > 0", 2^63, a negative count, a limit only, a generic message,
 // and a monthly quota (not an overflow at all).
@@ -251,10 +122,10 @@ var oddOverflowErrors = []struct {
 
 // TestOnModelError_OddErrorRaisesRatioOneStep: each odd error, on a small
 // request of a session without usage metadata, raises the learned ratio by
-// at most one overflowStep from the estimator's default factor, never to
-// maxCorrection.
+// at most one OverflowStep from the estimator's default factor, never to
+// MaxCorrection (core/internal/calib).
 func TestOnModelError_OddErrorRaisesRatioOneStep(t *testing.T) {
-	oneStep := ratioPerMille(defaultCorrection * overflowStep)
+	oneStep := calib.PerMille(estimate.DefaultCorrection * calib.OverflowStep)
 	for _, tt := range oddOverflowErrors {
 		t.Run(tt.name, func(t *testing.T) {
 			g, _ := newTestGuard(t, fixedSummary("SUMMARY"), WithMaxTokens(16_000))
@@ -311,30 +182,6 @@ func TestOnModelError_OddErrorCompactsAboutAsOften(t *testing.T) {
 			calls := play(t, tt.err)
 			t.Logf("%d summarizer calls", calls)
 			assert.LessOrEqual(t, calls, base+1)
-		})
-	}
-}
-
-func TestCalibration(t *testing.T) {
-	e := testEst
-	tests := []struct {
-		name       string
-		st         guardState
-		estimate   int
-		wantFactor float64
-		wantCount  int
-	}{
-		{"no real count uses the default factor", guardState{}, 1000, defaultCorrection, 1100},
-		{"ratio", guardState{realTokens: 2000, lastEstimate: 1000}, 1500, 2.0, 3000},
-		{"floored at one", guardState{realTokens: 500, lastEstimate: 1000}, 1000, 1.0, 1000},
-		{"capped at five", guardState{realTokens: 10000, lastEstimate: 1000}, 1000, 5.0, 10000},
-		{"real count wins when larger", guardState{realTokens: 9000, lastEstimate: 3000}, 1000, 3.0, 9000},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := newCalibration(tt.st, e)
-			assert.InDelta(t, tt.wantFactor, c.factor, 1e-9)
-			assert.Equal(t, tt.wantCount, c.count(tt.estimate))
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // The compaction every strategy shares: its start, its one loop (compact)
@@ -36,7 +37,7 @@ type compactionStrategy interface {
 // callView is what a strategy and a compaction read of the call.
 type callView struct {
 	measure
-	lim          limits
+	lim          window.Limits
 	inj          injection
 	before       int
 	floor        int
@@ -139,7 +140,7 @@ func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, next guardState, s
 		return nil, trimToCurrentRequest(t, next)
 	}
 	c.clock, c.tel = g.clock, g.tel
-	c.sumWindow = g.summarizerWindow(c.cfg, c.req.Model, c.lim.window, c.log)
+	c.sumWindow = g.summarizerWindow(c.cfg, c.req.Model, c.lim.Window, c.log)
 	c.todos = loadTodos(t.ro)
 	c.input = newSummarizerInput(c.measure, c.log, c.sumWindow, c.budget, c.prevSummary, extraParts{
 		instructions: c.cfg.instructions, focus: t.focus, hook: t.hookInstructions, userRequest: c.userReq, todos: c.todos})
@@ -157,16 +158,16 @@ func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, next guardState, s
 func newCompaction(t *turn, cs []*genai.Content, next guardState, start time.Time) *compaction {
 	c := &compaction{callView: viewOf(t), cfg: t.cfg, req: t.req, call: t.ctx, sess: t.sess, log: t.log(),
 		rejected: t.rejected, recall: t.recall, compactions: t.prev.compactions, prefix: t.prefix, frontier: t.frontier,
-		start: start, cov: convo.CoverableLen(t.raw), orig: cs, unapplied: next}
-	c.origEst = c.weigh(cs)
+		start: start, cov: convo.CoverableLen(t.Raw), orig: cs, unapplied: next}
+	c.origEst = c.Weigh(cs)
 	if c.inj.injected {
 		c.first = c.inj.cut
 		c.prevSummary = t.prev.summary
 	}
 	c.first = min(c.first, c.cov)
 	c.userReq = c.boundedUserRequest()
-	c.rawBare = sat.Add(c.fixed, c.est.content(summaryContent("", c.userReq, false, convo.RequestAttachments(c.coveredRequest(c.cov))...)))
-	c.bare = c.cal.scale(c.rawBare)
+	c.rawBare = sat.Add(c.Fixed, c.Est.Content(summaryContent("", c.userReq, false, convo.RequestAttachments(c.coveredRequest(c.cov))...)))
+	c.bare = c.Cal.Scale(c.rawBare)
 	return c
 }
 
@@ -175,10 +176,10 @@ func newCompaction(t *turn, cs []*genai.Content, next guardState, start time.Tim
 // request and said how large it was.
 func (c *compaction) irreducible(n int) (int, error) {
 	if c.rejected {
-		n = c.cal.scale(n)
+		n = c.Cal.Scale(n)
 	}
-	if n > c.lim.hardLimit() {
-		return n, irreducibleError(n, c.lim.window)
+	if n > c.lim.HardLimit() {
+		return n, irreducibleError(n, c.lim.Window)
 	}
 	return n, nil
 }
@@ -191,7 +192,7 @@ func (c *compaction) nothingToDo() (step, bool) {
 	if _, err := c.irreducible(c.rawBare); err != nil {
 		if c.floor != c.bare {
 			c.log.Error("contextguard: the system instruction, tools and current request alone exceed the context window; nothing the guard can cut will make the request fit",
-				"irreducible_tokens", c.bare, "threshold", c.lim.threshold, "window", c.lim.window)
+				"irreducible_tokens", c.bare, "threshold", c.lim.Threshold, "window", c.lim.Window)
 		}
 		done.next.floor = c.bare
 		done.next.lastEstimate = c.origEst
@@ -205,7 +206,7 @@ func (c *compaction) nothingToDo() (step, bool) {
 	var n int
 	if n, done.err = c.irreducible(c.origEst); done.err != nil {
 		c.log.Error("contextguard: the request exceeds the context window and holds nothing the guard can summarize",
-			"tokens", n, "window", c.lim.window)
+			"tokens", n, "window", c.lim.Window)
 	}
 	return done, true
 }
@@ -219,8 +220,8 @@ func (c *compaction) open(strategy Strategy, reason string) {
 		Strategy:     strategy,
 		Reason:       reason,
 		TokensBefore: c.before,
-		Threshold:    c.lim.threshold,
-		Window:       c.lim.window,
+		Threshold:    c.lim.Threshold,
+		Window:       c.lim.Window,
 		Ran:          c.betweenTurns.ran(),
 	}
 }
@@ -243,12 +244,12 @@ func (c *compaction) compactWith(s compactionStrategy, reason string) step {
 		o := c.summarizeSpan(split, false, func(summary string) []*genai.Content {
 			return c.keptTail(split, summary)
 		})
-		if o.newCount <= c.lim.threshold {
+		if o.newCount <= c.lim.Threshold {
 			o.watermark = split
 			return c.finish(o)
 		}
 		c.log.Info("contextguard: the kept turns do not fit beside the summary; keeping fewer",
-			"tokens_after", o.newCount, "threshold", c.lim.threshold, "window", c.lim.window, "kept_contents", len(c.raw)-split)
+			"tokens_after", o.newCount, "threshold", c.lim.Threshold, "window", c.lim.Window, "kept_contents", len(c.Raw)-split)
 	}
 	return c.finish(c.fullSummary())
 }
@@ -256,11 +257,11 @@ func (c *compaction) compactWith(s compactionStrategy, reason string) step {
 // keptTail is the request's contents with summary covering raw[:split] and
 // the contents from split on kept verbatim, pruned.
 func (c *compaction) keptTail(split int, summary string) []*genai.Content {
-	tail := c.raw[split:]
+	tail := c.Raw[split:]
 	out := make([]*genai.Content, 0, len(tail)+1)
 	out = append(out, c.summaryMessage(summary, c.coveredRequest(split)))
 	out = append(out, tail...)
-	out, _ = pruneToolResults(c.est, c.cfg.pruneKeep, c.recall, c.raw, out)
+	out, _ = pruneToolResults(c.Est, c.cfg.pruneKeep, c.recall, c.Raw, out)
 	return out
 }
 
@@ -284,25 +285,25 @@ func (c *compaction) summaryMessage(summary string, cur *genai.Content) *genai.C
 // current request on, pair-safe, the smallest request that still carries
 // the task; nothing is stored, so the next call trims again.
 func trimToCurrentRequest(t *turn, next guardState) step {
-	_, start := convo.CurrentRequest(t.ctx.UserContent(), t.raw)
+	_, start := convo.CurrentRequest(t.ctx.UserContent(), t.Raw)
 	if start < 0 {
-		start = len(t.raw) - 1
+		start = len(t.Raw) - 1
 	}
-	start = pairs.SafeStart(t.raw, max(start, 0))
-	cs := t.raw[start:]
-	est := t.weigh(cs)
+	start = pairs.SafeStart(t.Raw, max(start, 0))
+	cs := t.Raw[start:]
+	est := t.Weigh(cs)
 	if mem := t.sess.memory(t.cfg.name); !mem.trimmed {
 		mem.trimmed = true
 		t.log().Warn("contextguard: the system instruction and tools leave no room for a summary; sending only the newest contents from the user's current request on",
-			"tokens_after", t.cal.scale(est), "threshold", t.lim.threshold, "window", t.lim.window, "kept_contents", len(cs))
+			"tokens_after", t.Cal.Scale(est), "threshold", t.lim.Threshold, "window", t.lim.Window, "kept_contents", len(cs))
 	}
 	next.floor = 0
 	next.realTokens = 0
 	next.lastEstimate = est
 	next.prefixKept, next.invalidated = prefixKept(t.measure, &t.prefix, t.prev.lastEstimate, cs, est, 0)
 	s := step{contents: cs, next: next}
-	if n := t.irreducibleSize(est); n > t.lim.hardLimit() {
-		s.err = irreducibleError(n, t.lim.window)
+	if n := t.irreducibleSize(est); n > t.lim.HardLimit() {
+		s.err = irreducibleError(n, t.lim.Window)
 	}
 	return s
 }

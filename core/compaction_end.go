@@ -23,10 +23,10 @@ func (c *compaction) compactedState(o outcome) guardState {
 	// A prepared summary's request past the trigger holds the step the
 	// summary kept verbatim, not a part no summary can shrink: it sets no
 	// floor, and the next request compacts again (preparedFits).
-	if o.newCount > c.lim.threshold && !c.ev.Prepared {
+	if o.newCount > c.lim.Threshold && !c.ev.Prepared {
 		if c.floor == 0 {
 			c.log.Warn("contextguard: the compacted request is still over the threshold; its irreducible part is too large, so the guard will not compact again until the conversation grows",
-				"tokens_after", o.newCount, "threshold", c.lim.threshold, "window", c.lim.window)
+				"tokens_after", o.newCount, "threshold", c.lim.Threshold, "window", c.lim.Window)
 		}
 		next.floor = o.newCount
 	} else {
@@ -35,13 +35,13 @@ func (c *compaction) compactedState(o outcome) guardState {
 	next.summary = o.summary
 	next.userRequest = c.userReq
 	next.watermark = o.watermark
-	next.fingerprint = c.est.fingerprint(c.raw[o.watermark-1])
-	next.anchor = anchorAt(c.req.Coverage, c.raw, o.watermark)
+	next.fingerprint = c.Est.fingerprint(c.Raw[o.watermark-1])
+	next.anchor = anchorAt(c.req.Coverage, c.Raw, o.watermark)
 	next.summarizedAt = c.before
 	next.realTokens = 0
 	next.lastEstimate = o.newEst
 	next.compactions = c.compactions + 1
-	next.pruneFrontier = pruneFrontier(c.cfg.pruneKeep, c.raw) // as compact pruned the kept contents
+	next.pruneFrontier = pruneFrontier(c.cfg.pruneKeep, c.Raw) // as compact pruned the kept contents
 	next.prefixKept, next.invalidated = c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens
 	stampCompaction(c.cfg.host.Now(c.call), &next, c.ev.Reason)
 	return next
@@ -82,11 +82,11 @@ func (c *compaction) discard(o outcome) step {
 	next.floor = max(o.newCount, c.before)
 	if c.floor == 0 {
 		msg := "contextguard: the compacted request is not smaller than the request; sending the request as it is and compacting again once it has grown"
-		if o.newCount > c.lim.threshold {
+		if o.newCount > c.lim.Threshold {
 			msg = "contextguard: the request is still over the threshold and compacting does not make it smaller; its irreducible part is too large, so the guard sends it as it is and will not compact again until the conversation grows"
 		}
-		c.log.Warn(msg, "tokens_before", c.before, "tokens_after", o.newCount, "threshold", c.lim.threshold,
-			"window", c.lim.window, "strategy", c.ev.Strategy, "reason", c.ev.Reason,
+		c.log.Warn(msg, "tokens_before", c.before, "tokens_after", o.newCount, "threshold", c.lim.Threshold,
+			"window", c.lim.Window, "strategy", c.ev.Strategy, "reason", c.ev.Reason,
 			"summarizer_model", summarizerModel(c.cfg.summarizer), "summarizer_calls", c.ev.SummarizerCalls)
 	}
 	ev := c.ev

@@ -49,7 +49,7 @@ func (g *Guard) beforeCompaction(t *turn, reason string, count int) (skip bool, 
 	}
 	p := PendingCompaction{
 		Agent: t.cfg.name, SessionID: t.ctx.SessionID(), Strategy: t.cfg.policy.name(), Reason: reason,
-		Tokens: count, Threshold: t.lim.threshold, Window: t.lim.window,
+		Tokens: count, Threshold: t.lim.Threshold, Window: t.lim.Window,
 	}
 	hook := g.beforeHook // the goroutine must not capture t
 	d, _, err := callParked(t.ctx, g.clock, t.cfg.summaryTimeout, t.sess, func(ctx context.Context) (CompactionDecision, error) {
@@ -67,12 +67,12 @@ func (g *Guard) beforeCompaction(t *turn, reason string, count int) (skip bool, 
 	if !d.Skip {
 		return false, instructions
 	}
-	if count > t.lim.room() {
+	if count > t.lim.Room() {
 		t.log().Warn("contextguard: the before-compaction hook asked to skip, but the request would not fit the window; compacting",
-			"tokens", count, "window", t.lim.window)
+			"tokens", count, "window", t.lim.Window)
 		return false, instructions
 	}
 	t.log().Info("contextguard: compaction skipped by the before-compaction hook",
-		"reason", reason, "tokens", count, "threshold", t.lim.threshold, "window", t.lim.window)
+		"reason", reason, "tokens", count, "threshold", t.lim.Threshold, "window", t.lim.Window)
 	return true, instructions
 }

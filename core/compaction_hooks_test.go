@@ -14,6 +14,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // TestBeforeCompaction plays one call over the trigger, then a second one,
@@ -21,18 +22,18 @@ import (
 // add instructions to this compaction's prompt or skip it, and a skip is
 // refused when the request would not fit the window.
 func TestBeforeCompaction(t *testing.T) {
-	const window = 8_000
-	lim := newLimits(window)
+	const win = 8_000
+	lim := window.New(win)
 	cal := newCalibration(guardState{}, testEst)
 	build := func(n int) *Request {
 		return request(append(history(n, 400), userMsg("fix the failing test"))...)
 	}
 	// fits is the smallest history over the trigger: it fits the window.
 	fits := 1
-	for cal.count(requestTokens(testEst, engineReq(build(fits)))) <= lim.threshold {
+	for cal.Count(requestTokens(testEst, engineReq(build(fits)))) <= lim.Threshold {
 		fits++
 	}
-	require.Less(t, cal.count(requestTokens(testEst, engineReq(build(fits)))), lim.room(), "test setup: over the trigger, within the window")
+	require.Less(t, cal.Count(requestTokens(testEst, engineReq(build(fits)))), lim.Room(), "test setup: over the trigger, within the window")
 	overTrigger := func(n int) *Request { return build(n) }
 	tests := []struct {
 		name string
@@ -91,7 +92,7 @@ func TestBeforeCompaction(t *testing.T) {
 					mu.Unlock()
 					return tt.decide(p)
 				}))
-			g.addModel("a", nil, WithSummarizer(rs), WithMaxTokens(window), WithInstructions("Keep every ticket number."))
+			g.addModel("a", nil, WithSummarizer(rs), WithMaxTokens(win), WithInstructions("Keep every ticket number."))
 			require.NoError(t, g.Err())
 			ctx := newFakeCtx("a").withUser("fix the failing test")
 
@@ -122,9 +123,9 @@ func TestBeforeCompaction(t *testing.T) {
 			require.NotEmpty(t, seen, "the hook was asked")
 			assert.Equal(t, PendingCompaction{
 				Agent: "a", SessionID: "s1", Strategy: StrategyThreshold, Reason: "tokens",
-				Tokens: seen[0].Tokens, Threshold: lim.threshold, Window: window,
+				Tokens: seen[0].Tokens, Threshold: lim.Threshold, Window: win,
 			}, seen[0])
-			assert.Greater(t, seen[0].Tokens, lim.threshold)
+			assert.Greater(t, seen[0].Tokens, lim.Threshold)
 			if tt.wantSummaries == 0 {
 				assert.Len(t, seen, 2, "a skipped compaction is asked about again on the next call")
 			}
@@ -199,10 +200,10 @@ func TestSummaryKnobs(t *testing.T) {
 
 			asked := askedWords(t, sumModel.last)
 			if tt.wantAsked > 0 {
-				assert.InDelta(t, cal.unscale(tt.wantAsked)*3/4, asked, 2, "words asked")
+				assert.InDelta(t, cal.Unscale(tt.wantAsked)*3/4, asked, 2, "words asked")
 			}
-			lim := newLimits(tt.window)
-			assert.LessOrEqual(t, asked, cal.unscale(lim.threshold)*3/4, "never more than the room under the trigger")
+			lim := window.New(tt.window)
+			assert.LessOrEqual(t, asked, cal.Unscale(lim.Threshold)*3/4, "never more than the room under the trigger")
 			assert.Equal(t, tt.wantRolling, events[0].RollingCalls > 0, "rolling calls: %d", events[0].RollingCalls)
 			if tt.wantWarn != "" {
 				assert.Contains(t, logs.String(), tt.wantWarn)

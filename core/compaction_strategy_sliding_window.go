@@ -6,6 +6,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 )
 
@@ -66,10 +67,10 @@ func (s slidingWindow) due(v callView, cs []*genai.Content) (string, []any) {
 func (s slidingWindow) turnsDue(v callView, cs []*genai.Content) (turns int, due bool) {
 	from := 0
 	if v.inj.injected {
-		from = min(v.inj.cut, len(v.raw))
+		from = min(v.inj.cut, len(v.Raw))
 	}
-	cov := max(convo.CoverableLen(v.raw), from)
-	starts := turnStarts(v.raw, from, cov)
+	cov := max(convo.CoverableLen(v.Raw), from)
+	starts := turnStarts(v.Raw, from, cov)
 	turns = len(starts) + v.betweenTurns.turnsComing()
 	if turns <= s.maxTurns {
 		return turns, false
@@ -81,38 +82,38 @@ func (s slidingWindow) turnsDue(v callView, cs []*genai.Content) (turns int, due
 	}
 	split := cov
 	if kept := v.betweenTurns.turnsKept(keepTurns(s.maxTurns)); kept > 0 {
-		split = pairs.SafeStart(v.raw, starts[len(starts)-kept])
+		split = pairs.SafeStart(v.Raw, starts[len(starts)-kept])
 	}
 	if split <= from {
 		return turns, false
 	}
 	// Weigh the span as it is sent (pruned, when pruning is on): cs holds
 	// v.raw[from:] as its last contents.
-	span := v.raw[from:split]
-	if off := len(cs) - (len(v.raw) - from); off >= 0 {
+	span := v.Raw[from:split]
+	if off := len(cs) - (len(v.Raw) - from); off >= 0 {
 		span = cs[off : off+split-from]
 	}
-	need := min(max(v.lim.buffer/2, slidingMinSpanFloor), slidingMinSpanCap)
+	need := min(max(v.lim.Buffer/2, slidingMinSpanFloor), slidingMinSpanCap)
 	if !v.inj.injected {
 		// The first summary message also adds its header and continuation.
 		atts := convo.RequestAttachments(v.coveredRequest(split))
-		need += v.cal.scale(v.est.tokenEstimator.content(summaryContent("", v.boundedUserRequest(), false, atts...)))
+		need += v.Cal.Scale(v.Est.tokenEstimator.Content(summaryContent("", v.boundedUserRequest(), false, atts...)))
 	}
-	return turns, v.cal.scale(contentsTokens(v.est, span)) >= need
+	return turns, v.Cal.Scale(estimate.Contents(v.Est, span)) >= need
 }
 
 // suffixes are the starts of the newest keepTurns turns, then of fewer,
 // down to the newest turn, whose kept contents fit slidingTailShare of the
 // room (the newest turn alone may take all of it for ReasonTurns).
 func (s slidingWindow) suffixes(c *compaction, reason string) []int {
-	starts := turnStarts(c.raw, c.first, c.cov)
-	room := c.lim.threshold - c.bare - c.budget
+	starts := turnStarts(c.Raw, c.first, c.cov)
+	room := c.lim.Threshold - c.bare - c.budget
 	share := int(float64(room) * slidingTailShare)
 
 	var splits []int
-	tail, counted := 0, len(c.raw) // raw tokens of c.raw[counted:]
+	tail, counted := 0, len(c.Raw) // raw tokens of c.raw[counted:]
 	for k := 1; k <= min(c.betweenTurns.turnsKept(keepTurns(s.maxTurns)), len(starts)); k++ {
-		split := pairs.SafeStart(c.raw, starts[len(starts)-k])
+		split := pairs.SafeStart(c.Raw, starts[len(starts)-k])
 		if split <= c.first {
 			break // nothing left to summarize, with this many turns or more
 		}
@@ -121,9 +122,9 @@ func (s slidingWindow) suffixes(c *compaction, reason string) []int {
 		}
 		for counted > split {
 			counted--
-			tail += c.est.content(c.raw[counted])
+			tail += c.Est.Content(c.Raw[counted])
 		}
-		n := c.cal.scale(tail)
+		n := c.Cal.Scale(tail)
 		if n > share && (k > 1 || reason != ReasonTurns || n > room) {
 			break // more turns only weigh more
 		}

@@ -21,8 +21,10 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // swTurn is one turn of a synthetic history: a user message, a tool call and
@@ -200,7 +202,7 @@ func fillerOf(target, seed int) string {
 	lo, hi := 1, target*8
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if cal.scale(testEst.text(filler(mid, seed))) <= target {
+		if cal.Scale(testEst.Text(filler(mid, seed))) <= target {
 			lo = mid
 		} else {
 			hi = mid - 1
@@ -217,8 +219,8 @@ func fillerOf(target, seed int) string {
 // compaction always fits; this takes a token-triggered one, with a system
 // prompt that leaves little room under the threshold.
 func TestSlidingWindow_TailShrinks(t *testing.T) {
-	const window = 100_000 // threshold 80k, buffer 20k
-	lim := newLimits(window)
+	const win = 100_000 // threshold 80k, buffer 20k
+	lim := window.New(win)
 	cal := newCalibration(guardState{}, testEst)
 	user := "U4-MARK go on"
 
@@ -227,9 +229,9 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	system := genai.NewContentFromText(fillerOf(68_800, 5), genai.RoleUser)
 	probe := request(userMsg(user))
 	probe.Config.SystemInstruction = system
-	bare := cal.scale(requestTokens(testEst, engineReq(probe)) - contentsTokens(testEst, probe.Contents) + testEst.content(summaryContent("", user, false)))
+	bare := cal.Scale(requestTokens(testEst, engineReq(probe)) - estimate.Contents(testEst, probe.Contents) + testEst.Content(summaryContent("", user, false)))
 	budget := summaryBudget(lim, bare, 0)
-	room := lim.threshold - bare - budget
+	room := lim.Threshold - bare - budget
 	share := int(float64(room) * slidingTailShare)
 
 	// Three large turns to summarize (at least twice the budget, so the
@@ -238,14 +240,14 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	var raw []*genai.Content
 	for size := 50; ; size += 10 {
 		raw = append(swHistory(3, 4, size), userMsg(user))
-		if cal.scale(contentsTokens(testEst, raw)) >= share*8/10 {
+		if cal.Scale(estimate.Contents(testEst, raw)) >= share*8/10 {
 			break
 		}
 	}
-	tail2 := cal.scale(contentsTokens(testEst, raw))
+	tail2 := cal.Scale(estimate.Contents(testEst, raw))
 	for size := 2_000; ; size += 500 {
 		head := swHistory(0, 3, size)
-		if cal.scale(contentsTokens(testEst, head)) >= 2*budget+2_000 {
+		if cal.Scale(estimate.Contents(testEst, head)) >= 2*budget+2_000 {
 			raw = append(head, raw...)
 			break
 		}
@@ -255,16 +257,16 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	long := func(asked int) string {
 		want := int(float64(asked) * (oversizeTolerance - 0.015))
 		for n := asked; ; n += max(asked/200, 1) {
-			if s := fillerOf(n, 77); testEst.text(s) >= want {
+			if s := fillerOf(n, 77); testEst.Text(s) >= want {
 				return s
 			}
 		}
 	}
-	told := cal.unscale(budget)
-	predicted := bare + cal.scale(testEst.text(long(told))) + tail2
-	t.Logf("bare %d, budget %d, room %d, share %d, kept %d, predicted %d, threshold %d", bare, budget, room, share, tail2, predicted, lim.threshold)
+	told := cal.Unscale(budget)
+	predicted := bare + cal.Scale(testEst.Text(long(told))) + tail2
+	t.Logf("bare %d, budget %d, room %d, share %d, kept %d, predicted %d, threshold %d", bare, budget, room, share, tail2, predicted, lim.Threshold)
 	require.LessOrEqual(t, tail2, share, "test setup: two turns must fit their share")
-	require.Greater(t, predicted, lim.threshold+200, "test setup: the long summary must not fit beside two turns")
+	require.Greater(t, predicted, lim.Threshold+200, "test setup: the long summary must not fit beside two turns")
 
 	rs := &recordingSummarizer{reply: func(n int, req SummaryRequest) (string, error) {
 		if n == 1 {
@@ -276,7 +278,7 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	logs := &logBuffer{}
 	g := newGuard(NewCrushRegistry(WithRegistryLogger(logs.logger())), WithLogger(logs.logger()),
 		WithOnCompaction(func(_ context.Context, e CompactionEvent) { events = append(events, e) }))
-	g.addModel("a", nil, WithSummarizer(rs), WithSlidingWindow(4), WithMaxTokens(window))
+	g.addModel("a", nil, WithSummarizer(rs), WithSlidingWindow(4), WithMaxTokens(win))
 	require.NoError(t, g.Err())
 	ctx := newFakeCtx("a").withUser(user)
 	req := request(raw...)
@@ -302,7 +304,7 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(text, continuationLead), "one continuation after a retry")
 	assert.Contains(t, text, "SHORT-SUMMARY")
 	assert.NotContains(t, text, long(told)[:100])
-	assert.LessOrEqual(t, events[0].TokensAfter, lim.threshold)
+	assert.LessOrEqual(t, events[0].TokensAfter, lim.Threshold)
 }
 
 // TestSlidingWindow_FullSummaryWhenNewestTurnTooLarge: when even the newest

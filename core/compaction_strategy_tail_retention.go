@@ -23,13 +23,13 @@ func (tailRetention) name() Strategy { return StrategyTailRetention }
 func (tailRetention) due(callView, []*genai.Content) (string, []any) { return "", nil }
 
 func (s tailRetention) suffixes(c *compaction, _ string) []int {
-	limit := min(sat.Scale(c.lim.window, s.fraction), c.lim.threshold-c.bare-c.budget)
+	limit := min(sat.Scale(c.lim.Window, s.fraction), c.lim.Threshold-c.bare-c.budget)
 	// The longest suffix within limit that leaves something to summarize
 	// after the previous watermark.
-	from, tail := len(c.raw), 0
+	from, tail := len(c.Raw), 0
 	for from > c.first+1 {
-		n := sat.Add(tail, c.est.content(c.raw[from-1]))
-		if c.cal.scale(n) > limit {
+		n := sat.Add(tail, c.Est.Content(c.Raw[from-1]))
+		if c.Cal.Scale(n) > limit {
 			break
 		}
 		from, tail = from-1, n
@@ -37,7 +37,7 @@ func (s tailRetention) suffixes(c *compaction, _ string) []int {
 	// Pair safety can only move a start back, past the limit: take the
 	// first pair-safe start at or after it, which keeps less.
 	for ; from < c.cov; from++ {
-		if pairs.SafeStart(c.raw, from) == from {
+		if pairs.SafeStart(c.Raw, from) == from {
 			return []int{from}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
@@ -37,10 +38,10 @@ func TestTailRetention_KeepsNewestWithinFraction(t *testing.T) {
 		assert.Same(t, c, req.Contents[1+i], "kept contents are sent verbatim")
 	}
 	require.NoError(t, coretest.CheckPairs(req.Contents))
-	kept := contentsTokens(testEst, raw[split:])
+	kept := estimate.Contents(testEst, raw[split:])
 	assert.LessOrEqual(t, kept, 32_000/4, "the tail fits a quarter of the window")
 	// One more content would not have fit.
-	assert.Greater(t, contentsTokens(testEst, raw[split-1:]), 32_000/4*10/11, "the tail is as long as the fraction allows, give or take a content")
+	assert.Greater(t, estimate.Contents(testEst, raw[split-1:]), 32_000/4*10/11, "the tail is as long as the fraction allows, give or take a content")
 	assert.Equal(t, contentsMarkers(raw[:split]), contentsMarkers(rs.requests()[0].Contents), "the summarizer sees the contents before the split")
 }
 

@@ -12,7 +12,9 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // slidingDue builds a history of six turns whose first four (what a
@@ -23,7 +25,7 @@ func slidingDue(span int) (raw []*genai.Content, user string) {
 	user = "U6-MARK and now the tests"
 	for size := 40; ; size += 20 {
 		raw = swHistory(0, 6, size)
-		if cal.scale(contentsTokens(testEst, raw[:16])) >= span {
+		if cal.Scale(estimate.Contents(testEst, raw[:16])) >= span {
 			return append(raw, userMsg(user)), user
 		}
 	}
@@ -67,7 +69,7 @@ func TestSlidingWindow_SummaryBoundedBySpan(t *testing.T) {
 			assert.Less(t, e.TokensAfter, e.TokensBefore, "the compaction shrinks the request")
 			require.Len(t, rs.requests(), 1)
 			asked := rs.requests()[0].SummaryTokens
-			span := newCalibration(guardState{}, testEst).scale(contentsTokens(testEst, raw[:e.ContentsSummarized]))
+			span := newCalibration(guardState{}, testEst).Scale(estimate.Contents(testEst, raw[:e.ContentsSummarized]))
 			assert.LessOrEqual(t, asked, span/2, "the summary asked is bounded by the span it replaces")
 			assert.GreaterOrEqual(t, asked, minSummaryTokens/2)
 			t.Logf("asked %d tokens; request %d -> %d", asked, e.TokensBefore, e.TokensAfter)
@@ -139,7 +141,7 @@ func TestSummaryLength_AskedAgainOnlyWhenTheRequestWouldNotFit(t *testing.T) {
 				assert.Less(t, reqs[k].SummaryTokens, reqs[k-1].SummaryTokens, "call %d asks for less", k+1)
 			}
 			assert.Contains(t, textcut.ContentText(req.Contents[0]), tc.wantInReq)
-			assert.LessOrEqual(t, e.TokensAfter, newLimits(8_000).threshold)
+			assert.LessOrEqual(t, e.TokensAfter, window.New(8_000).Threshold)
 		})
 	}
 }
@@ -151,7 +153,7 @@ func TestSummaryLength_AskedAgainOnlyWhenTheRequestWouldNotFit(t *testing.T) {
 // it is, or refused when it is known not to fit; anything to summarize
 // goes on to the summary.
 func TestCompaction_NothingToDo(t *testing.T) {
-	const window = 10_000
+	const win = 10_000
 	continuation := userMsg(convo.SyntheticContinuations[0])
 	history := []*genai.Content{userMsg("read the log"), modelMsg("it says the disk is full"), userMsg("free some space")}
 	huge := []*genai.Content{userMsg(strings.Repeat("lorem ipsum dolor ", 20_000))}
@@ -164,16 +166,16 @@ func TestCompaction_NothingToDo(t *testing.T) {
 		wantFloor bool
 	}{
 		{name: "something to summarize: it goes on", raw: history, cs: history},
-		{name: "instruction and tools past the window: refused, floor set", raw: history, cs: history, fixed: 3 * window, wantStop: true, wantErr: true, wantFloor: true},
+		{name: "instruction and tools past the window: refused, floor set", raw: history, cs: history, fixed: 3 * win, wantStop: true, wantErr: true, wantFloor: true},
 		{name: "only the adapter's continuation, fitting: sent as it is", raw: []*genai.Content{continuation}, cs: []*genai.Content{continuation}, wantStop: true},
 		{name: "only the adapter's continuation, past the window: refused", raw: []*genai.Content{continuation}, cs: huge, wantStop: true, wantErr: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := newTestTurn(request(tc.raw...), guardState{}, quietLogger)
-			tr.lim, tr.cal = newLimits(window), newCalibration(guardState{}, testEst)
+			tr.lim, tr.Cal = window.New(win), newCalibration(guardState{}, testEst)
 			if tc.fixed > 0 {
-				tr.fixed = tc.fixed
+				tr.Fixed = tc.fixed
 			}
 			c := newCompaction(tr, tc.cs, tr.prev, time.Time{})
 			done, stop := c.nothingToDo()
@@ -184,7 +186,7 @@ func TestCompaction_NothingToDo(t *testing.T) {
 				require.NoError(t, done.err)
 			}
 			if tc.wantFloor {
-				require.Greater(t, c.bare, 3*window, "the calibrated irreducible part")
+				require.Greater(t, c.bare, 3*win, "the calibrated irreducible part")
 				assert.Equal(t, c.bare, done.next.floor, "no compaction until the request outgrows its irreducible part")
 			} else {
 				assert.Zero(t, done.next.floor)

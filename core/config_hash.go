@@ -7,6 +7,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
 
@@ -121,8 +122,8 @@ func jsonHash(v any) uint64 {
 	return contentid.HashBytes(tokens.AppendJSON(nil, v))
 }
 
-// fixedOf is fixedTokens cached by config, so that a session's first call
+// fixedOf is estimate.Fixed cached by config, so that a session's first call
 // does not count its agent's tool declarations again.
 func (c *configCache) fixedOf(config uint64, est cachedEstimator, req *Request) int {
-	return int(c.fixed.get(config, nil, func() uint64 { return uint64(fixedTokens(est, req)) }))
+	return int(c.fixed.get(config, nil, func() uint64 { return uint64(estimate.Fixed(est, req.Config)) }))
 }

@@ -448,7 +448,7 @@ func FuzzBeforeModel(f *testing.F) {
 		default:
 			req.Config = &genai.GenerateContentConfig{Tools: []*genai.Tool{{FunctionDeclarations: []*genai.FunctionDeclaration{{Name: r.name(), Description: r.str(100)}}}}}
 		}
-		window := g.limits(g.agent("a"), modelName).window
+		window := g.limits(g.agent("a"), modelName).Window
 		check := func(step string, raw []*genai.Content, req *Request, err error) {
 			t.Helper()
 			if err != nil {
@@ -532,14 +532,14 @@ func FuzzEstimator(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, text string) {
 		r := &fuzzReader{data: data, pool: text}
 		e := estimatorFor(fuzzModels[r.intn(len(fuzzModels))])
-		n := e.text(text)
+		n := e.Text(text)
 		if n < 0 || (text == "") != (n == 0) {
 			t.Fatalf("text(%q) = %d", text, n)
 		}
 		// Joining the two copies can merge runs at the seam (a digit run
 		// becomes longer, a word longer), which real tokenizers also price
 		// differently; allow for that, but not for a blow-up.
-		if d := e.text(text + text); d < n || float64(d) > 2.5*float64(n)+16 {
+		if d := e.Text(text + text); d < n || float64(d) > 2.5*float64(n)+16 {
 			t.Fatalf("text(s+s) = %d for text(s) = %d", d, n)
 		}
 		v := r.value(0)
@@ -553,20 +553,20 @@ func FuzzEstimator(f *testing.F) {
 			{FunctionResponse: &genai.FunctionResponse{Name: r.name(), Response: args}},
 			r.part(),
 		}}
-		direct := e.content(c)
+		direct := e.Content(c)
 		if direct < 0 {
 			t.Fatalf("content = %d", direct)
 		}
 		cache := newCountCache()
 		cache.begin()
 		ce := cachedEstimator{tokenEstimator: e, cache: cache}
-		if got := ce.content(c); got != direct {
+		if got := ce.Content(c); got != direct {
 			t.Fatalf("cached count %d, direct %d", got, direct)
 		}
-		if got := ce.content(c); got != direct {
+		if got := ce.Content(c); got != direct {
 			t.Fatalf("second cached count %d, direct %d", got, direct)
 		}
-		if d := e.declaration(&genai.FunctionDeclaration{Name: text, Description: text, ParametersJsonSchema: v}); d < 0 {
+		if d := e.Declaration(&genai.FunctionDeclaration{Name: text, Description: text, ParametersJsonSchema: v}); d < 0 {
 			t.Fatalf("declaration = %d", d)
 		}
 		_ = contentid.Fingerprint(c)

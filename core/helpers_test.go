@@ -18,6 +18,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -457,9 +458,9 @@ func newTestTurn(req *Request, st guardState, log *slog.Logger) *turn {
 		prev: st,
 		sess: sess,
 		measure: measure{
-			raw:   req.Contents,
-			est:   cachedEstimator{tokenEstimator: testEst, cache: sess.cache},
-			fixed: fixedTokens(testEst, engineReq(req)),
+			Raw:   req.Contents,
+			Est:   cachedEstimator{tokenEstimator: testEst, cache: sess.cache},
+			Fixed: estimate.Fixed(testEst, engineReq(req).Config),
 		},
 		base:  log,
 		chain: callChain{memo: &prefixMemo{}},

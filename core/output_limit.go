@@ -5,6 +5,8 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/calib"
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
@@ -74,12 +76,12 @@ func outputNearWindow(cfg *Agent, st guardState, resp *Response) (prompt, output
 	case reported > 0 && reported == st.realTokens:
 		prompt = reported
 	default:
-		prompt = sat.Scale(st.lastEstimate, max(defaultCorrection, float64(st.providerRatio)/ratioScale))
+		prompt = sat.Scale(st.lastEstimate, max(estimate.DefaultCorrection, float64(st.providerRatio)/calib.RatioScale))
 	}
 	if output <= 0 {
-		output = lim.buffer
+		output = lim.Buffer
 	}
-	return prompt, output, lim.threshold, sat.Add(prompt, output) >= lim.threshold
+	return prompt, output, lim.Threshold, sat.Add(prompt, output) >= lim.Threshold
 }
 
 // plausibleOutput is n, or 0 (unknown) when no call could have produced it.

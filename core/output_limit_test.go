@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
@@ -44,7 +45,7 @@ func TestAfterModel_OutputCountAtTheLimit(t *testing.T) {
 			req.Config.MaxOutputTokens = tt.maxOut
 			_, err := g.beforeModel(ctx, req)
 			require.NoError(t, err)
-			prompt := sat.Scale(ctx.getInt(keyLastEstimate), defaultCorrection)
+			prompt := sat.Scale(ctx.getInt(keyLastEstimate), estimate.DefaultCorrection)
 			if tt.history < 10 {
 				require.Less(t, prompt, window/20, "about 4% of the window")
 			} else {

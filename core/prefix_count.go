@@ -31,7 +31,7 @@ const (
 // prefixRecord is what one call stores for the next to trust its request as
 // a prefix of its own.
 type prefixRecord struct {
-	contents    int    // contents ADK built for the request (len(t.raw))
+	contents    int    // contents ADK built for the request (len(t.Raw))
 	cut         int    // contents the injected summary replaced
 	injected    bool   // whether the summary message was prepended
 	compactions int    // the session's compaction counter at the call
@@ -140,19 +140,19 @@ func matchPrefix(sio stateIO, stored string, own prefixRecord, raw []*genai.Cont
 func (m prefixMatch) estimate(ms measure, frontier int, cs []*genai.Content) (est, body int) {
 	summary, lead := 0, 0
 	if m.own.injected && len(cs) > 0 {
-		summary, lead = ms.est.content(cs[0]), 1
+		summary, lead = ms.Est.Content(cs[0]), 1
 	}
-	if fresh := len(ms.raw) - m.rec.contents; m.matched && m.rec.frontier == frontier && len(cs)-fresh >= lead {
+	if fresh := len(ms.Raw) - m.rec.contents; m.matched && m.rec.frontier == frontier && len(cs)-fresh >= lead {
 		body := m.rec.body
 		for _, c := range cs[len(cs)-fresh:] {
-			body = sat.Add(body, ms.est.content(c))
+			body = sat.Add(body, ms.Est.Content(c))
 		}
 		// The next call checks the record, and a compaction counts what
 		// it summarizes: an idle session keeps only what this call touched.
-		ms.est.cache.dropUntouched()
+		ms.Est.cache.dropUntouched()
 		return sat.Add(body, summary), body
 	}
-	est = ms.weigh(cs)
+	est = ms.Weigh(cs)
 	return est, max(est-summary, 0)
 }
 

@@ -291,7 +291,7 @@ func TestPrefixCount_NeverBelowTheRealCount(t *testing.T) {
 			est := ctx.getInt(keyLastEstimate)
 			assert.Equal(t, requestTokens(testEst, engineReq(req)), est)
 			cal := newCalibration(before, testEst)
-			assert.GreaterOrEqual(t, cal.count(est), real, "never below the provider's count of the prefix")
+			assert.GreaterOrEqual(t, cal.Count(est), real, "never below the provider's count of the prefix")
 		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // noteGrowth, at the end of every guarded call, records the step's growth
@@ -29,7 +30,7 @@ func (p *preparer) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	if !ok {
 		return
 	}
-	cand.growth = cand.cal.scale(int(float64(mem.largestGrowth()) * growthMargin))
+	cand.growth = cand.cal.Scale(int(float64(mem.largestGrowth()) * growthMargin))
 	predicted := sat.Add(cand.before, cand.growth)
 	if !reachesEarly(t, s, predicted) {
 		mem.unprepared = InlineNotPredicted
@@ -64,8 +65,8 @@ func reachesEarly(t *turn, s *step, predicted int) bool {
 	if t.cfg.pruneKeep <= 0 {
 		return true
 	}
-	freed, _ := pruneFreed(t.est, t.recall, t.raw, s.contents, t.frontier, pruneFrontier(t.cfg.pruneKeep, t.raw))
-	return float64(predicted-t.cal.scale(freed)) >= at
+	freed, _ := pruneFreed(t.Est, t.recall, t.Raw, s.contents, t.frontier, pruneFrontier(t.cfg.pruneKeep, t.Raw))
+	return float64(predicted-t.Cal.Scale(freed)) >= at
 }
 
 // sentRequest is the request the call let through, as a background summary
@@ -74,16 +75,16 @@ func sentRequest(t *turn, s *step) (prepareCandidate, bool) {
 	if s.event != nil {
 		return prepareCandidate{}, false
 	}
-	return prepareCandidate{req: withContents(Request{Model: t.req.Model, Config: t.req.Config}, t.raw),
-		sent: s.contents, prev: t.prev, inj: t.inj, lim: t.lim, cal: t.cal, before: t.before}, true
+	return prepareCandidate{req: withContents(Request{Model: t.req.Model, Config: t.req.Config}, t.Raw),
+		sent: s.contents, prev: t.prev, inj: t.inj, lim: t.lim, cal: t.Cal, before: t.before}, true
 }
 
-func (c *Agent) preparesAt(lim limits) float64 {
+func (c *Agent) preparesAt(lim window.Limits) float64 {
 	f := DefaultEarlyCompaction
 	if c.early > 0 {
 		f = c.early
 	}
-	return float64(lim.threshold) * f
+	return float64(lim.Threshold) * f
 }
 
 // inlineReason is CompactionEvent.InlineReason, "" when not for tokens; a
@@ -106,9 +107,9 @@ func (t *turn) inlineReason(reason string, bare int) InlineReason {
 // written before it could leave it room. bare holds a user message.
 func (t *turn) stepFillsWindow(bare int) bool {
 	grown := t.beforeEst - t.sentEst
-	if t.sentEst <= 0 || grown <= 0 || len(t.raw) == 0 || !hasFunctionResponse(t.raw[len(t.raw)-1]) {
+	if t.sentEst <= 0 || grown <= 0 || len(t.Raw) == 0 || !hasFunctionResponse(t.Raw[len(t.Raw)-1]) {
 		return false
 	}
-	n := sat.Add(sat.Add(bare, minSummaryTokens), t.cal.scale(grown))
+	n := sat.Add(sat.Add(bare, minSummaryTokens), t.Cal.Scale(grown))
 	return !preparedFits(t.lim, n, t.before, minSummaryTokens)
 }

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
@@ -111,7 +112,7 @@ func TestSentRequest(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := newTestTurn(request(raw...), prev, quietLogger)
-			tr.before, tr.inj, tr.cal = 5_000, injection{cut: 1, injected: true}, calibration{factor: 1.2, real: 800}
+			tr.before, tr.inj, tr.Cal = 5_000, injection{cut: 1, injected: true}, calib.Calibration{Factor: 1.2, Real: 800}
 			cand, ok := sentRequest(tr, &tc.s)
 			require.Equal(t, tc.ok, ok)
 			if !ok {
@@ -122,7 +123,7 @@ func TestSentRequest(t *testing.T) {
 			assert.Equal(t, 5_000, cand.before)
 			assert.Equal(t, prev, cand.prev)
 			assert.Equal(t, injection{cut: 1, injected: true}, cand.inj)
-			assert.InDelta(t, 1.2, cand.cal.factor, 1e-9, "the turn's calibration")
+			assert.InDelta(t, 1.2, cand.cal.Factor, 1e-9, "the turn's calibration")
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
@@ -71,7 +72,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 	mem.unprepared = InlinePreparedUnusable // should the next call not use it
 	g.prep.started.Add(1)
 	t.log().Info("contextguard: preparing the summary while tools run",
-		"tokens", cand.before, "threshold", cand.lim.threshold, "contents", end-comp.first, "kept_contents", comp.cov-end)
+		"tokens", cand.before, "threshold", cand.lim.Threshold, "contents", end-comp.first, "kept_contents", comp.cov-end)
 	go g.runPrepared(t, comp, p)
 }
 
@@ -80,7 +81,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 // span when its request is likely to fit.
 func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
 	for _, split := range t.cfg.policy.suffixes(c, ReasonTokens) {
-		if fitsPrepared(c, cand, t.cal.scale(contentsTokens(t.est, t.raw[split:c.cov]))) {
+		if fitsPrepared(c, cand, t.Cal.Scale(estimate.Contents(t.Est, t.Raw[split:c.cov]))) {
 			return split
 		}
 	}
@@ -100,7 +101,7 @@ func preparedRequest(c *compaction, cand prepareCandidate, tail int) int {
 // for a step as large as the largest recent one: a split that does not
 // reaches the trigger at the next step, when the whole span frees more.
 func fitsPrepared(c *compaction, cand prepareCandidate, tail int) bool {
-	return sat.Add(preparedRequest(c, cand, tail), int(float64(cand.growth)/growthMargin)) <= cand.lim.threshold
+	return sat.Add(preparedRequest(c, cand, tail), int(float64(cand.growth)/growthMargin)) <= cand.lim.Threshold
 }
 
 func (g *Guard) runPrepared(t *turn, c *compaction, p *preparedSummary) {

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -56,7 +57,7 @@ func TestPrepared_SummarizerFaults(t *testing.T) {
 // and past it (the step kept verbatim) while it stays halfway to the room
 // and frees at least a summary's length.
 func TestPreparedFits(t *testing.T) {
-	lim := newLimits(preparedWindow) // threshold 6,400, halfway to the window 7,200
+	lim := window.New(preparedWindow) // threshold 6,400, halfway to the window 7,200
 	const budget = 800
 	for _, tc := range []struct {
 		name      string
@@ -78,7 +79,7 @@ func TestPreparedFits(t *testing.T) {
 			l := lim
 			if tc.output > 0 {
 				var ok bool
-				l, ok = lim.withOutput(tc.output)
+				l, ok = lim.WithOutput(tc.output)
 				require.True(t, ok)
 			}
 			assert.Equal(t, tc.want, preparedFits(l, tc.n, tc.before, budget))
@@ -118,7 +119,7 @@ func TestPrepared_PastTheTriggerByTheStep(t *testing.T) {
 	assert.Equal(t, RanPrepared, first.Ran)
 	assert.Zero(t, first.Waited)
 	assert.Greater(t, first.TokensAfter, first.Threshold, "the step kept verbatim is past the trigger")
-	assert.LessOrEqual(t, first.TokensAfter, newLimits(preparedWindow).halfwayToRoom(first.Threshold))
+	assert.LessOrEqual(t, first.TokensAfter, window.New(preparedWindow).HalfwayToRoom(first.Threshold))
 	assert.Zero(t, s.ctx.getInt(keyIrreducibleFloor), "no irreducible floor")
 
 	seen := len(s.events)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // Summaries prepared while tools run (ARCHITECTURE.md, Concurrency).
@@ -201,8 +202,8 @@ func (p *preparedSummary) settle(ctx context.Context, n *atomic.Int64, outcome s
 // sent in place of one of count before: under the threshold, or within
 // halfway to the room (as tokenTrigger) while freeing at least budget, so a
 // request just past the threshold is not "compacted" again and again.
-func preparedFits(lim limits, n, before, budget int) bool {
-	return n <= lim.threshold || (n <= lim.halfwayToRoom(lim.threshold) && sat.Add(n, budget) <= before)
+func preparedFits(lim window.Limits, n, before, budget int) bool {
+	return n <= lim.Threshold || (n <= lim.HalfwayToRoom(lim.Threshold) && sat.Add(n, budget) <= before)
 }
 
 // errPreparedTimeout ends the wait for a prepared summary.

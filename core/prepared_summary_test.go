@@ -20,6 +20,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // Summaries prepared while tools run (prepared_summary.go): the guard's
@@ -358,7 +359,7 @@ func TestPrepared_Options(t *testing.T) {
 		a := newAgentConfig("a", "Add", fixedSummary("s"), nil, []AgentOption{WithEarlyCompaction(f)})
 		assert.NotEmpty(t, a.errs, "WithEarlyCompaction(%v)", f)
 	}
-	lim := newLimits(preparedWindow) // threshold 6,400
+	lim := window.New(preparedWindow) // threshold 6,400
 	a := newAgentConfig("a", "Add", fixedSummary("s"), nil, []AgentOption{WithEarlyCompaction(0.5)})
 	assert.Empty(t, a.errs)
 	assert.InDelta(t, 3_200, a.preparesAt(lim), 1e-9, "half the threshold")

@@ -47,7 +47,7 @@ func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, next guardState, p
 	case t.hookInstructions != "":
 		p.waste(t.ctx, "the before-compaction hook gave instructions")
 		return c.compactWith(s, reason)
-	case pairs.SafeStart(t.raw, end) != end:
+	case pairs.SafeStart(t.Raw, end) != end:
 		p.waste(t.ctx, "it ends inside a call/response pair")
 		return c.compactWith(s, reason)
 	}
@@ -57,8 +57,8 @@ func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, next guardState, p
 		return c.compactWith(s, reason)
 	}
 	out := c.keptTail(end, p.summary)
-	o := outcome{contents: out, summary: p.summary, watermark: end, newEst: t.weigh(out)}
-	o.newCount = t.cal.scale(o.newEst)
+	o := outcome{contents: out, summary: p.summary, watermark: end, newEst: t.Weigh(out)}
+	o.newCount = t.Cal.Scale(o.newEst)
 	if !preparedFits(t.lim, o.newCount, t.before, c.budget) {
 		p.waste(t.ctx, "the request it makes is too large")
 		return c.compactWith(s, reason)

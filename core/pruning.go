@@ -227,7 +227,7 @@ func placeholderText(tool string, bytes int, recall bool, callID string) string 
 
 // partTokens is the estimate of one part, framing excluded.
 func partTokens(e tokenEstimator, p *genai.Part) int {
-	return e.content(&genai.Content{Parts: []*genai.Part{p}}) - e.content(&genai.Content{})
+	return e.Content(&genai.Content{Parts: []*genai.Part{p}}) - e.Content(&genai.Content{})
 }
 
 // prunedAtTrigger reports a pruning pass that took a request over the
@@ -241,8 +241,8 @@ func prunedAtTrigger(tel *telemetry, t *turn, before, after int, next guardState
 		Reason:            ReasonTokens,
 		TokensBefore:      before,
 		TokensAfter:       after,
-		Threshold:         t.lim.threshold,
-		Window:            t.lim.window,
+		Threshold:         t.lim.Threshold,
+		Window:            t.lim.Window,
 		Ran:               t.betweenTurns.ran(),
 		PrefixKeptTokens:  next.prefixKept,
 		InvalidatedTokens: next.invalidated,

@@ -17,6 +17,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // pruneTurn builds a tool-heavy test turn: a user request, a call and its
@@ -39,13 +40,13 @@ func pruneHistory(n, size int) []*genai.Content {
 }
 
 // pruneTestTurn is a turn of an agent with pruning over cs in a window.
-func pruneTestTurn(cs []*genai.Content, keep, window int, cache *countCache) *turn {
+func pruneTestTurn(cs []*genai.Content, keep, win int, cache *countCache) *turn {
 	t := newTestTurn(request(cs...), guardState{}, slog.New(slog.DiscardHandler))
 	t.cfg.pruneKeep = keep
-	t.lim = newLimits(window)
+	t.lim = window.New(win)
 	if cache != nil {
 		t.sess.cache = cache
-		t.est.cache = cache
+		t.Est.cache = cache
 	}
 	return t
 }
@@ -72,7 +73,7 @@ func TestPruneToolResults(t *testing.T) {
 			bytes := len(textcut.JSON(c.Parts[0].FunctionResponse.Response))
 			assert.Equal(t, fmt.Sprintf("kubectl_logs output of %d bytes removed to save context; ask again if needed", bytes), ph)
 			assert.Equal(t, c.Role, out[i].Role)
-			assert.Less(t, testEst.content(out[i]), testEst.content(c)/10)
+			assert.Less(t, testEst.Content(out[i]), testEst.Content(c)/10)
 		default:
 			assert.Same(t, c, out[i], "content %d untouched (user text, calls, model text, the newest steps)", i)
 		}
@@ -179,7 +180,7 @@ func TestPruning_AvoidsTheSummarizer(t *testing.T) {
 	g, _ := newTestGuard(t, sum, WithMaxTokens(32_000), WithToolResultPruning(0))
 	ctx := newFakeCtx("a").withUser("U9-MARK latest")
 	raw := append(pruneHistory(14, 5_000), userMsg("U9-MARK latest"))
-	require.Greater(t, newCalibration(guardState{}, testEst).count(requestTokens(testEst, engineReq(request(raw...)))), newLimits(32_000).threshold, "test setup: over the trigger unpruned")
+	require.Greater(t, newCalibration(guardState{}, testEst).Count(requestTokens(testEst, engineReq(request(raw...)))), window.New(32_000).Threshold, "test setup: over the trigger unpruned")
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
@@ -255,7 +256,7 @@ func TestPruning_Option(t *testing.T) {
 
 // pruneTest prunes cs as tr's call would.
 func pruneTest(tr *turn, cs []*genai.Content) []*genai.Content {
-	out, _ := pruneToolResults(tr.est, tr.cfg.pruneKeep, declaresRecall(tr.req.Config), tr.raw, cs)
+	out, _ := pruneToolResults(tr.Est, tr.cfg.pruneKeep, declaresRecall(tr.req.Config), tr.Raw, cs)
 	return out
 }
 
@@ -303,13 +304,13 @@ func TestPruning_WaitsUntilItFreesEnough(t *testing.T) {
 			require.Len(t, req.Contents, len(h), "no compaction")
 			if prev != nil && !extends(prev, req.Contents) {
 				rewrites++
-				freed := before + testEst.content(c) - ctx.getInt(keyLastEstimate)
+				freed := before + testEst.Content(c) - ctx.getInt(keyLastEstimate)
 				assert.GreaterOrEqual(t, freed, free, "content %d: a rewrite frees at least the minimum", i)
 				assert.Positive(t, ctx.getInt(keyInvalidated), "content %d: the rewrite is reported", i)
-				assert.Less(t, ctx.getInt(keyPrefixKept), newCalibration(guardState{}, testEst).scale(before))
+				assert.Less(t, ctx.getInt(keyPrefixKept), newCalibration(guardState{}, testEst).Scale(before))
 			} else if prev != nil {
 				assert.Zero(t, ctx.getInt(keyInvalidated), "content %d: an extension invalidates nothing", i)
-				assert.Equal(t, newCalibration(guardState{}, testEst).scale(before), ctx.getInt(keyPrefixKept), "content %d: the whole previous request is kept", i)
+				assert.Equal(t, newCalibration(guardState{}, testEst).Scale(before), ctx.getInt(keyPrefixKept), "content %d: the whole previous request is kept", i)
 			}
 			prev = req.Contents
 		}
@@ -332,7 +333,7 @@ func TestPruning_OverTheTriggerFreesAllItCan(t *testing.T) {
 	g, _ := newTestGuard(t, sum, WithMaxTokens(32_000), WithToolResultPruning(0), WithPruningMinFree(31_999))
 	ctx := newFakeCtx("a").withUser("U9-MARK latest")
 	raw := append(pruneHistory(14, 5_000), userMsg("U9-MARK latest"))
-	require.Greater(t, newCalibration(guardState{}, testEst).count(requestTokens(testEst, engineReq(request(raw...)))), newLimits(32_000).threshold, "test setup: over the trigger unpruned")
+	require.Greater(t, newCalibration(guardState{}, testEst).Count(requestTokens(testEst, engineReq(request(raw...)))), window.New(32_000).Threshold, "test setup: over the trigger unpruned")
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/recallindex"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
@@ -92,10 +93,10 @@ type recallFit struct {
 	count  func(answer string) int
 }
 
-func recallFitFor(tokens int, est tokenEstimator, s guardState) recallFit {
+func recallFitFor(tokens int, est estimate.Estimator, s guardState) recallFit {
 	cal := newCalibration(s, est)
 	return recallFit{tokens: tokens, count: func(answer string) int {
-		return cal.scale(est.content(recallAnswerContent(answer)))
+		return cal.Scale(est.Content(recallAnswerContent(answer)))
 	}}
 }
 

@@ -96,7 +96,7 @@ func loadState(st StateReader) guardState {
 // calibration.
 func answerTokens(st StateReader, answer string) int {
 	est := estimatorFor("")
-	return newCalibration(loadState(st), est).scale(est.content(recallAnswerContent(answer)))
+	return newCalibration(loadState(st), est).Scale(est.Content(recallAnswerContent(answer)))
 }
 
 // resultPage splits an answer for a call_id into the result's bytes it

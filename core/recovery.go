@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // Recovery is a compacted request for the agent's recovery model to answer
@@ -28,7 +30,7 @@ func (g *Guard) recoverOverflow(c Call, st State, ro StateReader, cfg *Agent, re
 		// No compaction can shrink it (for example an attachment charged
 		// far above the estimate).
 		logger.Error("contextguard: the provider rejected the user's current request itself; nothing the guard can cut will make it fit")
-		return nil, fmt.Errorf("%w: the provider rejected the user's current request, which is all the request holds", irreducibleError(max(ov.Tokens, ov.Limit+1), overflowWindow(ov, g.limits(cfg, req.Model).window)))
+		return nil, fmt.Errorf("%w: the provider rejected the user's current request, which is all the request holds", irreducibleError(max(ov.Tokens, ov.Limit+1), overflowWindow(ov, g.limits(cfg, req.Model).Window)))
 	}
 
 	creq, ev, err := g.handleOverflow(c, st, ro, cfg, req, ov, logger)
@@ -56,7 +58,7 @@ func (g *Guard) recoveryFailed(c Call, st State, cfg *Agent, rec *Recovery, err 
 		g.rememberOverflow(c, st, cfg, creq, again, logger)
 		if onlyCurrentRequest(c, creq) {
 			logger.Error("contextguard: the recovery model rejected the summary and the user's current request alone; nothing the guard can cut will make it fit")
-			return fmt.Errorf("%w: the summary and the user's current request alone were rejected by the recovery model", irreducibleError(max(again.Tokens, again.Limit+1), overflowWindow(again, g.limits(cfg, creq.Model).window)))
+			return fmt.Errorf("%w: the summary and the user's current request alone were rejected by the recovery model", irreducibleError(max(again.Tokens, again.Limit+1), overflowWindow(again, g.limits(cfg, creq.Model).Window)))
 		}
 	}
 	logger.Error("contextguard: the recovery model failed; returning the provider's error",
@@ -120,7 +122,7 @@ const maxKnownWindow = 10_000_000
 // maxOverflowRatio is the most an overflow's count may exceed the larger of
 // the estimate and the window by and still be a count: the calibration's
 // bound. The window counts too, for what the estimate does not see.
-const maxOverflowRatio = maxCorrection
+const maxOverflowRatio = calib.MaxCorrection
 
 // judgedOverflow is an overflow with its count dropped when implausible,
 // and whether the session learns a provider ratio from it.
@@ -139,7 +141,7 @@ func (g *Guard) plausibleOverflow(sess *sessionEntry, cfg *Agent, req *Request, 
 	}
 	bound, window, estimate := maxKnownWindow, 0, 0
 	if req != nil {
-		window = g.requestLimits(cfg, req).window
+		window = g.requestLimits(cfg, req).Window
 		bound = max(bound, window)
 		window = overflowWindow(ov, window)
 		estimate = requestTokens(sess.estimator(cfg, req.Model), req)
@@ -180,7 +182,7 @@ func recordOverflow(sess *sessionEntry, cfg *Agent, mem *agentMemory, req *Reque
 		est := sess.estimator(cfg, req.Model)
 		p.estimate = requestTokens(est, req)
 		if ov.learns {
-			p.ratio = learnFromOverflow(learned, est.defaultFactor(), ov.Tokens, p.estimate)
+			p.ratio = calib.LearnFromOverflow(learned, est.DefaultFactor(), ov.Tokens, p.estimate)
 		}
 	}
 	mem.overflow = p
@@ -207,29 +209,29 @@ func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent,
 	creq := withContents(*req, raw)
 
 	lim := g.requestLimits(cfg, req)
-	window := lim.window
-	if ov.Limit > 0 && ov.Limit < window {
-		window = ov.Limit
+	win := lim.Window
+	if ov.Limit > 0 && ov.Limit < win {
+		win = ov.Limit
 	}
 	learned := prev
 	if ov.learns {
-		learned.providerRatio = learnFromOverflow(prev.providerRatio, est.defaultFactor(), ov.Tokens, sent)
+		learned.providerRatio = calib.LearnFromOverflow(prev.providerRatio, est.DefaultFactor(), ov.Tokens, sent)
 	}
 	real := ov.Tokens
 	if real <= 0 {
-		real = max(sat.Add(window, 1), sat.Scale(sent, float64(learned.providerRatio)/ratioScale))
+		real = max(sat.Add(win, 1), sat.Scale(sent, float64(learned.providerRatio)/calib.RatioScale))
 	}
-	rej := &rejection{lim: limits{window: window, buffer: window - window/2, threshold: window / 2}}
-	if lo, ok := rej.lim.withOutput(lim.output); ok {
+	rej := &rejection{lim: window.Limits{Window: win, Buffer: win - win/2, Threshold: win / 2}}
+	if lo, ok := rej.lim.WithOutput(lim.Output); ok {
 		rej.lim = lo
 	}
 	rej.cal = newCalibration(guardState{realTokens: real, lastEstimate: sent}, est)
 	t, cs := g.newTurn(callInput{call: c, ro: ro, cfg: cfg, sess: sess, prev: learned, rejection: rej}, creq)
 	logger.Info("contextguard: compacting the rejected request to half the window",
-		"real_tokens", real, "estimated_tokens", sent, "correction", rej.cal.factor, "threshold", rej.lim.threshold, "window", window)
+		"real_tokens", real, "estimated_tokens", sent, "correction", rej.cal.Factor, "threshold", rej.lim.Threshold, "window", win)
 
 	s := g.compact(t, cs, learned, thresholdStrategy{}, ReasonOverflow)
-	recordUsage(t.cal, &s.next)
+	recordUsage(t.Cal, &s.next)
 	if st != nil {
 		sio.save(st, prev, s.next)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
+	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
@@ -250,7 +251,7 @@ func TestOnModelError_InsideATurn(t *testing.T) {
 			resp, err := g.onModelError(ctx, req, &coretest.OverflowError{Style: coretest.ErrorGemini, Tokens: 9_000, Limit: 8_000})
 			require.NoError(t, err, "the turn's steps can be compacted: not irreducible")
 			assert.NotContains(t, logs.String(), "nothing before it")
-			wantRatio := ratioPerMille(9_000 / float64(sent))
+			wantRatio := calib.PerMille(9_000 / float64(sent))
 			if recover {
 				require.NotNil(t, resp)
 				assert.Equal(t, "recovered answer", textcut.ContentText(resp.Content))
@@ -341,7 +342,7 @@ func TestOnModelError_IncludeContentsNone_NextTurnLearnsTheRatio(t *testing.T) {
 	assert.Zero(t, sum.Calls(), "nothing of the rejected request to compact")
 	require.Len(t, req2.Contents, 1)
 	assert.Equal(t, "REQUEST-2 run the tests", textcut.ContentText(req2.Contents[0]))
-	assert.Equal(t, ratioPerMille(9_000/float64(sent)), ctx.getInt(keyProviderRatio), "the ratio learned is persisted")
+	assert.Equal(t, calib.PerMille(9_000/float64(sent)), ctx.getInt(keyProviderRatio), "the ratio learned is persisted")
 }
 
 // TestOnModelError_BogusCountCostsOneSummary: a ten-turn session of a

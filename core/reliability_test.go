@@ -261,8 +261,8 @@ func TestBadInput(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			window := g.limits(g.agent("a"), req.Model).window
-			count := newCalibration(guardState{}, testEst).count(requestTokens(estimatorFor(req.Model), engineReq(req)))
+			window := g.limits(g.agent("a"), req.Model).Window
+			count := newCalibration(guardState{}, testEst).Count(requestTokens(estimatorFor(req.Model), engineReq(req)))
 			assert.LessOrEqual(t, count, window, "the request fits the window")
 			if row.latest != "" {
 				assert.Contains(t, requestText(req), row.latest, "the user's latest request is kept")

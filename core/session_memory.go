@@ -5,7 +5,9 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // agentMemory is what the guard keeps in memory for one agent of a session
@@ -74,8 +76,8 @@ type prepareCandidate struct {
 	sent   []*genai.Content
 	prev   guardState
 	inj    injection
-	lim    limits
-	cal    calibration
+	lim    window.Limits
+	cal    calib.Calibration
 	before int
 	growth int // the next step's predicted growth, with its margin
 }
@@ -184,7 +186,7 @@ func (m *agentMemory) reapplyCompaction(session string, st State, sio stateIO, r
 // applyOverflow turns m.overflow into the state a call of n contents starts
 // from: the ratio it taught and, when the request still holds the rejected
 // one, a count over the threshold that makes the call compact first.
-func (m *agentMemory) applyOverflow(session string, lim limits, st State, sio stateIO, n int, prev guardState) guardState {
+func (m *agentMemory) applyOverflow(session string, lim window.Limits, st State, sio stateIO, n int, prev guardState) guardState {
 	ov := m.overflow
 	m.overflow = nil
 	if ov.ratio > 0 && ov.ratio != prev.providerRatio {
@@ -196,23 +198,23 @@ func (m *agentMemory) applyOverflow(session string, lim limits, st State, sio st
 	}
 	if ov.contents > n {
 		m.log.Info("contextguard: the provider rejected the previous request as too long; this request does not hold it, so it is judged with the ratio learned",
-			"agent", m.agent, "session", session, "real_tokens", ov.real, "limit", ov.limit, "provider_ratio", float64(prev.providerRatio)/ratioScale)
+			"agent", m.agent, "session", session, "real_tokens", ov.real, "limit", ov.limit, "provider_ratio", float64(prev.providerRatio)/calib.RatioScale)
 		return prev
 	}
 	real := ov.real
 	if real <= 0 {
 		// Unstated: over the limit, and as large as the ratio learned says.
-		limit := lim.window
+		limit := lim.Window
 		if ov.limit > 0 && ov.limit < limit {
 			limit = ov.limit
 		}
-		real = max(sat.Add(limit, 1), sat.Scale(ov.estimate, float64(ov.ratio)/ratioScale))
+		real = max(sat.Add(limit, 1), sat.Scale(ov.estimate, float64(ov.ratio)/calib.RatioScale))
 	}
-	if ov.limit > 0 && ov.limit < lim.threshold {
+	if ov.limit > 0 && ov.limit < lim.Threshold {
 		m.log.Warn("contextguard: the provider's limit is below the guard's threshold; set WithMaxTokens to the provider's limit",
-			"agent", m.agent, "session", session, "limit", ov.limit, "window", lim.window, "threshold", lim.threshold)
+			"agent", m.agent, "session", session, "limit", ov.limit, "window", lim.Window, "threshold", lim.Threshold)
 	}
-	prev.realTokens = max(real, lim.threshold+1)
+	prev.realTokens = max(real, lim.Threshold+1)
 	switch {
 	case ov.estimate > 0:
 		prev.lastEstimate = ov.estimate
@@ -222,7 +224,7 @@ func (m *agentMemory) applyOverflow(session string, lim limits, st State, sio st
 	prev.floor = 0
 	m.log.Info("contextguard: the provider rejected the previous request as too long; compacting first",
 		"agent", m.agent, "session", session, "real_tokens", ov.real, "limit", ov.limit, "estimated_tokens", ov.estimate,
-		"provider_ratio", float64(prev.providerRatio)/ratioScale)
+		"provider_ratio", float64(prev.providerRatio)/calib.RatioScale)
 	return prev
 }
 

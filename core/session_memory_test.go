@@ -9,6 +9,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+	"github.com/adk-contextguard/contextguard/core/internal/calib"
 )
 
 // TestSessionMemory_PendingOverflowSurvivesEviction: a provider overflow,
@@ -44,7 +45,7 @@ func TestSessionMemory_PendingOverflowSurvivesEviction(t *testing.T) {
 			_, err = g.beforeModel(s1, req2)
 			require.NoError(t, err)
 			assert.Equal(t, 1, sum.Calls(), "the next call compacts first")
-			assert.Equal(t, ratioPerMille(25_000/float64(sent)), s1.getInt(keyProviderRatio), "and persists the ratio learned")
+			assert.Equal(t, calib.PerMille(25_000/float64(sent)), s1.getInt(keyProviderRatio), "and persists the ratio learned")
 		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // The cached form of a summary request (ARCHITECTURE.md, The summarizer).
@@ -61,7 +62,7 @@ func (c *compaction) cachedSummaryCall(sreq SummaryRequest, asked, end, kept int
 	}
 	base, est := c.orig, c.origEst
 	if cs := c.asCached(); cs != nil {
-		base, est = cs, c.weigh(cs)
+		base, est = cs, c.Weigh(cs)
 	}
 	fit, ok := c.fitCached(sreq, asked, est, kept)
 	if !ok && len(base) > 0 && len(c.orig) > 0 && &base[0] != &c.orig[0] {
@@ -128,8 +129,8 @@ func (c *compaction) fitCached(sreq SummaryRequest, asked, est, kept int) (fit c
 		return cachedFit{err: err}, false
 	}
 	w := c.sumWindow
-	in := c.cal.scale(sat.Add(est, c.est.tokenEstimator.content(&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: instr}}})))
-	room := w - in - max(sat.Scale(w, outputMarginFraction), minOutputMargin)
+	in := c.Cal.Scale(sat.Add(est, c.Est.tokenEstimator.Content(&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: instr}}})))
+	room := w - in - window.OutputMargin(w)
 	fit = cachedFit{instr: instr, asked: asked, room: room, in: in}
 	if room >= sat.Scale(asked, oversizeTolerance) {
 		return fit, true
@@ -140,7 +141,7 @@ func (c *compaction) fitCached(sreq SummaryRequest, asked, est, kept int) (fit c
 	}
 	// The instruction states the shorter length; its size barely changes.
 	fit.asked = short
-	sreq.SummaryTokens = c.cal.unscale(short)
+	sreq.SummaryTokens = c.Cal.Unscale(short)
 	if fit.instr, err = renderCachedInstruction(sreq, prev, kept); err != nil {
 		return cachedFit{err: err}, false
 	}
@@ -167,7 +168,7 @@ func (c *compaction) lastRequest() *previousRequest {
 	}
 	p.checked = true
 	n := c.prefix.rec.contents
-	if !c.prefix.matched || n <= c.first || n >= len(c.raw) || n > c.cov || c.inj.cut > n {
+	if !c.prefix.matched || n <= c.first || n >= len(c.Raw) || n > c.cov || c.inj.cut > n {
 		return p
 	}
 	lead := 0
@@ -182,7 +183,7 @@ func (c *compaction) lastRequest() *previousRequest {
 	if c.prefix.rec.frontier != c.frontier {
 		cs = c.prunedAsRecorded(lead, n)
 	}
-	p.end, p.contents, p.est = n, cs, c.weigh(cs)
+	p.end, p.contents, p.est = n, cs, c.Weigh(cs)
 	return p
 }
 
@@ -197,10 +198,10 @@ func (c *compaction) asCached() []*genai.Content {
 	if c.inj.injected {
 		lead = 1
 	}
-	if c.inj.cut > len(c.raw) || len(c.orig) != lead+len(c.raw)-c.inj.cut {
+	if c.inj.cut > len(c.Raw) || len(c.orig) != lead+len(c.Raw)-c.inj.cut {
 		return nil
 	}
-	return c.prunedAsRecorded(lead, len(c.raw))
+	return c.prunedAsRecorded(lead, len(c.Raw))
 }
 
 // prunedAsRecorded is the request's first lead contents (the injected
@@ -208,8 +209,8 @@ func (c *compaction) asCached() []*genai.Content {
 func (c *compaction) prunedAsRecorded(lead, n int) []*genai.Content {
 	sent := make([]*genai.Content, 0, lead+n-c.inj.cut)
 	sent = append(sent, c.orig[:lead]...)
-	sent = append(sent, c.raw[c.inj.cut:n]...)
-	return pruneTo(c.est, c.prefix.rec.frontier, c.recall, c.raw[:n], sent)
+	sent = append(sent, c.Raw[c.inj.cut:n]...)
+	return pruneTo(c.Est, c.prefix.rec.frontier, c.recall, c.Raw[:n], sent)
 }
 
 // withPreviousSplit adds to the strategy's suffixes the split at the end of
@@ -225,7 +226,7 @@ func (c *compaction) withPreviousSplit(suffixes []int) []int {
 	if p.end == 0 {
 		return suffixes
 	}
-	split := pairs.SafeStart(c.raw, p.end)
+	split := pairs.SafeStart(c.Raw, p.end)
 	if split <= c.first || split >= c.cov || slices.Contains(suffixes, split) {
 		return suffixes
 	}
@@ -235,13 +236,13 @@ func (c *compaction) withPreviousSplit(suffixes []int) []int {
 	}
 	build := func(summary string) []*genai.Content { return c.keptTail(split, summary) }
 	asked := min(c.spanBudget(build), c.input.answer)
-	if sat.Add(c.cal.scale(c.weigh(build(""))), asked) > c.lim.threshold {
+	if sat.Add(c.Cal.Scale(c.Weigh(build(""))), asked) > c.lim.Threshold {
 		return suffixes
 	}
 	if _, ok := c.fitCached(c.summaryRequest(asked), asked, p.est, p.end-split); !ok {
 		return suffixes
 	}
 	c.log.Debug("contextguard: the request is too large for the cached form; summarizing the previous request in it and keeping the contents added since",
-		"previous_request_contents", p.end, "kept_contents", len(c.raw)-split)
+		"previous_request_contents", p.end, "kept_contents", len(c.Raw)-split)
 	return append(slices.Clip(suffixes), split)
 }

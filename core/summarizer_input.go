@@ -53,7 +53,7 @@ func newSummarizerInput(m measure, log *slog.Logger, w, summaryTokens int, prev 
 	budget := max(min(int(float64(w)*summarizerInputShare), w-2*answer)-promptOverheadTokens, minSummarizerInput)
 	extras := newSummarizerExtras(m, log, budget, parts)
 	in := summarizerInput{answer: answer, budget: budget - extras.tokens, extras: extras}
-	remaining := in.budget - m.text(in.boundPrev(m, prev))
+	remaining := in.budget - m.Text(in.boundPrev(m, prev))
 	in.lim = limitsForBudget(sat.Scale(remaining, textcut.BytesPerTokenGuess))
 	return in
 }
@@ -62,7 +62,7 @@ func newSummarizerInput(m measure, log *slog.Logger, w, summaryTokens int, prev 
 // guessed from bytes: one dense in identifiers would crowd out the
 // transcript.
 func (in summarizerInput) boundPrev(m measure, prev string) string {
-	if m.text(prev) > in.budget/2 {
+	if m.Text(prev) > in.budget/2 {
 		return excerptToFit(m, prev, in.budget/2)
 	}
 	return prev
@@ -105,7 +105,7 @@ func newSummarizerExtras(m measure, log *slog.Logger, budget int, p extraParts) 
 			return
 		}
 		s = fitShare(m, log, part, label+s, share(f))
-		x.tokens += m.text(s)
+		x.tokens += m.Text(s)
 		parts = append(parts, s)
 	}
 	add("instructions", "", p.instructions, summarizerInstructionsShare)
@@ -113,7 +113,7 @@ func newSummarizerExtras(m measure, log *slog.Logger, budget int, p extraParts) 
 	add("hook instructions", "", p.hook, summarizerHookShare)
 	x.instructions = strings.Join(parts, "\n\n")
 	x.userRequest = fitShare(m, log, "user request", p.userRequest, share(summarizerRequestShare))
-	x.tokens += m.text(x.userRequest)
+	x.tokens += m.Text(x.userRequest)
 	var n int
 	x.todos, n = fitTodos(m, log, p.todos, share(summarizerTodoShare))
 	x.tokens += n
@@ -122,7 +122,7 @@ func newSummarizerExtras(m measure, log *slog.Logger, budget int, p extraParts) 
 
 // fitShare returns s, or its head and tail cut to about n tokens, logged.
 func fitShare(m measure, log *slog.Logger, part, s string, n int) string {
-	have := m.text(s)
+	have := m.Text(s)
 	if have <= n {
 		return s
 	}
@@ -181,5 +181,5 @@ func cutTodos(m measure, log *slog.Logger, todos []TodoItem, n int) ([]TodoItem,
 
 // todoLine is the calibrated size of a todo item's prompt line.
 func todoLine(m measure, it TodoItem) int {
-	return m.text("- [" + it.Status + "] " + it.Content + "\n")
+	return m.Text("- [" + it.Status + "] " + it.Content + "\n")
 }

@@ -92,7 +92,7 @@ func TestSummarizerInput_OversizedPartsFitTheWindow(t *testing.T) {
 				var prompts []string
 				llm := &fakeLLM{name: "small-summarizer"}
 				llm.reply = func(_ context.Context, req *Request) (string, error) {
-					n := newCalibration(guardState{}, testEst).scale(requestTokens(testEst, req))
+					n := newCalibration(guardState{}, testEst).Scale(requestTokens(testEst, req))
 					mu.Lock()
 					sizes = append(sizes, n+int(req.Config.MaxOutputTokens))
 					prompts = append(prompts, requestText(req))
@@ -148,7 +148,7 @@ func TestSummarizerInput_TodoList(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			turn := newTestTurn(request(), guardState{}, quietLog)
-			turn.cal = newCalibration(guardState{}, testEst)
+			turn.Cal = newCalibration(guardState{}, testEst)
 			got, used := fitTodos(turn.measure, turn.log(), tt.todos, share)
 			assert.LessOrEqual(t, used, share)
 			weight := 0

@@ -7,7 +7,9 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
@@ -48,12 +50,12 @@ const (
 // count of those there is no room for), the last model text, the tools
 // called (every call counted) and the todo list, all within maxTokens as the
 // estimator counts them. It reads every content of cs.
-func fallbackSummary(e tokenEstimator, cal calibration, prev string, cs []*genai.Content, todos []TodoItem, maxTokens int) string {
+func fallbackSummary(e estimate.Estimator, cal calib.Calibration, prev string, cs []*genai.Content, todos []TodoItem, maxTokens int) string {
 	if maxTokens < fallbackMinTokens {
 		return ""
 	}
 	f := collectFallbackFacts(cs)
-	w := fallbackWriter{tokens: func(s string) int { return cal.scale(e.text(s)) }, budget: maxTokens}
+	w := fallbackWriter{tokens: func(s string) int { return cal.Scale(e.Text(s)) }, budget: maxTokens}
 	head := "(Automatic summary: the summarizer was unavailable, so this lists the conversation's facts mechanically.)\n"
 	if w.tokens(head) > maxTokens/fallbackLongHeadingDiv {
 		head = "(automatic summary)\n"

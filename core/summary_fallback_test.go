@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/stretchr/testify/assert"
 	"google.golang.org/genai"
 )
@@ -27,7 +28,7 @@ func TestFallbackSummary(t *testing.T) {
 		absent []string
 	}{
 		{name: "a budget too small for a heading and a line gives none", factor: 1, prev: "PREV", cs: withTools, budget: fallbackMinTokens - 1},
-		{name: "a calibration that leaves no room for the short heading gives none", factor: maxCorrection, prev: "PREV", cs: withTools, budget: 20},
+		{name: "a calibration that leaves no room for the short heading gives none", factor: calib.MaxCorrection, prev: "PREV", cs: withTools, budget: 20},
 		{name: "a large budget lists every section", factor: 1, prev: "PREV", cs: withTools, todos: todos, budget: 10_000,
 			want: []string{"(Automatic summary", "## Earlier summary\nPREV", "## User requests (newest first)\n- OLD-U4", "- OLD-U3", "- OLD-U0",
 				"## Last assistant message\nOLD-M4", "## Tools called\n- kubectl_get_pods x1", "## Todo List\n- [in_progress] check pods"},
@@ -47,13 +48,13 @@ func TestFallbackSummary(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cal := calibration{factor: tc.factor}
+			cal := calib.Calibration{Factor: tc.factor}
 			s := fallbackSummary(testEst, cal, tc.prev, tc.cs, tc.todos, tc.budget)
 			if tc.want == nil {
 				assert.Empty(t, s)
 				return
 			}
-			assert.LessOrEqual(t, cal.scale(testEst.text(s)), tc.budget)
+			assert.LessOrEqual(t, cal.Scale(testEst.Text(s)), tc.budget)
 			at := 0
 			for _, w := range tc.want {
 				i := strings.Index(s[at:], w)
@@ -68,7 +69,7 @@ func TestFallbackSummary(t *testing.T) {
 			}
 			if tc.prev != "" {
 				sec := s[strings.Index(s, "\n## Earlier summary"):strings.Index(s, "\n## User requests")]
-				assert.LessOrEqual(t, cal.scale(testEst.text(sec)), int(float64(tc.budget)*fallbackSharePrev), "the earlier summary within its share")
+				assert.LessOrEqual(t, cal.Scale(testEst.Text(sec)), int(float64(tc.budget)*fallbackSharePrev), "the earlier summary within its share")
 			}
 		})
 	}
@@ -81,13 +82,13 @@ func TestFallbackSummary(t *testing.T) {
 func TestFallbackSummary_FitsEveryBudget(t *testing.T) {
 	cs := append(history(50, 2000), callMsg("kubectl_get_pods", nil), respMsg("kubectl_get_pods", map[string]any{"out": strings.Repeat("pod ", 5000)}))
 	todos := []TodoItem{{Content: strings.Repeat("check pods ", 200), Status: "in_progress"}}
-	for _, cal := range []calibration{{factor: 1}, {factor: 2.5}, {factor: maxCorrection}} {
-		short := cal.scale(testEst.text("(automatic summary)\n"))
+	for _, cal := range []calib.Calibration{{Factor: 1}, {Factor: 2.5}, {Factor: calib.MaxCorrection}} {
+		short := cal.Scale(testEst.Text("(automatic summary)\n"))
 		for budget := fallbackMinTokens; budget <= 10_000; budget = budget*5/4 + 1 {
 			s := fallbackSummary(testEst, cal, strings.Repeat("previous ", 3000), cs, todos, budget)
-			assert.LessOrEqual(t, cal.scale(testEst.text(s)), budget, "budget %d, factor %v", budget, cal.factor)
+			assert.LessOrEqual(t, cal.Scale(testEst.Text(s)), budget, "budget %d, factor %v", budget, cal.Factor)
 			if budget >= short {
-				assert.NotEmpty(t, s, "budget %d, factor %v", budget, cal.factor)
+				assert.NotEmpty(t, s, "budget %d, factor %v", budget, cal.Factor)
 			}
 		}
 	}

@@ -94,8 +94,8 @@ func (t *turn) unchangedCut() (cut int, ok bool) {
 	}
 	rec, ok := decodePrefixRecord(t.storedPrefix)
 	if !ok || !rec.injected || rec.compactions != t.prev.compactions || rec.total != t.prev.lastEstimate ||
-		rec.cut <= 0 || rec.cut > rec.contents || rec.contents > len(t.raw) ||
-		rec.chain != t.chain.at(t.raw, rec.contents) {
+		rec.cut <= 0 || rec.cut > rec.contents || rec.contents > len(t.Raw) ||
+		rec.chain != t.chain.at(t.Raw, rec.contents) {
 		return 0, false
 	}
 	return rec.cut, true
@@ -122,13 +122,13 @@ func abs(x int) int {
 // continuation does not, so it is never dropped.
 func injectSummary(t *turn) (injection, []*genai.Content) {
 	if t.prev.summary == "" {
-		return injection{}, t.raw
+		return injection{}, t.Raw
 	}
 	w, ok := t.unchangedCut()
 	var reason, anchor string
 	var stale bool
 	if !ok {
-		w, reason, anchor, stale = locateCut(t.raw, t.prev, t.req.Coverage)
+		w, reason, anchor, stale = locateCut(t.Raw, t.prev, t.req.Coverage)
 	}
 	if stale {
 		t.log().Debug("contextguard: the summary's anchor does not hold in this request; locating it by position and fingerprint",
@@ -136,20 +136,20 @@ func injectSummary(t *turn) (injection, []*genai.Content) {
 	}
 	if w == 0 {
 		t.log().Warn("contextguard: stored summary not applied; sending the contents as they are",
-			"reason", reason, "watermark", t.prev.watermark, "anchor", t.prev.anchor, "contents", len(t.raw))
-		return injection{reason: reason, staleAnchor: stale}, t.raw
+			"reason", reason, "watermark", t.prev.watermark, "anchor", t.prev.anchor, "contents", len(t.Raw))
+		return injection{reason: reason, staleAnchor: stale}, t.Raw
 	}
-	start := pairs.SafeStart(t.raw, w)
+	start := pairs.SafeStart(t.Raw, w)
 	request := t.prev.userRequest
 	v := viewOf(t)
 	cur := v.coveredRequest(start)
 	if cur != nil && !quotesRequest(request, cur) {
 		t.log().Debug("contextguard: the stored continuation does not quote the user's latest message; quoting it",
 			"watermark", w)
-		request = boundContinuation(t.measure, t.lim.threshold, continuationText(cur))
+		request = boundContinuation(t.measure, t.lim.Threshold, continuationText(cur))
 	}
-	out := make([]*genai.Content, 0, len(t.raw)-start+1)
+	out := make([]*genai.Content, 0, len(t.Raw)-start+1)
 	out = append(out, t.sess.summary.message(t.prev.summary, request, t.recall, cur))
-	out = append(out, t.raw[start:]...)
+	out = append(out, t.Raw[start:]...)
 	return injection{cut: start, injected: true, anchor: anchor, staleAnchor: stale}, out
 }

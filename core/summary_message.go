@@ -126,31 +126,22 @@ const (
 // continuationBound is the most calibrated tokens the quoted request may
 // take in a request under threshold.
 func continuationBound(m measure, threshold int) int {
-	m = m.calibrated()
-	return max((threshold-m.cal.scale(m.fixed))/continuationShare, minContinuationTokens)
-}
-
-// calibrated is m with the estimator's default factor while the call has
-// no calibration yet (the summary is injected first, newTurn).
-func (m measure) calibrated() measure {
-	if m.cal.factor <= 0 {
-		m.cal = calibration{factor: m.est.defaultFactor()}
-	}
-	return m
+	m = m.Calibrated()
+	return max((threshold-m.Cal.Scale(m.Fixed))/continuationShare, minContinuationTokens)
 }
 
 // boundContinuation quotes s in full when it fits continuationBound, else
 // its head and tail.
 func boundContinuation(m measure, threshold int, s string) string {
 	maxTokens := continuationBound(m, threshold)
-	m = m.calibrated()
-	if m.text(s) <= maxTokens {
+	m = m.Calibrated()
+	if m.Text(s) <= maxTokens {
 		return s
 	}
 	n := min(maxTokens*textcut.BytesPerTokenGuess, len(s))
 	for n > minContinuationBytes {
 		cut := textcut.Middle(s, n)
-		if m.text(cut) <= maxTokens {
+		if m.Text(cut) <= maxTokens {
 			return cut
 		}
 		n = sat.MulDiv(n, textcut.RetryPercent, 100)

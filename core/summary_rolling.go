@@ -32,7 +32,7 @@ func (c *compaction) rollUp(sreq SummaryRequest, end int) (prev, transcript stri
 	var reused int
 	prev, from, reused = c.rolledBefore(end)
 	c.rolled = c.rolled[:reused]
-	sreq.SummaryTokens = c.cal.unscale(c.input.answer)
+	sreq.SummaryTokens = c.Cal.Unscale(c.input.answer)
 	prev, from = c.digestOldest(prev, from, end)
 	for {
 		pieceEnd, text, shown := c.nextPiece(prev, from, end)
@@ -46,7 +46,7 @@ func (c *compaction) rollUp(sreq SummaryRequest, end int) (prev, transcript stri
 				"rolling_pieces", len(c.rolled), "remaining_contents", end-from)
 			return "", "", from
 		}
-		sreq.PreviousSummary, sreq.Transcript, sreq.Contents = shown, text, c.raw[from:pieceEnd]
+		sreq.PreviousSummary, sreq.Transcript, sreq.Contents = shown, text, c.Raw[from:pieceEnd]
 		s, failure, _ := c.callSummarizer(sreq)
 		c.ev.RollingCalls++
 		if failure != "" {
@@ -96,7 +96,7 @@ func (c *compaction) digestOldest(prev string, from, end int) (string, int) {
 	}
 	head := "(The conversation's first " + strconv.Itoa(cut) + " messages, listed mechanically: summarizing them too would take more than " +
 		strconv.Itoa(c.cfg.maxSummarizerCalls) + " summarizer calls.)\n"
-	digest := head + fallbackSummary(c.est, c.cal, prev, c.raw[from:cut], nil, c.input.budget/2-c.cal.scale(c.est.text(head)))
+	digest := head + fallbackSummary(c.Est, c.Cal, prev, c.Raw[from:cut], nil, c.input.budget/2-c.Cal.Scale(c.Est.Text(head)))
 	c.log.Warn("contextguard: the span needs more summarizer calls than allowed; its oldest messages are listed mechanically",
 		"max_summarizer_calls", c.cfg.maxSummarizerCalls, "listed_contents", cut-from, "summarized_contents", end-cut)
 	c.rolled = append(c.rolled, rolledPiece{end: cut, summary: digest})
@@ -109,20 +109,20 @@ func (c *compaction) digestOldest(prev string, from, end int) (string, int) {
 func (c *compaction) fallbackAfterPieces(end, budget int) string {
 	prev, from, _ := c.rolledBefore(end)
 	if from == c.first {
-		return fallbackSummary(c.est, c.cal, c.prevSummary, c.raw[c.first:end], c.todos, budget)
+		return fallbackSummary(c.Est, c.Cal, c.prevSummary, c.Raw[c.first:end], c.todos, budget)
 	}
-	if c.text(prev) > budget/2 {
+	if c.Text(prev) > budget/2 {
 		prev = excerptToFit(c.measure, prev, budget/2)
 	}
 	head := "(Summary of the conversation's first " + strconv.Itoa(from) + " messages:)\n" + prev + "\n"
-	return head + fallbackSummary(c.est, c.cal, "", c.raw[from:end], c.todos, budget-c.text(head))
+	return head + fallbackSummary(c.Est, c.Cal, "", c.Raw[from:end], c.todos, budget-c.Text(head))
 }
 
 func (c *compaction) render(i int) renderedContent {
 	r := &c.rendered[i-c.first]
 	if !r.ok {
-		r.text = renderContent(c.raw[i], c.input.lim)
-		r.tokens = c.text(r.text)
+		r.text = renderContent(c.Raw[i], c.input.lim)
+		r.tokens = c.Text(r.text)
 		r.ok = true
 	}
 	return *r
@@ -133,7 +133,7 @@ func (c *compaction) render(i int) renderedContent {
 // piece alone, cut to a marked head and tail excerpt.
 func (c *compaction) nextPiece(prev string, from, end int) (pieceEnd int, transcript, shown string) {
 	shown = c.input.boundPrev(c.measure, prev)
-	room := c.input.budget - c.text(shown)
+	room := c.input.budget - c.Text(shown)
 	var b strings.Builder
 	i := from
 	for ; i < end; i++ {
@@ -149,7 +149,7 @@ func (c *compaction) nextPiece(prev string, from, end int) (pieceEnd int, transc
 	}
 	r := c.render(from)
 	note := fmt.Sprintf("[message %d of this conversation is larger than the summarizer's window: only its head and tail are shown]\n", from+1)
-	return from + 1, note + excerptToFit(c.measure, r.text, room-c.text(note)), shown
+	return from + 1, note + excerptToFit(c.measure, r.text, room-c.Text(note)), shown
 }
 
 // excerptToFit cuts s to a head and tail of about n calibrated tokens, at
@@ -158,7 +158,7 @@ func excerptToFit(m measure, s string, n int) string {
 	const minExcerptBytes = 200
 	for bytes := max(sat.Scale(n, textcut.BytesPerTokenGuess), minExcerptBytes); ; bytes = sat.MulDiv(bytes, textcut.RetryPercent, 100) {
 		cut := textcut.Middle(s, max(bytes, minExcerptBytes))
-		if bytes <= minExcerptBytes || m.text(cut) <= n {
+		if bytes <= minExcerptBytes || m.Text(cut) <= n {
 			return cut
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // TestRollingSummary_NoMessageLost: a conversation three times the
@@ -87,7 +88,7 @@ func TestRollingSummary_NoMessageLost(t *testing.T) {
 
 			// Every input within the summarizer's window.
 			for k := range inputs {
-				n := newCalibration(guardState{}, testEst).scale(testEst.text(prevs[k] + inputs[k]))
+				n := newCalibration(guardState{}, testEst).Scale(testEst.Text(prevs[k] + inputs[k]))
 				assert.LessOrEqual(t, n, int(float64(tc.summarizerWindow)*summarizerInputShare), "call %d", k+1)
 			}
 
@@ -97,7 +98,7 @@ func TestRollingSummary_NoMessageLost(t *testing.T) {
 			assert.Equal(t, len(inputs)-1, events[0].RollingCalls)
 			assert.False(t, events[0].Fallback)
 			assert.Contains(t, logs.String(), fmt.Sprintf("rolling_calls=%d", len(inputs)-1))
-			assert.LessOrEqual(t, events[0].TokensAfter, newLimits(tc.agentWindow).threshold)
+			assert.LessOrEqual(t, events[0].TokensAfter, window.New(tc.agentWindow).Threshold)
 			t.Logf("%d summarizer calls for a conversation of %d tokens (%.1fx the summarizer's window)",
 				len(inputs), events[0].TokensBefore, float64(events[0].TokensBefore)/float64(tc.summarizerWindow))
 		})
@@ -151,7 +152,7 @@ func TestRollingSummary_CallsBounded(t *testing.T) {
 			assert.Equal(t, llm.Calls(), e.SummarizerCalls)
 			assert.False(t, e.Fallback, "the summary sent is the summarizer's")
 			assert.Contains(t, textcut.ContentText(req.Contents[0]), fmt.Sprintf("ROLLING-SUMMARY-%d", len(inputs)), "the last summary is sent")
-			assert.LessOrEqual(t, e.TokensAfter, newLimits(128_000).threshold, "the request fits")
+			assert.LessOrEqual(t, e.TokensAfter, window.New(128_000).Threshold, "the request fits")
 
 			// The contents no summarizer input shows are the oldest ones.
 			shown := strings.Join(inputs, "")
@@ -210,11 +211,11 @@ func TestRollingSummary_FallbackKeepsPieces(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			turn := newTestTurn(request(raw...), guardState{}, quietLog)
-			turn.cal = newCalibration(guardState{}, testEst)
+			turn.Cal = newCalibration(guardState{}, testEst)
 			c := &compaction{callView: callView{measure: turn.measure}, first: 0, prevSummary: "EARLIER-SUMMARY", rolled: tc.rolled}
 			s := c.fallbackAfterPieces(len(raw)-1, budget)
 
-			assert.LessOrEqual(t, turn.cal.scale(testEst.text(s)), budget, "within its budget")
+			assert.LessOrEqual(t, turn.Cal.Scale(testEst.Text(s)), budget, "within its budget")
 			if tc.from > 0 {
 				kept := tc.rolled[0].summary
 				for _, p := range tc.rolled {

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 const (
@@ -29,8 +30,8 @@ const (
 // minSummaryTokens/2. build returns the request's contents with a summary;
 // an empty one weighs the summary message's own text.
 func (c *compaction) spanBudget(build func(summary string) []*genai.Content) int {
-	freed := c.cal.scale(c.origEst - c.weigh(build("")))
-	prev := c.text(c.prevSummary)
+	freed := c.Cal.Scale(c.origEst - c.Weigh(build("")))
+	prev := c.Text(c.prevSummary)
 	b := prev + int(float64(max(freed-prev, 0))*summaryFreshShare)
 	return min(c.budget, max(b, minSummaryTokens/2))
 }
@@ -48,7 +49,7 @@ func (c *compaction) summarizeSpan(end int, shorter bool, build func(summary str
 	sreq := c.summaryRequest(asked)
 	kept := 0 // the newest contents staying verbatim after the summary
 	if end < c.cov {
-		kept = len(c.raw) - end
+		kept = len(c.Raw) - end
 	}
 	c.summaryInput(&sreq, end, &asked, kept)
 
@@ -66,9 +67,9 @@ func (c *compaction) summarizeSpan(end int, shorter bool, build func(summary str
 			s = c.fallbackAfterPieces(end, budget)
 		}
 		cs := build(s)
-		o := outcome{contents: cs, summary: s, newEst: c.weigh(cs)}
-		o.newCount = c.cal.scale(o.newEst)
-		if o.newCount <= c.lim.threshold || c.ev.Fallback {
+		o := outcome{contents: cs, summary: s, newEst: c.Weigh(cs)}
+		o.newCount = c.Cal.Scale(o.newEst)
+		if o.newCount <= c.lim.Threshold || c.ev.Fallback {
 			return o
 		}
 		next := c.shorterLength(s, o.newCount, asked, shorter)
@@ -79,7 +80,7 @@ func (c *compaction) summarizeSpan(end int, shorter bool, build func(summary str
 			return o
 		}
 		asked = next
-		sreq.SummaryTokens = c.cal.unscale(asked)
+		sreq.SummaryTokens = c.Cal.Unscale(asked)
 		if sreq.Cached != nil {
 			// The instruction states the length, and the call bounds it.
 			c.summaryInput(&sreq, end, &asked, kept)
@@ -92,8 +93,8 @@ func (c *compaction) summarizeSpan(end int, shorter bool, build func(summary str
 // asked/2 when s overran. 0 keeps the request (s kept to its length and not
 // shorter, or nothing useful left); an overrun s then takes the fallback.
 func (c *compaction) shorterLength(s string, count, asked int, shorter bool) int {
-	have := c.cal.scale(c.est.text(s))
-	target := have - (count - c.lim.threshold)
+	have := c.Cal.Scale(c.Est.Text(s))
+	target := have - (count - c.lim.Threshold)
 	over := have > int(float64(asked)*oversizeTolerance)
 	if over {
 		target = min(target, asked/2)
@@ -102,7 +103,7 @@ func (c *compaction) shorterLength(s string, count, asked int, shorter bool) int
 	switch {
 	case over && canHelp:
 		c.log.Warn("contextguard: summary too long for the request to fit; asking again for a shorter one",
-			"attempt", c.ev.SummarizerCalls, "summary_tokens", have, "asked_tokens", asked, "tokens_after", count, "threshold", c.lim.threshold)
+			"attempt", c.ev.SummarizerCalls, "summary_tokens", have, "asked_tokens", asked, "tokens_after", count, "threshold", c.lim.Threshold)
 	case over:
 		c.fallBack("contextguard: summarizer failed; using the fallback summary",
 			"summary of "+strconv.Itoa(have)+" tokens exceeds its budget of "+strconv.Itoa(asked)+
@@ -121,7 +122,7 @@ func (c *compaction) summaryRequest(asked int) SummaryRequest {
 		Agent:         c.ev.Agent,
 		UserRequest:   c.input.extras.userRequest,
 		Todos:         c.input.extras.todos,
-		SummaryTokens: c.cal.unscale(asked),
+		SummaryTokens: c.Cal.Unscale(asked),
 		Instructions:  c.input.extras.instructions,
 	}
 }
@@ -135,14 +136,14 @@ func (c *compaction) summaryInput(sreq *SummaryRequest, end int, asked *int, kep
 		return
 	}
 	if call, n := c.cachedSummaryCall(*sreq, *asked, end, kept); call != nil {
-		*asked, sreq.SummaryTokens = n, c.cal.unscale(n)
+		*asked, sreq.SummaryTokens = n, c.Cal.Unscale(n)
 		sreq.Cached = call
-		sreq.PreviousSummary, sreq.Transcript, sreq.Contents = c.prevSummary, "", c.raw[c.first:end]
+		sreq.PreviousSummary, sreq.Transcript, sreq.Contents = c.prevSummary, "", c.Raw[c.first:end]
 		return
 	}
 	var from int
 	sreq.PreviousSummary, sreq.Transcript, from = c.rollUp(*sreq, end)
-	sreq.Contents = c.raw[from:end]
+	sreq.Contents = c.Raw[from:end]
 }
 
 // requestSummary asks for a summary while the compaction's attempts and
@@ -203,18 +204,18 @@ func (c *compaction) fallBack(msg, reason string, args ...any) {
 // summaryBudget is the length asked of a summary: want, else half the
 // buffer, bounded by the room the irreducible part leaves under the
 // threshold, else under the window (maybe too little to be worth one).
-func summaryBudget(lim limits, bare, want int) int {
-	b := lim.buffer / 2
+func summaryBudget(lim window.Limits, bare, want int) int {
+	b := lim.Buffer / 2
 	if want > 0 {
 		b = want
 	}
-	if room := sat.MulDiv(lim.threshold-bare, summaryRoomPercent, 100); room < b {
+	if room := sat.MulDiv(lim.Threshold-bare, summaryRoomPercent, 100); room < b {
 		b = room
 	}
 	if b >= minSummaryTokens {
 		return b
 	}
-	return max(min(minSummaryTokens, sat.MulDiv(lim.window-bare, summaryRoomPercent, 100)), 0)
+	return max(min(minSummaryTokens, sat.MulDiv(lim.Window-bare, summaryRoomPercent, 100)), 0)
 }
 
 // summaryRoomPercent is the share of that room a summary may take, so one

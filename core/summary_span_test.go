@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
@@ -28,7 +30,7 @@ func (r windowRegistry) ContextWindow(m string) int { return r[m] }
 func conversationOf(tokens, size int) (raw []*genai.Content, user string) {
 	cal := newCalibration(guardState{}, testEst)
 	i := 0
-	for cal.scale(contentsTokens(testEst, raw)) < tokens {
+	for cal.Scale(estimate.Contents(testEst, raw)) < tokens {
 		raw = append(raw, swTurn(i, size)...)
 		i++
 	}
@@ -86,7 +88,7 @@ func TestSummaryBudget(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, summaryBudget(newLimits(tc.window), tc.bare, 0))
+			assert.Equal(t, tc.want, summaryBudget(window.New(tc.window), tc.bare, 0))
 		})
 	}
 }
@@ -169,8 +171,8 @@ func TestSummarizerFaults_FallbackPerStrategy(t *testing.T) {
 				assert.True(t, events[0].Fallback)
 				assert.Contains(t, events[0].FallbackReason, f.want)
 				assert.LessOrEqual(t, llm.Calls(), DefaultMaxCompactionAttempts)
-				tokens := newCalibration(guardState{}, testEst).count(requestTokens(testEst, engineReq(req)))
-				assert.LessOrEqual(t, tokens, newLimits(8_000).threshold, "the request fits under the threshold")
+				tokens := newCalibration(guardState{}, testEst).Count(requestTokens(testEst, engineReq(req)))
+				assert.LessOrEqual(t, tokens, window.New(8_000).Threshold, "the request fits under the threshold")
 				assert.Contains(t, requestText(req), s.latest)
 				assert.Equal(t, 1, strings.Count(requestText(req), continuationLead))
 				assert.NoError(t, coretest.CheckPairs(req.Contents))

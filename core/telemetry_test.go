@@ -47,11 +47,11 @@ func TestObservability_SpanMetricsAndHook(t *testing.T) {
 	ctx := newFakeCtx("a").withUser("LATEST please fix the build")
 	raw := append(history(20, 300), userMsg("LATEST please fix the build"))
 	e := testEst
-	wantBefore := newCalibration(guardState{}, e).count(requestTokens(e, engineReq(request(raw...))))
+	wantBefore := newCalibration(guardState{}, e).Count(requestTokens(e, engineReq(request(raw...))))
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
-	wantAfter := newCalibration(guardState{}, e).count(requestTokens(e, engineReq(req)))
+	wantAfter := newCalibration(guardState{}, e).Count(requestTokens(e, engineReq(req)))
 
 	// The hook.
 	require.Len(t, events, 1)

@@ -94,7 +94,7 @@ func (c *countCache) entry(e tokenEstimator, salt uint64, x *genai.Content) *cou
 		}
 		return ent
 	}
-	ent := &countEntry{pin: x, role: x.Role, parts: len(x.Parts), tokens: e.content(x), gen: c.gen}
+	ent := &countEntry{pin: x, role: x.Role, parts: len(x.Parts), tokens: e.Content(x), gen: c.gen}
 	c.add(k, ent)
 	return ent
 }
@@ -112,30 +112,30 @@ type cachedEstimator struct {
 	salt  uint64 // separates estimators sharing a session's cache
 }
 
-func (ce cachedEstimator) content(x *genai.Content) int {
+func (ce cachedEstimator) Content(x *genai.Content) int {
 	if x == nil {
 		return 0
 	}
 	if ent := ce.cache.entry(ce.tokenEstimator, ce.salt, x); ent != nil {
 		return ent.tokens
 	}
-	return ce.tokenEstimator.content(x)
+	return ce.tokenEstimator.Content(x)
 }
 
-func (ce cachedEstimator) declaration(d *genai.FunctionDeclaration) int {
+func (ce cachedEstimator) Declaration(d *genai.FunctionDeclaration) int {
 	if d == nil {
 		return 0
 	}
 	k, ok := contentid.DeclKey(d)
 	if !ok {
-		return ce.tokenEstimator.declaration(d)
+		return ce.tokenEstimator.Declaration(d)
 	}
 	k ^= ce.salt
 	if ent, hit := ce.cache.decls[k]; hit {
 		ent.gen = ce.cache.gen
 		return ent.tokens
 	}
-	ent := &declEntry{pin: d, tokens: ce.tokenEstimator.declaration(d), gen: ce.cache.gen}
+	ent := &declEntry{pin: d, tokens: ce.tokenEstimator.Declaration(d), gen: ce.cache.gen}
 	ce.cache.decls[k] = ent
 	return ent.tokens
 }
@@ -195,7 +195,7 @@ func (ce cachedEstimator) prefetch(cs []*genai.Content) {
 			}
 		}
 	}
-	if !spread(len(misses), func(i int) { misses[i].n = ce.tokenEstimator.content(misses[i].x) }) {
+	if !spread(len(misses), func(i int) { misses[i].n = ce.tokenEstimator.Content(misses[i].x) }) {
 		return
 	}
 	for _, m := range misses {

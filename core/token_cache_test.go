@@ -15,6 +15,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 )
 
 // countingEstimator counts how often contents are estimated.
@@ -23,9 +24,9 @@ type countingEstimator struct {
 	calls *int
 }
 
-func (c countingEstimator) content(x *genai.Content) int {
+func (c countingEstimator) Content(x *genai.Content) int {
 	*c.calls++
-	return c.tokenEstimator.content(x)
+	return c.tokenEstimator.Content(x)
 }
 
 func TestCountCache_ReusesUnchangedContents(t *testing.T) {
@@ -34,7 +35,7 @@ func TestCountCache_ReusesUnchangedContents(t *testing.T) {
 	ce := cachedEstimator{tokenEstimator: countingEstimator{tokenEstimator: testEst, calls: &calls}, cache: cache}
 	cs := history(10, 500)
 	cache.begin()
-	first := contentsTokens(ce, cs)
+	first := estimate.Contents(ce, cs)
 	require.Equal(t, 20, calls)
 
 	// ADK deep-copies every content each step; the strings are shared.
@@ -46,9 +47,9 @@ func TestCountCache_ReusesUnchangedContents(t *testing.T) {
 	}
 	copies = append(copies, userMsg("new"))
 	cache.begin()
-	second := contentsTokens(ce, copies)
+	second := estimate.Contents(ce, copies)
 	assert.Equal(t, 21, calls, "only the new content is counted")
-	assert.Equal(t, first+testEst.content(userMsg("new")), second)
+	assert.Equal(t, first+testEst.Content(userMsg("new")), second)
 }
 
 func TestCountCache_ChangedContentIsRecounted(t *testing.T) {
@@ -58,7 +59,7 @@ func TestCountCache_ChangedContentIsRecounted(t *testing.T) {
 	resp := respMsg("tool", map[string]any{"output": "short", "n": 1.0, "nested": map[string]any{"k": "v"}})
 	cs := []*genai.Content{userMsg("question"), resp}
 	cache.begin()
-	before := contentsTokens(ce, cs)
+	before := estimate.Contents(ce, cs)
 
 	tests := []struct {
 		name   string
@@ -77,9 +78,9 @@ func TestCountCache_ChangedContentIsRecounted(t *testing.T) {
 			tt.mutate()
 			n := calls
 			cache.begin()
-			got := contentsTokens(ce, cs)
+			got := estimate.Contents(ce, cs)
 			assert.Greater(t, calls, n, "recounted")
-			assert.Equal(t, contentsTokens(testEst, cs), got, "and the count is the fresh one")
+			assert.Equal(t, estimate.Contents(testEst, cs), got, "and the count is the fresh one")
 			assert.NotEqual(t, before, got)
 			before = got
 		})
@@ -100,7 +101,7 @@ func TestCountCache_UncacheableValuesAndBound(t *testing.T) {
 	for round := range 50 {
 		cache.begin()
 		for i := range 10 {
-			ce.content(userMsg(strings.Repeat("a", round*10+i+1)))
+			ce.Content(userMsg(strings.Repeat("a", round*10+i+1)))
 		}
 	}
 	assert.LessOrEqual(t, len(cache.entries), 64+20, "entries of earlier requests are dropped")
@@ -120,9 +121,9 @@ func TestCountCache_PrefetchMatchesSequentialCounts(t *testing.T) {
 	ce.prefetch(cs)
 	require.GreaterOrEqual(t, len(cold.entries), 80, "the misses were counted ahead")
 	afterPrefetch := calls.Load()
-	got := contentsTokens(ce, cs)
+	got := estimate.Contents(ce, cs)
 	assert.Equal(t, afterPrefetch, calls.Load(), "every content was served from the prefetched cache")
-	assert.Equal(t, contentsTokens(testEst, cs), got, "parallel counts equal sequential ones")
+	assert.Equal(t, estimate.Contents(testEst, cs), got, "parallel counts equal sequential ones")
 
 	cold.begin()
 	ce.prefetch(append(cs, userMsg("one more")))
@@ -135,9 +136,9 @@ type atomicCountingEstimator struct {
 	calls *atomic.Int64
 }
 
-func (c atomicCountingEstimator) content(x *genai.Content) int {
+func (c atomicCountingEstimator) Content(x *genai.Content) int {
 	c.calls.Add(1)
-	return c.tokenEstimator.content(x)
+	return c.tokenEstimator.Content(x)
 }
 
 // pngOf is a PNG header of the given size: enough for the estimator.
@@ -175,10 +176,10 @@ func TestCountCache_ResponseImagesAreInTheKey(t *testing.T) {
 	cache := newCountCache()
 	ce := cachedEstimator{tokenEstimator: testEst, cache: cache}
 	cache.begin()
-	nOne := ce.content(one)
-	nForty := ce.content(forty)
-	assert.Equal(t, testEst.content(forty), nForty, "counted, not served from the 1-image entry")
-	assert.Greater(t, nForty, 30*(nOne-testEst.content(respMsg("screenshot", map[string]any{"status": "ok"}))))
+	nOne := ce.Content(one)
+	nForty := ce.Content(forty)
+	assert.Equal(t, testEst.Content(forty), nForty, "counted, not served from the 1-image entry")
+	assert.Greater(t, nForty, 30*(nOne-testEst.Content(respMsg("screenshot", map[string]any{"status": "ok"}))))
 	assert.NotEqual(t, contentid.Fingerprint(one), contentid.Fingerprint(forty))
 
 	// In steady state the rebuilt copy (new structs, same bytes) is a hit.
@@ -190,7 +191,7 @@ func TestCountCache_ResponseImagesAreInTheKey(t *testing.T) {
 	calls := 0
 	counting := cachedEstimator{tokenEstimator: countingEstimator{tokenEstimator: testEst, calls: &calls}, cache: cache}
 	cache.begin()
-	assert.Equal(t, nForty, counting.content(copyOf(forty)))
+	assert.Equal(t, nForty, counting.Content(copyOf(forty)))
 	assert.Zero(t, calls, "served from the cache")
 }
 
@@ -256,12 +257,12 @@ func TestCountCache_SelfReferencingValues(t *testing.T) {
 			ce := cachedEstimator{tokenEstimator: testEst, cache: cache}
 			cache.begin()
 			var n int
-			identityWalkEnds(t, func() { n = ce.content(a) })
+			identityWalkEnds(t, func() { n = ce.Content(a) })
 			if pl.counted {
 				// Counted, not dropped: the payload's text (as escaped JSON,
 				// which the estimator may weigh a little differently from
 				// the raw text) is in the count.
-				assert.GreaterOrEqual(t, n, testEst.text(strings.Repeat("result line\n", 100))*3/4, "the content is counted")
+				assert.GreaterOrEqual(t, n, testEst.Text(strings.Repeat("result line\n", 100))*3/4, "the content is counted")
 			}
 			assert.Equal(t, fa, ce.fingerprint(a))
 		})
@@ -293,7 +294,7 @@ func TestCountCache_DeepAndSharedValues(t *testing.T) {
 		cache := newCountCache()
 		ce := cachedEstimator{tokenEstimator: estimatorFor("gpt-4o"), cache: cache}
 		cache.begin()
-		assert.GreaterOrEqual(t, float64(ce.content(c)), 0.85*float64(deepNestingO200kTokens))
+		assert.GreaterOrEqual(t, float64(ce.Content(c)), 0.85*float64(deepNestingO200kTokens))
 
 		deeper := respMsg("parse", map[string]any{"node": v, "x": 1})
 		assert.NotEqual(t, contentid.Fingerprint(c), contentid.Fingerprint(deeper))
@@ -383,7 +384,7 @@ func TestCountCache_TypedSharedValues(t *testing.T) {
 				cache := newCountCache()
 				ce := cachedEstimator{tokenEstimator: estimatorFor("gpt-4o"), cache: cache}
 				cache.begin()
-				assert.GreaterOrEqual(t, ce.content(c), ce.content(one), "counted, not dropped")
+				assert.GreaterOrEqual(t, ce.Content(c), ce.Content(one), "counted, not dropped")
 			})
 		})
 	}
@@ -424,7 +425,7 @@ func TestCountCache_TypedCycles(t *testing.T) {
 				cache := newCountCache()
 				ce := cachedEstimator{tokenEstimator: estimatorFor("gpt-4o"), cache: cache}
 				cache.begin()
-				assert.Positive(t, ce.content(c))
+				assert.Positive(t, ce.Content(c))
 			})
 			assert.Equal(t, fa, fb, "stable")
 			assert.NotEqual(t, fa, contentid.Fingerprint(respMsg("loop", map[string]any{"output": "result"})))

@@ -69,9 +69,9 @@ type counterEstimator struct {
 	media *tokens.Estimator // inline data, file references, framing
 }
 
-func (c counterEstimator) defaultFactor() float64 { return 1.0 }
+func (c counterEstimator) DefaultFactor() float64 { return 1.0 }
 
-func (c counterEstimator) text(s string) int {
+func (c counterEstimator) Text(s string) int {
 	if s == "" {
 		return 0
 	}
@@ -83,10 +83,10 @@ func (c counterEstimator) json(v any) int {
 	if err != nil {
 		return c.media.Value(v)
 	}
-	return c.text(string(b))
+	return c.Text(string(b))
 }
 
-func (c counterEstimator) content(x *genai.Content) int {
+func (c counterEstimator) Content(x *genai.Content) int {
 	if x == nil {
 		return 0
 	}
@@ -97,26 +97,26 @@ func (c counterEstimator) content(x *genai.Content) int {
 		}
 		switch {
 		case p.FunctionCall != nil:
-			n += tokens.CallOverhead + c.text(p.FunctionCall.Name) + c.json(p.FunctionCall.Args)
+			n += tokens.CallOverhead + c.Text(p.FunctionCall.Name) + c.json(p.FunctionCall.Args)
 		case p.FunctionResponse != nil:
-			n += tokens.CallOverhead + c.text(p.FunctionResponse.Name) + c.json(p.FunctionResponse.Response)
+			n += tokens.CallOverhead + c.Text(p.FunctionResponse.Name) + c.json(p.FunctionResponse.Response)
 		case p.InlineData != nil || p.FileData != nil:
 			n += c.media.Part(p)
 		case p.ExecutableCode != nil:
-			n += tokens.CodeOverhead + c.text(p.ExecutableCode.Code)
+			n += tokens.CodeOverhead + c.Text(p.ExecutableCode.Code)
 		case p.CodeExecutionResult != nil:
-			n += tokens.CodeOverhead + c.text(p.CodeExecutionResult.Output)
+			n += tokens.CodeOverhead + c.Text(p.CodeExecutionResult.Output)
 		}
-		n += c.text(p.Text)
+		n += c.Text(p.Text)
 	}
 	return n
 }
 
-func (c counterEstimator) declaration(d *genai.FunctionDeclaration) int {
+func (c counterEstimator) Declaration(d *genai.FunctionDeclaration) int {
 	if d == nil {
 		return 0
 	}
 	return tokens.FunctionDeclOverhead + c.json(d)
 }
 
-func (c counterEstimator) builtinTools(t *genai.Tool) int { return c.media.BuiltinTools(t) }
+func (c counterEstimator) BuiltinTools(t *genai.Tool) int { return c.media.BuiltinTools(t) }

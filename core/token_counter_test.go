@@ -17,11 +17,11 @@ func TestWithTokenCounter_CountsWithTheUsersTokenizer(t *testing.T) {
 	require.Empty(t, cfg.errs)
 	est, _ := cfg.estimator("gpt-4o")
 	text := coretest.Generate(coretest.KindLogLines, 4000, 1)
-	assert.Equal(t, coretest.TextTokens(text), est.text(text))
-	assert.InDelta(t, 1.0, est.defaultFactor(), 1e-9, "an exact counter needs no default correction")
+	assert.Equal(t, coretest.TextTokens(text), est.Text(text))
+	assert.InDelta(t, 1.0, est.DefaultFactor(), 1e-9, "an exact counter needs no default correction")
 
 	c := respMsg("kubectl_logs", map[string]any{"output": text})
-	n := est.content(c)
+	n := est.Content(c)
 	assert.Greater(t, n, coretest.TextTokens(text), "payload plus name, overhead and framing")
 	assert.Less(t, n, coretest.TextTokens(text)+40)
 
@@ -30,11 +30,11 @@ func TestWithTokenCounter_CountsWithTheUsersTokenizer(t *testing.T) {
 	ce := cachedEstimator{tokenEstimator: est, cache: sess.cache}
 	sess.cache.begin()
 	before := calls
-	ce.content(c)
+	ce.Content(c)
 	first := calls - before
 	assert.Equal(t, 2, first, "the tool name and the payload")
 	sess.cache.begin()
-	ce.content(c)
+	ce.Content(c)
 	assert.Equal(t, before+first, calls, "a content seen before is not counted again")
 
 	_, err := func() (any, error) {

@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
@@ -102,11 +103,11 @@ func (g *Guard) usageFromState(st StateReader, agentName string) (Usage, error) 
 
 // recordUsage stores the calibrated count of the request let through; the
 // provider's count no longer applies once a compaction reset it.
-func recordUsage(cal calibration, next *guardState) {
+func recordUsage(cal calib.Calibration, next *guardState) {
 	if next.realTokens > 0 {
-		next.tokens = cal.count(next.lastEstimate)
+		next.tokens = cal.Count(next.lastEstimate)
 	} else {
-		next.tokens = cal.scale(next.lastEstimate)
+		next.tokens = cal.Scale(next.lastEstimate)
 	}
 }
 
@@ -123,22 +124,22 @@ func prefixKept(m measure, pm *prefixMatch, prev int, cs []*genai.Content, est, 
 		// The history changed: only an unchanged instruction and tools
 		// are known kept.
 		if pm.rec.config == pm.config && pm.rec.contents > 0 {
-			kept = min(m.fixed, prev)
+			kept = min(m.Fixed, prev)
 		}
 	case rewritten < 0 || rewritten >= len(cs):
 		kept = prev // an extension
 	default:
 		tail := 0
 		for _, c := range cs[rewritten:] {
-			tail = sat.Add(tail, m.est.content(c))
+			tail = sat.Add(tail, m.Est.Content(c))
 		}
 		kept = min(max(est-tail, 0), prev)
 	}
-	return splitScaled(m.cal, prev, kept)
+	return splitScaled(m.Cal, prev, kept)
 }
 
-func splitScaled(cal calibration, prev, kept int) (int, int) {
-	all, k := cal.scale(prev), cal.scale(kept)
+func splitScaled(cal calib.Calibration, prev, kept int) (int, int) {
+	all, k := cal.Scale(prev), cal.Scale(kept)
 	return k, all - k
 }
 
@@ -148,11 +149,11 @@ func compactionKept(m measure, pm *prefixMatch, prev int) (kept, invalidated int
 	if prev == 0 {
 		return 0, 0
 	}
-	k := min(m.fixed, prev)
+	k := min(m.Fixed, prev)
 	if pm.stored != "" && pm.rec.contents > 0 && pm.rec.config != pm.config {
 		k = 0 // the instruction or tools changed since the previous request
 	}
-	return splitScaled(m.cal, prev, k)
+	return splitScaled(m.Cal, prev, k)
 }
 
 // stampCompaction records when and why a compaction was made, for Usage.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
@@ -41,7 +42,7 @@ func TestUsage_PrefixKeptAndInvalidated(t *testing.T) {
 	h = append(h, userMsg("next"))
 	send(h)
 	cal := newCalibration(guardState{}, testEst)
-	assert.Equal(t, cal.scale(prev), usage().PrefixKeptTokens, "an extension keeps the whole previous request")
+	assert.Equal(t, cal.Scale(prev), usage().PrefixKeptTokens, "an extension keeps the whole previous request")
 	assert.Zero(t, usage().InvalidatedTokens)
 
 	prev = ctx.getInt(keyLastEstimate)
@@ -51,9 +52,9 @@ func TestUsage_PrefixKeptAndInvalidated(t *testing.T) {
 	send(h)
 	require.Len(t, events, 1, "compacted")
 	ev := events[0]
-	fixed := fixedTokens(testEst, &Request{Model: "gemini-2.5-flash", Config: config})
-	assert.Equal(t, cal.scale(fixed), ev.PrefixKeptTokens, "a compaction keeps the system instruction and tools")
-	assert.Equal(t, cal.scale(prev)-cal.scale(fixed), ev.InvalidatedTokens, "and invalidates the rest of the previous request")
+	fixed := estimate.Fixed(testEst, config)
+	assert.Equal(t, cal.Scale(fixed), ev.PrefixKeptTokens, "a compaction keeps the system instruction and tools")
+	assert.Equal(t, cal.Scale(prev)-cal.Scale(fixed), ev.InvalidatedTokens, "and invalidates the rest of the previous request")
 	assert.Equal(t, ev.PrefixKeptTokens, usage().PrefixKeptTokens)
 	assert.Equal(t, ev.InvalidatedTokens, usage().InvalidatedTokens)
 	assert.Contains(t, logs.String(), "prefix_kept_tokens=")
@@ -102,11 +103,11 @@ func TestUsage_PrefixKeptWhenTheHistoryChanged(t *testing.T) {
 			cal := newCalibration(guardState{}, testEst)
 			kept := 0
 			if tc.fixed {
-				kept = cal.scale(fixedTokens(testEst, req))
+				kept = cal.Scale(estimate.Fixed(testEst, req.Config))
 				require.Positive(t, kept)
 			}
 			assert.Equal(t, kept, u.PrefixKeptTokens)
-			assert.Equal(t, cal.scale(prev)-kept, u.InvalidatedTokens, "the rest of the previous request is invalidated")
+			assert.Equal(t, cal.Scale(prev)-kept, u.InvalidatedTokens, "the rest of the previous request is invalidated")
 		})
 	}
 }

@@ -17,7 +17,7 @@ func (v *callView) coveredRequest(cut int) *genai.Content {
 		// The next turn's request comes after the summary, verbatim.
 		return nil
 	}
-	c, i := convo.CurrentRequest(v.user, v.raw)
+	c, i := convo.CurrentRequest(v.user, v.Raw)
 	if i >= cut {
 		return nil
 	}
@@ -28,5 +28,5 @@ func (v *callView) coveredRequest(cut int) *genai.Content {
 // with its attachments named, bounded (boundContinuation) so that a request
 // larger than the window still leaves room for the summary.
 func (v *callView) boundedUserRequest() string {
-	return boundContinuation(v.measure, v.lim.threshold, continuationText(v.coveredRequest(len(v.raw))))
+	return boundContinuation(v.measure, v.lim.Threshold, continuationText(v.coveredRequest(len(v.Raw))))
 }

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 func TestContinuationText_NamesAttachments(t *testing.T) {
@@ -57,7 +58,7 @@ func TestSummaryContent_CarriesAttachments(t *testing.T) {
 	assert.Contains(t, c.Parts[0].Text, attachmentsNote)
 	assert.Equal(t, chartPNG.InlineData.Data, c.Parts[1].InlineData.Data)
 	assert.Equal(t, *specPDF.FileData, *c.Parts[2].FileData)
-	assert.Greater(t, testEst.content(c), testEst.content(summaryContent("S", "compare", false)), "the attachments are counted with the message")
+	assert.Greater(t, testEst.Content(c), testEst.Content(summaryContent("S", "compare", false)), "the attachments are counted with the message")
 
 	alone := summaryContent("S", "", false, atts[0])
 	assert.Contains(t, alone.Parts[0].Text, continuationLead, "media alone still make a continuation")
@@ -96,9 +97,9 @@ func TestContinuationBound_HalfTheRoomAfterSystemAndTools(t *testing.T) {
 				req.Config.SystemInstruction = genai.NewContentFromText(fillerOf(tt.systemTokens, 3), genai.RoleUser)
 			}
 			tr := newTestTurn(req, guardState{}, quietTestLogger())
-			tr.lim = limits{threshold: tt.threshold, window: tt.threshold * 5 / 4}
-			tr.cal = newCalibration(guardState{}, testEst)
-			assert.InDelta(t, tt.want, continuationBound(tr.measure, tr.lim.threshold), float64(tt.want)/20+10)
+			tr.lim = window.Limits{Threshold: tt.threshold, Window: tt.threshold * 5 / 4}
+			tr.Cal = newCalibration(guardState{}, testEst)
+			assert.InDelta(t, tt.want, continuationBound(tr.measure, tr.lim.Threshold), float64(tt.want)/20+10)
 		})
 	}
 }

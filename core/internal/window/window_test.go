@@ -1,14 +1,15 @@
-package core
+package window
 
 import (
 	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"google.golang.org/genai"
 )
 
-// TestLimitsWithOutput: the trigger kept for an output limit.
-func TestLimitsWithOutput(t *testing.T) {
+// TestWithOutput: the trigger kept for an output limit.
+func TestWithOutput(t *testing.T) {
 	tests := []struct {
 		window, output int
 		wantThreshold  int
@@ -25,12 +26,12 @@ func TestLimitsWithOutput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%d/%d", tt.window, tt.output), func(t *testing.T) {
-			l, ok := newLimits(tt.window).withOutput(tt.output)
+			l, ok := New(tt.window).WithOutput(tt.output)
 			assert.Equal(t, tt.wantOK, ok)
-			assert.Equal(t, tt.wantThreshold, l.threshold)
-			assert.Equal(t, tt.window-tt.wantThreshold, l.buffer)
+			assert.Equal(t, tt.wantThreshold, l.Threshold)
+			assert.Equal(t, tt.window-tt.wantThreshold, l.Buffer)
 			if ok && tt.output > 0 {
-				assert.LessOrEqual(t, l.threshold+tt.output, tt.window)
+				assert.LessOrEqual(t, l.Threshold+tt.output, tt.window)
 			}
 		})
 	}
@@ -46,7 +47,26 @@ func TestBufferFor(t *testing.T) {
 		{1_000_000, 20_000},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.buffer, bufferFor(tt.window), "window %d", tt.window)
-		assert.Equal(t, tt.window-tt.buffer, newLimits(tt.window).threshold)
+		assert.Equal(t, tt.buffer, BufferFor(tt.window), "window %d", tt.window)
+		assert.Equal(t, tt.window-tt.buffer, New(tt.window).Threshold)
+	}
+}
+
+// TestMaxOutput: only a positive MaxOutputTokens keeps room for the answer.
+func TestMaxOutput(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  *genai.GenerateContentConfig
+		want int
+	}{
+		{"no config", nil, 0},
+		{"not set", &genai.GenerateContentConfig{}, 0},
+		{"negative", &genai.GenerateContentConfig{MaxOutputTokens: -1}, 0},
+		{"set", &genai.GenerateContentConfig{MaxOutputTokens: 8_192}, 8_192},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, MaxOutput(tt.cfg))
+		})
 	}
 }
