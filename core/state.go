@@ -1,10 +1,7 @@
 package core
 
-// The agent's todo list, which the guard reads into every summary. The keys
-// the guard keeps per agent, and their encoding, are in core/internal/state
-// (ARCHITECTURE.md, Session state).
-
-// todosKey is the session key of the todo list, shared with the agent's tools.
+// todosKey holds the agent's todo list, read into every summary; the guard's
+// own keys are in core/internal/state (ARCHITECTURE.md, Session state).
 const todosKey = "todos"
 
 // TodoItem is one entry of the agent's todo list (session key "todos"),

@@ -62,50 +62,27 @@ const MaxPlausible = 1 << 40
 // summary prompt of one compaction.
 const MaxFocusBytes = 2_000
 
-// Agent is what the guard keeps for one agent of a session.
+// Agent is what the guard keeps for one agent of a session. Anchor is the
+// host's log position of the last covered content, or "". ProviderRatio is
+// the provider's believed counts over the guard's estimates, per mille, and
+// survives compaction; SuspectRatio is a jump from it awaiting the next
+// report. Window, Tokens (calibrated), Threshold and MaxOutput (0: none) are
+// the window, count, trigger and output limit of the request last let
+// through, kept for hooks that do not see it. CompactNext is 1 when the next
+// call compacts first whatever its count: a response near the window stopped
+// at the output limit. CompactedAt (RFC 3339) and CompactReason describe the
+// last compaction. PruneFrontier is the tool step the last request was pruned
+// to (0: none). PrefixKept and Invalidated are the calibrated tokens of the
+// request before the last that the last kept as its prefix and did not;
+// CachedTokens is the provider's last cached-token count.
 type Agent struct {
-	Summary     string
-	UserRequest string
-	Watermark   int
-	Fingerprint string
-	// Anchor is the host's log position of the last covered content, or "".
-	Anchor       string
-	SummarizedAt int
-	RealTokens   int
-	LastEstimate int
-	Compactions  int
-	Floor        int
-	// ProviderRatio is the provider's believed counts over the guard's
-	// estimates, per mille; it survives compaction.
-	ProviderRatio int
-	// SuspectRatio is a report's ratio that jumped from ProviderRatio and
-	// waits for the next report to confirm it, per mille.
-	SuspectRatio int
-	// Window is the context window the last request was judged against.
-	Window int
-	// CompactNext is 1 when the next call compacts first, whatever its
-	// count: a response near the window stopped at the output limit.
-	CompactNext int
-	// MaxOutput is the output limit of the request last let through (0:
-	// none), for the response, whose hook does not see the request.
-	MaxOutput int
-	// Tokens is the calibrated count of the request last let through, and
-	// Threshold the trigger it was judged against.
-	Tokens    int
-	Threshold int
-	// CompactedAt (RFC 3339) and CompactReason describe the last applied
-	// compaction; the hot path does not read them (LoadAll).
-	CompactedAt   string
-	CompactReason string
-	Request       Request
-	// PruneFrontier is the tool step the request last let through was
-	// pruned to, 0 for none.
-	PruneFrontier int
-	// PrefixKept and Invalidated are the calibrated tokens of the request
-	// before the last one that the last one kept as its prefix and did not.
-	PrefixKept   int
-	Invalidated  int
-	CachedTokens int // the provider's last cached-token count
+	Summary, UserRequest, Fingerprint, Anchor            string
+	Watermark, SummarizedAt, RealTokens, LastEstimate    int
+	Compactions, Floor, ProviderRatio, SuspectRatio      int
+	Window, CompactNext, MaxOutput, Tokens, Threshold    int
+	CompactedAt, CompactReason                           string
+	Request                                              Request
+	PruneFrontier, PrefixKept, Invalidated, CachedTokens int
 }
 
 // Request is a compaction asked for and not yet answered. Stored, it is true
@@ -142,89 +119,93 @@ func (s IO) Key(k string) string {
 	return k + s.Agent
 }
 
+// field is one count or string of Agent under its key; cold marks one that
+// only LoadAll reads, as the hot path does not need it.
+type field struct {
+	key  string
+	num  *int
+	str  *string
+	cold bool
+}
+
+// fields lists g's counts and strings in the order Save writes them.
+func (g *Agent) fields() [22]field {
+	return [...]field{{key: KeySummary, str: &g.Summary}, {key: KeyUserRequest, str: &g.UserRequest},
+		{key: KeyFingerprint, str: &g.Fingerprint}, {key: KeyWatermark, num: &g.Watermark},
+		{key: KeyAnchor, str: &g.Anchor}, {key: KeySummarizedAt, num: &g.SummarizedAt},
+		{key: KeyRealTokens, num: &g.RealTokens}, {key: KeyLastEstimate, num: &g.LastEstimate},
+		{key: KeyCompactions, num: &g.Compactions}, {key: KeyIrreducibleFloor, num: &g.Floor},
+		{key: KeyProviderRatio, num: &g.ProviderRatio}, {key: KeySuspectRatio, num: &g.SuspectRatio},
+		{key: KeyWindow, num: &g.Window}, {key: KeyCompactNext, num: &g.CompactNext},
+		{key: KeyMaxOutput, num: &g.MaxOutput}, {key: KeyLastTokens, num: &g.Tokens, cold: true},
+		{key: KeyThreshold, num: &g.Threshold}, {key: KeyCompactedAt, str: &g.CompactedAt, cold: true},
+		{key: KeyCompactReason, str: &g.CompactReason, cold: true}, {key: KeyPruneFrontier, num: &g.PruneFrontier},
+		{key: KeyPrefixKept, num: &g.PrefixKept}, {key: KeyInvalidated, num: &g.Invalidated}}
+}
+
 // Load decodes the agent's state. Wrong types and impossible values are
 // logged and treated as absent; they never fail the call.
-func (s IO) Load(st Reader) Agent {
+func (s IO) Load(st Reader) Agent { return s.load(st, false) }
+
+// LoadAll is Load plus the fields the hot path does not read (it reads a
+// requested compaction from a key it keeps at hand).
+func (s IO) LoadAll(st Reader) Agent {
+	g := s.load(st, true)
+	if st != nil {
+		g.Request = s.RequestAt(st, s.Key(KeyCompactRequest))
+		g.CachedTokens = s.Num(st, KeyCachedTokens)
+	}
+	return g
+}
+
+func (s IO) load(st Reader, all bool) Agent {
 	var g Agent
 	if st == nil {
 		return g
 	}
-	g.Summary = s.Str(st, KeySummary)
-	g.UserRequest = s.Str(st, KeyUserRequest)
-	g.Fingerprint = s.Str(st, KeyFingerprint)
-	g.Watermark = s.Num(st, KeyWatermark)
-	g.Anchor = s.Str(st, KeyAnchor)
-	g.SummarizedAt = s.Num(st, KeySummarizedAt)
-	g.RealTokens = s.Num(st, KeyRealTokens)
-	g.LastEstimate = s.Num(st, KeyLastEstimate)
-	g.Compactions = s.Num(st, KeyCompactions)
-	g.Floor = s.Num(st, KeyIrreducibleFloor)
-	g.ProviderRatio = s.Num(st, KeyProviderRatio)
-	g.SuspectRatio = s.Num(st, KeySuspectRatio)
-	g.Window = s.Num(st, KeyWindow)
-	g.CompactNext = s.Num(st, KeyCompactNext)
-	g.MaxOutput = s.Num(st, KeyMaxOutput)
-	g.Threshold = s.Num(st, KeyThreshold)
-	g.PruneFrontier = s.Num(st, KeyPruneFrontier)
-	g.PrefixKept = s.Num(st, KeyPrefixKept)
-	g.Invalidated = s.Num(st, KeyInvalidated)
-	return g
-}
-
-// LoadAll is Load plus the keys the hot path does not read (it reads a
-// requested compaction from a key it keeps at hand).
-func (s IO) LoadAll(st Reader) Agent {
-	g := s.Load(st)
-	if st == nil {
-		return g
-	}
-	g.Tokens = s.Num(st, KeyLastTokens)
-	g.CompactedAt = s.Str(st, KeyCompactedAt)
-	g.CompactReason = s.Str(st, KeyCompactReason)
-	g.Request = s.RequestAt(st, s.Key(KeyCompactRequest))
-	g.CachedTokens = s.Num(st, KeyCachedTokens)
-	return g
-}
-
-// getFull reads fullKey; a failed read is logged unless it says the key is
-// missing, and reads as absent.
-func (s IO) getFull(st Reader, fullKey string) (any, bool) {
-	v, err := st.Get(fullKey)
-	if err != nil {
-		if s.Missing == nil || !s.Missing(err) {
-			s.Log.Warn("contextguard: reading session state failed; treating key as absent",
-				"agent", s.Agent, "key", fullKey, "error", err)
+	for _, f := range g.fields() {
+		switch {
+		case f.cold && !all:
+		case f.str != nil:
+			*f.str = s.Str(st, f.key)
+		default:
+			*f.num = s.Num(st, f.key)
 		}
-		return nil, false
 	}
-	return v, v != nil
+	return g
+}
+
+// get reads fullKey; a failed read is logged unless it says the key is
+// missing, and reads as absent (nil).
+func (s IO) get(st Reader, fullKey string) any {
+	v, err := st.Get(fullKey)
+	if err == nil {
+		return v
+	}
+	if s.Missing == nil || !s.Missing(err) {
+		s.Log.Warn("contextguard: reading session state failed; treating key as absent",
+			"agent", s.Agent, "key", fullKey, "error", err)
+	}
+	return nil
 }
 
 // Str reads the agent's key as a string; another type reads as "".
 func (s IO) Str(st Reader, key string) string {
-	v, ok := s.getFull(st, s.Key(key))
-	if !ok {
-		return ""
-	}
-	str, isStr := v.(string)
-	if !isStr {
+	v := s.get(st, s.Key(key))
+	str, ok := v.(string)
+	if !ok && v != nil {
 		s.wrongType(s.Key(key), v)
-		return ""
 	}
 	return str
 }
 
 // Num reads the agent's key as a count (DecodeInt); anything else reads as 0.
 func (s IO) Num(st Reader, key string) int {
-	v, ok := s.getFull(st, s.Key(key))
-	if !ok {
-		return 0
-	}
+	v := s.get(st, s.Key(key))
 	n, ok := DecodeInt(v)
-	if !ok {
+	if !ok && v != nil {
 		s.Log.Warn("contextguard: session state is not a valid count; ignoring it",
 			"agent", s.Agent, "key", s.Key(key), "type", TypeName(v), "value", v)
-		return 0
 	}
 	return n
 }
@@ -235,7 +216,7 @@ func (s IO) RequestAt(st Reader, fullKey string) Request {
 	if st == nil {
 		return Request{}
 	}
-	v, _ := s.getFull(st, fullKey)
+	v := s.get(st, fullKey)
 	switch r := v.(type) {
 	case nil:
 		return Request{}
@@ -298,10 +279,9 @@ func DecodeInt(v any) (int, bool) {
 
 // TypeName names v's type for a log line without printing the value.
 func TypeName(v any) string {
-	if v == nil {
-		return "nil"
-	}
 	switch v.(type) {
+	case nil:
+		return "nil"
 	case string:
 		return "string"
 	case float64:
@@ -334,27 +314,13 @@ func (s IO) Save(st Writer, prev, next Agent) {
 	if st == nil {
 		return
 	}
-	s.Set(st, KeySummary, prev.Summary, next.Summary)
-	s.Set(st, KeyUserRequest, prev.UserRequest, next.UserRequest)
-	s.Set(st, KeyFingerprint, prev.Fingerprint, next.Fingerprint)
-	s.Set(st, KeyWatermark, prev.Watermark, next.Watermark)
-	s.Set(st, KeyAnchor, prev.Anchor, next.Anchor)
-	s.Set(st, KeySummarizedAt, prev.SummarizedAt, next.SummarizedAt)
-	s.Set(st, KeyRealTokens, prev.RealTokens, next.RealTokens)
-	s.Set(st, KeyLastEstimate, prev.LastEstimate, next.LastEstimate)
-	s.Set(st, KeyCompactions, prev.Compactions, next.Compactions)
-	s.Set(st, KeyIrreducibleFloor, prev.Floor, next.Floor)
-	s.Set(st, KeyProviderRatio, prev.ProviderRatio, next.ProviderRatio)
-	s.Set(st, KeySuspectRatio, prev.SuspectRatio, next.SuspectRatio)
-	s.Set(st, KeyWindow, prev.Window, next.Window)
-	s.Set(st, KeyCompactNext, prev.CompactNext, next.CompactNext)
-	s.Set(st, KeyMaxOutput, prev.MaxOutput, next.MaxOutput)
-	s.Set(st, KeyLastTokens, prev.Tokens, next.Tokens)
-	s.Set(st, KeyThreshold, prev.Threshold, next.Threshold)
-	s.Set(st, KeyCompactedAt, prev.CompactedAt, next.CompactedAt)
-	s.Set(st, KeyCompactReason, prev.CompactReason, next.CompactReason)
+	old := prev.fields()
+	for i, f := range next.fields() {
+		if f.str != nil {
+			s.Set(st, f.key, *old[i].str, *f.str)
+		} else {
+			s.Set(st, f.key, *old[i].num, *f.num)
+		}
+	}
 	s.Set(st, KeyCompactRequest, prev.Request.Value(), next.Request.Value())
-	s.Set(st, KeyPruneFrontier, prev.PruneFrontier, next.PruneFrontier)
-	s.Set(st, KeyPrefixKept, prev.PrefixKept, next.PrefixKept)
-	s.Set(st, KeyInvalidated, prev.Invalidated, next.Invalidated)
 }
