@@ -1,6 +1,5 @@
-// Package state is the schema and codec of what the guard keeps per agent in
-// a session's state (ARCHITECTURE.md, Session state): the keys, their
-// encoding, and the tolerant reading that never fails a model call.
+// Package state is what the guard keeps per agent in a session's state: the
+// keys, their encoding, and a reading that never fails a model call.
 package state
 
 import (
@@ -149,14 +148,7 @@ func (s IO) Load(st Reader) Agent { return s.load(st, false) }
 
 // LoadAll is Load plus the fields the hot path does not read (it reads a
 // requested compaction from a key it keeps at hand).
-func (s IO) LoadAll(st Reader) Agent {
-	g := s.load(st, true)
-	if st != nil {
-		g.Request = s.RequestAt(st, s.Key(KeyCompactRequest))
-		g.CachedTokens = s.Num(st, KeyCachedTokens)
-	}
-	return g
-}
+func (s IO) LoadAll(st Reader) Agent { return s.load(st, true) }
 
 func (s IO) load(st Reader, all bool) Agent {
 	var g Agent
@@ -171,6 +163,10 @@ func (s IO) load(st Reader, all bool) Agent {
 		default:
 			*f.num = s.Num(st, f.key)
 		}
+	}
+	if all {
+		g.Request = s.RequestAt(st, s.Key(KeyCompactRequest))
+		g.CachedTokens = s.Num(st, KeyCachedTokens)
 	}
 	return g
 }
