@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"google.golang.org/genai"
 )
 
@@ -177,8 +178,8 @@ func (g *Guard) CompactionRequestDelta(agentName, focus string) (map[string]any,
 	if err != nil {
 		return nil, err
 	}
-	r := compactionRequest{pending: true, focus: focus}
-	return map[string]any{keyCompactRequest + agentName: r.value()}, nil
+	r := state.Request{Pending: true, Focus: focus}
+	return map[string]any{state.KeyCompactRequest + agentName: r.Value()}, nil
 }
 
 // NeedsGuard reports whether AfterModel has anything to do with r: it

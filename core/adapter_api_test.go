@@ -12,6 +12,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
 // TestWithHost: the host's functions reach the engine. Its clock stamps a
@@ -46,7 +47,7 @@ func TestWithHost(t *testing.T) {
 			require.NoError(t, g.Err())
 			ctx := newFakeCtx("a")
 			_, _ = compactOnce(t, g, ctx)
-			stamped, err := time.Parse(time.RFC3339Nano, ctx.getStr(keyCompactedAt))
+			stamped, err := time.Parse(time.RFC3339Nano, ctx.getStr(state.KeyCompactedAt))
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantTime, stamped)
 			assert.Equal(t, tt.wantReadWarn, strings.Contains(logs.String(), "reading session state failed"),
@@ -89,8 +90,8 @@ func TestCompactionRequestDelta(t *testing.T) {
 		want    map[string]any
 		wantErr string
 	}{
-		{"no focus", "a", "", map[string]any{keyCompactRequest + "a": true}, ""},
-		{"a focus", "a", "keep the ticket numbers", map[string]any{keyCompactRequest + "a": "keep the ticket numbers"}, ""},
+		{"no focus", "a", "", map[string]any{state.KeyCompactRequest + "a": true}, ""},
+		{"a focus", "a", "keep the ticket numbers", map[string]any{state.KeyCompactRequest + "a": "keep the ticket numbers"}, ""},
 		{"agent not guarded", "stranger", "", nil, `agent "stranger" is not guarded`},
 		{"empty agent", "", "", nil, "the agent name is empty"},
 		{"focus too long", "a", strings.Repeat("x", MaxFocusBytes+1), nil, "at most 2000"},
@@ -111,9 +112,9 @@ func TestCompactionRequestDelta(t *testing.T) {
 			for k, v := range got {
 				require.NoError(t, st.Set(k, v))
 			}
-			r := stateIO{agent: tt.agent, log: quietLog}.requestAt(st, keyCompactRequest+tt.agent)
-			assert.True(t, r.pending)
-			assert.Equal(t, tt.focus, r.focus)
+			r := state.IO{Agent: tt.agent, Log: quietLog}.RequestAt(st, state.KeyCompactRequest+tt.agent)
+			assert.True(t, r.Pending)
+			assert.Equal(t, tt.focus, r.Focus)
 		})
 	}
 	_, err := (*Guard)(nil).CompactionRequestDelta("a", "")

@@ -1,6 +1,9 @@
 package core
 
-import "google.golang.org/genai"
+import (
+	"github.com/adk-contextguard/contextguard/core/internal/state"
+	"google.golang.org/genai"
+)
 
 // afterResponse is the engine's part of AfterModelCallback: it records the
 // provider's counts, handles a response cut at the output limit, and starts
@@ -22,9 +25,9 @@ func (g *Guard) afterResponse(c Call, cfg *Agent, st State, resp *Response) *gen
 }
 
 // recordCached keeps the cached-token count in state for Usage.
-func recordCached(sio stateIO, st State, n int) {
+func recordCached(sio state.IO, st State, n int) {
 	if st == nil {
 		return
 	}
-	sio.set(st, keyCachedTokens, sio.num(st, keyCachedTokens), n)
+	sio.Set(st, state.KeyCachedTokens, sio.Num(st, state.KeyCachedTokens), n)
 }

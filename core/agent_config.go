@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
@@ -171,8 +172,8 @@ func newAgentConfig(name, caller string, def Summarizer, defErr error, opts []Ag
 }
 
 // stateIO reads and writes the agent's keys, logging to log.
-func (c *Agent) stateIO(log *slog.Logger) stateIO {
-	return stateIO{agent: c.name, log: log, keys: c.stateKeys, missing: c.host.MissingKey}
+func (c *Agent) stateIO(log *slog.Logger) state.IO {
+	return state.IO{Agent: c.name, Log: log, Keys: c.stateKeys, Missing: c.host.MissingKey}
 }
 
 // limitsFor returns the window, buffer and threshold of an agent for a
@@ -220,10 +221,10 @@ func (c *Agent) fitsWindow(window int, name string) error {
 
 // agentKeyNames are the per-agent keys, suffixed with the agent's name.
 var agentKeyNames = []string{
-	keySummary, keyWatermark, keySummarizedAt, keyRealTokens, keyLastEstimate, keyFingerprint,
-	keyUserRequest, keyCompactions, keyIrreducibleFloor, keyProviderRatio, keySuspectRatio, keyWindow,
-	keyCompactNext, keyMaxOutput, keyLastTokens, keyThreshold, keyCompactedAt, keyCompactReason, keyCompactRequest, keyPrefix,
-	keyAnchor, keyPruneFrontier, keyPrefixKept, keyInvalidated, keyCachedTokens,
+	state.KeySummary, state.KeyWatermark, state.KeySummarizedAt, state.KeyRealTokens, state.KeyLastEstimate, state.KeyFingerprint,
+	state.KeyUserRequest, state.KeyCompactions, state.KeyIrreducibleFloor, state.KeyProviderRatio, state.KeySuspectRatio, state.KeyWindow,
+	state.KeyCompactNext, state.KeyMaxOutput, state.KeyLastTokens, state.KeyThreshold, state.KeyCompactedAt, state.KeyCompactReason, state.KeyCompactRequest, keyPrefix,
+	state.KeyAnchor, state.KeyPruneFrontier, state.KeyPrefixKept, state.KeyInvalidated, state.KeyCachedTokens,
 }
 
 // stateKeysFor maps each per-agent key to its full name for agent, once per

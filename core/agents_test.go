@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -64,15 +65,15 @@ func TestAgentLookup(t *testing.T) {
 			sum := fixedSummary("SUMMARY")
 			tt.setup(g, sum)
 			require.NoError(t, g.Err())
-			state := newMapState()
+			session := newMapState()
 			for _, name := range tt.calls {
 				ctx := newFakeCtx(name).withUser("go on")
-				ctx.state = state
+				ctx.state = session
 				_, err := g.beforeModel(ctx, overTrigger())
 				require.NoError(t, err)
 			}
 			for _, name := range slices.Compact(slices.Sorted(slices.Values(tt.calls))) {
-				v, _ := state.Get(keySummary + name)
+				v, _ := session.Get(state.KeySummary + name)
 				if slices.Contains(tt.compacted, name) {
 					assert.NotEmpty(t, v, "%s compacted, its summary under its own name", name)
 				} else {
@@ -152,7 +153,7 @@ func TestAgentLookup_DefaultMemoryBounded(t *testing.T) {
 		cfg := g.agent("agent-" + strconv.Itoa(i))
 		require.NotNil(t, cfg)
 		assert.Equal(t, "agent-"+strconv.Itoa(i), cfg.Name())
-		assert.Equal(t, keySummary+"agent-"+strconv.Itoa(i), cfg.stateKeys[keySummary])
+		assert.Equal(t, state.KeySummary+"agent-"+strconv.Itoa(i), cfg.stateKeys[state.KeySummary])
 		assert.Same(t, cfg, g.agent("agent-"+strconv.Itoa(i)), "kept while in use")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/adk-contextguard/contextguard/core/internal/calib"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
 	"google.golang.org/genai"
 )
@@ -17,7 +18,7 @@ type turn struct {
 	ro      StateReader // without the call's pending writes: the todo list is read from it
 	cfg     *Agent
 	req     Request // as ADK built it, never rewritten
-	prev    guardState
+	prev    state.Agent
 	measure        // what the steps that only count and cut take
 	config  uint64 // configHash of the system instruction, tools and estimator
 	sess    *sessionEntry
@@ -55,7 +56,7 @@ type callInput struct {
 	ro           StateReader
 	cfg          *Agent
 	sess         *sessionEntry
-	prev         guardState
+	prev         state.Agent
 	storedPrefix string
 	memo         *prefixMemo // nil: the call hashes into its own
 	mode         callMode
@@ -107,7 +108,7 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 	var cs []*genai.Content
 	t.inj, cs = injectSummary(t)
 	own := prefixRecord{contents: len(t.Raw), cut: t.inj.cut, injected: t.inj.injected,
-		compactions: in.prev.compactions, total: in.prev.lastEstimate, config: t.config}
+		compactions: in.prev.Compactions, total: in.prev.LastEstimate, config: t.config}
 	t.prefix = matchPrefix(in.cfg.stateIO(g.log), in.storedPrefix, own, t.Raw, &t.chain)
 	if t.rejected {
 		t.before = t.Cal.Count(t.Weigh(cs))
@@ -147,7 +148,7 @@ func (t *turn) log() *slog.Logger {
 // the OnCompaction hook.
 type step struct {
 	contents []*genai.Content
-	next     guardState
+	next     state.Agent
 	event    *CompactionEvent
 	err      error
 }
@@ -166,34 +167,34 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	sio := cfg.stateIO(g.log)
 	in := callInput{call: c, ro: ro, cfg: cfg, sess: sess, mode: mode}
 	if st != nil {
-		in.prev = sio.load(st)
-		in.storedPrefix = sio.str(st, keyPrefix)
+		in.prev = sio.Load(st)
+		in.storedPrefix = sio.Str(st, keyPrefix)
 	}
 	mem := sess.memory(cfg.name)
 	mem.model = req.Model
 	in.unprepared, in.sentEst = mem.unprepared, mem.lastEst
-	in.prev.request = sio.requestAt(st, mem.requestKey)
+	in.prev.Request = sio.RequestAt(st, mem.requestKey)
 	in.prev = g.recall(c, cfg, mem, st, sio, &req, in.prev)
 	if st != nil {
-		defer mem.rememberCompaction(st, in.prev.compactions)
+		defer mem.rememberCompaction(st, in.prev.Compactions)
 	}
 	in.memo = &mem.prefix
 	t, cs := g.newTurn(in, req)
 	if !t.prefix.matched {
 		t.Est.prefetch(cs)
 	}
-	sess.checkPrepared(t.ctx, cfg.name, t.Raw, &t.chain, t.prev.compactions)
+	sess.checkPrepared(t.ctx, cfg.name, t.Raw, &t.chain, t.prev.Compactions)
 
 	s := g.decide(t, cs)
-	sess.rememberCall(cfg, t.req, mode, max(t.before, t.prev.summarizedAt))
+	sess.rememberCall(cfg, t.req, mode, max(t.before, t.prev.SummarizedAt))
 	t.inj.reanchor(t.prev, &s.next)
-	s.next.window, s.next.threshold = t.lim.Window, t.lim.Threshold
-	s.next.maxOutput = window.MaxOutput(req.Config)
+	s.next.Window, s.next.Threshold = t.lim.Window, t.lim.Threshold
+	s.next.MaxOutput = window.MaxOutput(req.Config)
 	recordUsage(t.Cal, &s.next)
 	g.prep.noteGrowth(t, mem, &s)
 	mem.message.observe(t.prev, t.measure, t.prefix.matched && s.event == nil && s.err == nil, s.next)
 	if st != nil {
-		sio.save(st, in.prev, s.next)
+		sio.Save(st, in.prev, s.next)
 		t.prefix.save(st, sio)
 	}
 	return s.contents, s.event, s.err
@@ -204,15 +205,15 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 // says a compaction is due. Pruning that took a request from over the
 // trigger to under it is reported as a compaction (prunedAtTrigger).
 func (g *Guard) decide(t *turn, cs []*genai.Content) step {
-	trigger := tokenTrigger(t.lim, t.prev.floor)
+	trigger := tokenTrigger(t.lim, t.prev.Floor)
 	r := t.pruneAndCount(cs, trigger)
 	t.frontier, t.prefix.body, t.before, t.beforeEst = r.frontier, r.body, r.count, r.est
 	next := t.prev
-	next.pruneFrontier, next.lastEstimate = t.frontier, r.est
-	next.prefixKept, next.invalidated = prefixKept(t.measure, &t.prefix, t.prev.lastEstimate, r.cs, r.est, r.rewritten)
+	next.PruneFrontier, next.LastEstimate = t.frontier, r.est
+	next.PrefixKept, next.Invalidated = prefixKept(t.measure, &t.prefix, t.prev.LastEstimate, r.cs, r.est, r.rewritten)
 	if r.rewritten >= 0 {
 		// The provider's last count no longer bounds it from below.
-		next.realTokens = 0
+		next.RealTokens = 0
 	}
 	reason, why := t.compactionReason(r.count, trigger, r.cs)
 	if reason != "" {
@@ -254,10 +255,10 @@ func (t *turn) pruneAndCount(cs []*genai.Content, trigger int) judged {
 		// Switched off: the stored frontier stays, and moves no further.
 		minFree = math.MaxInt
 	}
-	pruned, target, rewritten := planPruning(t.Est, t.cfg.pruneKeep, minFree, t.recall, t.prev.pruneFrontier, t.Raw, cs)
+	pruned, target, rewritten := planPruning(t.Est, t.cfg.pruneKeep, minFree, t.recall, t.prev.PruneFrontier, t.Raw, cs)
 	r := t.countPruned(cs, pruned)
 	if rewritten >= 0 {
-		r.unpruned = t.Cal.Count(t.Weigh(pruneTo(t.Est, min(t.prev.pruneFrontier, target), t.recall, t.Raw, cs)))
+		r.unpruned = t.Cal.Count(t.Weigh(pruneTo(t.Est, min(t.prev.PruneFrontier, target), t.recall, t.Raw, cs)))
 	}
 	if t.mode != modeApplyOnly && t.nextTurnCount(r.count) > trigger && pruned < target {
 		unpruned := max(r.unpruned, r.count)
@@ -284,11 +285,11 @@ func (t *turn) compactionReason(count, trigger int, cs []*genai.Content) (reason
 	switch {
 	case t.mode == modeApplyOnly:
 		return "", nil // a due compaction waits until the guard is back on
-	case t.prev.request.pending:
+	case t.prev.Request.Pending:
 		return ReasonRequested, nil
 	case t.nextTurnCount(count) > trigger:
 		return ReasonTokens, nil
-	case t.prev.compactNext != 0:
+	case t.prev.CompactNext != 0:
 		return ReasonOutputLimit, nil // cutAtOutputLimit
 	default:
 		return t.cfg.policy.due(viewOf(t), cs)
@@ -298,10 +299,10 @@ func (t *turn) compactionReason(count, trigger int, cs []*genai.Content) (reason
 // compactDue runs the before-compaction hook, which may skip, then the
 // compaction: from the prepared summary for a compaction for tokens when
 // there is one, else inline. A compaction not applied stores next as is.
-func (g *Guard) compactDue(t *turn, cs []*genai.Content, next guardState, reason string, why []any) step {
+func (g *Guard) compactDue(t *turn, cs []*genai.Content, next state.Agent, reason string, why []any) step {
 	// Answered whatever the outcome, even when the hook skips.
-	next.compactNext = 0
-	t.focus, next.request = takeRequest(t.prev.request)
+	next.CompactNext = 0
+	t.focus, next.Request = takeRequest(t.prev.Request)
 	skip, instructions := g.beforeCompaction(t, reason, t.before)
 	t.hookInstructions = instructions
 	if skip {

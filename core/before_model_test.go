@@ -13,6 +13,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/estimate"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
@@ -53,7 +54,7 @@ func TestBeforeModel_UnderThreshold(t *testing.T) {
 	assert.Nil(t, resp)
 	assert.Len(t, req.Contents, before)
 	assert.Zero(t, sum.Calls())
-	assert.Equal(t, requestTokens(testEst, engineReq(req)), ctx.getInt(keyLastEstimate))
+	assert.Equal(t, requestTokens(testEst, engineReq(req)), ctx.getInt(state.KeyLastEstimate))
 }
 
 func TestBeforeModel_UnknownAgentAndNilInput(t *testing.T) {
@@ -97,13 +98,13 @@ func TestBeforeModel_CompactsAndPersists(t *testing.T) {
 	assert.Equal(t, genai.RoleUser, req.Contents[0].Role)
 	assert.Contains(t, sum.lastInput(), "OLD-U0", "the summarizer sees the raw history")
 
-	assert.Equal(t, "SUMMARY-ONE: the user wants the build fixed.", ctx.getStr(keySummary))
-	assert.Equal(t, len(raw), ctx.getInt(keyWatermark))
-	assert.Equal(t, contentid.Fingerprint(raw[len(raw)-1]), ctx.getStr(keyFingerprint))
-	assert.Zero(t, ctx.getInt(keyRealTokens), "calibration reset")
-	assert.Equal(t, requestTokens(testEst, engineReq(req)), ctx.getInt(keyLastEstimate))
-	assert.Equal(t, 1, ctx.getInt(keyCompactions))
-	assert.Positive(t, ctx.getInt(keySummarizedAt))
+	assert.Equal(t, "SUMMARY-ONE: the user wants the build fixed.", ctx.getStr(state.KeySummary))
+	assert.Equal(t, len(raw), ctx.getInt(state.KeyWatermark))
+	assert.Equal(t, contentid.Fingerprint(raw[len(raw)-1]), ctx.getStr(state.KeyFingerprint))
+	assert.Zero(t, ctx.getInt(state.KeyRealTokens), "calibration reset")
+	assert.Equal(t, requestTokens(testEst, engineReq(req)), ctx.getInt(state.KeyLastEstimate))
+	assert.Equal(t, 1, ctx.getInt(state.KeyCompactions))
+	assert.Positive(t, ctx.getInt(state.KeySummarizedAt))
 
 	// Next step: the model answered and called a tool; ADK rebuilds the
 	// contents from all events. The summary replaces what it covers.
@@ -140,7 +141,7 @@ func TestSecondCompaction_PreviousSummaryOnce(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(in, "PREV-SUMMARY-1"), "previous summary exactly once in the summarizer input")
 	assert.Equal(t, 0, strings.Count(in, summaryHeader), "the summary message itself is not rendered again")
 	assert.Contains(t, textcut.ContentText(req.Contents[0]), "PREV-SUMMARY-2")
-	assert.Equal(t, len(grown), ctx.getInt(keyWatermark))
+	assert.Equal(t, len(grown), ctx.getInt(state.KeyWatermark))
 }
 
 func TestWatermark(t *testing.T) {
@@ -148,7 +149,7 @@ func TestWatermark(t *testing.T) {
 	synthetic := userMsg(convo.SyntheticContinuations[0])
 	tests := []struct {
 		name     string
-		st       func(raw []*genai.Content) guardState
+		st       func(raw []*genai.Content) state.Agent
 		raw      []*genai.Content
 		wantCut  int
 		wantLog  string
@@ -158,48 +159,48 @@ func TestWatermark(t *testing.T) {
 		{
 			name: "fingerprint matches at the watermark",
 			raw:  base,
-			st: func(raw []*genai.Content) guardState {
-				return guardState{watermark: 4, fingerprint: contentid.Fingerprint(raw[3])}
+			st: func(raw []*genai.Content) state.Agent {
+				return state.Agent{Watermark: 4, Fingerprint: contentid.Fingerprint(raw[3])}
 			},
 			wantCut: 4, wantInj: true, wantSize: 5,
 		},
 		{
 			name: "content inserted before the watermark: found by fingerprint",
 			raw:  append([]*genai.Content{userMsg("inserted")}, base...),
-			st: func(raw []*genai.Content) guardState {
-				return guardState{watermark: 4, fingerprint: contentid.Fingerprint(raw[4])}
+			st: func(raw []*genai.Content) state.Agent {
+				return state.Agent{Watermark: 4, Fingerprint: contentid.Fingerprint(raw[4])}
 			},
 			wantCut: 5, wantInj: true, wantSize: 5,
 		},
 		{
 			name:    "changed prefix: no blind cut",
 			raw:     base,
-			st:      func([]*genai.Content) guardState { return guardState{watermark: 4, fingerprint: "0000000000000000"} },
+			st:      func([]*genai.Content) state.Agent { return state.Agent{Watermark: 4, Fingerprint: "0000000000000000"} },
 			wantLog: "fingerprint mismatch", wantSize: 8,
 		},
 		{
 			name:    "watermark beyond the contents is ignored",
 			raw:     base,
-			st:      func([]*genai.Content) guardState { return guardState{watermark: 40, fingerprint: "0000000000000000"} },
+			st:      func([]*genai.Content) state.Agent { return state.Agent{Watermark: 40, Fingerprint: "0000000000000000"} },
 			wantLog: "watermark beyond the contents", wantSize: 8,
 		},
 		{
 			name:    "earlier guard's state without fingerprint, beyond the contents",
 			raw:     base,
-			st:      func([]*genai.Content) guardState { return guardState{watermark: 40} },
+			st:      func([]*genai.Content) state.Agent { return state.Agent{Watermark: 40} },
 			wantLog: "watermark beyond the contents", wantSize: 8,
 		},
 		{
 			name:    "earlier guard's state without fingerprint",
 			raw:     base,
-			st:      func([]*genai.Content) guardState { return guardState{watermark: 6} },
+			st:      func([]*genai.Content) state.Agent { return state.Agent{Watermark: 6} },
 			wantCut: 6, wantInj: true, wantSize: 3,
 		},
 		{
 			name: "synthetic trailing message does not shift the watermark",
 			raw:  append(append([]*genai.Content{}, base...), synthetic),
-			st: func(raw []*genai.Content) guardState {
-				return guardState{watermark: 8, fingerprint: contentid.Fingerprint(raw[7])}
+			st: func(raw []*genai.Content) state.Agent {
+				return state.Agent{Watermark: 8, Fingerprint: contentid.Fingerprint(raw[7])}
 			},
 			wantCut: 8, wantInj: true, wantSize: 2,
 		},
@@ -208,7 +209,7 @@ func TestWatermark(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			logs := &logBuffer{}
 			st := tt.st(tt.raw)
-			st.summary = "S"
+			st.Summary = "S"
 			req := request(tt.raw...)
 			tr := newTestTurn(req, st, logs.logger())
 			inj, cs := injectSummary(tr)
@@ -231,7 +232,7 @@ func TestWatermark_SyntheticTrailingMessageNotCovered(t *testing.T) {
 	_, err := g.beforeModel(ctx, request(raw...))
 	require.NoError(t, err)
 	require.Equal(t, 1, sum.Calls())
-	assert.Equal(t, len(raw)-1, ctx.getInt(keyWatermark), "the synthetic message is not counted")
+	assert.Equal(t, len(raw)-1, ctx.getInt(state.KeyWatermark), "the synthetic message is not counted")
 
 	// The adapter's message is not in the event log; the next real content
 	// takes its place and must survive the cut.
@@ -339,9 +340,9 @@ func TestDecide_Trigger(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tr := newTestTurn(request(userMsg("hi")), guardState{floor: tc.floor}, quietLogger)
+			tr := newTestTurn(request(userMsg("hi")), state.Agent{Floor: tc.floor}, quietLogger)
 			tr.lim = lim
-			assert.Equal(t, tc.want, tokenTrigger(tr.lim, tr.prev.floor))
+			assert.Equal(t, tc.want, tokenTrigger(tr.lim, tr.prev.Floor))
 		})
 	}
 }
@@ -363,7 +364,7 @@ func TestDecide_CompactionReason(t *testing.T) {
 	cases := []struct {
 		name   string
 		mode   callMode
-		prev   guardState
+		prev   state.Agent
 		count  int
 		policy compactionStrategy
 		want   string
@@ -371,12 +372,12 @@ func TestDecide_CompactionReason(t *testing.T) {
 		{name: "under the trigger, nothing due", count: 100, policy: thresholdStrategy{}, want: ""},
 		{name: "over the trigger", count: trigger + 1, policy: thresholdStrategy{}, want: ReasonTokens},
 		{name: "at the trigger is not over it", count: trigger, policy: thresholdStrategy{}, want: ""},
-		{name: "a requested compaction, under the trigger", count: 100, prev: guardState{request: compactionRequest{pending: true}}, policy: thresholdStrategy{}, want: ReasonRequested},
-		{name: "a requested compaction before the token trigger", count: trigger + 1, prev: guardState{request: compactionRequest{pending: true}}, policy: thresholdStrategy{}, want: ReasonRequested},
-		{name: "the output-limit stop", count: 100, prev: guardState{compactNext: 1}, policy: thresholdStrategy{}, want: ReasonOutputLimit},
-		{name: "the token trigger before the output-limit stop", count: trigger + 1, prev: guardState{compactNext: 1}, policy: thresholdStrategy{}, want: ReasonTokens},
+		{name: "a requested compaction, under the trigger", count: 100, prev: state.Agent{Request: state.Request{Pending: true}}, policy: thresholdStrategy{}, want: ReasonRequested},
+		{name: "a requested compaction before the token trigger", count: trigger + 1, prev: state.Agent{Request: state.Request{Pending: true}}, policy: thresholdStrategy{}, want: ReasonRequested},
+		{name: "the output-limit stop", count: 100, prev: state.Agent{CompactNext: 1}, policy: thresholdStrategy{}, want: ReasonOutputLimit},
+		{name: "the token trigger before the output-limit stop", count: trigger + 1, prev: state.Agent{CompactNext: 1}, policy: thresholdStrategy{}, want: ReasonTokens},
 		{name: "the strategy's own trigger", count: 100, policy: dueStrategy{}, want: ReasonTurns},
-		{name: "switched off: nothing, even over the trigger and requested", mode: modeApplyOnly, count: trigger + 1, prev: guardState{request: compactionRequest{pending: true}}, policy: dueStrategy{}, want: ""},
+		{name: "switched off: nothing, even over the trigger and requested", mode: modeApplyOnly, count: trigger + 1, prev: state.Agent{Request: state.Request{Pending: true}}, policy: dueStrategy{}, want: ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

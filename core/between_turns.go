@@ -11,6 +11,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
 // Compaction between turns (ARCHITECTURE.md, Compaction between turns): the
@@ -120,24 +121,24 @@ func (g *Guard) compactBetweenTurns(c Call, end RunEnd) (*CompactionEvent, map[s
 // keepBetweenTurns keeps the compaction made between turns in the agent's
 // memory and returns the state delta that persists it. A discarded one is
 // remembered so that the next runs' ends do not pay for it again.
-func (m *agentMemory) keepBetweenTurns(in callInput, discarded bool, next guardState, cal calib.Calibration, sio stateIO, st StateReader) map[string]any {
+func (m *agentMemory) keepBetweenTurns(in callInput, discarded bool, next state.Agent, cal calib.Calibration, sio state.IO, st StateReader) map[string]any {
 	prev, delta := in.prev, deltaState{}
 	if discarded {
-		m.turnsFloor, m.turnsFloorAt = next.floor, prev.compactions
-		sio.set(delta, keyIrreducibleFloor, prev.floor, next.floor)
+		m.turnsFloor, m.turnsFloorAt = next.Floor, prev.Compactions
+		sio.Set(delta, state.KeyIrreducibleFloor, prev.Floor, next.Floor)
 		return delta
 	}
 	m.turnsFloor = 0
 	// Usage then shows the compacted history's count.
 	recordUsage(cal, &next)
 	m.compacted, m.compactedBetweenTurns = &next, true
-	sio.save(delta, prev, next)
-	sio.set(delta, keyPrefix, in.storedPrefix, "")
-	if next.realTokens == 0 {
+	sio.Save(delta, prev, next)
+	sio.Set(delta, keyPrefix, in.storedPrefix, "")
+	if next.RealTokens == 0 {
 		// The provider's counts were of the request before: no response
 		// follows a compaction between turns to replace its cached count,
 		// so Usage would show it beside a count of 0.
-		sio.set(delta, keyCachedTokens, sio.num(st, keyCachedTokens), 0)
+		sio.Set(delta, state.KeyCachedTokens, sio.Num(st, state.KeyCachedTokens), 0)
 	}
 	return delta
 }
@@ -162,9 +163,9 @@ func (e *sessionEntry) betweenTurnsCall(c Call, end RunEnd) (in callInput, req R
 	}
 	sio := cfg.stateIO(e.log)
 	mem := e.memory(cfg.name)
-	prev := sio.load(end.State)
-	prev.request = sio.requestAt(end.State, mem.requestKey)
-	if prev.request.pending || prev.compactNext != 0 || mem.overflow != nil ||
+	prev := sio.Load(end.State)
+	prev.Request = sio.RequestAt(end.State, mem.requestKey)
+	if prev.Request.Pending || prev.CompactNext != 0 || mem.overflow != nil ||
 		mem.compactedAhead(prev) {
 		// A requested compaction, the output-limit stop, overflow recovery and
 		// a compaction the state does not show yet run in the next model call.
@@ -176,8 +177,8 @@ func (e *sessionEntry) betweenTurnsCall(c Call, end RunEnd) (in callInput, req R
 		e.log.Debug("contextguard: not compacting between turns: the instruction and tools leave no room for a summary", "agent", cfg.name, "session", c.SessionID())
 		return in, req, false
 	}
-	if mem.turnsFloorAt == prev.compactions {
-		prev.floor = max(prev.floor, mem.turnsFloor)
+	if mem.turnsFloorAt == prev.Compactions {
+		prev.Floor = max(prev.Floor, mem.turnsFloor)
 	}
 	req = withContents(last.req, raw)
 	if r, ok := req.Coverage.(interface{ Refresh() Coverage }); ok {
@@ -186,7 +187,7 @@ func (e *sessionEntry) betweenTurnsCall(c Call, end RunEnd) (in callInput, req R
 	}
 	mem.message.settle(prev)
 	in = callInput{call: c, ro: end.State, cfg: cfg, sess: e, prev: prev, memo: &mem.prefix,
-		storedPrefix: sio.str(end.State, keyPrefix), mode: modeCompact, betweenTurns: true}
+		storedPrefix: sio.Str(end.State, keyPrefix), mode: modeCompact, betweenTurns: true}
 	return in, req, true
 }
 
@@ -219,7 +220,7 @@ func nextHistory(raw []*genai.Content, end RunEnd, agent string) (next []*genai.
 // message like the run's own (at least messageMeasure's cost) and
 // betweenTurnsMargin; n otherwise.
 func (t *turn) nextTurnCount(n int) int {
-	if !t.betweenTurns || (t.prev.floor > 0 && n <= t.prev.floor) {
+	if !t.betweenTurns || (t.prev.Floor > 0 && n <= t.prev.Floor) {
 		return n
 	}
 	msg := t.ctx.UserContent()

@@ -5,6 +5,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
 // The user's message at the provider's count (ARCHITECTURE.md, Compaction
@@ -31,14 +32,14 @@ type messageMeasure struct {
 // observe settles a pending measure from the provider's count in prev, and
 // starts measuring a call that starts a turn when asBuilt: its request goes
 // out uncompacted and extends the last one the provider counted.
-func (m *messageMeasure) observe(prev guardState, cm measure, asBuilt bool, next guardState) {
+func (m *messageMeasure) observe(prev state.Agent, cm measure, asBuilt bool, next state.Agent) {
 	m.settle(prev)
 	if !startsTurn(cm.Raw) {
 		return
 	}
 	m.from = 0
-	if asBuilt && prev.realTokens > 0 {
-		m.from, m.est, m.compactions = sat.Add(prev.realTokens, lastReply(cm)), next.lastEstimate, next.compactions
+	if asBuilt && prev.RealTokens > 0 {
+		m.from, m.est, m.compactions = sat.Add(prev.RealTokens, lastReply(cm)), next.LastEstimate, next.Compactions
 	}
 }
 
@@ -55,11 +56,11 @@ func lastReply(m measure) int {
 // settle records the turn's cost when prev, a later call's state, holds
 // the provider's count of the turn's first request. A count below the one
 // before (a request pruned since) measures no cost.
-func (m *messageMeasure) settle(prev guardState) {
-	if m.from == 0 || prev.realTokens == 0 || prev.lastEstimate != m.est || prev.compactions != m.compactions {
+func (m *messageMeasure) settle(prev state.Agent) {
+	if m.from == 0 || prev.RealTokens == 0 || prev.LastEstimate != m.est || prev.Compactions != m.compactions {
 		return
 	}
-	m.before, m.last, m.from = m.last, max(prev.realTokens-m.from, 0), 0
+	m.before, m.last, m.from = m.last, max(prev.RealTokens-m.from, 0), 0
 }
 
 // cost is what the next turn's message is judged to cost at least: what

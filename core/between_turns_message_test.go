@@ -11,6 +11,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
@@ -152,10 +153,10 @@ func TestMessageMeasure_Arming(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tu := newTestTurn(request(tt.raw...), guardState{realTokens: tt.real, lastEstimate: 30, compactions: 2}, quietLog)
+			tu := newTestTurn(request(tt.raw...), state.Agent{RealTokens: tt.real, LastEstimate: 30, Compactions: 2}, quietLog)
 			tu.Cal = calib.Calibration{Factor: 2}
 			tu.prefix.matched = !tt.unmatched
-			s := step{next: guardState{lastEstimate: 77, compactions: 2}}
+			s := step{next: state.Agent{LastEstimate: 77, Compactions: 2}}
 			if tt.compacted {
 				s.event = &CompactionEvent{}
 			}
@@ -182,17 +183,17 @@ func TestMessageMeasure_Settle(t *testing.T) {
 	armed := messageMeasure{from: 1_000, est: 77, compactions: 2, last: 600, before: 900}
 	tests := []struct {
 		name     string
-		prev     guardState
+		prev     state.Agent
 		want     messageMeasure
 		wantCost int
 	}{
-		{name: "the count of the armed request", prev: guardState{realTokens: 1_800, lastEstimate: 77, compactions: 2},
+		{name: "the count of the armed request", prev: state.Agent{RealTokens: 1_800, LastEstimate: 77, Compactions: 2},
 			want: messageMeasure{est: 77, compactions: 2, last: 800, before: 600}, wantCost: 600},
-		{name: "a count below the one before measures no cost", prev: guardState{realTokens: 700, lastEstimate: 77, compactions: 2},
+		{name: "a count below the one before measures no cost", prev: state.Agent{RealTokens: 700, LastEstimate: 77, Compactions: 2},
 			want: messageMeasure{est: 77, compactions: 2, last: 0, before: 600}, wantCost: 0},
-		{name: "the count of another request", prev: guardState{realTokens: 1_800, lastEstimate: 78, compactions: 2}, want: armed, wantCost: 600},
-		{name: "a compaction came between", prev: guardState{realTokens: 1_800, lastEstimate: 77, compactions: 3}, want: armed, wantCost: 600},
-		{name: "no count yet", prev: guardState{lastEstimate: 77, compactions: 2}, want: armed, wantCost: 600},
+		{name: "the count of another request", prev: state.Agent{RealTokens: 1_800, LastEstimate: 78, Compactions: 2}, want: armed, wantCost: 600},
+		{name: "a compaction came between", prev: state.Agent{RealTokens: 1_800, LastEstimate: 77, Compactions: 3}, want: armed, wantCost: 600},
+		{name: "no count yet", prev: state.Agent{LastEstimate: 77, Compactions: 2}, want: armed, wantCost: 600},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

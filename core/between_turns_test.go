@@ -17,6 +17,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
@@ -52,7 +53,7 @@ const betweenTurnsWindow = 8_000
 func nearTrigger(t *testing.T, final *genai.Content, ask string) []*genai.Content {
 	t.Helper()
 	lim := window.New(betweenTurnsWindow)
-	cal := newCalibration(guardState{}, testEst)
+	cal := newCalibration(state.Agent{}, testEst)
 	build := func(n int) []*genai.Content { return append(history(n, 400), userMsg(ask)) }
 	for n := 1; n < 100; n++ {
 		raw := build(n)
@@ -112,7 +113,7 @@ func TestBetweenTurns(t *testing.T) {
 			end:     func(e *RunEnd) { e.Before = modelMsg("an event the request did not hold") },
 			wantLog: "does not continue the last request"},
 		{name: "a requested compaction stays for the next model call",
-			prepare: func(c *fakeCtx) { c.set(keyCompactRequest, true) }},
+			prepare: func(c *fakeCtx) { c.set(state.KeyCompactRequest, true) }},
 		{name: "the run's context is done: left to the next model call",
 			prepare: func(c *fakeCtx) {
 				ctx, cancel := context.WithCancel(context.Background())
@@ -175,7 +176,7 @@ func TestBetweenTurns(t *testing.T) {
 
 			if tt.appender != nil && tt.appender.err == nil {
 				require.Len(t, tt.appender.deltas, 1, "the compaction's state is appended to the session")
-				assert.Contains(t, tt.appender.deltas[0], keySummary+"a")
+				assert.Contains(t, tt.appender.deltas[0], state.KeySummary+"a")
 				assert.Contains(t, tt.appender.deltas[0], keyPrefix+"a", "the prefix record of the uncompacted request is cleared")
 				for k, v := range tt.appender.deltas[0] {
 					require.NoError(t, ctx.state.Set(k, v))
@@ -197,7 +198,7 @@ func TestBetweenTurns(t *testing.T) {
 			assert.True(t, isSummaryMessage(nextReq.Contents[0]), "the request starts with the summary")
 			assert.NotContains(t, nextReq.Contents[0].Parts[0].Text, "<user_request>", "the summary quotes no request: the next one follows it")
 			assert.Same(t, next.user, nextReq.Contents[len(nextReq.Contents)-1], "the user's new message whole, after the summary")
-			assert.Equal(t, 1, ctx.getInt(keyCompactions), "the compaction is in the session state")
+			assert.Equal(t, 1, ctx.getInt(state.KeyCompactions), "the compaction is in the session state")
 			assert.Contains(t, logs.String(), tt.wantLog)
 			assert.Zero(t, coretest.GoroutinesLeft(baseline), "no goroutine left")
 		})
@@ -406,7 +407,7 @@ func btoi(b bool) int {
 func toolStepsNearTrigger(t *testing.T, final *genai.Content, ask string, stepTokens int) []*genai.Content {
 	t.Helper()
 	lim := window.New(betweenTurnsWindow)
-	cal := newCalibration(guardState{}, testEst)
+	cal := newCalibration(state.Agent{}, testEst)
 	raw := []*genai.Content{userMsg(ask)}
 	for i := range 40 {
 		next := append(append(append([]*genai.Content(nil), raw...), final), userMsg(ask))
@@ -487,7 +488,7 @@ func TestBetweenTurns_PruningReachesTheNextRequest(t *testing.T) {
 			require.NoError(t, err)
 			assert.Len(t, events, 1, "the next request is not compacted again")
 			assert.Positive(t, prunedResults(nextReq.Contents), "the pruning reported between turns reaches the next request")
-			assert.Equal(t, prunedResults(nextReq.Contents), ctx.getInt(keyPruneFrontier), "every step up to the frontier pruned")
+			assert.Equal(t, prunedResults(nextReq.Contents), ctx.getInt(state.KeyPruneFrontier), "every step up to the frontier pruned")
 		})
 	}
 }
@@ -547,7 +548,7 @@ func TestBetweenTurns_UsageResetsTheProviderCounts(t *testing.T) {
 	_, err := g.beforeModel(ctx, request(raw...))
 	require.NoError(t, err)
 	// The provider counts what the guard counted: nothing to learn.
-	prompt := ctx.getInt(keyLastTokens)
+	prompt := ctx.getInt(state.KeyLastTokens)
 	_, err = g.afterModel(ctx, &Response{Content: final, UsageMetadata: &genai.GenerateContentResponseUsageMetadata{
 		PromptTokenCount: int32(prompt), CachedContentTokenCount: int32(prompt / 2)}}, nil)
 	require.NoError(t, err)

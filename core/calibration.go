@@ -6,13 +6,14 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/estimate"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // newCalibration is the calibration of a call from the session's state
 // (core/internal/calib; ARCHITECTURE.md, "Trusting the provider's counts").
-func newCalibration(st guardState, e estimate.Estimator) calib.Calibration {
-	return calib.New(st.realTokens, st.lastEstimate, st.providerRatio, e.DefaultFactor())
+func newCalibration(st state.Agent, e estimate.Estimator) calib.Calibration {
+	return calib.New(st.RealTokens, st.LastEstimate, st.ProviderRatio, e.DefaultFactor())
 }
 
 // reports records the provider's prompt-token counts, logging those not
@@ -26,29 +27,29 @@ type reports struct {
 // this call for what it is believed (calib.Report.Judge): as the call's count
 // and as the session's learned ratio. A count not believed clears the call's
 // count, so the next call calibrates with the learned one.
-func (r *reports) recordReport(c Call, sio stateIO, st State, real int) {
-	prev := guardState{
-		providerRatio: sio.num(st, keyProviderRatio),
-		suspectRatio:  sio.num(st, keySuspectRatio),
-		window:        sio.num(st, keyWindow),
+func (r *reports) recordReport(c Call, sio state.IO, st State, real int) {
+	prev := state.Agent{
+		ProviderRatio: sio.Num(st, state.KeyProviderRatio),
+		SuspectRatio:  sio.Num(st, state.KeySuspectRatio),
+		Window:        sio.Num(st, state.KeyWindow),
 	}
-	rep := calib.Report{Real: real, Estimate: sio.num(st, keyLastEstimate), Learned: prev.providerRatio, Suspect: prev.suspectRatio}
-	if prev.window > 0 {
-		rep.HardLimit = window.New(prev.window).HardLimit()
+	rep := calib.Report{Real: real, Estimate: sio.Num(st, state.KeyLastEstimate), Learned: prev.ProviderRatio, Suspect: prev.SuspectRatio}
+	if prev.Window > 0 {
+		rep.HardLimit = window.New(prev.Window).HardLimit()
 	}
 	v := rep.Judge()
-	learned := prev.providerRatio
+	learned := prev.ProviderRatio
 	if v.Learn && v.Ratio > 0 {
 		learned = v.Ratio
 	}
 	if v.Count {
-		sio.set(st, keyRealTokens, nil, real)
+		sio.Set(st, state.KeyRealTokens, nil, real)
 	} else {
-		sio.set(st, keyRealTokens, nil, 0)
+		sio.Set(st, state.KeyRealTokens, nil, 0)
 	}
 	if v.Reason != "" {
 		level := slog.LevelDebug
-		if _, seen := r.warned.LoadOrStore(sio.agent, true); !seen {
+		if _, seen := r.warned.LoadOrStore(sio.Agent, true); !seen {
 			level = slog.LevelWarn
 		}
 		msg := "contextguard: the provider's prompt-token count is not believable; not calibrating with it"
@@ -56,11 +57,11 @@ func (r *reports) recordReport(c Call, sio stateIO, st State, real int) {
 			msg = "contextguard: the provider's prompt-token count jumped; calibrating the next call with it, not the session yet"
 		}
 		r.log.Log(c, level, msg,
-			"agent", sio.agent, "session", c.SessionID(), "real_tokens", real, "estimate", rep.Estimate,
-			"window", prev.window, "reason", v.Reason)
+			"agent", sio.Agent, "session", c.SessionID(), "real_tokens", real, "estimate", rep.Estimate,
+			"window", prev.Window, "reason", v.Reason)
 	}
-	sio.set(st, keyProviderRatio, prev.providerRatio, learned)
-	sio.set(st, keySuspectRatio, prev.suspectRatio, v.Suspect)
+	sio.Set(st, state.KeyProviderRatio, prev.ProviderRatio, learned)
+	sio.Set(st, state.KeySuspectRatio, prev.SuspectRatio, v.Suspect)
 }
 
 // measure is how a call weighs what it builds (estimate.Measure), with the

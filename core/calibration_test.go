@@ -14,6 +14,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -29,15 +30,15 @@ func TestAfterModel_HigherCountAfterUnseenEdit(t *testing.T) {
 	sum := fixedSummary("SUMMARY")
 	g, _ := newTestGuard(t, sum, WithMaxTokens(16_000))
 	ctx := newFakeCtx("a").withUser("LATEST go on")
-	ctx.set(keyProviderRatio, 1000)
+	ctx.set(state.KeyProviderRatio, 1000)
 
 	raw := append(history(6, 900), userMsg("LATEST go on"))
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
 	require.Zero(t, sum.Calls(), "under the trigger by the guard's estimate")
-	est := ctx.getInt(keyLastEstimate)
-	threshold := ctx.getInt(keyThreshold)
+	est := ctx.getInt(state.KeyLastEstimate)
+	threshold := ctx.getInt(state.KeyThreshold)
 	require.Less(t, sat.Scale(est, estimate.DefaultCorrection), threshold)
 
 	real := est * 16 / 10
@@ -45,9 +46,9 @@ func TestAfterModel_HigherCountAfterUnseenEdit(t *testing.T) {
 	require.LessOrEqual(t, real, 16_000, "and inside the window")
 	_, err = g.afterModel(ctx, &Response{UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: int32(real)}}, nil)
 	require.NoError(t, err)
-	assert.Equal(t, real, ctx.getInt(keyRealTokens), "the higher count is the call's count")
-	assert.Equal(t, 1000, ctx.getInt(keyProviderRatio), "the session's ratio waits for confirmation")
-	assert.Equal(t, 1600, ctx.getInt(keySuspectRatio))
+	assert.Equal(t, real, ctx.getInt(state.KeyRealTokens), "the higher count is the call's count")
+	assert.Equal(t, 1000, ctx.getInt(state.KeyProviderRatio), "the session's ratio waits for confirmation")
+	assert.Equal(t, 1600, ctx.getInt(state.KeySuspectRatio))
 
 	next := request(append(append([]*genai.Content{}, raw...), modelMsg("done"), userMsg("LATEST go on"))...)
 	_, err = g.beforeModel(ctx, next)
@@ -61,9 +62,9 @@ func TestAfterModel_HigherCountAfterUnseenEdit(t *testing.T) {
 func TestAfterModel_JumpLearnedOnConfirmation(t *testing.T) {
 	g, _ := newTestGuard(t, fixedSummary("x"))
 	ctx := newFakeCtx("a")
-	ctx.set(keyLastEstimate, 1000)
-	ctx.set(keyWindow, 128_000)
-	ctx.set(keyProviderRatio, 1000)
+	ctx.set(state.KeyLastEstimate, 1000)
+	ctx.set(state.KeyWindow, 128_000)
+	ctx.set(state.KeyProviderRatio, 1000)
 	respond := func(n int32) {
 		_, err := g.afterModel(ctx, &Response{UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: n}}, nil)
 		require.NoError(t, err)
@@ -71,12 +72,12 @@ func TestAfterModel_JumpLearnedOnConfirmation(t *testing.T) {
 
 	respond(2000) // a running total's second call
 	respond(3000) // and its third: not a confirmation
-	assert.Equal(t, 1000, ctx.getInt(keyProviderRatio), "a running total is never learned")
-	assert.Equal(t, 3000, ctx.getInt(keyRealTokens), "each count is still the call's count")
+	assert.Equal(t, 1000, ctx.getInt(state.KeyProviderRatio), "a running total is never learned")
+	assert.Equal(t, 3000, ctx.getInt(state.KeyRealTokens), "each count is still the call's count")
 
 	respond(3050) // a real change of content repeats
-	assert.Equal(t, 3050, ctx.getInt(keyProviderRatio))
-	assert.Zero(t, ctx.getInt(keySuspectRatio))
+	assert.Equal(t, 3050, ctx.getInt(state.KeyProviderRatio))
+	assert.Zero(t, ctx.getInt(state.KeySuspectRatio))
 }
 
 // TestAfterModel_UnbelievableCountNotRecorded: an absurd count clears the
@@ -85,21 +86,21 @@ func TestAfterModel_JumpLearnedOnConfirmation(t *testing.T) {
 func TestAfterModel_UnbelievableCountNotRecorded(t *testing.T) {
 	g, logs := newTestGuard(t, fixedSummary("x"))
 	ctx := newFakeCtx("a")
-	ctx.set(keyLastEstimate, 1000)
-	ctx.set(keyWindow, 8000)
+	ctx.set(state.KeyLastEstimate, 1000)
+	ctx.set(state.KeyWindow, 8000)
 	respond := func(n int32) {
 		_, err := g.afterModel(ctx, &Response{UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: n}}, nil)
 		require.NoError(t, err)
 	}
 
 	respond(1100)
-	assert.Equal(t, 1100, ctx.getInt(keyRealTokens))
-	assert.Equal(t, 1100, ctx.getInt(keyProviderRatio))
+	assert.Equal(t, 1100, ctx.getInt(state.KeyRealTokens))
+	assert.Equal(t, 1100, ctx.getInt(state.KeyProviderRatio))
 
 	for _, n := range []int32{math.MaxInt32, -7, 10} {
 		respond(n)
-		assert.Zero(t, ctx.getInt(keyRealTokens), "count %d", n)
-		assert.Equal(t, 1100, ctx.getInt(keyProviderRatio), "count %d", n)
+		assert.Zero(t, ctx.getInt(state.KeyRealTokens), "count %d", n)
+		assert.Equal(t, 1100, ctx.getInt(state.KeyProviderRatio), "count %d", n)
 	}
 	assert.Equal(t, 1, strings.Count(logs.String(), "level=WARN msg=\"contextguard: the provider's prompt-token count is not believable"), "one warning per agent, not per count: %s", logs)
 }
@@ -140,7 +141,7 @@ func TestOnModelError_OddErrorRaisesRatioOneStep(t *testing.T) {
 			next := request(append(append([]*genai.Content{}, raw...), modelMsg("ok"), userMsg("LATEST go on"))...)
 			_, err = g.beforeModel(ctx, next)
 			require.NoError(t, err)
-			ratio := ctx.getInt(keyProviderRatio)
+			ratio := ctx.getInt(state.KeyProviderRatio)
 			assert.LessOrEqual(t, ratio, oneStep, "at most one step: %d", ratio)
 		})
 	}

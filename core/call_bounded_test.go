@@ -14,6 +14,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -168,7 +169,7 @@ func TestSummaryTimeout_BoundsSummarizersThatIgnoreTheirContext(t *testing.T) {
 			assert.Equal(t, 1, events[0].SummarizerCalls, "a summarizer that timed out is not asked again")
 			assert.Contains(t, requestText(req), "Automatic summary")
 			assert.Contains(t, requestText(req), "LATEST please fix the build")
-			assert.Equal(t, 1, ctx.getInt(keyCompactions), "the compaction is persisted")
+			assert.Equal(t, 1, ctx.getInt(state.KeyCompactions), "the compaction is persisted")
 		})
 	}
 }
@@ -211,5 +212,5 @@ func TestRecoveryModel_CancelledWhileItIgnoresItsContext(t *testing.T) {
 	assert.Zero(t, stuck.returned.Load(), "the guard returned while the recovery model was still blocked")
 	assert.Contains(t, logs.String(), "the recovery model failed")
 	assert.Equal(t, 1, sum.Calls())
-	assert.Equal(t, "RECOVERY-SUMMARY", ctx.getStr(keySummary), "the compaction is kept for the next call")
+	assert.Equal(t, "RECOVERY-SUMMARY", ctx.getStr(state.KeySummary), "the compaction is kept for the next call")
 }

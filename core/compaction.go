@@ -11,6 +11,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
@@ -46,7 +47,7 @@ type callView struct {
 }
 
 func viewOf(t *turn) callView {
-	v := callView{measure: t.measure, lim: t.lim, inj: t.inj, before: t.before, floor: t.prev.floor, betweenTurns: t.betweenTurns}
+	v := callView{measure: t.measure, lim: t.lim, inj: t.inj, before: t.before, floor: t.prev.Floor, betweenTurns: t.betweenTurns}
 	if t.ctx != nil {
 		v.user = t.ctx.UserContent()
 	}
@@ -111,7 +112,7 @@ type compaction struct {
 	summarizing time.Duration
 	// unapplied is the state stored when the request goes out as it came
 	// (orig); an applied compaction builds on it (compactedState).
-	unapplied guardState
+	unapplied state.Agent
 }
 
 // outcome is what a strategy made of a compaction.
@@ -127,7 +128,7 @@ type outcome struct {
 // part of the request, and opens the span. A nil compaction means nothing
 // to compact or nothing can help (its error then wraps ErrIrreducible); the
 // step is then the result. next is the state of cs sent as it is.
-func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, next guardState, strategy Strategy, reason string) (*compaction, step) {
+func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, next state.Agent, strategy Strategy, reason string) (*compaction, step) {
 	if p := t.sess.prepared.Load(); p != nil && p.agent == t.cfg.name {
 		t.sess.dropPrepared(t.ctx, "another compaction came first")
 	}
@@ -148,21 +149,21 @@ func (g *Guard) beginCompaction(t *turn, cs []*genai.Content, next guardState, s
 	c.callsLeft = c.cfg.maxAttempts
 	c.open(strategy, reason)
 	c.ev.InlineReason = t.inlineReason(reason, c.bare)
-	c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens = compactionKept(t.measure, &t.prefix, t.prev.lastEstimate)
+	c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens = compactionKept(t.measure, &t.prefix, t.prev.LastEstimate)
 	return c, step{contents: cs, next: next}
 }
 
 // newCompaction is the compaction of cs, whose state sent as they are is
 // next: the span a summary may cover, the user's request as the
 // continuation quotes it, and the irreducible part (bare).
-func newCompaction(t *turn, cs []*genai.Content, next guardState, start time.Time) *compaction {
+func newCompaction(t *turn, cs []*genai.Content, next state.Agent, start time.Time) *compaction {
 	c := &compaction{callView: viewOf(t), cfg: t.cfg, req: t.req, call: t.ctx, sess: t.sess, log: t.log(),
-		rejected: t.rejected, recall: t.recall, compactions: t.prev.compactions, prefix: t.prefix, frontier: t.frontier,
+		rejected: t.rejected, recall: t.recall, compactions: t.prev.Compactions, prefix: t.prefix, frontier: t.frontier,
 		start: start, cov: convo.CoverableLen(t.Raw), orig: cs, unapplied: next}
 	c.origEst = c.Weigh(cs)
 	if c.inj.injected {
 		c.first = c.inj.cut
-		c.prevSummary = t.prev.summary
+		c.prevSummary = t.prev.Summary
 	}
 	c.first = min(c.first, c.cov)
 	c.userReq = c.boundedUserRequest()
@@ -194,15 +195,15 @@ func (c *compaction) nothingToDo() (step, bool) {
 			c.log.Error("contextguard: the system instruction, tools and current request alone exceed the context window; nothing the guard can cut will make the request fit",
 				"irreducible_tokens", c.bare, "threshold", c.lim.Threshold, "window", c.lim.Window)
 		}
-		done.next.floor = c.bare
-		done.next.lastEstimate = c.origEst
+		done.next.Floor = c.bare
+		done.next.LastEstimate = c.origEst
 		done.err = err
 		return done, true
 	}
 	if c.cov != c.first || c.prevSummary != "" {
 		return done, false
 	}
-	done.next.lastEstimate = c.origEst
+	done.next.LastEstimate = c.origEst
 	var n int
 	if n, done.err = c.irreducible(c.origEst); done.err != nil {
 		c.log.Error("contextguard: the request exceeds the context window and holds nothing the guard can summarize",
@@ -230,7 +231,7 @@ func (c *compaction) open(strategy Strategy, reason string) {
 // first verbatim suffix the strategy offers that fits under the threshold
 // beside a summary of what precedes it, else summarizes everything. Any
 // summarizer fault takes the fallback summary, never the raw history.
-func (g *Guard) compact(t *turn, cs []*genai.Content, next guardState, s compactionStrategy, reason string) step {
+func (g *Guard) compact(t *turn, cs []*genai.Content, next state.Agent, s compactionStrategy, reason string) step {
 	c, done := g.beginCompaction(t, cs, next, s.name(), reason)
 	if c == nil {
 		return done
@@ -284,7 +285,7 @@ func (c *compaction) summaryMessage(summary string, cur *genai.Content) *genai.C
 // leave no room for a summary: it sends the contents from the user's
 // current request on, pair-safe, the smallest request that still carries
 // the task; nothing is stored, so the next call trims again.
-func trimToCurrentRequest(t *turn, next guardState) step {
+func trimToCurrentRequest(t *turn, next state.Agent) step {
 	_, start := convo.CurrentRequest(t.ctx.UserContent(), t.Raw)
 	if start < 0 {
 		start = len(t.Raw) - 1
@@ -297,10 +298,10 @@ func trimToCurrentRequest(t *turn, next guardState) step {
 		t.log().Warn("contextguard: the system instruction and tools leave no room for a summary; sending only the newest contents from the user's current request on",
 			"tokens_after", t.Cal.Scale(est), "threshold", t.lim.Threshold, "window", t.lim.Window, "kept_contents", len(cs))
 	}
-	next.floor = 0
-	next.realTokens = 0
-	next.lastEstimate = est
-	next.prefixKept, next.invalidated = prefixKept(t.measure, &t.prefix, t.prev.lastEstimate, cs, est, 0)
+	next.Floor = 0
+	next.RealTokens = 0
+	next.LastEstimate = est
+	next.PrefixKept, next.Invalidated = prefixKept(t.measure, &t.prefix, t.prev.LastEstimate, cs, est, 0)
 	s := step{contents: cs, next: next}
 	if n := t.irreducibleSize(est); n > t.lim.HardLimit() {
 		s.err = irreducibleError(n, t.lim.Window)

@@ -1,5 +1,7 @@
 package core
 
+import "github.com/adk-contextguard/contextguard/core/internal/state"
+
 // The end of a compaction: applied (its state, event, span and log line),
 // or discarded when its request is not smaller.
 
@@ -18,7 +20,7 @@ func (c *compaction) finish(o outcome) step {
 }
 
 // compactedState is the state an applied compaction stores.
-func (c *compaction) compactedState(o outcome) guardState {
+func (c *compaction) compactedState(o outcome) state.Agent {
 	next := c.unapplied
 	// A prepared summary's request past the trigger holds the step the
 	// summary kept verbatim, not a part no summary can shrink: it sets no
@@ -28,21 +30,21 @@ func (c *compaction) compactedState(o outcome) guardState {
 			c.log.Warn("contextguard: the compacted request is still over the threshold; its irreducible part is too large, so the guard will not compact again until the conversation grows",
 				"tokens_after", o.newCount, "threshold", c.lim.Threshold, "window", c.lim.Window)
 		}
-		next.floor = o.newCount
+		next.Floor = o.newCount
 	} else {
-		next.floor = 0
+		next.Floor = 0
 	}
-	next.summary = o.summary
-	next.userRequest = c.userReq
-	next.watermark = o.watermark
-	next.fingerprint = c.Est.fingerprint(c.Raw[o.watermark-1])
-	next.anchor = anchorAt(c.req.Coverage, c.Raw, o.watermark)
-	next.summarizedAt = c.before
-	next.realTokens = 0
-	next.lastEstimate = o.newEst
-	next.compactions = c.compactions + 1
-	next.pruneFrontier = pruneFrontier(c.cfg.pruneKeep, c.Raw) // as compact pruned the kept contents
-	next.prefixKept, next.invalidated = c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens
+	next.Summary = o.summary
+	next.UserRequest = c.userReq
+	next.Watermark = o.watermark
+	next.Fingerprint = c.Est.fingerprint(c.Raw[o.watermark-1])
+	next.Anchor = anchorAt(c.req.Coverage, c.Raw, o.watermark)
+	next.SummarizedAt = c.before
+	next.RealTokens = 0
+	next.LastEstimate = o.newEst
+	next.Compactions = c.compactions + 1
+	next.PruneFrontier = pruneFrontier(c.cfg.pruneKeep, c.Raw) // as compact pruned the kept contents
+	next.PrefixKept, next.Invalidated = c.ev.PrefixKeptTokens, c.ev.InvalidatedTokens
 	stampCompaction(c.cfg.host.Now(c.call), &next, c.ev.Reason)
 	return next
 }
@@ -78,8 +80,8 @@ func (c *compaction) report(o outcome) (CompactionEvent, error) {
 // request has grown past it (tokenTrigger; slidingWindow.turnsDue).
 func (c *compaction) discard(o outcome) step {
 	next := c.unapplied
-	next.lastEstimate = c.origEst
-	next.floor = max(o.newCount, c.before)
+	next.LastEstimate = c.origEst
+	next.Floor = max(o.newCount, c.before)
 	if c.floor == 0 {
 		msg := "contextguard: the compacted request is not smaller than the request; sending the request as it is and compacting again once it has grown"
 		if o.newCount > c.lim.Threshold {
@@ -92,7 +94,7 @@ func (c *compaction) discard(o outcome) step {
 	ev := c.ev
 	ev.Discarded = true
 	ev.TokensAfter = c.before
-	ev.PrefixKeptTokens, ev.InvalidatedTokens = next.prefixKept, next.invalidated
+	ev.PrefixKeptTokens, ev.InvalidatedTokens = next.PrefixKept, next.Invalidated
 	ev.Duration = c.clock.Now().Sub(c.start)
 	ev.Waited = c.betweenTurns.waited(ev.Duration)
 	_, err := c.irreducible(c.origEst)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -40,8 +41,8 @@ func TestCompaction_NotAppliedWhenNotSmaller(t *testing.T) {
 	assert.True(t, e.Discarded)
 	assert.Equal(t, e.TokensBefore, e.TokensAfter)
 	assert.Equal(t, raw, req.Contents, "the request is sent as it was")
-	assert.Empty(t, ctx.getStr(keySummary), "nothing stored")
-	assert.Zero(t, ctx.getInt(keyWatermark))
+	assert.Empty(t, ctx.getStr(state.KeySummary), "nothing stored")
+	assert.Zero(t, ctx.getInt(state.KeyWatermark))
 	assert.Equal(t, 1, strings.Count(logs.String(), "not smaller than the request"))
 
 	// A step later, one short message more: not grown past what the
@@ -84,8 +85,8 @@ func TestCompaction_DiscardedAfterPruningForgetsTheProvidersCount(t *testing.T) 
 		WithToolResultPruning(0), WithPruningMinFree(1), WithMaxTokens(200_000))
 	ctx := newFakeCtx("a").withUser("U9-MARK latest")
 	// The provider's count of the previous request, unpruned.
-	ctx.set(keyRealTokens, unpruned)
-	ctx.set(keyLastEstimate, unpruned)
+	ctx.set(state.KeyRealTokens, unpruned)
+	ctx.set(state.KeyLastEstimate, unpruned)
 
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
@@ -97,8 +98,8 @@ func TestCompaction_DiscardedAfterPruningForgetsTheProvidersCount(t *testing.T) 
 	sent := requestTokens(testEst, engineReq(req))
 	require.Less(t, sent, unpruned)
 
-	assert.Zero(t, ctx.getInt(keyRealTokens), "the provider counted a larger request")
-	assert.Equal(t, sent, ctx.getInt(keyLastEstimate))
-	assert.Less(t, ctx.getInt(keyLastTokens), unpruned, "the count of the request sent, not the provider's of the one before")
-	assert.Equal(t, pruneFrontier(DefaultPruneKeepSteps, raw), ctx.getInt(keyPruneFrontier), "the frontier the request was pruned to")
+	assert.Zero(t, ctx.getInt(state.KeyRealTokens), "the provider counted a larger request")
+	assert.Equal(t, sent, ctx.getInt(state.KeyLastEstimate))
+	assert.Less(t, ctx.getInt(state.KeyLastTokens), unpruned, "the count of the request sent, not the provider's of the one before")
+	assert.Equal(t, pruneFrontier(DefaultPruneKeepSteps, raw), ctx.getInt(state.KeyPruneFrontier), "the frontier the request was pruned to")
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
@@ -24,7 +25,7 @@ import (
 func TestBeforeCompaction(t *testing.T) {
 	const win = 8_000
 	lim := window.New(win)
-	cal := newCalibration(guardState{}, testEst)
+	cal := newCalibration(state.Agent{}, testEst)
 	build := func(n int) *Request {
 		return request(append(history(n, 400), userMsg("fix the failing test"))...)
 	}
@@ -106,7 +107,7 @@ func TestBeforeCompaction(t *testing.T) {
 				}
 			}
 
-			assert.Equal(t, tt.wantSummaries, ctx.getInt(keyCompactions), "compactions")
+			assert.Equal(t, tt.wantSummaries, ctx.getInt(state.KeyCompactions), "compactions")
 			if tt.wantSummaries == 0 {
 				assert.Empty(t, rs.requests(), "no summarizer call")
 			}
@@ -159,7 +160,7 @@ func TestBeforeCompaction_ReentrantCallFromTheHook(t *testing.T) {
 // the summarizer model's window when the registry does not know it, which
 // is otherwise assumed with a warning that names the summarizer's option.
 func TestSummaryKnobs(t *testing.T) {
-	cal := newCalibration(guardState{}, testEst)
+	cal := newCalibration(state.Agent{}, testEst)
 	tests := []struct {
 		name   string
 		window int
@@ -290,7 +291,7 @@ func TestBeforeCompaction_HookTimesOut(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, logs.String(), "the before-compaction hook failed")
 	assert.Contains(t, logs.String(), "summary timeout")
-	assert.Equal(t, 1, ctx.getInt(keyCompactions), "the compaction ran as configured")
+	assert.Equal(t, 1, ctx.getInt(state.KeyCompactions), "the compaction ran as configured")
 	for _, r := range rs.requests() {
 		assert.NotContains(t, r.Instructions, "LATE-INSTRUCTIONS")
 	}

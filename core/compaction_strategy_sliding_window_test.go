@@ -23,6 +23,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
@@ -108,8 +109,8 @@ func TestSlidingWindow_SplitAndWatermark(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rs.requests(), 1)
 	split := 12 // turn 3 starts at 12; turn 4 at 16
-	assert.Equal(t, split, ctx.getInt(keyWatermark), "watermark = the split point, not the length")
-	assert.Equal(t, contentid.Fingerprint(raw[split-1]), ctx.getStr(keyFingerprint))
+	assert.Equal(t, split, ctx.getInt(state.KeyWatermark), "watermark = the split point, not the length")
+	assert.Equal(t, contentid.Fingerprint(raw[split-1]), ctx.getStr(state.KeyFingerprint))
 	require.Len(t, req.Contents, 1+len(raw)-split)
 	assert.Contains(t, textcut.ContentText(req.Contents[0]), "SUMMARY-1")
 	for i, c := range raw[split:] {
@@ -142,7 +143,7 @@ func TestSlidingWindow_SplitAndWatermark(t *testing.T) {
 	require.NoError(t, err)
 	reqs := rs.requests()
 	require.Len(t, reqs, 2)
-	split2 := ctx.getInt(keyWatermark)
+	split2 := ctx.getInt(state.KeyWatermark)
 	assert.Equal(t, len(raw)-1-4, split2, "turn 6 and the new request kept")
 	assert.Equal(t, "SUMMARY-1", reqs[1].PreviousSummary)
 	assert.Equal(t, contentsMarkers(raw[split:split2]), contentsMarkers(reqs[1].Contents))
@@ -198,7 +199,7 @@ func quietTestLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // fillerOf returns filler text whose calibrated count (at the default
 // factor) is as close to target tokens as possible without exceeding it.
 func fillerOf(target, seed int) string {
-	cal := newCalibration(guardState{}, testEst)
+	cal := newCalibration(state.Agent{}, testEst)
 	lo, hi := 1, target*8
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
@@ -221,7 +222,7 @@ func fillerOf(target, seed int) string {
 func TestSlidingWindow_TailShrinks(t *testing.T) {
 	const win = 100_000 // threshold 80k, buffer 20k
 	lim := window.New(win)
-	cal := newCalibration(guardState{}, testEst)
+	cal := newCalibration(state.Agent{}, testEst)
 	user := "U4-MARK go on"
 
 	// A system prompt that leaves about 11k tokens under the threshold:
@@ -296,9 +297,9 @@ func TestSlidingWindow_TailShrinks(t *testing.T) {
 	assert.Contains(t, logs.String(), "keeping fewer")
 	assert.Len(t, reqs[0].Contents, 12, "first attempt: turns 0-2")
 	assert.Len(t, reqs[1].Contents, 16, "retry: turns 0-3")
-	w := ctx.getInt(keyWatermark)
+	w := ctx.getInt(state.KeyWatermark)
 	assert.Equal(t, len(raw)-1, w, "only the newest turn (the new request) kept")
-	assert.Equal(t, contentid.Fingerprint(raw[w-1]), ctx.getStr(keyFingerprint))
+	assert.Equal(t, contentid.Fingerprint(raw[w-1]), ctx.getStr(state.KeyFingerprint))
 	text := requestText(req)
 	assert.Equal(t, 1, strings.Count(text, summaryHeader))
 	assert.Equal(t, 1, strings.Count(text, continuationLead), "one continuation after a retry")
@@ -323,7 +324,7 @@ func TestSlidingWindow_FullSummaryWhenNewestTurnTooLarge(t *testing.T) {
 	require.Len(t, req.Contents, 1)
 	assert.Contains(t, textcut.ContentText(req.Contents[0]), "FULL")
 	assert.Contains(t, textcut.ContentText(req.Contents[0]), "U9-MARK", "the continuation quotes the request")
-	assert.Equal(t, len(raw), ctx.getInt(keyWatermark))
+	assert.Equal(t, len(raw), ctx.getInt(state.KeyWatermark))
 }
 
 func TestSlidingWindow_NothingToSummarizeAfterWatermark(t *testing.T) {
@@ -333,9 +334,9 @@ func TestSlidingWindow_NothingToSummarizeAfterWatermark(t *testing.T) {
 	g, _ := newTestGuard(t, sum, WithSlidingWindow(3), WithMaxTokens(8_000))
 	ctx := newFakeCtx("a").withUser("U1-MARK next")
 	base := swHistory(0, 1, 100)
-	ctx.set(keySummary, "S1")
-	ctx.set(keyWatermark, len(base))
-	ctx.set(keyFingerprint, contentid.Fingerprint(base[len(base)-1]))
+	ctx.set(state.KeySummary, "S1")
+	ctx.set(state.KeyWatermark, len(base))
+	ctx.set(state.KeyFingerprint, contentid.Fingerprint(base[len(base)-1]))
 	raw := append(base, userMsg("U1-MARK next"), callMsg("kubectl_logs", nil),
 		respMsg("kubectl_logs", map[string]any{"output": filler(20_000, 4)}))
 	req := request(raw...)
@@ -345,7 +346,7 @@ func TestSlidingWindow_NothingToSummarizeAfterWatermark(t *testing.T) {
 	assert.Contains(t, sum.lastInput(), "S1", "previous summary passed on")
 	assert.NotContains(t, sum.lastInput(), "U0-MARK", "nothing before the watermark")
 	assert.Len(t, req.Contents, 1)
-	assert.Equal(t, len(raw), ctx.getInt(keyWatermark))
+	assert.Equal(t, len(raw), ctx.getInt(state.KeyWatermark))
 }
 
 func TestPairSafeSplit(t *testing.T) {

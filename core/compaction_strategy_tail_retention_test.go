@@ -11,6 +11,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -28,7 +29,7 @@ func TestTailRetention_KeepsNewestWithinFraction(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rs.requests(), 1)
 
-	split := ctx.getInt(keyWatermark)
+	split := ctx.getInt(state.KeyWatermark)
 	require.Greater(t, split, 0)
 	require.Less(t, split, len(raw), "a verbatim tail is kept")
 	assert.Equal(t, split, pairs.SafeStart(raw, split), "the split is pair-safe")
@@ -60,7 +61,7 @@ func TestTailRetention_NoTailFits(t *testing.T) {
 	assert.Equal(t, 1, sum.Calls())
 	require.Len(t, req.Contents, 1)
 	assert.Contains(t, textcut.ContentText(req.Contents[0]), "U9-MARK", "the continuation quotes the request")
-	assert.Equal(t, len(raw), ctx.getInt(keyWatermark))
+	assert.Equal(t, len(raw), ctx.getInt(state.KeyWatermark))
 }
 
 // TestTailRetention_OnlyAtTokenTrigger: under the trigger nothing is

@@ -13,6 +13,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/estimate"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
@@ -21,7 +22,7 @@ import (
 // WithSlidingWindow(4) compaction summarizes) weigh at least span tokens,
 // and the user's new request.
 func slidingDue(span int) (raw []*genai.Content, user string) {
-	cal := newCalibration(guardState{}, testEst)
+	cal := newCalibration(state.Agent{}, testEst)
 	user = "U6-MARK and now the tests"
 	for size := 40; ; size += 20 {
 		raw = swHistory(0, 6, size)
@@ -69,7 +70,7 @@ func TestSlidingWindow_SummaryBoundedBySpan(t *testing.T) {
 			assert.Less(t, e.TokensAfter, e.TokensBefore, "the compaction shrinks the request")
 			require.Len(t, rs.requests(), 1)
 			asked := rs.requests()[0].SummaryTokens
-			span := newCalibration(guardState{}, testEst).Scale(estimate.Contents(testEst, raw[:e.ContentsSummarized]))
+			span := newCalibration(state.Agent{}, testEst).Scale(estimate.Contents(testEst, raw[:e.ContentsSummarized]))
 			assert.LessOrEqual(t, asked, span/2, "the summary asked is bounded by the span it replaces")
 			assert.GreaterOrEqual(t, asked, minSummaryTokens/2)
 			t.Logf("asked %d tokens; request %d -> %d", asked, e.TokensBefore, e.TokensAfter)
@@ -172,8 +173,8 @@ func TestCompaction_NothingToDo(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tr := newTestTurn(request(tc.raw...), guardState{}, quietLogger)
-			tr.lim, tr.Cal = window.New(win), newCalibration(guardState{}, testEst)
+			tr := newTestTurn(request(tc.raw...), state.Agent{}, quietLogger)
+			tr.lim, tr.Cal = window.New(win), newCalibration(state.Agent{}, testEst)
 			if tc.fixed > 0 {
 				tr.Fixed = tc.fixed
 			}
@@ -187,12 +188,12 @@ func TestCompaction_NothingToDo(t *testing.T) {
 			}
 			if tc.wantFloor {
 				require.Greater(t, c.bare, 3*win, "the calibrated irreducible part")
-				assert.Equal(t, c.bare, done.next.floor, "no compaction until the request outgrows its irreducible part")
+				assert.Equal(t, c.bare, done.next.Floor, "no compaction until the request outgrows its irreducible part")
 			} else {
-				assert.Zero(t, done.next.floor)
+				assert.Zero(t, done.next.Floor)
 			}
 			if stop && !tc.wantFloor {
-				assert.Equal(t, c.origEst, done.next.lastEstimate, "the estimate of the request sent, for calibration")
+				assert.Equal(t, c.origEst, done.next.LastEstimate, "the estimate of the request sent, for calibration")
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
@@ -53,7 +54,7 @@ func TestFixedOf_CountedOncePerGuard(t *testing.T) {
 			require.NoError(t, err)
 			counted := counter.take()
 
-			assert.Equal(t, exactCount(second), ctx.getInt(keyLastEstimate), "the count used is the whole request's")
+			assert.Equal(t, exactCount(second), ctx.getInt(state.KeyLastEstimate), "the count used is the whole request's")
 			contentBytes := len(requestText(&Request{Contents: second.Contents}))
 			if tt.countsConfig {
 				assert.GreaterOrEqual(t, counted, configBytes*3/4, "the instruction and tools are counted")

@@ -24,6 +24,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -416,15 +417,15 @@ func FuzzBeforeModel(f *testing.F) {
 			fp = contentid.Fingerprint(raw[w-1])
 		}
 		for key, v := range map[string]any{
-			keySummary:          r.stateString(r.str(300)),
-			keyUserRequest:      r.stateString(convo.LatestUserText(ctx.user, raw)),
-			keyFingerprint:      r.stateString(fp),
-			keyWatermark:        r.stateNumber(w),
-			keySummarizedAt:     r.stateNumber(r.intn(50_000)),
-			keyRealTokens:       r.stateNumber(r.intn(50_000)),
-			keyLastEstimate:     r.stateNumber(r.intn(50_000)),
-			keyCompactions:      r.stateNumber(r.intn(5)),
-			keyIrreducibleFloor: r.stateNumber(r.intn(50_000)),
+			state.KeySummary:          r.stateString(r.str(300)),
+			state.KeyUserRequest:      r.stateString(convo.LatestUserText(ctx.user, raw)),
+			state.KeyFingerprint:      r.stateString(fp),
+			state.KeyWatermark:        r.stateNumber(w),
+			state.KeySummarizedAt:     r.stateNumber(r.intn(50_000)),
+			state.KeyRealTokens:       r.stateNumber(r.intn(50_000)),
+			state.KeyLastEstimate:     r.stateNumber(r.intn(50_000)),
+			state.KeyCompactions:      r.stateNumber(r.intn(5)),
+			state.KeyIrreducibleFloor: r.stateNumber(r.intn(50_000)),
 		} {
 			if v != nil {
 				ctx.set(key, v)
@@ -495,8 +496,8 @@ func FuzzBeforeModel(f *testing.F) {
 						t.Fatalf("step %d: afterModel: %v", step, aerr)
 					}
 				}
-				st := stateIO{agent: "a", log: quietLog}.load(ctx.state)
-				for _, n := range []int{st.watermark, st.summarizedAt, st.realTokens, st.lastEstimate, st.compactions, st.floor, st.providerRatio, st.suspectRatio, st.window} {
+				st := state.IO{Agent: "a", Log: quietLog}.Load(ctx.state)
+				for _, n := range []int{st.Watermark, st.SummarizedAt, st.RealTokens, st.LastEstimate, st.Compactions, st.Floor, st.ProviderRatio, st.SuspectRatio, st.Window} {
 					if n < 0 {
 						t.Fatalf("step %d: a negative count in state after a report of %+v: %+v", step, *resp.UsageMetadata, st)
 					}
@@ -616,7 +617,7 @@ func FuzzPairSafeStart(f *testing.F) {
 }
 
 // numberAsFloat is a Go number as the float64 JSON decoding gives: what
-// decodeInt must agree with.
+// state.DecodeInt must agree with.
 func numberAsFloat(v any) (float64, bool) {
 	switch r := reflect.ValueOf(v); {
 	case r.CanInt():
@@ -629,8 +630,8 @@ func numberAsFloat(v any) (float64, bool) {
 	return 0, false
 }
 
-// FuzzStateDecoding checks decoding of session state: decodeInt accepts
-// exactly the non-negative whole numbers it can represent, and stateIO.load
+// FuzzStateDecoding checks decoding of session state: state.DecodeInt accepts
+// exactly the non-negative whole numbers it can represent, and state.IO.Load
 // and loadTodos survive any value of any type.
 func FuzzStateDecoding(f *testing.F) {
 	f.Add([]byte{}, "")
@@ -639,23 +640,23 @@ func FuzzStateDecoding(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, text string) {
 		r := &fuzzReader{data: data, pool: text}
 		for _, v := range []any{json.Number(text), text, r.value(0), r.stateNumber(r.intn(1000)), math.Float64frombits(r.u64()), int64(r.u64()), float32(math.Float64frombits(r.u64()))} {
-			n, ok := decodeInt(v)
+			n, ok := state.DecodeInt(v)
 			if !ok {
 				if n != 0 {
-					t.Fatalf("decodeInt(%#v) = %d, false", v, n)
+					t.Fatalf("DecodeInt(%#v) = %d, false", v, n)
 				}
 				continue
 			}
-			if n < 0 || n > maxPlausibleTokenNum {
-				t.Fatalf("decodeInt(%#v) = %d", v, n)
+			if n < 0 || n > state.MaxPlausible {
+				t.Fatalf("DecodeInt(%#v) = %d", v, n)
 			}
 			if f, isFloat := numberAsFloat(v); isFloat && f != float64(n) {
-				t.Fatalf("decodeInt(%#v) = %d", v, n)
+				t.Fatalf("DecodeInt(%#v) = %d", v, n)
 			}
 		}
 
 		st := newMapState()
-		keys := []string{keySummary, keyWatermark, keySummarizedAt, keyRealTokens, keyLastEstimate, keyFingerprint, keyUserRequest, keyCompactions, keyIrreducibleFloor}
+		keys := []string{state.KeySummary, state.KeyWatermark, state.KeySummarizedAt, state.KeyRealTokens, state.KeyLastEstimate, state.KeyFingerprint, state.KeyUserRequest, state.KeyCompactions, state.KeyIrreducibleFloor}
 		for _, k := range keys {
 			if r.bool() {
 				_ = st.Set(k+"a", r.stateNumber(r.intn(100)))
@@ -663,9 +664,9 @@ func FuzzStateDecoding(f *testing.F) {
 				_ = st.Set(k+"a", r.stateString(r.str(50)))
 			}
 		}
-		g := stateIO{agent: "a", log: quietLog}.load(st)
-		for _, n := range []int{g.watermark, g.summarizedAt, g.realTokens, g.lastEstimate, g.compactions, g.floor} {
-			if n < 0 || n > maxPlausibleTokenNum {
+		g := state.IO{Agent: "a", Log: quietLog}.Load(st)
+		for _, n := range []int{g.Watermark, g.SummarizedAt, g.RealTokens, g.LastEstimate, g.Compactions, g.Floor} {
+			if n < 0 || n > state.MaxPlausible {
 				t.Fatalf("loaded %d from %v", n, st.m)
 			}
 		}
@@ -696,7 +697,7 @@ func FuzzOverflowError(f *testing.F) {
 		}
 		// An overflow's count is over its limit: a count at or under it is
 		// no usable count (AsContextOverflow).
-		a, b := 1+abs(tokens%(maxPlausibleTokenNum-1)), 1+abs(limit%(maxPlausibleTokenNum-1))
+		a, b := 1+abs(tokens%(state.MaxPlausible-1)), 1+abs(limit%(state.MaxPlausible-1))
 		tokens, limit = max(a, b), min(a, b)
 		if tokens == limit {
 			tokens++

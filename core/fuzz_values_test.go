@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"google.golang.org/genai"
 )
 
@@ -547,7 +548,7 @@ func (r *fuzzReader) window() int {
 	case 1:
 		return math.MaxInt - r.intn(3)
 	case 2:
-		huge := []int{math.MaxInt32, math.MaxInt32 + 1, math.MaxUint32, maxPlausibleTokenNum, maxPlausibleTokenNum + 1, math.MaxInt / 2, math.MaxInt / 10 * 9}
+		huge := []int{math.MaxInt32, math.MaxInt32 + 1, math.MaxUint32, state.MaxPlausible, state.MaxPlausible + 1, math.MaxInt / 2, math.MaxInt / 10 * 9}
 		return huge[r.intn(len(huge))]
 	default:
 		return 200 + r.intn(30_000)

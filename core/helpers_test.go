@@ -19,6 +19,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
 	"github.com/adk-contextguard/contextguard/core/internal/estimate"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -107,7 +108,7 @@ func (f *fakeCtx) State() State                             { return f.state }
 func (f *fakeCtx) withUser(text string) *fakeCtx            { f.user = userMsg(text); return f }
 func (f *fakeCtx) get(key string) any                       { v, _ := f.state.Get(key + f.agentName); return v }
 func (f *fakeCtx) set(key string, v any)                    { _ = f.state.Set(key+f.agentName, v) }
-func (f *fakeCtx) getInt(key string) int                    { n, _ := decodeInt(f.get(key)); return n }
+func (f *fakeCtx) getInt(key string) int                    { n, _ := state.DecodeInt(f.get(key)); return n }
 func (f *fakeCtx) getStr(key string) string                 { s, _ := f.get(key).(string); return s }
 func (f *fakeCtx) withContext(ctx context.Context) *fakeCtx { f.Context = ctx; return f }
 
@@ -447,7 +448,7 @@ func fromTest(req *Request) Request {
 }
 
 // newTestTurn builds a turn over req for calling the guard's steps directly.
-func newTestTurn(req *Request, st guardState, log *slog.Logger) *turn {
+func newTestTurn(req *Request, st state.Agent, log *slog.Logger) *turn {
 	sess := newSessionEntry("", quietLog)
 	ctx := newFakeCtx("a")
 	return &turn{

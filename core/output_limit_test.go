@@ -10,6 +10,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -45,11 +46,11 @@ func TestAfterModel_OutputCountAtTheLimit(t *testing.T) {
 			req.Config.MaxOutputTokens = tt.maxOut
 			_, err := g.beforeModel(ctx, req)
 			require.NoError(t, err)
-			prompt := sat.Scale(ctx.getInt(keyLastEstimate), estimate.DefaultCorrection)
+			prompt := sat.Scale(ctx.getInt(state.KeyLastEstimate), estimate.DefaultCorrection)
 			if tt.history < 10 {
 				require.Less(t, prompt, window/20, "about 4% of the window")
 			} else {
-				require.Greater(t, prompt+maxOut, ctx.getInt(keyThreshold), "near the window")
+				require.Greater(t, prompt+maxOut, ctx.getInt(state.KeyThreshold), "near the window")
 				require.Less(t, prompt, window, "under it")
 			}
 
@@ -69,7 +70,7 @@ func TestAfterModel_OutputCountAtTheLimit(t *testing.T) {
 				require.NotNil(t, out)
 				assert.Contains(t, textcut.ContentText(out.Content), cutCallNote)
 			}
-			assert.Equal(t, tt.compacts, ctx.getInt(keyCompactNext) == 1, "the next call compacts first")
+			assert.Equal(t, tt.compacts, ctx.getInt(state.KeyCompactNext) == 1, "the next call compacts first")
 		})
 	}
 }
@@ -77,18 +78,18 @@ func TestAfterModel_OutputCountAtTheLimit(t *testing.T) {
 // TestPlausibleOutput: the output counts believed for a response cut at
 // the output limit.
 func TestPlausibleOutput(t *testing.T) {
-	st := guardState{window: 8_000, maxOutput: 1_000}
+	st := state.Agent{Window: 8_000, MaxOutput: 1_000}
 	tests := []struct {
 		name string
 		n    int
-		st   guardState
+		st   state.Agent
 		want int
 	}{
 		{"at the limit", 1_000, st, 1_000},
 		{"twice the limit", 2_000, st, 2_000},
 		{"past twice the limit", 2_001, st, 0},
-		{"no MaxOutputTokens: the window bounds it", 7_000, guardState{window: 8_000}, 7_000},
-		{"over the window", 8_001, guardState{window: 8_000}, 0},
+		{"no MaxOutputTokens: the window bounds it", 7_000, state.Agent{Window: 8_000}, 7_000},
+		{"over the window", 8_001, state.Agent{Window: 8_000}, 0},
 		{"zero", 0, st, 0},
 		{"negative", -1, st, 0},
 		{"2^31-1", math.MaxInt32, st, 0},

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"google.golang.org/genai"
 )
 
@@ -187,7 +188,7 @@ func containsAny(s string, phrases []string) bool {
 func parseCount(s string) int {
 	s = strings.ReplaceAll(s, ",", "")
 	n, err := strconv.Atoi(s)
-	if err != nil || n <= 0 || n > maxPlausibleTokenNum {
+	if err != nil || n <= 0 || n > state.MaxPlausible {
 		return 0
 	}
 	return n

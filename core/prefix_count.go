@@ -7,6 +7,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
 // Counting what is new (ARCHITECTURE.md, Counting): a call whose request
@@ -14,7 +15,7 @@ import (
 // contents added since; anything that differs counts the whole request.
 
 // keyPrefix is the state key of the prefix record, per agent.
-const keyPrefix = stateKeyPrefix + "prefix_"
+const keyPrefix = state.KeyPrefix + "prefix_"
 
 // prefixRecordVersion starts an encoded record, so another format ("p1",
 // a sampled mark) is ignored rather than misread.
@@ -85,7 +86,7 @@ func decodePrefixRecord(s string) (r prefixRecord, ok bool) {
 	var n [prefixRecordInts]int
 	for i := range n {
 		v, err := strconv.Atoi(f[1+i])
-		if err != nil || v < 0 || v > maxPlausibleTokenNum {
+		if err != nil || v < 0 || v > state.MaxPlausible {
 			return r, false
 		}
 		n[i] = v
@@ -109,20 +110,20 @@ func decodePrefixRecord(s string) (r prefixRecord, ok bool) {
 // matchPrefix checks the stored record against own, the call's request of
 // contents raw: every check compares numbers but the chain. The pruning
 // frontier is checked once pruning ran (estimate).
-func matchPrefix(sio stateIO, stored string, own prefixRecord, raw []*genai.Content, chain *callChain) prefixMatch {
+func matchPrefix(sio state.IO, stored string, own prefixRecord, raw []*genai.Content, chain *callChain) prefixMatch {
 	m := prefixMatch{own: own, config: own.config, stored: stored}
 	if stored == "" {
 		return m
 	}
 	rec, ok := decodePrefixRecord(stored)
 	if !ok && !strings.HasPrefix(stored, prefixRecordVersion+":") {
-		sio.log.Info("contextguard: the session's prefix record has another format (an earlier version's); counting the whole request",
-			"agent", sio.agent, "key", sio.key(keyPrefix))
+		sio.Log.Info("contextguard: the session's prefix record has another format (an earlier version's); counting the whole request",
+			"agent", sio.Agent, "key", sio.Key(keyPrefix))
 		return m
 	}
 	if !ok {
-		sio.log.Warn("contextguard: the session's prefix record is malformed; counting the whole request",
-			"agent", sio.agent, "key", sio.key(keyPrefix))
+		sio.Log.Warn("contextguard: the session's prefix record is malformed; counting the whole request",
+			"agent", sio.Agent, "key", sio.Key(keyPrefix))
 		return m
 	}
 	m.rec = rec
@@ -169,6 +170,6 @@ func (m prefixMatch) ownRecord(raw []*genai.Content, chain *callChain, frontier,
 }
 
 // save writes the call's record, or clears the stored one (it compacted).
-func (m prefixMatch) save(st State, sio stateIO) {
-	sio.set(st, keyPrefix, m.stored, m.next)
+func (m prefixMatch) save(st State, sio state.IO) {
+	sio.Set(st, keyPrefix, m.stored, m.next)
 }

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
 // countingCounter is an exact TokenCounter (a token per 4 bytes) that
@@ -95,12 +96,12 @@ func TestPrefixCount_ColdCall(t *testing.T) {
 		}, matches: true},
 		{name: "mismatch: a compaction in between", next: appendNew, state: func(f *fakeCtx) {
 			// Another guard compacted after the record was stored.
-			f.set(keySummary, "the pods were checked")
-			f.set(keyWatermark, 8)
-			f.set(keyCompactions, 1)
+			f.set(state.KeySummary, "the pods were checked")
+			f.set(state.KeyWatermark, 8)
+			f.set(state.KeyCompactions, 1)
 		}},
 		{name: "mismatch: the last estimate is another request's", next: appendNew, state: func(f *fakeCtx) {
-			f.set(keyLastEstimate, f.getInt(keyLastEstimate)+100)
+			f.set(state.KeyLastEstimate, f.getInt(state.KeyLastEstimate)+100)
 		}},
 		{name: "mismatch: changed system instruction", next: func(p *Request) *Request {
 			r := appendNew(p)
@@ -205,7 +206,7 @@ func TestPrefixCount_ColdCall(t *testing.T) {
 			counted := counter.take()
 
 			// req now holds what is sent.
-			assert.Equal(t, exactCount(req), ctx.getInt(keyLastEstimate), "the count used is the whole request's")
+			assert.Equal(t, exactCount(req), ctx.getInt(state.KeyLastEstimate), "the count used is the whole request's")
 			prefixBytes := len(requestText(&Request{Contents: req.Contents[:len(req.Contents)-max(fresh, 0)]}))
 			if sc.matches {
 				assert.Less(t, counted, prefixBytes/4, "only what is new is counted")
@@ -234,7 +235,7 @@ func TestPrefixCount_RecordFollowsTheSession(t *testing.T) {
 	h = append(h, userMsg("restart api"))
 	_, err = g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: adkCopy(h)})
 	require.NoError(t, err)
-	require.Equal(t, 1, ctx.getInt(keyCompactions))
+	require.Equal(t, 1, ctx.getInt(state.KeyCompactions))
 	assert.Empty(t, ctx.getStr(keyPrefix), "a compaction clears the record")
 
 	// The next call counts everything it sends and stores a record.
@@ -243,7 +244,7 @@ func TestPrefixCount_RecordFollowsTheSession(t *testing.T) {
 	req := &Request{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: adkCopy(h)}
 	_, err = g.beforeModel(ctx, req)
 	require.NoError(t, err)
-	require.Equal(t, 1, ctx.getInt(keyCompactions))
+	require.Equal(t, 1, ctx.getInt(state.KeyCompactions))
 	rec, ok := decodePrefixRecord(ctx.getStr(keyPrefix))
 	require.True(t, ok)
 	assert.True(t, rec.injected, "the record says the summary was injected")
@@ -257,7 +258,7 @@ func TestPrefixCount_RecordFollowsTheSession(t *testing.T) {
 	require.NoError(t, err)
 	counted := counter.take()
 	full := exactCount(req)
-	assert.Equal(t, full, ctx.getInt(keyLastEstimate), "the count used is the whole request's")
+	assert.Equal(t, full, ctx.getInt(state.KeyLastEstimate), "the count used is the whole request's")
 	assert.Less(t, counted, len(requestText(req))/2, "the prefix was not counted again")
 }
 
@@ -279,7 +280,7 @@ func TestPrefixCount_NeverBelowTheRealCount(t *testing.T) {
 			prev := &Request{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: prefixHistory(3, "s1")}
 			_, err := first.beforeModel(ctx, prev)
 			require.NoError(t, err)
-			real := tt.real(ctx.getInt(keyLastEstimate))
+			real := tt.real(ctx.getInt(state.KeyLastEstimate))
 			_, err = first.afterModel(ctx, &Response{UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: int32(real)}}, nil)
 			require.NoError(t, err)
 
@@ -288,7 +289,7 @@ func TestPrefixCount_NeverBelowTheRealCount(t *testing.T) {
 			before := sessionStateOf(ctx)
 			_, err = restarted.beforeModel(ctx, req)
 			require.NoError(t, err)
-			est := ctx.getInt(keyLastEstimate)
+			est := ctx.getInt(state.KeyLastEstimate)
 			assert.Equal(t, requestTokens(testEst, engineReq(req)), est)
 			cal := newCalibration(before, testEst)
 			assert.GreaterOrEqual(t, cal.Count(est), real, "never below the provider's count of the prefix")
@@ -297,8 +298,8 @@ func TestPrefixCount_NeverBelowTheRealCount(t *testing.T) {
 }
 
 // sessionStateOf is the agent "a"'s state as the guard loads it.
-func sessionStateOf(f *fakeCtx) guardState {
-	return stateIO{agent: f.agentName, log: quietLog}.load(f.state)
+func sessionStateOf(f *fakeCtx) state.Agent {
+	return state.IO{Agent: f.agentName, Log: quietLog}.Load(f.state)
 }
 
 // exactCount is the whole request's count by the tests' exact counter.
@@ -329,7 +330,7 @@ func TestPrefixRecord_MatchesOnlyTheRequestItDescribes(t *testing.T) {
 	own := prefixRecord{contents: len(raw), cut: 2, injected: true, compactions: 1, config: 7}
 	first := prefixMatch{own: own, body: 900}
 	stored := first.ownRecord(raw, &callChain{memo: &prefixMemo{}}, 2, 1000)
-	sio := stateIO{agent: "a", log: quietLog}
+	sio := state.IO{Agent: "a", Log: quietLog}
 
 	edited := adkCopy(raw)
 	edited[1] = userMsg("another question")
@@ -413,7 +414,7 @@ func TestPrefixCount_SameLengthEditIsSeen(t *testing.T) {
 				}
 				_, err = g.beforeModel(ctx, req)
 				require.NoError(t, err)
-				assert.Equal(t, wordCount(req), ctx.getInt(keyLastEstimate), "the edit is seen: the whole request is counted")
+				assert.Equal(t, wordCount(req), ctx.getInt(state.KeyLastEstimate), "the edit is seen: the whole request is counted")
 			})
 		}
 	}
@@ -433,7 +434,7 @@ func TestPrefixCount_LookAlikeChunkNeverMatches(t *testing.T) {
 			ctx := newFakeCtx("a")
 			_, err := g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: []*genai.Content{userMsg(chunk)}})
 			require.NoError(t, err)
-			first := ctx.getInt(keyLastEstimate)
+			first := ctx.getInt(state.KeyLastEstimate)
 
 			next := &Request{Model: "gemini-2.5-flash", Contents: []*genai.Content{userMsg(lookAlike(chunk))}}
 			if restart {
@@ -441,8 +442,8 @@ func TestPrefixCount_LookAlikeChunkNeverMatches(t *testing.T) {
 			}
 			_, err = g.beforeModel(ctx, next)
 			require.NoError(t, err)
-			assert.Equal(t, wordCount(next), ctx.getInt(keyLastEstimate), "the new chunk is counted")
-			assert.Greater(t, ctx.getInt(keyLastEstimate), 100*first, "not the previous chunk's estimate")
+			assert.Equal(t, wordCount(next), ctx.getInt(state.KeyLastEstimate), "the new chunk is counted")
+			assert.Greater(t, ctx.getInt(state.KeyLastEstimate), 100*first, "not the previous chunk's estimate")
 		})
 	}
 }
@@ -569,7 +570,7 @@ func TestPrefixCount_EveryCallCountsTheWholeRequest(t *testing.T) {
 					req := &Request{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: adkCopy(h)}
 					_, err := g.beforeModel(ctx, req)
 					require.NoError(t, err)
-					require.Equal(t, exactCount(req), ctx.getInt(keyLastEstimate), "step %d, %d contents", step, len(h))
+					require.Equal(t, exactCount(req), ctx.getInt(state.KeyLastEstimate), "step %d, %d contents", step, len(h))
 					if strings.Contains(requestText(req), "removed to save context") {
 						pruned++
 					}
@@ -616,7 +617,7 @@ func TestPrefixCount_InPlaceEditIsSeen(t *testing.T) {
 			req := &Request{Model: "gemini-2.5-flash", Contents: append(h[:len(h):len(h)], userMsg("what now?"))}
 			_, err = g.beforeModel(ctx, req)
 			require.NoError(t, err)
-			assert.Equal(t, wordCount(req), ctx.getInt(keyLastEstimate), "the edited request is counted")
+			assert.Equal(t, wordCount(req), ctx.getInt(state.KeyLastEstimate), "the edited request is counted")
 		})
 	}
 }

@@ -15,7 +15,7 @@ import (
 func (p *preparer) noteGrowth(t *turn, mem *agentMemory, s *step) {
 	mem.candidate = prepareCandidate{}
 	mem.unprepared = InlineNotPrepared
-	mem.noteStep(t.beforeEst, s.next.lastEstimate)
+	mem.noteStep(t.beforeEst, s.next.LastEstimate)
 	// At most one per session.
 	if held := t.sess.prepared.Load(); held != nil {
 		if held.agent == t.cfg.name {

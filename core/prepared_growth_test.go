@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/adk-contextguard/contextguard/core/internal/calib"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
@@ -99,8 +100,8 @@ func TestPrepared_CalibrationIsNotGrowth(t *testing.T) {
 // none.
 func TestSentRequest(t *testing.T) {
 	raw := []*genai.Content{userMsg("REQ"), modelMsg("a"), userMsg("b"), modelMsg("c")}
-	prev := guardState{summary: "old", watermark: 1, compactions: 1, tokens: 900, realTokens: 800, lastEstimate: 700}
-	compacted := guardState{summary: "new", watermark: 3, compactions: 2, tokens: 300, providerRatio: 1500}
+	prev := state.Agent{Summary: "old", Watermark: 1, Compactions: 1, Tokens: 900, RealTokens: 800, LastEstimate: 700}
+	compacted := state.Agent{Summary: "new", Watermark: 3, Compactions: 2, Tokens: 300, ProviderRatio: 1500}
 	sent := []*genai.Content{userMsg("summary"), modelMsg("c")}
 	for _, tc := range []struct {
 		name string

@@ -65,7 +65,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 		return
 	}
 	p.first, p.end, p.chain = comp.first, end, mem.prefix.chainOf(cand.req.Contents, end)
-	p.prevSummary, p.compactions, p.userReq = comp.prevSummary, cand.prev.compactions, comp.userReq
+	p.prevSummary, p.compactions, p.userReq = comp.prevSummary, cand.prev.Compactions, comp.userReq
 	p.request, p.budget = sat.Add(comp.bare, comp.budget), comp.budget
 	p.log = t.log()
 	sess.prepared.Store(p)

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -120,7 +121,7 @@ func TestPrepared_PastTheTriggerByTheStep(t *testing.T) {
 	assert.Zero(t, first.Waited)
 	assert.Greater(t, first.TokensAfter, first.Threshold, "the step kept verbatim is past the trigger")
 	assert.LessOrEqual(t, first.TokensAfter, window.New(preparedWindow).HalfwayToRoom(first.Threshold))
-	assert.Zero(t, s.ctx.getInt(keyIrreducibleFloor), "no irreducible floor")
+	assert.Zero(t, s.ctx.getInt(state.KeyIrreducibleFloor), "no irreducible floor")
 
 	seen := len(s.events)
 	s.respond(t)

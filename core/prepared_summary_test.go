@@ -20,6 +20,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
@@ -190,7 +191,7 @@ func (s *toolSession) answer(t *testing.T) *genai.Content {
 	call := callMsg(s.toolName(), map[string]any{"path": fmt.Sprintf("f%d.go", s.step)})
 	resp := &Response{Content: call}
 	if s.charge > 0 {
-		real := float64(s.ctx.getInt(keyLastEstimate)) * s.charge
+		real := float64(s.ctx.getInt(state.KeyLastEstimate)) * s.charge
 		resp.UsageMetadata = &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: int32(real)}
 	}
 	_, err := s.g.afterModel(s.ctx, resp, nil)

@@ -6,6 +6,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
 // checkPrepared drops agent's prepared summary when raw no longer starts
@@ -30,7 +31,7 @@ func (e *sessionEntry) dropPrepared(ctx context.Context, why string) {
 // compactPrepared sends the prepared summary and the contents after it,
 // waiting at most the summary timeout. A summary that cannot be used or
 // does not fit is wasted and the compaction runs inline.
-func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, next guardState, p *preparedSummary, s compactionStrategy, reason string) step {
+func (g *Guard) compactPrepared(t *turn, cs []*genai.Content, next state.Agent, p *preparedSummary, s compactionStrategy, reason string) step {
 	t.sess.takePrepared() // p: this call uses or wastes it
 	c, done := g.beginCompaction(t, cs, next, s.name(), reason)
 	if c == nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -45,7 +46,7 @@ func TestPrepared_UsedWhenReady(t *testing.T) {
 	assert.Contains(t, textcut.ContentText(req.Contents[0]), "SUMMARY-1")
 	assert.Equal(t, s.raw[end:], req.Contents[1:], "the contents after what it covers are sent verbatim")
 	assert.NoError(t, coretest.CheckPairs(req.Contents))
-	assert.Equal(t, end, s.ctx.getInt(keyWatermark))
+	assert.Equal(t, end, s.ctx.getInt(state.KeyWatermark))
 	assert.EqualValues(t, 1, s.g.prep.used.Load())
 	assert.Nil(t, s.prepared())
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -233,7 +234,7 @@ func partTokens(e tokenEstimator, p *genai.Part) int {
 // prunedAtTrigger reports a pruning pass that took a request over the
 // trigger back under it as a compaction (StrategyToolResultPruning): it
 // costs the provider's cache as a summary would (README, Prompt caching).
-func prunedAtTrigger(tel *telemetry, t *turn, before, after int, next guardState) *CompactionEvent {
+func prunedAtTrigger(tel *telemetry, t *turn, before, after int, next state.Agent) *CompactionEvent {
 	ev := CompactionEvent{
 		Agent:             t.cfg.name,
 		SessionID:         t.ctx.SessionID(),
@@ -244,8 +245,8 @@ func prunedAtTrigger(tel *telemetry, t *turn, before, after int, next guardState
 		Threshold:         t.lim.Threshold,
 		Window:            t.lim.Window,
 		Ran:               t.betweenTurns.ran(),
-		PrefixKeptTokens:  next.prefixKept,
-		InvalidatedTokens: next.invalidated,
+		PrefixKeptTokens:  next.PrefixKept,
+		InvalidatedTokens: next.Invalidated,
 	}
 	ctx, span := tel.startCompaction(t.ctx, ev.Agent, ev.SessionID, ev.Strategy)
 	tel.endCompaction(ctx, span, ev, nil)

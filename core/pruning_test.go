@@ -16,6 +16,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
@@ -41,7 +42,7 @@ func pruneHistory(n, size int) []*genai.Content {
 
 // pruneTestTurn is a turn of an agent with pruning over cs in a window.
 func pruneTestTurn(cs []*genai.Content, keep, win int, cache *countCache) *turn {
-	t := newTestTurn(request(cs...), guardState{}, slog.New(slog.DiscardHandler))
+	t := newTestTurn(request(cs...), state.Agent{}, slog.New(slog.DiscardHandler))
 	t.cfg.pruneKeep = keep
 	t.lim = window.New(win)
 	if cache != nil {
@@ -180,7 +181,7 @@ func TestPruning_AvoidsTheSummarizer(t *testing.T) {
 	g, _ := newTestGuard(t, sum, WithMaxTokens(32_000), WithToolResultPruning(0))
 	ctx := newFakeCtx("a").withUser("U9-MARK latest")
 	raw := append(pruneHistory(14, 5_000), userMsg("U9-MARK latest"))
-	require.Greater(t, newCalibration(guardState{}, testEst).Count(requestTokens(testEst, engineReq(request(raw...)))), window.New(32_000).Threshold, "test setup: over the trigger unpruned")
+	require.Greater(t, newCalibration(state.Agent{}, testEst).Count(requestTokens(testEst, engineReq(request(raw...)))), window.New(32_000).Threshold, "test setup: over the trigger unpruned")
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
@@ -190,7 +191,7 @@ func TestPruning_AvoidsTheSummarizer(t *testing.T) {
 	assert.Equal(t, unpruned, strings.Count(coretest.FlattenText(req.Contents), "-MARK id"), "the newest steps keep their payloads")
 	assert.Contains(t, coretest.FlattenText(req.Contents), "removed to save context")
 	assert.NoError(t, coretest.CheckPairs(req.Contents))
-	assert.Equal(t, requestTokens(testEst, engineReq(req)), ctx.getInt(keyLastEstimate), "calibration learns the pruned request")
+	assert.Equal(t, requestTokens(testEst, engineReq(req)), ctx.getInt(state.KeyLastEstimate), "calibration learns the pruned request")
 
 	// Still over after pruning: the summarizer runs.
 	huge := append(pruneHistory(3, 60_000), userMsg("U9-MARK latest"))
@@ -297,24 +298,24 @@ func TestPruning_WaitsUntilItFreesEnough(t *testing.T) {
 				g, _ = newTestGuard(t, fixedSummary("unused"), opts...) // a restart: only the state carries over
 			}
 			h = append(h, c)
-			before := ctx.getInt(keyLastEstimate)
+			before := ctx.getInt(state.KeyLastEstimate)
 			req := request(adkCopy(h)...)
 			_, err := g.beforeModel(ctx, req)
 			require.NoError(t, err)
 			require.Len(t, req.Contents, len(h), "no compaction")
 			if prev != nil && !extends(prev, req.Contents) {
 				rewrites++
-				freed := before + testEst.Content(c) - ctx.getInt(keyLastEstimate)
+				freed := before + testEst.Content(c) - ctx.getInt(state.KeyLastEstimate)
 				assert.GreaterOrEqual(t, freed, free, "content %d: a rewrite frees at least the minimum", i)
-				assert.Positive(t, ctx.getInt(keyInvalidated), "content %d: the rewrite is reported", i)
-				assert.Less(t, ctx.getInt(keyPrefixKept), newCalibration(guardState{}, testEst).Scale(before))
+				assert.Positive(t, ctx.getInt(state.KeyInvalidated), "content %d: the rewrite is reported", i)
+				assert.Less(t, ctx.getInt(state.KeyPrefixKept), newCalibration(state.Agent{}, testEst).Scale(before))
 			} else if prev != nil {
-				assert.Zero(t, ctx.getInt(keyInvalidated), "content %d: an extension invalidates nothing", i)
-				assert.Equal(t, newCalibration(guardState{}, testEst).Scale(before), ctx.getInt(keyPrefixKept), "content %d: the whole previous request is kept", i)
+				assert.Zero(t, ctx.getInt(state.KeyInvalidated), "content %d: an extension invalidates nothing", i)
+				assert.Equal(t, newCalibration(state.Agent{}, testEst).Scale(before), ctx.getInt(state.KeyPrefixKept), "content %d: the whole previous request is kept", i)
 			}
 			prev = req.Contents
 		}
-		assert.Equal(t, pruneFrontier(keep, h) > 0, ctx.getInt(keyPruneFrontier) > 0, "the frontier is in state")
+		assert.Equal(t, pruneFrontier(keep, h) > 0, ctx.getInt(state.KeyPruneFrontier) > 0, "the frontier is in state")
 		return rewrites
 	}
 	waiting := play(t, minFree)
@@ -333,13 +334,13 @@ func TestPruning_OverTheTriggerFreesAllItCan(t *testing.T) {
 	g, _ := newTestGuard(t, sum, WithMaxTokens(32_000), WithToolResultPruning(0), WithPruningMinFree(31_999))
 	ctx := newFakeCtx("a").withUser("U9-MARK latest")
 	raw := append(pruneHistory(14, 5_000), userMsg("U9-MARK latest"))
-	require.Greater(t, newCalibration(guardState{}, testEst).Count(requestTokens(testEst, engineReq(request(raw...)))), window.New(32_000).Threshold, "test setup: over the trigger unpruned")
+	require.Greater(t, newCalibration(state.Agent{}, testEst).Count(requestTokens(testEst, engineReq(request(raw...)))), window.New(32_000).Threshold, "test setup: over the trigger unpruned")
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
 	assert.Zero(t, sum.Calls(), "pruning alone brought the request under the trigger")
 	assert.Contains(t, coretest.FlattenText(req.Contents), "removed to save context")
-	assert.Equal(t, pruneFrontier(DefaultPruneKeepSteps, raw), ctx.getInt(keyPruneFrontier))
+	assert.Equal(t, pruneFrontier(DefaultPruneKeepSteps, raw), ctx.getInt(state.KeyPruneFrontier))
 }
 
 // TestPruning_CompactionResetsTheFrontier: a compaction prunes the contents
@@ -357,12 +358,12 @@ func TestPruning_CompactionResetsTheFrontier(t *testing.T) {
 			ctx.withUser(c.Parts[0].Text)
 		}
 		req := request(adkCopy(h)...)
-		before := ctx.getInt(keyCompactions)
+		before := ctx.getInt(state.KeyCompactions)
 		_, err := g.beforeModel(ctx, req)
 		require.NoError(t, err)
-		if ctx.getInt(keyCompactions) > before {
+		if ctx.getInt(state.KeyCompactions) > before {
 			compactions++
-			assert.Equal(t, pruneFrontier(2, h), ctx.getInt(keyPruneFrontier), "content %d: a compaction stores the full frontier", i)
+			assert.Equal(t, pruneFrontier(2, h), ctx.getInt(state.KeyPruneFrontier), "content %d: a compaction stores the full frontier", i)
 		} else if prev != nil {
 			assert.True(t, extends(prev, req.Contents), "content %d: no compaction, no rewrite", i)
 		}
@@ -457,5 +458,5 @@ func TestPruning_SwitchedOffMovesNoFurther(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, events, "no compaction while switched off")
 	assert.NotContains(t, coretest.FlattenText(req.Contents), "removed to save context", "nothing pruned beyond the stored frontier")
-	assert.Zero(t, ctx.getInt(keyPruneFrontier))
+	assert.Zero(t, ctx.getInt(state.KeyPruneFrontier))
 }

@@ -6,6 +6,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
 // Recall (ARCHITECTURE.md, Recall): what compactions and pruning removed
@@ -52,8 +53,8 @@ func (g *Guard) Recall(c Call, st StateReader, agentName string, scope RecallSco
 		return "", errors.New("contextguard: Recall: no call")
 	}
 	cfg := g.agent(agentName)
-	sio := stateIO{agent: agentName, log: g.log, missing: g.host.MissingKey}
-	s := sio.loadAll(st)
+	sio := state.IO{Agent: agentName, Log: g.log, Missing: g.host.MissingKey}
+	s := sio.LoadAll(st)
 	q, note := cleanQuery(args.Query)
 	if args.CallID == "" && len(q.terms) == 0 {
 		return note, nil
@@ -87,17 +88,17 @@ func (m *agentMemory) recallIndexFor(scope RecallScope) *recallIndex {
 // the tool results pruning replaced; a history that no longer holds what x
 // was built from rebuilds it. The full frontier is searched, so results the
 // next pass may prune are too.
-func indexRemoved(x *recallIndex, history []*genai.Content, s guardState, cfg *Agent) {
+func indexRemoved(x *recallIndex, history []*genai.Content, s state.Agent, cfg *Agent) {
 	if !x.valid(history) {
 		*x = *newRecallIndex(x.scope)
 	}
-	seen := recallScan{contents: len(history), watermark: s.watermark, fingerprint: s.fingerprint, summary: s.summary != ""}
+	seen := recallScan{contents: len(history), watermark: s.Watermark, fingerprint: s.Fingerprint, summary: s.Summary != ""}
 	if x.scanned == seen {
 		return // the same history and the same cut: nothing new
 	}
 	x.scanned = seen
 	cut := 0
-	if s.summary != "" {
+	if s.Summary != "" {
 		cut, _, _, _ = locateCut(history, s, nil)
 	}
 	frontier := pruneFrontier(cfg.pruneKeep, history)

@@ -11,6 +11,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/recallindex"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -75,10 +76,10 @@ func cleanQuery(q string) (recallQuery, string) {
 const utf8RuneError = '\uFFFD'
 
 // recallBudget is the answer's budget in tokens, 0 below recallMinTokens.
-func recallBudget(s guardState) int {
+func recallBudget(s state.Agent) int {
 	tokens := recallDefaultTokens
-	if s.window > 0 && s.tokens > 0 {
-		tokens = min(tokens, max(s.window-s.tokens, 0)/recallRoomShare)
+	if s.Window > 0 && s.Tokens > 0 {
+		tokens = min(tokens, max(s.Window-s.Tokens, 0)/recallRoomShare)
 	}
 	if tokens < recallMinTokens {
 		return 0
@@ -93,7 +94,7 @@ type recallFit struct {
 	count  func(answer string) int
 }
 
-func recallFitFor(tokens int, est estimate.Estimator, s guardState) recallFit {
+func recallFitFor(tokens int, est estimate.Estimator, s state.Agent) recallFit {
 	cal := newCalibration(s, est)
 	return recallFit{tokens: tokens, count: func(answer string) int {
 		return cal.Scale(est.Content(recallAnswerContent(answer)))

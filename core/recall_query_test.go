@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
@@ -65,7 +66,7 @@ func FuzzRecall(f *testing.F) {
 	)
 	h := []*genai.Content{userMsg("u"), respMsg("read_file", map[string]any{"output": strings.Repeat("ü", 5000)})}
 	h[1].Parts[0].FunctionResponse.ID = "c1"
-	fit := recallFitFor(recallDefaultTokens, estimatorFor(""), guardState{})
+	fit := recallFitFor(recallDefaultTokens, estimatorFor(""), state.Agent{})
 	f.Fuzz(func(t *testing.T, query, callID string, page int) {
 		q, note := cleanQuery(query)
 		out := note
@@ -179,8 +180,8 @@ func TestRecall_ExcerptsShowTheMatch(t *testing.T) {
 			st := compactedAt(tc.history, len(tc.history)-1)
 			budget := recallDefaultTokens
 			if tc.room > 0 {
-				_ = st.Set(keyWindow+"a", 100_000)
-				_ = st.Set(keyLastTokens+"a", 100_000-tc.room)
+				_ = st.Set(state.KeyWindow+"a", 100_000)
+				_ = st.Set(state.KeyLastTokens+"a", 100_000-tc.room)
 				budget = tc.room / recallRoomShare
 			}
 			out, err := g.Recall(callOf("u", "s"), st, "a", RecallScope{}, tc.history, RecallArgs{Query: tc.query})
@@ -284,8 +285,8 @@ func TestRecall_OneLineInSeveralViews(t *testing.T) {
 			st := compactedAt(tc.history, len(tc.history)-1)
 			budget := recallDefaultTokens
 			if tc.room > 0 {
-				_ = st.Set(keyWindow+"a", 100_000)
-				_ = st.Set(keyLastTokens+"a", 100_000-tc.room)
+				_ = st.Set(state.KeyWindow+"a", 100_000)
+				_ = st.Set(state.KeyLastTokens+"a", 100_000-tc.room)
 				budget = tc.room / recallRoomShare
 			}
 			out, err := g.Recall(callOf("u", "s"), st, "a", RecallScope{}, tc.history, RecallArgs{Query: tc.query})

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -34,9 +35,9 @@ func callOf(user, session string) recallCall {
 // contents of history.
 func compactedAt(history []*genai.Content, cut int) *mapState {
 	st := newMapState()
-	_ = st.Set(keySummary+"a", "the summary")
-	_ = st.Set(keyWatermark+"a", cut)
-	_ = st.Set(keyFingerprint+"a", contentid.Fingerprint(history[cut-1]))
+	_ = st.Set(state.KeySummary+"a", "the summary")
+	_ = st.Set(state.KeyWatermark+"a", cut)
+	_ = st.Set(state.KeyFingerprint+"a", contentid.Fingerprint(history[cut-1]))
 	return st
 }
 
@@ -86,8 +87,8 @@ func TestRecall_UnknownAgentIsAnError(t *testing.T) {
 }
 
 // loadState is agent "a"'s state in st.
-func loadState(st StateReader) guardState {
-	return stateIO{agent: "a", log: quietLog, missing: func(error) bool { return true }}.loadAll(st)
+func loadState(st StateReader) state.Agent {
+	return state.IO{Agent: "a", Log: quietLog, Missing: func(error) bool { return true }}.LoadAll(st)
 }
 
 // answerTokens is what a recall answer weighs in agent "a"'s next request
@@ -138,8 +139,8 @@ func TestRecall_PrunedResultByCallIDInPagesByteForByte(t *testing.T) {
 	for _, room := range []int{0, 1_500} { // the default budget, and a small one
 		st := newMapState()
 		if room > 0 {
-			_ = st.Set(keyWindow+"a", 100_000)
-			_ = st.Set(keyLastTokens+"a", 100_000-room)
+			_ = st.Set(state.KeyWindow+"a", 100_000)
+			_ = st.Set(state.KeyLastTokens+"a", 100_000-room)
 		}
 		var got strings.Builder
 		for page, calls := 1, 0; page > 0; calls++ {
@@ -244,15 +245,15 @@ func TestRecall_BudgetIsAQuarterOfTheRoomLeft(t *testing.T) {
 		{10_000, 8_000, 500},
 		{4_000, 3_300, 175},
 	} {
-		_ = st.Set(keyWindow+"a", tc.window)
-		_ = st.Set(keyLastTokens+"a", tc.tokens)
+		_ = st.Set(state.KeyWindow+"a", tc.window)
+		_ = st.Set(state.KeyLastTokens+"a", tc.tokens)
 		out, err := g.Recall(callOf("u", "s"), st, "a", RecallScope{}, h, RecallArgs{Query: "needle"})
 		require.NoError(t, err)
 		assert.LessOrEqual(t, answerTokens(st, out), tc.maxTokens, "window %d", tc.window)
 		assert.Contains(t, out, "More matches exist", "says how to page")
 	}
-	_ = st.Set(keyWindow+"a", 10_000)
-	_ = st.Set(keyLastTokens+"a", 9_900)
+	_ = st.Set(state.KeyWindow+"a", 10_000)
+	_ = st.Set(state.KeyLastTokens+"a", 9_900)
 	out, err := g.Recall(callOf("u", "s"), st, "a", RecallScope{}, h, RecallArgs{Query: "needle"})
 	require.NoError(t, err)
 	assert.Equal(t, noRoom, out)

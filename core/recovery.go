@@ -7,6 +7,7 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
@@ -171,7 +172,7 @@ func learnedRatio(st StateReader, cfg *Agent) int {
 	if st == nil {
 		return 0
 	}
-	return cfg.stateIO(quietLog).num(st, keyProviderRatio)
+	return cfg.stateIO(quietLog).Num(st, state.KeyProviderRatio)
 }
 
 // recordOverflow records an overflow for the next call, with the ratio
@@ -194,9 +195,9 @@ func recordOverflow(sess *sessionEntry, cfg *Agent, mem *agentMemory, req *Reque
 // send, nil when nothing was compacted. The caller owns the session entry.
 func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent, sess *sessionEntry, mem *agentMemory, req *Request, ov judgedOverflow, logger *slog.Logger) (*Request, *CompactionEvent, error) {
 	sio := cfg.stateIO(g.log)
-	var prev guardState
+	var prev state.Agent
 	if st != nil {
-		prev = sio.load(st) // includes what this call's BeforeModelCallback wrote
+		prev = sio.Load(st) // includes what this call's BeforeModelCallback wrote
 	}
 	raw := req.Contents
 	if req.Origin != nil && mem.sentReq == req.Origin && mem.sentRaw != nil {
@@ -215,17 +216,17 @@ func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent,
 	}
 	learned := prev
 	if ov.learns {
-		learned.providerRatio = calib.LearnFromOverflow(prev.providerRatio, est.DefaultFactor(), ov.Tokens, sent)
+		learned.ProviderRatio = calib.LearnFromOverflow(prev.ProviderRatio, est.DefaultFactor(), ov.Tokens, sent)
 	}
 	real := ov.Tokens
 	if real <= 0 {
-		real = max(sat.Add(win, 1), sat.Scale(sent, float64(learned.providerRatio)/calib.RatioScale))
+		real = max(sat.Add(win, 1), sat.Scale(sent, float64(learned.ProviderRatio)/calib.RatioScale))
 	}
 	rej := &rejection{lim: window.Limits{Window: win, Buffer: win - win/2, Threshold: win / 2}}
 	if lo, ok := rej.lim.WithOutput(lim.Output); ok {
 		rej.lim = lo
 	}
-	rej.cal = newCalibration(guardState{realTokens: real, lastEstimate: sent}, est)
+	rej.cal = newCalibration(state.Agent{RealTokens: real, LastEstimate: sent}, est)
 	t, cs := g.newTurn(callInput{call: c, ro: ro, cfg: cfg, sess: sess, prev: learned, rejection: rej}, creq)
 	logger.Info("contextguard: compacting the rejected request to half the window",
 		"real_tokens", real, "estimated_tokens", sent, "correction", rej.cal.Factor, "threshold", rej.lim.Threshold, "window", win)
@@ -233,16 +234,16 @@ func (g *Guard) compactForRecovery(c Call, st State, ro StateReader, cfg *Agent,
 	s := g.compact(t, cs, learned, thresholdStrategy{}, ReasonOverflow)
 	recordUsage(t.Cal, &s.next)
 	if st != nil {
-		sio.save(st, prev, s.next)
+		sio.Save(st, prev, s.next)
 	}
-	if s.next.compactions > prev.compactions {
+	if s.next.Compactions > prev.Compactions {
 		c := s.next
 		mem.compacted = &c
 	}
 	if s.err != nil {
 		return nil, s.event, s.err
 	}
-	if s.next.compactions == prev.compactions {
+	if s.next.Compactions == prev.Compactions {
 		return nil, s.event, nil
 	}
 	out := withContents(creq, s.contents)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -125,9 +126,9 @@ func TestOnModelError_WithRecoveryModel(t *testing.T) {
 
 	// The compaction is in the call's state delta, so it rides on the
 	// recovery response; its watermark covers ADK's contents.
-	assert.Equal(t, "RECOVERY-SUMMARY", ctx.getStr(keySummary))
-	assert.Equal(t, len(raw), ctx.getInt(keyWatermark))
-	assert.Equal(t, contentid.Fingerprint(raw[len(raw)-1]), ctx.getStr(keyFingerprint))
+	assert.Equal(t, "RECOVERY-SUMMARY", ctx.getStr(state.KeySummary))
+	assert.Equal(t, len(raw), ctx.getInt(state.KeyWatermark))
+	assert.Equal(t, contentid.Fingerprint(raw[len(raw)-1]), ctx.getStr(state.KeyFingerprint))
 	assert.Contains(t, logs.String(), "compacting the rejected request to half the window")
 	assert.Contains(t, logs.String(), "recovered from a context overflow")
 
@@ -204,7 +205,7 @@ func TestOnModelError_RecoveryModelFails(t *testing.T) {
 	assert.Equal(t, 1, sum.Calls(), "the summary paid for in the recovery is reused")
 	assert.Contains(t, textcut.ContentText(req2.Contents[0]), "PAID-SUMMARY")
 	assert.Contains(t, requestText(req2), "LATEST again")
-	assert.Equal(t, "PAID-SUMMARY", ctx.getStr(keySummary), "and persisted again")
+	assert.Equal(t, "PAID-SUMMARY", ctx.getStr(state.KeySummary), "and persisted again")
 }
 
 // turnSteps is one user turn of tool steps, as a session's first turn or a
@@ -262,8 +263,8 @@ func TestOnModelError_InsideATurn(t *testing.T) {
 				assert.Contains(t, requestText(recovery.last), request, "the user's request whole")
 				assert.Contains(t, requestText(recovery.last), "TURN-SUMMARY")
 				assert.Less(t, requestTokens(testEst, recovery.last), sent/2)
-				assert.Equal(t, wantRatio, ctx.getInt(keyProviderRatio), "the ratio is learned, riding on the recovery response")
-				assert.Equal(t, "TURN-SUMMARY", ctx.getStr(keySummary))
+				assert.Equal(t, wantRatio, ctx.getInt(state.KeyProviderRatio), "the ratio is learned, riding on the recovery response")
+				assert.Equal(t, "TURN-SUMMARY", ctx.getStr(state.KeySummary))
 				return
 			}
 			assert.Nil(t, resp, "the provider's error is returned")
@@ -280,7 +281,7 @@ func TestOnModelError_InsideATurn(t *testing.T) {
 			assert.Contains(t, logs.String(), "compacting first")
 			assert.NoError(t, coretest.CheckPairs(req2.Contents))
 			assert.Contains(t, requestText(req2), "and run the tests")
-			assert.Equal(t, wantRatio, ctx.getInt(keyProviderRatio))
+			assert.Equal(t, wantRatio, ctx.getInt(state.KeyProviderRatio))
 		})
 	}
 }
@@ -342,7 +343,7 @@ func TestOnModelError_IncludeContentsNone_NextTurnLearnsTheRatio(t *testing.T) {
 	assert.Zero(t, sum.Calls(), "nothing of the rejected request to compact")
 	require.Len(t, req2.Contents, 1)
 	assert.Equal(t, "REQUEST-2 run the tests", textcut.ContentText(req2.Contents[0]))
-	assert.Equal(t, calib.PerMille(9_000/float64(sent)), ctx.getInt(keyProviderRatio), "the ratio learned is persisted")
+	assert.Equal(t, calib.PerMille(9_000/float64(sent)), ctx.getInt(state.KeyProviderRatio), "the ratio learned is persisted")
 }
 
 // TestOnModelError_BogusCountCostsOneSummary: a ten-turn session of a
@@ -379,7 +380,7 @@ func TestOnModelError_BogusCountCostsOneSummary(t *testing.T) {
 			}
 			raw = append(raw, modelMsg(answer))
 		}
-		return sum.Calls(), ctx.getInt(keyProviderRatio)
+		return sum.Calls(), ctx.getInt(state.KeyProviderRatio)
 	}
 	base, baseRatio := play(t, nil)
 	require.Positive(t, base, "the session compacts on its own")

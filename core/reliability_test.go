@@ -19,6 +19,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -168,13 +169,13 @@ func TestBadInput(t *testing.T) {
 			name: "wrong-typed state",
 			build: func(ctx *fakeCtx) *Request {
 				ctx.withUser(latestRequest)
-				ctx.set(keySummary, 42)
-				ctx.set(keyWatermark, "seven")
-				ctx.set(keyFingerprint, []any{"x"})
-				ctx.set(keyRealTokens, true)
-				ctx.set(keyLastEstimate, math.NaN())
-				ctx.set(keyCompactions, 1.5)
-				ctx.set(keyIrreducibleFloor, map[string]any{})
+				ctx.set(state.KeySummary, 42)
+				ctx.set(state.KeyWatermark, "seven")
+				ctx.set(state.KeyFingerprint, []any{"x"})
+				ctx.set(state.KeyRealTokens, true)
+				ctx.set(state.KeyLastEstimate, math.NaN())
+				ctx.set(state.KeyCompactions, 1.5)
+				ctx.set(state.KeyIrreducibleFloor, map[string]any{})
 				_ = ctx.state.Set(todosKey, "not a list")
 				return request(overThreshold()...)
 			},
@@ -185,11 +186,11 @@ func TestBadInput(t *testing.T) {
 			name: "impossible state: negative and huge counts, watermark beyond the contents",
 			build: func(ctx *fakeCtx) *Request {
 				ctx.withUser(latestRequest)
-				ctx.set(keySummary, "an old summary")
-				ctx.set(keyWatermark, 10_000)
-				ctx.set(keyFingerprint, "0123456789abcdef")
-				ctx.set(keyRealTokens, -5)
-				ctx.set(keyLastEstimate, float64(1<<50))
+				ctx.set(state.KeySummary, "an old summary")
+				ctx.set(state.KeyWatermark, 10_000)
+				ctx.set(state.KeyFingerprint, "0123456789abcdef")
+				ctx.set(state.KeyRealTokens, -5)
+				ctx.set(state.KeyLastEstimate, float64(1<<50))
 				return request(overThreshold()...)
 			},
 			log:    "watermark beyond the contents",
@@ -200,9 +201,9 @@ func TestBadInput(t *testing.T) {
 			build: func(ctx *fakeCtx) *Request {
 				ctx.withUser(latestRequest)
 				raw := append(history(2, 100), userMsg(latestRequest))
-				ctx.set(keySummary, "an old summary")
-				ctx.set(keyWatermark, len(raw))
-				ctx.set(keyUserRequest, "something else entirely")
+				ctx.set(state.KeySummary, "an old summary")
+				ctx.set(state.KeyWatermark, len(raw))
+				ctx.set(state.KeyUserRequest, "something else entirely")
 				return request(raw...)
 			},
 			log:    "does not quote the user's latest message",
@@ -262,7 +263,7 @@ func TestBadInput(t *testing.T) {
 			}
 			require.NoError(t, err)
 			window := g.limits(g.agent("a"), req.Model).Window
-			count := newCalibration(guardState{}, testEst).Count(requestTokens(estimatorFor(req.Model), engineReq(req)))
+			count := newCalibration(state.Agent{}, testEst).Count(requestTokens(estimatorFor(req.Model), engineReq(req)))
 			assert.LessOrEqual(t, count, window, "the request fits the window")
 			if row.latest != "" {
 				assert.Contains(t, requestText(req), row.latest, "the user's latest request is kept")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
@@ -23,7 +24,7 @@ type agentMemory struct {
 	// compacted is the state the latest compaction wrote, kept until the
 	// session state shows it, so a summary already paid for is reused;
 	// compactedBetweenTurns says it was made after a run ended.
-	compacted             *guardState
+	compacted             *state.Agent
 	compactedBetweenTurns bool
 	// A compaction between turns that was not smaller (compaction.discard)
 	// is not tried again until the conversation outgrows turnsFloor, while
@@ -74,7 +75,7 @@ type prepareCandidate struct {
 	ok     bool
 	req    Request // contents, model and configuration; no Origin or Coverage
 	sent   []*genai.Content
-	prev   guardState
+	prev   state.Agent
 	inj    injection
 	lim    window.Limits
 	cal    calib.Calibration
@@ -101,7 +102,7 @@ func (e *sessionEntry) memory(agent string) *agentMemory {
 			return m
 		}
 	}
-	m := &agentMemory{agent: agent, log: e.log, compactionsKey: keyCompactions + agent, requestKey: keyCompactRequest + agent}
+	m := &agentMemory{agent: agent, log: e.log, compactionsKey: state.KeyCompactions + agent, requestKey: state.KeyCompactRequest + agent}
 	e.agents = append(e.agents, m)
 	return m
 }
@@ -116,20 +117,20 @@ func (m *agentMemory) rememberCompaction(st StateReader, before int) {
 	if err != nil {
 		return
 	}
-	if n, ok := decodeInt(v); !ok || n <= before {
+	if n, ok := state.DecodeInt(v); !ok || n <= before {
 		return
 	}
-	s := stateIO{agent: m.agent, log: quietLog}.loadAll(st)
+	s := state.IO{Agent: m.agent, Log: quietLog}.LoadAll(st)
 	m.compacted, m.compactedBetweenTurns = &s, false
 }
 
 // recall applies at the start of a call what the agent's memory knows and
 // the session state does not, and returns the state the call starts from.
-func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stateIO, req *Request, prev guardState) guardState {
+func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio state.IO, req *Request, prev state.Agent) state.Agent {
 	m.sentLen = len(req.Contents)
 	if cfg.recoveryLLM != nil {
 		m.sentReq, m.sentRaw = req.Origin, req.Contents
-		m.sentBytes = sat.Scale(prev.lastEstimate, retainedBytesPerToken)
+		m.sentBytes = sat.Scale(prev.LastEstimate, retainedBytesPerToken)
 	}
 	if m.compacted != nil {
 		prev = m.reapplyCompaction(call.SessionID(), st, sio, req, prev)
@@ -143,25 +144,25 @@ func (g *Guard) recall(call Call, cfg *Agent, m *agentMemory, st State, sio stat
 // compactedAhead reports whether m.compacted is ahead of prev: a compaction
 // prev has not counted, or, made between turns, a pruning frontier past
 // prev's (prunedAtTrigger counts no compaction).
-func (m *agentMemory) compactedAhead(prev guardState) bool {
+func (m *agentMemory) compactedAhead(prev state.Agent) bool {
 	c := m.compacted
 	if c == nil {
 		return false
 	}
-	return c.compactions > prev.compactions ||
-		(m.compactedBetweenTurns && c.compactions == prev.compactions && c.pruneFrontier > prev.pruneFrontier)
+	return c.Compactions > prev.Compactions ||
+		(m.compactedBetweenTurns && c.Compactions == prev.Compactions && c.PruneFrontier > prev.PruneFrontier)
 }
 
 // reapplyCompaction applies and persists again the compaction m holds and
 // the state does not, when req still holds what it covers; it forgets it
 // once the state has it or something newer.
-func (m *agentMemory) reapplyCompaction(session string, st State, sio stateIO, req *Request, prev guardState) guardState {
+func (m *agentMemory) reapplyCompaction(session string, st State, sio state.IO, req *Request, prev state.Agent) state.Agent {
 	c := m.compacted
 	if !m.compactedAhead(prev) {
 		m.compacted = nil
 		return prev
 	}
-	if c.compactions > prev.compactions {
+	if c.Compactions > prev.Compactions {
 		// A summary applies only where its cut is found; a frontier anywhere.
 		if w, _, _, _ := locateCut(req.Contents, *c, req.Coverage); w == 0 {
 			m.compacted = nil
@@ -172,13 +173,13 @@ func (m *agentMemory) reapplyCompaction(session string, st State, sio stateIO, r
 	if m.compactedBetweenTurns {
 		msg = "contextguard: applying the compaction made between turns, which the session state does not hold"
 	}
-	m.log.Info(msg, "agent", m.agent, "session", session, "compactions", c.compactions, "watermark", c.watermark)
+	m.log.Info(msg, "agent", m.agent, "session", session, "compactions", c.Compactions, "watermark", c.Watermark)
 	if m.compactedBetweenTurns {
 		// A compaction requested since the run ended is still to be answered.
-		c.request = prev.request
+		c.Request = prev.Request
 	}
 	if st != nil {
-		sio.save(st, prev, *c)
+		sio.Save(st, prev, *c)
 	}
 	return *c
 }
@@ -186,19 +187,19 @@ func (m *agentMemory) reapplyCompaction(session string, st State, sio stateIO, r
 // applyOverflow turns m.overflow into the state a call of n contents starts
 // from: the ratio it taught and, when the request still holds the rejected
 // one, a count over the threshold that makes the call compact first.
-func (m *agentMemory) applyOverflow(session string, lim window.Limits, st State, sio stateIO, n int, prev guardState) guardState {
+func (m *agentMemory) applyOverflow(session string, lim window.Limits, st State, sio state.IO, n int, prev state.Agent) state.Agent {
 	ov := m.overflow
 	m.overflow = nil
-	if ov.ratio > 0 && ov.ratio != prev.providerRatio {
+	if ov.ratio > 0 && ov.ratio != prev.ProviderRatio {
 		// Written here: the failed call's state delta was lost.
 		if st != nil {
-			sio.set(st, keyProviderRatio, prev.providerRatio, ov.ratio)
+			sio.Set(st, state.KeyProviderRatio, prev.ProviderRatio, ov.ratio)
 		}
-		prev.providerRatio = ov.ratio
+		prev.ProviderRatio = ov.ratio
 	}
 	if ov.contents > n {
 		m.log.Info("contextguard: the provider rejected the previous request as too long; this request does not hold it, so it is judged with the ratio learned",
-			"agent", m.agent, "session", session, "real_tokens", ov.real, "limit", ov.limit, "provider_ratio", float64(prev.providerRatio)/calib.RatioScale)
+			"agent", m.agent, "session", session, "real_tokens", ov.real, "limit", ov.limit, "provider_ratio", float64(prev.ProviderRatio)/calib.RatioScale)
 		return prev
 	}
 	real := ov.real
@@ -214,17 +215,17 @@ func (m *agentMemory) applyOverflow(session string, lim window.Limits, st State,
 		m.log.Warn("contextguard: the provider's limit is below the guard's threshold; set WithMaxTokens to the provider's limit",
 			"agent", m.agent, "session", session, "limit", ov.limit, "window", lim.Window, "threshold", lim.Threshold)
 	}
-	prev.realTokens = max(real, lim.Threshold+1)
+	prev.RealTokens = max(real, lim.Threshold+1)
 	switch {
 	case ov.estimate > 0:
-		prev.lastEstimate = ov.estimate
-	case prev.lastEstimate <= 0:
-		prev.lastEstimate = prev.realTokens
+		prev.LastEstimate = ov.estimate
+	case prev.LastEstimate <= 0:
+		prev.LastEstimate = prev.RealTokens
 	}
-	prev.floor = 0
+	prev.Floor = 0
 	m.log.Info("contextguard: the provider rejected the previous request as too long; compacting first",
 		"agent", m.agent, "session", session, "real_tokens", ov.real, "limit", ov.limit, "estimated_tokens", ov.estimate,
-		"provider_ratio", float64(prev.providerRatio)/calib.RatioScale)
+		"provider_ratio", float64(prev.ProviderRatio)/calib.RatioScale)
 	return prev
 }
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
@@ -99,7 +100,7 @@ func TestSessionBound_EvictedSessionCountsWhatIsNew(t *testing.T) {
 	_, err = g.beforeModel(s1, &Request{Model: "gemini-2.5-flash", Contents: next})
 	require.NoError(t, err)
 	assert.Less(t, counter.take(), 100, "only the new message is counted")
-	assert.Equal(t, exactCount(&Request{Model: "gemini-2.5-flash", Contents: next}), s1.getInt(keyLastEstimate))
+	assert.Equal(t, exactCount(&Request{Model: "gemini-2.5-flash", Contents: next}), s1.getInt(state.KeyLastEstimate))
 }
 
 // TestSessionBound_IdleSessionRetainsWhatIsNew: a session's count cache
@@ -149,7 +150,7 @@ func TestSessionBound_ReloadedSessionRetainsNoHistory(t *testing.T) {
 	require.NoError(t, err)
 	g.AfterRun(ctx, RunEnd{}) // the run ends (between_turns.go)
 	assert.Less(t, g.sessions.bytes, sessionOverhead+2*entryOverhead+len(next)*memoEntryBytes, "no history is retained")
-	assert.Equal(t, requestTokens(testEst, engineReq(&Request{Model: "gemini-2.5-flash", Contents: next})), ctx.getInt(keyLastEstimate), "the count used is the whole request's")
+	assert.Equal(t, requestTokens(testEst, engineReq(&Request{Model: "gemini-2.5-flash", Contents: next})), ctx.getInt(state.KeyLastEstimate), "the count used is the whole request's")
 }
 
 // cloneContents copies a history with new bytes for every string, as a

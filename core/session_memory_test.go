@@ -10,6 +10,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/adk-contextguard/contextguard/core/internal/calib"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
 // TestSessionMemory_PendingOverflowSurvivesEviction: a provider overflow,
@@ -45,7 +46,7 @@ func TestSessionMemory_PendingOverflowSurvivesEviction(t *testing.T) {
 			_, err = g.beforeModel(s1, req2)
 			require.NoError(t, err)
 			assert.Equal(t, 1, sum.Calls(), "the next call compacts first")
-			assert.Equal(t, calib.PerMille(25_000/float64(sent)), s1.getInt(keyProviderRatio), "and persists the ratio learned")
+			assert.Equal(t, calib.PerMille(25_000/float64(sent)), s1.getInt(state.KeyProviderRatio), "and persists the ratio learned")
 		})
 	}
 }

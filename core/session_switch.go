@@ -2,6 +2,8 @@ package core
 
 import (
 	"log/slog"
+
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
 // StateKeyDisabled is the session-state key that switches the guard off for
@@ -17,7 +19,7 @@ import (
 // too, for example in the initial state. Turned back on, the guard resumes
 // from its state: a conversation past the trigger, or a compaction
 // requested meanwhile, is compacted by the next model call.
-const StateKeyDisabled = stateKeyPrefix + "disabled"
+const StateKeyDisabled = state.KeyPrefix + "disabled"
 
 // callMode is what one guarded model call may do to its request.
 type callMode uint8
@@ -46,7 +48,7 @@ func sessionDisabled(st StateReader, log *slog.Logger) bool {
 	off, ok := v.(bool)
 	if !ok {
 		log.Warn("contextguard: session state has the wrong type; ignoring it",
-			"key", StateKeyDisabled, "type", typeName(v))
+			"key", StateKeyDisabled, "type", state.TypeName(v))
 	}
 	return off
 }

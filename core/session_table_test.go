@@ -11,6 +11,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -122,8 +123,8 @@ func TestReentrancy_SummarizerCallsTheGuardForItsOwnSession(t *testing.T) {
 			assert.False(t, events[0].Fallback, "the outer compaction used the summarizer's answer")
 			require.Len(t, req.Contents, 1)
 			assert.Contains(t, textcut.ContentText(req.Contents[0]), "OUTER-SUMMARY")
-			assert.Equal(t, "OUTER-SUMMARY", outer.getStr(keySummary))
-			assert.Equal(t, 1, outer.getInt(keyCompactions))
+			assert.Equal(t, "OUTER-SUMMARY", outer.getStr(state.KeySummary))
+			assert.Equal(t, 1, outer.getInt(state.KeyCompactions))
 		})
 	}
 }
@@ -155,8 +156,8 @@ func TestReentrancy_SummarizerCallsTheGuardForAnotherSession(t *testing.T) {
 	for _, err := range errs {
 		assert.NoError(t, err, "every call into the other session is served")
 	}
-	assert.Equal(t, requestTokens(testEst, engineReq(innerReq)), other.getInt(keyLastEstimate), "the other session's call was counted")
-	assert.Equal(t, "OUTER-SUMMARY", outer.getStr(keySummary))
+	assert.Equal(t, requestTokens(testEst, engineReq(innerReq)), other.getInt(state.KeyLastEstimate), "the other session's call was counted")
+	assert.Equal(t, "OUTER-SUMMARY", outer.getStr(state.KeySummary))
 }
 
 // TestReentrancy_OnCompactionHookCallsTheGuard: the OnCompaction hook runs
@@ -315,5 +316,5 @@ func TestReentrancy_SummarizerCallsBackWithAnUnrelatedContext(t *testing.T) {
 	waitUntil(t, "the summarizer's call is served", func() bool { return len(sum.results()) == 1 })
 	require.NoError(t, sum.results()[0])
 	assert.Contains(t, textcut.ContentText(inner.Contents[0]), "Automatic summary", "it sent the compaction's fallback summary")
-	assert.Equal(t, 1, outer.getInt(keyCompactions), "and did not compact again")
+	assert.Equal(t, 1, outer.getInt(state.KeyCompactions), "and did not compact again")
 }

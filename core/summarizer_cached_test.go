@@ -17,6 +17,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -220,7 +221,7 @@ func TestCachedSummary_StoredSummaryAndFocus(t *testing.T) {
 	// The conversation grows, then a compaction is requested.
 	grown := append(append([]*genai.Content(nil), raw...), swHistory(1000, 1003, 200)...)
 	grown = append(grown, userMsg("U1003-MARK next"))
-	ctx.set(keyCompactRequest, "FOCUS-ORDERS the orders table")
+	ctx.set(state.KeyCompactRequest, "FOCUS-ORDERS the orders table")
 	sent := &Request{Model: cachedAgentModel, Contents: grown, Config: cfg}
 	_, err = g.beforeModel(ctx.withUser("U1003-MARK next"), sent)
 	require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
 // expiredClock is a clock on which every bound has already passed: its
@@ -71,7 +72,7 @@ func TestSummaryTimeout_FallbackKeepsWhatTheErrorPathKeeps(t *testing.T) {
 		_, err := g.beforeModel(ctx, req)
 		require.NoError(t, err)
 		require.Len(t, events, 1)
-		return outcome{sent: requestText(req), summary: ctx.getStr(keySummary), event: events[0], calls: llm.Calls()}
+		return outcome{sent: requestText(req), summary: ctx.getStr(state.KeySummary), event: events[0], calls: llm.Calls()}
 	}
 
 	want := compact(t, coretest.NewFakeClock(time.Time{}), failingSummarizer(errBoom))

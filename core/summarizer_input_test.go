@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -55,7 +56,7 @@ func oversizedParts() []oversizedPart {
 			return nil
 		}, "TODO-ITEM", "share of the summarizer's input"},
 		{"a focus of 1 MB", func(ctx *fakeCtx) []Option {
-			ctx.set(keyCompactRequest, megabyteOf("FOCUS-HEAD"))
+			ctx.set(state.KeyCompactRequest, megabyteOf("FOCUS-HEAD"))
 			return nil
 		}, "FOCUS-HEAD", "focus is too long"},
 		{"hook instructions of 1 MB", func(*fakeCtx) []Option {
@@ -92,7 +93,7 @@ func TestSummarizerInput_OversizedPartsFitTheWindow(t *testing.T) {
 				var prompts []string
 				llm := &fakeLLM{name: "small-summarizer"}
 				llm.reply = func(_ context.Context, req *Request) (string, error) {
-					n := newCalibration(guardState{}, testEst).Scale(requestTokens(testEst, req))
+					n := newCalibration(state.Agent{}, testEst).Scale(requestTokens(testEst, req))
 					mu.Lock()
 					sizes = append(sizes, n+int(req.Config.MaxOutputTokens))
 					prompts = append(prompts, requestText(req))
@@ -147,8 +148,8 @@ func TestSummarizerInput_TodoList(t *testing.T) {
 	const share = 300
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			turn := newTestTurn(request(), guardState{}, quietLog)
-			turn.Cal = newCalibration(guardState{}, testEst)
+			turn := newTestTurn(request(), state.Agent{}, quietLog)
+			turn.Cal = newCalibration(state.Agent{}, testEst)
 			got, used := fitTodos(turn.measure, turn.log(), tt.todos, share)
 			assert.LessOrEqual(t, used, share)
 			weight := 0

@@ -5,6 +5,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
 // injection is the outcome of placing the stored summary into a request
@@ -22,12 +23,12 @@ type injection struct {
 // reanchor stores inj's anchor for the summary still in use; a stale one
 // that cannot be replaced is cleared, so later calls locate the cut by
 // position and fingerprint.
-func (inj injection) reanchor(prev guardState, next *guardState) {
-	if next.compactions != prev.compactions || next.anchor != prev.anchor {
+func (inj injection) reanchor(prev state.Agent, next *state.Agent) {
+	if next.Compactions != prev.Compactions || next.Anchor != prev.Anchor {
 		return // a compaction stored its own
 	}
 	if inj.anchor != "" || inj.staleAnchor {
-		next.anchor = inj.anchor
+		next.Anchor = inj.anchor
 	}
 }
 
@@ -35,23 +36,23 @@ func (inj injection) reanchor(prev guardState, next *guardState) {
 // watermark when the fingerprint matches there, else at the nearest
 // matching content; without a match nothing is cut. The earlier guard's
 // state has no fingerprint: its watermark is trusted within the contents.
-func locateWatermark(raw []*genai.Content, st guardState) (int, string) {
-	w := st.watermark
+func locateWatermark(raw []*genai.Content, st state.Agent) (int, string) {
+	w := st.Watermark
 	if w <= 0 {
 		return 0, "summary without watermark"
 	}
-	if st.fingerprint == "" {
+	if st.Fingerprint == "" {
 		if w > len(raw) {
 			return 0, "watermark beyond the contents"
 		}
 		return w, ""
 	}
-	if w <= len(raw) && contentid.Fingerprint(raw[w-1]) == st.fingerprint {
+	if w <= len(raw) && contentid.Fingerprint(raw[w-1]) == st.Fingerprint {
 		return w, ""
 	}
 	best := -1
 	for i := range raw {
-		if contentid.Fingerprint(raw[i]) != st.fingerprint {
+		if contentid.Fingerprint(raw[i]) != st.Fingerprint {
 			continue
 		}
 		if best < 0 || abs(i+1-w) < abs(best-w) {
@@ -70,10 +71,10 @@ func locateWatermark(raw []*genai.Content, st guardState) (int, string) {
 // locateCut finds where the stored summary ends in raw: at the host's
 // anchor (cov) when it holds and the fingerprint agrees, else by
 // locateWatermark, returning then the cut's anchor for the caller to store.
-func locateCut(raw []*genai.Content, st guardState, cov Coverage) (w int, reason, anchor string, stale bool) {
-	if cov != nil && st.anchor != "" {
-		n, ok := cov.Covered(raw, st.anchor)
-		if ok && n > 0 && n <= len(raw) && (st.fingerprint == "" || contentid.Fingerprint(raw[n-1]) == st.fingerprint) {
+func locateCut(raw []*genai.Content, st state.Agent, cov Coverage) (w int, reason, anchor string, stale bool) {
+	if cov != nil && st.Anchor != "" {
+		n, ok := cov.Covered(raw, st.Anchor)
+		if ok && n > 0 && n <= len(raw) && (st.Fingerprint == "" || contentid.Fingerprint(raw[n-1]) == st.Fingerprint) {
 			return n, "", "", false
 		}
 		stale = true
@@ -89,11 +90,11 @@ func locateCut(raw []*genai.Content, st guardState, cov Coverage) (w int, reason
 // prefix record shows this request extends it, sparing Coverage.Covered's
 // pass over the session's events.
 func (t *turn) unchangedCut() (cut int, ok bool) {
-	if t.req.Coverage == nil || t.prev.anchor == "" || t.storedPrefix == "" {
+	if t.req.Coverage == nil || t.prev.Anchor == "" || t.storedPrefix == "" {
 		return 0, false
 	}
 	rec, ok := decodePrefixRecord(t.storedPrefix)
-	if !ok || !rec.injected || rec.compactions != t.prev.compactions || rec.total != t.prev.lastEstimate ||
+	if !ok || !rec.injected || rec.compactions != t.prev.Compactions || rec.total != t.prev.LastEstimate ||
 		rec.cut <= 0 || rec.cut > rec.contents || rec.contents > len(t.Raw) ||
 		rec.chain != t.chain.at(t.Raw, rec.contents) {
 		return 0, false
@@ -121,7 +122,7 @@ func abs(x int) int {
 // request is carried with its attachments and quoted when the stored
 // continuation does not, so it is never dropped.
 func injectSummary(t *turn) (injection, []*genai.Content) {
-	if t.prev.summary == "" {
+	if t.prev.Summary == "" {
 		return injection{}, t.Raw
 	}
 	w, ok := t.unchangedCut()
@@ -132,15 +133,15 @@ func injectSummary(t *turn) (injection, []*genai.Content) {
 	}
 	if stale {
 		t.log().Debug("contextguard: the summary's anchor does not hold in this request; locating it by position and fingerprint",
-			"anchor", t.prev.anchor, "watermark", t.prev.watermark, "found", w)
+			"anchor", t.prev.Anchor, "watermark", t.prev.Watermark, "found", w)
 	}
 	if w == 0 {
 		t.log().Warn("contextguard: stored summary not applied; sending the contents as they are",
-			"reason", reason, "watermark", t.prev.watermark, "anchor", t.prev.anchor, "contents", len(t.Raw))
+			"reason", reason, "watermark", t.prev.Watermark, "anchor", t.prev.Anchor, "contents", len(t.Raw))
 		return injection{reason: reason, staleAnchor: stale}, t.Raw
 	}
 	start := pairs.SafeStart(t.Raw, w)
-	request := t.prev.userRequest
+	request := t.prev.UserRequest
 	v := viewOf(t)
 	cur := v.coveredRequest(start)
 	if cur != nil && !quotesRequest(request, cur) {
@@ -149,7 +150,7 @@ func injectSummary(t *turn) (injection, []*genai.Content) {
 		request = boundContinuation(t.measure, t.lim.Threshold, continuationText(cur))
 	}
 	out := make([]*genai.Content, 0, len(t.Raw)-start+1)
-	out = append(out, t.sess.summary.message(t.prev.summary, request, t.recall, cur))
+	out = append(out, t.sess.summary.message(t.prev.Summary, request, t.recall, cur))
 	out = append(out, t.Raw[start:]...)
 	return injection{cut: start, injected: true, anchor: anchor, staleAnchor: stale}, out
 }

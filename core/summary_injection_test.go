@@ -9,6 +9,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -43,11 +44,11 @@ func (l eventLog) logged(prefix string, cs ...*genai.Content) []*genai.Content {
 // and ADK v1 store them), with anchor when it is not "".
 func coveredSession(raw []*genai.Content, anchor string) *fakeCtx {
 	ctx := newFakeCtx("a").withUser(latestRequest)
-	ctx.set(keySummary, "SUMMARY of the first ten")
-	ctx.set(keyWatermark, 10)
-	ctx.set(keyFingerprint, contentid.Fingerprint(raw[9]))
+	ctx.set(state.KeySummary, "SUMMARY of the first ten")
+	ctx.set(state.KeyWatermark, 10)
+	ctx.set(state.KeyFingerprint, contentid.Fingerprint(raw[9]))
 	if anchor != "" {
-		ctx.set(keyAnchor, anchor)
+		ctx.set(state.KeyAnchor, anchor)
 	}
 	return ctx
 }
@@ -145,7 +146,7 @@ func TestCoverage_AnchorDecidesTheCut(t *testing.T) {
 			build: func(l eventLog) (*fakeCtx, []*genai.Content, Coverage) {
 				raw := append(l.logged("e", history(7, 40)...), userMsg(latestRequest))
 				ctx := coveredSession(raw, "an-event-no-longer-in-the-log")
-				ctx.set(keyFingerprint, "0123456789abcdef")
+				ctx.set(state.KeyFingerprint, "0123456789abcdef")
 				return ctx, raw, l
 			},
 			wantCut:    0,
@@ -193,7 +194,7 @@ func TestCoverage_AnchorDecidesTheCut(t *testing.T) {
 				assert.Contains(t, textcut.ContentText(req.Contents[0]), "SUMMARY of the first ten")
 				assert.Equal(t, raw[tt.wantCut:], req.Contents[1:], "the summary replaces the first %d contents", tt.wantCut)
 			}
-			assert.Equal(t, tt.wantAnchor(l, raw), ctx.getStr(keyAnchor))
+			assert.Equal(t, tt.wantAnchor(l, raw), ctx.getStr(state.KeyAnchor))
 			if tt.wantLog != "" {
 				assert.Contains(t, logs.String(), tt.wantLog)
 			}
@@ -220,13 +221,13 @@ func TestCoverage_CompactionStoresTheAnchor(t *testing.T) {
 			_, err := g.beforeModel(ctx, req)
 			require.NoError(t, err)
 			require.Equal(t, 1, sum.Calls())
-			w := ctx.getInt(keyWatermark)
+			w := ctx.getInt(state.KeyWatermark)
 			require.Positive(t, w)
 			if !anchored {
-				assert.Empty(t, ctx.getStr(keyAnchor), "ADK v1: no anchor")
+				assert.Empty(t, ctx.getStr(state.KeyAnchor), "ADK v1: no anchor")
 				return
 			}
-			assert.Equal(t, l[raw[w-1]], ctx.getStr(keyAnchor))
+			assert.Equal(t, l[raw[w-1]], ctx.getStr(state.KeyAnchor))
 
 			// The host drops the first two contents from the next request
 			// and appends a step: the cut follows the anchored content.
@@ -271,7 +272,7 @@ func TestCoverage_ExtendedRequestReusesTheCut(t *testing.T) {
 	_, err := g.beforeModel(ctx, first)
 	require.NoError(t, err)
 	require.Equal(t, 1, sum.Calls(), "the first call compacts")
-	w := ctx.getInt(keyWatermark)
+	w := ctx.getInt(state.KeyWatermark)
 	require.Positive(t, w)
 
 	// step k extends the request before it; moved puts two contents first.

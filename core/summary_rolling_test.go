@@ -13,6 +13,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
@@ -88,7 +89,7 @@ func TestRollingSummary_NoMessageLost(t *testing.T) {
 
 			// Every input within the summarizer's window.
 			for k := range inputs {
-				n := newCalibration(guardState{}, testEst).Scale(testEst.Text(prevs[k] + inputs[k]))
+				n := newCalibration(state.Agent{}, testEst).Scale(testEst.Text(prevs[k] + inputs[k]))
 				assert.LessOrEqual(t, n, int(float64(tc.summarizerWindow)*summarizerInputShare), "call %d", k+1)
 			}
 
@@ -210,8 +211,8 @@ func TestRollingSummary_FallbackKeepsPieces(t *testing.T) {
 	const budget = 2_000
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			turn := newTestTurn(request(raw...), guardState{}, quietLog)
-			turn.Cal = newCalibration(guardState{}, testEst)
+			turn := newTestTurn(request(raw...), state.Agent{}, quietLog)
+			turn.Cal = newCalibration(state.Agent{}, testEst)
 			c := &compaction{callView: callView{measure: turn.measure}, first: 0, prevSummary: "EARLIER-SUMMARY", rolled: tc.rolled}
 			s := c.fallbackAfterPieces(len(raw)-1, budget)
 

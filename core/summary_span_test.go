@@ -12,6 +12,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/adk-contextguard/contextguard/core/internal/estimate"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,7 +29,7 @@ func (r windowRegistry) ContextWindow(m string) int { return r[m] }
 // at least tokens (calibrated, as the guard counts it before any real
 // count), then the user's new request; every message carries a marker.
 func conversationOf(tokens, size int) (raw []*genai.Content, user string) {
-	cal := newCalibration(guardState{}, testEst)
+	cal := newCalibration(state.Agent{}, testEst)
 	i := 0
 	for cal.Scale(estimate.Contents(testEst, raw)) < tokens {
 		raw = append(raw, swTurn(i, size)...)
@@ -171,7 +172,7 @@ func TestSummarizerFaults_FallbackPerStrategy(t *testing.T) {
 				assert.True(t, events[0].Fallback)
 				assert.Contains(t, events[0].FallbackReason, f.want)
 				assert.LessOrEqual(t, llm.Calls(), DefaultMaxCompactionAttempts)
-				tokens := newCalibration(guardState{}, testEst).Count(requestTokens(testEst, engineReq(req)))
+				tokens := newCalibration(state.Agent{}, testEst).Count(requestTokens(testEst, engineReq(req)))
 				assert.LessOrEqual(t, tokens, window.New(8_000).Threshold, "the request fits under the threshold")
 				assert.Contains(t, requestText(req), s.latest)
 				assert.Equal(t, 1, strings.Count(requestText(req), continuationLead))

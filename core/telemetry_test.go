@@ -20,6 +20,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -47,11 +48,11 @@ func TestObservability_SpanMetricsAndHook(t *testing.T) {
 	ctx := newFakeCtx("a").withUser("LATEST please fix the build")
 	raw := append(history(20, 300), userMsg("LATEST please fix the build"))
 	e := testEst
-	wantBefore := newCalibration(guardState{}, e).Count(requestTokens(e, engineReq(request(raw...))))
+	wantBefore := newCalibration(state.Agent{}, e).Count(requestTokens(e, engineReq(request(raw...))))
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
-	wantAfter := newCalibration(guardState{}, e).Count(requestTokens(e, engineReq(req)))
+	wantAfter := newCalibration(state.Agent{}, e).Count(requestTokens(e, engineReq(req)))
 
 	// The hook.
 	require.Len(t, events, 1)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
 // Usage is how full an agent's context is in one session, as the guard left
@@ -71,30 +72,30 @@ func (g *Guard) usageFromState(st StateReader, agentName string) (Usage, error) 
 	if err := g.CheckAgent(agentName); err != nil {
 		return Usage{}, err
 	}
-	sio := stateIO{agent: agentName, log: g.log, missing: g.host.MissingKey}
-	s := sio.loadAll(st)
+	sio := state.IO{Agent: agentName, Log: g.log, Missing: g.host.MissingKey}
+	s := sio.LoadAll(st)
 	u := Usage{
 		Agent:                agentName,
-		Tokens:               s.tokens,
-		ProviderTokens:       s.realTokens,
-		Threshold:            s.threshold,
-		Window:               s.window,
-		Compactions:          s.compactions,
-		LastCompactionReason: s.compactReason,
-		CompactionRequested:  s.request.pending,
+		Tokens:               s.Tokens,
+		ProviderTokens:       s.RealTokens,
+		Threshold:            s.Threshold,
+		Window:               s.Window,
+		Compactions:          s.Compactions,
+		LastCompactionReason: s.CompactReason,
+		CompactionRequested:  s.Request.Pending,
 		Disabled:             sessionDisabled(st, g.log),
-		PrefixKeptTokens:     s.prefixKept,
-		InvalidatedTokens:    s.invalidated,
-		CachedTokens:         s.cachedTokens,
+		PrefixKeptTokens:     s.PrefixKept,
+		InvalidatedTokens:    s.Invalidated,
+		CachedTokens:         s.CachedTokens,
 	}
 	if u.Window > 0 {
 		u.Utilization = float64(max(u.Tokens, u.ProviderTokens)) / float64(u.Window)
 	}
-	if s.compactedAt != "" {
-		at, err := time.Parse(time.RFC3339Nano, s.compactedAt)
+	if s.CompactedAt != "" {
+		at, err := time.Parse(time.RFC3339Nano, s.CompactedAt)
 		if err != nil {
 			g.log.Warn("contextguard: session state is not a valid time; ignoring it",
-				"agent", agentName, "key", keyCompactedAt+agentName, "error", err)
+				"agent", agentName, "key", state.KeyCompactedAt+agentName, "error", err)
 		}
 		u.LastCompaction = at
 	}
@@ -103,11 +104,11 @@ func (g *Guard) usageFromState(st StateReader, agentName string) (Usage, error) 
 
 // recordUsage stores the calibrated count of the request let through; the
 // provider's count no longer applies once a compaction reset it.
-func recordUsage(cal calib.Calibration, next *guardState) {
-	if next.realTokens > 0 {
-		next.tokens = cal.Count(next.lastEstimate)
+func recordUsage(cal calib.Calibration, next *state.Agent) {
+	if next.RealTokens > 0 {
+		next.Tokens = cal.Count(next.LastEstimate)
 	} else {
-		next.tokens = cal.Scale(next.lastEstimate)
+		next.Tokens = cal.Scale(next.LastEstimate)
 	}
 }
 
@@ -157,7 +158,7 @@ func compactionKept(m measure, pm *prefixMatch, prev int) (kept, invalidated int
 }
 
 // stampCompaction records when and why a compaction was made, for Usage.
-func stampCompaction(at time.Time, next *guardState, reason string) {
-	next.compactedAt = at.UTC().Format(time.RFC3339Nano)
-	next.compactReason = reason
+func stampCompaction(at time.Time, next *state.Agent, reason string) {
+	next.CompactedAt = at.UTC().Format(time.RFC3339Nano)
+	next.CompactReason = reason
 }

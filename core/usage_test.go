@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/adk-contextguard/contextguard/core/internal/estimate"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
@@ -38,14 +39,14 @@ func TestUsage_PrefixKeptAndInvalidated(t *testing.T) {
 	assert.Zero(t, usage().PrefixKeptTokens, "no previous request")
 	assert.Zero(t, usage().InvalidatedTokens)
 
-	prev := ctx.getInt(keyLastEstimate)
+	prev := ctx.getInt(state.KeyLastEstimate)
 	h = append(h, userMsg("next"))
 	send(h)
-	cal := newCalibration(guardState{}, testEst)
+	cal := newCalibration(state.Agent{}, testEst)
 	assert.Equal(t, cal.Scale(prev), usage().PrefixKeptTokens, "an extension keeps the whole previous request")
 	assert.Zero(t, usage().InvalidatedTokens)
 
-	prev = ctx.getInt(keyLastEstimate)
+	prev = ctx.getInt(state.KeyLastEstimate)
 	h = append(h, history(12, 1_500)...)
 	h = append(h, userMsg("latest"))
 	ctx.withUser("latest")
@@ -94,13 +95,13 @@ func TestUsage_PrefixKeptWhenTheHistoryChanged(t *testing.T) {
 			h := history(3, 300)
 			_, err := g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: adkCopy(h), Config: instruction("You are a helpful agent.")})
 			require.NoError(t, err)
-			prev := ctx.getInt(keyLastEstimate)
+			prev := ctx.getInt(state.KeyLastEstimate)
 			req := &Request{Model: "gemini-2.5-flash", Contents: adkCopy(append(tc.edit(h), userMsg("next"))), Config: tc.config}
 			_, err = g.beforeModel(ctx, req)
 			require.NoError(t, err)
 			u, err := g.UsageFromState(ctx.state, "a")
 			require.NoError(t, err)
-			cal := newCalibration(guardState{}, testEst)
+			cal := newCalibration(state.Agent{}, testEst)
 			kept := 0
 			if tc.fixed {
 				kept = cal.Scale(estimate.Fixed(testEst, req.Config))

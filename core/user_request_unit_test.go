@@ -8,6 +8,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
@@ -67,7 +68,7 @@ func TestSummaryContent_CarriesAttachments(t *testing.T) {
 }
 
 func TestSummaryMessage_ReusedWhileUnchanged(t *testing.T) {
-	tr := newTestTurn(request(), guardState{}, quietTestLogger())
+	tr := newTestTurn(request(), state.Agent{}, quietTestLogger())
 	cur := userWith("compare", chartPNG)
 	first := tr.sess.summary.message("S", "compare", false, cur)
 	// ADK's next rebuild: an equal copy of the request.
@@ -96,9 +97,9 @@ func TestContinuationBound_HalfTheRoomAfterSystemAndTools(t *testing.T) {
 			if tt.systemTokens > 0 {
 				req.Config.SystemInstruction = genai.NewContentFromText(fillerOf(tt.systemTokens, 3), genai.RoleUser)
 			}
-			tr := newTestTurn(req, guardState{}, quietTestLogger())
+			tr := newTestTurn(req, state.Agent{}, quietTestLogger())
 			tr.lim = window.Limits{Threshold: tt.threshold, Window: tt.threshold * 5 / 4}
-			tr.Cal = newCalibration(guardState{}, testEst)
+			tr.Cal = newCalibration(state.Agent{}, testEst)
 			assert.InDelta(t, tt.want, continuationBound(tr.measure, tr.lim.Threshold), float64(tt.want)/20+10)
 		})
 	}
@@ -120,7 +121,7 @@ func TestCoveredRequest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tr := newTestTurn(request(raw...), guardState{}, quietTestLogger())
+			tr := newTestTurn(request(raw...), state.Agent{}, quietTestLogger())
 			tr.ctx.(*fakeCtx).user = tt.invocation
 			v := viewOf(tr)
 			assert.Equal(t, tt.want, v.coveredRequest(tt.cut) != nil)
