@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/adk-contextguard/contextguard/core/internal/calib"
+	"github.com/adk-contextguard/contextguard/core/internal/countcache"
 	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
@@ -65,4 +66,4 @@ func (r *reports) recordReport(c Call, sio stateIO, st State, real int) {
 
 // measure is how a call weighs what it builds (estimate.Measure), with the
 // session's count cache as its estimator.
-type measure = estimate.Measure[cachedEstimator]
+type measure = estimate.Measure[countcache.Counter]

@@ -35,7 +35,7 @@ func (c *compaction) compactedState(o outcome) guardState {
 	next.summary = o.summary
 	next.userRequest = c.userReq
 	next.watermark = o.watermark
-	next.fingerprint = c.Est.fingerprint(c.Raw[o.watermark-1])
+	next.fingerprint = c.Est.Fingerprint(c.Raw[o.watermark-1])
 	next.anchor = anchorAt(c.req.Coverage, c.Raw, o.watermark)
 	next.summarizedAt = c.before
 	next.realTokens = 0

@@ -97,7 +97,7 @@ func (s slidingWindow) turnsDue(v callView, cs []*genai.Content) (turns int, due
 	if !v.inj.injected {
 		// The first summary message also adds its header and continuation.
 		atts := convo.RequestAttachments(v.coveredRequest(split))
-		need += v.Cal.Scale(v.Est.tokenEstimator.Content(summaryContent("", v.boundedUserRequest(), false, atts...)))
+		need += v.Cal.Scale(v.Est.Estimator.Content(summaryContent("", v.boundedUserRequest(), false, atts...)))
 	}
 	return turns, v.Cal.Scale(estimate.Contents(v.Est, span)) >= need
 }

@@ -64,7 +64,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 		p.abandon()
 		return
 	}
-	p.first, p.end, p.chain = comp.first, end, mem.prefix.chainOf(cand.req.Contents, end)
+	p.first, p.end, p.chain = comp.first, end, mem.prefix.ChainOf(cand.req.Contents, end)
 	p.prevSummary, p.compactions, p.userReq = comp.prevSummary, cand.prev.compactions, comp.userReq
 	p.request, p.budget = sat.Add(comp.bare, comp.budget), comp.budget
 	p.log = t.log()
@@ -126,10 +126,4 @@ func (g *Guard) runPrepared(t *turn, c *compaction, p *preparedSummary) {
 	t.sess.mu.Unlock()
 	p.summary, p.ev = o.summary, c.ev
 	p.failed = t.ctx.Err() != nil
-}
-
-// chainOf is the chain hash of raw[:n]; cheap for a memo already at raw.
-func (m *prefixMemo) chainOf(raw []*genai.Content, n int) uint64 {
-	m.update(raw)
-	return m.at(n)
 }

@@ -95,7 +95,7 @@ func (t *turn) unchangedCut() (cut int, ok bool) {
 	rec, ok := decodePrefixRecord(t.storedPrefix)
 	if !ok || !rec.injected || rec.compactions != t.prev.compactions || rec.total != t.prev.lastEstimate ||
 		rec.cut <= 0 || rec.cut > rec.contents || rec.contents > len(t.Raw) ||
-		rec.chain != t.chain.at(t.Raw, rec.contents) {
+		rec.chain != t.chain.At(t.Raw, rec.contents) {
 		return 0, false
 	}
 	return rec.cut, true
