@@ -560,7 +560,7 @@ func FuzzEstimator(f *testing.F) {
 		}
 		cache := countcache.New()
 		cache.Begin()
-		ce := countcache.Counter{Estimator: e, Cache: cache}
+		ce := countcache.Counter{Base: e, Cache: cache}
 		if got := ce.Content(c); got != direct {
 			t.Fatalf("cached count %d, direct %d", got, direct)
 		}

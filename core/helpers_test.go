@@ -460,7 +460,7 @@ func newTestTurn(req *Request, st guardState, log *slog.Logger) *turn {
 		sess: sess,
 		measure: measure{
 			Raw:   req.Contents,
-			Est:   countcache.Counter{Estimator: testEst, Cache: sess.cache},
+			Est:   countcache.Counter{Base: testEst, Cache: sess.cache},
 			Fixed: estimate.Fixed(testEst, engineReq(req).Config),
 		},
 		base:  log,

@@ -7,7 +7,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"google.golang.org/genai"
 
-	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
@@ -81,7 +80,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 // span when its request is likely to fit.
 func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
 	for _, split := range t.cfg.policy.suffixes(c, ReasonTokens) {
-		if fitsPrepared(c, cand, t.Cal.Scale(estimate.Contents(t.Est, t.Raw[split:c.cov]))) {
+		if fitsPrepared(c, cand, t.Cal.Scale(t.Est.Contents(t.Raw[split:c.cov]))) {
 			return split
 		}
 	}

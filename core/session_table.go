@@ -266,7 +266,7 @@ func sessionError(c Call, agentName string, err error) error {
 func (e *sessionEntry) estimator(cfg *Agent, modelName string) countcache.Counter {
 	e.cache.Begin()
 	est, salt := cfg.estimator(modelName)
-	return countcache.Counter{Estimator: est, Cache: e.cache, Salt: salt}
+	return countcache.Counter{Base: est, Cache: e.cache, Salt: salt}
 }
 
 func sessionKey(c Call) string {

@@ -29,7 +29,7 @@ func TestWithTokenCounter_CountsWithTheUsersTokenizer(t *testing.T) {
 
 	// Counts are cached per content: the counter runs once per new content.
 	sess := newSessionEntry("", quietLog)
-	ce := countcache.Counter{Estimator: est, Cache: sess.cache}
+	ce := countcache.Counter{Base: est, Cache: sess.cache}
 	sess.cache.Begin()
 	before := calls
 	ce.Content(c)

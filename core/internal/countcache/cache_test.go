@@ -32,7 +32,7 @@ func (c countingEstimator) Content(x *genai.Content) int {
 func TestCountCache_ReusesUnchangedContents(t *testing.T) {
 	calls := 0
 	cache := New()
-	ce := Counter{Estimator: countingEstimator{Estimator: testEst, calls: &calls}, Cache: cache}
+	ce := Counter{Base: countingEstimator{Estimator: testEst, calls: &calls}, Cache: cache}
 	cs := history(10, 500)
 	cache.Begin()
 	first := estimate.Contents(ce, cs)
@@ -55,7 +55,7 @@ func TestCountCache_ReusesUnchangedContents(t *testing.T) {
 func TestCountCache_ChangedContentIsRecounted(t *testing.T) {
 	calls := 0
 	cache := New()
-	ce := Counter{Estimator: countingEstimator{Estimator: testEst, calls: &calls}, Cache: cache}
+	ce := Counter{Base: countingEstimator{Estimator: testEst, calls: &calls}, Cache: cache}
 	resp := respMsg("tool", map[string]any{"output": "short", "n": 1.0, "nested": map[string]any{"k": "v"}})
 	cs := []*genai.Content{userMsg("question"), resp}
 	cache.Begin()
@@ -97,7 +97,7 @@ func TestCountCache_UncacheableValuesAndBound(t *testing.T) {
 	assert.True(t, ok, "inline data is keyed by the address and length of its bytes")
 
 	cache := New()
-	ce := Counter{Estimator: testEst, Cache: cache}
+	ce := Counter{Base: testEst, Cache: cache}
 	for round := range 50 {
 		cache.Begin()
 		for i := range 10 {
@@ -116,7 +116,7 @@ func TestCountCache_PrefetchMatchesSequentialCounts(t *testing.T) {
 
 	var calls atomic.Int64
 	cold := New()
-	ce := Counter{Estimator: atomicCountingEstimator{Estimator: testEst, calls: &calls}, Cache: cold}
+	ce := Counter{Base: atomicCountingEstimator{Estimator: testEst, calls: &calls}, Cache: cold}
 	cold.Begin()
 	ce.Prefetch(cs)
 	require.GreaterOrEqual(t, len(cold.entries), 80, "the misses were counted ahead")
@@ -174,7 +174,7 @@ func TestCountCache_ResponseImagesAreInTheKey(t *testing.T) {
 	forty.Parts[0].FunctionResponse.Response = one.Parts[0].FunctionResponse.Response
 
 	cache := New()
-	ce := Counter{Estimator: testEst, Cache: cache}
+	ce := Counter{Base: testEst, Cache: cache}
 	cache.Begin()
 	nOne := ce.Content(one)
 	nForty := ce.Content(forty)
@@ -189,7 +189,7 @@ func TestCountCache_ResponseImagesAreInTheKey(t *testing.T) {
 		return &genai.Content{Role: c.Role, Parts: []*genai.Part{{FunctionResponse: &fr}}}
 	}
 	calls := 0
-	counting := Counter{Estimator: countingEstimator{Estimator: testEst, calls: &calls}, Cache: cache}
+	counting := Counter{Base: countingEstimator{Estimator: testEst, calls: &calls}, Cache: cache}
 	cache.Begin()
 	assert.Equal(t, nForty, counting.Content(copyOf(forty)))
 	assert.Zero(t, calls, "served from the cache")
@@ -254,7 +254,7 @@ func TestCountCache_SelfReferencingValues(t *testing.T) {
 			identityWalkEnds(t, func() { _, _ = contentid.Key(a) })
 
 			cache := New()
-			ce := Counter{Estimator: testEst, Cache: cache}
+			ce := Counter{Base: testEst, Cache: cache}
 			cache.Begin()
 			var n int
 			identityWalkEnds(t, func() { n = ce.Content(a) })
@@ -292,7 +292,7 @@ func TestCountCache_DeepAndSharedValues(t *testing.T) {
 		require.Len(t, raw, 90_006, "the value whose o200k count deepNestingO200kTokens is")
 
 		cache := New()
-		ce := Counter{Estimator: estimate.ForModel("gpt-4o"), Cache: cache}
+		ce := Counter{Base: estimate.ForModel("gpt-4o"), Cache: cache}
 		cache.Begin()
 		assert.GreaterOrEqual(t, float64(ce.Content(c)), 0.85*float64(deepNestingO200kTokens))
 
@@ -382,7 +382,7 @@ func TestCountCache_TypedSharedValues(t *testing.T) {
 				assert.Len(t, contentid.Fingerprint(c), 16)
 				_, _ = contentid.Key(c)
 				cache := New()
-				ce := Counter{Estimator: estimate.ForModel("gpt-4o"), Cache: cache}
+				ce := Counter{Base: estimate.ForModel("gpt-4o"), Cache: cache}
 				cache.Begin()
 				assert.GreaterOrEqual(t, ce.Content(c), ce.Content(one), "counted, not dropped")
 			})
@@ -423,7 +423,7 @@ func TestCountCache_TypedCycles(t *testing.T) {
 				fa, fb = contentid.Fingerprint(c), contentid.Fingerprint(respMsg("loop", b.build()))
 				_, _ = contentid.Key(c)
 				cache := New()
-				ce := Counter{Estimator: estimate.ForModel("gpt-4o"), Cache: cache}
+				ce := Counter{Base: estimate.ForModel("gpt-4o"), Cache: cache}
 				cache.Begin()
 				assert.Positive(t, ce.Content(c))
 			})

@@ -8,23 +8,36 @@ import (
 )
 
 // Counter counts contents and declarations through a session's cache; its
-// other counts are its estimator's.
+// other counts are Base's.
 type Counter struct {
-	estimate.Estimator
+	Base  estimate.Estimator // counts what the cache misses, and what is counted once
 	Cache *Cache
 	Salt  uint64 // separates estimators sharing a session's cache
 }
+
+// Text is Base's count of s.
+func (ce Counter) Text(s string) int { return ce.Base.Text(s) }
+
+// BuiltinTools is Base's count of t's built-in tools.
+func (ce Counter) BuiltinTools(t *genai.Tool) int { return ce.Base.BuiltinTools(t) }
+
+// DefaultFactor is Base's.
+func (ce Counter) DefaultFactor() float64 { return ce.Base.DefaultFactor() }
 
 // Content is x's count, from the cache when x was seen before.
 func (ce Counter) Content(x *genai.Content) int {
 	if x == nil {
 		return 0
 	}
-	if ent := ce.Cache.entry(ce.Estimator, ce.Salt, x); ent != nil {
+	if ent := ce.Cache.entry(ce.Base, ce.Salt, x); ent != nil {
 		return ent.tokens
 	}
-	return ce.Estimator.Content(x)
+	return ce.Base.Content(x)
 }
+
+// Contents is the count of cs, each content's from the cache when it was
+// seen before.
+func (ce Counter) Contents(cs []*genai.Content) int { return estimate.Contents(ce, cs) }
 
 // Declaration is d's count, from the cache when d was seen before.
 func (ce Counter) Declaration(d *genai.FunctionDeclaration) int {
@@ -33,14 +46,14 @@ func (ce Counter) Declaration(d *genai.FunctionDeclaration) int {
 	}
 	k, ok := contentid.DeclKey(d)
 	if !ok {
-		return ce.Estimator.Declaration(d)
+		return ce.Base.Declaration(d)
 	}
 	k ^= ce.Salt
 	if ent, hit := ce.Cache.decls[k]; hit {
 		ent.gen = ce.Cache.gen
 		return ent.tokens
 	}
-	ent := &declEntry{pin: d, tokens: ce.Estimator.Declaration(d), gen: ce.Cache.gen}
+	ent := &declEntry{pin: d, tokens: ce.Base.Declaration(d), gen: ce.Cache.gen}
 	ce.Cache.decls[k] = ent
 	return ent.tokens
 }
@@ -65,7 +78,7 @@ func (ce Counter) Prefetch(cs []*genai.Content) {
 			}
 		}
 	}
-	if !spread(len(misses), func(i int) { misses[i].n = ce.Estimator.Content(misses[i].x) }) {
+	if !spread(len(misses), func(i int) { misses[i].n = ce.Base.Content(misses[i].x) }) {
 		return
 	}
 	for _, m := range misses {
@@ -104,16 +117,16 @@ func (ce Counter) Fingerprint(x *genai.Content) string {
 // distinct content is pruned once; recall selects the copy for a request
 // that declares the recall tool.
 func (ce Counter) Pruned(x *genai.Content, recall bool, build func(estimate.Estimator, *genai.Content, bool) *Pruned) *Pruned {
-	ent := ce.Cache.entry(ce.Estimator, ce.Salt, x)
+	ent := ce.Cache.entry(ce.Base, ce.Salt, x)
 	if ent == nil {
-		return build(ce.Estimator, x, recall)
+		return build(ce.Base, x, recall)
 	}
 	slot := &ent.pruned
 	if recall {
 		slot = &ent.prunedRecall
 	}
 	if *slot == nil {
-		*slot = build(ce.Estimator, x, recall)
+		*slot = build(ce.Base, x, recall)
 	}
 	return *slot
 }
