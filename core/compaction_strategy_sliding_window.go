@@ -98,7 +98,7 @@ func (s slidingWindow) turnsDue(v callView, cs []*genai.Content) (turns int, due
 		atts := convo.RequestAttachments(v.coveredRequest(split))
 		need += v.Cal.Scale(v.Est.Base.Content(summaryContent("", v.boundedUserRequest(), false, atts...)))
 	}
-	return turns, v.Cal.Scale(v.Est.Contents(span)) >= need
+	return turns, v.Cal.Scale(v.Est.Sum(span)) >= need
 }
 
 // suffixes are the starts of the newest keepTurns turns, then of fewer,

@@ -80,7 +80,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 // span when its request is likely to fit.
 func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
 	for _, split := range t.cfg.policy.suffixes(c, ReasonTokens) {
-		if fitsPrepared(c, cand, t.Cal.Scale(t.Est.Contents(t.Raw[split:c.cov]))) {
+		if fitsPrepared(c, cand, t.Cal.Scale(t.Est.Sum(t.Raw[split:c.cov]))) {
 			return split
 		}
 	}

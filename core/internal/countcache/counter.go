@@ -35,9 +35,9 @@ func (ce Counter) Content(x *genai.Content) int {
 	return ce.Base.Content(x)
 }
 
-// Contents is the count of cs, each content's from the cache when it was
-// seen before.
-func (ce Counter) Contents(cs []*genai.Content) int { return estimate.Contents(ce, cs) }
+// Sum is the count of cs, each content's from the cache when it was seen
+// before.
+func (ce Counter) Sum(cs []*genai.Content) int { return estimate.Contents(ce, cs) }
 
 // Declaration is d's count, from the cache when d was seen before.
 func (ce Counter) Declaration(d *genai.FunctionDeclaration) int {

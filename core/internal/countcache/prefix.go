@@ -38,7 +38,6 @@ type Memo struct {
 	tape     contentid.Tape
 	entries  []memoEntry
 	unpinned bool
-	bytes    int
 }
 
 type memoEntry struct {
@@ -52,7 +51,7 @@ type memoEntry struct {
 const MemoEntryBytes = int(unsafe.Sizeof(memoEntry{}))
 
 // Bytes is what the memo retains, as a session table accounts it.
-func (m *Memo) Bytes() int { return m.bytes }
+func (m *Memo) Bytes() int { return sat.Add(m.tape.Bytes(), len(m.entries)*MemoEntryBytes) }
 
 // ChainOf is the chain hash of raw[:n], the memo brought to raw; cheap for
 // a memo already at raw.
@@ -96,7 +95,6 @@ func (m *Memo) update(cs []*genai.Content) {
 		h = chainNext(h, e.hash)
 		e.chain = h
 	}
-	m.bytes = sat.Add(m.tape.Bytes(), len(m.entries)*MemoEntryBytes)
 }
 
 // matching is how many leading contents of cs are the memo's.
