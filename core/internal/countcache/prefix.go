@@ -22,13 +22,6 @@ const (
 	DeclarationSeed = 0x6465636c // "decl"
 )
 
-// chainNext chains the hash of one more content onto h.
-func chainNext(h, content uint64) uint64 {
-	k := contentid.NewKeyer(h)
-	k.Add(content)
-	return k.Sum()
-}
-
 // Memo is what one agent of a session remembers of the contents ADK last
 // built for it: their records on a tape (verified through ADK's copies
 // without hashing a byte) and the chain up to each. A session service that
@@ -84,7 +77,7 @@ func (m *Memo) update(cs []*genai.Content) {
 		m.entries = append(m.entries, memoEntry{taped: taped, end: m.tape.End()})
 	}
 	wait()
-	h := m.at(same)
+	chain := contentid.NewKeyer(m.at(same))
 	for i, c := range fresh {
 		e := &m.entries[same+i]
 		if hashes != nil {
@@ -92,8 +85,8 @@ func (m *Memo) update(cs []*genai.Content) {
 		} else {
 			e.hash = contentid.ChainHash(c)
 		}
-		h = chainNext(h, e.hash)
-		e.chain = h
+		chain.Add(e.hash)
+		e.chain = chain.Sum()
 	}
 }
 
