@@ -64,6 +64,5 @@ func (r *reports) recordReport(c Call, sio stateIO, st State, real int) {
 	sio.set(st, keySuspectRatio, prev.suspectRatio, v.Suspect)
 }
 
-// measure is how a call weighs what it builds (estimate.Measure), with the
-// session's count cache as its estimator.
+// measure is how a call weighs what it builds, through the session's count cache.
 type measure = estimate.Measure[countcache.Counter]

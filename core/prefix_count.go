@@ -43,8 +43,7 @@ type prefixRecord struct {
 	chain       uint64 // chain hash of the contents (countcache.Chain.At)
 }
 
-// prefixMatch is what a call knows about the stored record, and the
-// record it stores.
+// prefixMatch is the stored record as a call checks it, and the one it stores.
 type prefixMatch struct {
 	rec prefixRecord
 	// own is the call's request as a record describes it, with the last
@@ -157,9 +156,8 @@ func (m prefixMatch) estimate(ms measure, frontier int, cs []*genai.Content) (es
 	return est, max(est-summary, 0)
 }
 
-// ownRecord is the record a call stores for the request it let through,
-// uncompacted, of contents raw pruned to frontier, estimated at est raw
-// tokens ("" for none).
+// ownRecord is the record a call stores for the request of contents raw it
+// let through uncompacted, pruned to frontier, of est raw tokens ("" none).
 func (m prefixMatch) ownRecord(raw []*genai.Content, chain *countcache.Chain, frontier, est int) string {
 	if len(raw) == 0 {
 		return ""
