@@ -7,20 +7,17 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
 
-// tokenEstimator is the estimator seam (ARCHITECTURE.md, Counting).
-type tokenEstimator = estimate.Estimator
-
 // requestTokens is the estimate of everything a request sends: contents,
 // system instruction and tool declarations.
-func requestTokens(e tokenEstimator, req *Request) int {
+func requestTokens(e estimate.Estimator, req *Request) int {
 	if req == nil {
 		return 0
 	}
 	return sat.Add(estimate.Contents(e, req.Contents), estimate.Fixed(e, req.Config))
 }
 
-// estimatorFor returns the token estimator for a model name.
-func estimatorFor(model string) tokenEstimator { return estimate.ForModel(model) }
+// estimatorFor is the feature estimator of a model, behind the seam.
+func estimatorFor(model string) estimate.Estimator { return estimate.ForModel(model) }
 
 // estimatorSalt separates the cached counts of different estimators that
 // share a session's cache.

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/countcache"
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
@@ -155,7 +156,7 @@ func hasFunctionResponse(c *genai.Content) bool {
 // buildPruned makes the pruned copy of c: each function response whose
 // payload is at least pruneMinResultTokens gets a placeholder payload
 // (placeholderText); inline parts of the response are dropped with it.
-func buildPruned(e tokenEstimator, c *genai.Content, recall bool) *countcache.Pruned {
+func buildPruned(e estimate.Estimator, c *genai.Content, recall bool) *countcache.Pruned {
 	var parts []*genai.Part
 	saved := 0
 	for j, p := range c.Parts {
@@ -210,7 +211,7 @@ func placeholderText(tool string, bytes int, recall bool, callID string) string 
 }
 
 // partTokens is the estimate of one part, framing excluded.
-func partTokens(e tokenEstimator, p *genai.Part) int {
+func partTokens(e estimate.Estimator, p *genai.Part) int {
 	return e.Content(&genai.Content{Parts: []*genai.Part{p}}) - e.Content(&genai.Content{})
 }
 
