@@ -7,8 +7,9 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
 // The engine's entry points for adapters (ARCHITECTURE.md, The engine and

@@ -1,8 +1,9 @@
 package core
 
 import (
-	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
 // afterResponse is the engine's part of AfterModelCallback: it records the

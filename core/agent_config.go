@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
@@ -323,7 +324,7 @@ func (w *windows) requestLimits(cfg *Agent, req *Request) window.Limits {
 
 // estimator returns the agent's token estimator for a model and the salt
 // that keeps its cached counts apart from other estimators'.
-func (c *Agent) estimator(model string) (tokenEstimator, uint64) {
+func (c *Agent) estimator(model string) (estimate.Estimator, uint64) {
 	if c.counter != nil {
 		return counterEstimator{tc: c.counter, media: tokens.ForModel(model)}, c.counterSalt ^ estimatorSalt(model)
 	}

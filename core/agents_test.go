@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
 // TestAgentLookup walks the configurations an agent's call can meet: its

@@ -4,10 +4,12 @@ import (
 	"log/slog"
 	"math"
 
+	"google.golang.org/genai"
+
 	"github.com/adk-contextguard/contextguard/core/internal/calib"
+	"github.com/adk-contextguard/contextguard/core/internal/countcache"
 	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
-	"google.golang.org/genai"
 )
 
 // turn is the state of one model call (ARCHITECTURE.md, One model call),
@@ -40,7 +42,7 @@ type turn struct {
 	frontier                int         // the tool steps pruned
 	mode                    callMode    // session_switch.go
 	recall                  bool        // the request declares the recall tool
-	chain                   callChain   // prefix_mark.go
+	chain                   countcache.Chain
 	// betweenTurns: after a run ended, raw is the next turn's history
 	// without the user's next message (between_turns.go).
 	betweenTurns afterRun
@@ -58,7 +60,7 @@ type callInput struct {
 	sess         *sessionEntry
 	prev         state.Agent
 	storedPrefix string
-	memo         *prefixMemo // nil: the call hashes into its own
+	memo         *countcache.Memo // nil: the call hashes into its own
 	mode         callMode
 	rejection    *rejection        // set by recovery
 	betweenTurns afterRun          // set after a run ended
@@ -79,7 +81,7 @@ type rejection struct {
 func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 	memo := in.memo
 	if memo == nil {
-		memo = &prefixMemo{}
+		memo = &countcache.Memo{}
 	}
 	t := &turn{
 		ctx: in.call, ro: in.ro, cfg: in.cfg, req: req, prev: in.prev, sess: in.sess,
@@ -87,14 +89,14 @@ func (g *Guard) newTurn(in callInput, req Request) (*turn, []*genai.Content) {
 		base:         g.log,
 		storedPrefix: in.storedPrefix,
 		mode:         in.mode,
-		chain:        callChain{memo: memo},
+		chain:        countcache.Chain{Memo: memo},
 		recall:       declaresRecall(req.Config),
 		betweenTurns: in.betweenTurns,
 		unprepared:   in.unprepared,
 		sentEst:      in.sentEst,
 	}
 	t.Est = in.sess.estimator(in.cfg, req.Model)
-	t.config = g.configHash(req.Config, t.Est.salt)
+	t.config = g.configHash(req.Config, t.Est.Salt)
 	t.Fixed = g.fixedOf(t.config, t.Est, &req)
 	if b := in.background; b != nil {
 		t.lim, t.Cal, t.inj, t.before = b.lim, b.cal, b.inj, b.before
@@ -181,7 +183,7 @@ func (g *Guard) guardRequest(c Call, st State, ro StateReader, cfg *Agent, req R
 	in.memo = &mem.prefix
 	t, cs := g.newTurn(in, req)
 	if !t.prefix.matched {
-		t.Est.prefetch(cs)
+		t.Est.Prefetch(cs)
 	}
 	sess.checkPrepared(t.ctx, cfg.name, t.Raw, &t.chain, t.prev.Compactions)
 

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/adk-contextguard/contextguard/core/internal/calib"
+	"github.com/adk-contextguard/contextguard/core/internal/countcache"
 	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
@@ -64,6 +65,5 @@ func (r *reports) recordReport(c Call, sio state.IO, st State, real int) {
 	sio.Set(st, state.KeySuspectRatio, prev.SuspectRatio, v.Suspect)
 }
 
-// measure is how a call weighs what it builds (estimate.Measure), with the
-// session's count cache as its estimator.
-type measure = estimate.Measure[cachedEstimator]
+// measure is how a call weighs what it builds, through the session's count cache.
+type measure = estimate.Measure[countcache.Counter]

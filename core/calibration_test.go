@@ -6,10 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/coretest"
 
 	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/estimate"

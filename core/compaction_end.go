@@ -37,7 +37,7 @@ func (c *compaction) compactedState(o outcome) state.Agent {
 	next.Summary = o.summary
 	next.UserRequest = c.userReq
 	next.Watermark = o.watermark
-	next.Fingerprint = c.Est.fingerprint(c.Raw[o.watermark-1])
+	next.Fingerprint = c.Est.Fingerprint(c.Raw[o.watermark-1])
 	next.Anchor = anchorAt(c.req.Coverage, c.Raw, o.watermark)
 	next.SummarizedAt = c.before
 	next.RealTokens = 0

@@ -6,7 +6,6 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
-	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 )
 
@@ -97,9 +96,9 @@ func (s slidingWindow) turnsDue(v callView, cs []*genai.Content) (turns int, due
 	if !v.inj.injected {
 		// The first summary message also adds its header and continuation.
 		atts := convo.RequestAttachments(v.coveredRequest(split))
-		need += v.Cal.Scale(v.Est.tokenEstimator.Content(summaryContent("", v.boundedUserRequest(), false, atts...)))
+		need += v.Cal.Scale(v.Est.Base.Content(summaryContent("", v.boundedUserRequest(), false, atts...)))
 	}
-	return turns, v.Cal.Scale(estimate.Contents(v.Est, span)) >= need
+	return turns, v.Cal.Scale(v.Est.Sum(span)) >= need
 }
 
 // suffixes are the starts of the newest keepTurns turns, then of fewer,

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/countcache"
 	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/tokens"
 )
@@ -59,14 +60,14 @@ type configCache struct {
 // sends and the estimator counting them (salt), so a record made under
 // others does not match.
 func (c *configCache) configHash(cfg *genai.GenerateContentConfig, salt uint64) uint64 {
-	k := contentid.NewKeyer(salt ^ configSeed)
+	k := contentid.NewKeyer(salt ^ countcache.ConfigSeed)
 	if cfg == nil {
 		return k.Sum()
 	}
 	if si := cfg.SystemInstruction; si != nil {
 		value := func() uint64 { return contentid.Hash(si) }
 		if key, ok := contentid.Key(si); ok {
-			k.Add(c.configs.get(key^instructionSeed, si, value))
+			k.Add(c.configs.get(key^countcache.InstructionSeed, si, value))
 		} else {
 			k.Add(value())
 		}
@@ -90,7 +91,7 @@ func (c *configCache) configHash(cfg *genai.GenerateContentConfig, salt uint64) 
 			}
 			value := func() uint64 { return jsonHash(d) }
 			if key, ok := contentid.DeclKey(d); ok {
-				k.Add(c.configs.get(key^declarationSeed, d, value))
+				k.Add(c.configs.get(key^countcache.DeclarationSeed, d, value))
 			} else {
 				k.Add(value())
 			}
@@ -124,6 +125,6 @@ func jsonHash(v any) uint64 {
 
 // fixedOf is estimate.Fixed cached by config, so that a session's first call
 // does not count its agent's tool declarations again.
-func (c *configCache) fixedOf(config uint64, est cachedEstimator, req *Request) int {
+func (c *configCache) fixedOf(config uint64, est countcache.Counter, req *Request) int {
 	return int(c.fixed.get(config, nil, func() uint64 { return uint64(estimate.Fixed(est, req.Config)) }))
 }

@@ -4,10 +4,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
 // TestFixedOf_CountedOncePerGuard: an agent's system instruction and tool

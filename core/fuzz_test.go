@@ -23,6 +23,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/countcache"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
@@ -558,9 +559,9 @@ func FuzzEstimator(f *testing.F) {
 		if direct < 0 {
 			t.Fatalf("content = %d", direct)
 		}
-		cache := newCountCache()
-		cache.begin()
-		ce := cachedEstimator{tokenEstimator: e, cache: cache}
+		cache := countcache.New()
+		cache.Begin()
+		ce := countcache.Counter{Base: e, Cache: cache}
 		if got := ce.Content(c); got != direct {
 			t.Fatalf("cached count %d, direct %d", got, direct)
 		}

@@ -6,8 +6,9 @@ import (
 	"reflect"
 	"time"
 
-	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
 // Generators of the fuzz targets' harder inputs: cyclic, shared and deep

@@ -18,6 +18,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/coretest"
 
+	"github.com/adk-contextguard/contextguard/core/internal/countcache"
 	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
@@ -460,11 +461,11 @@ func newTestTurn(req *Request, st state.Agent, log *slog.Logger) *turn {
 		sess: sess,
 		measure: measure{
 			Raw:   req.Contents,
-			Est:   cachedEstimator{tokenEstimator: testEst, cache: sess.cache},
+			Est:   countcache.Counter{Base: testEst, Cache: sess.cache},
 			Fixed: estimate.Fixed(testEst, engineReq(req).Config),
 		},
 		base:  log,
-		chain: callChain{memo: &prefixMemo{}},
+		chain: countcache.Chain{Memo: &countcache.Memo{}},
 	}
 }
 

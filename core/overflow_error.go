@@ -8,8 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
 // ContextOverflow describes a provider's rejection of a request as longer

@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/countcache"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
@@ -40,11 +41,10 @@ type prefixRecord struct {
 	total       int    // raw estimate of the request (the stored last estimate)
 	body        int    // total less the summary message
 	config      uint64 // configHash of the request
-	chain       uint64 // chain hash of the contents (callChain.at)
+	chain       uint64 // chain hash of the contents (countcache.Chain.At)
 }
 
-// prefixMatch is what a call knows about the stored record, and the
-// record it stores.
+// prefixMatch is the stored record as a call checks it, and the one it stores.
 type prefixMatch struct {
 	rec prefixRecord
 	// own is the call's request as a record describes it, with the last
@@ -110,7 +110,7 @@ func decodePrefixRecord(s string) (r prefixRecord, ok bool) {
 // matchPrefix checks the stored record against own, the call's request of
 // contents raw: every check compares numbers but the chain. The pruning
 // frontier is checked once pruning ran (estimate).
-func matchPrefix(sio state.IO, stored string, own prefixRecord, raw []*genai.Content, chain *callChain) prefixMatch {
+func matchPrefix(sio state.IO, stored string, own prefixRecord, raw []*genai.Content, chain *countcache.Chain) prefixMatch {
 	m := prefixMatch{own: own, config: own.config, stored: stored}
 	if stored == "" {
 		return m
@@ -130,7 +130,7 @@ func matchPrefix(sio state.IO, stored string, own prefixRecord, raw []*genai.Con
 	m.matched = rec.compactions == own.compactions && rec.total == own.total &&
 		rec.injected == own.injected && rec.cut == own.cut &&
 		rec.contents <= own.contents && rec.config == own.config &&
-		rec.chain == chain.at(raw, rec.contents)
+		rec.chain == chain.At(raw, rec.contents)
 	return m
 }
 
@@ -150,22 +150,21 @@ func (m prefixMatch) estimate(ms measure, frontier int, cs []*genai.Content) (es
 		}
 		// The next call checks the record, and a compaction counts what
 		// it summarizes: an idle session keeps only what this call touched.
-		ms.Est.cache.dropUntouched()
+		ms.Est.Cache.DropUntouched()
 		return sat.Add(body, summary), body
 	}
 	est = ms.Weigh(cs)
 	return est, max(est-summary, 0)
 }
 
-// ownRecord is the record a call stores for the request it let through,
-// uncompacted, of contents raw pruned to frontier, estimated at est raw
-// tokens ("" for none).
-func (m prefixMatch) ownRecord(raw []*genai.Content, chain *callChain, frontier, est int) string {
+// ownRecord is the record a call stores for the request of contents raw it
+// let through uncompacted, pruned to frontier, of est raw tokens ("" none).
+func (m prefixMatch) ownRecord(raw []*genai.Content, chain *countcache.Chain, frontier, est int) string {
 	if len(raw) == 0 {
 		return ""
 	}
 	r := m.own
-	r.frontier, r.total, r.body, r.chain = frontier, est, min(m.body, est), chain.at(raw, len(raw))
+	r.frontier, r.total, r.body, r.chain = frontier, est, min(m.body, est), chain.At(raw, len(raw))
 	return r.encode()
 }
 

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/countcache"
 	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
@@ -329,7 +330,7 @@ func TestPrefixRecord_MatchesOnlyTheRequestItDescribes(t *testing.T) {
 	raw := prefixHistory(3, "s")
 	own := prefixRecord{contents: len(raw), cut: 2, injected: true, compactions: 1, config: 7}
 	first := prefixMatch{own: own, body: 900}
-	stored := first.ownRecord(raw, &callChain{memo: &prefixMemo{}}, 2, 1000)
+	stored := first.ownRecord(raw, &countcache.Chain{Memo: &countcache.Memo{}}, 2, 1000)
 	sio := state.IO{Agent: "a", Log: quietLog}
 
 	edited := adkCopy(raw)
@@ -359,7 +360,7 @@ func TestPrefixRecord_MatchesOnlyTheRequestItDescribes(t *testing.T) {
 			if tt.edit != nil {
 				tt.edit(&o)
 			}
-			m := matchPrefix(sio, stored, o, next, &callChain{memo: &prefixMemo{}})
+			m := matchPrefix(sio, stored, o, next, &countcache.Chain{Memo: &countcache.Memo{}})
 			assert.Equal(t, tt.matches, m.matched)
 			assert.Equal(t, stored, m.stored, "the record the call started from")
 			assert.Equal(t, o.config, m.config, "the call's own config hash")

@@ -4,11 +4,12 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/adk-contextguard/contextguard/core/internal/calib"
-	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/calib"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
 // When a summary is prepared (prepared_growth.go), on the tool-heavy

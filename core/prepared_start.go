@@ -7,7 +7,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"google.golang.org/genai"
 
-	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
@@ -64,7 +63,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 		p.abandon()
 		return
 	}
-	p.first, p.end, p.chain = comp.first, end, mem.prefix.chainOf(cand.req.Contents, end)
+	p.first, p.end, p.chain = comp.first, end, mem.prefix.ChainOf(cand.req.Contents, end)
 	p.prevSummary, p.compactions, p.userReq = comp.prevSummary, cand.prev.Compactions, comp.userReq
 	p.request, p.budget = sat.Add(comp.bare, comp.budget), comp.budget
 	p.log = t.log()
@@ -81,7 +80,7 @@ func (g *Guard) startPrepared(c Call, cfg *Agent, st State) {
 // span when its request is likely to fit.
 func preparedEnd(t *turn, c *compaction, cand prepareCandidate) int {
 	for _, split := range t.cfg.policy.suffixes(c, ReasonTokens) {
-		if fitsPrepared(c, cand, t.Cal.Scale(estimate.Contents(t.Est, t.Raw[split:c.cov]))) {
+		if fitsPrepared(c, cand, t.Cal.Scale(t.Est.Sum(t.Raw[split:c.cov]))) {
 			return split
 		}
 	}
@@ -126,10 +125,4 @@ func (g *Guard) runPrepared(t *turn, c *compaction, p *preparedSummary) {
 	t.sess.mu.Unlock()
 	p.summary, p.ev = o.summary, c.ev
 	p.failed = t.ctx.Err() != nil
-}
-
-// chainOf is the chain hash of raw[:n]; cheap for a memo already at raw.
-func (m *prefixMemo) chainOf(raw []*genai.Content, n int) uint64 {
-	m.update(raw)
-	return m.at(n)
 }

@@ -5,10 +5,11 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/adk-contextguard/contextguard/core/internal/state"
-	"github.com/adk-contextguard/contextguard/core/internal/window"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/adk-contextguard/contextguard/core/internal/state"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // Starting a prepared summary (prepared_start.go): what it covers, when its

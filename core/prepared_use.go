@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/countcache"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
@@ -12,12 +13,12 @@ import (
 // checkPrepared drops agent's prepared summary when raw no longer starts
 // with what it covers or the compaction counter moved (another branch, an
 // edited log, a compaction stored elsewhere).
-func (e *sessionEntry) checkPrepared(ctx context.Context, agent string, raw []*genai.Content, chain *callChain, compactions int) {
+func (e *sessionEntry) checkPrepared(ctx context.Context, agent string, raw []*genai.Content, chain *countcache.Chain, compactions int) {
 	p := e.prepared.Load()
 	if p == nil || p.agent != agent {
 		return
 	}
-	if p.end > len(raw) || chain.at(raw, p.end) != p.chain || p.compactions != compactions {
+	if p.end > len(raw) || chain.At(raw, p.end) != p.chain || p.compactions != compactions {
 		e.dropPrepared(ctx, "the history it covers is no longer the request's")
 	}
 }

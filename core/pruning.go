@@ -7,6 +7,8 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/internal/countcache"
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/state"
@@ -28,7 +30,7 @@ const (
 
 // pruneToolResults returns cs pruned to the full frontier (pruneFrontier),
 // as a compaction prunes its kept contents, and that frontier.
-func pruneToolResults(e cachedEstimator, keep int, recall bool, raw, cs []*genai.Content) ([]*genai.Content, int) {
+func pruneToolResults(e countcache.Counter, keep int, recall bool, raw, cs []*genai.Content) ([]*genai.Content, int) {
 	f := pruneFrontier(keep, raw)
 	return pruneTo(e, f, recall, raw, cs), f
 }
@@ -51,16 +53,16 @@ func pruneFrontier(keep int, raw []*genai.Content) int {
 // replaced by placeholders (cs itself when that prunes nothing). Only
 // response payloads change, so pair structure is kept. With recall, the
 // placeholders say how to recall a result.
-func pruneTo(e cachedEstimator, frontier int, recall bool, raw, cs []*genai.Content) []*genai.Content {
+func pruneTo(e countcache.Counter, frontier int, recall bool, raw, cs []*genai.Content) []*genai.Content {
 	if frontier <= 0 {
 		return cs
 	}
 	var out []*genai.Content
-	eachPruned(e, recall, raw, cs, 0, frontier, func(i int, p *prunedContent) {
+	eachPruned(e, recall, raw, cs, 0, frontier, func(i int, p *countcache.Pruned) {
 		if out == nil {
 			out = slices.Clone(cs)
 		}
-		out[i] = p.content
+		out[i] = p.Content
 	})
 	if out == nil {
 		return cs
@@ -71,7 +73,7 @@ func pruneTo(e cachedEstimator, frontier int, recall bool, raw, cs []*genai.Cont
 // eachPruned calls f with the index in cs and the pruned copy of each
 // content that pruning the tool steps after from up to to changes. cs must
 // end with the newest steps of raw, as every request the guard builds does.
-func eachPruned(e cachedEstimator, recall bool, raw, cs []*genai.Content, from, to int, f func(int, *prunedContent)) {
+func eachPruned(e countcache.Counter, recall bool, raw, cs []*genai.Content, from, to int, f func(int, *countcache.Pruned)) {
 	step := toolSteps(raw) - toolSteps(cs)
 	for i, c := range cs {
 		if !hasFunctionResponse(c) {
@@ -83,7 +85,7 @@ func eachPruned(e cachedEstimator, recall bool, raw, cs []*genai.Content, from, 
 		if step <= from {
 			continue
 		}
-		if p := prunedFor(e, c, recall); p.content != nil {
+		if p := e.Pruned(c, recall, buildPruned); p.Content != nil {
 			f(i, p)
 		}
 	}
@@ -114,10 +116,10 @@ func (c *Agent) pruningMinFree() int {
 // pruneFreed is what moving the frontier from from to to frees in cs, in
 // raw estimated tokens (each pruned copy's saving, cached with it), and
 // the index in cs of the first content the move rewrites (-1 for none).
-func pruneFreed(e cachedEstimator, recall bool, raw, cs []*genai.Content, from, to int) (freed, first int) {
+func pruneFreed(e countcache.Counter, recall bool, raw, cs []*genai.Content, from, to int) (freed, first int) {
 	first = -1
-	eachPruned(e, recall, raw, cs, from, to, func(i int, p *prunedContent) {
-		freed = sat.Add(freed, p.saved)
+	eachPruned(e, recall, raw, cs, from, to, func(i int, p *countcache.Pruned) {
+		freed = sat.Add(freed, p.Saved)
 		if first < 0 {
 			first = i
 		}
@@ -129,7 +131,7 @@ func pruneFreed(e cachedEstimator, recall bool, raw, cs []*genai.Content, from, 
 // (clamped to the full frontier, target), or target when moving to it frees
 // at least minFree; first is the index in cs of the first content the move
 // rewrites (-1 when the frontier does not move).
-func planPruning(e cachedEstimator, keep, minFree int, recall bool, stored int, raw, cs []*genai.Content) (frontier, target, first int) {
+func planPruning(e countcache.Counter, keep, minFree int, recall bool, stored int, raw, cs []*genai.Content) (frontier, target, first int) {
 	target = pruneFrontier(keep, raw)
 	frontier = min(stored, target)
 	if frontier == target {
@@ -152,27 +154,10 @@ func hasFunctionResponse(c *genai.Content) bool {
 	return false
 }
 
-// prunedFor returns the pruned copy of c, from the session's cache when c was
-// seen before; recall: the placeholders say how to recall the result.
-func prunedFor(e cachedEstimator, c *genai.Content, recall bool) *prunedContent {
-	ent := e.cache.entry(e.tokenEstimator, e.salt, c)
-	if ent == nil {
-		return buildPruned(e.tokenEstimator, c, recall)
-	}
-	slot := &ent.pruned
-	if recall {
-		slot = &ent.prunedRecall
-	}
-	if *slot == nil {
-		*slot = buildPruned(e.tokenEstimator, c, recall)
-	}
-	return *slot
-}
-
 // buildPruned makes the pruned copy of c: each function response whose
 // payload is at least pruneMinResultTokens gets a placeholder payload
 // (placeholderText); inline parts of the response are dropped with it.
-func buildPruned(e tokenEstimator, c *genai.Content, recall bool) *prunedContent {
+func buildPruned(e estimate.Estimator, c *genai.Content, recall bool) *countcache.Pruned {
 	var parts []*genai.Part
 	saved := 0
 	for j, p := range c.Parts {
@@ -205,9 +190,9 @@ func buildPruned(e tokenEstimator, c *genai.Content, recall bool) *prunedContent
 		saved = sat.Add(saved, before-after)
 	}
 	if parts == nil {
-		return &prunedContent{}
+		return &countcache.Pruned{}
 	}
-	return &prunedContent{content: &genai.Content{Role: c.Role, Parts: parts}, saved: saved}
+	return &countcache.Pruned{Content: &genai.Content{Role: c.Role, Parts: parts}, Saved: saved}
 }
 
 // placeholderText says what was removed and how the model may get it again:
@@ -227,7 +212,7 @@ func placeholderText(tool string, bytes int, recall bool, callID string) string 
 }
 
 // partTokens is the estimate of one part, framing excluded.
-func partTokens(e tokenEstimator, p *genai.Part) int {
+func partTokens(e estimate.Estimator, p *genai.Part) int {
 	return e.Content(&genai.Content{Parts: []*genai.Part{p}}) - e.Content(&genai.Content{})
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
+	"github.com/adk-contextguard/contextguard/core/internal/countcache"
 	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
@@ -41,13 +42,13 @@ func pruneHistory(n, size int) []*genai.Content {
 }
 
 // pruneTestTurn is a turn of an agent with pruning over cs in a window.
-func pruneTestTurn(cs []*genai.Content, keep, win int, cache *countCache) *turn {
+func pruneTestTurn(cs []*genai.Content, keep, win int, cache *countcache.Cache) *turn {
 	t := newTestTurn(request(cs...), state.Agent{}, slog.New(slog.DiscardHandler))
 	t.cfg.pruneKeep = keep
 	t.lim = window.New(win)
 	if cache != nil {
 		t.sess.cache = cache
-		t.Est.cache = cache
+		t.Est.Cache = cache
 	}
 	return t
 }
@@ -129,7 +130,7 @@ func TestPruneToolResults_ParallelAndSmallParts(t *testing.T) {
 // conversation grows.
 func TestPruneToolResults_Batches(t *testing.T) {
 	const keep = 3
-	cache := newCountCache()
+	cache := countcache.New()
 	var raw, prev []*genai.Content
 	changes := 0
 	for i := range 40 {

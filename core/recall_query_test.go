@@ -8,10 +8,11 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
 func TestCleanQuery(t *testing.T) {

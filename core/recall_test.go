@@ -301,10 +301,10 @@ func TestDeclaresRecall_TellsTheModel(t *testing.T) {
 
 	big := respMsg("kubectl_logs", map[string]any{"output": strings.Repeat("log line\n", 500)})
 	big.Parts[0].FunctionResponse.ID = "c-1"
-	p := buildPruned(testEst, big, true).content
+	p := buildPruned(testEst, big, true).Content
 	require.NotNil(t, p)
 	assert.Contains(t, p.Parts[0].FunctionResponse.Response[prunedKey], `call_id "c-1"`)
-	p = buildPruned(testEst, big, false).content
+	p = buildPruned(testEst, big, false).Content
 	assert.NotContains(t, p.Parts[0].FunctionResponse.Response[prunedKey], RecallToolName)
 }
 

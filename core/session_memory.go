@@ -6,6 +6,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adk-contextguard/contextguard/core/internal/calib"
+	"github.com/adk-contextguard/contextguard/core/internal/countcache"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
@@ -41,7 +42,7 @@ type agentMemory struct {
 	// trimmed: requests are trimmed to the current request
 	// (trimToCurrentRequest), logged once; no compaction between turns.
 	trimmed bool
-	prefix  prefixMemo   // prefix_mark.go
+	prefix  countcache.Memo
 	recall  *recallIndex // nil until the agent's first recall in this process
 	model   string       // of the request last let through, for the recall tool's counts
 	// The growth prediction (prepared_growth.go): the raw estimate of the

@@ -48,7 +48,7 @@ func (b sessionBounds) withDefaults() sessionBounds {
 // retainedBytes is what the idle entry retains, as the table accounts it.
 // The caller holds e.mu.
 func (e *sessionEntry) retainedBytes() int {
-	n := sat.Add(sessionOverhead, e.cache.bytes)
+	n := sat.Add(sessionOverhead, e.cache.Bytes())
 	n = sat.Add(n, len(e.summary.summary)+len(e.summary.request))
 	n = sat.Add(n, e.last.bytes)
 	if e.summary.msg != nil {
@@ -56,7 +56,7 @@ func (e *sessionEntry) retainedBytes() int {
 	}
 	for _, m := range e.agents {
 		n = sat.Add(n, m.sentBytes)
-		n = sat.Add(n, m.prefix.bytes)
+		n = sat.Add(n, m.prefix.Bytes())
 	}
 	return sat.Add(n, e.recallRetained())
 }

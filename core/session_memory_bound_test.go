@@ -7,10 +7,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/contentid"
+	"github.com/adk-contextguard/contextguard/core/internal/countcache"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
 // boundedGuard is a guard with agent "a" and the given table bounds.
@@ -123,15 +126,15 @@ func TestSessionBound_IdleSessionRetainsWhatIsNew(t *testing.T) {
 	// go (between_turns.go).
 	g.AfterRun(ctx, RunEnd{})
 	// The prefix chain's memo keeps the strings of the contents it names
-	// (prefix_mark.go), and is accounted as the count cache is.
+	// (core/internal/countcache), and is accounted as the count cache is.
 	strs := 0
 	for _, c := range next {
-		strs += contentRetained(c) - entryOverhead
+		strs += contentid.Size(c)
 	}
-	memo := g.sessions.peek(sessionKey(ctx)).memory("a").prefix.bytes
+	memo := g.sessions.peek(sessionKey(ctx)).memory("a").prefix.Bytes()
 	assert.GreaterOrEqual(t, memo, strs, "the memo retains the contents' strings")
 	assert.GreaterOrEqual(t, g.sessions.bytes, memo, "the memo is accounted")
-	assert.Less(t, g.sessions.bytes, sessionOverhead+2*entryOverhead+memo, "after a prefix count only the new message is cached")
+	assert.Less(t, g.sessions.bytes, sessionOverhead+2*countcache.EntryOverhead+memo, "after a prefix count only the new message is cached")
 }
 
 // TestSessionBound_ReloadedSessionRetainsNoHistory: a session whose
@@ -149,7 +152,7 @@ func TestSessionBound_ReloadedSessionRetainsNoHistory(t *testing.T) {
 	_, err = g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: next})
 	require.NoError(t, err)
 	g.AfterRun(ctx, RunEnd{}) // the run ends (between_turns.go)
-	assert.Less(t, g.sessions.bytes, sessionOverhead+2*entryOverhead+len(next)*memoEntryBytes, "no history is retained")
+	assert.Less(t, g.sessions.bytes, sessionOverhead+2*countcache.EntryOverhead+len(next)*countcache.MemoEntryBytes, "no history is retained")
 	assert.Equal(t, requestTokens(testEst, engineReq(&Request{Model: "gemini-2.5-flash", Contents: next})), ctx.getInt(state.KeyLastEstimate), "the count used is the whole request's")
 }
 

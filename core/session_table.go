@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/countcache"
 )
 
 // sessionTable holds what the guard keeps in memory per session, and the
@@ -50,7 +52,7 @@ type sessionEntry struct {
 
 	// Guarded by mu.
 	busy    *busyMark // set while the owner runs user code (park) until release
-	cache   *countCache
+	cache   *countcache.Cache
 	summary summaryMemo
 	agents  []*agentMemory
 	last    lastCall // for a compaction when the run ends (between_turns.go)
@@ -62,7 +64,7 @@ type sessionEntry struct {
 }
 
 func newSessionEntry(key string, log *slog.Logger) *sessionEntry {
-	return &sessionEntry{key: key, log: log, cache: newCountCache()}
+	return &sessionEntry{key: key, log: log, cache: countcache.New()}
 }
 
 // lastCall is the session's last guarded model call, kept from its
@@ -261,10 +263,10 @@ func sessionError(c Call, agentName string, err error) error {
 
 // estimator is a turn's estimator, counting through the session's cache on
 // a new pass. The caller owns the entry.
-func (e *sessionEntry) estimator(cfg *Agent, modelName string) cachedEstimator {
-	e.cache.begin()
+func (e *sessionEntry) estimator(cfg *Agent, modelName string) countcache.Counter {
+	e.cache.Begin()
 	est, salt := cfg.estimator(modelName)
-	return cachedEstimator{tokenEstimator: est, cache: e.cache, salt: salt}
+	return countcache.Counter{Base: est, Cache: e.cache, Salt: salt}
 }
 
 func sessionKey(c Call) string {

@@ -129,7 +129,7 @@ func (c *compaction) fitCached(sreq SummaryRequest, asked, est, kept int) (fit c
 		return cachedFit{err: err}, false
 	}
 	w := c.sumWindow
-	in := c.Cal.Scale(sat.Add(est, c.Est.tokenEstimator.Content(&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: instr}}})))
+	in := c.Cal.Scale(sat.Add(est, c.Est.Base.Content(&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: instr}}})))
 	room := w - in - window.OutputMargin(w)
 	fit = cachedFit{instr: instr, asked: asked, room: room, in: in}
 	if room >= sat.Scale(asked, oversizeTolerance) {

@@ -7,9 +7,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
 // megabyte is the size of the oversized parts of a summarizer input the

@@ -4,9 +4,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/stretchr/testify/assert"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/calib"
 )
 
 // TestFallbackSummary: the summary written without the summarizer stays

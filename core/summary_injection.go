@@ -96,7 +96,7 @@ func (t *turn) unchangedCut() (cut int, ok bool) {
 	rec, ok := decodePrefixRecord(t.storedPrefix)
 	if !ok || !rec.injected || rec.compactions != t.prev.Compactions || rec.total != t.prev.LastEstimate ||
 		rec.cut <= 0 || rec.cut > rec.contents || rec.contents > len(t.Raw) ||
-		rec.chain != t.chain.at(t.Raw, rec.contents) {
+		rec.chain != t.chain.At(t.Raw, rec.contents) {
 		return 0, false
 	}
 	return rec.cut, true

@@ -10,13 +10,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adk-contextguard/contextguard/core/coretest"
-	"github.com/adk-contextguard/contextguard/core/internal/estimate"
-	"github.com/adk-contextguard/contextguard/core/internal/state"
-	"github.com/adk-contextguard/contextguard/core/internal/window"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/coretest"
+
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
+	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
 
 // windowRegistry is a ModelRegistry with fixed windows, so a test can give

@@ -3,9 +3,11 @@ package core
 import (
 	"testing"
 
-	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/adk-contextguard/contextguard/core/coretest"
+	"github.com/adk-contextguard/contextguard/core/internal/countcache"
 )
 
 func TestWithTokenCounter_CountsWithTheUsersTokenizer(t *testing.T) {
@@ -27,13 +29,13 @@ func TestWithTokenCounter_CountsWithTheUsersTokenizer(t *testing.T) {
 
 	// Counts are cached per content: the counter runs once per new content.
 	sess := newSessionEntry("", quietLog)
-	ce := cachedEstimator{tokenEstimator: est, cache: sess.cache}
-	sess.cache.begin()
+	ce := countcache.Counter{Base: est, Cache: sess.cache}
+	sess.cache.Begin()
 	before := calls
 	ce.Content(c)
 	first := calls - before
 	assert.Equal(t, 2, first, "the tool name and the payload")
-	sess.cache.begin()
+	sess.cache.Begin()
 	ce.Content(c)
 	assert.Equal(t, before+first, calls, "a content seen before is not counted again")
 

@@ -4,11 +4,12 @@ import (
 	"context"
 	"testing"
 
-	"github.com/adk-contextguard/contextguard/core/internal/estimate"
-	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/estimate"
+	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
 // TestUsage_PrefixKeptAndInvalidated: an extension keeps the whole previous

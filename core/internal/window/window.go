@@ -3,8 +3,9 @@
 package window
 
 import (
-	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // Default is the window assumed for a model the registry does not know.

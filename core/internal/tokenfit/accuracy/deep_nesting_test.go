@@ -25,5 +25,5 @@ func TestDeepNestingCount(t *testing.T) {
 	ids, _, err := enc.Encode(string(raw))
 	require.NoError(t, err)
 	assert.Len(t, raw, 90_006)
-	assert.Len(t, ids, 25_002, "update deepNestingO200kTokens in core/token_cache_test.go and core/internal/tokens/json_test.go")
+	assert.Len(t, ids, 25_002, "update deepNestingO200kTokens in core/internal/countcache/cache_test.go and core/internal/tokens/json_test.go")
 }

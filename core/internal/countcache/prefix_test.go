@@ -1,4 +1,4 @@
-package core
+package countcache
 
 import (
 	"strings"
@@ -15,7 +15,7 @@ import (
 // memo verifies: texts, nested arguments and results, a thought signature
 // and inline data.
 func memoHistory() []*genai.Content {
-	h := prefixHistory(3, "memo") // 12 contents
+	h := toolHistory(3, "memo") // 12 contents
 	h[1].Parts[0].FunctionCall.Args["opts"] = map[string]any{"since": "1h", "fields": []any{"ts", "msg"}}
 	h[3].Parts[0].ThoughtSignature = []byte("the answer's thought signature")
 	h[4] = &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: "this one:"}, {InlineData: &genai.Blob{MIMEType: "image/png", Data: []byte("\x89PNG image bytes")}}}}
@@ -24,7 +24,7 @@ func memoHistory() []*genai.Content {
 
 // chainOfFresh is the chain hash of cs by a memo that never saw them.
 func chainOfFresh(cs []*genai.Content) uint64 {
-	var m prefixMemo
+	var m Memo
 	m.update(cs)
 	return m.at(len(cs))
 }
@@ -36,13 +36,13 @@ func chainOfFresh(cs []*genai.Content) uint64 {
 // now are: it changed with any change, and not for a content replaced by
 // an equal copy in new bytes.
 func TestPrefixMemo_HashesWhatChanged(t *testing.T) {
-	hashed := func(m *prefixMemo, cs []*genai.Content) int64 {
+	hashed := func(m *Memo, cs []*genai.Content) int64 {
 		before := hashcount.Load()
 		m.update(cs)
 		return hashcount.Load() - before
 	}
 	t.Run("ADK's copy and a new content", func(t *testing.T) {
-		var m prefixMemo
+		var m Memo
 		h := memoHistory()
 		require.EqualValues(t, len(h), hashed(&m, h))
 		next := append(adkCopy(h), userMsg("and now?"))
@@ -75,7 +75,7 @@ func TestPrefixMemo_HashesWhatChanged(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var m prefixMemo
+			var m Memo
 			h := memoHistory()
 			m.update(h)
 			before := m.at(len(h))
@@ -94,7 +94,7 @@ func TestPrefixMemo_TypedPayloadIsHashedAlone(t *testing.T) {
 	type result struct{ Output string }
 	h := memoHistory()
 	h[2] = respMsg("kubectl_logs", map[string]any{"result": result{Output: "ok"}})
-	var m prefixMemo
+	var m Memo
 	m.update(h)
 	before := hashcount.Load()
 	next := append(adkCopy(h), userMsg("next"))

@@ -1,4 +1,4 @@
-package core
+package countcache
 
 import (
 	"sync"
@@ -10,34 +10,27 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
-// The prefix record's chain (ARCHITECTURE.md, Counting): every content
-// hashed by value, each once per process, the hashes chained in order.
+// The prefix record's chain: every content hashed by value, each once per
+// process, the hashes chained in order.
 
-// Seeds that keep the hashes of different things apart.
+// Seeds that keep the hashes of different things apart: the chain's here,
+// the request configuration's (core's configHash) beside it.
 const (
 	chainSeed       = 0x63686169 // "chai"
-	configSeed      = 0x636f6e66 // "conf"
-	instructionSeed = 0x696e7374 // "inst"
-	declarationSeed = 0x6465636c // "decl"
+	ConfigSeed      = 0x636f6e66 // "conf"
+	InstructionSeed = 0x696e7374 // "inst"
+	DeclarationSeed = 0x6465636c // "decl"
 )
 
-// chainNext chains the hash of one more content onto h.
-func chainNext(h, content uint64) uint64 {
-	k := contentid.NewKeyer(h)
-	k.Add(content)
-	return k.Sum()
-}
-
-// prefixMemo is what one agent of a session remembers of the contents ADK
-// last built for it: their records on a tape (verified through ADK's copies
+// Memo is what one agent of a session remembers of the contents ADK last
+// built for it: their records on a tape (verified through ADK's copies
 // without hashing a byte) and the chain up to each. A session service that
 // loads events anew gives new strings every call: once a call matches none,
 // the memo stops recording (unpinned).
-type prefixMemo struct {
+type Memo struct {
 	tape     contentid.Tape
 	entries  []memoEntry
 	unpinned bool
-	bytes    int // what the memo retains, as the session table accounts it
 }
 
 type memoEntry struct {
@@ -47,11 +40,22 @@ type memoEntry struct {
 	chain uint64         // chain hash of the contents up to this one
 }
 
-const memoEntryBytes = int(unsafe.Sizeof(memoEntry{}))
+// MemoEntryBytes is what a memo retains per content besides its tape.
+const MemoEntryBytes = int(unsafe.Sizeof(memoEntry{}))
+
+// Bytes is what the memo retains, as a session table accounts it.
+func (m *Memo) Bytes() int { return sat.Add(m.tape.Bytes(), len(m.entries)*MemoEntryBytes) }
+
+// ChainOf is the chain hash of raw[:n], the memo brought to raw; cheap for
+// a memo already at raw.
+func (m *Memo) ChainOf(raw []*genai.Content, n int) uint64 {
+	m.update(raw)
+	return m.at(n)
+}
 
 // update brings the memo to cs: the contents after those that match are
 // recorded, and hashed meanwhile, in parallel when there are many.
-func (m *prefixMemo) update(cs []*genai.Content) {
+func (m *Memo) update(cs []*genai.Content) {
 	same := m.matching(cs)
 	if same == 0 && len(m.entries) > 0 && len(cs) > 0 {
 		m.unpinned = true
@@ -73,7 +77,7 @@ func (m *prefixMemo) update(cs []*genai.Content) {
 		m.entries = append(m.entries, memoEntry{taped: taped, end: m.tape.End()})
 	}
 	wait()
-	h := m.at(same)
+	chain := contentid.NewKeyer(m.at(same))
 	for i, c := range fresh {
 		e := &m.entries[same+i]
 		if hashes != nil {
@@ -81,14 +85,13 @@ func (m *prefixMemo) update(cs []*genai.Content) {
 		} else {
 			e.hash = contentid.ChainHash(c)
 		}
-		h = chainNext(h, e.hash)
-		e.chain = h
+		chain.Add(e.hash)
+		e.chain = chain.Sum()
 	}
-	m.bytes = sat.Add(m.tape.Bytes(), len(m.entries)*memoEntryBytes)
 }
 
 // matching is how many leading contents of cs are the memo's.
-func (m *prefixMemo) matching(cs []*genai.Content) int {
+func (m *Memo) matching(cs []*genai.Content) int {
 	from := contentid.Mark{}
 	for i, e := range m.entries[:min(len(m.entries), len(cs))] {
 		if e.taped && !m.tape.Match(cs[i], from, e.end) || !e.taped && contentid.ChainHash(cs[i]) != e.hash {
@@ -100,7 +103,7 @@ func (m *prefixMemo) matching(cs []*genai.Content) int {
 }
 
 // end is the tape's position after the first n entries.
-func (m *prefixMemo) end(n int) contentid.Mark {
+func (m *Memo) end(n int) contentid.Mark {
 	if n <= 0 {
 		return contentid.Mark{}
 	}
@@ -108,28 +111,29 @@ func (m *prefixMemo) end(n int) contentid.Mark {
 }
 
 // at is the chain hash of the first n contents the memo holds.
-func (m *prefixMemo) at(n int) uint64 {
+func (m *Memo) at(n int) uint64 {
 	if n <= 0 {
 		return chainSeed
 	}
 	return m.entries[n-1].chain
 }
 
-// callChain is the agent's memo as one call uses it.
-type callChain struct {
-	memo    *prefixMemo
+// Chain is an agent's memo as one call uses it: brought to the call's
+// contents once, on first use.
+type Chain struct {
+	Memo    *Memo
 	chained bool
 }
 
-// at is the chain hash of the first n of raw, the request's contents as ADK
-// built them (0 past them), the memo brought to raw on first use.
-func (c *callChain) at(raw []*genai.Content, n int) uint64 {
+// At is the chain hash of the first n of raw, the request's contents as ADK
+// built them (0 past them).
+func (c *Chain) At(raw []*genai.Content, n int) uint64 {
 	if n > len(raw) {
 		return 0
 	}
 	if !c.chained {
-		c.memo.update(raw)
+		c.Memo.update(raw)
 		c.chained = true
 	}
-	return c.memo.at(n)
+	return c.Memo.at(n)
 }

@@ -1,4 +1,4 @@
-package core
+package countcache
 
 import (
 	"bytes"
@@ -20,21 +20,21 @@ import (
 
 // countingEstimator counts how often contents are estimated.
 type countingEstimator struct {
-	tokenEstimator
+	estimate.Estimator
 	calls *int
 }
 
 func (c countingEstimator) Content(x *genai.Content) int {
 	*c.calls++
-	return c.tokenEstimator.Content(x)
+	return c.Estimator.Content(x)
 }
 
 func TestCountCache_ReusesUnchangedContents(t *testing.T) {
 	calls := 0
-	cache := newCountCache()
-	ce := cachedEstimator{tokenEstimator: countingEstimator{tokenEstimator: testEst, calls: &calls}, cache: cache}
+	cache := New()
+	ce := Counter{Base: countingEstimator{Estimator: testEst, calls: &calls}, Cache: cache}
 	cs := history(10, 500)
-	cache.begin()
+	cache.Begin()
 	first := estimate.Contents(ce, cs)
 	require.Equal(t, 20, calls)
 
@@ -46,7 +46,7 @@ func TestCountCache_ReusesUnchangedContents(t *testing.T) {
 		copies[i] = &cp
 	}
 	copies = append(copies, userMsg("new"))
-	cache.begin()
+	cache.Begin()
 	second := estimate.Contents(ce, copies)
 	assert.Equal(t, 21, calls, "only the new content is counted")
 	assert.Equal(t, first+testEst.Content(userMsg("new")), second)
@@ -54,11 +54,11 @@ func TestCountCache_ReusesUnchangedContents(t *testing.T) {
 
 func TestCountCache_ChangedContentIsRecounted(t *testing.T) {
 	calls := 0
-	cache := newCountCache()
-	ce := cachedEstimator{tokenEstimator: countingEstimator{tokenEstimator: testEst, calls: &calls}, cache: cache}
+	cache := New()
+	ce := Counter{Base: countingEstimator{Estimator: testEst, calls: &calls}, Cache: cache}
 	resp := respMsg("tool", map[string]any{"output": "short", "n": 1.0, "nested": map[string]any{"k": "v"}})
 	cs := []*genai.Content{userMsg("question"), resp}
-	cache.begin()
+	cache.Begin()
 	before := estimate.Contents(ce, cs)
 
 	tests := []struct {
@@ -77,7 +77,7 @@ func TestCountCache_ChangedContentIsRecounted(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.mutate()
 			n := calls
-			cache.begin()
+			cache.Begin()
 			got := estimate.Contents(ce, cs)
 			assert.Greater(t, calls, n, "recounted")
 			assert.Equal(t, estimate.Contents(testEst, cs), got, "and the count is the fresh one")
@@ -96,10 +96,10 @@ func TestCountCache_UncacheableValuesAndBound(t *testing.T) {
 	_, ok = contentid.Key(img)
 	assert.True(t, ok, "inline data is keyed by the address and length of its bytes")
 
-	cache := newCountCache()
-	ce := cachedEstimator{tokenEstimator: testEst, cache: cache}
+	cache := New()
+	ce := Counter{Base: testEst, Cache: cache}
 	for round := range 50 {
-		cache.begin()
+		cache.Begin()
 		for i := range 10 {
 			ce.Content(userMsg(strings.Repeat("a", round*10+i+1)))
 		}
@@ -115,30 +115,30 @@ func TestCountCache_PrefetchMatchesSequentialCounts(t *testing.T) {
 	cs = append(cs, cs[3], nil, respMsg("tool", map[string]any{"output": filler(5000, 7)}))
 
 	var calls atomic.Int64
-	cold := newCountCache()
-	ce := cachedEstimator{tokenEstimator: atomicCountingEstimator{tokenEstimator: testEst, calls: &calls}, cache: cold}
-	cold.begin()
-	ce.prefetch(cs)
+	cold := New()
+	ce := Counter{Base: atomicCountingEstimator{Estimator: testEst, calls: &calls}, Cache: cold}
+	cold.Begin()
+	ce.Prefetch(cs)
 	require.GreaterOrEqual(t, len(cold.entries), 80, "the misses were counted ahead")
 	afterPrefetch := calls.Load()
 	got := estimate.Contents(ce, cs)
 	assert.Equal(t, afterPrefetch, calls.Load(), "every content was served from the prefetched cache")
 	assert.Equal(t, estimate.Contents(testEst, cs), got, "parallel counts equal sequential ones")
 
-	cold.begin()
-	ce.prefetch(append(cs, userMsg("one more")))
+	cold.Begin()
+	ce.Prefetch(append(cs, userMsg("one more")))
 	assert.Equal(t, afterPrefetch, calls.Load(), "a warm cache is not prefetched")
 }
 
 // atomicCountingEstimator counts content calls from any goroutine.
 type atomicCountingEstimator struct {
-	tokenEstimator
+	estimate.Estimator
 	calls *atomic.Int64
 }
 
 func (c atomicCountingEstimator) Content(x *genai.Content) int {
 	c.calls.Add(1)
-	return c.tokenEstimator.Content(x)
+	return c.Estimator.Content(x)
 }
 
 // pngOf is a PNG header of the given size: enough for the estimator.
@@ -173,9 +173,9 @@ func TestCountCache_ResponseImagesAreInTheKey(t *testing.T) {
 	forty.Parts[0].FunctionResponse.Name = one.Parts[0].FunctionResponse.Name
 	forty.Parts[0].FunctionResponse.Response = one.Parts[0].FunctionResponse.Response
 
-	cache := newCountCache()
-	ce := cachedEstimator{tokenEstimator: testEst, cache: cache}
-	cache.begin()
+	cache := New()
+	ce := Counter{Base: testEst, Cache: cache}
+	cache.Begin()
 	nOne := ce.Content(one)
 	nForty := ce.Content(forty)
 	assert.Equal(t, testEst.Content(forty), nForty, "counted, not served from the 1-image entry")
@@ -189,8 +189,8 @@ func TestCountCache_ResponseImagesAreInTheKey(t *testing.T) {
 		return &genai.Content{Role: c.Role, Parts: []*genai.Part{{FunctionResponse: &fr}}}
 	}
 	calls := 0
-	counting := cachedEstimator{tokenEstimator: countingEstimator{tokenEstimator: testEst, calls: &calls}, cache: cache}
-	cache.begin()
+	counting := Counter{Base: countingEstimator{Estimator: testEst, calls: &calls}, Cache: cache}
+	cache.Begin()
 	assert.Equal(t, nForty, counting.Content(copyOf(forty)))
 	assert.Zero(t, calls, "served from the cache")
 }
@@ -253,9 +253,9 @@ func TestCountCache_SelfReferencingValues(t *testing.T) {
 			assert.NotEqual(t, fa, contentid.Fingerprint(pl.build(map[string]any{"output": "other"})))
 			identityWalkEnds(t, func() { _, _ = contentid.Key(a) })
 
-			cache := newCountCache()
-			ce := cachedEstimator{tokenEstimator: testEst, cache: cache}
-			cache.begin()
+			cache := New()
+			ce := Counter{Base: testEst, Cache: cache}
+			cache.Begin()
 			var n int
 			identityWalkEnds(t, func() { n = ce.Content(a) })
 			if pl.counted {
@@ -264,7 +264,7 @@ func TestCountCache_SelfReferencingValues(t *testing.T) {
 				// the raw text) is in the count.
 				assert.GreaterOrEqual(t, n, testEst.Text(strings.Repeat("result line\n", 100))*3/4, "the content is counted")
 			}
-			assert.Equal(t, fa, ce.fingerprint(a))
+			assert.Equal(t, fa, ce.Fingerprint(a))
 		})
 	}
 }
@@ -291,9 +291,9 @@ func TestCountCache_DeepAndSharedValues(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, raw, 90_006, "the value whose o200k count deepNestingO200kTokens is")
 
-		cache := newCountCache()
-		ce := cachedEstimator{tokenEstimator: estimatorFor("gpt-4o"), cache: cache}
-		cache.begin()
+		cache := New()
+		ce := Counter{Base: estimate.ForModel("gpt-4o"), Cache: cache}
+		cache.Begin()
 		assert.GreaterOrEqual(t, float64(ce.Content(c)), 0.85*float64(deepNestingO200kTokens))
 
 		deeper := respMsg("parse", map[string]any{"node": v, "x": 1})
@@ -381,9 +381,9 @@ func TestCountCache_TypedSharedValues(t *testing.T) {
 			identityWalkEnds(t, func() {
 				assert.Len(t, contentid.Fingerprint(c), 16)
 				_, _ = contentid.Key(c)
-				cache := newCountCache()
-				ce := cachedEstimator{tokenEstimator: estimatorFor("gpt-4o"), cache: cache}
-				cache.begin()
+				cache := New()
+				ce := Counter{Base: estimate.ForModel("gpt-4o"), Cache: cache}
+				cache.Begin()
 				assert.GreaterOrEqual(t, ce.Content(c), ce.Content(one), "counted, not dropped")
 			})
 		})
@@ -422,9 +422,9 @@ func TestCountCache_TypedCycles(t *testing.T) {
 			identityWalkEnds(t, func() {
 				fa, fb = contentid.Fingerprint(c), contentid.Fingerprint(respMsg("loop", b.build()))
 				_, _ = contentid.Key(c)
-				cache := newCountCache()
-				ce := cachedEstimator{tokenEstimator: estimatorFor("gpt-4o"), cache: cache}
-				cache.begin()
+				cache := New()
+				ce := Counter{Base: estimate.ForModel("gpt-4o"), Cache: cache}
+				cache.Begin()
 				assert.Positive(t, ce.Content(c))
 			})
 			assert.Equal(t, fa, fb, "stable")
