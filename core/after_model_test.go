@@ -6,6 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // TestAfterModel_CachedTokens: the provider's cached-token count is kept
@@ -14,7 +16,7 @@ import (
 func TestAfterModel_CachedTokens(t *testing.T) {
 	g, _ := newTestGuard(t, fixedSummary("S"), WithMaxTokens(100_000))
 	ctx := newFakeCtx("a")
-	_, err := g.beforeModel(ctx, request(history(2, 200)...))
+	_, err := g.beforeModel(ctx, request(coretest.History(2, 200)...))
 	require.NoError(t, err)
 	cached := func() int {
 		u, err := g.UsageFromState(ctx.state, "a")

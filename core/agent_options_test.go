@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -45,7 +46,7 @@ func TestTriggerOption_DrivesCompactionAndInstructionsReachPrompt(t *testing.T) 
 	sum := fixedSummary("S")
 	g, logs := newTestGuard(t, sum, WithMaxTokens(100_000), WithTriggerTokens(2_000), WithInstructions("Keep every TICKET-ID."))
 	ctx := newFakeCtx("a").withUser("go")
-	_, err := g.beforeModel(ctx, request(history(3, 1000)...))
+	_, err := g.beforeModel(ctx, request(coretest.History(3, 1000)...))
 	require.NoError(t, err)
 	assert.Equal(t, 1, sum.Calls(), "2,000-token trigger reached in a 100k window")
 	assert.Contains(t, textcut.ContentText(sum.last.Config.SystemInstruction), "Keep every TICKET-ID.")

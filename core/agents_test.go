@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
@@ -17,7 +18,7 @@ import (
 // own (Add), the default's under its own name (AddDefault), or none, which
 // is logged once per agent name at Info with how to guard it.
 func TestAgentLookup(t *testing.T) {
-	overTrigger := func() *Request { return request(append(history(30, 400), userMsg("go on"))...) }
+	overTrigger := func() *Request { return request(append(coretest.History(30, 400), userMsg("go on"))...) }
 	tests := []struct {
 		name  string
 		setup func(g *Guard, sum *fakeLLM)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/estimate"
@@ -17,26 +18,6 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
 )
-
-// filler is size bytes of token-dense text (identifiers and numbers, about
-// 2.5 bytes a token), different for each seed.
-func filler(size, seed int) string {
-	var b strings.Builder
-	for i := 0; b.Len() < size; i++ {
-		fmt.Fprintf(&b, "id%d=%x ", (seed*7919+i*31)%997, (seed+1)*(i+3)*2654435761%65521)
-	}
-	return b.String()[:size]
-}
-
-// history builds n user/model exchanges, each about size bytes, with markers.
-func history(n, size int) []*genai.Content {
-	var cs []*genai.Content
-	for i := range n {
-		cs = append(cs, userMsg(fmt.Sprintf("OLD-U%d %s", i, filler(size, 2*i))))
-		cs = append(cs, modelMsg(fmt.Sprintf("OLD-M%d %s", i, filler(size, 2*i+1))))
-	}
-	return cs
-}
 
 func request(cs ...*genai.Content) *Request {
 	return &Request{Model: "gemini-2.5-flash", Contents: cs, Config: &genai.GenerateContentConfig{}}
@@ -46,7 +27,7 @@ func TestBeforeModel_UnderThreshold(t *testing.T) {
 	sum := fixedSummary("unused")
 	g, _ := newTestGuard(t, sum, WithMaxTokens(100_000))
 	ctx := newFakeCtx("a")
-	req := request(history(3, 200)...)
+	req := request(coretest.History(3, 200)...)
 	before := len(req.Contents)
 
 	resp, err := g.beforeModel(ctx, req)
@@ -59,7 +40,7 @@ func TestBeforeModel_UnderThreshold(t *testing.T) {
 
 func TestBeforeModel_UnknownAgentAndNilInput(t *testing.T) {
 	g, _ := newTestGuard(t, fixedSummary("x"), WithMaxTokens(1_024))
-	req := request(history(50, 400)...)
+	req := request(coretest.History(50, 400)...)
 	n := len(req.Contents)
 	_, err := g.beforeModel(newFakeCtx("other"), req)
 	require.NoError(t, err)
@@ -76,7 +57,7 @@ func TestBeforeModel_UnknownAgentAndNilInput(t *testing.T) {
 // compactOnce drives one compaction of a 40-message history in an 8k window.
 func compactOnce(t *testing.T, g *Guard, ctx *fakeCtx) (*Request, []*genai.Content) {
 	t.Helper()
-	raw := append(history(20, 300), userMsg("LATEST please fix the build"))
+	raw := append(coretest.History(20, 300), userMsg("LATEST please fix the build"))
 	ctx.withUser("LATEST please fix the build")
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
@@ -130,7 +111,7 @@ func TestSecondCompaction_PreviousSummaryOnce(t *testing.T) {
 	ctx := newFakeCtx("a")
 	_, raw := compactOnce(t, g, ctx)
 
-	grown := append(append([]*genai.Content{}, raw...), history(20, 300)...)
+	grown := append(append([]*genai.Content{}, raw...), coretest.History(20, 300)...)
 	grown = append(grown, userMsg("NEWEST question"))
 	ctx.withUser("NEWEST question")
 	req := request(grown...)
@@ -145,7 +126,7 @@ func TestSecondCompaction_PreviousSummaryOnce(t *testing.T) {
 }
 
 func TestWatermark(t *testing.T) {
-	base := history(4, 100)
+	base := coretest.History(4, 100)
 	synthetic := userMsg(convo.SyntheticContinuations[0])
 	tests := []struct {
 		name     string
@@ -228,7 +209,7 @@ func TestWatermark_SyntheticTrailingMessageNotCovered(t *testing.T) {
 	sum := fixedSummary("S1")
 	g, _ := newTestGuard(t, sum, WithMaxTokens(8_000))
 	ctx := newFakeCtx("a").withUser("do it")
-	raw := append(history(20, 300), userMsg("do it"), modelMsg("calling"), userMsg(convo.SyntheticContinuations[0]))
+	raw := append(coretest.History(20, 300), userMsg("do it"), modelMsg("calling"), userMsg(convo.SyntheticContinuations[0]))
 	_, err := g.beforeModel(ctx, request(raw...))
 	require.NoError(t, err)
 	require.Equal(t, 1, sum.Calls())
@@ -270,10 +251,10 @@ func TestSystemPromptOverThreshold_NoCompactionLoop(t *testing.T) {
 	// threshold, under the window; sized by the estimator so a refit of its
 	// weights does not move it across either line.
 	size := 4_000
-	for float64(testEst.Text(filler(size, 99)))*estimate.DefaultCorrection < 6_800 {
+	for float64(testEst.Text(coretest.Filler(size, 99)))*estimate.DefaultCorrection < 6_800 {
 		size += 100
 	}
-	system := genai.NewContentFromText(filler(size, 99), genai.RoleUser)
+	system := genai.NewContentFromText(coretest.Filler(size, 99), genai.RoleUser)
 	var raw []*genai.Content
 	for step := range 30 {
 		raw = append(raw, userMsg(fmt.Sprintf("hello %d", step)), modelMsg("ok"))
@@ -305,11 +286,11 @@ func TestBeforeModel_SteadyCallAllocations(t *testing.T) {
 	for _, n := range []int{10, 200} {
 		g, _ := newTestGuard(t, fixedSummary("unused"), WithMaxTokens(10_000_000))
 		ctx := newFakeCtx("a").withUser("go on")
-		hist := append(history(n, 300), userMsg("go on"))
+		hist := append(coretest.History(n, 300), userMsg("go on"))
 		_, err := g.beforeModel(ctx, request(hist...))
 		require.NoError(t, err)
 		const runs = 50
-		fresh := history(runs+1, 200)
+		fresh := coretest.History(runs+1, 200)
 		i := 0
 		allocs := testing.AllocsPerRun(runs, func() {
 			hist = append(hist, fresh[i])

@@ -73,39 +73,6 @@ func syntheticRequest(target int) *Request {
 	return req
 }
 
-// adkCopy mimics ADK's per-step rebuild: new Content and Part structs and new
-// top-level maps, sharing the strings of the session events.
-func adkCopy(cs []*genai.Content) []*genai.Content {
-	out := make([]*genai.Content, len(cs))
-	for i, c := range cs {
-		cp := &genai.Content{Role: c.Role}
-		for _, p := range c.Parts {
-			pp := *p
-			if p.FunctionCall != nil {
-				fc := *p.FunctionCall
-				fc.Args = copyMap(fc.Args)
-				pp.FunctionCall = &fc
-			}
-			if p.FunctionResponse != nil {
-				fr := *p.FunctionResponse
-				fr.Response = copyMap(fr.Response)
-				pp.FunctionResponse = &fr
-			}
-			cp.Parts = append(cp.Parts, &pp)
-		}
-		out[i] = cp
-	}
-	return out
-}
-
-func copyMap(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
 // beforeModelSizes are the history sizes of BenchmarkBeforeModel.
 var beforeModelSizes = []struct {
 	name   string

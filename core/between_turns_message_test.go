@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/state"
@@ -117,7 +118,7 @@ func fillerOfTokens(t *testing.T, n int) string {
 		return ""
 	}
 	for size := n; size < 100*n; size += 16 {
-		if s := filler(size, 0); testEst.Text(s) >= n {
+		if s := coretest.Filler(size, 0); testEst.Text(s) >= n {
 			return s
 		}
 	}

@@ -54,7 +54,7 @@ func nearTrigger(t *testing.T, final *genai.Content, ask string) []*genai.Conten
 	t.Helper()
 	lim := window.New(betweenTurnsWindow)
 	cal := newCalibration(state.Agent{}, testEst)
-	build := func(n int) []*genai.Content { return append(history(n, 400), userMsg(ask)) }
+	build := func(n int) []*genai.Content { return append(coretest.History(n, 400), userMsg(ask)) }
 	for n := 1; n < 100; n++ {
 		raw := build(n)
 		next := append(append(append([]*genai.Content(nil), raw...), final), userMsg(ask))
@@ -143,7 +143,7 @@ func TestBetweenTurns(t *testing.T) {
 			ctx := newFakeCtx("a").withUser("fix the failing test")
 			raw := nearTrigger(t, final, "fix the failing test")
 			if tt.far {
-				raw = append(history(3, 900), userMsg("fix the failing test"))
+				raw = append(coretest.History(3, 900), userMsg("fix the failing test"))
 			}
 			req := request(raw...)
 			_, err := g.beforeModel(ctx, req)
@@ -280,7 +280,7 @@ func TestBetweenTurns_NothingToCompact(t *testing.T) {
 func TestBetweenTurns_LastCallAccounted(t *testing.T) {
 	g, _ := newTestGuard(t, fixedSummary("s"), WithMaxTokens(100_000))
 	ctx := newFakeCtx("a").withUser("go on")
-	raw := append(history(10, 2_000), userMsg("go on"))
+	raw := append(coretest.History(10, 2_000), userMsg("go on"))
 	_, err := g.beforeModel(ctx, request(raw...))
 	require.NoError(t, err)
 	during := g.sessions.bytes

@@ -33,7 +33,7 @@ func TestAfterModel_HigherCountAfterUnseenEdit(t *testing.T) {
 	ctx := newFakeCtx("a").withUser("LATEST go on")
 	ctx.set(state.KeyProviderRatio, 1000)
 
-	raw := append(history(6, 900), userMsg("LATEST go on"))
+	raw := append(coretest.History(6, 900), userMsg("LATEST go on"))
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
@@ -132,7 +132,7 @@ func TestOnModelError_OddErrorRaisesRatioOneStep(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g, _ := newTestGuard(t, fixedSummary("SUMMARY"), WithMaxTokens(16_000))
 			ctx := newFakeCtx("a").withUser("LATEST go on")
-			raw := append(history(1, 300), userMsg("LATEST go on"))
+			raw := append(coretest.History(1, 300), userMsg("LATEST go on"))
 			req := request(raw...)
 			_, err := g.beforeModel(ctx, req)
 			require.NoError(t, err)
@@ -161,7 +161,7 @@ func TestOnModelError_OddErrorCompactsAboutAsOften(t *testing.T) {
 		ctx := newFakeCtx("a")
 		var raw []*genai.Content
 		for turn := range 10 {
-			text := fmt.Sprintf("LATEST turn %d %s", turn, filler(3_600, 3*turn))
+			text := fmt.Sprintf("LATEST turn %d %s", turn, coretest.Filler(3_600, 3*turn))
 			ctx.withUser(text)
 			raw = append(raw, userMsg(text))
 			req := request(raw...)
@@ -172,7 +172,7 @@ func TestOnModelError_OddErrorCompactsAboutAsOften(t *testing.T) {
 				require.NoError(t, err)
 				continue
 			}
-			raw = append(raw, modelMsg(fmt.Sprintf("answer %d %s", turn, filler(3_600, 3*turn+1))))
+			raw = append(raw, modelMsg(fmt.Sprintf("answer %d %s", turn, coretest.Filler(3_600, 3*turn+1))))
 		}
 		return sum.Calls()
 	}

@@ -185,7 +185,7 @@ func TestRecoveryModel_CancelledWhileItIgnoresItsContext(t *testing.T) {
 	cctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ctx := newFakeCtx("a").withUser("LATEST please fix the build").withContext(cctx)
-	req := request(append(history(20, 300), userMsg("LATEST please fix the build"))...)
+	req := request(append(coretest.History(20, 300), userMsg("LATEST please fix the build"))...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
 

@@ -27,7 +27,7 @@ func TestBeforeCompaction(t *testing.T) {
 	lim := window.New(win)
 	cal := newCalibration(state.Agent{}, testEst)
 	build := func(n int) *Request {
-		return request(append(history(n, 400), userMsg("fix the failing test"))...)
+		return request(append(coretest.History(n, 400), userMsg("fix the failing test"))...)
 	}
 	// fits is the smallest history over the trigger: it fits the window.
 	fits := 1
@@ -149,7 +149,7 @@ func TestBeforeCompaction_ReentrantCallFromTheHook(t *testing.T) {
 		}))
 	g.addModel("a", fixedSummary("SUMMARY"), WithMaxTokens(8_000))
 	require.NoError(t, g.Err())
-	_, err := g.beforeModel(newFakeCtx("a").withUser("go on"), request(append(history(30, 400), userMsg("go on"))...))
+	_, err := g.beforeModel(newFakeCtx("a").withUser("go on"), request(append(coretest.History(30, 400), userMsg("go on"))...))
 	require.NoError(t, err)
 	require.Error(t, inner)
 	assert.ErrorIs(t, inner, ErrReentrant)
@@ -193,7 +193,7 @@ func TestSummaryKnobs(t *testing.T) {
 			g.addModel("a", sumModel, append([]AgentOption{WithMaxTokens(tt.window)}, tt.opts...)...)
 			require.NoError(t, g.Err())
 			ctx := newFakeCtx("a").withUser("go on")
-			req := request(append(history(20, 1_000), userMsg("go on"))...)
+			req := request(append(coretest.History(20, 1_000), userMsg("go on"))...)
 			_, err := g.beforeModel(ctx, req)
 			require.NoError(t, err)
 			require.Len(t, events, 1)
@@ -250,7 +250,7 @@ func TestBeforeCompaction_RequestedCompaction(t *testing.T) {
 	ctx := newFakeCtx("a").withUser("go on")
 	require.NoError(t, g.RequestCompactionInState(ctx.State(), "a", "the failing test"))
 
-	_, err := g.beforeModel(ctx, request(append(history(6, 300), userMsg("go on"))...))
+	_, err := g.beforeModel(ctx, request(append(coretest.History(6, 300), userMsg("go on"))...))
 	require.NoError(t, err)
 
 	assert.Equal(t, []string{ReasonRequested}, reasons)
@@ -285,7 +285,7 @@ func TestBeforeCompaction_HookTimesOut(t *testing.T) {
 
 	var err error
 	finishes(t, "BeforeModelCallback", func() {
-		_, err = g.beforeModel(ctx, request(append(history(30, 400), userMsg("go on"))...))
+		_, err = g.beforeModel(ctx, request(append(coretest.History(30, 400), userMsg("go on"))...))
 	})
 	close(release)
 	require.NoError(t, err)

@@ -32,10 +32,10 @@ import (
 // its response, and the model's answer, each with its own marker.
 func swTurn(i, size int) []*genai.Content {
 	return []*genai.Content{
-		userMsg(fmt.Sprintf("U%d-MARK %s", i, filler(size, 10*i))),
+		userMsg(fmt.Sprintf("U%d-MARK %s", i, coretest.Filler(size, 10*i))),
 		callMsg("kubectl_logs", map[string]any{"pod": fmt.Sprintf("C%d-MARK", i)}),
-		respMsg("kubectl_logs", map[string]any{"output": fmt.Sprintf("R%d-MARK %s", i, filler(size, 10*i+1))}),
-		modelMsg(fmt.Sprintf("M%d-MARK %s", i, filler(size/2, 10*i+2))),
+		respMsg("kubectl_logs", map[string]any{"output": fmt.Sprintf("R%d-MARK %s", i, coretest.Filler(size, 10*i+1))}),
+		modelMsg(fmt.Sprintf("M%d-MARK %s", i, coretest.Filler(size/2, 10*i+2))),
 	}
 }
 
@@ -203,13 +203,13 @@ func fillerOf(target, seed int) string {
 	lo, hi := 1, target*8
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if cal.Scale(testEst.Text(filler(mid, seed))) <= target {
+		if cal.Scale(testEst.Text(coretest.Filler(mid, seed))) <= target {
 			lo = mid
 		} else {
 			hi = mid - 1
 		}
 	}
-	return filler(lo, seed)
+	return coretest.Filler(lo, seed)
 }
 
 // TestSlidingWindow_TailShrinks sets up the narrow case where the first
@@ -316,7 +316,7 @@ func TestSlidingWindow_FullSummaryWhenNewestTurnTooLarge(t *testing.T) {
 	g, _ := newTestGuard(t, sum, WithSlidingWindow(6), WithMaxTokens(8_000))
 	ctx := newFakeCtx("a").withUser("U9-MARK look at this")
 	raw := append(swHistory(0, 3, 200), userMsg("U9-MARK look at this"),
-		callMsg("kubectl_logs", nil), respMsg("kubectl_logs", map[string]any{"output": filler(14_000, 3)}))
+		callMsg("kubectl_logs", nil), respMsg("kubectl_logs", map[string]any{"output": coretest.Filler(14_000, 3)}))
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
@@ -338,7 +338,7 @@ func TestSlidingWindow_NothingToSummarizeAfterWatermark(t *testing.T) {
 	ctx.set(state.KeyWatermark, len(base))
 	ctx.set(state.KeyFingerprint, contentid.Fingerprint(base[len(base)-1]))
 	raw := append(base, userMsg("U1-MARK next"), callMsg("kubectl_logs", nil),
-		respMsg("kubectl_logs", map[string]any{"output": filler(20_000, 4)}))
+		respMsg("kubectl_logs", map[string]any{"output": coretest.Filler(20_000, 4)}))
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)

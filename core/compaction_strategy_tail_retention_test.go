@@ -53,7 +53,7 @@ func TestTailRetention_NoTailFits(t *testing.T) {
 	sum := fixedSummary("FULL")
 	g, _ := newTestGuard(t, sum, WithTailRetention(0.1), WithMaxTokens(8_000))
 	raw := append(swHistory(0, 3, 200), userMsg("U9-MARK look at this"),
-		callMsg("kubectl_logs", nil), respMsg("kubectl_logs", map[string]any{"output": filler(14_000, 3)}))
+		callMsg("kubectl_logs", nil), respMsg("kubectl_logs", map[string]any{"output": coretest.Filler(14_000, 3)}))
 	ctx := newFakeCtx("a").withUser("U9-MARK look at this")
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
 
@@ -41,7 +42,7 @@ func TestFixedOf_CountedOncePerGuard(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			counter := &countingCounter{}
 			g, _ := newTestGuard(t, fixedSummary("unused"), WithTokenCounter(counter), WithMaxTokens(1_000_000))
-			first := &Request{Model: "gemini-2.5-flash", Config: bigTools("Reads the logs of a pod."), Contents: prefixHistory(1, "s1")}
+			first := &Request{Model: "gemini-2.5-flash", Config: bigTools("Reads the logs of a pod."), Contents: coretest.ToolHistory(1, "s1")}
 			_, err := g.beforeModel(newFakeCtx("a"), first)
 			require.NoError(t, err)
 			// The first call counts everything: the bytes past its contents'
@@ -50,7 +51,7 @@ func TestFixedOf_CountedOncePerGuard(t *testing.T) {
 			require.Greater(t, configBytes, 5_000, "the tools outweigh the contents")
 			ctx := newFakeCtx("a")
 			ctx.sessionID = "another-session"
-			second := &Request{Model: tt.model, Config: tt.config, Contents: prefixHistory(1, "s2")}
+			second := &Request{Model: tt.model, Config: tt.config, Contents: coretest.ToolHistory(1, "s2")}
 			_, err = g.beforeModel(ctx, second)
 			require.NoError(t, err)
 			counted := counter.take()

@@ -71,7 +71,7 @@ func TestTurnEstimator_RecoveryCountsWithTheUsersTokenCounter(t *testing.T) {
 				opts = append(opts, WithRecoveryModel(&fakeLLM{name: "gemini-2.5-flash",
 					reply: func(context.Context, *Request) (string, error) { return "recovered", nil }}))
 			}
-			raw := append(history(20, 300), userMsg("LATEST please fix the build"))
+			raw := append(coretest.History(20, 300), userMsg("LATEST please fix the build"))
 			// The window fits the request by the user's count, which the
 			// provider then exceeds by 1,000 tokens.
 			est, _ := agentConfigFor("a", `Add("a")`, fixedSummary("x"), opts).estimator("gemini-2.5-flash")

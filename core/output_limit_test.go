@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
 	"github.com/adk-contextguard/contextguard/core/internal/state"
@@ -42,7 +43,7 @@ func TestAfterModel_OutputCountAtTheLimit(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g, _ := newTestGuard(t, fixedSummary("x"), WithMaxTokens(window))
 			ctx := newFakeCtx("a").withUser("LATEST go on")
-			req := request(append(history(tt.history, 900), userMsg("LATEST go on"))...)
+			req := request(append(coretest.History(tt.history, 900), userMsg("LATEST go on"))...)
 			req.Config.MaxOutputTokens = tt.maxOut
 			_, err := g.beforeModel(ctx, req)
 			require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/countcache"
 	"github.com/adk-contextguard/contextguard/core/internal/state"
@@ -41,21 +42,6 @@ func (c *countingCounter) take() int {
 	return n
 }
 
-// prefixHistory is a conversation of turns with tool results of about
-// 2 KB each, distinct per seed.
-func prefixHistory(turns int, seed string) []*genai.Content {
-	var cs []*genai.Content
-	for i := range turns {
-		cs = append(cs,
-			userMsg(fmt.Sprintf("%s: question %d about the deployment", seed, i)),
-			callMsg("kubectl_logs", map[string]any{"pod": fmt.Sprintf("api-%d", i), "tail": float64(200)}),
-			respMsg("kubectl_logs", map[string]any{"output": strings.Repeat(fmt.Sprintf("%s line %d: request served in 12ms\n", seed, i), 60)}),
-			modelMsg(fmt.Sprintf("%s: the pod api-%d is healthy; latency is stable.", seed, i)),
-		)
-	}
-	return cs
-}
-
 func prefixTools(desc string) *genai.GenerateContentConfig {
 	return &genai.GenerateContentConfig{
 		SystemInstruction: genai.NewContentFromText("You are an SRE assistant. Answer with facts from the tools.", genai.RoleUser),
@@ -80,7 +66,7 @@ type prefixScenario struct {
 }
 
 func appendNew(prev *Request) *Request {
-	cs := append(adkCopy(prev.Contents), userMsg("and now restart the api deployment, please"))
+	cs := append(coretest.ADKCopy(prev.Contents), userMsg("and now restart the api deployment, please"))
 	return &Request{Model: prev.Model, Config: prev.Config, Contents: cs}
 }
 
@@ -93,7 +79,7 @@ func TestPrefixCount_ColdCall(t *testing.T) {
 	scenarios := []prefixScenario{
 		{name: "match: the history grew by one content", next: appendNew, matches: true},
 		{name: "match: the same request again", next: func(p *Request) *Request {
-			return &Request{Model: p.Model, Config: p.Config, Contents: adkCopy(p.Contents)}
+			return &Request{Model: p.Model, Config: p.Config, Contents: coretest.ADKCopy(p.Contents)}
 		}, matches: true},
 		{name: "mismatch: a compaction in between", next: appendNew, state: func(f *fakeCtx) {
 			// Another guard compacted after the record was stored.
@@ -167,7 +153,7 @@ func TestPrefixCount_ColdCall(t *testing.T) {
 			return r
 		}},
 		{name: "mismatch: a shorter history", next: func(p *Request) *Request {
-			return &Request{Model: p.Model, Config: p.Config, Contents: adkCopy(p.Contents[:len(p.Contents)-4])}
+			return &Request{Model: p.Model, Config: p.Config, Contents: coretest.ADKCopy(p.Contents[:len(p.Contents)-4])}
 		}},
 		{name: "mismatch: another agent's view of the session", next: func(p *Request) *Request {
 			// ADK shows another agent's events as "For context:" user
@@ -190,7 +176,7 @@ func TestPrefixCount_ColdCall(t *testing.T) {
 			opts := []AgentOption{WithTokenCounter(counter), WithMaxTokens(1_000_000)}
 			first, _ := newTestGuard(t, fixedSummary("unused"), opts...)
 			ctx := newFakeCtx("a")
-			prev := &Request{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: prefixHistory(3, "s1")}
+			prev := &Request{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: coretest.ToolHistory(3, "s1")}
 			_, err := first.beforeModel(ctx, prev)
 			require.NoError(t, err)
 			require.NotEmpty(t, ctx.getStr(keyPrefix), "the call stores its prefix record")
@@ -226,23 +212,23 @@ func TestPrefixCount_RecordFollowsTheSession(t *testing.T) {
 	counter := &countingCounter{}
 	g, _ := newTestGuard(t, fixedSummary("the pods were checked; api-2 restarted"), WithTokenCounter(counter), WithMaxTokens(4_000))
 	ctx := newFakeCtx("a").withUser("restart api")
-	h := prefixHistory(2, "s1")
+	h := coretest.ToolHistory(2, "s1")
 	_, err := g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: h})
 	require.NoError(t, err)
 	require.NotEmpty(t, ctx.getStr(keyPrefix))
 
 	// The history outgrows the trigger: the call compacts.
-	h = append(h, prefixHistory(6, "s2")...)
+	h = append(h, coretest.ToolHistory(6, "s2")...)
 	h = append(h, userMsg("restart api"))
-	_, err = g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: adkCopy(h)})
+	_, err = g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: coretest.ADKCopy(h)})
 	require.NoError(t, err)
 	require.Equal(t, 1, ctx.getInt(state.KeyCompactions))
 	assert.Empty(t, ctx.getStr(keyPrefix), "a compaction clears the record")
 
 	// The next call counts everything it sends and stores a record.
 	h = append(h, modelMsg("restarting api now"))
-	h = append(h, prefixHistory(2, "s3")...)
-	req := &Request{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: adkCopy(h)}
+	h = append(h, coretest.ToolHistory(2, "s3")...)
+	req := &Request{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: coretest.ADKCopy(h)}
 	_, err = g.beforeModel(ctx, req)
 	require.NoError(t, err)
 	require.Equal(t, 1, ctx.getInt(state.KeyCompactions))
@@ -252,7 +238,7 @@ func TestPrefixCount_RecordFollowsTheSession(t *testing.T) {
 
 	// A restarted guard counts only the new content and the summary.
 	h = append(h, userMsg("is it up?"))
-	req = &Request{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: adkCopy(h)}
+	req = &Request{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: coretest.ADKCopy(h)}
 	restarted, _ := newTestGuard(t, fixedSummary("unused"), WithTokenCounter(counter), WithMaxTokens(4_000))
 	counter.take()
 	_, err = restarted.beforeModel(ctx, req)
@@ -278,7 +264,7 @@ func TestPrefixCount_NeverBelowTheRealCount(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			first, _ := newTestGuard(t, fixedSummary("unused"), WithMaxTokens(1_000_000))
 			ctx := newFakeCtx("a")
-			prev := &Request{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: prefixHistory(3, "s1")}
+			prev := &Request{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: coretest.ToolHistory(3, "s1")}
 			_, err := first.beforeModel(ctx, prev)
 			require.NoError(t, err)
 			real := tt.real(ctx.getInt(state.KeyLastEstimate))
@@ -327,13 +313,13 @@ func TestPrefixRecord_Encoding(t *testing.T) {
 // counter, the last estimate in state, the config hash and every content
 // of the prefix are what the record says.
 func TestPrefixRecord_MatchesOnlyTheRequestItDescribes(t *testing.T) {
-	raw := prefixHistory(3, "s")
+	raw := coretest.ToolHistory(3, "s")
 	own := prefixRecord{contents: len(raw), cut: 2, injected: true, compactions: 1, config: 7}
 	first := prefixMatch{own: own, body: 900}
 	stored := first.ownRecord(raw, &countcache.Chain{Memo: &countcache.Memo{}}, 2, 1000)
 	sio := state.IO{Agent: "a", Log: quietLog}
 
-	edited := adkCopy(raw)
+	edited := coretest.ADKCopy(raw)
 	edited[1] = userMsg("another question")
 	for _, tt := range []struct {
 		name    string
@@ -351,9 +337,9 @@ func TestPrefixRecord_MatchesOnlyTheRequestItDescribes(t *testing.T) {
 		{name: "a shorter history", raw: raw[:len(raw)-1]},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			next := append(adkCopy(raw), userMsg("and restart it"))
+			next := append(coretest.ADKCopy(raw), userMsg("and restart it"))
 			if tt.raw != nil {
-				next = append(adkCopy(tt.raw), userMsg("and restart it"))
+				next = append(coretest.ADKCopy(tt.raw), userMsg("and restart it"))
 			}
 			o := prefixRecord{contents: len(next), cut: own.cut, injected: own.injected, compactions: own.compactions,
 				total: 1000, config: own.config}
@@ -401,12 +387,12 @@ func TestPrefixCount_SameLengthEditIsSeen(t *testing.T) {
 				opts := []AgentOption{WithTokenCounter(wordCounter), WithMaxTokens(1_000_000)}
 				g, _ := newTestGuard(t, fixedSummary("unused"), opts...)
 				ctx := newFakeCtx("a")
-				h := prefixHistory(3, "s1") // 12 contents
+				h := coretest.ToolHistory(3, "s1") // 12 contents
 				h[edited] = modelMsg(body)
 				_, err := g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: h})
 				require.NoError(t, err)
 
-				h2 := adkCopy(h)
+				h2 := coretest.ADKCopy(h)
 				h2[edited] = modelMsg(lookAlike(body))
 				require.Len(t, h2[edited].Parts[0].Text, len(body))
 				req := &Request{Model: "gemini-2.5-flash", Contents: append(h2, userMsg("what now?"))}
@@ -479,7 +465,7 @@ func TestPrefixCount_RecordNamesItsCounter(t *testing.T) {
 			}
 			first, _ := newTestGuard(t, fixedSummary("unused"), opts(tt.before)...)
 			ctx := newFakeCtx("a")
-			prev := &Request{Model: "gemini-2.5-flash", Contents: prefixHistory(3, "s1")}
+			prev := &Request{Model: "gemini-2.5-flash", Contents: coretest.ToolHistory(3, "s1")}
 			_, err := first.beforeModel(ctx, prev)
 			require.NoError(t, err)
 			require.NotEmpty(t, ctx.getStr(keyPrefix))
@@ -514,7 +500,7 @@ func TestPrefixCount_OldRecordIsIgnored(t *testing.T) {
 	counter := &countingCounter{}
 	g, _ := newTestGuard(t, fixedSummary("unused"), WithTokenCounter(counter), WithMaxTokens(1_000_000))
 	ctx := newFakeCtx("a")
-	prev := &Request{Model: "gemini-2.5-flash", Contents: prefixHistory(3, "s1")}
+	prev := &Request{Model: "gemini-2.5-flash", Contents: coretest.ToolHistory(3, "s1")}
 	_, err := g.beforeModel(ctx, prev)
 	require.NoError(t, err)
 	rec, ok := decodePrefixRecord(ctx.getStr(keyPrefix))
@@ -566,9 +552,9 @@ func TestPrefixCount_EveryCallCountsTheWholeRequest(t *testing.T) {
 			var h []*genai.Content
 			pruned := 0
 			for step := range 8 {
-				for _, c := range prefixHistory(1, fmt.Sprint("step", step)) {
+				for _, c := range coretest.ToolHistory(1, fmt.Sprint("step", step)) {
 					h = append(h, c)
-					req := &Request{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: adkCopy(h)}
+					req := &Request{Model: "gemini-2.5-flash", Config: prefixTools("Reads the logs of a pod."), Contents: coretest.ADKCopy(h)}
 					_, err := g.beforeModel(ctx, req)
 					require.NoError(t, err)
 					require.Equal(t, exactCount(req), ctx.getInt(state.KeyLastEstimate), "step %d, %d contents", step, len(h))
@@ -609,7 +595,7 @@ func TestPrefixCount_InPlaceEditIsSeen(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g, _ := newTestGuard(t, fixedSummary("unused"), WithTokenCounter(wordCounter), WithMaxTokens(1_000_000))
 			ctx := newFakeCtx("a")
-			h := prefixHistory(3, "s1")
+			h := coretest.ToolHistory(3, "s1")
 			h[1].Parts[0].FunctionCall.Args["opts"] = map[string]any{"since": "1h"}
 			_, err := g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: h})
 			require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/adk-contextguard/contextguard/core/internal/calib"
 	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
@@ -74,7 +75,7 @@ func TestPrepared_CalibrationIsNotGrowth(t *testing.T) {
 	sum := newCtl(gateAnswer)
 	s := newToolSession(t, sum)
 	s.charge, s.stepTokens = 3, 300
-	s.raw = append(history(2, 200), s.raw...)
+	s.raw = append(coretest.History(2, 200), s.raw...)
 	preparedAt, compactedAt := -1, -1
 	for i := range 20 {
 		seen := len(s.events)

@@ -28,7 +28,7 @@ func pruneTurn(i, size int) []*genai.Content {
 	return []*genai.Content{
 		userMsg(fmt.Sprintf("U%d-MARK check the logs", i)),
 		callMsg("kubectl_logs", map[string]any{"pod": fmt.Sprintf("pod-%d", i)}),
-		respMsg("kubectl_logs", map[string]any{"output": fmt.Sprintf("R%d-MARK %s", i, filler(size, i))}),
+		respMsg("kubectl_logs", map[string]any{"output": fmt.Sprintf("R%d-MARK %s", i, coretest.Filler(size, i))}),
 		modelMsg(fmt.Sprintf("M%d-MARK found it", i)),
 	}
 }
@@ -88,7 +88,7 @@ func TestPruneToolResults(t *testing.T) {
 
 	// Deterministic: the same history, rebuilt as ADK does, gives the same
 	// request, with the very same pruned contents from the session's cache.
-	again := pruneTest(tr, adkCopy(raw))
+	again := pruneTest(tr, coretest.ADKCopy(raw))
 	for i := range out {
 		if out[i] != raw[i] {
 			assert.Same(t, out[i], again[i], "content %d: the cached pruned copy is reused", i)
@@ -105,7 +105,7 @@ func TestPruneToolResults(t *testing.T) {
 
 func TestPruneToolResults_ParallelAndSmallParts(t *testing.T) {
 	parallel := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{
-		{FunctionResponse: &genai.FunctionResponse{ID: "c1", Name: "http_get", Response: map[string]any{"output": filler(9_000, 1)}}},
+		{FunctionResponse: &genai.FunctionResponse{ID: "c1", Name: "http_get", Response: map[string]any{"output": coretest.Filler(9_000, 1)}}},
 		{FunctionResponse: &genai.FunctionResponse{ID: "c2", Name: "grep", Response: map[string]any{"output": "2 lines"}}},
 		{Text: "user note"},
 	}}
@@ -219,7 +219,7 @@ func BenchmarkBeforeModel_Pruning(b *testing.B) {
 				reqs := make([]*Request, pool)
 				contents := make([][]*genai.Content, pool)
 				for i := range reqs {
-					contents[i] = append(adkCopy(base.Contents), userMsg(coretest.Generate(coretest.KindProseEnglish, 400, int64(1000+i))))
+					contents[i] = append(coretest.ADKCopy(base.Contents), userMsg(coretest.Generate(coretest.KindProseEnglish, 400, int64(1000+i))))
 					reqs[i] = &Request{Model: base.Model, Config: base.Config}
 				}
 				reqs[0].Contents = contents[0]
@@ -300,7 +300,7 @@ func TestPruning_WaitsUntilItFreesEnough(t *testing.T) {
 			}
 			h = append(h, c)
 			before := ctx.getInt(state.KeyLastEstimate)
-			req := request(adkCopy(h)...)
+			req := request(coretest.ADKCopy(h)...)
 			_, err := g.beforeModel(ctx, req)
 			require.NoError(t, err)
 			require.Len(t, req.Contents, len(h), "no compaction")
@@ -358,7 +358,7 @@ func TestPruning_CompactionResetsTheFrontier(t *testing.T) {
 		if convo.IsUserMessage(c) {
 			ctx.withUser(c.Parts[0].Text)
 		}
-		req := request(adkCopy(h)...)
+		req := request(coretest.ADKCopy(h)...)
 		before := ctx.getInt(state.KeyCompactions)
 		_, err := g.beforeModel(ctx, req)
 		require.NoError(t, err)
@@ -409,7 +409,7 @@ func TestPruning_AtTheTriggerIsACompaction(t *testing.T) {
 		if convo.IsUserMessage(c) {
 			ctx.withUser(c.Parts[0].Text)
 		}
-		req := request(adkCopy(h)...)
+		req := request(coretest.ADKCopy(h)...)
 		before := len(events)
 		_, err := g.beforeModel(ctx, req)
 		require.NoError(t, err)

@@ -36,7 +36,7 @@ func TestOnModelError_PassThrough(t *testing.T) {
 			sum := fixedSummary("S")
 			g, logs := newTestGuard(t, sum, WithMaxTokens(8_000), WithRecoveryModel(recovery))
 			ctx := newFakeCtx(tt.agent).withUser("LATEST")
-			req := request(append(history(20, 300), userMsg("LATEST"))...)
+			req := request(append(coretest.History(20, 300), userMsg("LATEST"))...)
 			n := len(req.Contents)
 			resp, err := g.onModelError(ctx, req, tt.err)
 			require.NoError(t, err)
@@ -67,7 +67,7 @@ func TestOnModelError_WithoutRecoveryModel_NextCallCompactsFirst(t *testing.T) {
 			g.addModel("a", sum, WithMaxTokens(100_000))
 			require.NoError(t, g.Err())
 			ctx := newFakeCtx("a").withUser("LATEST please fix the build")
-			raw := append(history(20, 300), userMsg("LATEST please fix the build"))
+			raw := append(coretest.History(20, 300), userMsg("LATEST please fix the build"))
 
 			// Far under the guard's threshold by its estimate, yet rejected.
 			req := request(raw...)
@@ -107,7 +107,7 @@ func TestOnModelError_WithRecoveryModel(t *testing.T) {
 	recovery := &fakeLLM{name: "gemini-2.5-flash", reply: func(context.Context, *Request) (string, error) { return "recovered answer", nil }}
 	g, logs := newTestGuard(t, sum, WithMaxTokens(100_000), WithRecoveryModel(recovery))
 	ctx := newFakeCtx("a").withUser("LATEST please fix the build")
-	raw := append(history(20, 300), userMsg("LATEST please fix the build"))
+	raw := append(coretest.History(20, 300), userMsg("LATEST please fix the build"))
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
@@ -150,7 +150,7 @@ func TestOnModelError_RecoveryTargetsHalfTheProvidersLimit(t *testing.T) {
 	// The guard believes in a 1M window; the provider says 8,000.
 	g.addModel("a", sum, WithMaxTokens(1_000_000), WithRecoveryModel(recovery))
 	ctx := newFakeCtx("a").withUser("go")
-	req := request(append(history(20, 300), userMsg("go"))...)
+	req := request(append(coretest.History(20, 300), userMsg("go"))...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
 	_, err = g.onModelError(ctx, req, &coretest.OverflowError{Style: coretest.ErrorGemini, Tokens: 9_000, Limit: 8_000})
@@ -185,7 +185,7 @@ func TestOnModelError_RecoveryModelFails(t *testing.T) {
 	recovery := &fakeLLM{name: "gemini-2.5-flash", reply: func(context.Context, *Request) (string, error) { return "", errBoom }}
 	g, logs := newTestGuard(t, sum, WithMaxTokens(100_000), WithRecoveryModel(recovery))
 	ctx := newFakeCtx("a").withUser("LATEST")
-	raw := append(history(20, 300), userMsg("LATEST"))
+	raw := append(coretest.History(20, 300), userMsg("LATEST"))
 	req := request(raw...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
@@ -217,7 +217,7 @@ func turnSteps(request string, steps, size int) []*genai.Content {
 	for i := range steps {
 		cs = append(cs,
 			callMsg("read_file", map[string]any{"path": fmt.Sprintf("pkg/file%d.go", i)}),
-			respMsg("read_file", map[string]any{"content": fmt.Sprintf("STEP-%d %s", i, filler(size, i))}))
+			respMsg("read_file", map[string]any{"content": fmt.Sprintf("STEP-%d %s", i, coretest.Filler(size, i))}))
 	}
 	return cs
 }
@@ -300,7 +300,7 @@ func TestOnModelError_OnlyTheRequest_IsIrreducible(t *testing.T) {
 				opts = append(opts, WithRecoveryModel(recovery))
 			}
 			g, _ := newTestGuard(t, sum, opts...)
-			text := "HUGE " + filler(3_000, 1)
+			text := "HUGE " + coretest.Filler(3_000, 1)
 			ctx := newFakeCtx("a").withUser(text)
 			req := requestOf([]*genai.Content{userMsg(text)})
 			_, err := g.beforeModel(ctx, req)
@@ -365,13 +365,13 @@ func TestOnModelError_BogusCountCostsOneSummary(t *testing.T) {
 		ctx := newFakeCtx("a")
 		var raw []*genai.Content
 		for turn := range 10 {
-			text := fmt.Sprintf("LATEST turn %d %s", turn, filler(24_000, 3*turn))
+			text := fmt.Sprintf("LATEST turn %d %s", turn, coretest.Filler(24_000, 3*turn))
 			ctx.withUser(text)
 			raw = append(raw, userMsg(text))
 			req := request(raw...)
 			_, err := g.beforeModel(ctx, req)
 			require.NoError(t, err)
-			answer := fmt.Sprintf("answer %d %s", turn, filler(24_000, 3*turn+1))
+			answer := fmt.Sprintf("answer %d %s", turn, coretest.Filler(24_000, 3*turn+1))
 			if turn == 1 && bogus != nil {
 				resp, err := g.onModelError(ctx, req, bogus)
 				require.NoError(t, err)

@@ -45,7 +45,7 @@ const latestRequest = "LATEST please fix the failing deployment"
 // overThreshold is a history well over an 8k window's threshold, ending
 // with the user's latest request.
 func overThreshold() []*genai.Content {
-	return append(history(20, 300), userMsg(latestRequest))
+	return append(coretest.History(20, 300), userMsg(latestRequest))
 }
 
 func TestBadInput(t *testing.T) {
@@ -72,7 +72,7 @@ func TestBadInput(t *testing.T) {
 			name: "nil contents, nil parts and nil fields",
 			build: func(ctx *fakeCtx) *Request {
 				ctx.withUser(latestRequest)
-				raw := history(20, 300)
+				raw := coretest.History(20, 300)
 				raw = append(raw,
 					nil,
 					&genai.Content{Role: genai.RoleUser},
@@ -114,7 +114,7 @@ func TestBadInput(t *testing.T) {
 			build: func(ctx *fakeCtx) *Request {
 				var raw []*genai.Content
 				for i := range 20 {
-					raw = append(raw, callMsg("get", map[string]any{"i": i}), respMsg("get", map[string]any{"out": filler(600, i)}))
+					raw = append(raw, callMsg("get", map[string]any{"i": i}), respMsg("get", map[string]any{"out": coretest.Filler(600, i)}))
 				}
 				return request(raw...)
 			},
@@ -125,7 +125,7 @@ func TestBadInput(t *testing.T) {
 			build: func(ctx *fakeCtx) *Request {
 				bad := "LATEST \xff\xfe\xfd please fix \xc3\x28 the build"
 				ctx.withUser(bad)
-				raw := history(20, 300)
+				raw := coretest.History(20, 300)
 				raw = append(raw, modelMsg("broken \x80\x81 bytes"), respMsg("cat", map[string]any{"out": "\xed\xa0\x80 surrogate"}), userMsg(bad))
 				return request(raw...)
 			},
@@ -135,9 +135,9 @@ func TestBadInput(t *testing.T) {
 		{
 			name: "a single message larger than the window",
 			build: func(ctx *fakeCtx) *Request {
-				huge := latestRequest + " " + filler(60_000, 7) + " END-OF-HUGE"
+				huge := latestRequest + " " + coretest.Filler(60_000, 7) + " END-OF-HUGE"
 				ctx.withUser(huge)
-				return request(append(history(3, 300), userMsg(huge))...)
+				return request(append(coretest.History(3, 300), userMsg(huge))...)
 			},
 			log:    "contextguard: compacted",
 			latest: latestRequest,
@@ -146,9 +146,9 @@ func TestBadInput(t *testing.T) {
 			name: "a single tool result larger than the window",
 			build: func(ctx *fakeCtx) *Request {
 				ctx.withUser(latestRequest)
-				raw := append(history(3, 300), userMsg(latestRequest),
+				raw := append(coretest.History(3, 300), userMsg(latestRequest),
 					callMsg("read_file", map[string]any{"path": "big.log"}),
-					respMsg("read_file", map[string]any{"out": filler(60_000, 8)}))
+					respMsg("read_file", map[string]any{"out": coretest.Filler(60_000, 8)}))
 				return request(raw...)
 			},
 			log:    "contextguard: compacted",
@@ -200,7 +200,7 @@ func TestBadInput(t *testing.T) {
 			name: "impossible state: the summary covers the latest message without quoting it",
 			build: func(ctx *fakeCtx) *Request {
 				ctx.withUser(latestRequest)
-				raw := append(history(2, 100), userMsg(latestRequest))
+				raw := append(coretest.History(2, 100), userMsg(latestRequest))
 				ctx.set(state.KeySummary, "an old summary")
 				ctx.set(state.KeyWatermark, len(raw))
 				ctx.set(state.KeyUserRequest, "something else entirely")
@@ -213,7 +213,7 @@ func TestBadInput(t *testing.T) {
 			name: "unknown model",
 			build: func(ctx *fakeCtx) *Request {
 				ctx.withUser(latestRequest)
-				req := request(append(history(120, 2_500), userMsg(latestRequest))...)
+				req := request(append(coretest.History(120, 2_500), userMsg(latestRequest))...)
 				req.Model = "acme-llm-9000"
 				return req
 			},
@@ -309,7 +309,7 @@ func TestBadInput_NilRequest(t *testing.T) {
 
 	// The overflow reported with a nil request still makes the next call
 	// compact first.
-	req := request(append(history(3, 100), userMsg(latestRequest))...)
+	req := request(append(coretest.History(3, 100), userMsg(latestRequest))...)
 	_, err := g.beforeModel(ctx, req)
 	require.NoError(t, err)
 	assert.Equal(t, 1, sum.Calls())

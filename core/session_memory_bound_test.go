@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/countcache"
 	"github.com/adk-contextguard/contextguard/core/internal/state"
@@ -41,7 +42,7 @@ func tableKeys(g *Guard) []string {
 // drops the least recently used idle sessions, and the session's next call
 // counts only what is new from its prefix record, so eviction costs little.
 func TestSessionBound_EvictsTheLeastRecentlyUsed(t *testing.T) {
-	history := func(seed string) []*genai.Content { return prefixHistory(3, seed) } // about 8 KB each
+	history := func(seed string) []*genai.Content { return coretest.ToolHistory(3, seed) } // about 8 KB each
 	// What one session retains after its first call.
 	probe := boundedGuard(t)
 	_, err := probe.beforeModel(newFakeCtx("a"), &Request{Model: "gemini-2.5-flash", Contents: history("s0")})
@@ -91,15 +92,15 @@ func TestSessionBound_EvictedSessionCountsWhatIsNew(t *testing.T) {
 	require.NoError(t, g.Err())
 	s1, s2 := newFakeCtx("a"), newFakeCtx("a")
 	s2.sessionID = "s2"
-	h := prefixHistory(3, "s1")
+	h := coretest.ToolHistory(3, "s1")
 	_, err := g.beforeModel(s1, &Request{Model: "gemini-2.5-flash", Contents: h})
 	require.NoError(t, err)
-	_, err = g.beforeModel(s2, &Request{Model: "gemini-2.5-flash", Contents: prefixHistory(3, "s2")})
+	_, err = g.beforeModel(s2, &Request{Model: "gemini-2.5-flash", Contents: coretest.ToolHistory(3, "s2")})
 	require.NoError(t, err)
 	require.Equal(t, []string{"s2"}, tableKeys(g), "s1 was evicted")
 
 	counter.take()
-	next := append(adkCopy(h), userMsg("and the database?"))
+	next := append(coretest.ADKCopy(h), userMsg("and the database?"))
 	_, err = g.beforeModel(s1, &Request{Model: "gemini-2.5-flash", Contents: next})
 	require.NoError(t, err)
 	assert.Less(t, counter.take(), 100, "only the new message is counted")
@@ -113,13 +114,13 @@ func TestSessionBound_EvictedSessionCountsWhatIsNew(t *testing.T) {
 func TestSessionBound_IdleSessionRetainsWhatIsNew(t *testing.T) {
 	g := boundedGuard(t)
 	ctx := newFakeCtx("a")
-	h := prefixHistory(10, "s1")
+	h := coretest.ToolHistory(10, "s1")
 	hb := len(requestText(&Request{Contents: h}))
 	_, err := g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: h})
 	require.NoError(t, err)
 	assert.Greater(t, g.sessions.bytes, hb, "after a full count the history is cached")
 
-	next := append(adkCopy(h), userMsg("next"))
+	next := append(coretest.ADKCopy(h), userMsg("next"))
 	_, err = g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: next})
 	require.NoError(t, err)
 	// The run ends: the request kept for a compaction between turns is let
@@ -145,7 +146,7 @@ func TestSessionBound_IdleSessionRetainsWhatIsNew(t *testing.T) {
 func TestSessionBound_ReloadedSessionRetainsNoHistory(t *testing.T) {
 	g := boundedGuard(t)
 	ctx := newFakeCtx("a")
-	h := prefixHistory(10, "s1")
+	h := coretest.ToolHistory(10, "s1")
 	_, err := g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: cloneContents(h)})
 	require.NoError(t, err)
 	next := cloneContents(append(h, userMsg("next")))
@@ -271,7 +272,7 @@ func TestSessionBound_ConcurrentAccounting(t *testing.T) {
 				id := fmt.Sprint("s", (w+i)%12)
 				ctx := newFakeCtx("a")
 				ctx.sessionID = id
-				h := prefixHistory(1+i%3, id)
+				h := coretest.ToolHistory(1+i%3, id)
 				if _, err := g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: h}); err != nil {
 					t.Error(err)
 					return

@@ -27,7 +27,7 @@ func TestSessionMemory_PendingOverflowSurvivesEviction(t *testing.T) {
 			require.NoError(t, g.Err())
 			s1, s2 := newFakeCtx("a").withUser("LATEST"), newFakeCtx("a").withUser("hi")
 			s2.sessionID = "s2"
-			raw := append(history(20, 300), userMsg("LATEST"))
+			raw := append(coretest.History(20, 300), userMsg("LATEST"))
 			req := requestOf(raw)
 			_, err := g.beforeModel(s1, req)
 			require.NoError(t, err)

@@ -138,7 +138,7 @@ func TestReentrancy_SummarizerCallsTheGuardForAnotherSession(t *testing.T) {
 	other := newFakeCtx("a")
 	other.sessionID = "s2"
 	var cb callbackSet
-	var innerReq = request(history(2, 100)...)
+	var innerReq = request(coretest.History(2, 100)...)
 	sum := &callbackSummarizer{answer: "OUTER-SUMMARY", call: func(ctx context.Context) error {
 		_, err := cb.before(other.withContext(ctx), innerReq)
 		return err

@@ -145,7 +145,7 @@ func TestCachedSummary_AgentRequestPlusInstruction(t *testing.T) {
 				raw = append([]*genai.Content{
 					userMsg("U-OLD-MARK read the schema"),
 					callMsg("read_file", map[string]any{"path": "schema.sql"}),
-					respMsg("read_file", map[string]any{"output": "R-OLD-MARK " + filler(8_000, 7)}),
+					respMsg("read_file", map[string]any{"output": "R-OLD-MARK " + coretest.Filler(8_000, 7)}),
 					modelMsg("M-OLD-MARK read it"),
 				}, raw...)
 				// Over its trigger the guard prunes all it can; the probe,

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/adk-contextguard/contextguard/core/internal/calib"
 )
 
@@ -17,7 +18,7 @@ import (
 // todo list, each section within its share.
 func TestFallbackSummary(t *testing.T) {
 	todos := []TodoItem{{Content: "check pods", Status: "in_progress"}}
-	withTools := append(history(5, 100), callMsg("kubectl_get_pods", nil), respMsg("kubectl_get_pods", map[string]any{"out": "3 pods"}))
+	withTools := append(coretest.History(5, 100), callMsg("kubectl_get_pods", nil), respMsg("kubectl_get_pods", map[string]any{"out": "3 pods"}))
 	cases := []struct {
 		name   string
 		factor float64
@@ -34,15 +35,15 @@ func TestFallbackSummary(t *testing.T) {
 			want: []string{"(Automatic summary", "## Earlier summary\nPREV", "## User requests (newest first)\n- OLD-U4", "- OLD-U3", "- OLD-U0",
 				"## Last assistant message\nOLD-M4", "## Tools called\n- kubectl_get_pods x1", "## Todo List\n- [in_progress] check pods"},
 			absent: []string{"not listed"}},
-		{name: "a small budget keeps the newest requests and counts the rest", factor: 1, cs: history(20, 100), budget: 200,
+		{name: "a small budget keeps the newest requests and counts the rest", factor: 1, cs: coretest.History(20, 100), budget: 200,
 			want: []string{"- OLD-U19", "(19 earlier requests not listed: no room)"}, absent: []string{"OLD-U0 "}},
-		{name: "the same under a calibration factor", factor: 2.5, cs: history(20, 100), budget: 500,
+		{name: "the same under a calibration factor", factor: 2.5, cs: coretest.History(20, 100), budget: 500,
 			want: []string{"- OLD-U19", "earlier requests not listed: no room)"}, absent: []string{"OLD-U0 "}},
 		{name: "tools in the order of their first call, every call counted", factor: 1,
 			cs:     []*genai.Content{userMsg("fix it"), callMsg("read", nil), respMsg("read", nil), callMsg("edit", nil), respMsg("edit", nil), callMsg("read", nil)},
 			budget: 1000, want: []string{"- fix it", "## Tools called\n- read x2\n- edit x1"},
 			absent: []string{"## Last assistant message", "## Todo List", "## Earlier summary"}},
-		{name: "a long earlier summary is cut to its share and the requests keep the rest", factor: 1, prev: strings.Repeat("previous ", 3000), cs: history(3, 100), budget: 1000,
+		{name: "a long earlier summary is cut to its share and the requests keep the rest", factor: 1, prev: strings.Repeat("previous ", 3000), cs: coretest.History(3, 100), budget: 1000,
 			want: []string{"## Earlier summary\nprevious", "omitted", "## User requests (newest first)\n- OLD-U2", "- OLD-U1", "- OLD-U0"}},
 		{name: "no contents and no earlier summary: the heading alone", factor: 1, budget: 1000,
 			want: []string{"(Automatic summary"}, absent: []string{"##"}},
@@ -81,7 +82,7 @@ func TestFallbackSummary(t *testing.T) {
 // factor, the summary is never over its budget, and is written whenever
 // the short heading fits.
 func TestFallbackSummary_FitsEveryBudget(t *testing.T) {
-	cs := append(history(50, 2000), callMsg("kubectl_get_pods", nil), respMsg("kubectl_get_pods", map[string]any{"out": strings.Repeat("pod ", 5000)}))
+	cs := append(coretest.History(50, 2000), callMsg("kubectl_get_pods", nil), respMsg("kubectl_get_pods", map[string]any{"out": strings.Repeat("pod ", 5000)}))
 	todos := []TodoItem{{Content: strings.Repeat("check pods ", 200), Status: "in_progress"}}
 	for _, cal := range []calib.Calibration{{Factor: 1}, {Factor: 2.5}, {Factor: calib.MaxCorrection}} {
 		short := cal.Scale(testEst.Text("(automatic summary)\n"))

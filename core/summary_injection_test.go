@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
@@ -77,7 +78,7 @@ func TestCoverage_AnchorDecidesTheCut(t *testing.T) {
 	// base is 14 alternating messages; the eighth (index 7, a model
 	// message) repeats the tenth (index 9), so it has the same fingerprint.
 	base := func() []*genai.Content {
-		cs := history(7, 40)
+		cs := coretest.History(7, 40)
 		cs[7] = modelMsg(textcut.ContentText(cs[9]))
 		return cs
 	}
@@ -112,7 +113,7 @@ func TestCoverage_AnchorDecidesTheCut(t *testing.T) {
 		{
 			name: "legacy state gets the anchor of its cut",
 			build: func(l eventLog) (*fakeCtx, []*genai.Content, Coverage) {
-				raw := append(l.logged("e", history(7, 40)...), userMsg(latestRequest))
+				raw := append(l.logged("e", coretest.History(7, 40)...), userMsg(latestRequest))
 				return coveredSession(raw, ""), raw, l
 			},
 			wantCut:    10,
@@ -121,7 +122,7 @@ func TestCoverage_AnchorDecidesTheCut(t *testing.T) {
 		{
 			name: "an anchor not in the log (IDs that changed between loads) degrades to the position and fingerprint, and is re-anchored",
 			build: func(l eventLog) (*fakeCtx, []*genai.Content, Coverage) {
-				raw := append(l.logged("e", history(7, 40)...), userMsg(latestRequest))
+				raw := append(l.logged("e", coretest.History(7, 40)...), userMsg(latestRequest))
 				return coveredSession(raw, "an-event-no-longer-in-the-log"), raw, l
 			},
 			wantCut:    10,
@@ -131,7 +132,7 @@ func TestCoverage_AnchorDecidesTheCut(t *testing.T) {
 		{
 			name: "an anchor whose cut does not end at the fingerprinted content (a weak mapping) degrades to the position and fingerprint",
 			build: func(l eventLog) (*fakeCtx, []*genai.Content, Coverage) {
-				raw := append(l.logged("e", history(7, 40)...), userMsg(latestRequest))
+				raw := append(l.logged("e", coretest.History(7, 40)...), userMsg(latestRequest))
 				// The log names the fourth content by the anchor: a cut of
 				// 4, whose last content is not the one summarized last.
 				l[raw[3]] = "misplaced"
@@ -144,7 +145,7 @@ func TestCoverage_AnchorDecidesTheCut(t *testing.T) {
 		{
 			name: "an anchor not in the log and a fingerprint found nowhere cuts nothing, and the anchor is cleared",
 			build: func(l eventLog) (*fakeCtx, []*genai.Content, Coverage) {
-				raw := append(l.logged("e", history(7, 40)...), userMsg(latestRequest))
+				raw := append(l.logged("e", coretest.History(7, 40)...), userMsg(latestRequest))
 				ctx := coveredSession(raw, "an-event-no-longer-in-the-log")
 				ctx.set(state.KeyFingerprint, "0123456789abcdef")
 				return ctx, raw, l
@@ -168,7 +169,7 @@ func TestCoverage_AnchorDecidesTheCut(t *testing.T) {
 		{
 			name: "without Coverage legacy state gets no anchor",
 			build: func(l eventLog) (*fakeCtx, []*genai.Content, Coverage) {
-				raw := append(l.logged("e", history(7, 40)...), userMsg(latestRequest))
+				raw := append(l.logged("e", coretest.History(7, 40)...), userMsg(latestRequest))
 				return coveredSession(raw, ""), raw, nil
 			},
 			wantCut:    10,
@@ -213,7 +214,7 @@ func TestCoverage_CompactionStoresTheAnchor(t *testing.T) {
 			g, _ := newTestGuard(t, sum, WithMaxTokens(8_000))
 			ctx := newFakeCtx("a").withUser("LATEST please fix the build")
 			l := eventLog{}
-			raw := l.logged("e", append(history(20, 300), userMsg("LATEST please fix the build"))...)
+			raw := l.logged("e", append(coretest.History(20, 300), userMsg("LATEST please fix the build"))...)
 			req := request(raw...)
 			if anchored {
 				req.Coverage = l
@@ -266,7 +267,7 @@ func TestCoverage_ExtendedRequestReusesTheCut(t *testing.T) {
 	g, _ := newTestGuard(t, sum, WithMaxTokens(8_000))
 	ctx := newFakeCtx("a").withUser("LATEST please fix the build")
 	l := &countingLog{eventLog: eventLog{}}
-	raw := l.logged("e", append(history(20, 300), userMsg("LATEST please fix the build"))...)
+	raw := l.logged("e", append(coretest.History(20, 300), userMsg("LATEST please fix the build"))...)
 	first := request(raw...)
 	first.Coverage = l
 	_, err := g.beforeModel(ctx, first)

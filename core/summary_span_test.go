@@ -112,7 +112,7 @@ func TestRequestedCompaction_UnboundedWindow(t *testing.T) {
 	ctx := newFakeCtx("a").withUser("go on")
 	require.NoError(t, g.RequestCompactionInState(ctx.State(), "a", ""))
 
-	resp, err := g.beforeModel(ctx, request(append(history(6, 300), userMsg("go on"))...))
+	resp, err := g.beforeModel(ctx, request(append(coretest.History(6, 300), userMsg("go on"))...))
 	require.NoError(t, err)
 	assert.Nil(t, resp)
 	require.Len(t, rs.requests(), 1, "the summarizer is asked")
@@ -152,7 +152,7 @@ func TestSummarizerFaults_FallbackPerStrategy(t *testing.T) {
 		// old is a mark of the history no fallback summary lists.
 		old string
 	}{
-		{"threshold", nil, history(20, 300), "LATEST please fix the build", "OLD-M0 "},
+		{"threshold", nil, coretest.History(20, 300), "LATEST please fix the build", "OLD-M0 "},
 		{"sliding window", []AgentOption{WithSlidingWindow(4)}, swHistory(0, 6, 300), "U9-MARK latest", "R0-MARK"},
 	}
 	for _, s := range strategies {

@@ -46,7 +46,7 @@ func TestObservability_SpanMetricsAndHook(t *testing.T) {
 	require.NoError(t, g.Err())
 
 	ctx := newFakeCtx("a").withUser("LATEST please fix the build")
-	raw := append(history(20, 300), userMsg("LATEST please fix the build"))
+	raw := append(coretest.History(20, 300), userMsg("LATEST please fix the build"))
 	e := testEst
 	wantBefore := newCalibration(state.Agent{}, e).Count(requestTokens(e, engineReq(request(raw...))))
 	req := request(raw...)
@@ -163,7 +163,7 @@ func TestCompactionLog_Golden(t *testing.T) {
 			g.addModel("builder", tt.sum, append([]AgentOption{WithMaxTokens(8_000)}, tt.opts...)...)
 			require.NoError(t, g.Err())
 			ctx := newFakeCtx("builder").withUser("LATEST please fix the build")
-			_, err := g.beforeModel(ctx, request(append(history(20, 300), userMsg("LATEST please fix the build"))...))
+			_, err := g.beforeModel(ctx, request(append(coretest.History(20, 300), userMsg("LATEST please fix the build"))...))
 			require.NoError(t, err)
 
 			got := durations.ReplaceAllString(logs.String(), "duration_ms=N")

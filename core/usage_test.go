@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/state"
 )
@@ -25,7 +26,7 @@ func TestUsage_PrefixKeptAndInvalidated(t *testing.T) {
 	ctx := newFakeCtx("a")
 	config := &genai.GenerateContentConfig{SystemInstruction: genai.NewContentFromText("You are a helpful agent.", genai.RoleUser)}
 	send := func(cs []*genai.Content) *Request {
-		req := &Request{Model: "gemini-2.5-flash", Contents: adkCopy(cs), Config: config}
+		req := &Request{Model: "gemini-2.5-flash", Contents: coretest.ADKCopy(cs), Config: config}
 		_, err := g.beforeModel(ctx, req)
 		require.NoError(t, err)
 		return req
@@ -35,7 +36,7 @@ func TestUsage_PrefixKeptAndInvalidated(t *testing.T) {
 		require.NoError(t, err)
 		return u
 	}
-	h := history(2, 200)
+	h := coretest.History(2, 200)
 	send(h)
 	assert.Zero(t, usage().PrefixKeptTokens, "no previous request")
 	assert.Zero(t, usage().InvalidatedTokens)
@@ -48,7 +49,7 @@ func TestUsage_PrefixKeptAndInvalidated(t *testing.T) {
 	assert.Zero(t, usage().InvalidatedTokens)
 
 	prev = ctx.getInt(state.KeyLastEstimate)
-	h = append(h, history(12, 1_500)...)
+	h = append(h, coretest.History(12, 1_500)...)
 	h = append(h, userMsg("latest"))
 	ctx.withUser("latest")
 	send(h)
@@ -93,11 +94,11 @@ func TestUsage_PrefixKeptWhenTheHistoryChanged(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g, _ := newTestGuard(t, fixedSummary("S"), WithMaxTokens(100_000))
 			ctx := newFakeCtx("a")
-			h := history(3, 300)
-			_, err := g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: adkCopy(h), Config: instruction("You are a helpful agent.")})
+			h := coretest.History(3, 300)
+			_, err := g.beforeModel(ctx, &Request{Model: "gemini-2.5-flash", Contents: coretest.ADKCopy(h), Config: instruction("You are a helpful agent.")})
 			require.NoError(t, err)
 			prev := ctx.getInt(state.KeyLastEstimate)
-			req := &Request{Model: "gemini-2.5-flash", Contents: adkCopy(append(tc.edit(h), userMsg("next"))), Config: tc.config}
+			req := &Request{Model: "gemini-2.5-flash", Contents: coretest.ADKCopy(append(tc.edit(h), userMsg("next"))), Config: tc.config}
 			_, err = g.beforeModel(ctx, req)
 			require.NoError(t, err)
 			u, err := g.UsageFromState(ctx.state, "a")

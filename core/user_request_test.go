@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
@@ -55,7 +56,7 @@ func forContext(agentName, said string) *genai.Content {
 func toolStep(i int) []*genai.Content {
 	return []*genai.Content{
 		callMsg("fetch_logs", map[string]any{"step": i}),
-		respMsg("fetch_logs", map[string]any{"output": filler(200, 1000+i)}),
+		respMsg("fetch_logs", map[string]any{"output": coretest.Filler(200, 1000+i)}),
 	}
 }
 
@@ -114,7 +115,7 @@ func (sc requestScenario) run(t *testing.T) (compacted, next, restarted *Request
 	if sc.invocation {
 		ctx.user = sc.current
 	}
-	raw := append(history(20, 300), sc.before...)
+	raw := append(coretest.History(20, 300), sc.before...)
 	raw = append(raw, sc.current)
 	raw = append(raw, sc.after...)
 	raw = append(raw, toolStep(0)...)
@@ -250,7 +251,7 @@ func TestUserRequest_QuotedInFullWithinHalfTheRoom(t *testing.T) {
 			sum := fixedSummary("SUMMARY: short.")
 			g, _ := newTestGuard(t, sum, WithMaxTokens(requestWindow))
 			ctx := newFakeCtx("a").withUser(task)
-			raw := append(history(20, 300), userMsg(task))
+			raw := append(coretest.History(20, 300), userMsg(task))
 			raw = append(raw, toolStep(0)...)
 			req := request(raw...)
 			if tt.system > 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 )
@@ -33,7 +34,7 @@ func TestCountCache_ReusesUnchangedContents(t *testing.T) {
 	calls := 0
 	cache := New()
 	ce := Counter{Base: countingEstimator{Estimator: testEst, calls: &calls}, Cache: cache}
-	cs := history(10, 500)
+	cs := coretest.History(10, 500)
 	cache.Begin()
 	first := estimate.Contents(ce, cs)
 	require.Equal(t, 20, calls)
@@ -111,8 +112,8 @@ func TestCountCache_UncacheableValuesAndBound(t *testing.T) {
 // of a cold session gives exactly the counts of counting one by one, fills
 // the cache, and does nothing in steady state.
 func TestCountCache_PrefetchMatchesSequentialCounts(t *testing.T) {
-	cs := history(40, 700)
-	cs = append(cs, cs[3], nil, respMsg("tool", map[string]any{"output": filler(5000, 7)}))
+	cs := coretest.History(40, 700)
+	cs = append(cs, cs[3], nil, respMsg("tool", map[string]any{"output": coretest.Filler(5000, 7)}))
 
 	var calls atomic.Int64
 	cold := New()
@@ -183,11 +184,7 @@ func TestCountCache_ResponseImagesAreInTheKey(t *testing.T) {
 	assert.NotEqual(t, contentid.Fingerprint(one), contentid.Fingerprint(forty))
 
 	// In steady state the rebuilt copy (new structs, same bytes) is a hit.
-	copyOf := func(c *genai.Content) *genai.Content {
-		fr := *c.Parts[0].FunctionResponse
-		fr.Response = copyMap(fr.Response)
-		return &genai.Content{Role: c.Role, Parts: []*genai.Part{{FunctionResponse: &fr}}}
-	}
+	copyOf := func(c *genai.Content) *genai.Content { return coretest.ADKCopy([]*genai.Content{c})[0] }
 	calls := 0
 	counting := Counter{Base: countingEstimator{Estimator: testEst, calls: &calls}, Cache: cache}
 	cache.Begin()

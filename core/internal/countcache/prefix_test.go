@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/adk-contextguard/contextguard/core/internal/contentid/hashcount"
 )
 
@@ -15,7 +16,7 @@ import (
 // memo verifies: texts, nested arguments and results, a thought signature
 // and inline data.
 func memoHistory() []*genai.Content {
-	h := toolHistory(3, "memo") // 12 contents
+	h := coretest.ToolHistory(3, "memo") // 12 contents
 	h[1].Parts[0].FunctionCall.Args["opts"] = map[string]any{"since": "1h", "fields": []any{"ts", "msg"}}
 	h[3].Parts[0].ThoughtSignature = []byte("the answer's thought signature")
 	h[4] = &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: "this one:"}, {InlineData: &genai.Blob{MIMEType: "image/png", Data: []byte("\x89PNG image bytes")}}}}
@@ -45,7 +46,7 @@ func TestPrefixMemo_HashesWhatChanged(t *testing.T) {
 		var m Memo
 		h := memoHistory()
 		require.EqualValues(t, len(h), hashed(&m, h))
-		next := append(adkCopy(h), userMsg("and now?"))
+		next := append(coretest.ADKCopy(h), userMsg("and now?"))
 		next[3].Parts[0].ThoughtSignature = []byte(string(h[3].Parts[0].ThoughtSignature))
 		next[4].Parts[1].InlineData = &genai.Blob{MIMEType: "image/png", Data: []byte(string(h[4].Parts[1].InlineData.Data))}
 		assert.EqualValues(t, 1, hashed(&m, next), "only the new content is hashed")
@@ -97,7 +98,7 @@ func TestPrefixMemo_TypedPayloadIsHashedAlone(t *testing.T) {
 	var m Memo
 	m.update(h)
 	before := hashcount.Load()
-	next := append(adkCopy(h), userMsg("next"))
+	next := append(coretest.ADKCopy(h), userMsg("next"))
 	m.update(next)
 	assert.EqualValues(t, 2, hashcount.Load()-before, "the typed content and the new one")
 	assert.Equal(t, chainOfFresh(next), m.at(len(next)))
