@@ -96,6 +96,31 @@ type recallScenario struct {
 	once  []string
 }
 
+// check asks the guard the scenario's query over its compacted history and
+// holds the answer to its lines, to showing each of once a single time, and
+// to the budget as the guard counts it; it returns the answer.
+func (sc recallScenario) check(t *testing.T) string {
+	t.Helper()
+	g, _ := newTestGuard(t, fixedSummary("S"))
+	st := compactedAt(sc.history, len(sc.history)-1)
+	budget := recallDefaultTokens
+	if sc.room > 0 {
+		_ = st.Set(state.KeyWindow+"a", 100_000)
+		_ = st.Set(state.KeyLastTokens+"a", 100_000-sc.room)
+		budget = sc.room / recallRoomShare
+	}
+	out, err := g.Recall(callOf("u", "s"), st, "a", RecallScope{}, sc.history, RecallArgs{Query: sc.query})
+	require.NoError(t, err)
+	for _, w := range sc.wants {
+		assert.Contains(t, out, w)
+	}
+	for _, o := range sc.once {
+		assert.Equal(t, 1, strings.Count(out, o), "%q shown once:\n%s", o, out)
+	}
+	assert.LessOrEqual(t, answerTokens(st, out), budget, "within the budget as the guard counts it")
+	return out
+}
+
 // toolOutput is a tool step whose result is output, with call ID id.
 func toolOutput(id, output string) []*genai.Content {
 	return readStep(id, output)
@@ -176,25 +201,7 @@ func TestRecall_ExcerptsShowTheMatch(t *testing.T) {
 		query:   "checksum mismatch block",
 		wants:   []string{"checksum mismatch in block 0", "checksum mismatch in block 4"},
 	}} {
-		t.Run(tc.name, func(t *testing.T) {
-			g, _ := newTestGuard(t, fixedSummary("S"))
-			st := compactedAt(tc.history, len(tc.history)-1)
-			budget := recallDefaultTokens
-			if tc.room > 0 {
-				_ = st.Set(state.KeyWindow+"a", 100_000)
-				_ = st.Set(state.KeyLastTokens+"a", 100_000-tc.room)
-				budget = tc.room / recallRoomShare
-			}
-			out, err := g.Recall(callOf("u", "s"), st, "a", RecallScope{}, tc.history, RecallArgs{Query: tc.query})
-			require.NoError(t, err)
-			for _, w := range tc.wants {
-				assert.Contains(t, out, w)
-			}
-			for _, o := range tc.once {
-				assert.Equal(t, 1, strings.Count(out, o), "%q shown once:\n%s", o, out)
-			}
-			assert.LessOrEqual(t, answerTokens(st, out), budget, "within the budget as the guard counts it")
-		})
+		t.Run(tc.name, func(t *testing.T) { tc.check(t) })
 	}
 }
 
@@ -282,21 +289,8 @@ func TestRecall_OneLineInSeveralViews(t *testing.T) {
 		results: 1,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			g, _ := newTestGuard(t, fixedSummary("S"))
-			st := compactedAt(tc.history, len(tc.history)-1)
-			budget := recallDefaultTokens
-			if tc.room > 0 {
-				_ = st.Set(state.KeyWindow+"a", 100_000)
-				_ = st.Set(state.KeyLastTokens+"a", 100_000-tc.room)
-				budget = tc.room / recallRoomShare
-			}
-			out, err := g.Recall(callOf("u", "s"), st, "a", RecallScope{}, tc.history, RecallArgs{Query: tc.query})
-			require.NoError(t, err)
-			for _, w := range tc.wants {
-				assert.Contains(t, out, w)
-			}
+			out := tc.check(t)
 			assert.Len(t, resultHead.FindAllString(out, -1), tc.results, "excerpts of tool results on the page:\n%s", out)
-			assert.LessOrEqual(t, answerTokens(st, out), budget, "within the budget as the guard counts it")
 		})
 	}
 }
