@@ -30,28 +30,6 @@ var (
 	specPDF  = &genai.Part{FileData: &genai.FileData{FileURI: "gs://bucket/spec.pdf", MIMEType: "application/pdf"}}
 )
 
-// userWith is a user message of text (none when empty) and attachments.
-func userWith(text string, attachments ...*genai.Part) *genai.Content {
-	c := &genai.Content{Role: genai.RoleUser}
-	if text != "" {
-		c.Parts = append(c.Parts, &genai.Part{Text: text})
-	}
-	for _, p := range attachments {
-		q := *p
-		c.Parts = append(c.Parts, &q)
-	}
-	return c
-}
-
-// forContext is ADK's rendering of another agent's event for the current
-// agent (ConvertForeignEvent).
-func forContext(agentName, said string) *genai.Content {
-	return &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{
-		{Text: "For context:"},
-		{Text: "[" + agentName + "] said: " + said},
-	}}
-}
-
 // toolStep is one model call and its result, as ADK appends them.
 func toolStep(i int) []*genai.Content {
 	return []*genai.Content{
@@ -144,16 +122,16 @@ func TestUserRequest_AttachmentsGoWithTheContinuation(t *testing.T) {
 	tests := []requestScenario{
 		{
 			name:       "text, an image and a file reference, from the invocation",
-			current:    userWith("LATEST compare the chart with the spec", chartPNG, specPDF),
+			current:    coretest.UserWith("LATEST compare the chart with the spec", chartPNG, specPDF),
 			invocation: true,
 		},
 		{
 			name:    "text, an image and a file reference, found in the contents",
-			current: userWith("LATEST compare the chart with the spec", chartPNG, specPDF),
+			current: coretest.UserWith("LATEST compare the chart with the spec", chartPNG, specPDF),
 		},
 		{
 			name:       "an image alone",
-			current:    userWith("", chartPNG),
+			current:    coretest.UserWith("", chartPNG),
 			invocation: true,
 		},
 	}
@@ -205,9 +183,9 @@ func sameAttachmentValue(a, b *genai.Part) bool {
 func TestUserRequest_MediaOnlyRequestIsNotReplacedByAnOlderText(t *testing.T) {
 	older := []*genai.Content{userMsg("OLDER text request: tidy the logs"), modelMsg("Done, the logs are tidy.")}
 	tests := []requestScenario{
-		{name: "an image from the invocation", before: older, current: userWith("", chartPNG), invocation: true},
-		{name: "an image found in the contents", before: older, current: userWith("", chartPNG)},
-		{name: "a file reference from the invocation", before: older, current: userWith("", specPDF), invocation: true},
+		{name: "an image from the invocation", before: older, current: coretest.UserWith("", chartPNG), invocation: true},
+		{name: "an image found in the contents", before: older, current: coretest.UserWith("", chartPNG)},
+		{name: "a file reference from the invocation", before: older, current: coretest.UserWith("", specPDF), invocation: true},
 	}
 	for _, sc := range tests {
 		t.Run(sc.name, func(t *testing.T) {
@@ -285,7 +263,7 @@ func TestUserRequest_QuotedInFullWithinHalfTheRoom(t *testing.T) {
 func TestUserRequest_AnotherAgentsContextIsNotTheRequest(t *testing.T) {
 	const realRequest = "REAL-REQUEST: find why checkout fails since the 2.3 deploy"
 	transfer := []*genai.Content{
-		forContext("coordinator", "This is for the specialist."),
+		coretest.ForContext("coordinator", "This is for the specialist."),
 		{Role: genai.RoleUser, Parts: []*genai.Part{
 			{Text: "For context:"},
 			{Text: "[coordinator] called tool `transfer_to_agent` with parameters: {\"agent_name\":\"specialist\"}"},

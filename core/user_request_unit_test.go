@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 
+	"github.com/adk-contextguard/contextguard/core/coretest"
 	"github.com/adk-contextguard/contextguard/core/internal/convo"
 	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/window"
@@ -19,9 +20,9 @@ func TestContinuationText_NamesAttachments(t *testing.T) {
 		want string
 	}{
 		{"text only", userMsg("fix it"), "fix it"},
-		{"text and media", userWith("compare", chartPNG, specPDF),
+		{"text and media", coretest.UserWith("compare", chartPNG, specPDF),
 			"compare\n[attachment: image/png, 256 bytes]\n[attachment: file gs://bucket/spec.pdf (application/pdf)]"},
-		{"an image alone", userWith("", chartPNG), "[attachment: image/png, 256 bytes]"},
+		{"an image alone", coretest.UserWith("", chartPNG), "[attachment: image/png, 256 bytes]"},
 		{"thoughts are not the request", &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: "hmm", Thought: true}, {Text: "go"}}}, "go"},
 		{"nil", nil, ""},
 	}
@@ -41,8 +42,8 @@ func TestQuotesRequest(t *testing.T) {
 	}{
 		{"the head of the text is quoted", "REQUEST fix the build\n[... 10 bytes omitted ...]\nend", userMsg("REQUEST fix the build, then deploy"), true},
 		{"another text", "OLDER tidy the logs", userMsg("REQUEST fix the build"), false},
-		{"an image-only request is quoted by its line", continuationText(userWith("", chartPNG)), userWith("", chartPNG), true},
-		{"an image-only request is not quoted by an older text", "OLDER tidy the logs", userWith("", chartPNG), false},
+		{"an image-only request is quoted by its line", continuationText(coretest.UserWith("", chartPNG)), coretest.UserWith("", chartPNG), true},
+		{"an image-only request is not quoted by an older text", "OLDER tidy the logs", coretest.UserWith("", chartPNG), false},
 		{"nothing to quote", "anything", &genai.Content{Role: genai.RoleUser}, true},
 	}
 	for _, tt := range tests {
@@ -53,7 +54,7 @@ func TestQuotesRequest(t *testing.T) {
 }
 
 func TestSummaryContent_CarriesAttachments(t *testing.T) {
-	atts := convo.RequestAttachments(userWith("compare", chartPNG, specPDF))
+	atts := convo.RequestAttachments(coretest.UserWith("compare", chartPNG, specPDF))
 	c := summaryContent("S", "compare", false, atts[0], nil, atts[1])
 	require.Len(t, c.Parts, 3, "the text, then each attachment; nil ones skipped")
 	assert.Contains(t, c.Parts[0].Text, attachmentsNote)
@@ -69,13 +70,13 @@ func TestSummaryContent_CarriesAttachments(t *testing.T) {
 
 func TestSummaryMessage_ReusedWhileUnchanged(t *testing.T) {
 	tr := newTestTurn(request(), state.Agent{}, quietTestLogger())
-	cur := userWith("compare", chartPNG)
+	cur := coretest.UserWith("compare", chartPNG)
 	first := tr.sess.summary.message("S", "compare", false, cur)
 	// ADK's next rebuild: an equal copy of the request.
-	again := tr.sess.summary.message("S", "compare", false, userWith("compare", chartPNG))
+	again := tr.sess.summary.message("S", "compare", false, coretest.UserWith("compare", chartPNG))
 	assert.Same(t, first, again, "the steady state neither rebuilds nor recounts the message")
 
-	other := userWith("compare", &genai.Part{InlineData: &genai.Blob{MIMEType: "image/png", Data: []byte("other")}})
+	other := coretest.UserWith("compare", &genai.Part{InlineData: &genai.Blob{MIMEType: "image/png", Data: []byte("other")}})
 	assert.NotSame(t, first, tr.sess.summary.message("S", "compare", false, other), "other media make another message")
 	assert.Len(t, tr.sess.summary.message("S", "compare", false, nil).Parts, 1, "no request: no attachments")
 }

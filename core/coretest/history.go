@@ -79,3 +79,26 @@ func copyMap(m map[string]any) map[string]any {
 	}
 	return out
 }
+
+// UserWith is a user message of text (none when empty) and copies of
+// attachments.
+func UserWith(text string, attachments ...*genai.Part) *genai.Content {
+	c := &genai.Content{Role: genai.RoleUser}
+	if text != "" {
+		c.Parts = append(c.Parts, &genai.Part{Text: text})
+	}
+	for _, p := range attachments {
+		q := *p
+		c.Parts = append(c.Parts, &q)
+	}
+	return c
+}
+
+// ForContext is ADK's rendering of another agent's event for the current
+// agent (ConvertForeignEvent): "For context:", then what the agent said.
+func ForContext(agentName, said string) *genai.Content {
+	return &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{
+		{Text: "For context:"},
+		{Text: "[" + agentName + "] said: " + said},
+	}}
+}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"google.golang.org/genai"
+
+	"github.com/adk-contextguard/contextguard/core/coretest"
 )
 
 // chartPNG and specPDF stand for what a user attaches.
@@ -25,35 +27,13 @@ func respMsg(name string, resp map[string]any) *genai.Content {
 	return &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{Name: name, Response: resp}}}}
 }
 
-// userWith is a user message of text (none when empty) and attachments.
-func userWith(text string, attachments ...*genai.Part) *genai.Content {
-	c := &genai.Content{Role: genai.RoleUser}
-	if text != "" {
-		c.Parts = append(c.Parts, &genai.Part{Text: text})
-	}
-	for _, p := range attachments {
-		q := *p
-		c.Parts = append(c.Parts, &q)
-	}
-	return c
-}
-
-// forContext is ADK's rendering of another agent's event for the current
-// agent (ConvertForeignEvent).
-func forContext(agentName, said string) *genai.Content {
-	return &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{
-		{Text: ForeignContextLead},
-		{Text: "[" + agentName + "] said: " + said},
-	}}
-}
-
 func TestCurrentRequest(t *testing.T) {
 	request := userMsg("REQUEST fix the build")
-	image := userWith("", chartPNG)
+	image := coretest.UserWith("", chartPNG)
 	older := userMsg("OLDER tidy the logs")
 	synthetic := userMsg(SyntheticContinuations[0])
 	toolResult := respMsg("fetch_logs", map[string]any{"output": "ok"})
-	foreign := forContext("coordinator", "Handing over.")
+	foreign := coretest.ForContext("coordinator", "Handing over.")
 	// ADK drops empty parts when it rebuilds the contents from its log.
 	withBlanks := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{nil, {Text: "REQUEST fix the build"}, {}}}
 	tests := []struct {
@@ -84,7 +64,7 @@ func TestCurrentRequest(t *testing.T) {
 		{
 			name:       "an image-only invocation is the request, not an older text",
 			invocation: image,
-			contents:   []*genai.Content{older, modelMsg("done"), userWith("", chartPNG), synthetic},
+			contents:   []*genai.Content{older, modelMsg("done"), coretest.UserWith("", chartPNG), synthetic},
 			want:       image, wantIndex: 2,
 		},
 		{
@@ -127,7 +107,7 @@ func TestCurrentRequest(t *testing.T) {
 }
 
 func TestAttachments(t *testing.T) {
-	request := userWith("compare", chartPNG, specPDF)
+	request := coretest.UserWith("compare", chartPNG, specPDF)
 	atts := RequestAttachments(request)
 	for _, tc := range []struct {
 		name string
@@ -141,7 +121,7 @@ func TestAttachments(t *testing.T) {
 		{"a copy of an attachment is the same attachment", SameAttachment(atts[0], chartPNG), true},
 		{"an image and a file differ", SameAttachment(atts[0], specPDF), false},
 		{"a trailing synthetic continuation is not covered", CoverableLen([]*genai.Content{request, userMsg(SyntheticContinuations[1])}), 1},
-		{"another agent's context is not the user's message", IsUserMessage(forContext("coordinator", "hi")), false},
+		{"another agent's context is not the user's message", IsUserMessage(coretest.ForContext("coordinator", "hi")), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, tc.got) })
 	}
