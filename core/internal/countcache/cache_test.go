@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -204,20 +203,12 @@ func selfReferencing() map[string]any {
 	return m
 }
 
-// identityWalkEnds fails the test if f does not return in time, instead of hanging
-// the test binary on an unbounded walk.
+// identityWalkEnds runs f, a walk over a hostile value. A walk that does
+// not end is caught by go test's -timeout, not by a wall clock here: the
+// time such a walk takes depends on the machine, not on the code.
 func identityWalkEnds(t *testing.T, f func()) {
 	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		t.Fatal("did not finish: unbounded on this value")
-	}
+	f()
 }
 
 // TestCountCache_SelfReferencingValues: call arguments, responses and
