@@ -9,8 +9,7 @@ import (
 // testEst is the feature estimator the tests count with.
 var testEst = estimate.ForModel("gemini-2.5-flash")
 
-func userMsg(text string) *genai.Content  { return genai.NewContentFromText(text, genai.RoleUser) }
-func modelMsg(text string) *genai.Content { return genai.NewContentFromText(text, genai.RoleModel) }
+func userMsg(text string) *genai.Content { return genai.NewContentFromText(text, genai.RoleUser) }
 
 func callMsg(name string, args map[string]any) *genai.Content {
 	return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{Name: name, Args: args}}}}
