@@ -33,22 +33,6 @@ const (
 	DefaultSummaryTimeout = core.DefaultSummaryTimeout
 )
 
-// The reasons of a compaction (CompactionEvent.Reason, the log's reason
-// field, Usage.LastCompactionReason); ReasonRequested is the fifth. They are
-// stored in session state, so their values never change.
-const (
-	// ReasonTokens: the request's calibrated count reached the trigger.
-	ReasonTokens = core.ReasonTokens
-	// ReasonTurns: the sliding window's turn budget was spent.
-	ReasonTurns = core.ReasonTurns
-	// ReasonOutputLimit: the previous response stopped at the output limit
-	// near the window.
-	ReasonOutputLimit = core.ReasonOutputLimit
-	// ReasonOverflow: the provider rejected the request as too long, and
-	// the guard compacted it to recover.
-	ReasonOverflow = core.ReasonOverflow
-)
-
 // Summaries prepared while tools run (ARCHITECTURE.md, Concurrency).
 const (
 	// DefaultPreparedSummaries is how many summaries the guard prepares in
@@ -64,6 +48,22 @@ const (
 	// The prediction's margin already starts a step early; starting
 	// earlier leaves more verbatim, so the next compaction comes sooner.
 	DefaultEarlyCompaction = core.DefaultEarlyCompaction
+)
+
+// The reasons of a compaction (CompactionEvent.Reason, the log's reason
+// field, Usage.LastCompactionReason); ReasonRequested is the fifth. They are
+// stored in session state, so their values never change.
+const (
+	// ReasonTokens: the request's calibrated count reached the trigger.
+	ReasonTokens = core.ReasonTokens
+	// ReasonTurns: the sliding window's turn budget was spent.
+	ReasonTurns = core.ReasonTurns
+	// ReasonOutputLimit: the previous response stopped at the output limit
+	// near the window.
+	ReasonOutputLimit = core.ReasonOutputLimit
+	// ReasonOverflow: the provider rejected the request as too long, and
+	// the guard compacted it to recover.
+	ReasonOverflow = core.ReasonOverflow
 )
 
 // Defaults of the session table's bounds.
