@@ -31,6 +31,9 @@ const (
 	// DefaultSummaryTimeout bounds one summarizer call; on expiry the
 	// deterministic fallback summary is used.
 	DefaultSummaryTimeout = core.DefaultSummaryTimeout
+	// DefaultContextWindow is the window assumed for a model the registry
+	// does not know (a warning is logged once per model).
+	DefaultContextWindow = core.DefaultContextWindow
 )
 
 // Summaries prepared while tools run (ARCHITECTURE.md, Concurrency).
@@ -80,10 +83,6 @@ const (
 
 // CompactToolName is the name of the tool CompactTool returns.
 const CompactToolName = core.CompactToolName
-
-// DefaultContextWindow is the window assumed for a model the registry does
-// not know (a warning is logged once per model).
-const DefaultContextWindow = core.DefaultContextWindow
 
 // MaxFocusBytes bounds the focus instructions of RequestCompaction: they are
 // appended to the summary prompt of one compaction.

@@ -20,7 +20,7 @@ import (
 // package's knot of mutually dependent files.
 var bottomFiles = map[string]bool{
 	"call_bounded.go": true, "clock.go": true, "compaction_request.go": true, "errors.go": true,
-	"estimator.go": true, "limits.go": true, "nil_value.go": true,
+	"estimator.go": true, "nil_value.go": true,
 	"registry.go": true, "seams.go": true, "session_switch.go": true, "state.go": true,
 	"telemetry.go": true, "token_counter.go": true,
 }
