@@ -151,7 +151,10 @@ func (g *Guard) RecoveryFailed(c Call, st State, a *Agent, r *Recovery, err erro
 // UsageFromState is the agent's Usage read from a session state. Values
 // of the wrong type are logged and treated as absent.
 func (g *Guard) UsageFromState(st StateReader, agentName string) (Usage, error) {
-	return g.usageFromState(st, agentName)
+	if err := g.CheckAgent(agentName); err != nil {
+		return Usage{}, err
+	}
+	return usageFromState(state.IO{Agent: agentName, Log: g.log, Missing: g.host.MissingKey}, st), nil
 }
 
 // RequestCompactionInState asks, in the session state st, that the next
