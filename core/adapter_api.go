@@ -175,6 +175,10 @@ func (g *Guard) RequestCompactionInState(st State, agentName, focus string) erro
 	return nil
 }
 
+// SwitchedOff reports whether the session whose state is st is switched
+// off (StateKeyDisabled). For adapters.
+func (g *Guard) SwitchedOff(st StateReader) bool { return sessionDisabled(st, g.log) }
+
 // SetDisabledInState switches the guard off (off) or back on for the
 // session whose state is st.
 func (g *Guard) SetDisabledInState(st State, off bool) error {

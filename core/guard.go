@@ -61,10 +61,6 @@ func (h *hooks) fireHook(ctx context.Context, ev *CompactionEvent) {
 	}
 }
 
-// SwitchedOff reports whether the session whose state is st is switched
-// off (StateKeyDisabled). For adapters.
-func (g *Guard) SwitchedOff(st StateReader) bool { return sessionDisabled(st, g.log) }
-
 // CheckAgent says why the guard cannot answer for agentName (a nil guard,
 // an empty name, an agent not guarded), nil when it can. For adapters.
 func (g *Guard) CheckAgent(name string) error {
