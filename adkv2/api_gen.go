@@ -31,22 +31,9 @@ const (
 	// DefaultSummaryTimeout bounds one summarizer call; on expiry the
 	// deterministic fallback summary is used.
 	DefaultSummaryTimeout = core.DefaultSummaryTimeout
-)
-
-// The reasons of a compaction (CompactionEvent.Reason, the log's reason
-// field, Usage.LastCompactionReason); ReasonRequested is the fifth. They are
-// stored in session state, so their values never change.
-const (
-	// ReasonTokens: the request's calibrated count reached the trigger.
-	ReasonTokens = core.ReasonTokens
-	// ReasonTurns: the sliding window's turn budget was spent.
-	ReasonTurns = core.ReasonTurns
-	// ReasonOutputLimit: the previous response stopped at the output limit
-	// near the window.
-	ReasonOutputLimit = core.ReasonOutputLimit
-	// ReasonOverflow: the provider rejected the request as too long, and
-	// the guard compacted it to recover.
-	ReasonOverflow = core.ReasonOverflow
+	// DefaultContextWindow is the window assumed for a model the registry
+	// does not know (a warning is logged once per model).
+	DefaultContextWindow = core.DefaultContextWindow
 )
 
 // Summaries prepared while tools run (ARCHITECTURE.md, Concurrency).
@@ -66,6 +53,22 @@ const (
 	DefaultEarlyCompaction = core.DefaultEarlyCompaction
 )
 
+// The reasons of a compaction (CompactionEvent.Reason, the log's reason
+// field, Usage.LastCompactionReason); ReasonRequested is the fifth. They are
+// stored in session state, so their values never change.
+const (
+	// ReasonTokens: the request's calibrated count reached the trigger.
+	ReasonTokens = core.ReasonTokens
+	// ReasonTurns: the sliding window's turn budget was spent.
+	ReasonTurns = core.ReasonTurns
+	// ReasonOutputLimit: the previous response stopped at the output limit
+	// near the window.
+	ReasonOutputLimit = core.ReasonOutputLimit
+	// ReasonOverflow: the provider rejected the request as too long, and
+	// the guard compacted it to recover.
+	ReasonOverflow = core.ReasonOverflow
+)
+
 // Defaults of the session table's bounds.
 const (
 	// DefaultMaxSessions is how many sessions the guard keeps in memory by
@@ -80,10 +83,6 @@ const (
 
 // CompactToolName is the name of the tool CompactTool returns.
 const CompactToolName = core.CompactToolName
-
-// DefaultContextWindow is the window assumed for a model the registry does
-// not know (a warning is logged once per model).
-const DefaultContextWindow = core.DefaultContextWindow
 
 // MaxFocusBytes bounds the focus instructions of RequestCompaction: they are
 // appended to the summary prompt of one compaction.

@@ -97,12 +97,32 @@ func (g *Guard) BeforeModel(c Call, st State, ro StateReader, a *Agent, req Requ
 	return err
 }
 
-// AfterModel records the final response's prompt-token count and handles
-// a response cut at the output limit near the window (not in a session
-// switched off, StateKeyDisabled); it returns the content that replaces
-// the response's, or nil. For adapters.
+// AfterModel records the final response's prompt-token count, handles a
+// response cut at the output limit near the window (not in a session
+// switched off, StateKeyDisabled) and starts preparing the next summary
+// while the response's tools run; it returns the content that replaces the
+// response's, or nil. For adapters.
 func (g *Guard) AfterModel(c Call, a *Agent, st State, resp Response) *genai.Content {
-	return g.afterResponse(c, a, st, &resp)
+	sio := a.stateIO(g.log)
+	if n := resp.promptTokens(); n != 0 {
+		g.recordReport(c, sio, st, n)
+		recordCached(sio, st, resp.cachedTokens(n))
+	}
+	if resp.cutAtOutputLimit() && !sessionDisabled(st, g.log) {
+		return cutAtOutputLimit(g.log, c, a, sio, st, &resp)
+	}
+	if resp.asksForTools() {
+		g.startPrepared(c, a, st)
+	}
+	return nil
+}
+
+// recordCached keeps the cached-token count in state for Usage.
+func recordCached(sio state.IO, st State, n int) {
+	if st == nil {
+		return
+	}
+	sio.Set(st, state.KeyCachedTokens, sio.Num(st, state.KeyCachedTokens), n)
 }
 
 // RecoverOverflow handles the provider's context-overflow error modelErr
@@ -131,7 +151,10 @@ func (g *Guard) RecoveryFailed(c Call, st State, a *Agent, r *Recovery, err erro
 // UsageFromState is the agent's Usage read from a session state. Values
 // of the wrong type are logged and treated as absent.
 func (g *Guard) UsageFromState(st StateReader, agentName string) (Usage, error) {
-	return g.usageFromState(st, agentName)
+	if err := g.CheckAgent(agentName); err != nil {
+		return Usage{}, err
+	}
+	return usageFromState(state.IO{Agent: agentName, Log: g.log, Missing: g.host.MissingKey}, st), nil
 }
 
 // RequestCompactionInState asks, in the session state st, that the next
@@ -151,6 +174,10 @@ func (g *Guard) RequestCompactionInState(st State, agentName, focus string) erro
 	}
 	return nil
 }
+
+// SwitchedOff reports whether the session whose state is st is switched
+// off (StateKeyDisabled). For adapters.
+func (g *Guard) SwitchedOff(st StateReader) bool { return sessionDisabled(st, g.log) }
 
 // SetDisabledInState switches the guard off (off) or back on for the
 // session whose state is st.

@@ -35,6 +35,9 @@ const (
 	// DefaultSummaryTimeout bounds one summarizer call; on expiry the
 	// deterministic fallback summary is used.
 	DefaultSummaryTimeout = 2 * time.Minute
+	// DefaultContextWindow is the window assumed for a model the registry
+	// does not know (a warning is logged once per model).
+	DefaultContextWindow = window.Default
 )
 
 // Agent is the validated configuration of one agent, opaque to adapters
@@ -285,6 +288,32 @@ func (w *windows) window(cfg *Agent, modelName string) int {
 	if _, seen := w.unknownModels.LoadOrStore(modelName, struct{}{}); !seen {
 		w.log.Warn("contextguard: unknown model; assuming the default context window (set WithMaxTokens to override)",
 			"model", modelName, "window", DefaultContextWindow)
+	}
+	return DefaultContextWindow
+}
+
+// summarizerWindow is the window of the model that writes cfg's summaries:
+// WithSummarizerWindow's, else win (the agent's) for the same model or a custom
+// Summarizer, else the registry's, else DefaultContextWindow with a warning
+// once per agent and model.
+func (w *windows) summarizerWindow(cfg *Agent, model string, win int, log *slog.Logger) int {
+	if cfg.summarizerWindow > 0 {
+		return cfg.summarizerWindow
+	}
+	s, ok := cfg.summarizer.(ModelNamer)
+	if !ok {
+		return win
+	}
+	name, ok := s.ModelName()
+	if !ok || name == model {
+		return win
+	}
+	if n := w.registry.ContextWindow(name); n > 0 {
+		return n
+	}
+	if _, seen := w.triggerWarned.LoadOrStore("summarizer\x00"+cfg.name+"\x00"+name, true); !seen {
+		log.Warn("contextguard: the summarizer's model is unknown; assuming the default context window for it (set WithSummarizerWindow to override)",
+			"summarizer_model", name, "window", DefaultContextWindow)
 	}
 	return DefaultContextWindow
 }

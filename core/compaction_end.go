@@ -3,7 +3,8 @@ package core
 import "github.com/adk-contextguard/contextguard/core/internal/state"
 
 // The end of a compaction: applied (its state, event, span and log line),
-// or discarded when its request is not smaller.
+// or discarded when its request is not smaller; and the report of a
+// pruning pass that made a compaction unnecessary.
 
 // finish records the outcome: the state to persist, the event, the span
 // and the log line; a request not smaller than before is discarded.
@@ -100,4 +101,29 @@ func (c *compaction) discard(o outcome) step {
 	_, err := c.irreducible(c.origEst)
 	c.tel.endCompaction(c.spanCtx, c.span, ev, err)
 	return step{contents: c.orig, next: next, event: &ev, err: err}
+}
+
+// prunedAtTrigger reports a pruning pass that took a request over the
+// trigger back under it as a compaction (StrategyToolResultPruning): it
+// costs the provider's cache as a summary would (README, Prompt caching).
+func prunedAtTrigger(tel *telemetry, t *turn, before, after int, next state.Agent) *CompactionEvent {
+	ev := CompactionEvent{
+		Agent:             t.cfg.name,
+		SessionID:         t.ctx.SessionID(),
+		Strategy:          StrategyToolResultPruning,
+		Reason:            ReasonTokens,
+		TokensBefore:      before,
+		TokensAfter:       after,
+		Threshold:         t.lim.Threshold,
+		Window:            t.lim.Window,
+		Ran:               t.betweenTurns.ran(),
+		PrefixKeptTokens:  next.PrefixKept,
+		InvalidatedTokens: next.Invalidated,
+	}
+	ctx, span := tel.startCompaction(t.ctx, ev.Agent, ev.SessionID, ev.Strategy)
+	tel.endCompaction(ctx, span, ev, nil)
+	t.log().Info("contextguard: pruned tool results at the trigger",
+		"tokens_before", before, "tokens_after", after, "threshold", ev.Threshold, "window", ev.Window,
+		"pruned_steps", t.frontier, "prefix_kept_tokens", ev.PrefixKeptTokens, "invalidated_tokens", ev.InvalidatedTokens)
+	return &ev
 }

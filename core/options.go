@@ -23,7 +23,7 @@ type guardOptions struct {
 	beforeCompaction func(context.Context, PendingCompaction) CompactionDecision
 	tracerProvider   trace.TracerProvider
 	meterProvider    metric.MeterProvider
-	bounds           sessionBounds // session_memory_bound.go
+	bounds           sessionBounds // session_table.go
 	appender         SessionAppender
 	prepared         int // WithPreparedSummaries' bound
 	errs             []error

@@ -16,7 +16,7 @@ import (
 
 // pipelineFiles are the files of the call's pipeline (ARCHITECTURE.md, One
 // model call): the only ones that write a call's state.
-var pipelineFiles = map[string]bool{"before_model.go": true, "compaction.go": true}
+var pipelineFiles = map[string]bool{"guard.go": true, "compaction.go": true}
 
 // coreSource is the syntax of core's non-test files, by file name.
 func coreSource(t *testing.T) map[string]*ast.File {
@@ -35,7 +35,7 @@ func coreSource(t *testing.T) map[string]*ast.File {
 		require.NoError(t, err)
 		files[name] = f
 	}
-	require.Contains(t, files, "before_model.go", "the test runs in core's directory")
+	require.Contains(t, files, "guard.go", "the test runs in core's directory")
 	return files
 }
 
@@ -222,7 +222,7 @@ func TestPipeline_OneConstructorOneWriter(t *testing.T) {
 			return true
 		})
 	}
-	assert.Equal(t, []string{"before_model.go: newTurn"}, literals, "one composite literal of turn, in its constructor")
+	assert.Equal(t, []string{"guard.go: newTurn"}, literals, "one composite literal of turn, in its constructor")
 
 	var outside []string
 	for _, w := range writes(files, "turn", "newTurn") {
@@ -274,5 +274,5 @@ func TestPipeline_OneRequestWriter(t *testing.T) {
 			})
 		}
 	}
-	assert.Equal(t, []string{"before_model.go: withContents"}, places, "one place sets a request's contents")
+	assert.Equal(t, []string{"guard.go: withContents"}, places, "one place sets a request's contents")
 }

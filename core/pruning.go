@@ -11,7 +11,6 @@ import (
 	"github.com/adk-contextguard/contextguard/core/internal/estimate"
 	"github.com/adk-contextguard/contextguard/core/internal/pairs"
 	"github.com/adk-contextguard/contextguard/core/internal/sat"
-	"github.com/adk-contextguard/contextguard/core/internal/state"
 	"github.com/adk-contextguard/contextguard/core/internal/textcut"
 )
 
@@ -214,29 +213,4 @@ func placeholderText(tool string, bytes int, recall bool, callID string) string 
 // partTokens is the estimate of one part, framing excluded.
 func partTokens(e estimate.Estimator, p *genai.Part) int {
 	return e.Content(&genai.Content{Parts: []*genai.Part{p}}) - e.Content(&genai.Content{})
-}
-
-// prunedAtTrigger reports a pruning pass that took a request over the
-// trigger back under it as a compaction (StrategyToolResultPruning): it
-// costs the provider's cache as a summary would (README, Prompt caching).
-func prunedAtTrigger(tel *telemetry, t *turn, before, after int, next state.Agent) *CompactionEvent {
-	ev := CompactionEvent{
-		Agent:             t.cfg.name,
-		SessionID:         t.ctx.SessionID(),
-		Strategy:          StrategyToolResultPruning,
-		Reason:            ReasonTokens,
-		TokensBefore:      before,
-		TokensAfter:       after,
-		Threshold:         t.lim.Threshold,
-		Window:            t.lim.Window,
-		Ran:               t.betweenTurns.ran(),
-		PrefixKeptTokens:  next.PrefixKept,
-		InvalidatedTokens: next.Invalidated,
-	}
-	ctx, span := tel.startCompaction(t.ctx, ev.Agent, ev.SessionID, ev.Strategy)
-	tel.endCompaction(ctx, span, ev, nil)
-	t.log().Info("contextguard: pruned tool results at the trigger",
-		"tokens_before", before, "tokens_after", after, "threshold", ev.Threshold, "window", ev.Window,
-		"pruned_steps", t.frontier, "prefix_kept_tokens", ev.PrefixKeptTokens, "invalidated_tokens", ev.InvalidatedTokens)
-	return &ev
 }

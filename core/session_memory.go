@@ -45,7 +45,7 @@ type agentMemory struct {
 	prefix  countcache.Memo
 	recall  *recallIndex // nil until the agent's first recall in this process
 	model   string       // of the request last let through, for the recall tool's counts
-	// The growth prediction (prepared_growth.go): the raw estimate of the
+	// The growth prediction (prepared_start.go): the raw estimate of the
 	// request last let through, the latest growths per step (growthAt
 	// counts them), what a summary prepared while the response's tools run
 	// starts from, and why the next call would compact inline ("": unknown).

@@ -4,35 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 )
-
-// summarizerWindow is the window of the model that writes cfg's summaries:
-// WithSummarizerWindow's, else window for the same model or a custom
-// Summarizer, else the registry's, else DefaultContextWindow with a warning
-// once per agent and model.
-func (g *Guard) summarizerWindow(cfg *Agent, model string, window int, log *slog.Logger) int {
-	if cfg.summarizerWindow > 0 {
-		return cfg.summarizerWindow
-	}
-	s, ok := cfg.summarizer.(ModelNamer)
-	if !ok {
-		return window
-	}
-	name, ok := s.ModelName()
-	if !ok || name == model {
-		return window
-	}
-	if w := g.registry.ContextWindow(name); w > 0 {
-		return w
-	}
-	if _, seen := g.triggerWarned.LoadOrStore("summarizer\x00"+cfg.name+"\x00"+name, true); !seen {
-		log.Warn("contextguard: the summarizer's model is unknown; assuming the default context window for it (set WithSummarizerWindow to override)",
-			"summarizer_model", name, "window", DefaultContextWindow)
-	}
-	return DefaultContextWindow
-}
 
 // summarize calls the summarizer bounded by the summary timeout even when
 // it ignores its context, with the session parked so a call back into the

@@ -68,14 +68,11 @@ type Usage struct {
 	Preparing bool
 }
 
-func (g *Guard) usageFromState(st StateReader, agentName string) (Usage, error) {
-	if err := g.CheckAgent(agentName); err != nil {
-		return Usage{}, err
-	}
-	sio := state.IO{Agent: agentName, Log: g.log, Missing: g.host.MissingKey}
+// usageFromState is the Usage that st holds for sio's agent.
+func usageFromState(sio state.IO, st StateReader) Usage {
 	s := sio.LoadAll(st)
 	u := Usage{
-		Agent:                agentName,
+		Agent:                sio.Agent,
 		Tokens:               s.Tokens,
 		ProviderTokens:       s.RealTokens,
 		Threshold:            s.Threshold,
@@ -83,7 +80,7 @@ func (g *Guard) usageFromState(st StateReader, agentName string) (Usage, error) 
 		Compactions:          s.Compactions,
 		LastCompactionReason: s.CompactReason,
 		CompactionRequested:  s.Request.Pending,
-		Disabled:             sessionDisabled(st, g.log),
+		Disabled:             sessionDisabled(st, sio.Log),
 		PrefixKeptTokens:     s.PrefixKept,
 		InvalidatedTokens:    s.Invalidated,
 		CachedTokens:         s.CachedTokens,
@@ -94,12 +91,12 @@ func (g *Guard) usageFromState(st StateReader, agentName string) (Usage, error) 
 	if s.CompactedAt != "" {
 		at, err := time.Parse(time.RFC3339Nano, s.CompactedAt)
 		if err != nil {
-			g.log.Warn("contextguard: session state is not a valid time; ignoring it",
-				"agent", agentName, "key", state.KeyCompactedAt+agentName, "error", err)
+			sio.Log.Warn("contextguard: session state is not a valid time; ignoring it",
+				"agent", sio.Agent, "key", state.KeyCompactedAt+sio.Agent, "error", err)
 		}
 		u.LastCompaction = at
 	}
-	return u, nil
+	return u
 }
 
 // recordUsage stores the calibrated count of the request let through; the
