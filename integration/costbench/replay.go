@@ -44,10 +44,6 @@ const (
 	// an agent request must carry for the message to count as kept: enough
 	// to identify it, short enough to survive a quote cut to its head.
 	userHeadBytes = 64
-	// emptyFinal is the final text of a turn whose recording has none: an
-	// empty model content would end ADK's flow differently from the
-	// recording.
-	emptyFinal = "Done."
 )
 
 // Config is one configuration of the guard the benchmark plays.
@@ -376,29 +372,12 @@ func tagSummary(summary, tag string) string {
 	return tag + summary[cut:]
 }
 
-// nextLocked returns the response to the turn's next agent request: its
-// next recorded step, then its final text (again, should the flow ask once
-// more).
+// nextLocked returns the response to the turn's next agent request and
+// moves on to the step after it.
 func (m *replayModel) nextLocked() *genai.Content {
-	turn := m.trace.Turns[m.turn]
 	step := m.step
 	m.step++
-	if step >= len(turn.Steps) {
-		final := turn.Final
-		if strings.TrimSpace(final) == "" {
-			final = emptyFinal
-		}
-		return genai.NewContentFromText(final, genai.RoleModel)
-	}
-	st := turn.Steps[step]
-	c := &genai.Content{Role: genai.RoleModel}
-	if st.Text != "" {
-		c.Parts = append(c.Parts, &genai.Part{Text: st.Text})
-	}
-	for _, call := range st.Calls {
-		c.Parts = append(c.Parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: call.ID, Name: call.Name, Args: call.ArgsMap()}})
-	}
-	return c
+	return m.trace.Response(m.turn, step)
 }
 
 // carriesUser reports whether a text of contents holds the start of the

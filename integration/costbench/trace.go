@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
+
+	"google.golang.org/genai"
 )
 
 // Traces: the recorded agent sessions, in the folder's JSON format (one
@@ -160,4 +163,31 @@ func ParseTrace(data []byte) (*Trace, error) {
 	}
 	tr.uniqueCallIDs()
 	return &tr, nil
+}
+
+// emptyFinal is the final text of a turn whose recording has none: an empty
+// model content would end ADK's flow differently from the recording.
+const emptyFinal = "Done."
+
+// Response is the model's recorded answer to the given agent request of a
+// turn: its step-th recorded step, or the turn's final text past the steps
+// (again, should the flow ask once more).
+func (t *Trace) Response(turn, step int) *genai.Content {
+	tr := t.Turns[turn]
+	if step >= len(tr.Steps) {
+		final := tr.Final
+		if strings.TrimSpace(final) == "" {
+			final = emptyFinal
+		}
+		return genai.NewContentFromText(final, genai.RoleModel)
+	}
+	st := tr.Steps[step]
+	c := &genai.Content{Role: genai.RoleModel}
+	if st.Text != "" {
+		c.Parts = append(c.Parts, &genai.Part{Text: st.Text})
+	}
+	for _, call := range st.Calls {
+		c.Parts = append(c.Parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: call.ID, Name: call.Name, Args: call.ArgsMap()}})
+	}
+	return c
 }

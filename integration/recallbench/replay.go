@@ -7,7 +7,6 @@ import (
 	"iter"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -38,8 +37,6 @@ const (
 	// summarySize is the size in bytes of the summaries the summarizer
 	// writes: about a page and a half, as costbench's.
 	summarySize = 6000
-	// emptyFinal is the final text of a turn whose recording has none.
-	emptyFinal = "Done."
 )
 
 // Config is one configuration of the guard a replay plays.
@@ -320,25 +317,9 @@ func (m *replayModel) nextLocked(req *model.LLMRequest) *genai.Content {
 			Name: contextguard.RecallToolName, Args: map[string]any{"query": m.query}}}}}
 	}
 	m.final = req.Contents
-	turn := m.trace.Turns[m.turn]
 	step := m.step
 	m.step++
-	if step >= len(turn.Steps) {
-		final := turn.Final
-		if strings.TrimSpace(final) == "" {
-			final = emptyFinal
-		}
-		return genai.NewContentFromText(final, genai.RoleModel)
-	}
-	st := turn.Steps[step]
-	c := &genai.Content{Role: genai.RoleModel}
-	if st.Text != "" {
-		c.Parts = append(c.Parts, &genai.Part{Text: st.Text})
-	}
-	for _, call := range st.Calls {
-		c.Parts = append(c.Parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: call.ID, Name: call.Name, Args: call.ArgsMap()}})
-	}
-	return c
+	return m.trace.Response(m.turn, step)
 }
 
 // Windows are the two context windows a session is replayed at: a half
