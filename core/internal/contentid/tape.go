@@ -73,11 +73,11 @@ func (t *Tape) Record(c *genai.Content) bool {
 
 // Match reports whether c is the content recorded between from and to.
 func (t *Tape) Match(c *genai.Content, from, to Mark) bool {
-	if c == nil || to.w > len(t.words) || to.s > len(t.strs) {
+	if c == nil || from.w > to.w || from.s > to.s || to.w > len(t.words) || to.s > len(t.strs) {
 		return false
 	}
-	s := identity{mode: sinkVerify, tape: t, at: from}
-	return s.tapeContent(c) && !s.bad && s.at == to
+	v := verifier{words: t.words[from.w:to.w], strs: t.strs[from.s:to.s]}
+	return v.content(c) && v.w == len(v.words) && v.s == len(v.strs)
 }
 
 // A record starts with how the content was walked: short, by tapePart, for
@@ -106,21 +106,21 @@ func (s *identity) tapeContent(c *genai.Content) bool {
 // shortParts reports whether every part holds only what tapePart walks.
 func shortParts(ps []*genai.Part) bool {
 	for _, p := range ps {
-		if p == nil {
-			continue
-		}
-		if p.MediaResolution != nil || p.CodeExecutionResult != nil || p.ExecutableCode != nil || p.FileData != nil ||
-			p.InlineData != nil || p.VideoMetadata != nil || p.ToolCall != nil || p.ToolResponse != nil || p.PartMetadata != nil {
-			return false
-		}
-		if fc := p.FunctionCall; fc != nil && (fc.PartialArgs != nil || fc.WillContinue != nil) {
-			return false
-		}
-		if fr := p.FunctionResponse; fr != nil && (fr.WillContinue != nil || fr.Scheduling != "" || fr.Parts != nil) {
+		if p != nil && !shortPart(p) {
 			return false
 		}
 	}
 	return true
+}
+
+func shortPart(p *genai.Part) bool {
+	if p.MediaResolution != nil || p.CodeExecutionResult != nil || p.ExecutableCode != nil || p.FileData != nil ||
+		p.InlineData != nil || p.VideoMetadata != nil || p.ToolCall != nil || p.ToolResponse != nil || p.PartMetadata != nil {
+		return false
+	}
+	fc, fr := p.FunctionCall, p.FunctionResponse
+	return (fc == nil || fc.PartialArgs == nil && fc.WillContinue == nil) &&
+		(fr == nil || fr.WillContinue == nil && fr.Scheduling == "" && fr.Parts == nil)
 }
 
 // Bits of the word that starts a short part: which fields are set.
@@ -169,11 +169,7 @@ func (s *identity) tapePart(p *genai.Part) bool {
 func (s *identity) word(v uint64) {
 	switch {
 	case s.mode == sinkVerify:
-		if s.at.w >= len(s.tape.words) || s.tape.words[s.at.w] != v {
-			s.bad = true
-			return
-		}
-		s.at.w++
+		s.bad = s.bad || !s.v.word(v)
 	case s.mode == sinkRecord:
 		s.tape.words = append(s.tape.words, v)
 		s.tape.bytes += wordBytes
@@ -199,22 +195,14 @@ func (s *identity) tapeStr(x string) {
 		t.bytes = sat.Add(t.bytes, len(x)+strHeaderBytes)
 		return
 	}
-	if y := s.nextStr(); len(x) != len(y) || len(x) > 0 && unsafe.StringData(x) != unsafe.StringData(y) {
-		s.bad = true
-	}
-}
-
-// nextStr is the next recorded string, "" and bad past the tape.
-func (s *identity) nextStr() string {
-	if s.at.s >= len(s.tape.strs) {
-		s.bad = true
-		return ""
-	}
-	s.at.s++
-	return s.tape.strs[s.at.s-1]
+	s.bad = s.bad || !s.v.str(x)
 }
 
 func (s *identity) tapeValue(m map[string]any) bool {
+	if s.mode == sinkVerify {
+		s.bad = s.bad || !s.v.payload(m)
+		return !s.bad
+	}
 	if m == nil {
 		s.word(tagNilPayload)
 		return !s.bad
@@ -237,14 +225,6 @@ func (s *identity) tapeAny(v any, depth int, budget *int) bool {
 	case map[string]any:
 		s.word(tagObject)
 		s.word(uint64(len(x)))
-		if s.mode == sinkVerify {
-			for range len(x) {
-				if e, ok := x[s.nextStr()]; !ok || !s.tapeAny(e, depth+1, budget) {
-					return false
-				}
-			}
-			break
-		}
 		outer, sum := s.k, uint64(0)
 		for k, e := range x {
 			s.k = Keyer{h: keySeedEntry}
@@ -306,4 +286,147 @@ func (s *identity) scalar(v any) bool {
 		return false
 	}
 	return true
+}
+
+// verifier compares a content with its record, consuming the record's
+// words and strings: a walk of its own, as Match runs for every content of
+// every call. Each value consumes a word, so the record bounds the walk.
+type verifier struct {
+	words []uint64
+	strs  []string
+	w, s  int // the next word and string to compare
+}
+
+func (v *verifier) word(x uint64) bool {
+	if v.w >= len(v.words) || v.words[v.w] != x {
+		return false
+	}
+	v.w++
+	return true
+}
+
+// next is the next recorded string; false past the record.
+func (v *verifier) next() (string, bool) {
+	if v.s >= len(v.strs) {
+		return "", false
+	}
+	v.s++
+	return v.strs[v.s-1], true
+}
+
+// str compares x with the next recorded string by address and length.
+func (v *verifier) str(x string) bool {
+	y, ok := v.next()
+	return ok && len(x) == len(y) && (len(x) == 0 || unsafe.StringData(x) == unsafe.StringData(y))
+}
+
+func (v *verifier) content(c *genai.Content) bool {
+	if !v.word(uint64(len(c.Parts))) || v.w >= len(v.words) {
+		return false
+	}
+	if v.words[v.w] == tapeFull {
+		v.w++
+		s := identity{mode: sinkVerify, v: v}
+		return !shortParts(c.Parts) && walkContent(c, &s) && !s.bad
+	}
+	if !v.word(tapeShort) || !v.str(c.Role) {
+		return false
+	}
+	for _, p := range c.Parts {
+		if p != nil && !v.part(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// part is tapePart's comparison, shortParts' check of p included.
+func (v *verifier) part(p *genai.Part) bool {
+	if !shortPart(p) {
+		return false
+	}
+	var bits uint64
+	if p.Thought {
+		bits |= shortThought
+	}
+	if p.ThoughtSignature != nil {
+		bits |= shortSignature
+	}
+	if p.FunctionCall != nil {
+		bits |= shortCall
+	}
+	if p.FunctionResponse != nil {
+		bits |= shortResponse
+	}
+	if !v.word(bits) || !v.str(p.Text) || p.ThoughtSignature != nil && !v.word(crcFold(fnvOffset, p.ThoughtSignature)) {
+		return false
+	}
+	if fc := p.FunctionCall; fc != nil && !(v.str(fc.Name) && v.str(fc.ID) && v.payload(fc.Args)) {
+		return false
+	}
+	fr := p.FunctionResponse
+	return fr == nil || v.str(fr.Name) && v.str(fr.ID) && v.payload(fr.Response)
+}
+
+func (v *verifier) payload(m map[string]any) bool {
+	if m == nil {
+		return v.word(tagNilPayload)
+	}
+	return v.value(m)
+}
+
+// value is tapeAny's comparison: an object's recorded keys are looked up.
+func (v *verifier) value(x any) bool {
+	switch x := x.(type) {
+	case string:
+		return v.word(tagString) && v.str(x)
+	case map[string]any:
+		if !v.word(tagObject) || !v.word(uint64(len(x))) {
+			return false
+		}
+		for range len(x) {
+			k, ok := v.next()
+			if !ok {
+				return false
+			}
+			if e, ok := x[k]; !ok || !v.value(e) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		if !v.word(tagArray) || !v.word(uint64(len(x))) {
+			return false
+		}
+		for _, e := range x {
+			if !v.value(e) {
+				return false
+			}
+		}
+		return true
+	case float64:
+		return v.word(tagFloat) && v.word(math.Float64bits(x))
+	case nil:
+		return v.word(tagNil)
+	case bool:
+		if x {
+			return v.word(tagTrue)
+		}
+		return v.word(tagFalse)
+	case int:
+		return v.word(tagInt) && v.word(uint64(x))
+	case int64:
+		return v.word(tagInt64) && v.word(uint64(x))
+	case []string:
+		if !v.word(tagStrings) || !v.word(uint64(len(x))) {
+			return false
+		}
+		for _, e := range x {
+			if !v.str(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
