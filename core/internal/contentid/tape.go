@@ -73,11 +73,26 @@ func (t *Tape) Record(c *genai.Content) bool {
 
 // Match reports whether c is the content recorded between from and to.
 func (t *Tape) Match(c *genai.Content, from, to Mark) bool {
-	if c == nil || from.w > to.w || from.s > to.s || to.w > len(t.words) || to.s > len(t.strs) {
-		return false
-	}
-	v := verifier{words: t.words[from.w:to.w], strs: t.strs[from.s:to.s]}
-	return v.content(c) && v.w == len(v.words) && v.s == len(v.strs)
+	ck := t.Check(from)
+	return ck.Match(c, to)
+}
+
+// Check compares contents with the records that follow each other on a
+// tape, each from where the last ended: a memo's check of a history
+// without starting a comparison per content.
+type Check struct{ v verifier }
+
+// Check starts a comparison at from.
+func (t *Tape) Check(from Mark) Check {
+	return Check{verifier{words: t.words, strs: t.strs, w: min(from.w, len(t.words)), s: min(from.s, len(t.strs))}}
+}
+
+// Match reports whether c is the content recorded up to to, the next
+// comparison's start.
+func (ck *Check) Match(c *genai.Content, to Mark) bool {
+	ok := c != nil && ck.v.content(c) && ck.v.w == to.w && ck.v.s == to.s
+	ck.v.w, ck.v.s = min(to.w, len(ck.v.words)), min(to.s, len(ck.v.strs))
+	return ok
 }
 
 // A record starts with how the content was walked: short, by tapePart, for
@@ -288,9 +303,9 @@ func (s *identity) scalar(v any) bool {
 	return true
 }
 
-// verifier compares a content with its record, consuming the record's
+// verifier compares a content with its record, consuming the tape's
 // words and strings: a walk of its own, as Match runs for every content of
-// every call. Each value consumes a word, so the record bounds the walk.
+// every call. Each value consumes a word, so the tape bounds the walk.
 type verifier struct {
 	words []uint64
 	strs  []string
@@ -302,6 +317,15 @@ func (v *verifier) word(x uint64) bool {
 		return false
 	}
 	v.w++
+	return true
+}
+
+// pair is word for a tag and a length, as a value starts.
+func (v *verifier) pair(tag, n uint64) bool {
+	if v.w+1 >= len(v.words) || v.words[v.w] != tag || v.words[v.w+1] != n {
+		return false
+	}
+	v.w += 2
 	return true
 }
 
@@ -381,7 +405,7 @@ func (v *verifier) value(x any) bool {
 	case string:
 		return v.word(tagString) && v.str(x)
 	case map[string]any:
-		if !v.word(tagObject) || !v.word(uint64(len(x))) {
+		if !v.pair(tagObject, uint64(len(x))) {
 			return false
 		}
 		for range len(x) {
@@ -389,13 +413,19 @@ func (v *verifier) value(x any) bool {
 			if !ok {
 				return false
 			}
-			if e, ok := x[k]; !ok || !v.value(e) {
+			e, ok := x[k]
+			if s, isStr := e.(string); isStr && ok { // the common value, without a call
+				ok = v.word(tagString) && v.str(s)
+			} else {
+				ok = ok && v.value(e)
+			}
+			if !ok {
 				return false
 			}
 		}
 		return true
 	case []any:
-		if !v.word(tagArray) || !v.word(uint64(len(x))) {
+		if !v.pair(tagArray, uint64(len(x))) {
 			return false
 		}
 		for _, e := range x {
@@ -418,7 +448,7 @@ func (v *verifier) value(x any) bool {
 	case int64:
 		return v.word(tagInt64) && v.word(uint64(x))
 	case []string:
-		if !v.word(tagStrings) || !v.word(uint64(len(x))) {
+		if !v.pair(tagStrings, uint64(len(x))) {
 			return false
 		}
 		for _, e := range x {

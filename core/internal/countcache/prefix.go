@@ -92,14 +92,20 @@ func (m *Memo) update(cs []*genai.Content) {
 
 // matching is how many leading contents of cs are the memo's.
 func (m *Memo) matching(cs []*genai.Content) int {
-	from := contentid.Mark{}
-	for i, e := range m.entries[:min(len(m.entries), len(cs))] {
-		if e.taped && !m.tape.Match(cs[i], from, e.end) || !e.taped && contentid.ChainHash(cs[i]) != e.hash {
+	return m.matchRange(cs, 0, min(len(m.entries), len(cs)))
+}
+
+// matchRange is the index of the first of cs[lo:hi] that is not the
+// memo's, hi when all are.
+func (m *Memo) matchRange(cs []*genai.Content, lo, hi int) int {
+	ck := m.tape.Check(m.end(lo)) // an entry not taped has no record
+	for i := lo; i < hi; i++ {
+		e := &m.entries[i]
+		if e.taped && !ck.Match(cs[i], e.end) || !e.taped && contentid.ChainHash(cs[i]) != e.hash {
 			return i
 		}
-		from = e.end
 	}
-	return min(len(m.entries), len(cs))
+	return hi
 }
 
 // end is the tape's position after the first n entries.
