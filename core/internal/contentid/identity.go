@@ -35,7 +35,8 @@ type identity struct {
 	k    Keyer     // sinkKey
 	h    uint64    // FNV-64a state: sinkHash, sinkChain
 	tape *Tape     // sinkRecord
-	v    *verifier // sinkVerify: the record to compare, consumed
+	v    *verifier // sinkVerify: the records to compare
+	at   Mark      // sinkVerify: the next record to compare
 	bad  bool      // sinkVerify: a value differed
 }
 

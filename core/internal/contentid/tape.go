@@ -80,19 +80,25 @@ func (t *Tape) Match(c *genai.Content, from, to Mark) bool {
 // Check compares contents with the records that follow each other on a
 // tape, each from where the last ended: a memo's check of a history
 // without starting a comparison per content.
-type Check struct{ v verifier }
+type Check struct {
+	v  verifier
+	at Mark
+}
 
 // Check starts a comparison at from.
 func (t *Tape) Check(from Mark) Check {
-	return Check{verifier{words: t.words, strs: t.strs, w: min(from.w, len(t.words)), s: min(from.s, len(t.strs))}}
+	return Check{verifier{t.words, t.strs}, Mark{min(from.w, len(t.words)), min(from.s, len(t.strs))}}
 }
 
 // Match reports whether c is the content recorded up to to, the next
 // comparison's start.
 func (ck *Check) Match(c *genai.Content, to Mark) bool {
-	ok := c != nil && ck.v.content(c) && ck.v.w == to.w && ck.v.s == to.s
-	ck.v.w, ck.v.s = min(to.w, len(ck.v.words)), min(to.s, len(ck.v.strs))
-	return ok
+	at, ok := ck.at, false
+	if c != nil {
+		at, ok = ck.v.content(c, at)
+	}
+	ck.at = Mark{min(to.w, len(ck.v.words)), min(to.s, len(ck.v.strs))}
+	return ok && at == to
 }
 
 // A record starts with how the content was walked: short, by tapePart, for
@@ -138,28 +144,21 @@ func shortPart(p *genai.Part) bool {
 		(fr == nil || fr.WillContinue == nil && fr.Scheduling == "" && fr.Parts == nil)
 }
 
-// Bits of the word that starts a short part: which fields are set.
-const (
-	shortThought = 1 << iota
-	shortSignature
-	shortCall
-	shortResponse
-)
+// shortBits is the word that starts p's short record, which of its fields
+// are set: bit 0 a thought, 1 a signature, 2 a call, 3 a response.
+func shortBits(p *genai.Part) uint64 {
+	return b2u(p.Thought) | b2u(p.ThoughtSignature != nil)<<1 | b2u(p.FunctionCall != nil)<<2 | b2u(p.FunctionResponse != nil)<<3
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 func (s *identity) tapePart(p *genai.Part) bool {
-	var bits uint64
-	if p.Thought {
-		bits |= shortThought
-	}
-	if p.ThoughtSignature != nil {
-		bits |= shortSignature
-	}
-	if p.FunctionCall != nil {
-		bits |= shortCall
-	}
-	if p.FunctionResponse != nil {
-		bits |= shortResponse
-	}
+	bits := shortBits(p)
 	s.word(bits)
 	s.tapeStr(p.Text)
 	if p.ThoughtSignature != nil {
@@ -184,7 +183,8 @@ func (s *identity) tapePart(p *genai.Part) bool {
 func (s *identity) word(v uint64) {
 	switch {
 	case s.mode == sinkVerify:
-		s.bad = s.bad || !s.v.word(v)
+		s.bad = s.bad || !s.v.is(s.at.w, v)
+		s.at.w++
 	case s.mode == sinkRecord:
 		s.tape.words = append(s.tape.words, v)
 		s.tape.bytes += wordBytes
@@ -210,12 +210,14 @@ func (s *identity) tapeStr(x string) {
 		t.bytes = sat.Add(t.bytes, len(x)+strHeaderBytes)
 		return
 	}
-	s.bad = s.bad || !s.v.str(x)
+	s.bad = s.bad || !s.v.same(s.at.s, x)
+	s.at.s++
 }
 
 func (s *identity) tapeValue(m map[string]any) bool {
 	if s.mode == sinkVerify {
-		s.bad = s.bad || !s.v.payload(m)
+		at, ok := s.v.payload(m, s.at)
+		s.at, s.bad = at, s.bad || !ok
 		return !s.bad
 	}
 	if m == nil {
@@ -267,30 +269,13 @@ func (s *identity) tapeAny(v any, depth int, budget *int) bool {
 	return !s.bad
 }
 
-// scalar records or compares a value that holds no other: false for a type
+// scalar records or keys a value that holds no other: false for a type
 // the tape does not know.
 func (s *identity) scalar(v any) bool {
 	switch x := v.(type) {
-	case nil:
-		s.word(tagNil)
 	case string:
 		s.word(tagString)
 		s.tapeStr(x)
-	case bool:
-		if x {
-			s.word(tagTrue)
-		} else {
-			s.word(tagFalse)
-		}
-	case float64:
-		s.word(tagFloat)
-		s.word(math.Float64bits(x))
-	case int:
-		s.word(tagInt)
-		s.word(uint64(x))
-	case int64:
-		s.word(tagInt64)
-		s.word(uint64(x))
 	case []string:
 		s.word(tagStrings)
 		s.word(uint64(len(x)))
@@ -298,165 +283,173 @@ func (s *identity) scalar(v any) bool {
 			s.tapeStr(e)
 		}
 	default:
-		return false
+		tag, bits, n := scalarWords(v)
+		if n == 0 {
+			return false
+		}
+		s.word(tag)
+		if n == 2 {
+			s.word(bits)
+		}
 	}
 	return true
 }
 
-// verifier compares a content with its record, consuming the tape's
-// words and strings: a walk of its own, as Match runs for every content of
-// every call. Each value consumes a word, so the tape bounds the walk.
+// scalarWords is the record of a value that holds no string: its tag,
+// then, for a number, its bits; n is how many words, 0 for another type.
+func scalarWords(v any) (tag, bits uint64, n int) {
+	switch x := v.(type) {
+	case nil:
+		return tagNil, 0, 1
+	case bool:
+		if x {
+			return tagTrue, 0, 1
+		}
+		return tagFalse, 0, 1
+	case float64:
+		return tagFloat, math.Float64bits(x), 2
+	case int:
+		return tagInt, uint64(x), 2
+	case int64:
+		return tagInt64, uint64(x), 2
+	}
+	return 0, 0, 0
+}
+
+// verifier compares a content with the records of a tape: a walk of its
+// own, as Match runs for every content of every call. Each method takes
+// the position of the record to compare and returns the one after it, so
+// that it stays in registers; false at the first difference. Each value
+// consumes a word, so the tape bounds the walk.
 type verifier struct {
 	words []uint64
 	strs  []string
-	w, s  int // the next word and string to compare
 }
 
-func (v *verifier) word(x uint64) bool {
-	if v.w >= len(v.words) || v.words[v.w] != x {
+// is reports whether the word at w is x.
+func (v *verifier) is(w int, x uint64) bool { return w < len(v.words) && v.words[w] == x }
+
+// same reports whether the string at s is x, by address and length.
+func (v *verifier) same(s int, x string) bool {
+	if s >= len(v.strs) {
 		return false
 	}
-	v.w++
-	return true
+	y := v.strs[s]
+	return len(x) == len(y) && (len(x) == 0 || unsafe.StringData(x) == unsafe.StringData(y))
 }
 
-// pair is word for a tag and a length, as a value starts.
-func (v *verifier) pair(tag, n uint64) bool {
-	if v.w+1 >= len(v.words) || v.words[v.w] != tag || v.words[v.w+1] != n {
-		return false
+func (v *verifier) content(c *genai.Content, at Mark) (Mark, bool) {
+	if !v.is(at.w, uint64(len(c.Parts))) {
+		return at, false
 	}
-	v.w += 2
-	return true
-}
-
-// next is the next recorded string; false past the record.
-func (v *verifier) next() (string, bool) {
-	if v.s >= len(v.strs) {
-		return "", false
+	if v.is(at.w+1, tapeFull) {
+		s := identity{mode: sinkVerify, v: v, at: Mark{at.w + 2, at.s}}
+		ok := !shortParts(c.Parts) && walkContent(c, &s) && !s.bad
+		return s.at, ok
 	}
-	v.s++
-	return v.strs[v.s-1], true
-}
-
-// str compares x with the next recorded string by address and length.
-func (v *verifier) str(x string) bool {
-	y, ok := v.next()
-	return ok && len(x) == len(y) && (len(x) == 0 || unsafe.StringData(x) == unsafe.StringData(y))
-}
-
-func (v *verifier) content(c *genai.Content) bool {
-	if !v.word(uint64(len(c.Parts))) || v.w >= len(v.words) {
-		return false
+	if !v.is(at.w+1, tapeShort) || !v.same(at.s, c.Role) {
+		return at, false
 	}
-	if v.words[v.w] == tapeFull {
-		v.w++
-		s := identity{mode: sinkVerify, v: v}
-		return !shortParts(c.Parts) && walkContent(c, &s) && !s.bad
-	}
-	if !v.word(tapeShort) || !v.str(c.Role) {
-		return false
-	}
+	at = Mark{at.w + 2, at.s + 1}
+	ok := true
 	for _, p := range c.Parts {
-		if p != nil && !v.part(p) {
-			return false
+		if p != nil {
+			if at, ok = v.part(p, at); !ok {
+				break
+			}
 		}
 	}
-	return true
+	return at, ok
 }
 
 // part is tapePart's comparison, shortParts' check of p included.
-func (v *verifier) part(p *genai.Part) bool {
-	if !shortPart(p) {
-		return false
+func (v *verifier) part(p *genai.Part, at Mark) (Mark, bool) {
+	if !shortPart(p) || !v.is(at.w, shortBits(p)) || !v.same(at.s, p.Text) {
+		return at, false
 	}
-	var bits uint64
-	if p.Thought {
-		bits |= shortThought
-	}
+	at = Mark{at.w + 1, at.s + 1}
 	if p.ThoughtSignature != nil {
-		bits |= shortSignature
+		if !v.is(at.w, crcFold(fnvOffset, p.ThoughtSignature)) {
+			return at, false
+		}
+		at.w++
 	}
-	if p.FunctionCall != nil {
-		bits |= shortCall
+	ok := true
+	if fc := p.FunctionCall; fc != nil {
+		if !v.same(at.s, fc.Name) || !v.same(at.s+1, fc.ID) {
+			return at, false
+		}
+		at, ok = v.payload(fc.Args, Mark{at.w, at.s + 2})
 	}
-	if p.FunctionResponse != nil {
-		bits |= shortResponse
+	if fr := p.FunctionResponse; fr != nil && ok {
+		if !v.same(at.s, fr.Name) || !v.same(at.s+1, fr.ID) {
+			return at, false
+		}
+		at, ok = v.payload(fr.Response, Mark{at.w, at.s + 2})
 	}
-	if !v.word(bits) || !v.str(p.Text) || p.ThoughtSignature != nil && !v.word(crcFold(fnvOffset, p.ThoughtSignature)) {
-		return false
-	}
-	if fc := p.FunctionCall; fc != nil && !(v.str(fc.Name) && v.str(fc.ID) && v.payload(fc.Args)) {
-		return false
-	}
-	fr := p.FunctionResponse
-	return fr == nil || v.str(fr.Name) && v.str(fr.ID) && v.payload(fr.Response)
+	return at, ok
 }
 
-func (v *verifier) payload(m map[string]any) bool {
+func (v *verifier) payload(m map[string]any, at Mark) (Mark, bool) {
 	if m == nil {
-		return v.word(tagNilPayload)
+		return Mark{at.w + 1, at.s}, v.is(at.w, tagNilPayload)
 	}
-	return v.value(m)
+	return v.object(m, at)
 }
 
 // value is tapeAny's comparison: an object's recorded keys are looked up.
-func (v *verifier) value(x any) bool {
+func (v *verifier) value(x any, at Mark) (Mark, bool) {
+	w, s := at.w, at.s
 	switch x := x.(type) {
 	case string:
-		return v.word(tagString) && v.str(x)
+		return Mark{w + 1, s + 1}, v.is(w, tagString) && v.same(s, x)
 	case map[string]any:
-		if !v.pair(tagObject, uint64(len(x))) {
-			return false
-		}
-		for range len(x) {
-			k, ok := v.next()
-			if !ok {
-				return false
-			}
-			e, ok := x[k]
-			if s, isStr := e.(string); isStr && ok { // the common value, without a call
-				ok = v.word(tagString) && v.str(s)
-			} else {
-				ok = ok && v.value(e)
-			}
-			if !ok {
-				return false
-			}
-		}
-		return true
+		return v.object(x, at)
 	case []any:
-		if !v.pair(tagArray, uint64(len(x))) {
-			return false
+		if !v.is(w, tagArray) || !v.is(w+1, uint64(len(x))) {
+			return at, false
 		}
+		at.w += 2
+		ok := true
 		for _, e := range x {
-			if !v.value(e) {
-				return false
+			if at, ok = v.value(e, at); !ok {
+				break
 			}
 		}
-		return true
-	case float64:
-		return v.word(tagFloat) && v.word(math.Float64bits(x))
-	case nil:
-		return v.word(tagNil)
-	case bool:
-		if x {
-			return v.word(tagTrue)
-		}
-		return v.word(tagFalse)
-	case int:
-		return v.word(tagInt) && v.word(uint64(x))
-	case int64:
-		return v.word(tagInt64) && v.word(uint64(x))
+		return at, ok
 	case []string:
-		if !v.pair(tagStrings, uint64(len(x))) {
-			return false
+		ok := v.is(w, tagStrings) && v.is(w+1, uint64(len(x)))
+		for i := 0; ok && i < len(x); i++ {
+			ok = v.same(s+i, x[i])
 		}
-		for _, e := range x {
-			if !v.str(e) {
-				return false
-			}
-		}
-		return true
+		return Mark{w + 2, s + len(x)}, ok
 	}
-	return false
+	tag, bits, n := scalarWords(x)
+	return Mark{w + n, s}, n > 0 && v.is(w, tag) && (n == 1 || v.is(w+1, bits))
+}
+
+// object compares a map, and a string value, the common one, without a
+// call.
+func (v *verifier) object(m map[string]any, at Mark) (Mark, bool) {
+	if !v.is(at.w, tagObject) || !v.is(at.w+1, uint64(len(m))) {
+		return at, false
+	}
+	at.w += 2
+	for range len(m) {
+		if at.s >= len(v.strs) {
+			return at, false
+		}
+		e, ok := m[v.strs[at.s]]
+		at.s++
+		if str, isStr := e.(string); isStr {
+			ok = v.is(at.w, tagString) && v.same(at.s, str)
+			at = Mark{at.w + 1, at.s + 1}
+		} else if ok {
+			at, ok = v.value(e, at)
+		}
+		if !ok {
+			return at, false
+		}
+	}
+	return at, true
 }
