@@ -71,12 +71,6 @@ func (t *Tape) Record(c *genai.Content) bool {
 	return true
 }
 
-// Match reports whether c is the content recorded between from and to.
-func (t *Tape) Match(c *genai.Content, from, to Mark) bool {
-	ck := t.Check(from)
-	return ck.Match(c, to)
-}
-
 // Check compares contents with the records that follow each other on a
 // tape, each from where the last ended: a memo's check of a history
 // without starting a comparison per content.

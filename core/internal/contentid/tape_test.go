@@ -87,7 +87,7 @@ func matches(tp *Tape, ends []Mark, cs []*genai.Content) []bool {
 	out := make([]bool, len(cs))
 	from := Mark{}
 	for i, c := range cs {
-		out[i] = tp.Match(c, from, ends[i])
+		out[i] = match(tp, c, from, ends[i])
 		from = ends[i]
 	}
 	return out

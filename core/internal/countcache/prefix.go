@@ -35,7 +35,7 @@ type Memo struct {
 
 type memoEntry struct {
 	end   contentid.Mark // the tape after this content's record
-	taped bool           // checked by Tape.Match, else by its hash again
+	taped bool           // checked by a contentid.Check, else by its hash again
 	hash  uint64         // the content's contentid.ChainHash
 	chain uint64         // chain hash of the contents up to this one
 }
@@ -92,20 +92,13 @@ func (m *Memo) update(cs []*genai.Content) {
 
 // matching is how many leading contents of cs are the memo's.
 func (m *Memo) matching(cs []*genai.Content) int {
-	return m.matchRange(cs, 0, min(len(m.entries), len(cs)))
-}
-
-// matchRange is the index of the first of cs[lo:hi] that is not the
-// memo's, hi when all are.
-func (m *Memo) matchRange(cs []*genai.Content, lo, hi int) int {
-	ck := m.tape.Check(m.end(lo)) // an entry not taped has no record
-	for i := lo; i < hi; i++ {
-		e := &m.entries[i]
+	ck := m.tape.Check(contentid.Mark{}) // an entry not taped has no record
+	for i, e := range m.entries[:min(len(m.entries), len(cs))] {
 		if e.taped && !ck.Match(cs[i], e.end) || !e.taped && contentid.ChainHash(cs[i]) != e.hash {
 			return i
 		}
 	}
-	return hi
+	return min(len(m.entries), len(cs))
 }
 
 // end is the tape's position after the first n entries.
