@@ -216,20 +216,19 @@ func (s *identity) tapeValue(m map[string]any) bool {
 	}
 	if m == nil {
 		s.word(tagNilPayload)
-		return !s.bad
+		return true
 	}
 	budget := maxKeyNodes
 	return s.tapeAny(m, 0, &budget)
 }
 
-// tapeAny records or verifies a JSON-like value, an object's keys before
-// their values (a key sums its entries' keys, in any order; a verification
-// looks the recorded keys up); budget is the values it may still visit.
-// False past the bounds, for a type the tape does not know, or at a
-// difference.
+// tapeAny records or keys a JSON-like value, an object's keys before their
+// values (a key sums its entries' keys, in any order); budget is the values
+// it may still visit. False past the bounds or for a type the tape does not
+// know.
 func (s *identity) tapeAny(v any, depth int, budget *int) bool {
 	*budget--
-	if depth > maxKeyDepth || *budget < 0 || s.bad {
+	if depth > maxKeyDepth || *budget < 0 {
 		return false
 	}
 	switch x := v.(type) {
@@ -258,9 +257,9 @@ func (s *identity) tapeAny(v any, depth int, budget *int) bool {
 			}
 		}
 	default:
-		return s.scalar(v) && !s.bad
+		return s.scalar(v)
 	}
-	return !s.bad
+	return true
 }
 
 // scalar records or keys a value that holds no other: false for a type
@@ -311,7 +310,7 @@ func scalarWords(v any) (tag, bits uint64, n int) {
 }
 
 // verifier compares a content with the records of a tape: a walk of its
-// own, as Match runs for every content of every call. Each method takes
+// own, as a Check runs for every content of every call. Each method takes
 // the position of the record to compare and returns the one after it, so
 // that it stays in registers; false at the first difference. Each value
 // consumes a word, so the tape bounds the walk.
