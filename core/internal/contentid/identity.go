@@ -32,12 +32,12 @@ const (
 type identity struct {
 	mode sink
 	size int
-	k    Keyer     // sinkKey
-	h    uint64    // FNV-64a state: sinkHash, sinkChain
-	tape *Tape     // sinkRecord
-	v    *verifier // sinkVerify: the records to compare
-	at   Mark      // sinkVerify: the next record to compare
-	bad  bool      // sinkVerify: a value differed
+	k    Keyer  // sinkKey
+	h    uint64 // FNV-64a state: sinkHash, sinkChain
+	tape *Tape  // sinkRecord
+	v    *Check // sinkVerify: the records to compare
+	at   Mark   // sinkVerify: the next record to compare
+	bad  bool   // sinkVerify: a value differed
 }
 
 // FNV-64a, as hash/fnv computes it, without its allocation.

@@ -72,26 +72,27 @@ func (t *Tape) Record(c *genai.Content) bool {
 }
 
 // Check compares contents with the records that follow each other on a
-// tape, each from where the last ended: a memo's check of a history
-// without starting a comparison per content.
+// tape as it was, each from where the last ended: a walk of its own, run
+// for every content of every call, that takes the position to compare and
+// returns the next (kept in registers). The tape bounds it: each value
+// consumes a word.
 type Check struct {
-	v  verifier
-	at Mark
+	words []uint64
+	strs  []string
+	at    Mark
 }
 
 // Check starts a comparison at from.
-func (t *Tape) Check(from Mark) Check {
-	return Check{verifier{t.words, t.strs}, Mark{min(from.w, len(t.words)), min(from.s, len(t.strs))}}
-}
+func (t *Tape) Check(from Mark) Check { return Check{t.words, t.strs, from} }
 
 // Match reports whether c is the content recorded up to to, the next
 // comparison's start.
 func (ck *Check) Match(c *genai.Content, to Mark) bool {
 	at, ok := ck.at, false
 	if c != nil {
-		at, ok = ck.v.content(c, at)
+		at, ok = ck.content(c, at)
 	}
-	ck.at = Mark{min(to.w, len(ck.v.words)), min(to.s, len(ck.v.strs))}
+	ck.at = to
 	return ok && at == to
 }
 
@@ -309,136 +310,101 @@ func scalarWords(v any) (tag, bits uint64, n int) {
 	return 0, 0, 0
 }
 
-// verifier compares a content with the records of a tape: a walk of its
-// own, as a Check runs for every content of every call. Each method takes
-// the position of the record to compare and returns the one after it, so
-// that it stays in registers; false at the first difference. Each value
-// consumes a word, so the tape bounds the walk.
-type verifier struct {
-	words []uint64
-	strs  []string
-}
-
 // is reports whether the word at w is x.
-func (v *verifier) is(w int, x uint64) bool { return w < len(v.words) && v.words[w] == x }
+func (ck *Check) is(w int, x uint64) bool { return w < len(ck.words) && ck.words[w] == x }
 
 // same reports whether the string at s is x, by address and length.
-func (v *verifier) same(s int, x string) bool {
-	if s >= len(v.strs) {
-		return false
-	}
-	y := v.strs[s]
-	return len(x) == len(y) && (len(x) == 0 || unsafe.StringData(x) == unsafe.StringData(y))
+func (ck *Check) same(s int, x string) bool {
+	return s < len(ck.strs) && len(x) == len(ck.strs[s]) && (len(x) == 0 || unsafe.StringData(x) == unsafe.StringData(ck.strs[s]))
 }
 
-func (v *verifier) content(c *genai.Content, at Mark) (Mark, bool) {
-	if !v.is(at.w, uint64(len(c.Parts))) {
-		return at, false
-	}
-	if v.is(at.w+1, tapeFull) {
-		s := identity{mode: sinkVerify, v: v, at: Mark{at.w + 2, at.s}}
+func (ck *Check) content(c *genai.Content, at Mark) (Mark, bool) {
+	if ck.is(at.w, uint64(len(c.Parts))) && ck.is(at.w+1, tapeFull) {
+		s := identity{mode: sinkVerify, v: ck, at: Mark{at.w + 2, at.s}}
 		ok := !shortParts(c.Parts) && walkContent(c, &s) && !s.bad
 		return s.at, ok
 	}
-	if !v.is(at.w+1, tapeShort) || !v.same(at.s, c.Role) {
-		return at, false
-	}
+	ok := ck.is(at.w, uint64(len(c.Parts))) && ck.is(at.w+1, tapeShort) && ck.same(at.s, c.Role)
 	at = Mark{at.w + 2, at.s + 1}
-	ok := true
-	for _, p := range c.Parts {
-		if p != nil {
-			if at, ok = v.part(p, at); !ok {
-				break
-			}
+	for i := 0; ok && i < len(c.Parts); i++ {
+		if p := c.Parts[i]; p != nil {
+			at, ok = ck.part(p, at)
 		}
 	}
 	return at, ok
 }
 
 // part is tapePart's comparison, shortParts' check of p included.
-func (v *verifier) part(p *genai.Part, at Mark) (Mark, bool) {
-	if !shortPart(p) || !v.is(at.w, shortBits(p)) || !v.same(at.s, p.Text) {
-		return at, false
-	}
+func (ck *Check) part(p *genai.Part, at Mark) (Mark, bool) {
+	ok := shortPart(p) && ck.is(at.w, shortBits(p)) && ck.same(at.s, p.Text)
 	at = Mark{at.w + 1, at.s + 1}
-	if p.ThoughtSignature != nil {
-		if !v.is(at.w, crcFold(fnvOffset, p.ThoughtSignature)) {
-			return at, false
-		}
-		at.w++
+	if p.ThoughtSignature != nil && ok {
+		ok, at.w = ck.is(at.w, crcFold(fnvOffset, p.ThoughtSignature)), at.w+1
 	}
-	ok := true
-	if fc := p.FunctionCall; fc != nil {
-		if !v.same(at.s, fc.Name) || !v.same(at.s+1, fc.ID) {
-			return at, false
+	if fc := p.FunctionCall; fc != nil && ok {
+		if ok = ck.same(at.s, fc.Name) && ck.same(at.s+1, fc.ID); ok {
+			at, ok = ck.payload(fc.Args, Mark{at.w, at.s + 2})
 		}
-		at, ok = v.payload(fc.Args, Mark{at.w, at.s + 2})
 	}
 	if fr := p.FunctionResponse; fr != nil && ok {
-		if !v.same(at.s, fr.Name) || !v.same(at.s+1, fr.ID) {
-			return at, false
+		if ok = ck.same(at.s, fr.Name) && ck.same(at.s+1, fr.ID); ok {
+			at, ok = ck.payload(fr.Response, Mark{at.w, at.s + 2})
 		}
-		at, ok = v.payload(fr.Response, Mark{at.w, at.s + 2})
 	}
 	return at, ok
 }
 
-func (v *verifier) payload(m map[string]any, at Mark) (Mark, bool) {
+func (ck *Check) payload(m map[string]any, at Mark) (Mark, bool) {
 	if m == nil {
-		return Mark{at.w + 1, at.s}, v.is(at.w, tagNilPayload)
+		return Mark{at.w + 1, at.s}, ck.is(at.w, tagNilPayload)
 	}
-	return v.object(m, at)
+	return ck.object(m, at)
 }
 
 // value is tapeAny's comparison: an object's recorded keys are looked up.
-func (v *verifier) value(x any, at Mark) (Mark, bool) {
+func (ck *Check) value(x any, at Mark) (Mark, bool) {
 	w, s := at.w, at.s
 	switch x := x.(type) {
 	case string:
-		return Mark{w + 1, s + 1}, v.is(w, tagString) && v.same(s, x)
+		return Mark{w + 1, s + 1}, ck.is(w, tagString) && ck.same(s, x)
 	case map[string]any:
-		return v.object(x, at)
+		return ck.object(x, at)
 	case []any:
-		if !v.is(w, tagArray) || !v.is(w+1, uint64(len(x))) {
-			return at, false
-		}
+		ok := ck.is(w, tagArray) && ck.is(w+1, uint64(len(x)))
 		at.w += 2
-		ok := true
-		for _, e := range x {
-			if at, ok = v.value(e, at); !ok {
-				break
-			}
+		for i := 0; ok && i < len(x); i++ {
+			at, ok = ck.value(x[i], at)
 		}
 		return at, ok
 	case []string:
-		ok := v.is(w, tagStrings) && v.is(w+1, uint64(len(x)))
+		ok := ck.is(w, tagStrings) && ck.is(w+1, uint64(len(x)))
 		for i := 0; ok && i < len(x); i++ {
-			ok = v.same(s+i, x[i])
+			ok = ck.same(s+i, x[i])
 		}
 		return Mark{w + 2, s + len(x)}, ok
 	}
 	tag, bits, n := scalarWords(x)
-	return Mark{w + n, s}, n > 0 && v.is(w, tag) && (n == 1 || v.is(w+1, bits))
+	return Mark{w + n, s}, n > 0 && ck.is(w, tag) && (n == 1 || ck.is(w+1, bits))
 }
 
 // object compares a map, and a string value, the common one, without a
 // call.
-func (v *verifier) object(m map[string]any, at Mark) (Mark, bool) {
-	if !v.is(at.w, tagObject) || !v.is(at.w+1, uint64(len(m))) {
+func (ck *Check) object(m map[string]any, at Mark) (Mark, bool) {
+	if !ck.is(at.w, tagObject) || !ck.is(at.w+1, uint64(len(m))) {
 		return at, false
 	}
 	at.w += 2
 	for range len(m) {
-		if at.s >= len(v.strs) {
+		if at.s >= len(ck.strs) {
 			return at, false
 		}
-		e, ok := m[v.strs[at.s]]
+		e, ok := m[ck.strs[at.s]]
 		at.s++
 		if str, isStr := e.(string); isStr {
-			ok = v.is(at.w, tagString) && v.same(at.s, str)
+			ok = ck.is(at.w, tagString) && ck.same(at.s, str)
 			at = Mark{at.w + 1, at.s + 1}
 		} else if ok {
-			at, ok = v.value(e, at)
+			at, ok = ck.value(e, at)
 		}
 		if !ok {
 			return at, false
