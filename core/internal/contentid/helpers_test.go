@@ -12,3 +12,10 @@ func callMsg(name string, args map[string]any) *genai.Content {
 func respMsg(name string, resp map[string]any) *genai.Content {
 	return &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{Name: name, Response: resp}}}}
 }
+
+// match reports whether c is the content recorded between from and to, by
+// a Check started at from.
+func match(tp *Tape, c *genai.Content, from, to Mark) bool {
+	ck := tp.Check(from)
+	return ck.Match(c, to)
+}

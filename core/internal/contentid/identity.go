@@ -34,7 +34,8 @@ type identity struct {
 	size int
 	k    Keyer  // sinkKey
 	h    uint64 // FNV-64a state: sinkHash, sinkChain
-	tape *Tape  // sinkRecord, sinkVerify
+	tape *Tape  // sinkRecord
+	v    *Check // sinkVerify: the records to compare
 	at   Mark   // sinkVerify: the next record to compare
 	bad  bool   // sinkVerify: a value differed
 }

@@ -71,13 +71,29 @@ func (t *Tape) Record(c *genai.Content) bool {
 	return true
 }
 
-// Match reports whether c is the content recorded between from and to.
-func (t *Tape) Match(c *genai.Content, from, to Mark) bool {
-	if c == nil || to.w > len(t.words) || to.s > len(t.strs) {
-		return false
+// Check compares contents with the records that follow each other on a
+// tape as it was, each from where the last ended: a walk of its own, run
+// for every content of every call, that takes the position to compare and
+// returns the next (kept in registers). The tape bounds it: each value
+// consumes a word.
+type Check struct {
+	words []uint64
+	strs  []string
+	at    Mark
+}
+
+// Check starts a comparison at from.
+func (t *Tape) Check(from Mark) Check { return Check{t.words, t.strs, from} }
+
+// Match reports whether c is the content recorded up to to, the next
+// comparison's start.
+func (ck *Check) Match(c *genai.Content, to Mark) bool {
+	at, ok := ck.at, false
+	if c != nil {
+		at, ok = ck.content(c, at)
 	}
-	s := identity{mode: sinkVerify, tape: t, at: from}
-	return s.tapeContent(c) && !s.bad && s.at == to
+	ck.at = to
+	return ok && at == to
 }
 
 // A record starts with how the content was walked: short, by tapePart, for
@@ -106,45 +122,38 @@ func (s *identity) tapeContent(c *genai.Content) bool {
 // shortParts reports whether every part holds only what tapePart walks.
 func shortParts(ps []*genai.Part) bool {
 	for _, p := range ps {
-		if p == nil {
-			continue
-		}
-		if p.MediaResolution != nil || p.CodeExecutionResult != nil || p.ExecutableCode != nil || p.FileData != nil ||
-			p.InlineData != nil || p.VideoMetadata != nil || p.ToolCall != nil || p.ToolResponse != nil || p.PartMetadata != nil {
-			return false
-		}
-		if fc := p.FunctionCall; fc != nil && (fc.PartialArgs != nil || fc.WillContinue != nil) {
-			return false
-		}
-		if fr := p.FunctionResponse; fr != nil && (fr.WillContinue != nil || fr.Scheduling != "" || fr.Parts != nil) {
+		if p != nil && !shortPart(p) {
 			return false
 		}
 	}
 	return true
 }
 
-// Bits of the word that starts a short part: which fields are set.
-const (
-	shortThought = 1 << iota
-	shortSignature
-	shortCall
-	shortResponse
-)
+func shortPart(p *genai.Part) bool {
+	if p.MediaResolution != nil || p.CodeExecutionResult != nil || p.ExecutableCode != nil || p.FileData != nil ||
+		p.InlineData != nil || p.VideoMetadata != nil || p.ToolCall != nil || p.ToolResponse != nil || p.PartMetadata != nil {
+		return false
+	}
+	fc, fr := p.FunctionCall, p.FunctionResponse
+	return (fc == nil || fc.PartialArgs == nil && fc.WillContinue == nil) &&
+		(fr == nil || fr.WillContinue == nil && fr.Scheduling == "" && fr.Parts == nil)
+}
+
+// shortBits is the word that starts p's short record, which of its fields
+// are set: bit 0 a thought, 1 a signature, 2 a call, 3 a response.
+func shortBits(p *genai.Part) uint64 {
+	return b2u(p.Thought) | b2u(p.ThoughtSignature != nil)<<1 | b2u(p.FunctionCall != nil)<<2 | b2u(p.FunctionResponse != nil)<<3
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 func (s *identity) tapePart(p *genai.Part) bool {
-	var bits uint64
-	if p.Thought {
-		bits |= shortThought
-	}
-	if p.ThoughtSignature != nil {
-		bits |= shortSignature
-	}
-	if p.FunctionCall != nil {
-		bits |= shortCall
-	}
-	if p.FunctionResponse != nil {
-		bits |= shortResponse
-	}
+	bits := shortBits(p)
 	s.word(bits)
 	s.tapeStr(p.Text)
 	if p.ThoughtSignature != nil {
@@ -169,10 +178,7 @@ func (s *identity) tapePart(p *genai.Part) bool {
 func (s *identity) word(v uint64) {
 	switch {
 	case s.mode == sinkVerify:
-		if s.at.w >= len(s.tape.words) || s.tape.words[s.at.w] != v {
-			s.bad = true
-			return
-		}
+		s.bad = s.bad || !s.v.is(s.at.w, v)
 		s.at.w++
 	case s.mode == sinkRecord:
 		s.tape.words = append(s.tape.words, v)
@@ -199,52 +205,37 @@ func (s *identity) tapeStr(x string) {
 		t.bytes = sat.Add(t.bytes, len(x)+strHeaderBytes)
 		return
 	}
-	if y := s.nextStr(); len(x) != len(y) || len(x) > 0 && unsafe.StringData(x) != unsafe.StringData(y) {
-		s.bad = true
-	}
-}
-
-// nextStr is the next recorded string, "" and bad past the tape.
-func (s *identity) nextStr() string {
-	if s.at.s >= len(s.tape.strs) {
-		s.bad = true
-		return ""
-	}
+	s.bad = s.bad || !s.v.same(s.at.s, x)
 	s.at.s++
-	return s.tape.strs[s.at.s-1]
 }
 
 func (s *identity) tapeValue(m map[string]any) bool {
+	if s.mode == sinkVerify {
+		at, ok := s.v.payload(m, s.at)
+		s.at, s.bad = at, s.bad || !ok
+		return !s.bad
+	}
 	if m == nil {
 		s.word(tagNilPayload)
-		return !s.bad
+		return true
 	}
 	budget := maxKeyNodes
 	return s.tapeAny(m, 0, &budget)
 }
 
-// tapeAny records or verifies a JSON-like value, an object's keys before
-// their values (a key sums its entries' keys, in any order; a verification
-// looks the recorded keys up); budget is the values it may still visit.
-// False past the bounds, for a type the tape does not know, or at a
-// difference.
+// tapeAny records or keys a JSON-like value, an object's keys before their
+// values (a key sums its entries' keys, in any order); budget is the values
+// it may still visit. False past the bounds or for a type the tape does not
+// know.
 func (s *identity) tapeAny(v any, depth int, budget *int) bool {
 	*budget--
-	if depth > maxKeyDepth || *budget < 0 || s.bad {
+	if depth > maxKeyDepth || *budget < 0 {
 		return false
 	}
 	switch x := v.(type) {
 	case map[string]any:
 		s.word(tagObject)
 		s.word(uint64(len(x)))
-		if s.mode == sinkVerify {
-			for range len(x) {
-				if e, ok := x[s.nextStr()]; !ok || !s.tapeAny(e, depth+1, budget) {
-					return false
-				}
-			}
-			break
-		}
 		outer, sum := s.k, uint64(0)
 		for k, e := range x {
 			s.k = Keyer{h: keySeedEntry}
@@ -267,35 +258,18 @@ func (s *identity) tapeAny(v any, depth int, budget *int) bool {
 			}
 		}
 	default:
-		return s.scalar(v) && !s.bad
+		return s.scalar(v)
 	}
-	return !s.bad
+	return true
 }
 
-// scalar records or compares a value that holds no other: false for a type
+// scalar records or keys a value that holds no other: false for a type
 // the tape does not know.
 func (s *identity) scalar(v any) bool {
 	switch x := v.(type) {
-	case nil:
-		s.word(tagNil)
 	case string:
 		s.word(tagString)
 		s.tapeStr(x)
-	case bool:
-		if x {
-			s.word(tagTrue)
-		} else {
-			s.word(tagFalse)
-		}
-	case float64:
-		s.word(tagFloat)
-		s.word(math.Float64bits(x))
-	case int:
-		s.word(tagInt)
-		s.word(uint64(x))
-	case int64:
-		s.word(tagInt64)
-		s.word(uint64(x))
 	case []string:
 		s.word(tagStrings)
 		s.word(uint64(len(x)))
@@ -303,7 +277,138 @@ func (s *identity) scalar(v any) bool {
 			s.tapeStr(e)
 		}
 	default:
-		return false
+		tag, bits, n := scalarWords(v)
+		if n == 0 {
+			return false
+		}
+		s.word(tag)
+		if n == 2 {
+			s.word(bits)
+		}
 	}
 	return true
+}
+
+// scalarWords is the record of a value that holds no string: its tag,
+// then, for a number, its bits; n is how many words, 0 for another type.
+func scalarWords(v any) (tag, bits uint64, n int) {
+	switch x := v.(type) {
+	case nil:
+		return tagNil, 0, 1
+	case bool:
+		if x {
+			return tagTrue, 0, 1
+		}
+		return tagFalse, 0, 1
+	case float64:
+		return tagFloat, math.Float64bits(x), 2
+	case int:
+		return tagInt, uint64(x), 2
+	case int64:
+		return tagInt64, uint64(x), 2
+	}
+	return 0, 0, 0
+}
+
+// is reports whether the word at w is x.
+func (ck *Check) is(w int, x uint64) bool { return w < len(ck.words) && ck.words[w] == x }
+
+// same reports whether the string at s is x, by address and length.
+func (ck *Check) same(s int, x string) bool {
+	return s < len(ck.strs) && len(x) == len(ck.strs[s]) && (len(x) == 0 || unsafe.StringData(x) == unsafe.StringData(ck.strs[s]))
+}
+
+func (ck *Check) content(c *genai.Content, at Mark) (Mark, bool) {
+	if ck.is(at.w, uint64(len(c.Parts))) && ck.is(at.w+1, tapeFull) {
+		s := identity{mode: sinkVerify, v: ck, at: Mark{at.w + 2, at.s}}
+		ok := !shortParts(c.Parts) && walkContent(c, &s) && !s.bad
+		return s.at, ok
+	}
+	ok := ck.is(at.w, uint64(len(c.Parts))) && ck.is(at.w+1, tapeShort) && ck.same(at.s, c.Role)
+	at = Mark{at.w + 2, at.s + 1}
+	for i := 0; ok && i < len(c.Parts); i++ {
+		if p := c.Parts[i]; p != nil {
+			at, ok = ck.part(p, at)
+		}
+	}
+	return at, ok
+}
+
+// part is tapePart's comparison, shortParts' check of p included.
+func (ck *Check) part(p *genai.Part, at Mark) (Mark, bool) {
+	ok := shortPart(p) && ck.is(at.w, shortBits(p)) && ck.same(at.s, p.Text)
+	at = Mark{at.w + 1, at.s + 1}
+	if p.ThoughtSignature != nil && ok {
+		ok, at.w = ck.is(at.w, crcFold(fnvOffset, p.ThoughtSignature)), at.w+1
+	}
+	if fc := p.FunctionCall; fc != nil && ok {
+		if ok = ck.same(at.s, fc.Name) && ck.same(at.s+1, fc.ID); ok {
+			at, ok = ck.payload(fc.Args, Mark{at.w, at.s + 2})
+		}
+	}
+	if fr := p.FunctionResponse; fr != nil && ok {
+		if ok = ck.same(at.s, fr.Name) && ck.same(at.s+1, fr.ID); ok {
+			at, ok = ck.payload(fr.Response, Mark{at.w, at.s + 2})
+		}
+	}
+	return at, ok
+}
+
+func (ck *Check) payload(m map[string]any, at Mark) (Mark, bool) {
+	if m == nil {
+		return Mark{at.w + 1, at.s}, ck.is(at.w, tagNilPayload)
+	}
+	return ck.object(m, at)
+}
+
+// value is tapeAny's comparison: an object's recorded keys are looked up.
+func (ck *Check) value(x any, at Mark) (Mark, bool) {
+	w, s := at.w, at.s
+	switch x := x.(type) {
+	case string:
+		return Mark{w + 1, s + 1}, ck.is(w, tagString) && ck.same(s, x)
+	case map[string]any:
+		return ck.object(x, at)
+	case []any:
+		ok := ck.is(w, tagArray) && ck.is(w+1, uint64(len(x)))
+		at.w += 2
+		for i := 0; ok && i < len(x); i++ {
+			at, ok = ck.value(x[i], at)
+		}
+		return at, ok
+	case []string:
+		ok := ck.is(w, tagStrings) && ck.is(w+1, uint64(len(x)))
+		for i := 0; ok && i < len(x); i++ {
+			ok = ck.same(s+i, x[i])
+		}
+		return Mark{w + 2, s + len(x)}, ok
+	}
+	tag, bits, n := scalarWords(x)
+	return Mark{w + n, s}, n > 0 && ck.is(w, tag) && (n == 1 || ck.is(w+1, bits))
+}
+
+// object compares a map, and a string value, the common one, without a
+// call.
+func (ck *Check) object(m map[string]any, at Mark) (Mark, bool) {
+	if !ck.is(at.w, tagObject) || !ck.is(at.w+1, uint64(len(m))) {
+		return at, false
+	}
+	at.w += 2
+	for range len(m) {
+		if at.s >= len(ck.strs) {
+			return at, false
+		}
+		e, ok := m[ck.strs[at.s]]
+		at.s++
+		if str, isStr := e.(string); isStr {
+			ok = ck.is(at.w, tagString) && ck.same(at.s, str)
+			at = Mark{at.w + 1, at.s + 1}
+		} else if ok {
+			at, ok = ck.value(e, at)
+		}
+		if !ok {
+			return at, false
+		}
+	}
+	return at, true
 }

@@ -52,6 +52,18 @@ func TestCountCache_ReusesUnchangedContents(t *testing.T) {
 	assert.Equal(t, first+testEst.Content(userMsg("new")), second)
 }
 
+// TestCountCache_SumOfCachedContents: the sum of a history the cache holds
+// is the estimate of each content, and allocates nothing (a compaction
+// sums spans of it at every step).
+func TestCountCache_SumOfCachedContents(t *testing.T) {
+	cache := New()
+	ce := Counter{Base: testEst, Cache: cache}
+	cs := coretest.ToolHistory(4, "sum")
+	cache.Begin()
+	require.Equal(t, estimate.Contents(testEst, cs), ce.Sum(cs))
+	assert.Zero(t, testing.AllocsPerRun(10, func() { ce.Sum(cs) }))
+}
+
 func TestCountCache_ChangedContentIsRecounted(t *testing.T) {
 	calls := 0
 	cache := New()

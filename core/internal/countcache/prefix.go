@@ -35,7 +35,7 @@ type Memo struct {
 
 type memoEntry struct {
 	end   contentid.Mark // the tape after this content's record
-	taped bool           // checked by Tape.Match, else by its hash again
+	taped bool           // checked by a contentid.Check, else by its hash again
 	hash  uint64         // the content's contentid.ChainHash
 	chain uint64         // chain hash of the contents up to this one
 }
@@ -92,12 +92,11 @@ func (m *Memo) update(cs []*genai.Content) {
 
 // matching is how many leading contents of cs are the memo's.
 func (m *Memo) matching(cs []*genai.Content) int {
-	from := contentid.Mark{}
+	ck := m.tape.Check(contentid.Mark{}) // an entry not taped has no record
 	for i, e := range m.entries[:min(len(m.entries), len(cs))] {
-		if e.taped && !m.tape.Match(cs[i], from, e.end) || !e.taped && contentid.ChainHash(cs[i]) != e.hash {
+		if e.taped && !ck.Match(cs[i], e.end) || !e.taped && contentid.ChainHash(cs[i]) != e.hash {
 			return i
 		}
-		from = e.end
 	}
 	return min(len(m.entries), len(cs))
 }

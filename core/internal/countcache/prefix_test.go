@@ -1,6 +1,7 @@
 package countcache
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -102,4 +103,35 @@ func TestPrefixMemo_TypedPayloadIsHashedAlone(t *testing.T) {
 	m.update(next)
 	assert.EqualValues(t, 2, hashcount.Load()-before, "the typed content and the new one")
 	assert.Equal(t, chainOfFresh(next), m.at(len(next)))
+}
+
+// benchTurn is one turn as core's BenchmarkBeforeModel builds them: a
+// question, a call with nested arguments, a one-key tool result, an answer.
+func benchTurn(i int) []*genai.Content {
+	c := callMsg("query", map[string]any{"q": "select * from t", "opts": map[string]any{"limit": float64(i), "filters": []any{"a", "b", map[string]any{"k": "v"}}}})
+	return []*genai.Content{userMsg("question " + strings.Repeat("x", i%7)), c,
+		respMsg("query", map[string]any{"output": strings.Repeat("row\n", 100+i)}), userMsg("answer")}
+}
+
+// BenchmarkMemoMatching is the memo's check of ADK's copy of a history it
+// holds, per content (ns/content), for a history of 1 and of 80 turns.
+func BenchmarkMemoMatching(b *testing.B) {
+	for _, turns := range []int{1, 80, 400} {
+		var h []*genai.Content
+		for i := range turns {
+			h = append(h, benchTurn(i)...)
+		}
+		var m Memo
+		m.update(h)
+		cp := coretest.ADKCopy(h)
+		b.Run(strconv.Itoa(turns), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if m.matching(cp) != len(cp) {
+					b.Fatal("a copy did not match")
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(cp)), "ns/content")
+		})
+	}
 }
