@@ -1,6 +1,7 @@
 package contentid
 
 import (
+	"math"
 	"unsafe"
 
 	"google.golang.org/genai"
@@ -59,8 +60,11 @@ func (ck *Check) content(c *genai.Content, at Mark) (Mark, bool) {
 func (ck *Check) part(p *genai.Part, at Mark) (Mark, bool) {
 	ok := shortPart(p) && ck.is(at.w, shortBits(p)) && ck.same(at.s, p.Text)
 	at = Mark{at.w + 1, at.s + 1}
-	if p.ThoughtSignature != nil && ok {
-		ok, at.w = ck.is(at.w, crcFold(fnvOffset, p.ThoughtSignature)), at.w+1
+	// The signature's word follows the bits; it is compared last, as its
+	// bytes are hashed (ADK copies them), after the cheaper comparisons.
+	sig := at.w
+	if p.ThoughtSignature != nil {
+		at.w++
 	}
 	if fc := p.FunctionCall; fc != nil && ok {
 		if ok = ck.same(at.s, fc.Name) && ck.same(at.s+1, fc.ID); ok {
@@ -71,6 +75,9 @@ func (ck *Check) part(p *genai.Part, at Mark) (Mark, bool) {
 		if ok = ck.same(at.s, fr.Name) && ck.same(at.s+1, fr.ID); ok {
 			at, ok = ck.payload(fr.Response, Mark{at.w, at.s + 2})
 		}
+	}
+	if p.ThoughtSignature != nil && ok {
+		ok = ck.is(sig, crcFold(fnvOffset, p.ThoughtSignature))
 	}
 	return at, ok
 }
@@ -132,4 +139,58 @@ func (ck *Check) object(m map[string]any, at Mark) (Mark, bool) {
 		}
 	}
 	return at, true
+}
+
+// shortParts reports whether every part holds only what tapePart walks.
+func shortParts(ps []*genai.Part) bool {
+	for _, p := range ps {
+		if p != nil && !shortPart(p) {
+			return false
+		}
+	}
+	return true
+}
+
+func shortPart(p *genai.Part) bool {
+	if p.MediaResolution != nil || p.CodeExecutionResult != nil || p.ExecutableCode != nil || p.FileData != nil ||
+		p.InlineData != nil || p.VideoMetadata != nil || p.ToolCall != nil || p.ToolResponse != nil || p.PartMetadata != nil {
+		return false
+	}
+	fc, fr := p.FunctionCall, p.FunctionResponse
+	return (fc == nil || fc.PartialArgs == nil && fc.WillContinue == nil) &&
+		(fr == nil || fr.WillContinue == nil && fr.Scheduling == "" && fr.Parts == nil)
+}
+
+// shortBits is the word that starts p's short record, which of its fields
+// are set: bit 0 a thought, 1 a signature, 2 a call, 3 a response.
+func shortBits(p *genai.Part) uint64 {
+	return b2u(p.Thought) | b2u(p.ThoughtSignature != nil)<<1 | b2u(p.FunctionCall != nil)<<2 | b2u(p.FunctionResponse != nil)<<3
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// scalarWords is the record of a value that holds no string: its tag,
+// then, for a number, its bits; n is how many words, 0 for another type.
+func scalarWords(v any) (tag, bits uint64, n int) {
+	switch x := v.(type) {
+	case nil:
+		return tagNil, 0, 1
+	case bool:
+		if x {
+			return tagTrue, 0, 1
+		}
+		return tagFalse, 0, 1
+	case float64:
+		return tagFloat, math.Float64bits(x), 2
+	case int:
+		return tagInt, uint64(x), 2
+	case int64:
+		return tagInt64, uint64(x), 2
+	}
+	return 0, 0, 0
 }

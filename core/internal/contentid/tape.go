@@ -1,7 +1,6 @@
 package contentid
 
 import (
-	"math"
 	"slices"
 	"unsafe"
 
@@ -92,39 +91,6 @@ func (s *identity) tapeContent(c *genai.Content) bool {
 		}
 	}
 	return true
-}
-
-// shortParts reports whether every part holds only what tapePart walks.
-func shortParts(ps []*genai.Part) bool {
-	for _, p := range ps {
-		if p != nil && !shortPart(p) {
-			return false
-		}
-	}
-	return true
-}
-
-func shortPart(p *genai.Part) bool {
-	if p.MediaResolution != nil || p.CodeExecutionResult != nil || p.ExecutableCode != nil || p.FileData != nil ||
-		p.InlineData != nil || p.VideoMetadata != nil || p.ToolCall != nil || p.ToolResponse != nil || p.PartMetadata != nil {
-		return false
-	}
-	fc, fr := p.FunctionCall, p.FunctionResponse
-	return (fc == nil || fc.PartialArgs == nil && fc.WillContinue == nil) &&
-		(fr == nil || fr.WillContinue == nil && fr.Scheduling == "" && fr.Parts == nil)
-}
-
-// shortBits is the word that starts p's short record, which of its fields
-// are set: bit 0 a thought, 1 a signature, 2 a call, 3 a response.
-func shortBits(p *genai.Part) uint64 {
-	return b2u(p.Thought) | b2u(p.ThoughtSignature != nil)<<1 | b2u(p.FunctionCall != nil)<<2 | b2u(p.FunctionResponse != nil)<<3
-}
-
-func b2u(b bool) uint64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func (s *identity) tapePart(p *genai.Part) bool {
@@ -262,25 +228,4 @@ func (s *identity) scalar(v any) bool {
 		}
 	}
 	return true
-}
-
-// scalarWords is the record of a value that holds no string: its tag,
-// then, for a number, its bits; n is how many words, 0 for another type.
-func scalarWords(v any) (tag, bits uint64, n int) {
-	switch x := v.(type) {
-	case nil:
-		return tagNil, 0, 1
-	case bool:
-		if x {
-			return tagTrue, 0, 1
-		}
-		return tagFalse, 0, 1
-	case float64:
-		return tagFloat, math.Float64bits(x), 2
-	case int:
-		return tagInt, uint64(x), 2
-	case int64:
-		return tagInt64, uint64(x), 2
-	}
-	return 0, 0, 0
 }

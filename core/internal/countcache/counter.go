@@ -9,7 +9,6 @@ import (
 
 	"github.com/adk-contextguard/contextguard/core/internal/contentid"
 	"github.com/adk-contextguard/contextguard/core/internal/estimate"
-	"github.com/adk-contextguard/contextguard/core/internal/sat"
 )
 
 // Counter counts contents and declarations through a session's cache; its
@@ -41,14 +40,8 @@ func (ce Counter) Content(x *genai.Content) int {
 }
 
 // Sum is the count of cs, each content's from the cache when it was seen
-// before; summed here, as passing ce to estimate.Contents would box it.
-func (ce Counter) Sum(cs []*genai.Content) int {
-	n := 0
-	for _, c := range cs {
-		n = sat.Add(n, ce.Content(c))
-	}
-	return n
-}
+// before.
+func (ce Counter) Sum(cs []*genai.Content) int { return estimate.Contents(ce, cs) }
 
 // Declaration is d's count, from the cache when d was seen before.
 func (ce Counter) Declaration(d *genai.FunctionDeclaration) int {
