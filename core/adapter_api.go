@@ -154,7 +154,7 @@ func (g *Guard) UsageFromState(st StateReader, agentName string) (Usage, error) 
 	if err := g.CheckAgent(agentName); err != nil {
 		return Usage{}, err
 	}
-	return usageFromState(state.IO{Agent: agentName, Log: g.log, Missing: g.host.MissingKey}, st), nil
+	return usageFromState(g.agent(agentName).stateIO(g.log), st), nil
 }
 
 // RequestCompactionInState asks, in the session state st, that the next

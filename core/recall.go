@@ -53,7 +53,7 @@ func (g *Guard) Recall(c Call, st StateReader, agentName string, scope RecallSco
 		return "", errors.New("contextguard: Recall: no call")
 	}
 	cfg := g.agent(agentName)
-	sio := state.IO{Agent: agentName, Log: g.log, Missing: g.host.MissingKey}
+	sio := cfg.stateIO(g.log)
 	s := sio.LoadAll(st)
 	q, note := cleanQuery(args.Query)
 	if args.CallID == "" && len(q.terms) == 0 {

@@ -52,16 +52,6 @@ func TestCountCache_ReusesUnchangedContents(t *testing.T) {
 	assert.Equal(t, first+testEst.Content(userMsg("new")), second)
 }
 
-// TestCountCache_SumOfCachedContents: the sum of a history the cache holds
-// is the estimate of each content.
-func TestCountCache_SumOfCachedContents(t *testing.T) {
-	cache := New()
-	ce := Counter{Base: testEst, Cache: cache}
-	cs := coretest.ToolHistory(4, "sum")
-	cache.Begin()
-	require.Equal(t, estimate.Contents(testEst, cs), ce.Sum(cs))
-}
-
 func TestCountCache_ChangedContentIsRecounted(t *testing.T) {
 	calls := 0
 	cache := New()

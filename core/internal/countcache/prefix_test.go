@@ -114,7 +114,7 @@ func benchTurn(i int) []*genai.Content {
 }
 
 // BenchmarkMemoMatching is the memo's check of ADK's copy of a history it
-// holds, per content (ns/content), for a history of 1 and of 80 turns.
+// holds, per content (ns/content), for histories of 1, 80 and 400 turns.
 func BenchmarkMemoMatching(b *testing.B) {
 	for _, turns := range []int{1, 80, 400} {
 		var h []*genai.Content
